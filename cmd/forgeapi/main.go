@@ -1,4 +1,15 @@
-// Command forgeapi runs the forgeapi server and its admin commands.
+// Command forgeapi runs the forgeapi server (`forgeapi serve`) and its
+// admin commands. Everything happens in package app; main only hands it
+// the arguments and the standard streams.
 package main
 
-func main() {}
+import (
+	"context"
+	"os"
+
+	"forgeapi/internal/app"
+)
+
+func main() {
+	os.Exit(app.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}

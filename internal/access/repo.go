@@ -1,0 +1,107 @@
+package access
+
+import (
+	"context"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule, owner, name string, write bool) (context.Context, error) {
+	repo, err := repos.ByOwnerAndName(ctx, g.DB, owner, name)
+	if err != nil {
+		return nil, notFoundOr(err)
+	}
+	role, err := RepoRole(ctx, g.DB, p, repo)
+	if err != nil {
+		return nil, err
+	}
+	if role == auth.RoleNone {
+		return nil, apierr.NotFound()
+	}
+	if err := samlRefusal(p, repo.Owner); err != nil {
+		return nil, err
+	}
+	if p.Anonymous() && (write || !rule.Public) {
+		return nil, apierr.Unauthorized("Requires authentication")
+	}
+	if err := checkTokenLimits(p, rule, tokenScope{public: !repo.Private, write: write}); err != nil {
+		return nil, err
+	}
+	if p.ScopeBased() && write && len(rule.Scopes) == 0 && !p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"}) {
+		return nil, apierr.Forbidden("This token lacks the scope this endpoint needs; accepted scopes: repo, public_repo.")
+	}
+	if role < rule.Role {
+		return nil, roleRefusal(rule.Role)
+	}
+	if write && repo.MigrationLocked {
+		return nil, repos.ErrLocked()
+	}
+	return auth.WithRole(repos.WithRepo(ctx, repo), role), nil
+}
+
+func roleRefusal(need auth.Role) error {
+	if need >= auth.RoleAdmin {
+		return apierr.Forbidden("Must have admin rights to Repository.")
+	}
+	return apierr.Forbidden("Must have push access to repository.")
+}
+
+// RepoRole is the principal's role on the repository after the limits of
+// its credentials: RoleNone means the repository is hidden from it.
+//
+// Users: the owner and owners of the owning organization are admins,
+// other organization members read; anyone reads a public repository.
+// Classic and OAuth tokens see private repositories only with the repo
+// scope. Fine-grained tokens act on the repositories they select (capped
+// by the user's own role; an installation acts as its bot with admin
+// standing, limited by its permissions), and read other public ones.
+func RepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Repository) (auth.Role, error) {
+	public := auth.RoleNone
+	if !repo.Private {
+		public = auth.RoleRead
+	}
+	if p.Anonymous() {
+		return public, nil
+	}
+	if p.Token != nil && p.Token.Kind == auth.KindInstallation {
+		if p.Token.Selects(repo.ID, repo.Owner.ID) {
+			return auth.RoleAdmin, nil
+		}
+		return public, nil
+	}
+	role, err := userRepoRole(ctx, q, p.Account.ID, repo)
+	if err != nil {
+		return auth.RoleNone, err
+	}
+	role = max(role, public)
+	switch {
+	case p.FineGrained() && !p.Token.Selects(repo.ID, repo.Owner.ID):
+		return public, nil
+	case p.ScopeBased() && repo.Private && !p.Token.Scopes.Grants("repo"):
+		return auth.RoleNone, nil
+	}
+	return role, nil
+}
+
+func userRepoRole(ctx context.Context, q store.Q, userID int64, repo *repos.Repository) (auth.Role, error) {
+	if repo.Owner.ID == userID {
+		return auth.RoleAdmin, nil
+	}
+	if !repo.Owner.IsOrg() {
+		return auth.RoleNone, nil
+	}
+	memberRole, err := accounts.MemberRole(ctx, q, repo.Owner.ID, userID)
+	switch {
+	case err != nil:
+		return auth.RoleNone, err
+	case memberRole == accounts.RoleOwner:
+		return auth.RoleAdmin, nil
+	case memberRole == accounts.RoleMember:
+		return auth.RoleRead, nil
+	}
+	return auth.RoleNone, nil
+}

@@ -1,0 +1,167 @@
+// Package accounts holds users, organizations, bots, enterprises and
+// OAuth applications: the platform beneath the spec's API. It owns their
+// SQL, their JSON shapes (simple-user, user, organization) and the
+// GET /user, /users/{username} and /orgs/{org} endpoints.
+package accounts
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/store"
+)
+
+// The account types, as the platform's `type` field names them.
+const (
+	TypeUser = "User"
+	TypeOrg  = "Organization"
+	TypeBot  = "Bot"
+)
+
+// Organization member roles.
+const (
+	RoleOwner  = "owner"
+	RoleMember = "member"
+)
+
+// Account is a user, an organization or a bot.
+type Account struct {
+	ID           int64
+	Type         string
+	Login        string
+	Name         string
+	Email        string
+	Description  string
+	SiteAdmin    bool
+	SAMLEnforced bool
+	HasTOTP      bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// IsOrg reports whether the account is an organization.
+func (a *Account) IsOrg() bool { return a.Type == TypeOrg }
+
+var loginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,38}$`)
+
+// ValidLogin reports whether s follows the platform's login rules:
+// 1 to 39 letters, digits or single inner hyphens.
+func ValidLogin(s string) bool { return loginPattern.MatchString(s) }
+
+const accountColumns = `id, type, login, name, email, description, site_admin, saml_enforced, totp_secret <> '', created_at, updated_at`
+
+func scanAccount(row interface{ Scan(...any) error }) (*Account, error) {
+	var a Account
+	err := row.Scan(&a.ID, &a.Type, &a.Login, &a.Name, &a.Email, &a.Description, &a.SiteAdmin,
+		&a.SAMLEnforced, &a.HasTOTP, &a.CreatedAt, &a.UpdatedAt)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return &a, nil
+}
+
+// ByLogin returns the account with the login (case-insensitive), or
+// store.ErrNotFound.
+func ByLogin(ctx context.Context, q store.Q, login string) (*Account, error) {
+	return scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE lower(login) = lower($1)`, login))
+}
+
+// ByID returns the account with the id, or store.ErrNotFound.
+func ByID(ctx context.Context, q store.Q, id int64) (*Account, error) {
+	return scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id))
+}
+
+// UserByLogin returns the user (not organization) with the login.
+func UserByLogin(ctx context.Context, q store.Q, login string) (*Account, error) {
+	a, err := ByLogin(ctx, q, login)
+	if err == nil && a.Type != TypeUser {
+		return nil, store.ErrNotFound
+	}
+	return a, err
+}
+
+// OrgByLogin returns the organization with the login.
+func OrgByLogin(ctx context.Context, q store.Q, login string) (*Account, error) {
+	a, err := ByLogin(ctx, q, login)
+	if err == nil && a.Type != TypeOrg {
+		return nil, store.ErrNotFound
+	}
+	return a, err
+}
+
+// NewAccount is what Create needs.
+type NewAccount struct {
+	Type         string
+	Login        string
+	Name         string
+	Email        string
+	PasswordHash string
+	TOTPSecret   string
+	SiteAdmin    bool
+}
+
+// Create inserts an account. A login that breaks the rules is a 422
+// `invalid`; one that is taken (by any account type) is a 422
+// `already_exists`.
+func Create(ctx context.Context, q store.Q, n NewAccount) (*Account, error) {
+	if !ValidLogin(n.Login) && n.Type != TypeBot {
+		return nil, apierr.Invalid(n.Type, "login", apierr.CodeInvalid)
+	}
+	now := store.Now()
+	row := q.QueryRowContext(ctx, `
+		INSERT INTO accounts (type, login, name, email, password_hash, totp_secret, site_admin, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+		RETURNING `+accountColumns,
+		n.Type, n.Login, n.Name, n.Email, n.PasswordHash, strings.ToUpper(n.TOTPSecret), n.SiteAdmin, now)
+	a, err := scanAccount(row)
+	if errors.Is(err, store.ErrConflict) {
+		return nil, apierr.Validation(apierr.FieldError{Resource: n.Type, Field: "login", Code: apierr.CodeAlreadyExists,
+			Message: "login " + n.Login + " is already taken"})
+	}
+	return a, err
+}
+
+// MemberRole returns the user's role in the organization: RoleOwner,
+// RoleMember, or "" when not a member.
+func MemberRole(ctx context.Context, q store.Q, orgID, userID int64) (string, error) {
+	var role string
+	err := q.QueryRowContext(ctx, `SELECT role FROM org_members WHERE org_id = $1 AND user_id = $2`, orgID, userID).Scan(&role)
+	if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return role, err
+}
+
+// SetMember adds the user to the organization with the role, or changes
+// the role of a member.
+func SetMember(ctx context.Context, q store.Q, orgID, userID int64, role string) error {
+	if role != RoleOwner && role != RoleMember {
+		return apierr.Invalid("Membership", "role", apierr.CodeInvalid)
+	}
+	_, err := q.ExecContext(ctx, `
+		INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role`, orgID, userID, role, store.Now())
+	return store.Normalize(err)
+}
+
+// OrgsOf returns the ids of the organizations the user belongs to.
+func OrgsOf(ctx context.Context, q store.Q, userID int64) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT org_id FROM org_members WHERE user_id = $1 ORDER BY org_id`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

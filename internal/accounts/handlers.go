@@ -1,0 +1,93 @@
+package accounts
+
+import (
+	"context"
+	"net/http"
+
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// Handler serves the accounts endpoints.
+type Handler struct {
+	DB *store.DB
+}
+
+func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {
+	p := auth.PrincipalFrom(r.Context())
+	a, err := ByID(r.Context(), h.DB, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	u, err := h.toUser(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	c, err := countsOf(r.Context(), h.DB, a.ID)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: c.privateRepos,
+		OwnedPrivateRepos: c.privateRepos, TwoFactorAuthentication: a.HasTOTP})
+	return nil
+}
+
+func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) error {
+	u, err := h.toUser(r.Context(), UserFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	httpapi.SetLastModified(w, u.UpdatedAt.Time)
+	httpapi.WriteJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
+	a := OrgFrom(r.Context())
+	c, err := countsOf(r.Context(), h.DB, a.ID)
+	if err != nil {
+		return err
+	}
+	base := httpapi.BaseURL(r.Context())
+	so := ToSimpleOrg(base, a)
+	httpapi.SetLastModified(w, a.UpdatedAt)
+	httpapi.WriteJSON(w, http.StatusOK, Organization{
+		Login: so.Login, ID: so.ID, NodeID: so.NodeID, URL: so.URL, ReposURL: so.ReposURL, EventsURL: so.EventsURL,
+		HooksURL: so.HooksURL, IssuesURL: so.IssuesURL, MembersURL: so.MembersURL, PublicMembersURL: so.PublicMembersURL,
+		AvatarURL: so.AvatarURL, Description: so.Description, Name: optional(a.Name), Email: optional(a.Email),
+		HasOrganizationProjects: true, HasRepositoryProjects: true, PublicRepos: c.publicRepos,
+		Followers: c.followers, Following: c.following, HTMLURL: HTMLURL(base, a),
+		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt), Type: a.Type,
+	})
+	return nil
+}
+
+func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
+	c, err := countsOf(ctx, h.DB, a.ID)
+	if err != nil {
+		return User{}, err
+	}
+	return User{
+		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a),
+		Name:       optional(a.Name), Email: optional(a.Email),
+		PublicRepos: c.publicRepos, Followers: c.followers, Following: c.following,
+		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt),
+	}, nil
+}
+
+type counts struct {
+	publicRepos, privateRepos, followers, following int
+}
+
+func countsOf(ctx context.Context, q store.Q, id int64) (counts, error) {
+	var c counts
+	err := q.QueryRowContext(ctx, `
+		SELECT (SELECT count(*) FROM repositories WHERE owner_id = $1 AND NOT private),
+		       (SELECT count(*) FROM repositories WHERE owner_id = $1 AND private),
+		       (SELECT count(*) FROM follows WHERE followee_id = $1),
+		       (SELECT count(*) FROM follows WHERE follower_id = $1)`, id).
+		Scan(&c.publicRepos, &c.privateRepos, &c.followers, &c.following)
+	return c, err
+}

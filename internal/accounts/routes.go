@@ -1,0 +1,18 @@
+package accounts
+
+import (
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+)
+
+// Routes is the accounts area's route table.
+func (h *Handler) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: "GET", Pattern: "/user", Handle: h.getAuthenticatedUser,
+			Auth: auth.Rule{Target: auth.TargetSelf, TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/users/{username}", Handle: h.getUser,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/orgs/{org}", Handle: h.getOrg,
+			Auth: auth.Rule{Target: auth.TargetOrg, Public: true, TokenTypes: auth.AllTokenTypes}},
+	}
+}

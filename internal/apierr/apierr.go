@@ -1,0 +1,119 @@
+// Package apierr holds the error values that services return for things a
+// client did wrong. Each carries the HTTP status and the message the client
+// sees; httpapi's error writer renders them. Anything that is not an
+// *Error is an internal error: logged, and sent as a bare 500.
+package apierr
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Validation error codes, as the platform uses them in errors[].code.
+const (
+	CodeMissing       = "missing"
+	CodeMissingField  = "missing_field"
+	CodeInvalid       = "invalid"
+	CodeAlreadyExists = "already_exists"
+	CodeUnprocessable = "unprocessable"
+	CodeCustom        = "custom"
+)
+
+// FieldError is one entry of a validation error's errors[].
+type FieldError struct {
+	Resource string `json:"resource"`
+	Field    string `json:"field"`
+	Code     string `json:"code"`
+	Message  string `json:"message,omitempty"`
+	Value    any    `json:"value,omitempty"`
+}
+
+// Error is a client-facing error: a status, a message, optional field
+// errors and optional response headers.
+type Error struct {
+	Status  int
+	Message string
+	Errors  []FieldError
+	Header  http.Header
+}
+
+func (e *Error) Error() string {
+	if len(e.Errors) > 0 {
+		return fmt.Sprintf("%d %s: %+v", e.Status, e.Message, e.Errors)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
+
+// WithHeader returns e with a response header added.
+func (e *Error) WithHeader(key, value string) *Error {
+	if e.Header == nil {
+		e.Header = http.Header{}
+	}
+	e.Header.Set(key, value)
+	return e
+}
+
+// New returns an error with the given status and message.
+func New(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound is the platform's 404, also used for resources the caller may
+// not see, so that their existence is not revealed.
+func NotFound() *Error { return &Error{Status: http.StatusNotFound, Message: "Not Found"} }
+
+// BadRequest is a 400 with the given message.
+func BadRequest(format string, args ...any) *Error { return New(http.StatusBadRequest, format, args...) }
+
+// Unauthorized is a 401 with the given message.
+func Unauthorized(format string, args ...any) *Error {
+	return New(http.StatusUnauthorized, format, args...)
+}
+
+// Forbidden is a 403 with the given message.
+func Forbidden(format string, args ...any) *Error { return New(http.StatusForbidden, format, args...) }
+
+// Gone is a 410 with the given message.
+func Gone(format string, args ...any) *Error { return New(http.StatusGone, format, args...) }
+
+// Unprocessable is a 422 with a message and no field errors.
+func Unprocessable(format string, args ...any) *Error {
+	return New(http.StatusUnprocessableEntity, format, args...)
+}
+
+// Validation is the platform's 422 "Validation Failed" with field errors.
+func Validation(errs ...FieldError) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Message: "Validation Failed", Errors: errs}
+}
+
+// Invalid is a validation error for one field.
+func Invalid(resource, field, code string) *Error {
+	return Validation(FieldError{Resource: resource, Field: field, Code: code})
+}
+
+// Custom is a validation error for one field with the code "custom" and a
+// message that says what is wrong.
+func Custom(resource, field, format string, args ...any) *Error {
+	return Validation(FieldError{Resource: resource, Field: field, Code: CodeCustom, Message: fmt.Sprintf(format, args...)})
+}
+
+// Fields collects field errors and turns them into one validation error.
+type Fields []FieldError
+
+// Add appends a field error.
+func (f *Fields) Add(resource, field, code string) {
+	*f = append(*f, FieldError{Resource: resource, Field: field, Code: code})
+}
+
+// Addf appends a field error with code "custom" and a message.
+func (f *Fields) Addf(resource, field, format string, args ...any) {
+	*f = append(*f, FieldError{Resource: resource, Field: field, Code: CodeCustom, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err returns the validation error, or nil when nothing was added.
+func (f Fields) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return Validation(f...)
+}

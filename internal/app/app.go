@@ -1,0 +1,186 @@
+// Package app wires forgeapi together: configuration, the store, every
+// API area's services and routes, the HTTP server and the background
+// workers. Main is the running program; tests start it on 127.0.0.1:0
+// with a temporary data directory and talk to it over HTTP.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// Config is the server's configuration. The zero value of each field
+// means its documented default.
+type Config struct {
+	Addr        string // listen address; default 127.0.0.1:8080
+	DataDir     string // data directory; default ./forgeapi-data
+	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
+	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
+	RateLimit   bool   // enforce the rate limits
+	Logger      *slog.Logger
+	Now         func() time.Time // clock; default time.Now
+}
+
+func (c *Config) setDefaults() {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "forgeapi-data"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// App is forgeapi's services over one store, without the network: the
+// admin commands use it directly, Main serves it.
+type App struct {
+	Config Config
+	DB     *store.DB
+	Repos  *repos.Service
+	Authn  *auth.Authenticator
+}
+
+// Open opens the store (migrating its schema) and builds the services.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	cfg.setDefaults()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: db}
+	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	return a, nil
+}
+
+// Close closes the store.
+func (a *App) Close() error { return a.DB.Close() }
+
+// Routes returns every area's route table. It reads only the tables, so
+// it works on an App with no store (the permissions command uses that).
+func (a *App) Routes() []httpapi.Route {
+	var routes []httpapi.Route
+	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
+	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, operationalRoutes()...)
+	return routes
+}
+
+// Main is the running server.
+type Main struct {
+	App      *App
+	listener net.Listener
+	http     *http.Server
+	api      *httpapi.Server
+	metrics  *httpapi.Metrics
+	url      string
+	served   chan error
+	stopOnce sync.Once
+	workers  context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// Start opens the app, binds the listen address and serves in the
+// background. It returns once connections are accepted and logs
+// "listening on http://HOST:PORT".
+func Start(ctx context.Context, cfg Config) (*Main, error) {
+	a, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := serve(ctx, a)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func serve(ctx context.Context, a *App) (*Main, error) {
+	cfg := a.Config
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	m := &Main{App: a, listener: ln, served: make(chan error, 1), url: "http://" + ln.Addr().String()}
+	base := cfg.BaseURL
+	if base == "" {
+		base = m.url
+	}
+	m.metrics = httpapi.NewMetrics()
+	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
+		a.Authn, &access.Guard{DB: a.DB}, m.metrics, a.Routes())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	m.api.Handle("GET /healthz", healthHandler(a.DB))
+	m.api.Handle("GET /metrics", m.metrics.Handler())
+	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.workers = cancel
+	m.startWorkers(workerCtx)
+	m.http = &http.Server{Handler: m.api, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	go func() { m.served <- m.http.Serve(ln) }()
+	cfg.Logger.Info("listening on " + m.url)
+	return m, nil
+}
+
+// startWorkers starts the background workers; Close stops them.
+func (m *Main) startWorkers(ctx context.Context) {
+	_ = ctx // areas with background work start it here
+}
+
+// URL is the address the server listens on, as http://HOST:PORT.
+func (m *Main) URL() string { return m.url }
+
+// Done is closed with the serve error if the server stops on its own.
+func (m *Main) Done() <-chan error { return m.served }
+
+// Close shuts down gracefully: it stops accepting connections, lets
+// in-flight requests finish (up to 30 seconds), stops the workers and
+// closes the store.
+func (m *Main) Close() error {
+	var err error
+	m.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = m.http.Shutdown(ctx)
+		if serveErr := <-m.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, serveErr)
+		}
+		m.workers()
+		m.wg.Wait()
+		err = errors.Join(err, m.App.Close())
+	})
+	return err
+}
+
+func trimSlash(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '/' {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"forgeapi/internal/apierr"
+)
+
+// Execute runs the forgeapi command line with args (without the program
+// name) and returns the process exit code. Errors are one line on stderr.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewCommand(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "forgeapi: "+oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+// oneLine renders an error for the terminal: a validation error says
+// which field and why.
+func oneLine(err error) string {
+	var apiErr *apierr.Error
+	if errors.As(err, &apiErr) && len(apiErr.Errors) > 0 {
+		parts := make([]string, 0, len(apiErr.Errors))
+		for _, f := range apiErr.Errors {
+			s := f.Field + ": " + f.Code
+			if f.Message != "" {
+				s = f.Field + ": " + f.Message
+			}
+			parts = append(parts, s)
+		}
+		return apiErr.Message + ": " + strings.Join(parts, "; ")
+	}
+	if errors.As(err, &apiErr) {
+		return apiErr.Message
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// cli carries the store flags every command shares.
+type cli struct {
+	stdout, stderr io.Writer
+	dataDir        string
+	databaseURL    string
+}
+
+// NewCommand builds the command tree.
+func NewCommand(stdout, stderr io.Writer) *cobra.Command {
+	c := &cli{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "forgeapi",
+		Short:         "A self-hostable server for the Service REST API",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&c.dataDir, "data", envOr("FORGEAPI_DATA", "./forgeapi-data"), "data directory (env FORGEAPI_DATA)")
+	root.PersistentFlags().StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
+	root.AddCommand(c.serveCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
+		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand())
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (c *cli) serveCommand() *cobra.Command {
+	cfg := Config{}
+	var rateLimit string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the HTTP API, git over HTTP and the background workers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch rateLimit {
+			case "on":
+				cfg.RateLimit = true
+			case "off":
+				cfg.RateLimit = false
+			default:
+				return fmt.Errorf("--rate-limit must be on or off, not %q", rateLimit)
+			}
+			cfg.DataDir, cfg.DatabaseURL = c.dataDir, c.databaseURL
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			m, err := Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+			case err := <-m.Done():
+				return err
+			}
+			cfg.Logger.Info("shutting down")
+			return m.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
+	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
+	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
+	cfg.Logger = defaultLogger(c.stderr)
+	return cmd
+}
+
+// withApp opens the store for an admin command and closes it after.
+func (c *cli) withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) error) error {
+	a, err := Open(cmd.Context(), Config{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Logger: defaultLogger(c.stderr)})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(cmd.Context(), a)
+}
+
+func (c *cli) printJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

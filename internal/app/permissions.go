@@ -1,0 +1,171 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+)
+
+// PermissionRow is one endpoint in a permission's table.
+type PermissionRow struct {
+	Endpoint   string `json:"endpoint"`
+	Access     string `json:"access"`
+	TokenTypes string `json:"token_types"`
+	Additional string `json:"additional_permissions,omitempty"`
+	Served     bool   `json:"served"`
+}
+
+// PermissionTable lists the endpoints one fine-grained permission opens.
+type PermissionTable struct {
+	Group      auth.Group      `json:"group"`
+	Permission string          `json:"permission"`
+	Title      string          `json:"title"`
+	Endpoints  []PermissionRow `json:"endpoints"`
+}
+
+// specExamples are the permission assignments Part B gives as examples
+// for endpoints forgeapi does not serve; the tables show them marked.
+var specExamples = []struct {
+	permission, endpoint, access string
+	types                        auth.TokenTypes
+}{
+	{"organization_administration", "PATCH /orgs/{org}", "write", auth.UAT | auth.IAT},
+	{"organization_administration", "DELETE /orgs/{org}", "write", auth.UAT | auth.IAT},
+	{"organization_administration", "GET /orgs/{org}/rulesets", "write", auth.UAT | auth.IAT},
+	{"organization_administration", "GET /orgs/{org}/rulesets/{ruleset_id}", "write", auth.UAT | auth.IAT},
+	{"organization_administration", "GET /orgs/{org}/audit-log", "read", auth.UAT | auth.IAT},
+	{"members", "PUT /orgs/{org}/memberships/{username}", "write", auth.UAT | auth.IAT},
+	{"members", "GET /orgs/{org}/members", "read", auth.UAT | auth.IAT},
+	{"members", "PUT /orgs/{org}/public_members/{username}", "write", auth.UAT},
+	{"members", "DELETE /orgs/{org}/public_members/{username}", "write", auth.UAT},
+	{"members", "PATCH /user/memberships/orgs/{org}", "write", auth.UAT},
+	{"organization_user_blocking", "PUT /orgs/{org}/blocks/{username}", "write", auth.UAT | auth.IAT},
+	{"organization_user_blocking", "DELETE /orgs/{org}/blocks/{username}", "write", auth.UAT | auth.IAT},
+	{"organization_user_blocking", "GET /orgs/{org}/blocks", "read", auth.UAT | auth.IAT},
+	{"actions", "POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "write", auth.UAT | auth.IAT},
+	{"actions", "GET /repos/{owner}/{repo}/actions/runs", "read", auth.UAT | auth.IAT},
+	{"administration", "POST /repos/{owner}/{repo}/transfer", "write", auth.UAT},
+	{"statuses", "POST /repos/{owner}/{repo}/statuses/{sha}", "write", auth.UAT | auth.IAT},
+	{"statuses", "GET /repos/{owner}/{repo}/commits/{ref}/status", "read", auth.UAT | auth.IAT},
+	{"contents", "PUT /repos/{owner}/{repo}/contents/{path}", "write", auth.UAT | auth.IAT},
+	{"email_addresses", "POST /user/emails", "write", auth.UAT},
+	{"email_addresses", "DELETE /user/emails", "write", auth.UAT},
+	{"email_addresses", "GET /user/emails", "read", auth.UAT},
+	{"gists", "POST /gists", "write", auth.UAT},
+}
+
+// PermissionTables builds the token permission tables from the route
+// declarations, plus the spec's examples that forgeapi does not serve.
+func PermissionTables(routes []httpapi.Route) []PermissionTable {
+	rows := map[string][]PermissionRow{}
+	served := map[string]bool{}
+	for _, rt := range routes {
+		endpoint := rt.Method + " " + rt.Pattern
+		served[endpoint] = true
+		for _, set := range rt.Auth.Permissions {
+			for _, need := range set {
+				rows[need.Name] = append(rows[need.Name], PermissionRow{
+					Endpoint: endpoint, Access: string(need.Level), TokenTypes: rt.Auth.TokenTypes.String(),
+					Additional: additionalNote(rt.Auth, need), Served: true,
+				})
+			}
+		}
+	}
+	for _, ex := range specExamples {
+		if served[ex.endpoint] {
+			continue
+		}
+		rows[ex.permission] = append(rows[ex.permission], PermissionRow{
+			Endpoint: ex.endpoint, Access: ex.access, TokenTypes: ex.types.String(), Served: false,
+		})
+	}
+	var tables []PermissionTable
+	for _, p := range auth.PermissionCatalog() {
+		r := rows[p.Name]
+		sort.SliceStable(r, func(i, j int) bool { return endpointPath(r[i].Endpoint) < endpointPath(r[j].Endpoint) })
+		tables = append(tables, PermissionTable{Group: p.Group, Permission: p.Name, Title: p.Title, Endpoints: r})
+	}
+	return tables
+}
+
+func endpointPath(e string) string {
+	_, path, _ := strings.Cut(e, " ")
+	return path + " " + e
+}
+
+// additionalNote is the "Additional permissions" column: the other
+// permissions or alternatives the endpoint accepts or needs, then the
+// route's own note.
+func additionalNote(rule auth.Rule, need auth.Need) string {
+	var notes []string
+	if len(rule.Permissions) > 1 || len(rule.Permissions[0]) > 1 {
+		notes = append(notes, "Multiple permissions are required, or a different permission may be used: "+rule.Permissions.String()+". The endpoint's description governs.")
+	}
+	if rule.Extra != "" {
+		notes = append(notes, rule.Extra)
+	}
+	return strings.Join(notes, " ")
+}
+
+// WritePermissionsMarkdown renders the tables as Markdown.
+func WritePermissionsMarkdown(w io.Writer, tables []PermissionTable) error {
+	var b strings.Builder
+	b.WriteString("# Token permission tables\n\n")
+	b.WriteString("Generated by `forgeapi permissions` from the route declarations. Token types: UAT (app user access token), IAT (app installation access token), fine-grained PAT. Rows marked *(not served)* are the specification's examples for endpoints forgeapi does not implement.\n")
+	groups := []struct {
+		group auth.Group
+		title string
+	}{{auth.GroupOrganization, "Organization permissions"}, {auth.GroupRepository, "Repository permissions"},
+		{auth.GroupUser, "User permissions"}, {auth.GroupEnterprise, "Enterprise permissions"}}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "\n## %s\n", g.title)
+		for _, t := range tables {
+			if t.Group != g.group {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s (`%s`)\n\n", t.Title, t.Permission)
+			if len(t.Endpoints) == 0 {
+				b.WriteString("No endpoint served by forgeapi uses this permission.\n")
+				continue
+			}
+			b.WriteString("| Endpoint | Access | Token types | Additional permissions |\n|---|---|---|---|\n")
+			for _, r := range t.Endpoints {
+				endpoint := "`" + r.Endpoint + "`"
+				if !r.Served {
+					endpoint += " *(not served)*"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", endpoint, r.Access, r.TokenTypes, r.Additional)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (c *cli) permissionsCommand() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use: "permissions", Short: "Print the fine-grained token permission tables", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tables := PermissionTables((&App{}).Routes())
+			switch format {
+			case "markdown":
+				return WritePermissionsMarkdown(c.stdout, tables)
+			case "json":
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(tables)
+			}
+			return fmt.Errorf("--format must be markdown or json, not %q", format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
+	return cmd
+}

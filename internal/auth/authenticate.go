@@ -1,0 +1,162 @@
+package auth
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/store"
+)
+
+// Authenticator turns a request's credentials into a Principal.
+type Authenticator struct {
+	DB  *store.DB
+	Now func() time.Time // defaults to time.Now
+}
+
+func (a *Authenticator) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// ErrBadCredentials is the 401 for a wrong password or unknown token.
+func ErrBadCredentials() *apierr.Error { return apierr.Unauthorized("Bad credentials") }
+
+// Authenticate reads the Authorization header. No header gives an
+// anonymous principal; a header that does not authenticate gives a 401
+// *apierr.Error. Tokens are found by their SHA-256 hash, so a token costs
+// one indexed lookup, never a slow hash.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return &Principal{}, nil
+	}
+	scheme, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	switch strings.ToLower(scheme) {
+	case "token", "bearer":
+		return a.byToken(ctx, cred)
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			return nil, ErrBadCredentials()
+		}
+		login, secret, ok := strings.Cut(string(raw), ":")
+		if !ok {
+			return nil, ErrBadCredentials()
+		}
+		if LooksLikeToken(secret) {
+			return a.byToken(ctx, secret)
+		}
+		return a.byPassword(ctx, login, secret)
+	}
+	return nil, ErrBadCredentials()
+}
+
+// BasicPassword authenticates a login and password (git over HTTP uses it).
+func (a *Authenticator) byPassword(ctx context.Context, login, password string) (*Principal, error) {
+	var acct Account
+	var hash string
+	err := a.DB.QueryRowContext(ctx,
+		`SELECT id, login, type, site_admin, password_hash FROM accounts WHERE lower(login) = lower($1) AND type = 'User'`,
+		login).Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &hash)
+	if err != nil {
+		if errors.Is(store.Normalize(err), store.ErrNotFound) {
+			return nil, ErrBadCredentials()
+		}
+		return nil, err
+	}
+	if !CheckPassword(hash, password) {
+		return nil, ErrBadCredentials()
+	}
+	return &Principal{Account: &acct, Method: MethodPassword}, nil
+}
+
+func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, error) {
+	if token == "" {
+		return nil, ErrBadCredentials()
+	}
+	var (
+		acct           Account
+		t              Token
+		scopes, grant  string
+		repoIDs        string
+		ownerID, appID *int64
+		expiresAt      *time.Time
+	)
+	err := a.DB.QueryRowContext(ctx, `
+		SELECT t.id, t.kind, t.scopes, t.permissions, t.resource_owner_id, t.all_repositories,
+		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin
+		FROM tokens t JOIN accounts a ON a.id = t.user_id
+		WHERE t.token_hash = $1`, HashToken(token)).Scan(
+		&t.ID, &t.Kind, &scopes, &grant, &ownerID, &t.AllRepositories,
+		&repoIDs, &appID, &expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+	if err != nil {
+		if errors.Is(store.Normalize(err), store.ErrNotFound) {
+			return nil, ErrBadCredentials()
+		}
+		return nil, err
+	}
+	if expiresAt != nil && !a.now().Before(*expiresAt) {
+		return nil, ErrBadCredentials()
+	}
+	t.Scopes = ParseScopes(scopes)
+	if t.Grant, err = ParseGrantJSON(grant); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(repoIDs), &t.RepositoryIDs); err != nil {
+		return nil, err
+	}
+	if ownerID != nil {
+		t.ResourceOwnerID = *ownerID
+	}
+	if appID != nil {
+		t.AppID = *appID
+	}
+	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
+}
+
+// CheckOTP verifies the X-Service-OTP code of a password-authenticated
+// user who has a TOTP secret. Users without one, and token callers, pass.
+// A missing, wrong or replayed code is a 401 carrying the header
+// `X-Service-OTP: required; app`.
+func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string) error {
+	if p.Anonymous() || p.Method != MethodPassword || p.OTPStep != 0 {
+		return nil
+	}
+	var secret string
+	err := a.DB.QueryRowContext(ctx, `SELECT totp_secret FROM accounts WHERE id = $1`, p.Account.ID).Scan(&secret)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	if secret == "" {
+		return nil
+	}
+	required := func(msg string) error {
+		return apierr.Unauthorized("%s", msg).WithHeader("X-Service-OTP", "required; app")
+	}
+	if code == "" {
+		return required("Must specify two-factor authentication OTP code.")
+	}
+	step, ok := ValidateTOTP(secret, strings.TrimSpace(code), a.now())
+	if !ok {
+		return required("Must specify two-factor authentication OTP code.")
+	}
+	res, err := a.DB.ExecContext(ctx,
+		`UPDATE accounts SET totp_last_step = $1 WHERE id = $2 AND totp_last_step < $1`, step, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return required("The two-factor authentication code was already used; wait for the next one.")
+	}
+	p.OTPStep = step
+	return nil
+}

@@ -1,0 +1,139 @@
+package auth
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Account is the identity a request acts as.
+type Account struct {
+	ID        int64
+	Login     string
+	Type      string // User or Bot
+	SiteAdmin bool
+}
+
+// Token is an authenticated token's grants.
+type Token struct {
+	ID              int64
+	Kind            Kind
+	Scopes          Scopes // classic and OAuth tokens
+	Grant           Grant  // fine-grained kinds
+	ResourceOwnerID int64  // fine-grained kinds: the user or organization the token acts on
+	AllRepositories bool
+	RepositoryIDs   []int64
+	AppID           int64 // OAuth tokens: the application that holds it
+}
+
+// FineGrained reports whether the token is one of the permission-based
+// kinds (fine-grained PAT, installation, app user).
+func (t *Token) FineGrained() bool {
+	return t.Kind == KindFineGrained || t.Kind == KindInstallation || t.Kind == KindAppUser
+}
+
+// Selects reports whether a fine-grained token's repository selection
+// includes the repository.
+func (t *Token) Selects(repoID, ownerID int64) bool {
+	if ownerID != t.ResourceOwnerID {
+		return false
+	}
+	return t.AllRepositories || slices.Contains(t.RepositoryIDs, repoID)
+}
+
+// Method is how a request authenticated.
+type Method int
+
+// The authentication methods.
+const (
+	MethodNone     Method = iota // anonymous
+	MethodPassword               // HTTP Basic with login and password
+	MethodToken                  // a token, in Authorization or as a Basic password
+)
+
+// Principal is who a request acts as and with what.
+type Principal struct {
+	Account *Account // nil when anonymous
+	Method  Method
+	Token   *Token // set when Method is MethodToken
+	// OTPStep is the TOTP step verified for this request (0 when none), so
+	// that a second check in the same request does not count as a replay.
+	OTPStep int64
+}
+
+// Anonymous reports whether the request carries no credentials.
+func (p *Principal) Anonymous() bool { return p == nil || p.Account == nil }
+
+// UserID returns the account id, or 0 when anonymous.
+func (p *Principal) UserID() int64 {
+	if p.Anonymous() {
+		return 0
+	}
+	return p.Account.ID
+}
+
+// FineGrained reports whether the principal uses a permission-based token.
+func (p *Principal) FineGrained() bool {
+	return p != nil && p.Token != nil && p.Token.FineGrained()
+}
+
+// ScopeBased reports whether the principal uses a classic or OAuth token.
+func (p *Principal) ScopeBased() bool {
+	return p != nil && p.Token != nil && !p.Token.FineGrained()
+}
+
+// CacheKey distinguishes callers whose responses may differ, for ETags.
+func (p *Principal) CacheKey() string {
+	if p.Anonymous() {
+		return "anon"
+	}
+	var b strings.Builder
+	b.WriteString("u")
+	b.WriteString(itoa(p.Account.ID))
+	if p.Token != nil {
+		b.WriteString("t")
+		b.WriteString(itoa(p.Token.ID))
+	}
+	return b.String()
+}
+
+func itoa(v int64) string {
+	var buf [20]byte
+	i := len(buf)
+	if v == 0 {
+		return "0"
+	}
+	for v > 0 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(buf[i:])
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying the principal.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the request's principal; never nil (anonymous
+// when the context carries none).
+func PrincipalFrom(ctx context.Context) *Principal {
+	if p, ok := ctx.Value(principalKey{}).(*Principal); ok && p != nil {
+		return p
+	}
+	return &Principal{}
+}
+
+type roleKey struct{}
+
+// WithRole returns a context carrying the caller's role on the route's
+// target, as the access guard computed it.
+func WithRole(ctx context.Context, r Role) context.Context {
+	return context.WithValue(ctx, roleKey{}, r)
+}
+
+// RoleFrom returns the caller's role on the route's target.
+func RoleFrom(ctx context.Context) Role { r, _ := ctx.Value(roleKey{}).(Role); return r }

@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"forgeapi/internal/store"
+)
+
+// TokenSpec describes a token to create.
+type TokenSpec struct {
+	Kind            Kind
+	UserID          int64 // the account the token acts as (a bot for installations)
+	Scopes          Scopes
+	Grant           Grant
+	ResourceOwnerID int64 // fine-grained kinds
+	AllRepositories bool
+	RepositoryIDs   []int64
+	AppID           int64 // OAuth tokens
+	Note            string
+	NoteURL         string
+	Fingerprint     string
+	ExpiresAt       *time.Time
+}
+
+// CreatedToken is a token just created: its secret value is known only now.
+type CreatedToken struct {
+	ID        int64
+	Value     string
+	CreatedAt time.Time
+}
+
+// CreateToken stores a new token of the spec's kind (as its hash) and
+// returns its value.
+func CreateToken(ctx context.Context, q store.Q, spec TokenSpec) (CreatedToken, error) {
+	value := NewToken(spec.Kind)
+	now := store.Now()
+	ids := spec.RepositoryIDs
+	if ids == nil {
+		ids = []int64{}
+	}
+	idsJSON, _ := json.Marshal(ids)
+	grant := spec.Grant
+	if grant == nil {
+		grant = Grant{}
+	}
+	var owner, app *int64
+	if spec.ResourceOwnerID != 0 {
+		owner = &spec.ResourceOwnerID
+	}
+	if spec.AppID != 0 {
+		app = &spec.AppID
+	}
+	var id int64
+	err := q.QueryRowContext(ctx, `
+		INSERT INTO tokens (kind, token_hash, last_eight, user_id, scopes, permissions, resource_owner_id,
+		                    all_repositories, repository_ids, app_id, note, note_url, fingerprint,
+		                    expires_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)
+		RETURNING id`,
+		string(spec.Kind), HashToken(value), value[len(value)-8:], spec.UserID,
+		joinScopes(spec.Scopes), grant.JSON(), owner, spec.AllRepositories, string(idsJSON), app,
+		spec.Note, spec.NoteURL, spec.Fingerprint, spec.ExpiresAt, now).Scan(&id)
+	if err != nil {
+		return CreatedToken{}, store.Normalize(err)
+	}
+	return CreatedToken{ID: id, Value: value, CreatedAt: now}, nil
+}
+
+func joinScopes(s Scopes) string {
+	out := ""
+	for i, v := range s.Normalize() {
+		if i > 0 {
+			out += " "
+		}
+		out += v
+	}
+	return out
+}

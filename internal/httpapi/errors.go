@@ -1,0 +1,77 @@
+// Package httpapi is the HTTP machinery every API area shares: the Route
+// type and the server that enforces each route's auth.Rule, the JSON
+// request decoder and response writer, the one error writer, pagination
+// with Link headers, conditional requests, API versions, rate limits,
+// request ids and metrics.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/store"
+)
+
+// DocumentationURL is sent in every error body.
+const DocumentationURL = "https://docs.forgeapi.dev/rest"
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Message          string              `json:"message"`
+	Errors           []apierr.FieldError `json:"errors,omitempty"`
+	DocumentationURL string              `json:"documentation_url"`
+	Status           string              `json:"status"`
+}
+
+// WriteError is the one error writer. An *apierr.Error is sent with its
+// status, message, field errors and headers; store.ErrNotFound is a 404;
+// anything else is logged and sent as a 500 without its text.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var apiErr *apierr.Error
+	switch {
+	case errors.As(err, &apiErr):
+	case errors.Is(err, store.ErrNotFound):
+		apiErr = apierr.NotFound()
+	case errors.Is(err, errBodyTooLarge):
+		apiErr = apierr.New(http.StatusRequestEntityTooLarge, "Request body too large")
+	default:
+		if r.Context().Err() != nil {
+			// The client went away; nobody reads this answer.
+			apiErr = apierr.New(499, "Client closed request")
+			break
+		}
+		slog.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path,
+			"request_id", w.Header().Get(RequestIDHeader), "err", err)
+		apiErr = apierr.New(http.StatusInternalServerError, "Internal Server Error")
+	}
+	for k, vs := range apiErr.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	WriteJSON(w, apiErr.Status, errorBody{
+		Message:          apiErr.Message,
+		Errors:           apiErr.Errors,
+		DocumentationURL: DocumentationURL,
+		Status:           strconv.Itoa(apiErr.Status),
+	})
+}
+
+// WriteJSON writes v as JSON with the status. A nil v writes no body.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	if v == nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// NoContent writes a 204.
+func NoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }

@@ -1,0 +1,265 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+)
+
+// HandlerFunc is an API handler: it writes a success response, or returns
+// an error that the server writes with WriteError.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Route is one entry of an area's route table.
+type Route struct {
+	Method  string // GET, POST, ...
+	Pattern string // a net/http.ServeMux path pattern: /repos/{owner}/{repo}
+	Handle  HandlerFunc
+	Auth    auth.Rule
+	// Stream leaves a GET response unbuffered: no automatic ETag.
+	Stream bool
+}
+
+// Guard resolves a route's target from the request path and checks the
+// principal's access to it per the rule, returning the request context
+// with the resolved target, or the error to send (404 for what the
+// caller may not see, 403 for what it may see but not do).
+type Guard interface {
+	Check(r *http.Request, p *auth.Principal, rule auth.Rule) (context.Context, error)
+}
+
+// Config configures the API server.
+type Config struct {
+	BaseURL   string // public URL used in every url field and Link header
+	RateLimit bool   // enforce rate limits
+	Now       func() time.Time
+}
+
+// Server serves the route tables with the shared middleware.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	authn   *auth.Authenticator
+	guard   Guard
+	limiter *RateLimiter
+	metrics *Metrics
+	routes  []Route
+}
+
+// RequestIDHeader carries every response's request id.
+const RequestIDHeader = "X-Service-Request-Id"
+
+// NewServer returns a server for the routes. It fails when two routes
+// collide or a pattern is malformed.
+func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metrics, routes []Route) (s *Server, err error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s = &Server{cfg: cfg, mux: http.NewServeMux(), authn: authn, guard: guard,
+		limiter: NewRateLimiter(cfg.Now), metrics: metrics}
+	defer func() {
+		if p := recover(); p != nil { // ServeMux panics on conflicting patterns
+			err = fmt.Errorf("route table: %v", p)
+		}
+	}()
+	// Unknown paths and methods: a JSON 404 (the catch-all also takes the
+	// place of ServeMux's plain-text 405).
+	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Pattern = ""
+		WriteError(w, r, apierr.NotFound())
+	}))
+	for _, rt := range routes {
+		s.mux.Handle(rt.Method+" "+rt.Pattern, s.apiHandler(rt))
+		s.routes = append(s.routes, rt)
+	}
+	return s, nil
+}
+
+// Routes returns the routes the server serves, in registration order.
+func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
+
+// Handle registers a plain handler (git over HTTP, signed downloads,
+// operational endpoints) that bypasses the API middleware.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// ServeHTTP dispatches the request and records its metrics.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	w.Header().Set(RequestIDHeader, newRequestID())
+	rec := &statusRecorder{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(r.Context(), baseURLKey{}, s.cfg.BaseURL))
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			slog.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			if !rec.wrote {
+				WriteError(rec, r, fmt.Errorf("panic: %v", p))
+			}
+		}
+		s.metrics.Observe(r.Pattern, r.Method, rec.status, time.Since(start))
+	}()
+	s.mux.ServeHTTP(rec, r) // sets r.Pattern
+}
+
+func (s *Server) apiHandler(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		version, err := negotiateVersion(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		w.Header().Set(VersionSelectedHeader, version)
+		ctx := context.WithValue(r.Context(), versionKey{}, version)
+		p, err := s.authn.Authenticate(ctx, r)
+		if err != nil {
+			s.limiter.Reserve(rateKey(r, nil)).SetHeaders(w.Header(), s.cfg.RateLimit)
+			WriteError(w, r, err)
+			return
+		}
+		ctx = auth.WithPrincipal(ctx, p)
+		r = r.WithContext(ctx)
+		s.setAuthHeaders(w, p, rt.Auth)
+
+		reservation := s.limiter.Reserve(rateKey(r, p))
+		if s.cfg.RateLimit && !reservation.OK {
+			reservation.SetHeaders(w.Header(), true)
+			WriteError(w, r, reservation.Error())
+			return
+		}
+		if r.Method == http.MethodGet && !rt.Stream {
+			s.serveConditional(w, r, rt, reservation)
+			return
+		}
+		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+		if err := s.authorizeAndServe(w, r, rt); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+// authorizeAndServe enforces the route's rule, resolves its target and
+// runs the handler.
+func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Route) error {
+	p := auth.PrincipalFrom(r.Context())
+	if err := s.enforce(r, p, rt.Auth); err != nil {
+		return err
+	}
+	ctx, err := s.guard.Check(r, p, rt.Auth)
+	if err != nil {
+		return err
+	}
+	return rt.Handle(w, r.WithContext(ctx))
+}
+
+// serveConditional buffers a GET response to give it an ETag and answer
+// If-None-Match / If-Modified-Since with 304. A 304 gives back its
+// rate-limit reservation.
+func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
+	buf := newBufferedWriter(w.Header())
+	if err := s.authorizeAndServe(buf, r, rt); err != nil {
+		WriteError(buf, r, err)
+	}
+	if buf.status == http.StatusOK {
+		etag := buf.Header().Get("ETag")
+		if etag == "" {
+			etag = computeETag(auth.PrincipalFrom(r.Context()).CacheKey(), buf.body.Bytes())
+			buf.Header().Set("ETag", etag)
+		}
+		if notModified(r, etag, buf.Header().Get("Last-Modified")) {
+			reservation = s.limiter.Refund(reservation)
+			reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+			w.Header().Del("Content-Type")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(buf.body.Bytes())
+}
+
+// enforce checks what the rule says about the credentials themselves;
+// the guard checks them against the target.
+func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) error {
+	if rule.PasswordOnly && p.Method != auth.MethodPassword {
+		return apierr.Unauthorized("This API only accepts HTTP Basic authentication with a username and password; tokens are not accepted.")
+	}
+	if p.Anonymous() && !rule.Public {
+		return apierr.Unauthorized("Requires authentication")
+	}
+	if rule.OTP {
+		code := r.Header.Get("X-Service-OTP")
+		if code == "" {
+			code = r.Header.Get("X-GitHub-OTP")
+		}
+		if err := s.authn.CheckOTP(r.Context(), p, code); err != nil {
+			return err
+		}
+	}
+	if p.FineGrained() && !rule.TokenTypes.Allows(p.Token.Kind) {
+		return apierr.Forbidden("%s", NotAccessibleMessage(p.Token.Kind))
+	}
+	return nil
+}
+
+// NotAccessibleMessage is the platform's 403 message for a
+// permission-based token that cannot use an endpoint or resource.
+func NotAccessibleMessage(k auth.Kind) string {
+	if k == auth.KindFineGrained {
+		return "Resource not accessible by personal access token"
+	}
+	return "Resource not accessible by integration"
+}
+
+func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, rule auth.Rule) {
+	h := w.Header()
+	if p.ScopeBased() {
+		h.Set("X-OAuth-Scopes", p.Token.Scopes.String())
+		h.Set("X-Accepted-OAuth-Scopes", strings.Join(rule.Scopes, ", "))
+	}
+	if len(rule.Permissions) > 0 {
+		h.Set("X-Accepted-Service-Permissions", rule.Permissions.String())
+	}
+}
+
+type baseURLKey struct{}
+
+// BaseURL returns the public base URL of the API (no trailing slash).
+func BaseURL(ctx context.Context) string {
+	s, _ := ctx.Value(baseURLKey{}).(string)
+	return s
+}
+
+// WithBaseURL returns a context carrying the base URL, for code that
+// renders API objects outside a request (webhook payloads, CLI output).
+func WithBaseURL(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, baseURLKey{}, base)
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:4]) + ":" + hex.EncodeToString(b[4:]))
+}
+
+// ClientIP returns the request's remote address without the port.
+func ClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// statusRecorder remembers the status a handler wrote, for metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.status, s.wrote = http.StatusOK, true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush,
+// deadlines) for streaming handlers such as git over HTTP.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// bufferedWriter holds a response until the server decides between the
+// body and a 304.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func newBufferedWriter(h http.Header) *bufferedWriter {
+	return &bufferedWriter{header: h, status: http.StatusOK}
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.body.Write(p)
+}
+
+func computeETag(callerKey string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(callerKey))
+	h.Write([]byte{0})
+	h.Write(body)
+	return `W/"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}
+
+// ETag builds a weak ETag from a version string of a resource and the
+// caller, for handlers that can tell freshness without rendering the body.
+func ETag(callerKey, version string) string {
+	return computeETag(callerKey, []byte(version))
+}
+
+// notModified reports whether the client's copy is current: its
+// If-None-Match lists the ETag (weak comparison), or, without
+// If-None-Match, its If-Modified-Since is not before Last-Modified.
+func notModified(r *http.Request, etag, lastModified string) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		want := strings.TrimPrefix(etag, "W/")
+		for _, candidate := range strings.Split(inm, ",") {
+			c := strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+			if c == "*" || c == want {
+				return true
+			}
+		}
+		return false
+	}
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" || lastModified == "" {
+		return false
+	}
+	since, err1 := http.ParseTime(ims)
+	modified, err2 := http.ParseTime(lastModified)
+	return err1 == nil && err2 == nil && !modified.After(since)
+}
+
+// SetLastModified sets the Last-Modified header from a time.
+func SetLastModified(w http.ResponseWriter, t time.Time) {
+	if !t.IsZero() {
+		w.Header().Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	}
+}

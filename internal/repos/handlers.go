@@ -1,0 +1,100 @@
+package repos
+
+import (
+	"net/http"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+)
+
+// Handler serves the repository endpoints.
+type Handler struct {
+	Service *Service
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	role := auth.RoleFrom(r.Context())
+	if auth.PrincipalFrom(r.Context()).Anonymous() {
+		role = auth.RoleNone // anonymous callers get no permissions object
+	}
+	return h.write(w, r, http.StatusOK, From(r.Context()), role)
+}
+
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role) error {
+	st, err := StatsOf(r.Context(), h.Service.DB, repo.ID)
+	if err != nil {
+		return err
+	}
+	httpapi.SetLastModified(w, repo.UpdatedAt)
+	httpapi.WriteJSON(w, status, ToJSON(httpapi.BaseURL(r.Context()), repo, st, role))
+	return nil
+}
+
+// createRequest is the body of POST /user/repos and /orgs/{org}/repos.
+type createRequest struct {
+	Name          *string `json:"name"`
+	Description   string  `json:"description"`
+	Private       *bool   `json:"private"`
+	Visibility    string  `json:"visibility"`
+	DefaultBranch string  `json:"default_branch"`
+}
+
+func (c createRequest) toNew(owner *accounts.Account) (NewRepository, error) {
+	n := NewRepository{Owner: owner, Description: c.Description, DefaultBranch: c.DefaultBranch}
+	if c.Name != nil {
+		n.Name = *c.Name
+	}
+	if c.Private != nil {
+		n.Private = *c.Private
+	}
+	switch c.Visibility {
+	case "":
+	case "private", "internal":
+		n.Private = true
+	case "public":
+		n.Private = false
+	default:
+		return n, apierr.Invalid("Repository", "visibility", apierr.CodeInvalid)
+	}
+	return n, n.Validate()
+}
+
+func (h *Handler) createForUser(w http.ResponseWriter, r *http.Request) error {
+	p := auth.PrincipalFrom(r.Context())
+	owner, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	return h.create(w, r, owner, owner)
+}
+
+func (h *Handler) createForOrg(w http.ResponseWriter, r *http.Request) error {
+	p := auth.PrincipalFrom(r.Context())
+	actor, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	return h.create(w, r, accounts.OrgFrom(r.Context()), actor)
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *accounts.Account) error {
+	var body createRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	n, err := body.toNew(owner)
+	if err != nil {
+		return err
+	}
+	if p := auth.PrincipalFrom(r.Context()); n.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
+		return apierr.Forbidden("Creating a private repository needs the repo scope.")
+	}
+	repo, err := h.Service.Create(r.Context(), n, actor)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", httpapi.BaseURL(r.Context())+"/repos/"+repo.FullName())
+	return h.write(w, r, http.StatusCreated, repo, auth.RoleAdmin)
+}

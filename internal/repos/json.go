@@ -1,0 +1,220 @@
+package repos
+
+import (
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/wire"
+)
+
+// Permissions is the caller's access to a repository, as the platform
+// reports it.
+type Permissions struct {
+	Admin    bool `json:"admin"`
+	Maintain bool `json:"maintain"`
+	Push     bool `json:"push"`
+	Triage   bool `json:"triage"`
+	Pull     bool `json:"pull"`
+}
+
+// PermissionsFor renders a role.
+func PermissionsFor(role auth.Role) *Permissions {
+	return &Permissions{Admin: role >= auth.RoleAdmin, Maintain: role >= auth.RoleAdmin,
+		Push: role >= auth.RoleWrite, Triage: role >= auth.RoleWrite, Pull: role >= auth.RoleRead}
+}
+
+// License is a repository's license object.
+type License struct {
+	Key     string `json:"key"`
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	SpdxID  string `json:"spdx_id"`
+	NodeID  string `json:"node_id"`
+	HTMLURL string `json:"html_url"`
+}
+
+// Stats are the counters of a repository object.
+type Stats struct {
+	Stargazers  int
+	Subscribers int
+	Forks       int
+	SizeKB      int
+}
+
+// JSON is the platform's full repository object.
+type JSON struct {
+	ID                  int64                `json:"id"`
+	NodeID              string               `json:"node_id"`
+	Name                string               `json:"name"`
+	FullName            string               `json:"full_name"`
+	Owner               accounts.SimpleUser  `json:"owner"`
+	Private             bool                 `json:"private"`
+	HTMLURL             string               `json:"html_url"`
+	Description         *string              `json:"description"`
+	Fork                bool                 `json:"fork"`
+	URL                 string               `json:"url"`
+	ArchiveURL          string               `json:"archive_url"`
+	AssigneesURL        string               `json:"assignees_url"`
+	BlobsURL            string               `json:"blobs_url"`
+	BranchesURL         string               `json:"branches_url"`
+	CollaboratorsURL    string               `json:"collaborators_url"`
+	CommentsURL         string               `json:"comments_url"`
+	CommitsURL          string               `json:"commits_url"`
+	CompareURL          string               `json:"compare_url"`
+	ContentsURL         string               `json:"contents_url"`
+	ContributorsURL     string               `json:"contributors_url"`
+	DeploymentsURL      string               `json:"deployments_url"`
+	DownloadsURL        string               `json:"downloads_url"`
+	EventsURL           string               `json:"events_url"`
+	ForksURL            string               `json:"forks_url"`
+	GitCommitsURL       string               `json:"git_commits_url"`
+	GitRefsURL          string               `json:"git_refs_url"`
+	GitTagsURL          string               `json:"git_tags_url"`
+	GitURL              string               `json:"git_url"`
+	IssueCommentURL     string               `json:"issue_comment_url"`
+	IssueEventsURL      string               `json:"issue_events_url"`
+	IssuesURL           string               `json:"issues_url"`
+	KeysURL             string               `json:"keys_url"`
+	LabelsURL           string               `json:"labels_url"`
+	LanguagesURL        string               `json:"languages_url"`
+	MergesURL           string               `json:"merges_url"`
+	MilestonesURL       string               `json:"milestones_url"`
+	NotificationsURL    string               `json:"notifications_url"`
+	PullsURL            string               `json:"pulls_url"`
+	ReleasesURL         string               `json:"releases_url"`
+	SSHURL              string               `json:"ssh_url"`
+	StargazersURL       string               `json:"stargazers_url"`
+	StatusesURL         string               `json:"statuses_url"`
+	SubscribersURL      string               `json:"subscribers_url"`
+	SubscriptionURL     string               `json:"subscription_url"`
+	TagsURL             string               `json:"tags_url"`
+	TeamsURL            string               `json:"teams_url"`
+	TreesURL            string               `json:"trees_url"`
+	CloneURL            string               `json:"clone_url"`
+	MirrorURL           *string              `json:"mirror_url"`
+	HooksURL            string               `json:"hooks_url"`
+	SvnURL              string               `json:"svn_url"`
+	Homepage            *string              `json:"homepage"`
+	Language            *string              `json:"language"`
+	ForksCount          int                  `json:"forks_count"`
+	StargazersCount     int                  `json:"stargazers_count"`
+	WatchersCount       int                  `json:"watchers_count"`
+	Size                int                  `json:"size"`
+	DefaultBranch       string               `json:"default_branch"`
+	OpenIssuesCount     int                  `json:"open_issues_count"`
+	IsTemplate          bool                 `json:"is_template"`
+	Topics              []string             `json:"topics"`
+	HasIssues           bool                 `json:"has_issues"`
+	HasProjects         bool                 `json:"has_projects"`
+	HasWiki             bool                 `json:"has_wiki"`
+	HasPages            bool                 `json:"has_pages"`
+	HasDownloads        bool                 `json:"has_downloads"`
+	HasDiscussions      bool                 `json:"has_discussions"`
+	Archived            bool                 `json:"archived"`
+	Disabled            bool                 `json:"disabled"`
+	Visibility          string               `json:"visibility"`
+	PushedAt            *wire.Time           `json:"pushed_at"`
+	CreatedAt           wire.Time            `json:"created_at"`
+	UpdatedAt           wire.Time            `json:"updated_at"`
+	Permissions         *Permissions         `json:"permissions,omitempty"`
+	AllowRebaseMerge    bool                 `json:"allow_rebase_merge"`
+	TemplateRepository  *JSON                `json:"template_repository"`
+	TempCloneToken      *string              `json:"temp_clone_token"`
+	AllowSquashMerge    bool                 `json:"allow_squash_merge"`
+	AllowAutoMerge      bool                 `json:"allow_auto_merge"`
+	DeleteBranchOnMerge bool                 `json:"delete_branch_on_merge"`
+	AllowMergeCommit    bool                 `json:"allow_merge_commit"`
+	SubscribersCount    int                  `json:"subscribers_count"`
+	NetworkCount        int                  `json:"network_count"`
+	License             *License             `json:"license"`
+	Forks               int                  `json:"forks"`
+	OpenIssues          int                  `json:"open_issues"`
+	Watchers            int                  `json:"watchers"`
+	Organization        *accounts.SimpleUser `json:"organization,omitempty"`
+	SecurityAndAnalysis *SecurityAndAnalysis `json:"security_and_analysis,omitempty"`
+}
+
+// SecurityAndAnalysis reports the advanced security flag (shown to admins).
+type SecurityAndAnalysis struct {
+	AdvancedSecurity struct {
+		Status string `json:"status"`
+	} `json:"advanced_security"`
+}
+
+// ToJSON renders the repository under base. role, when not RoleNone,
+// adds the caller's permissions.
+func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
+	api := base + "/repos/" + r.FullName()
+	web := accounts.WebBase(base) + "/" + r.FullName()
+	j := JSON{
+		ID: r.ID, NodeID: wire.NodeID("R", r.ID), Name: r.Name, FullName: r.FullName(),
+		Owner: accounts.ToSimpleUser(base, r.Owner), Private: r.Private, HTMLURL: web,
+		Description: optional(r.Description), Fork: r.ForkOfID != 0, URL: api,
+		ArchiveURL: api + "/{archive_format}{/ref}", AssigneesURL: api + "/assignees{/user}",
+		BlobsURL: api + "/git/blobs{/sha}", BranchesURL: api + "/branches{/branch}",
+		CollaboratorsURL: api + "/collaborators{/collaborator}", CommentsURL: api + "/comments{/number}",
+		CommitsURL: api + "/commits{/sha}", CompareURL: api + "/compare/{base}...{head}",
+		ContentsURL: api + "/contents/{+path}", ContributorsURL: api + "/contributors",
+		DeploymentsURL: api + "/deployments", DownloadsURL: api + "/downloads", EventsURL: api + "/events",
+		ForksURL: api + "/forks", GitCommitsURL: api + "/git/commits{/sha}", GitRefsURL: api + "/git/refs{/sha}",
+		GitTagsURL: api + "/git/tags{/sha}", GitURL: "git:" + trimScheme(web) + ".git",
+		IssueCommentURL: api + "/issues/comments{/number}", IssueEventsURL: api + "/issues/events{/number}",
+		IssuesURL: api + "/issues{/number}", KeysURL: api + "/keys{/key_id}", LabelsURL: api + "/labels{/name}",
+		LanguagesURL: api + "/languages", MergesURL: api + "/merges", MilestonesURL: api + "/milestones{/number}",
+		NotificationsURL: api + "/notifications{?since,all,participating}", PullsURL: api + "/pulls{/number}",
+		ReleasesURL: api + "/releases{/id}", SSHURL: "git@" + hostOf(web) + ":" + r.FullName() + ".git",
+		StargazersURL: api + "/stargazers", StatusesURL: api + "/statuses/{sha}", SubscribersURL: api + "/subscribers",
+		SubscriptionURL: api + "/subscription", TagsURL: api + "/tags", TeamsURL: api + "/teams",
+		TreesURL: api + "/git/trees{/sha}", CloneURL: web + ".git", HooksURL: api + "/hooks", SvnURL: web,
+		ForksCount: st.Forks, StargazersCount: st.Stargazers, WatchersCount: st.Stargazers, Size: st.SizeKB,
+		DefaultBranch: r.DefaultBranch, Topics: []string{}, HasIssues: true, HasProjects: true, HasWiki: true,
+		HasDownloads: true, Visibility: r.Visibility(), PushedAt: wire.TP(r.PushedAt),
+		CreatedAt: wire.T(r.CreatedAt), UpdatedAt: wire.T(r.UpdatedAt), AllowRebaseMerge: true,
+		AllowSquashMerge: true, AllowMergeCommit: true, SubscribersCount: st.Subscribers,
+		NetworkCount: st.Forks, Forks: st.Forks, Watchers: st.Stargazers,
+	}
+	if role != auth.RoleNone {
+		j.Permissions = PermissionsFor(role)
+	}
+	if r.Owner.IsOrg() {
+		org := accounts.ToSimpleUser(base, r.Owner)
+		j.Organization = &org
+	}
+	if role >= auth.RoleAdmin {
+		s := &SecurityAndAnalysis{}
+		s.AdvancedSecurity.Status = "disabled"
+		if r.AdvancedSecurity {
+			s.AdvancedSecurity.Status = "enabled"
+		}
+		j.SecurityAndAnalysis = s
+	}
+	return j
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func trimScheme(u string) string {
+	for _, p := range []string{"https:", "http:"} {
+		if len(u) > len(p) && u[:len(p)] == p {
+			return u[len(p):]
+		}
+	}
+	return u
+}
+
+func hostOf(u string) string {
+	s := trimScheme(u)
+	for len(s) > 0 && s[0] == '/' {
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' || s[i] == ':' {
+			return s[:i]
+		}
+	}
+	return s
+}

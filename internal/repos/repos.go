@@ -1,0 +1,194 @@
+// Package repos holds repositories: their rows, their JSON shape, the
+// repository endpoints and their bare git repositories on disk.
+// Subpackages serve git over HTTP (githttp) and read history (gitread).
+package repos
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/store"
+)
+
+// Repository is a repository row with its owner.
+type Repository struct {
+	ID               int64
+	Owner            *accounts.Account
+	Name             string
+	Description      string
+	Private          bool
+	DefaultBranch    string
+	AdvancedSecurity bool
+	ForkOfID         int64 // 0 when not a fork
+	MigrationLocked  bool
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	PushedAt         *time.Time
+}
+
+// FullName is OWNER/NAME.
+func (r *Repository) FullName() string { return r.Owner.Login + "/" + r.Name }
+
+// Visibility is "private" or "public".
+func (r *Repository) Visibility() string {
+	if r.Private {
+		return "private"
+	}
+	return "public"
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+
+// ValidName reports whether s is a valid repository name: 1 to 100
+// letters, digits, '.', '-' or '_', not "." or "..", not ending in ".git".
+func ValidName(s string) bool {
+	return namePattern.MatchString(s) && s != "." && s != ".." && !strings.HasSuffix(strings.ToLower(s), ".git")
+}
+
+const repoColumns = `r.id, r.name, r.description, r.private, r.default_branch, r.advanced_security,
+	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at,
+	a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced, a.totp_secret <> '', a.created_at, a.updated_at`
+
+const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
+
+func scanRepo(row interface{ Scan(...any) error }) (*Repository, error) {
+	var r Repository
+	var o accounts.Account
+	err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
+		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt,
+		&o.ID, &o.Type, &o.Login, &o.Name, &o.Email, &o.Description, &o.SiteAdmin, &o.SAMLEnforced, &o.HasTOTP, &o.CreatedAt, &o.UpdatedAt)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	r.Owner = &o
+	return &r, nil
+}
+
+// ByOwnerAndName returns the repository OWNER/NAME (both case-insensitive).
+func ByOwnerAndName(ctx context.Context, q store.Q, owner, name string) (*Repository, error) {
+	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+
+		`WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name))
+}
+
+// ByID returns the repository with the id.
+func ByID(ctx context.Context, q store.Q, id int64) (*Repository, error) {
+	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`WHERE r.id = $1`, id))
+}
+
+// ByOwner returns the repositories of an account, by name.
+func ByOwner(ctx context.Context, q store.Q, ownerID int64) ([]*Repository, error) {
+	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`WHERE r.owner_id = $1 ORDER BY lower(r.name)`, ownerID)
+}
+
+// Forks returns the repositories whose fork_of is the id, recursively.
+func Forks(ctx context.Context, q store.Q, id int64) ([]*Repository, error) {
+	return list(ctx, q, `
+		WITH RECURSIVE network(id) AS (
+			SELECT id FROM repositories WHERE fork_of_id = $1
+			UNION SELECT r.id FROM repositories r JOIN network n ON r.fork_of_id = n.id)
+		SELECT `+repoColumns+repoFrom+`WHERE r.id IN (SELECT id FROM network) ORDER BY r.id`, id)
+}
+
+func list(ctx context.Context, q store.Q, query string, args ...any) ([]*Repository, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Repository
+	for rows.Next() {
+		r, err := scanRepo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// NewRepository is what Insert needs.
+type NewRepository struct {
+	Owner            *accounts.Account
+	Name             string
+	Description      string
+	Private          bool
+	DefaultBranch    string
+	AdvancedSecurity bool
+	ForkOfID         int64
+}
+
+// Validate checks the fields a client sends.
+func (n *NewRepository) Validate() error {
+	if n.Name == "" {
+		return apierr.Invalid("Repository", "name", apierr.CodeMissingField)
+	}
+	if !ValidName(n.Name) {
+		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeCustom,
+			Message: "name may only contain letters, digits, '.', '-' and '_', at most 100 characters, and may not end in .git"})
+	}
+	if n.DefaultBranch == "" {
+		n.DefaultBranch = "main"
+	}
+	if !validBranch(n.DefaultBranch) {
+		return apierr.Invalid("Repository", "default_branch", apierr.CodeInvalid)
+	}
+	return nil
+}
+
+var branchPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
+
+func validBranch(b string) bool {
+	return branchPattern.MatchString(b) && !strings.Contains(b, "..") && !strings.HasPrefix(b, "/") &&
+		!strings.HasSuffix(b, "/") && !strings.HasSuffix(b, ".lock") && !strings.Contains(b, "//")
+}
+
+// Insert adds the repository row. A name the owner already has (in any
+// case) is a 422 already_exists.
+func Insert(ctx context.Context, q store.Q, n NewRepository) (*Repository, error) {
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	now := store.Now()
+	var forkOf *int64
+	if n.ForkOfID != 0 {
+		forkOf = &n.ForkOfID
+	}
+	var id int64
+	err := q.QueryRowContext(ctx, `
+		INSERT INTO repositories (owner_id, name, description, private, default_branch, advanced_security, fork_of_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id`,
+		n.Owner.ID, n.Name, n.Description, n.Private, n.DefaultBranch, n.AdvancedSecurity, forkOf, now).Scan(&id)
+	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
+		return nil, apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
+			Message: "name already exists on this account"})
+	} else if err != nil {
+		return nil, err
+	}
+	return ByID(ctx, q, id)
+}
+
+// SetMigrationLock locks or unlocks the repository for a migration.
+func SetMigrationLock(ctx context.Context, q store.Q, id int64, locked bool) error {
+	_, err := q.ExecContext(ctx, `UPDATE repositories SET migration_locked = $1, updated_at = $2 WHERE id = $3`, locked, store.Now(), id)
+	return store.Normalize(err)
+}
+
+// ErrLocked is the refusal of a write to a repository that is locked for
+// migration.
+func ErrLocked() *apierr.Error {
+	return apierr.Forbidden("Repository is locked for migration; it accepts reads only until it is unlocked.")
+}
+
+// CheckNotLocked returns ErrLocked when the repository is locked for
+// migration. Git pushes and API writes call it.
+func CheckNotLocked(r *Repository) error {
+	if r.MigrationLocked {
+		return ErrLocked()
+	}
+	return nil
+}

@@ -1,0 +1,22 @@
+package repos
+
+import (
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+)
+
+// Routes is the repositories area's route table.
+func (h *Handler) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}", Handle: h.get,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
+				Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "POST", Pattern: "/user/repos", Handle: h.createForUser,
+			Auth: auth.Rule{Target: auth.TargetSelf, Scopes: []string{"repo", "public_repo"},
+				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
+				Extra: "creating a private repository needs the repo scope"}},
+		{Method: "POST", Pattern: "/orgs/{org}/repos", Handle: h.createForOrg,
+			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
+				Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}},
+	}
+}

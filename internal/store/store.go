@@ -1,0 +1,182 @@
+// Package store opens forgeapi's database (SQLite by default, PostgreSQL to
+// scale out), runs the embedded schema migrations and offers the small
+// handle types every area's SQL is written against.
+//
+// SQL is written once for both databases: placeholders are $1, $2, ...
+// (modernc SQLite binds them by number), timestamps are bound as UTC
+// time.Time values, booleans as bool, and JSON documents as TEXT.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Dialect names the SQL database behind a DB.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Q is what store functions take to run SQL: a *DB or a transaction.
+type Q interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// DB is an open database with its dialect.
+type DB struct {
+	*sql.DB
+	Dialect Dialect
+	pool    *pgxpool.Pool
+}
+
+// Open connects to the database named by dsn and migrates its schema.
+// An empty dsn means SQLite at DATA/forgeapi.db; a dsn starting with
+// postgres:// or postgresql:// means PostgreSQL.
+func Open(ctx context.Context, dsn, dataDir string) (*DB, error) {
+	var db *DB
+	var err error
+	switch {
+	case dsn == "":
+		db, err = openSQLite(filepath.Join(dataDir, "forgeapi.db"))
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err = openPostgres(ctx, dsn)
+	case strings.HasPrefix(dsn, "sqlite://"), strings.HasPrefix(dsn, "file:"):
+		db, err = openSQLite(strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "file:"))
+	default:
+		return nil, fmt.Errorf("unsupported database URL %q: want postgres://... or sqlite://PATH", dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openSQLite(path string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create database directory: %w", err)
+	}
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	// SQLite has one writer; a small pool keeps readers concurrent under WAL
+	// while writers queue on busy_timeout instead of failing.
+	sqldb.SetMaxOpenConns(8)
+	sqldb.SetMaxIdleConns(8)
+	sqldb.SetConnMaxIdleTime(0)
+	if err := sqldb.Ping(); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &DB{DB: sqldb, Dialect: SQLite}, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres URL: %w", err)
+	}
+	// Statements are prepared by database/sql's callers rarely; the
+	// default cache mode is fine, but time values must come back as UTC.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	return &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, pool: pool}, nil
+}
+
+// Close closes the database and, for PostgreSQL, its pool.
+func (db *DB) Close() error {
+	err := db.DB.Close()
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	return err
+}
+
+// Tx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise. The error fn returns is returned unchanged.
+func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return Normalize(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return Normalize(tx.Commit())
+}
+
+// SkipLocked is the clause that claim queries append to their row
+// selection: FOR UPDATE SKIP LOCKED on PostgreSQL, nothing on SQLite
+// (whose immediate transactions already serialise writers).
+func (db *DB) SkipLocked() string {
+	if db.Dialect == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// Now returns the current time as the store keeps it: UTC, microseconds.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// ErrNotFound is returned when a row that was asked for does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a write breaks a unique constraint.
+var ErrConflict = errors.New("store: conflict")
+
+// Normalize maps driver errors to ErrNotFound and ErrConflict (wrapping the
+// original) and returns any other error unchanged.
+func Normalize(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}

@@ -1,0 +1,52 @@
+// Package wire holds the small pieces every API area's JSON shapes share:
+// the timestamp type rendered as ISO 8601 UTC with Z, and node ids.
+package wire
+
+import (
+	"encoding/base64"
+	"strconv"
+	"time"
+)
+
+// Time renders as "2006-01-02T15:04:05Z" (UTC); the zero time renders
+// as null.
+type Time struct{ time.Time }
+
+// T wraps a time.
+func T(t time.Time) Time { return Time{t} }
+
+// TP wraps an optional time; nil stays nil (rendered as null).
+func TP(t *time.Time) *Time {
+	if t == nil {
+		return nil
+	}
+	return &Time{*t}
+}
+
+// MarshalJSON renders the time as the platform does.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.UTC().Format(time.RFC3339) + `"`), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 time or null.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	parsed, err := time.Parse(`"`+time.RFC3339+`"`, string(b))
+	t.Time = parsed
+	return err
+}
+
+// NodeID returns the global node id of an object of a type ("U" user,
+// "O" organization, "R" repository, ...) and id.
+func NodeID(typ string, id int64) string {
+	return typ + "_" + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
+}
+
+// Itoa formats an id.
+func Itoa(v int64) string { return strconv.FormatInt(v, 10) }
