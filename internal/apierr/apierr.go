@@ -63,7 +63,9 @@ func New(status int, format string, args ...any) *Error {
 func NotFound() *Error { return &Error{Status: http.StatusNotFound, Message: "Not Found"} }
 
 // BadRequest is a 400 with the given message.
-func BadRequest(format string, args ...any) *Error { return New(http.StatusBadRequest, format, args...) }
+func BadRequest(format string, args ...any) *Error {
+	return New(http.StatusBadRequest, format, args...)
+}
 
 // Unauthorized is a 401 with the given message.
 func Unauthorized(format string, args ...any) *Error {

@@ -16,7 +16,7 @@ import (
 // tokenFlags are the flags of `forgeapi token create`.
 type tokenFlags struct {
 	user, scopes, resourceOwner, repositories, permissions, org, appName string
-	fineGrained, installation, allRepositories                         bool
+	fineGrained, installation, allRepositories                           bool
 }
 
 func (c *cli) tokenCommand() *cobra.Command {

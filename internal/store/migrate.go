@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-		"strings"
-	
+	"strings"
+
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
