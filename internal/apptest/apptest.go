@@ -1,0 +1,366 @@
+// Package apptest starts the real forgeapi program for end-to-end tests:
+// on 127.0.0.1:0, with a temporary data directory, on SQLite, or on
+// PostgreSQL (a fresh schema per test) when FORGEAPI_TEST_POSTGRES_URL is
+// set. Small builders create users, organizations, repositories and
+// tokens with defaults; clients are google/go-github.
+package apptest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for schema set-up
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// PostgresURLEnv names the environment variable with the PostgreSQL URL
+// the suite runs against; unset, it runs on SQLite.
+const PostgresURLEnv = "FORGEAPI_TEST_POSTGRES_URL"
+
+// Env is one running server with its own data.
+type Env struct {
+	T       testing.TB
+	Main    *app.Main
+	App     *app.App
+	URL     string // http://127.0.0.1:PORT
+	DataDir string
+	Config  app.Config
+}
+
+// Option changes the configuration before the server starts.
+type Option func(*app.Config)
+
+// WithRateLimit turns rate limiting on.
+func WithRateLimit() Option { return func(c *app.Config) { c.RateLimit = true } }
+
+// WithClock sets the server's clock.
+func WithClock(now func() time.Time) Option { return func(c *app.Config) { c.Now = now } }
+
+// Start starts a server for the test and stops it when the test ends.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	cfg := app.Config{
+		Addr:        "127.0.0.1:0",
+		DataDir:     t.TempDir(),
+		DatabaseURL: DatabaseURL(t),
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return StartConfig(t, cfg)
+}
+
+// StartConfig starts a server with a complete configuration (a restart
+// test reuses the DataDir and DatabaseURL of an earlier Env).
+func StartConfig(t testing.TB, cfg app.Config) *Env {
+	t.Helper()
+	m, err := app.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("start forgeapi: %v", err)
+	}
+	e := &Env{T: t, Main: m, App: m.App, URL: m.URL(), DataDir: cfg.DataDir, Config: cfg}
+	t.Cleanup(func() { _ = m.Close() })
+	return e
+}
+
+// Stop shuts the server down now (Close is idempotent).
+func (e *Env) Stop() {
+	if err := e.Main.Close(); err != nil {
+		e.T.Errorf("stop forgeapi: %v", err)
+	}
+}
+
+// DatabaseURL returns "" (SQLite) or, when FORGEAPI_TEST_POSTGRES_URL is
+// set, the URL of a new schema dropped when the test ends.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresURLEnv)
+	if base == "" {
+		return ""
+	}
+	schema := "t_" + randomHex(8)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("postgres: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Postgres reports whether the suite runs on PostgreSQL.
+func Postgres() bool { return os.Getenv(PostgresURLEnv) != "" }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Unique returns a login-safe name with the prefix, unique in the test.
+func Unique(prefix string) string { return prefix + "-" + randomHex(3) }
+
+// UserOpts are the optional fields of a user.
+type UserOpts struct {
+	Password   string
+	TOTPSecret string
+	SiteAdmin  bool
+	Email      string
+}
+
+// User creates a user.
+func (e *Env) User(login string, opts ...UserOpts) *accounts.Account {
+	e.T.Helper()
+	var o UserOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	n := accounts.NewAccount{Type: accounts.TypeUser, Login: login, Email: o.Email, TOTPSecret: o.TOTPSecret, SiteAdmin: o.SiteAdmin}
+	if o.Password != "" {
+		h, err := auth.HashPassword(o.Password)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		n.PasswordHash = h
+	}
+	u, err := accounts.Create(context.Background(), e.App.DB, n)
+	if err != nil {
+		e.T.Fatalf("create user %s: %v", login, err)
+	}
+	return u
+}
+
+// Org creates an organization owned by owner, with members.
+func (e *Env) Org(login string, owner *accounts.Account, members ...*accounts.Account) *accounts.Account {
+	e.T.Helper()
+	ctx := context.Background()
+	o, err := accounts.Create(ctx, e.App.DB, accounts.NewAccount{Type: accounts.TypeOrg, Login: login})
+	if err != nil {
+		e.T.Fatalf("create org %s: %v", login, err)
+	}
+	e.must(accounts.SetMember(ctx, e.App.DB, o.ID, owner.ID, accounts.RoleOwner))
+	for _, m := range members {
+		e.must(accounts.SetMember(ctx, e.App.DB, o.ID, m.ID, accounts.RoleMember))
+	}
+	return o
+}
+
+// RepoOpts are the optional fields of a repository.
+type RepoOpts struct {
+	Private          bool
+	DefaultBranch    string
+	AdvancedSecurity bool
+	ForkOf           *repos.Repository
+	Description      string
+}
+
+// Repo creates a repository (with its empty bare git repository).
+func (e *Env) Repo(owner *accounts.Account, name string, opts ...RepoOpts) *repos.Repository {
+	e.T.Helper()
+	var o RepoOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	n := repos.NewRepository{Owner: owner, Name: name, Private: o.Private, DefaultBranch: o.DefaultBranch,
+		AdvancedSecurity: o.AdvancedSecurity, Description: o.Description}
+	if o.ForkOf != nil {
+		n.ForkOfID = o.ForkOf.ID
+	}
+	r, err := e.App.Repos.Create(context.Background(), n, owner)
+	if err != nil {
+		e.T.Fatalf("create repo %s/%s: %v", owner.Login, name, err)
+	}
+	return r
+}
+
+// Token creates a classic personal access token with the scopes.
+func (e *Env) Token(user *accounts.Account, scopes ...string) string {
+	return e.createToken(auth.TokenSpec{Kind: auth.KindClassic, UserID: user.ID, Scopes: scopes})
+}
+
+// FineGrainedToken creates a fine-grained PAT of user on resourceOwner
+// selecting the repositories (nil: none; use AllRepos for all) with the
+// permissions "name:level,...".
+func (e *Env) FineGrainedToken(user, resourceOwner *accounts.Account, selected []*repos.Repository, permissions string) string {
+	spec := auth.TokenSpec{Kind: auth.KindFineGrained, UserID: user.ID, ResourceOwnerID: resourceOwner.ID}
+	e.selectRepos(&spec, selected, permissions)
+	return e.createToken(spec)
+}
+
+// AppUserToken creates an app user-to-server token (UAT), shaped like a
+// fine-grained PAT.
+func (e *Env) AppUserToken(user, resourceOwner *accounts.Account, selected []*repos.Repository, permissions string) string {
+	spec := auth.TokenSpec{Kind: auth.KindAppUser, UserID: user.ID, ResourceOwnerID: resourceOwner.ID}
+	e.selectRepos(&spec, selected, permissions)
+	return e.createToken(spec)
+}
+
+// InstallationToken creates an app installation token on the
+// organization, acting as the bot "forgeapi-app[bot]".
+func (e *Env) InstallationToken(org *accounts.Account, selected []*repos.Repository, permissions string) string {
+	e.T.Helper()
+	ctx := context.Background()
+	bot, err := accounts.ByLogin(ctx, e.App.DB, "forgeapi-app[bot]")
+	if err != nil {
+		bot, err = accounts.Create(ctx, e.App.DB, accounts.NewAccount{Type: accounts.TypeBot, Login: "forgeapi-app[bot]"})
+		e.must(err)
+	}
+	spec := auth.TokenSpec{Kind: auth.KindInstallation, UserID: bot.ID, ResourceOwnerID: org.ID}
+	e.selectRepos(&spec, selected, permissions)
+	return e.createToken(spec)
+}
+
+// AllRepos selects every repository of the resource owner.
+var AllRepos = []*repos.Repository{nil}
+
+func (e *Env) selectRepos(spec *auth.TokenSpec, selected []*repos.Repository, permissions string) {
+	e.T.Helper()
+	for _, r := range selected {
+		if r == nil {
+			spec.AllRepositories = true
+			continue
+		}
+		spec.RepositoryIDs = append(spec.RepositoryIDs, r.ID)
+	}
+	g, err := auth.ParseGrant(permissions)
+	if err != nil {
+		e.T.Fatalf("permissions %q: %v", permissions, err)
+	}
+	spec.Grant = g
+}
+
+func (e *Env) createToken(spec auth.TokenSpec) string {
+	e.T.Helper()
+	t, err := auth.CreateToken(context.Background(), e.App.DB, spec)
+	if err != nil {
+		e.T.Fatalf("create token: %v", err)
+	}
+	return t.Value
+}
+
+func (e *Env) must(err error) {
+	e.T.Helper()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+}
+
+// Client returns a go-github client sending the token (anonymous when
+// token is ""). The client's own rate-limit bookkeeping is off, so tests
+// see the server's answers.
+func (e *Env) Client(token string) *github.Client {
+	opts := []github.ClientOptionsFunc{}
+	if token != "" {
+		opts = append(opts, github.WithAuthToken(token))
+	}
+	return e.newClient(opts...)
+}
+
+// BasicClient returns a go-github client using HTTP Basic with login and
+// password, sending otp (when not empty) in the OTP header.
+func (e *Env) BasicClient(login, password, otp string) *github.Client {
+	tr := &github.BasicAuthTransport{Username: login, Password: password, OTP: otp}
+	return e.newClient(github.WithHTTPClient(tr.Client()))
+}
+
+func (e *Env) newClient(opts ...github.ClientOptionsFunc) *github.Client {
+	base := e.URL + "/"
+	opts = append(opts, github.WithURLs(&base, &base), github.WithDisableRateLimitCheck())
+	c, err := github.NewClient(opts...)
+	if err != nil {
+		e.T.Fatalf("go-github client: %v", err)
+	}
+	return c
+}
+
+// Do sends a raw request with the token (may be "") and returns the
+// response with its body read into the returned bytes.
+func (e *Env) Do(method, path, token string, body io.Reader, headers ...string) (*http.Response, []byte) {
+	e.T.Helper()
+	req, err := http.NewRequest(method, e.URL+path, body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return resp, b
+}
+
+// DoJSON is Do with a JSON string body.
+func (e *Env) DoJSON(method, path, token, body string, headers ...string) (*http.Response, []byte) {
+	e.T.Helper()
+	return e.Do(method, path, token, strings.NewReader(body), append(headers, "Content-Type", "application/json")...)
+}
+
+// ResponseStatus returns the status code of a go-github call's response,
+// or 0 when there was none; handy as `apptest.ResponseStatus(resp)`.
+func ResponseStatus(resp *github.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+// Ctx is the context tests use for client calls.
+func Ctx() context.Context { return context.Background() }
+
+// Must fails the test on a non-nil error, naming what was done.
+func Must(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Q returns the store handle, for tests that check rows directly.
+func (e *Env) Q() store.Q { return e.App.DB }
