@@ -19,6 +19,7 @@ import (
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -58,6 +59,7 @@ type App struct {
 	DB     *store.DB
 	Repos  *repos.Service
 	Authn  *auth.Authenticator
+	Events *events.Bus
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -70,7 +72,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db}
+	a := &App{Config: cfg, DB: db, Events: &events.Bus{}}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
 	return a, nil

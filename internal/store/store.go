@@ -132,18 +132,46 @@ func (db *DB) Close() error {
 	return err
 }
 
+// Tx is a transaction that can run functions once it commits.
+type Tx struct {
+	*sql.Tx
+	afterCommit []func()
+}
+
+// AfterCommit registers fn to run after the transaction commits (never
+// when it rolls back): in-process wake-ups of background workers.
+func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
+
+// AfterCommit runs fn after q's transaction commits when q is a *Tx, and
+// at once otherwise (q is the database: there is nothing to wait for).
+func AfterCommit(q Q, fn func()) {
+	if t, ok := q.(*Tx); ok {
+		t.AfterCommit(fn)
+		return
+	}
+	fn()
+}
+
 // Tx runs fn in a transaction, committing when fn returns nil and rolling
-// back otherwise. The error fn returns is returned unchanged.
+// back otherwise. The error fn returns is returned unchanged. The tx
+// passed to fn is a *Tx.
 func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
-	tx, err := db.BeginTx(ctx, nil)
+	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return Normalize(err)
 	}
+	tx := &Tx{Tx: sqlTx}
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+		_ = sqlTx.Rollback()
 		return err
 	}
-	return Normalize(tx.Commit())
+	if err := sqlTx.Commit(); err != nil {
+		return Normalize(err)
+	}
+	for _, f := range tx.afterCommit {
+		f()
+	}
+	return nil
 }
 
 // SkipLocked is the clause that claim queries append to their row
