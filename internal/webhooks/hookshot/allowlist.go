@@ -84,32 +84,37 @@ func (a *AllowList) add(entry string) error {
 	case AllowPrivate:
 		a.private = true
 	default:
-		if err := a.addAddressOrGlob(entry); err != nil {
+		canonical, err := a.addAddressOrGlob(entry)
+		if err != nil {
 			return err
 		}
+		entry = canonical
 	}
 	a.entries = append(a.entries, entry)
 	return nil
 }
 
-func (a *AllowList) addAddressOrGlob(entry string) error {
+// addAddressOrGlob adds a CIDR, IP address or host glob entry and returns
+// its canonical spelling.
+func (a *AllowList) addAddressOrGlob(entry string) (string, error) {
 	if strings.Contains(entry, "/") {
 		p, err := netip.ParsePrefix(entry)
 		if err != nil {
-			return fmt.Errorf("allowed hosts: invalid CIDR %q", entry)
+			return "", fmt.Errorf("allowed hosts: invalid CIDR %q", entry)
 		}
 		a.prefixes = append(a.prefixes, p.Masked())
-		return nil
+		return p.Masked().String(), nil
 	}
-	if addr, err := netip.ParseAddr(entry); err == nil {
+	if addr, err := netip.ParseAddr(entry); err == nil && addr.Zone() == "" {
 		a.prefixes = append(a.prefixes, netip.PrefixFrom(addr, addr.BitLen()))
-		return nil
+		return addr.String(), nil
 	}
 	if !validHostGlob(entry) {
-		return fmt.Errorf("allowed hosts: invalid entry %q (want external, loopback, private, *, a CIDR or a host name glob)", entry)
+		return "", fmt.Errorf("allowed hosts: invalid entry %q (want external, loopback, private, *, a CIDR or a host name glob)", entry)
 	}
-	a.globs = append(a.globs, strings.TrimSuffix(entry, "."))
-	return nil
+	glob := strings.TrimSuffix(entry, ".")
+	a.globs = append(a.globs, glob)
+	return glob, nil
 }
 
 // validHostGlob reports whether s is made of host name characters and "*".
