@@ -22,7 +22,7 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) requestHead
 		{HeaderEvent, req.Event},
 		{HeaderHookID, strconv.FormatInt(req.HookID, 10)},
 		{HeaderInstallationTargetID, strconv.FormatInt(req.TargetID, 10)},
-		{HeaderInstallationTarget, string(req.TargetType)},
+		{HeaderInstallationTargetType, string(req.TargetType)},
 		{"content-type", mediaType},
 	}
 	if sigs, ok := Sign(body, req.Secret); ok {

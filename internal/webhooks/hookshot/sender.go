@@ -25,11 +25,11 @@ const (
 
 // Header names sent with every delivery.
 const (
-	HeaderDelivery             = "X-Service-Delivery"
-	HeaderEvent                = "X-Service-Event"
-	HeaderHookID               = "X-Service-Hook-ID"
-	HeaderInstallationTargetID = "X-Service-Hook-Installation-Target-ID"
-	HeaderInstallationTarget   = "X-Service-Hook-Installation-Target-Type"
+	HeaderDelivery               = "X-Service-Delivery"
+	HeaderEvent                  = "X-Service-Event"
+	HeaderHookID                 = "X-Service-Hook-ID"
+	HeaderInstallationTargetID   = "X-Service-Hook-Installation-Target-ID"
+	HeaderInstallationTargetType = "X-Service-Hook-Installation-Target-Type"
 )
 
 // TargetType is the kind of object a hook is installed on.
@@ -106,8 +106,9 @@ type Request struct {
 // Result records one delivery attempt for the delivery log.
 type Result struct {
 	// RequestHeaders are the delivery headers, spelled as the delivery log
-	// shows them. They are built even when nothing could be sent. The secret
-	// never appears, only the signatures.
+	// shows them. They are recorded even when nothing could be sent, and are
+	// nil only for an unsupported content type. The secret never appears,
+	// only the signatures.
 	RequestHeaders map[string]string
 	// StatusCode is the response status, 0 when no response was received.
 	StatusCode int
@@ -125,9 +126,10 @@ type Result struct {
 	// "failed to connect to host" or "refused: address 127.0.0.1 is not
 	// allowed (loopback)".
 	Status string
-	// Err is the underlying error when no 2xx response was received and the
-	// cause was not the status code; nil otherwise. It is for logs and for
-	// errors.As (e.g. *RefusedError); it never holds the secret.
+	// Err says why no response was received, or why reading the response
+	// body failed; nil otherwise. It is for logs and for errors.Is/As
+	// (*RefusedError, ErrPayloadTooLarge, *UnsupportedContentTypeError); it
+	// never holds the secret.
 	Err error
 }
 
@@ -202,7 +204,7 @@ func (s *Sender) send(ctx context.Context, req Request) Result {
 	headers := s.headers(req, mediaType, body)
 	res := Result{RequestHeaders: headers.logged()}
 	if int64(len(body)) > s.cfg.MaxPayloadBytes {
-		return failure(res, fmt.Sprintf("payload too large: %d bytes, limit %d", len(body), s.cfg.MaxPayloadBytes), errPayloadTooLarge)
+		return failure(res, fmt.Sprintf("payload too large: %d bytes, limit %d", len(body), s.cfg.MaxPayloadBytes), ErrPayloadTooLarge)
 	}
 	target, err := parseTarget(req.URL)
 	if err != nil {
@@ -262,7 +264,9 @@ func statusText(code int) string {
 	return "Invalid HTTP Response: " + strconv.Itoa(code)
 }
 
-var errPayloadTooLarge = errors.New("payload too large")
+// ErrPayloadTooLarge is the Result.Err of a delivery whose body exceeds
+// Config.MaxPayloadBytes; such a delivery is not sent.
+var ErrPayloadTooLarge = errors.New("payload too large")
 
 func failure(res Result, status string, err error) Result {
 	res.Status = status

@@ -367,7 +367,7 @@ func TestSendRefusesPayloadOverMax(t *testing.T) {
 	if !jsonRes.OK() {
 		t.Errorf("json payload under the limit: %q", jsonRes.Status)
 	}
-	if formRes.StatusCode != 0 || !strings.HasPrefix(formRes.Status, "payload too large") || formRes.Err == nil {
+	if formRes.StatusCode != 0 || !strings.HasPrefix(formRes.Status, "payload too large") || !errors.Is(formRes.Err, ErrPayloadTooLarge) {
 		t.Errorf("form result = %d %q %v, want payload too large", formRes.StatusCode, formRes.Status, formRes.Err)
 	}
 	if formRes.RequestHeaders["X-Service-Delivery"] == "" {
