@@ -18,8 +18,10 @@ import (
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/activity"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/feeds"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -35,6 +37,7 @@ type Config struct {
 	RateLimit   bool   // enforce the rate limits
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
+	Feeds       feeds.Config     // feed window, limits, retention and poll interval
 }
 
 func (c *Config) setDefaults() {
@@ -60,6 +63,10 @@ type App struct {
 	Repos  *repos.Service
 	Authn  *auth.Authenticator
 	Events *events.Bus
+	// Activity holds stars, watches and follows and emits repository events.
+	Activity *activity.Service
+	// Feeds serves the event feeds.
+	Feeds *feeds.Handler
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -72,8 +79,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Events: &events.Bus{}}
-	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
+	a := &App{Config: cfg, DB: db, Events: &events.Bus{Now: cfg.Now}}
+	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
+	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
+		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
+	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
 	return a, nil
 }
@@ -87,6 +97,8 @@ func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&activity.Handler{Service: a.Activity}).Routes()...)
+	routes = append(routes, a.Feeds.Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
@@ -152,7 +164,10 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 
 // startWorkers starts the background workers; Close stops them.
 func (m *Main) startWorkers(ctx context.Context) {
-	_ = ctx // areas with background work start it here
+	cfg := m.App.Config
+	pruner := feeds.NewPruner(m.App.DB, cfg.Now, cfg.Feeds, cfg.Logger)
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 }
 
 // URL is the address the server listens on, as http://HOST:PORT.

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -83,7 +85,7 @@ func envOr(key, def string) string {
 
 func (c *cli) serveCommand() *cobra.Command {
 	cfg := Config{}
-	var rateLimit string
+	var rateLimit, retention string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API, git over HTTP and the background workers",
@@ -96,6 +98,10 @@ func (c *cli) serveCommand() *cobra.Command {
 				cfg.RateLimit = false
 			default:
 				return fmt.Errorf("--rate-limit must be on or off, not %q", rateLimit)
+			}
+			var err error
+			if cfg.Feeds.Retention, err = parseDays(retention); err != nil {
+				return fmt.Errorf("--event-retention: %w", err)
 			}
 			cfg.DataDir, cfg.DatabaseURL = c.dataDir, c.databaseURL
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -116,6 +122,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
 	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
+	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
 	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
@@ -136,4 +143,22 @@ func (c *cli) printJSON(v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// parseDays parses a positive duration that may also be written in days
+// ("30d").
+func parseDays(s string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration such as 30d or 720h, not %q", s)
+	}
+	return d, nil
 }

@@ -50,6 +50,9 @@ type Sink interface {
 
 // Bus stores events and fans them out to its sinks.
 type Bus struct {
+	// Now is the clock that stamps events without a CreatedAt; nil means
+	// store.Now.
+	Now   func() time.Time
 	sinks []Sink
 }
 
@@ -61,7 +64,7 @@ func (b *Bus) Subscribe(s Sink) { b.sinks = append(b.sinks, s) }
 // is an organization; CreatedAt defaults to now.
 func (b *Bus) Emit(ctx context.Context, tx store.Q, e *Event) error {
 	if e.CreatedAt.IsZero() {
-		e.CreatedAt = store.Now()
+		e.CreatedAt = b.now()
 	}
 	if e.Org == nil && e.Repo != nil && e.Repo.Owner.IsOrg() {
 		e.Org = e.Repo.Owner
@@ -77,6 +80,13 @@ func (b *Bus) Emit(ctx context.Context, tx store.Q, e *Event) error {
 		}
 	}
 	return nil
+}
+
+func (b *Bus) now() time.Time {
+	if b.Now == nil {
+		return store.Now()
+	}
+	return b.Now().UTC().Truncate(time.Microsecond)
 }
 
 func insert(ctx context.Context, tx store.Q, e *Event) error {

@@ -166,11 +166,19 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 
 // serveConditional buffers a GET response to give it an ETag and answer
 // If-None-Match / If-Modified-Since with 304. A 304 gives back its
-// rate-limit reservation.
+// rate-limit reservation, also when the handler answered it itself
+// through NotModified.
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
 	buf := newBufferedWriter(w.Header())
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
+	}
+	if buf.status == http.StatusNotModified { // the handler's own fast path (NotModified)
+		reservation = s.limiter.Refund(reservation)
+		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
 	if buf.status == http.StatusOK {
 		etag := buf.Header().Get("ETag")

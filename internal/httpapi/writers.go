@@ -74,6 +74,20 @@ func ETag(callerKey, version string) string {
 	return computeETag(callerKey, []byte(version))
 }
 
+// NotModified is the fast path of a GET handler that can tell freshness
+// without rendering its body: it sets the ETag header and, when the
+// request's If-None-Match lists etag, answers 304 (which the server does
+// not count against the rate limit) and returns true; the handler then
+// returns nil without writing a body.
+func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == "" || !notModified(r, etag, "") {
+		return false
+	}
+	w.WriteHeader(http.StatusNotModified)
+	return true
+}
+
 // notModified reports whether the client's copy is current: its
 // If-None-Match lists the ETag (weak comparison), or, without
 // If-None-Match, its If-Modified-Since is not before Last-Modified.

@@ -98,3 +98,58 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *a
 	w.Header().Set("Location", httpapi.BaseURL(r.Context())+"/repos/"+repo.FullName())
 	return h.write(w, r, http.StatusCreated, repo, auth.RoleAdmin)
 }
+
+// updateRequest is the body of PATCH /repos/{owner}/{repo}. Fields the
+// platform has and forgeapi does not keep (has_issues, archived, ...)
+// are ignored.
+type updateRequest struct {
+	Name          *string `json:"name"`
+	Description   *string `json:"description"`
+	Private       *bool   `json:"private"`
+	Visibility    *string `json:"visibility"`
+	DefaultBranch *string `json:"default_branch"`
+}
+
+func (u updateRequest) toChanges() (Changes, error) {
+	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch}
+	if u.Visibility != nil {
+		var private bool
+		switch *u.Visibility {
+		case "private", "internal":
+			private = true
+		case "public":
+		default:
+			return c, apierr.Invalid("Repository", "visibility", apierr.CodeInvalid)
+		}
+		if c.Private != nil && *c.Private != private {
+			return c, apierr.Custom("Repository", "visibility", "visibility %q contradicts private %v", *u.Visibility, *c.Private)
+		}
+		c.Private = &private
+	}
+	return c, c.Validate()
+}
+
+// update serves PATCH /repos/{owner}/{repo} (admins only).
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+	var body updateRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	changes, err := body.toChanges()
+	if err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(r.Context())
+	if changes.Private != nil && *changes.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
+		return apierr.Forbidden("Making a repository private needs the repo scope.")
+	}
+	actor, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	repo, err := h.Service.Update(r.Context(), From(r.Context()), changes, actor)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusOK, repo, auth.RoleAdmin)
+}

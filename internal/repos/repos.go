@@ -192,3 +192,53 @@ func CheckNotLocked(r *Repository) error {
 	}
 	return nil
 }
+
+// Changes are the fields an update sets; a nil field stays as it is.
+type Changes struct {
+	Name          *string
+	Description   *string
+	Private       *bool
+	DefaultBranch *string
+}
+
+// Validate checks the fields a client sends.
+func (c Changes) Validate() error {
+	var fields apierr.Fields
+	if c.Name != nil && !ValidName(*c.Name) {
+		fields = append(fields, apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeCustom,
+			Message: "name may only contain letters, digits, '.', '-' and '_', at most 100 characters, and may not end in .git"})
+	}
+	if c.DefaultBranch != nil && !validBranch(*c.DefaultBranch) {
+		fields.Add("Repository", "default_branch", apierr.CodeInvalid)
+	}
+	return fields.Err()
+}
+
+// Update applies the changes to the repository row. A name the owner
+// already has is a 422 already_exists.
+func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.Time) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	name, description, private, branch := r.Name, r.Description, r.Private, r.DefaultBranch
+	if c.Name != nil {
+		name = *c.Name
+	}
+	if c.Description != nil {
+		description = *c.Description
+	}
+	if c.Private != nil {
+		private = *c.Private
+	}
+	if c.DefaultBranch != nil {
+		branch = *c.DefaultBranch
+	}
+	_, err := q.ExecContext(ctx, `
+		UPDATE repositories SET name = $1, description = $2, private = $3, default_branch = $4, updated_at = $5
+		WHERE id = $6`, name, description, private, branch, now, r.ID)
+	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
+		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
+			Message: "name already exists on this account"})
+	}
+	return err
+}

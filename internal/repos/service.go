@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
 	"forgeapi/internal/store"
 )
 
@@ -20,6 +21,9 @@ type Service struct {
 	// AfterCreate, when set, runs in the creating transaction (the
 	// activity spine emits its events there).
 	AfterCreate func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
+	// AfterUpdate, when set, runs in the updating transaction with the
+	// repository before and after the change.
+	AfterUpdate func(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error
 }
 
 // GitDir is the directory of the repository's bare git repository. It is
@@ -51,6 +55,55 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 		return nil, err
 	}
 	return repo, nil
+}
+
+// Update changes the repository's name, description, visibility or
+// default branch in one transaction with AfterUpdate. A new default
+// branch must exist unless the repository has no branch yet; the bare
+// repository's HEAD follows it.
+func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *accounts.Account) (*Repository, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	var after *Repository
+	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		before, err := ByID(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		if err := Update(ctx, tx, before, c, store.Now()); err != nil {
+			return err
+		}
+		if after, err = ByID(ctx, tx, r.ID); err != nil {
+			return err
+		}
+		if s.AfterUpdate != nil {
+			if err := s.AfterUpdate(ctx, tx, before, after, actor); err != nil {
+				return err
+			}
+		}
+		if after.DefaultBranch != before.DefaultBranch {
+			return setHead(s.GitDir(r.ID), after.DefaultBranch)
+		}
+		return nil
+	})
+	return after, err
+}
+
+// setHead points the bare repository's HEAD at the branch. The branch
+// must exist when the repository has any branch.
+func setHead(dir, branch string) error {
+	heads, err := exec.Command("git", "--git-dir="+dir, "for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/").Output()
+	if err != nil {
+		return fmt.Errorf("git for-each-ref %s: %w", dir, err)
+	}
+	if len(heads) > 0 && exec.Command("git", "--git-dir="+dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}").Run() != nil {
+		return apierr.Custom("Repository", "default_branch", "The branch %s was not found. Push it before making it the default branch.", branch)
+	}
+	if out, err := exec.Command("git", "--git-dir="+dir, "symbolic-ref", "HEAD", "refs/heads/"+branch).CombinedOutput(); err != nil {
+		return fmt.Errorf("git symbolic-ref %s: %v: %s", dir, err, out)
+	}
+	return nil
 }
 
 func initBare(dir, branch string) error {

@@ -1,0 +1,164 @@
+package activity
+
+import (
+	"errors"
+	"net/http"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// Handler serves starring, watching and following.
+type Handler struct {
+	Service *Service
+}
+
+// caller is the authenticated account the request acts as.
+func (h *Handler) caller(r *http.Request) (*accounts.Account, error) {
+	return accounts.ByID(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).Account.ID)
+}
+
+// present answers 204 when ok and 404 otherwise: the platform's shape
+// for "is it so?" endpoints.
+func present(w http.ResponseWriter, ok bool, err error) error {
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierr.NotFound()
+	}
+	httpapi.NoContent(w)
+	return nil
+}
+
+func (h *Handler) star(w http.ResponseWriter, r *http.Request) error {
+	user, err := h.caller(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Service.Star(r.Context(), user, repos.From(r.Context())); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}
+
+func (h *Handler) unstar(w http.ResponseWriter, r *http.Request) error {
+	user, err := h.caller(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Service.Unstar(r.Context(), user, repos.From(r.Context())); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}
+
+func (h *Handler) checkStarred(w http.ResponseWriter, r *http.Request) error {
+	ok, err := Starred(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID(), repos.From(r.Context()).ID)
+	return present(w, ok, err)
+}
+
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request) error {
+	p := auth.PrincipalFrom(r.Context())
+	if err := h.Service.Follow(r.Context(), p.UserID(), accounts.UserFrom(r.Context()).ID); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}
+
+func (h *Handler) unfollow(w http.ResponseWriter, r *http.Request) error {
+	p := auth.PrincipalFrom(r.Context())
+	if err := h.Service.Unfollow(r.Context(), p.UserID(), accounts.UserFrom(r.Context()).ID); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}
+
+func (h *Handler) checkFollowing(w http.ResponseWriter, r *http.Request) error {
+	ok, err := Follows(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID(), accounts.UserFrom(r.Context()).ID)
+	return present(w, ok, err)
+}
+
+// subscriptionJSON is the platform's repository-subscription object.
+type subscriptionJSON struct {
+	Subscribed    bool      `json:"subscribed"`
+	Ignored       bool      `json:"ignored"`
+	Reason        *string   `json:"reason"`
+	CreatedAt     wire.Time `json:"created_at"`
+	URL           string    `json:"url"`
+	RepositoryURL string    `json:"repository_url"`
+}
+
+func toSubscriptionJSON(r *http.Request, repo *repos.Repository, s *Subscription) subscriptionJSON {
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	return subscriptionJSON{Subscribed: !s.Ignored, Ignored: s.Ignored, CreatedAt: wire.T(s.CreatedAt),
+		URL: api + "/subscription", RepositoryURL: api}
+}
+
+// subscriptionRequest is the body of PUT /repos/{owner}/{repo}/subscription.
+type subscriptionRequest struct {
+	Subscribed *bool `json:"subscribed"`
+	Ignored    *bool `json:"ignored"`
+}
+
+// ignored returns the subscription's ignored flag: ignored true mutes the
+// repository; otherwise the user watches it. subscribed false without
+// ignored true would be no subscription at all: DELETE does that.
+func (b subscriptionRequest) ignored() (bool, error) {
+	ignored := b.Ignored != nil && *b.Ignored
+	subscribed := b.Subscribed == nil || *b.Subscribed
+	switch {
+	case ignored && b.Subscribed != nil && *b.Subscribed:
+		return false, apierr.Custom("Subscription", "ignored", "subscribed and ignored cannot both be true")
+	case !ignored && !subscribed:
+		return false, apierr.Custom("Subscription", "subscribed", "to stop watching a repository, delete its subscription")
+	}
+	return ignored, nil
+}
+
+func (h *Handler) setSubscription(w http.ResponseWriter, r *http.Request) error {
+	var body subscriptionRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	ignored, err := body.ignored()
+	if err != nil {
+		return err
+	}
+	repo := repos.From(r.Context())
+	sub, err := h.Service.Subscribe(r.Context(), auth.PrincipalFrom(r.Context()).UserID(), repo.ID, ignored)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toSubscriptionJSON(r, repo, sub))
+	return nil
+}
+
+func (h *Handler) getSubscription(w http.ResponseWriter, r *http.Request) error {
+	repo := repos.From(r.Context())
+	sub, err := SubscriptionOf(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID(), repo.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound()
+	} else if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toSubscriptionJSON(r, repo, sub))
+	return nil
+}
+
+func (h *Handler) deleteSubscription(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Service.Unsubscribe(r.Context(), auth.PrincipalFrom(r.Context()).UserID(), repos.From(r.Context()).ID); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}

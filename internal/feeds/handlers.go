@@ -1,0 +1,181 @@
+package feeds
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+)
+
+// serve answers one feed request: the page of the filter's events, its
+// Link header, ETag and X-Poll-Interval, or 304 when the client's ETag
+// is current. The ETag is computed from the ids on the page before any
+// event is rendered, so a 304 costs one index scan.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error {
+	w.Header().Set("X-Poll-Interval", strconv.Itoa(h.poll.Observe()))
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	if page.Offset() >= h.cfg.MaxEvents {
+		return apierr.Unprocessable("In order to keep the API fast for everyone, pagination is limited for this resource: "+
+			"feeds reach back %d events. Check the rel=\"last\" link of the Link header to see how far back you can page.", h.cfg.MaxEvents)
+	}
+	ctx := r.Context()
+	floor, err := h.floor.get(ctx, h.db, h.now().Add(-h.cfg.Window))
+	if err != nil {
+		return err
+	}
+	ids, err := pageIDs(ctx, h.db, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
+	if err != nil {
+		return err
+	}
+	if httpapi.NotModified(w, r, httpapi.ETag(auth.PrincipalFrom(ctx).CacheKey(), version(f, page, ids))) {
+		return nil
+	}
+	rows, err := eventsByID(ctx, h.db, ids)
+	if err != nil {
+		return err
+	}
+	total, err := countUpTo(ctx, h.db, f, floor, h.cfg.MaxEvents)
+	if err != nil {
+		return err
+	}
+	httpapi.SetLinks(w, r, page, total)
+	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(ctx), rows))
+	return nil
+}
+
+// version names the content of a page: the feed and viewer, the page
+// and the ids on it.
+func version(f filter, page httpapi.Page, ids []int64) string {
+	b := make([]byte, 0, len(f.key)+16+len(ids)*8)
+	b = append(b, f.key...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(page.Page), 10)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(page.PerPage), 10)
+	for _, v := range ids {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
+}
+
+func (h *Handler) publicEvents(w http.ResponseWriter, r *http.Request) error {
+	return h.serve(w, r, publicFeed())
+}
+
+// repoEvents: a public repository's feed shows its public events; a
+// private repository's feed (the guard has checked the caller may see
+// it) shows all its events.
+func (h *Handler) repoEvents(w http.ResponseWriter, r *http.Request) error {
+	repo := repos.From(r.Context())
+	return h.serve(w, r, repoFeed(repo.ID, repo.Private))
+}
+
+// networkEvents shows the public events of the repository's network: the
+// root it was forked from (transitively) and every fork of that root.
+func (h *Handler) networkEvents(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	root, err := networkRoot(ctx, h, repos.From(ctx))
+	if err != nil {
+		return err
+	}
+	forks, err := repos.Forks(ctx, h.db, root.ID)
+	if err != nil {
+		return err
+	}
+	ids := []int64{root.ID}
+	for _, f := range forks {
+		ids = append(ids, f.ID)
+	}
+	return h.serve(w, r, networkFeed(root.ID, ids))
+}
+
+// networkRoot follows fork_of up to the repository that is no fork.
+func networkRoot(ctx context.Context, h *Handler, repo *repos.Repository) (*repos.Repository, error) {
+	seen := map[int64]bool{repo.ID: true}
+	for repo.ForkOfID != 0 && !seen[repo.ForkOfID] {
+		parent, err := repos.ByID(ctx, h.db, repo.ForkOfID)
+		if err != nil {
+			return nil, err
+		}
+		seen[parent.ID] = true
+		repo = parent
+	}
+	return repo, nil
+}
+
+func (h *Handler) orgEvents(w http.ResponseWriter, r *http.Request) error {
+	return h.serve(w, r, orgFeed(accounts.OrgFrom(r.Context()).ID, false))
+}
+
+func (h *Handler) userEvents(w http.ResponseWriter, r *http.Request) error {
+	user := accounts.UserFrom(r.Context())
+	return h.serve(w, r, actorFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
+}
+
+func (h *Handler) userPublicEvents(w http.ResponseWriter, r *http.Request) error {
+	return h.serve(w, r, actorFeed(accounts.UserFrom(r.Context()).ID, 0))
+}
+
+func (h *Handler) receivedEvents(w http.ResponseWriter, r *http.Request) error {
+	user := accounts.UserFrom(r.Context())
+	return h.serve(w, r, receivedFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
+}
+
+func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) error {
+	return h.serve(w, r, receivedFeed(accounts.UserFrom(r.Context()).ID, 0))
+}
+
+// userOrgEvents is the user's organization dashboard: only the user may
+// read it. Members see the organization's private events too; others
+// its public events. A fine-grained token must be one on the
+// organization (the route requires its Events permission).
+func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, user := auth.PrincipalFrom(ctx), accounts.UserFrom(ctx)
+	if p.UserID() != user.ID {
+		return apierr.Forbidden("Only %s can read their organization dashboard.", user.Login)
+	}
+	org, err := accounts.OrgByLogin(ctx, h.db, r.PathValue("org"))
+	if err != nil {
+		return apierr.NotFound()
+	}
+	if p.FineGrained() && p.Token.ResourceOwnerID != org.ID {
+		return apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
+	}
+	role, err := access.OrgRole(ctx, h.db, p, org)
+	if err != nil {
+		return err
+	}
+	member := role >= auth.RoleRead && (!p.ScopeBased() || p.Token.Scopes.Grants("repo"))
+	return h.serve(w, r, orgFeed(org.ID, member))
+}
+
+// privateViewer returns user's id when the principal may see user's
+// private events, else 0: the user themself with a password, a classic
+// or OAuth token with the repo scope, or a fine-grained token on the
+// user with the user permission Events (read).
+func privateViewer(p *auth.Principal, user *accounts.Account) int64 {
+	if p.Anonymous() || p.Account.ID != user.ID {
+		return 0
+	}
+	switch {
+	case p.Token == nil:
+		return user.ID
+	case p.ScopeBased() && p.Token.Scopes.Grants("repo"):
+		return user.ID
+	case p.FineGrained() && p.Token.Kind != auth.KindInstallation && p.Token.ResourceOwnerID == user.ID &&
+		p.Token.Grant.Has(auth.Need{Name: "user_events", Level: auth.Read}):
+		return user.ID
+	}
+	return 0
+}
