@@ -38,6 +38,7 @@ type Config struct {
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
 	Feeds       feeds.Config     // feed window, limits, retention and poll interval
+	EventSinks  []events.Sink    // extra sinks subscribed at start (tests record events with them)
 }
 
 func (c *Config) setDefaults() {
@@ -84,6 +85,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
+	for _, s := range cfg.EventSinks {
+		a.Events.Subscribe(s)
+	}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
 	return a, nil
 }

@@ -25,6 +25,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -51,6 +52,11 @@ func WithRateLimit() Option { return func(c *app.Config) { c.RateLimit = true } 
 
 // WithClock sets the server's clock.
 func WithClock(now func() time.Time) Option { return func(c *app.Config) { c.Now = now } }
+
+// WithEventSink subscribes a sink to the server's events at start.
+func WithEventSink(s events.Sink) Option {
+	return func(c *app.Config) { c.EventSinks = append(c.EventSinks, s) }
+}
 
 // Start starts a server for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
