@@ -32,6 +32,12 @@ type Config struct {
 	Retention time.Duration
 	// PruneInterval is how often the pruner runs; default one hour.
 	PruneInterval time.Duration
+	// MaxUnionSources bounds the sources (repositories of a network;
+	// starred and watched repositories and followed accounts) that a
+	// feed reads as a union of per-source index scans; a feed with more
+	// is one OR-ed condition instead. Default 200 (SQLite allows 500
+	// compound terms).
+	MaxUnionSources int
 	// Poll configures X-Poll-Interval.
 	Poll PollConfig
 }
@@ -54,6 +60,9 @@ func (c *Config) setDefaults() {
 	if c.Retention <= 0 {
 		c.Retention = DefaultRetention
 	}
+	if c.MaxUnionSources <= 0 {
+		c.MaxUnionSources = 200
+	}
 	if c.PruneInterval <= 0 {
 		c.PruneInterval = DefaultPruneInterval
 	}
@@ -68,6 +77,7 @@ type Handler struct {
 	cfg   Config
 	poll  *PollMeter
 	floor *windowFloor
+	stmts *stmtCache
 }
 
 // New returns the feeds handler over db. now is the clock (nil:
@@ -77,7 +87,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db)}
 }
 
 // Config returns the handler's configuration with defaults applied.

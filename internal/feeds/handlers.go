@@ -28,22 +28,22 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error 
 			"feeds reach back %d events. Check the rel=\"last\" link of the Link header to see how far back you can page.", h.cfg.MaxEvents)
 	}
 	ctx := r.Context()
-	floor, err := h.floor.get(ctx, h.db, h.now().Add(-h.cfg.Window))
+	floor, err := h.floor.get(ctx, h.stmts, h.now().Add(-h.cfg.Window))
 	if err != nil {
 		return err
 	}
-	ids, err := pageIDs(ctx, h.db, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
+	ids, err := pageIDs(ctx, h.stmts, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
 	if err != nil {
 		return err
 	}
 	if httpapi.NotModified(w, r, httpapi.ETag(auth.PrincipalFrom(ctx).CacheKey(), version(f, page, ids))) {
 		return nil
 	}
-	rows, err := eventsByID(ctx, h.db, ids)
+	rows, err := eventsByID(ctx, h.stmts, ids)
 	if err != nil {
 		return err
 	}
-	total, err := countUpTo(ctx, h.db, f, floor, h.cfg.MaxEvents)
+	total, err := countUpTo(ctx, h.stmts, f, floor, h.cfg.MaxEvents)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (h *Handler) networkEvents(w http.ResponseWriter, r *http.Request) error {
 	for _, f := range forks {
 		ids = append(ids, f.ID)
 	}
-	return h.serve(w, r, networkFeed(root.ID, ids))
+	return h.serve(w, r, networkFeed(root.ID, ids, h.cfg.MaxUnionSources))
 }
 
 // networkRoot follows fork_of up to the repository that is no fork.
@@ -128,11 +128,19 @@ func (h *Handler) userPublicEvents(w http.ResponseWriter, r *http.Request) error
 
 func (h *Handler) receivedEvents(w http.ResponseWriter, r *http.Request) error {
 	user := accounts.UserFrom(r.Context())
-	return h.serve(w, r, receivedFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
+	return h.serveReceived(w, r, user, privateViewer(auth.PrincipalFrom(r.Context()), user))
 }
 
 func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) error {
-	return h.serve(w, r, receivedFeed(accounts.UserFrom(r.Context()).ID, 0))
+	return h.serveReceived(w, r, accounts.UserFrom(r.Context()), 0)
+}
+
+func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, privateFor int64) error {
+	src, err := receivedSources(r.Context(), h.stmts, user.ID, privateFor)
+	if err != nil {
+		return err
+	}
+	return h.serve(w, r, receivedFeed(user.ID, src, h.cfg.MaxUnionSources))
 }
 
 // userOrgEvents is the user's organization dashboard: only the user may

@@ -10,11 +10,19 @@ import (
 	"forgeapi/internal/store"
 )
 
-// filter is one feed for one viewer: a condition on the events table and
-// a key naming it in ETags.
+// filter is one feed for one viewer: a condition on the events table, or
+// a union of conditions (parts) each of which is a range of one index,
+// and a key naming the feed and viewer in ETags.
+//
+// A union is how the feeds that gather several sources (a network of
+// repositories, the repositories and accounts a user receives events
+// from) stay fast: each part yields its newest ids from its own index
+// and the union keeps the newest of those, instead of one scan that
+// tests every event against every source.
 type filter struct {
 	key   string
-	where string
+	where string   // when parts is empty
+	parts []string // OR-ed conditions, each index-friendly
 	args  []any
 }
 
@@ -43,16 +51,6 @@ func (b *sqlBuilder) accessible(userID int64) string {
 		" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + "))"
 }
 
-// received is the condition that the user receives the event: it is on a
-// repository the user stars or watches (not ignored), or by an account
-// the user follows.
-func (b *sqlBuilder) received(userID int64) string {
-	u := b.arg(userID)
-	return "(repo_id IN (SELECT repository_id FROM stars WHERE user_id = " + u +
-		" UNION SELECT repository_id FROM subscriptions WHERE user_id = " + u + " AND NOT ignored)" +
-		" OR actor_id IN (SELECT followee_id FROM follows WHERE follower_id = " + u + "))"
-}
-
 func (b *sqlBuilder) in(column string, ids []int64) string {
 	ph := make([]string, len(ids))
 	for i, id := range ids {
@@ -63,9 +61,8 @@ func (b *sqlBuilder) in(column string, ids []int64) string {
 
 func id(v int64) string { return strconv.FormatInt(v, 10) }
 
-// visibility combines a feed's scope with what the viewer may see:
-// public events only, or also private events of repositories the viewer
-// (userID) can read.
+// visibility is what a viewer may see: public events only (privateFor
+// 0), or also private events of repositories privateFor can read.
 func (b *sqlBuilder) visibility(privateFor int64) string {
 	if privateFor == 0 {
 		return b.isPublic()
@@ -89,10 +86,19 @@ func repoFeed(repoID int64, withPrivate bool) filter {
 	return filter{key: key, where: where, args: b.args}
 }
 
-func networkFeed(rootID int64, repoIDs []int64) filter {
+// networkFeed is the public events of the repositories.
+func networkFeed(rootID int64, repoIDs []int64, maxParts int) filter {
 	var b sqlBuilder
-	where := b.in("repo_id", repoIDs) + " AND " + b.isPublic()
-	return filter{key: "network:" + id(rootID) + ":" + id(int64(len(repoIDs))), where: where, args: b.args}
+	f := filter{key: "network:" + id(rootID) + ":" + id(int64(len(repoIDs)))}
+	if len(repoIDs) > maxParts {
+		f.where = b.in("repo_id", repoIDs) + " AND " + b.isPublic()
+	} else {
+		for _, r := range repoIDs {
+			f.parts = append(f.parts, "repo_id = "+b.arg(r)+" AND "+b.isPublic())
+		}
+	}
+	f.args = b.args
+	return f
 }
 
 func orgFeed(orgID int64, withPrivate bool) filter {
@@ -110,20 +116,98 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 // see their private events, else 0.
 func actorFeed(actorID, privateFor int64) filter {
 	var b sqlBuilder
-	where := "actor_id = " + b.arg(actorID)
-	if privateFor == 0 {
-		where += " AND " + b.isPublic()
-	} else {
-		where += " AND " + b.visibility(privateFor)
-	}
+	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(privateFor)
 	return filter{key: "actor:" + id(actorID) + ":" + id(privateFor), where: where, args: b.args}
 }
 
-// receivedFeed is the events a user receives; privateFor as in actorFeed.
-func receivedFeed(userID, privateFor int64) filter {
+// sources are what a user receives events from.
+type sources struct {
+	repos      []int64 // starred or watched (not ignored)
+	readable   map[int64]bool
+	followees  []int64
+	privateFor int64
+}
+
+// receivedFeed is the events a user receives: events of the repositories
+// they star or watch and of the accounts they follow, as privateFor may
+// see them (a repository's private events when privateFor can read it).
+func receivedFeed(userID int64, src sources, maxParts int) filter {
 	var b sqlBuilder
-	where := b.received(userID) + " AND " + b.visibility(privateFor)
-	return filter{key: "received:" + id(userID) + ":" + id(privateFor), where: where, args: b.args}
+	f := filter{key: "received:" + id(userID) + ":" + id(src.privateFor)}
+	if len(src.repos)+len(src.followees) > maxParts {
+		// 0 is no id: it keeps both lists valid SQL when one is empty.
+		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
+		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.privateFor)
+		f.args = b.args
+		return f
+	}
+	for _, r := range src.repos {
+		part := "repo_id = " + b.arg(r)
+		if src.privateFor == 0 || !src.readable[r] {
+			part += " AND " + b.isPublic()
+		}
+		f.parts = append(f.parts, part)
+	}
+	for _, a := range src.followees {
+		f.parts = append(f.parts, "actor_id = "+b.arg(a)+" AND "+b.visibility(src.privateFor))
+	}
+	if len(f.parts) == 0 {
+		f.where = "1 = 0"
+	}
+	f.args = b.args
+	return f
+}
+
+// receivedSources reads what the user receives events from; readable
+// marks the repositories privateFor can read.
+func receivedSources(ctx context.Context, q querier, userID, privateFor int64) (sources, error) {
+	src := sources{readable: map[int64]bool{}, privateFor: privateFor}
+	rows, err := q.QueryContext(ctx, `
+		SELECT 'repo', s.repository_id,
+		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2)
+		FROM (SELECT repository_id FROM stars WHERE user_id = $1
+		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s
+		JOIN repositories r ON r.id = s.repository_id
+		UNION ALL
+		SELECT 'actor', followee_id, $3 FROM follows WHERE follower_id = $1`, userID, privateFor, false)
+	if err != nil {
+		return src, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind string
+		var v int64
+		var readable bool
+		if err := rows.Scan(&kind, &v, &readable); err != nil {
+			return src, err
+		}
+		if kind == "repo" {
+			src.repos = append(src.repos, v)
+			src.readable[v] = readable
+		} else {
+			src.followees = append(src.followees, v)
+		}
+	}
+	return src, rows.Err()
+}
+
+// selectIDs is the query of the ids of the filter's events from floor
+// on, newest first, limit after offset.
+func selectIDs(f filter, floor int64, offset, limit int) (string, []any) {
+	b := sqlBuilder{args: append([]any(nil), f.args...)}
+	fl := b.arg(floor)
+	if len(f.parts) == 0 {
+		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where +
+			" ORDER BY id DESC LIMIT " + b.arg(limit) + " OFFSET " + b.arg(offset), b.args
+	}
+	each := b.arg(offset + limit)
+	terms := make([]string, len(f.parts))
+	for i, p := range f.parts {
+		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
+			" ORDER BY id DESC LIMIT " + each + ") AS s" + strconv.Itoa(i)
+	}
+	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC LIMIT " +
+		b.arg(limit) + " OFFSET " + b.arg(offset), b.args
 }
 
 // windowFloor caches the id of the first event inside the feed window,
@@ -142,7 +226,7 @@ const floorRefresh = time.Minute
 
 // get returns the smallest id of an event created at or after cutoff;
 // when no event is that new, one more than the largest id.
-func (f *windowFloor) get(ctx context.Context, q store.Q, cutoff time.Time) (int64, error) {
+func (f *windowFloor) get(ctx context.Context, q querier, cutoff time.Time) (int64, error) {
 	f.mu.Lock()
 	cached, cachedCutoff := f.id, f.cutoff
 	f.mu.Unlock()
@@ -159,7 +243,7 @@ func (f *windowFloor) get(ctx context.Context, q store.Q, cutoff time.Time) (int
 	return floor, nil
 }
 
-func firstIDSince(ctx context.Context, q store.Q, cutoff time.Time) (int64, error) {
+func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, error) {
 	var floor int64
 	err := q.QueryRowContext(ctx, `SELECT id FROM events WHERE created_at >= $1 ORDER BY created_at, id LIMIT 1`, cutoff).Scan(&floor)
 	if err = store.Normalize(err); err == store.ErrNotFound {
@@ -169,11 +253,9 @@ func firstIDSince(ctx context.Context, q store.Q, cutoff time.Time) (int64, erro
 }
 
 // pageIDs returns the ids of the page's events, newest first.
-func pageIDs(ctx context.Context, q store.Q, f filter, floor int64, offset, limit int) ([]int64, error) {
-	b := sqlBuilder{args: append([]any(nil), f.args...)}
-	query := "SELECT id FROM events WHERE id >= " + b.arg(floor) + " AND " + f.where +
-		" ORDER BY id DESC LIMIT " + b.arg(limit) + " OFFSET " + b.arg(offset)
-	rows, err := q.QueryContext(ctx, query, b.args...)
+func pageIDs(ctx context.Context, q querier, f filter, floor int64, offset, limit int) ([]int64, error) {
+	query, args := selectIDs(f, floor, offset, limit)
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,13 +271,11 @@ func pageIDs(ctx context.Context, q store.Q, f filter, floor int64, offset, limi
 	return ids, rows.Err()
 }
 
-// countUpTo counts the feed's events, stopping at limit.
-func countUpTo(ctx context.Context, q store.Q, f filter, floor int64, limit int) (int, error) {
-	b := sqlBuilder{args: append([]any(nil), f.args...)}
-	query := "SELECT count(*) FROM (SELECT 1 FROM events WHERE id >= " + b.arg(floor) + " AND " + f.where +
-		" LIMIT " + b.arg(limit) + ") AS capped"
+// countUpTo counts the filter's events from floor on, stopping at limit.
+func countUpTo(ctx context.Context, q querier, f filter, floor int64, limit int) (int, error) {
+	query, args := selectIDs(f, floor, 0, limit)
 	var n int
-	err := q.QueryRowContext(ctx, query, b.args...).Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+") AS capped", args...).Scan(&n)
 	return n, err
 }
 
@@ -215,7 +295,7 @@ type row struct {
 }
 
 // eventsByID loads the events with the ids, newest first.
-func eventsByID(ctx context.Context, q store.Q, ids []int64) ([]row, error) {
+func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
 )
@@ -42,8 +43,8 @@ type world struct {
 	aliceEvents, aliceNoEvents string // fine-grained tokens of alice on alice
 }
 
-func newWorld(t *testing.T) *world {
-	env := apptest.Start(t)
+func newWorld(t *testing.T, opts ...apptest.Option) *world {
+	env := apptest.Start(t, opts...)
 	a := env.User("alice", apptest.UserOpts{Password: "correct horse"})
 	b, c, d := env.User("bob"), env.User("carol"), env.User("dave")
 	env.Org("acme", a, b)
@@ -137,7 +138,19 @@ func TestUserFeeds(t *testing.T) {
 
 func TestReceivedFeeds(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	testReceivedFeeds(t, newWorld(t))
+}
+
+// TestReceivedFeedsWithoutUnion checks the form of the received and
+// network feeds for users with more sources than MaxUnionSources.
+func TestReceivedFeedsWithoutUnion(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *app.Config) { c.Feeds.MaxUnionSources = 1 })
+	expect(t, w.env, "/networks/alice/pub/events", "", createFork, bobStarPub, createPub)
+	testReceivedFeeds(t, w)
+}
+
+func testReceivedFeeds(t *testing.T, w *world) {
 	env := w.env
 	// carol follows alice and stars acme/opub: alice's public events and
 	// the events of acme/opub, never the private ones she cannot read.

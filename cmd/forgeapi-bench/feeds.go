@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/store"
+)
+
+// feedsBench is the feeds scenario's configuration.
+type feedsBench struct {
+	events, users, orgs, repos int
+	duration                   time.Duration
+	workers, pollWorkers       int
+	database, dataDir          string
+	cpuProfile                 string
+}
+
+// runFeeds stores a large activity history, then measures (a) the first
+// page of each of the nine feeds and (b) conditional polls answered 304,
+// beside a bare net/http handler that answers a fixed 304, with the same
+// client in the same run.
+func runFeeds(ctx context.Context, args []string) error {
+	var b feedsBench
+	fs := flag.NewFlagSet("feeds", flag.ContinueOnError)
+	fs.IntVar(&b.events, "events", 1_000_000, "events to store")
+	fs.IntVar(&b.users, "users", 2000, "users")
+	fs.IntVar(&b.orgs, "orgs", 20, "organizations")
+	fs.IntVar(&b.repos, "repos", 4000, "repositories (a fifth private, half in organizations)")
+	fs.DurationVar(&b.duration, "duration", 3*time.Second, "how long each measurement runs")
+	fs.IntVar(&b.workers, "workers", 2, "concurrent clients for the first-page measurements")
+	fs.IntVar(&b.pollWorkers, "poll-workers", 8, "concurrent clients for the 304 measurements")
+	fs.StringVar(&b.database, "database", "", "postgres://... (default SQLite in -data)")
+	fs.StringVar(&b.dataDir, "data", "", "data directory (default a temporary one, removed after)")
+	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if b.dataDir == "" {
+		dir, err := os.MkdirTemp("", "forgeapi-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		b.dataDir = dir
+	}
+	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	db := m.App.DB
+	fmt.Printf("database: %s; %d events, %d users, %d organizations, %d repositories\n", db.Dialect, b.events, b.users, b.orgs, b.repos)
+	start := time.Now()
+	fx, err := b.fixture(ctx, db)
+	if err != nil {
+		return fmt.Errorf("fixture: %w", err)
+	}
+	fmt.Printf("stored in %s\n\n", time.Since(start).Round(time.Second))
+	if b.cpuProfile != "" {
+		f, err := os.Create(b.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return b.measure(ctx, m.URL(), fx)
+}
+
+// fixture is what the measurements address.
+type fixture struct {
+	user, org, repo string // u0, its organization, a public repository of it with forks
+	token           string // u0's classic token with the repo scope
+}
+
+func (b *feedsBench) fixture(ctx context.Context, db *store.DB) (*fixture, error) {
+	now := time.Now().UTC()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rows [][]any
+	for i := range b.users {
+		rows = append(rows, []any{"User", "u" + strconv.Itoa(i), now, now})
+	}
+	for i := range b.orgs {
+		rows = append(rows, []any{"Organization", "o" + strconv.Itoa(i), now, now})
+	}
+	if err := insertRows(ctx, db, "accounts", []string{"type", "login", "created_at", "updated_at"}, rows); err != nil {
+		return nil, err
+	}
+	ids, err := idsByLogin(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	user := func(i int) int64 { return ids["u"+strconv.Itoa(i)] }
+	org := func(i int) int64 { return ids["o"+strconv.Itoa(i)] }
+
+	rows = rows[:0]
+	for o := range b.orgs {
+		rows = append(rows, []any{org(o), user(o), "owner", now})
+		for _, u := range rng.Perm(b.users)[:50] {
+			if u != o {
+				rows = append(rows, []any{org(o), user(u), "member", now})
+			}
+		}
+	}
+	if err := insertRows(ctx, db, "org_members", []string{"org_id", "user_id", "role", "created_at"}, dedupe(rows, 2)); err != nil {
+		return nil, err
+	}
+
+	// Repositories: even ones in organizations, every fifth private; the
+	// first is o0/repo-0 (public) and the next five are its forks.
+	type repo struct {
+		id, owner int64
+		org       bool
+		private   bool
+		name      string
+	}
+	repos := make([]repo, b.repos)
+	rows = rows[:0]
+	for i := range repos {
+		r := repo{name: "repo-" + strconv.Itoa(i), private: i%5 == 4}
+		if i%2 == 0 {
+			r.owner, r.org = org(i/2%b.orgs), true
+		} else {
+			r.owner = user(i / 2 % b.users)
+		}
+		repos[i] = r
+		var forkOf any
+		rows = append(rows, []any{r.owner, r.name, r.private, forkOf, now, now})
+	}
+	if err := insertRows(ctx, db, "repositories", []string{"owner_id", "name", "private", "fork_of_id", "created_at", "updated_at"}, rows); err != nil {
+		return nil, err
+	}
+	repoIDs, err := column(ctx, db, `SELECT id FROM repositories ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	for i := range repos {
+		repos[i].id = repoIDs[i]
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE repositories SET fork_of_id = $1 WHERE id IN ($2, $3, $4, $5, $6) AND NOT private`,
+		repos[0].id, repos[1].id, repos[3].id, repos[5].id, repos[7].id, repos[11].id); err != nil {
+		return nil, err
+	}
+
+	// u0 follows 20 users, stars 20 repositories and watches 10.
+	var follows, stars, subs [][]any
+	for _, u := range rng.Perm(b.users - 1)[:20] {
+		follows = append(follows, []any{user(0), user(u + 1), now})
+	}
+	for k, i := range rng.Perm(len(repos))[:30] {
+		if repos[i].private && repos[i].owner != org(0) {
+			continue // u0 could not have starred it
+		}
+		if k < 20 {
+			stars = append(stars, []any{user(0), repos[i].id, now})
+		} else {
+			subs = append(subs, []any{user(0), repos[i].id, now})
+		}
+	}
+	if err := insertRows(ctx, db, "follows", []string{"follower_id", "followee_id", "created_at"}, follows); err != nil {
+		return nil, err
+	}
+	if err := insertRows(ctx, db, "stars", []string{"user_id", "repository_id", "created_at"}, stars); err != nil {
+		return nil, err
+	}
+	if err := insertRows(ctx, db, "subscriptions", []string{"user_id", "repository_id", "created_at"}, subs); err != nil {
+		return nil, err
+	}
+
+	// The events: over the last 29 days, oldest first, by random users
+	// on random repositories.
+	logins := map[int64]string{}
+	for login, id := range ids {
+		logins[id] = login
+	}
+	cols := []string{"type", "actor_id", "actor_login", "repo_id", "repo_name", "org_id", "org_login", "public", "payload", "created_at"}
+	span := 29 * 24 * time.Hour
+	first := now.Add(-span)
+	types := []struct{ typ, payload string }{
+		{"WatchEvent", `{"action":"started"}`},
+		{"PushEvent", `{"repository_id":1,"push_id":1,"size":1,"distinct_size":1,"ref":"refs/heads/main","head":"2f1b9c0e6d0a8f4e1a7d5c3b9e8f7a6b5c4d3e2f","before":"0000000000000000000000000000000000000000","commits":[]}`},
+		{"CreateEvent", `{"ref":"feature","ref_type":"branch","master_branch":"main","description":null,"pusher_type":"user"}`},
+	}
+	restore, err := dropIndexes(ctx, db, "events")
+	if err != nil {
+		return nil, err
+	}
+	const batch = 50_000
+	for done := 0; done < b.events; done += batch {
+		rows = rows[:0]
+		for k := done; k < min(done+batch, b.events); k++ {
+			actor := user(rng.IntN(b.users))
+			r := repos[rng.IntN(len(repos))]
+			var orgID any
+			orgLogin := ""
+			if r.org {
+				orgID, orgLogin = r.owner, logins[r.owner]
+			}
+			t := types[k%len(types)]
+			at := first.Add(time.Duration(float64(span) * float64(k) / float64(b.events)))
+			rows = append(rows, []any{t.typ, actor, logins[actor], r.id, logins[r.owner] + "/" + r.name, orgID, orgLogin, !r.private, t.payload, at})
+		}
+		if err := insertRows(ctx, db, "events", cols, rows); err != nil {
+			return nil, err
+		}
+	}
+	if err := restore(); err != nil {
+		return nil, err
+	}
+	if db.Dialect == store.Postgres { // autovacuum would; SQLite servers never run ANALYZE
+		if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
+			return nil, err
+		}
+	}
+	tok, err := auth.CreateToken(ctx, db, auth.TokenSpec{Kind: auth.KindClassic, UserID: user(0), Scopes: auth.Scopes{"repo"}})
+	if err != nil {
+		return nil, err
+	}
+	return &fixture{user: "u0", org: "o0", repo: "o0/repo-0", token: tok.Value}, nil
+}
+
+// dropIndexes drops the secondary indexes of a table for a bulk insert
+// and returns the function that builds them again from their stored
+// definitions (building an index once is much faster than growing it row
+// by row).
+func dropIndexes(ctx context.Context, db *store.DB, table string) (restore func() error, err error) {
+	query := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL`
+	if db.Dialect == store.Postgres {
+		query = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND schemaname = current_schema() AND indexname NOT LIKE '%_pkey'`
+	}
+	rows, err := db.QueryContext(ctx, query, table)
+	if err != nil {
+		return nil, err
+	}
+	var defs []string
+	var names []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names, defs = append(names, name), append(defs, def)
+	}
+	rows.Close()
+	for _, n := range names {
+		if _, err := db.ExecContext(ctx, "DROP INDEX "+n); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		for _, d := range defs {
+			if _, err := db.ExecContext(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// insertRows inserts rows in transactions of multi-row INSERTs.
+func insertRows(ctx context.Context, db *store.DB, table string, cols []string, rows [][]any) error {
+	perStatement := max(1, 4000/len(cols))
+	return db.Tx(ctx, func(tx store.Q) error {
+		for start := 0; start < len(rows); start += perStatement {
+			chunk := rows[start:min(start+perStatement, len(rows))]
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+			args := make([]any, 0, len(chunk)*len(cols))
+			for i, r := range chunk {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				sb.WriteString("(")
+				for j, v := range r {
+					if j > 0 {
+						sb.WriteString(", ")
+					}
+					args = append(args, v)
+					sb.WriteString("$" + strconv.Itoa(len(args)))
+				}
+				sb.WriteString(")")
+			}
+			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// dedupe drops rows whose first n values repeat an earlier row's.
+func dedupe(rows [][]any, n int) [][]any {
+	seen := map[string]bool{}
+	var out [][]any
+	for _, r := range rows {
+		k := fmt.Sprint(r[:n]...)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func idsByLogin(ctx context.Context, db *store.DB) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, login FROM accounts`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var login string
+		if err := rows.Scan(&id, &login); err != nil {
+			return nil, err
+		}
+		out[login] = id
+	}
+	return out, rows.Err()
+}
+
+func column(ctx context.Context, db *store.DB, query string) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var v sql.NullInt64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v.Int64)
+	}
+	return out, rows.Err()
+}
+
+// measure runs (a) and (b) and prints the results.
+func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) error {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	get := func(path, token string, headers ...string) func() *http.Request {
+		return func() *http.Request {
+			req, _ := http.NewRequest("GET", base+path, nil)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			return req
+		}
+	}
+	feeds := []struct{ path, token string }{
+		{"/events", ""},
+		{"/networks/" + fx.repo + "/events", ""},
+		{"/orgs/" + fx.org + "/events", ""},
+		{"/repos/" + fx.repo + "/events", ""},
+		{"/users/" + fx.user + "/events", fx.token},
+		{"/users/" + fx.user + "/events/orgs/" + fx.org, fx.token},
+		{"/users/" + fx.user + "/events/public", ""},
+		{"/users/" + fx.user + "/received_events", fx.token},
+		{"/users/" + fx.user + "/received_events/public", ""},
+	}
+	fmt.Printf("(a) first page (30 events) of each feed, %d concurrent clients, %s each:\n", b.workers, b.duration)
+	worst := time.Duration(0)
+	for _, f := range feeds {
+		load(ctx, client, "warm-up", 1, 200*time.Millisecond, http.StatusOK, get(f.path, f.token))
+		r := load(ctx, client, f.path, b.workers, b.duration, http.StatusOK, get(f.path, f.token))
+		fmt.Println("  " + r.String())
+		worst = max(worst, r.p99)
+	}
+	fmt.Printf("  worst p99: %.2f ms (target < 10 ms)\n\n", ms(worst))
+
+	bare, err := bareNotModified()
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+	fmt.Printf("(b) conditional polls answered 304, %d concurrent clients, %s each:\n", b.pollWorkers, b.duration)
+	bareURL := "http://" + bare.Addr().String()
+	bareReq := func() *http.Request {
+		req, _ := http.NewRequest("GET", bareURL+"/events", nil)
+		req.Header.Set("If-None-Match", `W/"fixed"`)
+		return req
+	}
+	load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, bareReq)
+	baseline := load(ctx, client, "bare net/http handler answering 304", b.pollWorkers, b.duration, http.StatusNotModified, bareReq)
+	fmt.Println("  " + baseline.String())
+	for _, f := range []struct{ path, token string }{feeds[0], feeds[4], feeds[7]} {
+		resp, err := client.Do(get(f.path, f.token)())
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		poll := get(f.path, f.token, "If-None-Match", resp.Header.Get("ETag"))
+		load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, poll)
+		r := load(ctx, client, f.path+" (304)", b.pollWorkers, b.duration, http.StatusNotModified, poll)
+		fmt.Printf("  %s   %.0f%% of bare\n", r.String(), 100*r.rps()/baseline.rps())
+	}
+	return nil
+}
+
+// bareNotModified serves a fixed 304 on 127.0.0.1, the yardstick of (b).
+func bareNotModified() (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `W/"fixed"`)
+		w.WriteHeader(http.StatusNotModified)
+	}))
+	return ln, nil
+}

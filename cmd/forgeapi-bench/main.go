@@ -1,0 +1,30 @@
+// Command forgeapi-bench runs load scenarios against a real forgeapi
+// server started in-process and prints what it measured.
+//
+//	forgeapi-bench feeds [flags]
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+// scenarios maps a scenario name to its runner; each parses its own flags.
+var scenarios = map[string]func(ctx context.Context, args []string) error{
+	"feeds": runFeeds,
+}
+
+func main() {
+	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: feeds")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := scenarios[os.Args[1]](ctx, os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "forgeapi-bench:", err)
+		os.Exit(1)
+	}
+}
