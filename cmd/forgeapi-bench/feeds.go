@@ -93,6 +93,9 @@ type fixture struct {
 }
 
 func (b *feedsBench) fixture(ctx context.Context, db *store.DB) (*fixture, error) {
+	if fx, err := b.reuse(ctx, db); fx != nil || err != nil {
+		return fx, err
+	}
 	now := time.Now().UTC()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var rows [][]any
@@ -232,6 +235,27 @@ func (b *feedsBench) fixture(ctx context.Context, db *store.DB) (*fixture, error
 		}
 	}
 	tok, err := auth.CreateToken(ctx, db, auth.TokenSpec{Kind: auth.KindClassic, UserID: user(0), Scopes: auth.Scopes{"repo"}})
+	if err != nil {
+		return nil, err
+	}
+	return &fixture{user: "u0", org: "o0", repo: "o0/repo-0", token: tok.Value}, nil
+}
+
+// reuse returns the fixture already stored in -data by an earlier run,
+// or nil when there is none.
+func (b *feedsBench) reuse(ctx context.Context, db *store.DB) (*fixture, error) {
+	var u0 int64
+	var events int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE((SELECT id FROM accounts WHERE login = 'u0'), 0), (SELECT count(*) FROM events)`).Scan(&u0, &events); err != nil {
+		return nil, err
+	}
+	if u0 == 0 {
+		return nil, nil
+	}
+	if events != b.events {
+		return nil, fmt.Errorf("-data holds %d events, not %d: use another directory", events, b.events)
+	}
+	tok, err := auth.CreateToken(ctx, db, auth.TokenSpec{Kind: auth.KindClassic, UserID: u0, Scopes: auth.Scopes{"repo"}})
 	if err != nil {
 		return nil, err
 	}

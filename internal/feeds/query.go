@@ -192,22 +192,23 @@ func receivedSources(ctx context.Context, q querier, userID, privateFor int64) (
 }
 
 // selectIDs is the query of the ids of the filter's events from floor
-// on, newest first, limit after offset.
+// on, newest first, limit after offset. LIMIT and OFFSET are written as
+// literals: SQLite re-prepares a statement whose LIMIT is a bound
+// parameter each time it runs, which would defeat the statement cache.
 func selectIDs(f filter, floor int64, offset, limit int) (string, []any) {
 	b := sqlBuilder{args: append([]any(nil), f.args...)}
 	fl := b.arg(floor)
+	page := " LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
 	if len(f.parts) == 0 {
-		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where +
-			" ORDER BY id DESC LIMIT " + b.arg(limit) + " OFFSET " + b.arg(offset), b.args
+		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + page, b.args
 	}
-	each := b.arg(offset + limit)
+	each := strconv.Itoa(offset + limit)
 	terms := make([]string, len(f.parts))
 	for i, p := range f.parts {
 		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
 			" ORDER BY id DESC LIMIT " + each + ") AS s" + strconv.Itoa(i)
 	}
-	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC LIMIT " +
-		b.arg(limit) + " OFFSET " + b.arg(offset), b.args
+	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + page, b.args
 }
 
 // windowFloor caches the id of the first event inside the feed window,
