@@ -78,6 +78,7 @@ type Handler struct {
 	poll  *PollMeter
 	floor *windowFloor
 	stmts *stmtCache
+	count *countCache
 }
 
 // New returns the feeds handler over db. now is the clock (nil:
@@ -87,7 +88,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db)}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db), count: newCountCache()}
 }
 
 // Config returns the handler's configuration with defaults applied.

@@ -43,13 +43,33 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error 
 	if err != nil {
 		return err
 	}
-	total, err := countUpTo(ctx, h.stmts, f, floor, h.cfg.MaxEvents)
+	total, err := h.total(ctx, f, floor, page, ids)
 	if err != nil {
 		return err
 	}
 	httpapi.SetLinks(w, r, page, total)
 	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(ctx), rows))
 	return nil
+}
+
+// total is how many of the filter's events paging reaches (at most
+// MaxEvents). A short page needs no count; a full first page uses the
+// count cache, keyed by the feed's newest event.
+func (h *Handler) total(ctx context.Context, f filter, floor int64, page httpapi.Page, ids []int64) (int, error) {
+	if len(ids) < page.PerPage {
+		return page.Offset() + len(ids), nil
+	}
+	now := h.now()
+	if page.Page == 1 {
+		if n, ok := h.count.get(f.key, ids[0], floor, now); ok {
+			return n, nil
+		}
+	}
+	n, err := countUpTo(ctx, h.stmts, f, floor, h.cfg.MaxEvents)
+	if err == nil && page.Page == 1 {
+		h.count.put(f.key, ids[0], floor, n, now)
+	}
+	return n, err
 }
 
 // version names the content of a page: the feed and viewer, the page
