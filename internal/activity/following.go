@@ -17,12 +17,14 @@ func (s *Service) Follow(ctx context.Context, followerID, followeeID int64) erro
 	}
 	_, err := s.DB.ExecContext(ctx, `INSERT INTO follows (follower_id, followee_id, created_at) VALUES ($1, $2, $3)
 		ON CONFLICT (follower_id, followee_id) DO NOTHING`, followerID, followeeID, s.now())
+	s.changed()
 	return store.Normalize(err)
 }
 
 // Unfollow stops the follow; it is not an error when there was none.
 func (s *Service) Unfollow(ctx context.Context, followerID, followeeID int64) error {
 	_, err := s.DB.ExecContext(ctx, `DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2`, followerID, followeeID)
+	s.changed()
 	return err
 }
 

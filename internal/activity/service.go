@@ -26,6 +26,16 @@ type Service struct {
 	Events *events.Bus
 	// Now is the clock; nil means store.Now.
 	Now func() time.Time
+	// AfterChange, when set, runs after a follow or a subscription
+	// changes: changes that decide what feeds show without passing
+	// through the events bus.
+	AfterChange func()
+}
+
+func (s *Service) changed() {
+	if s.AfterChange != nil {
+		s.AfterChange()
+	}
 }
 
 func (s *Service) now() time.Time {

@@ -23,6 +23,7 @@ func (s *Service) Subscribe(ctx context.Context, userID, repoID int64, ignored b
 		INSERT INTO subscriptions (user_id, repository_id, ignored, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (user_id, repository_id) DO UPDATE SET ignored = excluded.ignored
 		RETURNING ignored, created_at`, userID, repoID, ignored, s.now()).Scan(&sub.Ignored, &sub.CreatedAt)
+	s.changed()
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -33,6 +34,7 @@ func (s *Service) Subscribe(ctx context.Context, userID, repoID int64, ignored b
 // was none.
 func (s *Service) Unsubscribe(ctx context.Context, userID, repoID int64) error {
 	_, err := s.DB.ExecContext(ctx, `DELETE FROM subscriptions WHERE user_id = $1 AND repository_id = $2`, userID, repoID)
+	s.changed()
 	return err
 }
 

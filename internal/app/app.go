@@ -85,6 +85,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
+	a.Events.Subscribe(a.Feeds)
+	a.Activity.AfterChange = a.Feeds.Invalidate
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
@@ -170,6 +172,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 func (m *Main) startWorkers(ctx context.Context) {
 	cfg := m.App.Config
 	pruner := feeds.NewPruner(m.App.DB, cfg.Now, cfg.Feeds, cfg.Logger)
+	pruner.AfterDelete = m.App.Feeds.Invalidate
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 }

@@ -38,6 +38,9 @@ type Config struct {
 	// is one OR-ed condition instead. Default 200 (SQLite allows 500
 	// compound terms).
 	MaxUnionSources int
+	// CacheTTL bounds how long a conditional poll may be answered from the
+	// ids of a page served before (see pageCache); default 1 s.
+	CacheTTL time.Duration
 	// Poll configures X-Poll-Interval.
 	Poll PollConfig
 }
@@ -63,6 +66,9 @@ func (c *Config) setDefaults() {
 	if c.MaxUnionSources <= 0 {
 		c.MaxUnionSources = 200
 	}
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = time.Second
+	}
 	if c.PruneInterval <= 0 {
 		c.PruneInterval = DefaultPruneInterval
 	}
@@ -79,6 +85,7 @@ type Handler struct {
 	floor *windowFloor
 	stmts *stmtCache
 	count *countCache
+	pages *pageCache
 }
 
 // New returns the feeds handler over db. now is the clock (nil:
@@ -88,7 +95,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db), count: newCountCache()}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db), count: newCountCache(), pages: newPageCache(cfg.CacheTTL)}
 }
 
 // Config returns the handler's configuration with defaults applied.

@@ -16,8 +16,10 @@ import (
 // serve answers one feed request: the page of the filter's events, its
 // Link header, ETag and X-Poll-Interval, or 304 when the client's ETag
 // is current. The ETag is computed from the ids on the page before any
-// event is rendered, so a 304 costs one index scan.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error {
+// event is rendered; a conditional poll of an unchanged page is answered
+// from the page cache without a query. key names the feed and viewer;
+// build makes its filter (only when a query is needed).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, build func() (filter, error)) error {
 	w.Header().Set("X-Poll-Interval", strconv.Itoa(h.poll.Observe()))
 	page, err := httpapi.ParsePage(r)
 	if err != nil {
@@ -27,23 +29,36 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error 
 		return apierr.Unprocessable("In order to keep the API fast for everyone, pagination is limited for this resource: "+
 			"feeds reach back %d events. Check the rel=\"last\" link of the Link header to see how far back you can page.", h.cfg.MaxEvents)
 	}
-	ctx := r.Context()
-	floor, err := h.floor.get(ctx, h.stmts, h.now().Add(-h.cfg.Window))
+	ctx, now := r.Context(), h.now()
+	floor, err := h.floor.get(ctx, h.stmts, now.Add(-h.cfg.Window))
 	if err != nil {
 		return err
 	}
+	caller := auth.PrincipalFrom(ctx).CacheKey()
+	pageKey := key + "|" + strconv.Itoa(page.Page) + "|" + strconv.Itoa(page.PerPage)
+	if r.Header.Get("If-None-Match") != "" {
+		if ids, ok := h.pages.get(pageKey, floor, now); ok && httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
+			return nil
+		}
+	}
+	f, err := build()
+	if err != nil {
+		return err
+	}
+	v := h.pages.version.Load()
 	ids, err := pageIDs(ctx, h.stmts, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
 	if err != nil {
 		return err
 	}
-	if httpapi.NotModified(w, r, httpapi.ETag(auth.PrincipalFrom(ctx).CacheKey(), version(f, page, ids))) {
+	h.pages.put(pageKey, v, floor, ids, now)
+	if httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
 		return nil
 	}
 	rows, err := eventsByID(ctx, h.stmts, ids)
 	if err != nil {
 		return err
 	}
-	total, err := h.total(ctx, f, floor, page, ids)
+	total, err := h.total(ctx, key, f, floor, page, ids)
 	if err != nil {
 		return err
 	}
@@ -52,31 +67,36 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, f filter) error 
 	return nil
 }
 
+// ready wraps a filter that costs nothing to build.
+func ready(f filter) (string, func() (filter, error)) {
+	return f.key, func() (filter, error) { return f, nil }
+}
+
 // total is how many of the filter's events paging reaches (at most
 // MaxEvents). A short page needs no count; a full first page uses the
 // count cache, keyed by the feed's newest event.
-func (h *Handler) total(ctx context.Context, f filter, floor int64, page httpapi.Page, ids []int64) (int, error) {
+func (h *Handler) total(ctx context.Context, key string, f filter, floor int64, page httpapi.Page, ids []int64) (int, error) {
 	if len(ids) < page.PerPage {
 		return page.Offset() + len(ids), nil
 	}
 	now := h.now()
 	if page.Page == 1 {
-		if n, ok := h.count.get(f.key, ids[0], floor, now); ok {
+		if n, ok := h.count.get(key, ids[0], floor, now); ok {
 			return n, nil
 		}
 	}
 	n, err := countUpTo(ctx, h.stmts, f, floor, h.cfg.MaxEvents)
 	if err == nil && page.Page == 1 {
-		h.count.put(f.key, ids[0], floor, n, now)
+		h.count.put(key, ids[0], floor, n, now)
 	}
 	return n, err
 }
 
-// version names the content of a page: the feed and viewer, the page
-// and the ids on it.
-func version(f filter, page httpapi.Page, ids []int64) string {
-	b := make([]byte, 0, len(f.key)+16+len(ids)*8)
-	b = append(b, f.key...)
+// version names the content of a page: the feed and viewer (key), the
+// page and the ids on it.
+func version(key string, page httpapi.Page, ids []int64) string {
+	b := make([]byte, 0, len(key)+16+len(ids)*8)
+	b = append(b, key...)
 	b = append(b, '|')
 	b = strconv.AppendInt(b, int64(page.Page), 10)
 	b = append(b, '|')
@@ -89,7 +109,8 @@ func version(f filter, page httpapi.Page, ids []int64) string {
 }
 
 func (h *Handler) publicEvents(w http.ResponseWriter, r *http.Request) error {
-	return h.serve(w, r, publicFeed())
+	key, build := ready(publicFeed())
+	return h.serve(w, r, key, build)
 }
 
 // repoEvents: a public repository's feed shows its public events; a
@@ -97,26 +118,30 @@ func (h *Handler) publicEvents(w http.ResponseWriter, r *http.Request) error {
 // it) shows all its events.
 func (h *Handler) repoEvents(w http.ResponseWriter, r *http.Request) error {
 	repo := repos.From(r.Context())
-	return h.serve(w, r, repoFeed(repo.ID, repo.Private))
+	key, build := ready(repoFeed(repo.ID, repo.Private))
+	return h.serve(w, r, key, build)
 }
 
 // networkEvents shows the public events of the repository's network: the
 // root it was forked from (transitively) and every fork of that root.
 func (h *Handler) networkEvents(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	root, err := networkRoot(ctx, h, repos.From(ctx))
-	if err != nil {
-		return err
-	}
-	forks, err := repos.Forks(ctx, h.db, root.ID)
-	if err != nil {
-		return err
-	}
-	ids := []int64{root.ID}
-	for _, f := range forks {
-		ids = append(ids, f.ID)
-	}
-	return h.serve(w, r, networkFeed(root.ID, ids, h.cfg.MaxUnionSources))
+	repo := repos.From(ctx)
+	return h.serve(w, r, "network:"+id(repo.ID), func() (filter, error) {
+		root, err := networkRoot(ctx, h, repo)
+		if err != nil {
+			return filter{}, err
+		}
+		forks, err := repos.Forks(ctx, h.db, root.ID)
+		if err != nil {
+			return filter{}, err
+		}
+		ids := []int64{root.ID}
+		for _, f := range forks {
+			ids = append(ids, f.ID)
+		}
+		return networkFeed(ids, h.cfg.MaxUnionSources), nil
+	})
 }
 
 // networkRoot follows fork_of up to the repository that is no fork.
@@ -134,16 +159,19 @@ func networkRoot(ctx context.Context, h *Handler, repo *repos.Repository) (*repo
 }
 
 func (h *Handler) orgEvents(w http.ResponseWriter, r *http.Request) error {
-	return h.serve(w, r, orgFeed(accounts.OrgFrom(r.Context()).ID, false))
+	key, build := ready(orgFeed(accounts.OrgFrom(r.Context()).ID, false))
+	return h.serve(w, r, key, build)
 }
 
 func (h *Handler) userEvents(w http.ResponseWriter, r *http.Request) error {
 	user := accounts.UserFrom(r.Context())
-	return h.serve(w, r, actorFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
+	key, build := ready(actorFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
+	return h.serve(w, r, key, build)
 }
 
 func (h *Handler) userPublicEvents(w http.ResponseWriter, r *http.Request) error {
-	return h.serve(w, r, actorFeed(accounts.UserFrom(r.Context()).ID, 0))
+	key, build := ready(actorFeed(accounts.UserFrom(r.Context()).ID, 0))
+	return h.serve(w, r, key, build)
 }
 
 func (h *Handler) receivedEvents(w http.ResponseWriter, r *http.Request) error {
@@ -156,11 +184,13 @@ func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, privateFor int64) error {
-	src, err := receivedSources(r.Context(), h.stmts, user.ID, privateFor)
-	if err != nil {
-		return err
-	}
-	return h.serve(w, r, receivedFeed(user.ID, src, h.cfg.MaxUnionSources))
+	return h.serve(w, r, receivedKey(user.ID, privateFor), func() (filter, error) {
+		src, err := receivedSources(r.Context(), h.stmts, user.ID, privateFor)
+		if err != nil {
+			return filter{}, err
+		}
+		return receivedFeed(user.ID, src, h.cfg.MaxUnionSources), nil
+	})
 }
 
 // userOrgEvents is the user's organization dashboard: only the user may
@@ -185,7 +215,8 @@ func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	member := role >= auth.RoleRead && (!p.ScopeBased() || p.Token.Scopes.Grants("repo"))
-	return h.serve(w, r, orgFeed(org.ID, member))
+	key, build := ready(orgFeed(org.ID, member))
+	return h.serve(w, r, key, build)
 }
 
 // privateViewer returns user's id when the principal may see user's

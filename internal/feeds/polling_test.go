@@ -60,6 +60,14 @@ func TestETagAndNotModified(t *testing.T) {
 	// A private event does not change the public feed's ETag.
 	env.Repo(alice, "secret", apptest.RepoOpts{Private: true})
 	get(t, env, "/events", "", http.StatusNotModified, "If-None-Match", resp.Header.Get("ETag"))
+
+	// A follow changes alice's received events without a new event.
+	received, _ := get(t, env, "/users/alice/received_events", token, http.StatusOK)
+	get(t, env, "/users/alice/received_events", token, http.StatusNotModified, "If-None-Match", received.Header.Get("ETag"))
+	do(t, env, "PUT", "/user/following/bob", env.Token(alice, "user"), ``)
+	if _, events := get(t, env, "/users/alice/received_events", token, http.StatusOK, "If-None-Match", received.Header.Get("ETag")); len(events) != 1 {
+		t.Fatalf("received events after following bob: %d", len(events))
+	}
 }
 
 func TestPollIntervalRisesUnderLoadAndFallsBack(t *testing.T) {

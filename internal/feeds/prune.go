@@ -21,6 +21,8 @@ type Pruner struct {
 	Batch  int
 	Now    func() time.Time
 	Logger *slog.Logger
+	// AfterDelete, when set, runs after a run that deleted events.
+	AfterDelete func()
 }
 
 // NewPruner returns the pruner of cfg's retention over db.
@@ -51,6 +53,9 @@ func (p *Pruner) RunOnce(ctx context.Context) (int64, error) {
 			return total, err
 		}
 		total += n
+		if n > 0 && p.AfterDelete != nil {
+			p.AfterDelete()
+		}
 		if n < int64(p.Batch) {
 			return total, nil
 		}

@@ -87,9 +87,9 @@ func repoFeed(repoID int64, withPrivate bool) filter {
 }
 
 // networkFeed is the public events of the repositories.
-func networkFeed(rootID int64, repoIDs []int64, maxParts int) filter {
+func networkFeed(repoIDs []int64, maxParts int) filter {
 	var b sqlBuilder
-	f := filter{key: "network:" + id(rootID) + ":" + id(int64(len(repoIDs)))}
+	f := filter{}
 	if len(repoIDs) > maxParts {
 		f.where = b.in("repo_id", repoIDs) + " AND " + b.isPublic()
 	} else {
@@ -120,6 +120,10 @@ func actorFeed(actorID, privateFor int64) filter {
 	return filter{key: "actor:" + id(actorID) + ":" + id(privateFor), where: where, args: b.args}
 }
 
+func receivedKey(userID, privateFor int64) string {
+	return "received:" + id(userID) + ":" + id(privateFor)
+}
+
 // sources are what a user receives events from.
 type sources struct {
 	repos      []int64 // starred or watched (not ignored)
@@ -133,7 +137,7 @@ type sources struct {
 // see them (a repository's private events when privateFor can read it).
 func receivedFeed(userID int64, src sources, maxParts int) filter {
 	var b sqlBuilder
-	f := filter{key: "received:" + id(userID) + ":" + id(src.privateFor)}
+	f := filter{key: receivedKey(userID, src.privateFor)}
 	if len(src.repos)+len(src.followees) > maxParts {
 		// 0 is no id: it keeps both lists valid SQL when one is empty.
 		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
