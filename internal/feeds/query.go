@@ -21,6 +21,7 @@ import (
 // tests every event against every source.
 type filter struct {
 	key   string
+	with  string   // a WITH clause the conditions use, or ""
 	where string   // when parts is empty
 	parts []string // OR-ed conditions, each index-friendly
 	args  []any
@@ -29,6 +30,7 @@ type filter struct {
 // sqlBuilder numbers placeholders as it collects arguments.
 type sqlBuilder struct {
 	args []any
+	with string
 }
 
 func (b *sqlBuilder) arg(v any) string {
@@ -44,11 +46,16 @@ func (b *sqlBuilder) arg(v any) string {
 func (b *sqlBuilder) isPublic() string { return "public = " + b.arg(true) }
 
 // accessible is the condition that the event's repository is one the user
-// can read: their own, or one of an organization they belong to.
+// can read: their own, or one of an organization they belong to. The set
+// is a common table expression, computed once however many parts of a
+// union use it.
 func (b *sqlBuilder) accessible(userID int64) string {
-	u := b.arg(userID)
-	return "repo_id IN (SELECT id FROM repositories WHERE owner_id = " + u +
-		" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + "))"
+	if b.with == "" {
+		u := b.arg(userID)
+		b.with = "WITH readable AS (SELECT id FROM repositories WHERE owner_id = " + u +
+			" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + ")) "
+	}
+	return "repo_id IN (SELECT id FROM readable)"
 }
 
 func (b *sqlBuilder) in(column string, ids []int64) string {
@@ -97,7 +104,7 @@ func networkFeed(repoIDs []int64, maxParts int) filter {
 			f.parts = append(f.parts, "repo_id = "+b.arg(r)+" AND "+b.isPublic())
 		}
 	}
-	f.args = b.args
+	f.args, f.with = b.args, b.with
 	return f
 }
 
@@ -117,7 +124,7 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 func actorFeed(actorID, privateFor int64) filter {
 	var b sqlBuilder
 	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(privateFor)
-	return filter{key: "actor:" + id(actorID) + ":" + id(privateFor), where: where, args: b.args}
+	return filter{key: "actor:" + id(actorID) + ":" + id(privateFor), where: where, args: b.args, with: b.with}
 }
 
 func receivedKey(userID, privateFor int64) string {
@@ -142,7 +149,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 		// 0 is no id: it keeps both lists valid SQL when one is empty.
 		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
 		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.privateFor)
-		f.args = b.args
+		f.args, f.with = b.args, b.with
 		return f
 	}
 	for _, r := range src.repos {
@@ -158,7 +165,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 	if len(f.parts) == 0 {
 		f.where = "1 = 0"
 	}
-	f.args = b.args
+	f.args, f.with = b.args, b.with
 	return f
 }
 
@@ -204,7 +211,7 @@ func selectIDs(f filter, floor int64, offset, limit int) (string, []any) {
 	fl := b.arg(floor)
 	page := " LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
 	if len(f.parts) == 0 {
-		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + page, b.args
+		return f.with + "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + page, b.args
 	}
 	each := strconv.Itoa(offset + limit)
 	terms := make([]string, len(f.parts))
@@ -212,7 +219,30 @@ func selectIDs(f filter, floor int64, offset, limit int) (string, []any) {
 		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
 			" ORDER BY id DESC LIMIT " + each + ") AS s" + strconv.Itoa(i)
 	}
-	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + page, b.args
+	return f.with + "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + page, b.args
+}
+
+// gallopStart is the first span of ids a union reads (see gallop).
+const gallopStart = 4096
+
+// gallop runs query (which takes the lowest id to read) over growing
+// ranges of the newest ids, floor at the bottom, until it yields want
+// ids or reaches floor. If a range of the newest ids holds want
+// matches, the newest want matches all lie in it, so the answer is
+// exact; a union of many sources then reads a few rows per source
+// instead of want rows from each.
+func gallop(ctx context.Context, q querier, floor int64, want int, query func(lo int64) ([]int64, error)) ([]int64, error) {
+	var newest int64
+	if err := q.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM events`).Scan(&newest); err != nil {
+		return nil, err
+	}
+	for span := int64(gallopStart); ; span *= 8 {
+		lo := max(floor, newest-span)
+		ids, err := query(lo)
+		if err != nil || len(ids) >= want || lo == floor {
+			return ids, err
+		}
+	}
 }
 
 // windowFloor caches the id of the first event inside the feed window,
@@ -259,13 +289,31 @@ func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, erro
 
 // pageIDs returns the ids of the page's events, newest first.
 func pageIDs(ctx context.Context, q querier, f filter, floor int64, offset, limit int) ([]int64, error) {
-	query, args := selectIDs(f, floor, offset, limit)
+	run := func(lo int64) ([]int64, error) {
+		query, args := selectIDs(f, lo, offset, limit)
+		return scanIDs(ctx, q, limit, query, args)
+	}
+	if len(f.parts) == 0 {
+		return run(floor)
+	}
+	// The newest offset+limit matches decide the page.
+	all, err := gallop(ctx, q, floor, offset+limit, func(lo int64) ([]int64, error) {
+		query, args := selectIDs(f, lo, 0, offset+limit)
+		return scanIDs(ctx, q, offset+limit, query, args)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return all[min(offset, len(all)):], nil
+}
+
+func scanIDs(ctx context.Context, q querier, capacity int, query string, args []any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	ids := make([]int64, 0, limit)
+	ids := make([]int64, 0, capacity)
 	for rows.Next() {
 		var v int64
 		if err := rows.Scan(&v); err != nil {
@@ -278,10 +326,8 @@ func pageIDs(ctx context.Context, q querier, f filter, floor int64, offset, limi
 
 // countUpTo counts the filter's events from floor on, stopping at limit.
 func countUpTo(ctx context.Context, q querier, f filter, floor int64, limit int) (int, error) {
-	query, args := selectIDs(f, floor, 0, limit)
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+") AS capped", args...).Scan(&n)
-	return n, err
+	ids, err := pageIDs(ctx, q, f, floor, 0, limit)
+	return len(ids), err
 }
 
 // row is one stored event.

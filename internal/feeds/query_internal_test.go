@@ -1,0 +1,98 @@
+package feeds
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"forgeapi/internal/store"
+)
+
+// TestUnionPagesMatchAScan checks the galloping union against a plain
+// reading of the table, on events where the sources are dense, sparse
+// and absent in the newest ids.
+func TestUnionPagesMatchAScan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const n = 30000
+	now := time.Now().UTC()
+	err = db.Tx(ctx, func(tx store.Q) error {
+		for start := 0; start < n; start += 500 {
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO events (type, actor_id, actor_login, repo_id, public, payload, created_at) VALUES ")
+			for i := start; i < start+500; i++ {
+				if i > start {
+					sb.WriteString(", ")
+				}
+				actor := i % 97 // actor 5 is everywhere; actor 1000 only among the oldest ids
+				if i < 40 {
+					actor = 1000
+				}
+				fmt.Fprintf(&sb, "('WatchEvent', %d, 'a', %d, %v, '{}', '%s')", actor, i%13, i%3 != 0, now.Format("2006-01-02 15:04:05"))
+			}
+			if _, err := tx.ExecContext(ctx, sb.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ id, actor, repo int64 }
+	var all []row
+	rows, err := db.QueryContext(ctx, `SELECT id, actor_id, repo_id FROM events ORDER BY id DESC`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.actor, &r.repo); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+
+	for _, c := range []struct {
+		name          string
+		actors, repos []int64
+	}{{"dense", []int64{5}, []int64{7}}, {"sparse", []int64{1000}, nil}, {"absent", []int64{4242}, []int64{99}}, {"mixed", []int64{1000, 5}, []int64{3}}} {
+		var b sqlBuilder
+		f := filter{key: c.name}
+		for _, a := range c.actors {
+			f.parts = append(f.parts, "actor_id = "+b.arg(a))
+		}
+		for _, r := range c.repos {
+			f.parts = append(f.parts, "repo_id = "+b.arg(r))
+		}
+		f.args = b.args
+		var want []int64
+		for _, r := range all {
+			if slices.Contains(c.actors, r.actor) || slices.Contains(c.repos, r.repo) {
+				want = append(want, r.id)
+			}
+		}
+		for _, pg := range []struct{ offset, limit int }{{0, 30}, {30, 30}, {270, 30}, {0, 100}} {
+			got, err := pageIDs(ctx, db, f, 1, pg.offset, pg.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp := want[min(pg.offset, len(want)):min(pg.offset+pg.limit, len(want))]
+			if !slices.Equal(got, exp) {
+				t.Errorf("%s offset %d: got %v, want %v", c.name, pg.offset, got, exp)
+			}
+		}
+		if n, err := countUpTo(ctx, db, f, 1, 300); err != nil || n != min(300, len(want)) {
+			t.Errorf("%s count: %d %v, want %d", c.name, n, err, min(300, len(want)))
+		}
+	}
+}
