@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -45,17 +46,27 @@ func newGitRunner(tb testing.TB) gitRunner {
 }
 
 // run runs git with args in dir and returns its trimmed standard output.
+// It must be called from the test's goroutine.
 func (g gitRunner) run(dir string, args ...string) string {
 	g.tb.Helper()
+	out, err := g.try(dir, args...)
+	if err != nil {
+		g.tb.Fatal(err)
+	}
+	return out
+}
+
+// try is run for any goroutine: it returns the error instead of failing.
+func (g gitRunner) try(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), g.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		g.tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	return strings.TrimSpace(stdout.String())
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // refs returns "objectname refname" lines of every ref of repo, and HEAD.
@@ -362,5 +373,64 @@ func TestWriterErrorsStick(t *testing.T) {
 	}
 	if err := w.WriteSchema(); err == nil {
 		t.Fatal("WriteSchema after a failed write succeeded")
+	}
+}
+
+// TestWriterSnapshotsDuringPushes exports a repository while another
+// goroutine keeps pushing to it: every export must be a complete,
+// consistent repository whatever the interleaving.
+func TestWriterSnapshotsDuringPushes(t *testing.T) {
+	t.Parallel()
+	g := newGitRunner(t)
+	root := t.TempDir()
+	source := makeSourceRepository(g, root)
+	work := filepath.Join(root, "work")
+
+	stop := make(chan struct{})
+	pushed := make(chan error, 1)
+	go func() {
+		pushed <- pushUntilStopped(g, work, source, stop)
+	}()
+	const exports = 4
+	for i := range exports {
+		file := filepath.Join(root, fmt.Sprintf("archive-%d.tar.gz", i))
+		writeArchive(t, file, func(w *archive.Writer) error {
+			w.TempDir = t.TempDir()
+			w.GitEnv = g.env
+			return w.AddBareRepository(context.Background(), "o", "r", source)
+		})
+		out := t.TempDir()
+		extract(t, file, out)
+		exported := filepath.Join(out, "repositories", "o", "r.git")
+		g.run(exported, "fsck", "--strict", "--no-progress")
+		g.run(exported, "rev-list", "--all", "--objects")
+	}
+	close(stop)
+	if err := <-pushed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pushUntilStopped commits a change and pushes it to main of bare, again
+// and again until stop closes.
+func pushUntilStopped(g gitRunner, work, bare string, stop <-chan struct{}) error {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		if err := os.WriteFile(filepath.Join(work, "pushed.txt"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			return err
+		}
+		if _, err := g.try(work, "add", "pushed.txt"); err != nil {
+			return err
+		}
+		if _, err := g.try(work, "commit", "-q", "-m", fmt.Sprint("push ", i)); err != nil {
+			return err
+		}
+		if _, err := g.try(work, "push", "-q", bare, "main"); err != nil {
+			return err
+		}
 	}
 }
