@@ -167,7 +167,8 @@ func (s *S3) URL(ctx context.Context, key string, ttl time.Duration) (string, er
 	return u.String(), nil
 }
 
-// Check asks the service whether the bucket exists and is accessible.
+// Check asks the service whether the bucket exists and is accessible. The
+// client retries network errors with backoff, so give ctx a deadline.
 func (s *S3) Check(ctx context.Context) error {
 	exists, err := s.client.BucketExists(ctx, s.bucket)
 	if err != nil {

@@ -434,3 +434,35 @@ func pushUntilStopped(g gitRunner, work, bare string, stop <-chan struct{}) erro
 		}
 	}
 }
+
+// TestWriterCopiesAlternateObjects exports a repository that borrows its
+// objects from another (a fork made with clone --shared): the export must
+// hold them itself.
+func TestWriterCopiesAlternateObjects(t *testing.T) {
+	t.Parallel()
+	g := newGitRunner(t)
+	root := t.TempDir()
+	parent := makeSourceRepository(g, root)
+	fork := filepath.Join(root, "fork.git")
+	g.run(root, "clone", "-q", "--bare", "--shared", parent, fork)
+
+	file := filepath.Join(root, "archive.tar.gz")
+	writeArchive(t, file, func(w *archive.Writer) error {
+		w.TempDir = t.TempDir()
+		w.GitEnv = g.env
+		return w.AddBareRepository(context.Background(), "o", "fork", fork)
+	})
+	out := t.TempDir()
+	names := extract(t, file, out)
+	for _, name := range names {
+		if strings.HasSuffix(name, "objects/info/alternates") {
+			t.Fatalf("archive holds %s", name)
+		}
+	}
+	exported := filepath.Join(out, "repositories", "o", "fork.git")
+	g.run(exported, "fsck", "--strict", "--no-progress")
+	wantRefs, _ := g.refs(fork)
+	if gotRefs, _ := g.refs(exported); gotRefs != wantRefs {
+		t.Fatalf("exported refs\n%s\nwant\n%s", gotRefs, wantRefs)
+	}
+}
