@@ -22,6 +22,7 @@ import (
 	"github.com/google/osv-scalibr/extractor/filesystem/language/ruby/gemfilelock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/rust/cargolock"
 	"github.com/google/osv-scalibr/extractor/filesystem/misc/githubactions"
+	"gopkg.in/yaml.v3"
 )
 
 // scalibrParser adapts one osv-scalibr filesystem extractor to Parser. The
@@ -73,6 +74,9 @@ func (p scalibrParser) Parse(ctx context.Context, filePath string, content []byt
 			deps, err = nil, fmt.Errorf("extractor panicked: %v", r)
 		}
 	}()
+	if err := p.validate(content); err != nil {
+		return nil, err
+	}
 	ex, err := p.newFn()
 	if err != nil {
 		return nil, err
@@ -92,6 +96,17 @@ func (p scalibrParser) Parse(ctx context.Context, filePath string, content []byt
 		}
 	}
 	return deps, nil
+}
+
+// validate rejects content that the scalibr extractor would silently treat
+// as empty: scalibr skips workflow files that are not valid YAML (they may be
+// templates), while dependency review reports them as malformed.
+func (p scalibrParser) validate(content []byte) error {
+	if p.format != FormatActionWorkflow {
+		return nil
+	}
+	var doc yaml.Node
+	return yaml.Unmarshal(content, &doc)
 }
 
 // scanInput builds the scalibr input for one in-memory file.
@@ -118,7 +133,11 @@ func (p scalibrParser) convert(pkg *extractor.Package) (Dependency, bool) {
 	if pkg.Name == "" || (eco == EcosystemGoMod && pkg.Name == "stdlib") {
 		return Dependency{}, false
 	}
-	dep := newDependency(eco, pkg.Name, pkg.Version, p.scope(pkg))
+	version := pkg.Version
+	if eco == EcosystemGoMod && version != "" && !strings.HasPrefix(version, "v") {
+		version = "v" + version // scalibr strips it; Go versions are written with it
+	}
+	dep := newDependency(eco, pkg.Name, version, p.scope(pkg))
 	if len(pkg.Licenses) > 0 {
 		dep.License = strings.Join(pkg.Licenses, " AND ")
 	}
