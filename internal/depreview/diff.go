@@ -3,6 +3,7 @@ package depreview
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"forgeapi/internal/depreview/advisory"
 )
@@ -120,15 +121,25 @@ func scopeRank(s Scope) int {
 // SortDependencies sorts deps in place by name, version, ecosystem, package
 // URL and scope rank.
 func SortDependencies(deps []Dependency) {
-	slices.SortFunc(deps, func(a, b Dependency) int {
-		return cmp.Or(
-			cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.Version, b.Version),
-			cmp.Compare(a.Ecosystem, b.Ecosystem),
-			cmp.Compare(a.PackageURL, b.PackageURL),
-			cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope)),
-		)
-	})
+	slices.SortFunc(deps, compareDependencies)
+}
+
+// compareDependencies short-circuits on the first differing key (cmp.Or
+// would evaluate every comparison; this is on the 5,000-package hot path).
+func compareDependencies(a, b Dependency) int {
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Version, b.Version); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.Ecosystem), string(b.Ecosystem)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.PackageURL, b.PackageURL); c != 0 {
+		return c
+	}
+	return cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope))
 }
 
 // Matcher finds the vulnerabilities of one package version; *advisory.Index

@@ -1,6 +1,7 @@
 package depreview
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -63,6 +64,9 @@ func packageLockV2Deps(packages map[string]packageLockPackage) []Dependency {
 		if name == "" {
 			name = key[i+len("node_modules/"):]
 		}
+		if name == "" {
+			continue
+		}
 		dep := newDependency(EcosystemNPM, name, pkg.Version, npmScope(pkg.Dev))
 		dep.License = npmLicense(pkg.License)
 		deps = append(deps, dep)
@@ -73,7 +77,7 @@ func packageLockV2Deps(packages map[string]packageLockPackage) []Dependency {
 // appendPackageLockV1Deps walks the nested "dependencies" tree of lockfile v1.
 func appendPackageLockV1Deps(deps *[]Dependency, tree map[string]packageLockV1Dep) {
 	for name, d := range tree {
-		if d.Version != "" {
+		if name != "" && d.Version != "" {
 			*deps = append(*deps, newDependency(EcosystemNPM, name, d.Version, npmScope(d.Dev)))
 		}
 		appendPackageLockV1Deps(deps, d.Dependencies)
@@ -92,6 +96,9 @@ func npmScope(dev bool) Scope {
 func npmLicense(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && !bytes.ContainsAny(raw[1:n-1], `\"`) {
+		return string(raw[1 : n-1]) // fast path: plain SPDX string without escapes
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {

@@ -1,0 +1,5 @@
+package depreview
+
+import "time"
+
+func testingNow() int64 { return time.Now().UnixNano() }
