@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"forgeapi/internal/depreview/advisory"
 )
@@ -110,10 +111,10 @@ func BenchmarkCompareEndToEnd(b *testing.B) {
 	var parseNanos int64
 	b.ResetTimer()
 	for b.Loop() {
-		start := testingNow()
+		start := time.Now().UnixNano()
 		baseDeps, _ := ex.Extract(ctx, "package-lock.json", base)
 		headDeps, _ := ex.Extract(ctx, "package-lock.json", head)
-		parseNanos += testingNow() - start
+		parseNanos += time.Now().UnixNano() - start
 		changes := Diff([]ManifestChange{{Path: "package-lock.json", Base: baseDeps, Head: headDeps}})
 		AttachVulnerabilities(changes, idx)
 	}

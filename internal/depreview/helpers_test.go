@@ -1,5 +1,0 @@
-package depreview
-
-import "time"
-
-func testingNow() int64 { return time.Now().UnixNano() }
