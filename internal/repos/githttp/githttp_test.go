@@ -1,9 +1,12 @@
 package githttp_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -471,5 +474,50 @@ func TestInitIsIdempotentAndHooksIgnoreLocalPushes(t *testing.T) {
 	out, _ = exec.Command("git", "--git-dir", dir, "rev-parse", "refs/heads/trunk").Output()
 	if strings.TrimSpace(string(out)) != sha {
 		t.Errorf("trunk = %q, want %s", out, sha)
+	}
+}
+
+// TestGzipEncodedPush sends a receive-pack request whose body is gzipped
+// (stock git only gzips fetch negotiation, so the request is built by hand).
+func TestGzipEncodedPush(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rec := &recorder{}
+	h.setHooks(nil, rec.postReceive)
+	a := newClient(t, "a")
+	a.git("init", "-q", a.dir)
+	sha := a.fastImport("main", 0, 500)
+
+	pack := exec.Command("git", "pack-objects", "--stdout", "--revs", "-q")
+	pack.Dir, pack.Env, pack.Stdin = a.dir, a.env, strings.NewReader("main\n")
+	packData, err := pack.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	zw := gzip.NewWriter(&body)
+	command := zeroSHA + " " + sha + " refs/heads/gz\x00report-status\n"
+	fmt.Fprintf(zw, "%04x%s0000", len(command)+4, command)
+	zw.Write(packData)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/git-receive-pack", &body)
+	req.Header.Set("Content-Type", "application/x-git-receive-pack-request")
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte("unpack ok")) || !bytes.Contains(answer, []byte("ok refs/heads/gz")) {
+		t.Fatalf("gzip push answered %d: %q", resp.StatusCode, answer)
+	}
+	if got := h.serverRef("refs/heads/gz"); got != sha {
+		t.Errorf("refs/heads/gz = %q, want %s", got, sha)
+	}
+	if calls := rec.take(); len(calls) != 1 || calls[0][0].NewSHA != sha {
+		t.Errorf("post-receive calls = %v", calls)
 	}
 }
