@@ -20,8 +20,10 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 
@@ -60,6 +62,7 @@ type App struct {
 	Repos  *repos.Service
 	Authn  *auth.Authenticator
 	Events *events.Bus
+	Git    *githost.Handler
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -75,6 +78,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{}}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
 	return a, nil
 }
 
@@ -139,6 +148,8 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		ln.Close()
 		return nil, err
 	}
+	a.Git.BaseURL = trimSlash(base)
+	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

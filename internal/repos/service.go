@@ -2,13 +2,12 @@ package repos
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 
@@ -42,7 +41,7 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 				return err
 			}
 		}
-		return initBare(s.GitDir(repo.ID), repo.DefaultBranch)
+		return githttp.Init(s.GitDir(repo.ID), repo.DefaultBranch)
 	})
 	if err != nil {
 		if repo != nil {
@@ -51,17 +50,6 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 		return nil, err
 	}
 	return repo, nil
-}
-
-func initBare(dir, branch string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch="+branch, dir).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git init %s: %v: %s", dir, err, out)
-	}
-	return nil
 }
 
 // StatsOf returns the counters of a repository object.
