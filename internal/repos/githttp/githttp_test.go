@@ -521,3 +521,51 @@ func TestGzipEncodedPush(t *testing.T) {
 		t.Errorf("post-receive calls = %v", calls)
 	}
 }
+
+// TestInspectorTreeChanges checks that TreeChanges sees what an update does
+// to the reference's files even when it brings no new commit (a force push
+// back to an older commit), where ChangedPaths sees nothing.
+func TestInspectorTreeChanges(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := newClient(t, "a")
+	a.git("init", "-q", a.dir)
+	base := a.commit("base", map[string]string{"README.md": "r", "agents/x.md": "v1"})
+	a.git("push", "-q", h.url, "main")
+	a.commit("edit agent", map[string]string{"agents/x.md": "v2", "docs/new.md": "n"})
+	a.git("push", "-q", h.url, "main")
+
+	type seen struct{ changed, tree []string }
+	var mu sync.Mutex
+	var got []seen
+	h.setHooks(func(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+		for _, u := range updates {
+			changed, err := inspect.ChangedPaths(ctx, u)
+			if err != nil {
+				return err
+			}
+			tree, err := inspect.TreeChanges(ctx, u)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			got = append(got, seen{changed, tree})
+			mu.Unlock()
+		}
+		return nil
+	}, nil)
+
+	a.git("push", "-q", "--force", h.url, base+":refs/heads/main")
+	a.git("push", "-q", h.url, base+":refs/heads/topic")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("hook saw %d updates, want 2", len(got))
+	}
+	if len(got[0].changed) != 0 || !slices.Equal(got[0].tree, []string{"agents/x.md", "docs/new.md"}) {
+		t.Errorf("force push back: ChangedPaths %q, TreeChanges %q", got[0].changed, got[0].tree)
+	}
+	if len(got[1].changed) != 0 || len(got[1].tree) != 0 {
+		t.Errorf("branch creation: ChangedPaths %q, TreeChanges %q", got[1].changed, got[1].tree)
+	}
+}

@@ -23,6 +23,13 @@ type Inspector interface {
 	// by the commits of NewCommits, each against its first parent (a root
 	// commit against the empty tree), renames as deletion plus addition.
 	ChangedPaths(ctx context.Context, u RefUpdate) ([]string, error)
+	// TreeChanges lists, sorted, the paths whose entries differ between
+	// the trees of u.OldSHA and u.NewSHA (`git diff-tree -r --no-renames
+	// OLD NEW`): what the update changes in the reference's files as a
+	// whole, whether or not it brings new commits (a force push back to
+	// an older commit changes files without any). It is empty for a
+	// creation or a deletion.
+	TreeChanges(ctx context.Context, u RefUpdate) ([]string, error)
 }
 
 // quarantineInspector implements Inspector with the git binary, run with
@@ -71,6 +78,26 @@ func (q *quarantineInspector) ChangedPaths(ctx context.Context, u RefUpdate) ([]
 	if err != nil {
 		return nil, err
 	}
+	return splitPaths(out), nil
+}
+
+// TreeChanges implements Inspector.
+func (q *quarantineInspector) TreeChanges(ctx context.Context, u RefUpdate) ([]string, error) {
+	if u.IsCreate() || u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.OldSHA) || !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q..%q", u.Ref, u.OldSHA, u.NewSHA)
+	}
+	out, err := q.git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", u.OldSHA, u.NewSHA)
+	if err != nil {
+		return nil, err
+	}
+	return splitPaths(out), nil
+}
+
+// splitPaths turns NUL-separated git output into sorted, distinct paths.
+func splitPaths(out []byte) []string {
 	var paths []string
 	for _, p := range bytes.Split(out, []byte{0}) {
 		if len(p) > 0 {
@@ -78,7 +105,7 @@ func (q *quarantineInspector) ChangedPaths(ctx context.Context, u RefUpdate) ([]
 		}
 	}
 	slices.Sort(paths)
-	return slices.Compact(paths), nil
+	return slices.Compact(paths)
 }
 
 // git runs the git binary on the repository with the quarantine environment.
