@@ -18,6 +18,7 @@ import (
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/agents"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
@@ -63,6 +64,7 @@ type App struct {
 	Authn  *auth.Authenticator
 	Events *events.Bus
 	Git    *githost.Handler
+	Agents *agents.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -84,6 +86,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
+	a.Git.AddCheck(a.Agents.CheckPush)
 	return a, nil
 }
 
@@ -96,6 +100,7 @@ func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&agents.Handler{Service: a.Agents}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
