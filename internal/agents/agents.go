@@ -39,6 +39,7 @@ const (
 type Service struct {
 	DB    *store.DB
 	Repos *repos.Service
+	names nameCache
 }
 
 // Source is an enterprise's custom agents source.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/repos"
@@ -52,17 +53,58 @@ func (s *Service) Definitions(ctx context.Context, repo *repos.Repository, offse
 	start := min(offset, len(files))
 	end := min(start+limit, len(files))
 	for _, f := range files[start:end] {
-		a := Agent{FilePath: f.Path, FileName: f.Name, Name: agentName(f.Name, nil)}
-		if f.Size <= maxAgentFileBytes {
-			content, err := g.ReadFile(commit, f.Path)
-			if err != nil {
-				return nil, 0, err
-			}
-			a.Name = agentName(f.Name, content)
+		declared, err := s.declaredName(g, commit, f)
+		if err != nil {
+			return nil, 0, err
 		}
-		page = append(page, a)
+		page = append(page, Agent{FilePath: f.Path, FileName: f.Name, Name: nameOr(declared, f.Name)})
 	}
 	return page, len(files), ctx.Err()
+}
+
+// declaredName is the front matter name of a definition file ("" when it
+// declares none or is too large to read), read once per file content: the
+// answer is cached by blob SHA, since a blob's content never changes.
+func (s *Service) declaredName(g *gitread.Repository, commit string, f gitread.Entry) (string, error) {
+	if f.Size > maxAgentFileBytes {
+		return "", nil
+	}
+	if name, ok := s.names.get(f.SHA); ok {
+		return name, nil
+	}
+	content, err := g.ReadFile(commit, f.Path)
+	if err != nil {
+		return "", err
+	}
+	name := frontMatterName(content)
+	s.names.put(f.SHA, name)
+	return name, nil
+}
+
+// maxCachedNames bounds the name cache; when full it starts afresh.
+const maxCachedNames = 1 << 14
+
+// nameCache maps blob SHAs to the front matter names of their contents.
+// Its zero value is ready to use.
+type nameCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *nameCache) get(sha string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name, ok := c.m[sha]
+	return name, ok
+}
+
+func (c *nameCache) put(sha, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedNames {
+		c.m = make(map[string]string)
+	}
+	c.m[sha] = name
 }
 
 // definitionFiles lists the regular files agents/*.md at the commit.

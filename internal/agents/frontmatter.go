@@ -15,8 +15,14 @@ const maxFrontMatterBytes = 64 << 10
 // `name` of its front matter when it has one, else the file name without
 // ".md" (the whole file name when that leaves nothing).
 func agentName(fileName string, content []byte) string {
-	if name := frontMatterName(content); name != "" {
-		return name
+	return nameOr(frontMatterName(content), fileName)
+}
+
+// nameOr is the declared name, or when it is "" the file name without
+// ".md" (the whole file name when that leaves nothing).
+func nameOr(declared, fileName string) string {
+	if declared != "" {
+		return declared
 	}
 	if stem := strings.TrimSuffix(fileName, ".md"); stem != "" {
 		return stem

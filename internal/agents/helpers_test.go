@@ -26,7 +26,7 @@ type fixture struct {
 	devToken  string // classic: admin:enterprise, repo (but dev owns no enterprise)
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	env := apptest.Start(t)
 	f := &fixture{env: env, boss: env.User("boss"), dev: env.User("dev")}
@@ -61,7 +61,7 @@ func (f *fixture) call(method, path, token, body string) (*http.Response, []byte
 }
 
 // mustCall sends a request and fails the test unless it answers want.
-func (f *fixture) mustCall(t *testing.T, want int, method, path, token, body string) []byte {
+func (f *fixture) mustCall(t testing.TB, want int, method, path, token, body string) []byte {
 	t.Helper()
 	resp, b := f.call(method, path, token, body)
 	if resp.StatusCode != want {
@@ -71,7 +71,7 @@ func (f *fixture) mustCall(t *testing.T, want int, method, path, token, body str
 }
 
 // putSource makes the organization the source and returns the answer.
-func (f *fixture) putSource(t *testing.T, org *accounts.Account, createRuleset *bool) sourceAnswer {
+func (f *fixture) putSource(t testing.TB, org *accounts.Account, createRuleset *bool) sourceAnswer {
 	t.Helper()
 	body := map[string]any{"organization_id": org.ID}
 	if createRuleset != nil {
@@ -129,7 +129,7 @@ func names(list []agent) string {
 	return strings.Join(out, ",")
 }
 
-func decode(t *testing.T, b []byte, v any) {
+func decode(t testing.TB, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
@@ -152,7 +152,7 @@ func (f *fixture) gitURL(repo *repos.Repository, user *accounts.Account, token s
 }
 
 // bossPush pushes the work tree's main to the repository as boss.
-func (f *fixture) bossPush(t *testing.T, work string, repo *repos.Repository) {
+func (f *fixture) bossPush(t testing.TB, work string, repo *repos.Repository) {
 	t.Helper()
 	apptest.Git(t, work, "push", "-q", f.gitURL(repo, f.boss, f.bossToken), "HEAD:refs/heads/main")
 }
