@@ -18,7 +18,8 @@ type Handler struct {
 // to change. Installation tokens act for no user and are refused.
 func (h *Handler) Routes() []httpapi.Route {
 	read := auth.Rule{Target: auth.TargetEnterprise, Role: auth.RoleAdmin, Scopes: []string{"admin:enterprise"},
-		Permissions: auth.Perm("enterprise_ai_controls:read"), TokenTypes: auth.UAT | auth.FPAT}
+		Permissions: auth.Perm("enterprise_ai_controls:read"), TokenTypes: auth.UAT | auth.FPAT,
+		Extra: "The caller must be an enterprise owner, and the token's resource owner its own user."}
 	write := read
 	write.Permissions = auth.Perm("enterprise_ai_controls:write")
 	return []httpapi.Route{

@@ -569,3 +569,46 @@ func TestInspectorTreeChanges(t *testing.T) {
 		t.Errorf("branch creation: ChangedPaths %q, TreeChanges %q", got[1].changed, got[1].tree)
 	}
 }
+
+// TestRelativeRepositoryDirectory serves a repository named by a path
+// relative to the working directory (forgeapi's default data directory is
+// relative), hooks and Inspector included.
+func TestRelativeRepositoryDirectory(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// A directory below the working directory, named without "..": a
+	// path that climbs to the root would resolve from anywhere.
+	dir, err := os.MkdirTemp(".", "relative-repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	rel := filepath.Join(dir, "repo.git")
+	if err := githttp.Init(rel, "main"); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.repoDir = rel
+	h.mu.Unlock()
+	var mu sync.Mutex
+	var paths []string
+	h.setHooks(func(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+		p, err := inspect.ChangedPaths(ctx, updates[0])
+		mu.Lock()
+		paths = p
+		mu.Unlock()
+		return err
+	}, nil)
+	a := newClient(t, "a")
+	a.git("init", "-q", a.dir)
+	head := a.commit("one", map[string]string{"f.txt": "1"})
+	a.git("push", "-q", h.url, "main")
+	if got := h.serverRef("refs/heads/main"); got != head {
+		t.Fatalf("main = %q, want %s", got, head)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(paths, []string{"f.txt"}) {
+		t.Errorf("ChangedPaths = %q", paths)
+	}
+}

@@ -79,7 +79,7 @@ func (h *harness) serve(server *githttp.Server, w http.ResponseWriter, r *http.R
 	h.mu.Lock()
 	h.protocols = append(h.protocols, r.Header.Get("Git-Protocol"))
 	h.encodings = append(h.encodings, r.Header.Get("Content-Encoding"))
-	pre, post, refuse := h.pre, h.post, h.refuse
+	pre, post, refuse, repoDir := h.pre, h.post, h.refuse, h.repoDir
 	h.mu.Unlock()
 	if refuse != nil {
 		if service, err := githttp.RequestedService(r, sub); err == nil {
@@ -90,7 +90,7 @@ func (h *harness) serve(server *githttp.Server, w http.ResponseWriter, r *http.R
 		}
 	}
 	server.ServeGit(w, r, githttp.Request{
-		RepoDir: h.repoDir, SubPath: sub, RemoteUser: "octo",
+		RepoDir: repoDir, SubPath: sub, RemoteUser: "octo",
 		PreReceive: pre, PostReceive: post,
 	})
 }

@@ -134,11 +134,18 @@ type Request struct {
 // ServeGit serves one smart HTTP request for req.RepoDir. The caller must
 // have authenticated and authorised it. Requests outside the smart protocol
 // get 404 (405 for a wrong method) and a missing repository 404, with a
-// text the git client prints.
+// text the git client prints. A relative RepoDir is taken from the
+// process's working directory (git runs inside the repository, where it
+// would no longer resolve).
 func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 	service, err := RequestedService(r, req.SubPath)
 	if err != nil {
 		s.refuseUnsupported(w, r, req.SubPath)
+		return
+	}
+	if req.RepoDir, err = filepath.Abs(req.RepoDir); err != nil {
+		s.logger.ErrorContext(r.Context(), "githttp: repository directory", "repo", req.RepoDir, "err", err)
+		WriteRefusal(w, http.StatusInternalServerError, "internal server error")
 		return
 	}
 	if !isRepository(req.RepoDir) {
