@@ -2,6 +2,7 @@ package artifacts_test
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -223,4 +224,9 @@ func names(rs []record) string {
 		out = append(out, r.DeploymentName)
 	}
 	return strings.Join(out, ",")
+}
+
+// basic returns the base64 credentials of HTTP Basic.
+func basic(user, password string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 }
