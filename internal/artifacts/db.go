@@ -18,8 +18,12 @@ import (
 // 11 columns stay well under both databases' bound-parameter limits.
 const batchRows = 500
 
-// valuesList renders rows of cols placeholders, "($1, $2), ($3, $4)".
-func valuesList(rows, cols int) string {
+// valuesList renders the VALUES rows of a multi-row INSERT whose only
+// parameters they are: "($1, $2), ($3, $4)" on PostgreSQL and
+// "(?, ?), (?, ?)" on SQLite. This is the one dialect-specific SQL of the
+// package: SQLite looks $N parameters up by name, which makes binding
+// thousands of them quadratic; anonymous ones bind by position.
+func valuesList(d store.Dialect, rows, cols int) string {
 	var b strings.Builder
 	n := 1
 	for i := range rows {
@@ -31,8 +35,12 @@ func valuesList(rows, cols int) string {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
+			if d == store.SQLite {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(n))
+			}
 			n++
 		}
 		b.WriteByte(')')
@@ -56,7 +64,7 @@ func inBatches[T any](items []T, fn func([]T) error) error {
 // every one of them, by key. An artifact that exists keeps its name and
 // version: the first request (and within a request, the first item) that
 // names an artifact sets them. Keys must be distinct.
-func ensureArtifacts(ctx context.Context, q store.Q, orgID int64, arts []newArtifact, now time.Time) (map[artifactKey]artifact, error) {
+func ensureArtifacts(ctx context.Context, q store.Q, d store.Dialect, orgID int64, arts []newArtifact, now time.Time) (map[artifactKey]artifact, error) {
 	// A fixed row order makes concurrent batches lock rows in the same
 	// order on PostgreSQL, so they cannot deadlock.
 	arts = slices.SortedFunc(slices.Values(arts), func(a, b newArtifact) int {
@@ -75,7 +83,7 @@ func ensureArtifacts(ctx context.Context, q store.Q, orgID int64, arts []newArti
 		}
 		rows, err := q.QueryContext(ctx, `
 			INSERT INTO artifacts (org_id, repository_id, repo_key, digest, name, version, created_at, updated_at)
-			VALUES `+valuesList(len(batch), 8)+`
+			VALUES `+valuesList(d, len(batch), 8)+`
 			ON CONFLICT (org_id, repo_key, digest) DO UPDATE SET updated_at = excluded.updated_at
 			RETURNING id, repo_key, digest, name, version`, args...)
 		if err != nil {
@@ -120,7 +128,7 @@ type recordRow struct {
 // upsertDeploymentRecords creates the records whose identity is new and
 // updates the others (artifact, status, tags, runtime risks), returning
 // each one's id and timestamps by identity. Identities must be distinct.
-func upsertDeploymentRecords(ctx context.Context, q store.Q, orgID int64, recs []recordRow, now time.Time) (map[recordKey]savedRecord, error) {
+func upsertDeploymentRecords(ctx context.Context, q store.Q, d store.Dialect, orgID int64, recs []recordRow, now time.Time) (map[recordKey]savedRecord, error) {
 	recs = slices.SortedFunc(slices.Values(recs), func(a, b recordRow) int {
 		ka, kb := a.key(), b.key()
 		return cmp.Or(strings.Compare(ka.Logical, kb.Logical), strings.Compare(ka.Physical, kb.Physical),
@@ -138,7 +146,7 @@ func upsertDeploymentRecords(ctx context.Context, q store.Q, orgID int64, recs [
 		rows, err := q.QueryContext(ctx, `
 			INSERT INTO deployment_records (org_id, artifact_id, logical_environment, physical_environment, cluster,
 				deployment_name, status, tags, runtime_risks, created_at, updated_at)
-			VALUES `+valuesList(len(batch), 11)+`
+			VALUES `+valuesList(d, len(batch), 11)+`
 			ON CONFLICT (org_id, logical_environment, physical_environment, cluster, deployment_name) DO UPDATE SET
 				artifact_id = excluded.artifact_id, status = excluded.status, tags = excluded.tags,
 				runtime_risks = excluded.runtime_risks, updated_at = excluded.updated_at
@@ -224,7 +232,7 @@ func artifactsWithDigest(ctx context.Context, q store.Q, orgID int64, digest str
 // one record per artifact, registry and registry repository, a repeat
 // updating name, version, URLs, path and status. It returns the records'
 // ids by artifact id.
-func upsertStorageRecords(ctx context.Context, q store.Q, artifactIDs []int64, s Storage, now time.Time) (map[int64]savedRecord, error) {
+func upsertStorageRecords(ctx context.Context, q store.Q, d store.Dialect, artifactIDs []int64, s Storage, now time.Time) (map[int64]savedRecord, error) {
 	ids := slices.Sorted(slices.Values(artifactIDs))
 	out := make(map[int64]savedRecord, len(ids))
 	err := inBatches(ids, func(batch []int64) error {
@@ -235,7 +243,7 @@ func upsertStorageRecords(ctx context.Context, q store.Q, artifactIDs []int64, s
 		rows, err := q.QueryContext(ctx, `
 			INSERT INTO storage_records (artifact_id, name, version, registry_url, repository, artifact_url, path, status,
 				created_at, updated_at)
-			VALUES `+valuesList(len(batch), 10)+`
+			VALUES `+valuesList(d, len(batch), 10)+`
 			ON CONFLICT (artifact_id, registry_url, repository) DO UPDATE SET
 				name = excluded.name, version = excluded.version, artifact_url = excluded.artifact_url,
 				path = excluded.path, status = excluded.status, updated_at = excluded.updated_at

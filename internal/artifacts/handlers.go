@@ -24,7 +24,7 @@ func (h *Handler) createDeploymentRecord(w http.ResponseWriter, r *http.Request)
 	ctx, org, p := r.Context(), accounts.OrgFrom(r.Context()), auth.PrincipalFrom(r.Context())
 	var records []DeploymentRecord
 	err = h.DB.Tx(ctx, func(tx store.Q) error {
-		records, _, err = recordDeployments(ctx, tx, p, org, []Deployment{d}, batch{})
+		records, _, err = recordDeployments(ctx, tx, h.DB.Dialect, p, org, []Deployment{d}, batch{})
 		return err
 	})
 	if err != nil {
@@ -52,7 +52,7 @@ func (h *Handler) setClusterDeploymentRecords(w http.ResponseWriter, r *http.Req
 	var records []DeploymentRecord
 	var failures []Failure
 	err = h.DB.Tx(ctx, func(tx store.Q) error {
-		records, failures, err = recordDeployments(ctx, tx, p, org, ds, batch{Partial: body.PartialSuccess, Indexed: true})
+		records, failures, err = recordDeployments(ctx, tx, h.DB.Dialect, p, org, ds, batch{Partial: body.PartialSuccess, Indexed: true})
 		return err
 	})
 	if err != nil {
@@ -99,7 +99,7 @@ func (h *Handler) createStorageRecord(w http.ResponseWriter, r *http.Request) er
 	ctx, org, p := r.Context(), accounts.OrgFrom(r.Context()), auth.PrincipalFrom(r.Context())
 	var records []StorageRecord
 	err = h.DB.Tx(ctx, func(tx store.Q) error {
-		records, err = recordStorage(ctx, tx, p, org, s)
+		records, err = recordStorage(ctx, tx, h.DB.Dialect, p, org, s)
 		return err
 	})
 	if err != nil {

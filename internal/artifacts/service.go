@@ -39,7 +39,7 @@ type batch struct {
 // out and returned as failures. Deployments that resolve to the same
 // artifact (repository and digest) share it, with the name and version of
 // the first of them unless it already exists.
-func recordDeployments(ctx context.Context, q store.Q, p *auth.Principal, org *accounts.Account, ds []Deployment, b batch) ([]DeploymentRecord, []Failure, error) {
+func recordDeployments(ctx context.Context, q store.Q, d store.Dialect, p *auth.Principal, org *accounts.Account, ds []Deployment, b batch) ([]DeploymentRecord, []Failure, error) {
 	resolver := newRepoResolver(ctx, q, p, org)
 	var failures []Failure
 	var ok []int
@@ -59,13 +59,13 @@ func recordDeployments(ctx context.Context, q store.Q, p *auth.Principal, org *a
 	if len(failures) > 0 && !b.Partial {
 		return nil, nil, failuresError(failures, b.Indexed)
 	}
-	records, err := saveDeployments(ctx, q, org.ID, ds, repoOf, ok)
+	records, err := saveDeployments(ctx, q, d, org.ID, ds, repoOf, ok)
 	return records, failures, err
 }
 
 // saveDeployments upserts the artifacts and deployment records of the
 // deployments at the indexes, and returns the records in that order.
-func saveDeployments(ctx context.Context, q store.Q, orgID int64, ds []Deployment, repoOf []*repos.Repository, indexes []int) ([]DeploymentRecord, error) {
+func saveDeployments(ctx context.Context, q store.Q, dialect store.Dialect, orgID int64, ds []Deployment, repoOf []*repos.Repository, indexes []int) ([]DeploymentRecord, error) {
 	if len(indexes) == 0 {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func saveDeployments(ctx context.Context, q store.Q, orgID int64, ds []Deploymen
 			arts = append(arts, a)
 		}
 	}
-	artifacts, err := ensureArtifacts(ctx, q, orgID, arts, now)
+	artifacts, err := ensureArtifacts(ctx, q, dialect, orgID, arts, now)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func saveDeployments(ctx context.Context, q store.Q, orgID int64, ds []Deploymen
 		a := newArtifact{Repo: repoOf[i], Digest: ds[i].Digest}
 		rows[n] = recordRow{Deployment: ds[i], ArtifactID: artifacts[a.key()].ID}
 	}
-	saved, err := upsertDeploymentRecords(ctx, q, orgID, rows, now)
+	saved, err := upsertDeploymentRecords(ctx, q, dialect, orgID, rows, now)
 	if err != nil {
 		return nil, err
 	}
