@@ -1,8 +1,10 @@
 package artifacts_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
@@ -270,4 +272,51 @@ func TestClusterPartialSuccess(t *testing.T) {
 		body["partial_success"] = true
 		f.call("POST", clusterPath("moda-5"), iat, body).wantFieldError(t, "deployments[1].digest", "invalid")
 	})
+}
+
+func TestConcurrentClusterCallsOnTheSameRecords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const callers, perCall = 4, 50
+	bodies := make([]map[string]any, callers)
+	for c := range bodies {
+		items := make([]map[string]any, perCall)
+		for i := range items {
+			// Every caller writes the same deployments and artifacts, in its own order.
+			n := (i + c*7) % perCall
+			items[i] = item(fmt.Sprint("pod-", n), map[string]any{"digest": digest(fmt.Sprint("shared-", n%5)), "service_repository": "web"})
+		}
+		bodies[c] = clusterBody(items...)
+	}
+	statuses := make(chan int, callers)
+	var wg sync.WaitGroup
+	for _, body := range bodies {
+		wg.Go(func() {
+			resp, _ := f.env.DoJSON("POST", clusterPath("moda-1"), f.token, mustJSON(t, body))
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusOK {
+			t.Fatalf("concurrent call answered %d", s)
+		}
+	}
+	total := 0
+	for n := range 5 {
+		total += *f.listDeployments(digest(fmt.Sprint("shared-", n))).TotalCount
+	}
+	if total != perCall {
+		t.Fatalf("want %d records, got %d", perCall, total)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

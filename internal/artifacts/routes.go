@@ -12,11 +12,11 @@ import (
 func (h *Handler) Routes() []httpapi.Route {
 	write := auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, FineGrainedOnly: true,
 		Permissions: auth.Perm("contents:write", "artifact_metadata:write"), TokenTypes: auth.AllTokenTypes,
-		Extra: "records tied to a repository also need write access to that repository"}
+		Extra: "Records tied to a repository also need write access to that repository."}
 	read := auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, FineGrainedOnly: true,
 		Permissions: auth.Perm("contents:read", "artifact_metadata:read"), TokenTypes: auth.AllTokenTypes}
 	readStorage := read
-	readStorage.Extra = "lists only records of repositories the caller can read"
+	readStorage.Extra = "Lists only the records of repositories the caller can read."
 	return []httpapi.Route{
 		{Method: "POST", Pattern: "/orgs/{org}/artifacts/metadata/deployment-record", Handle: h.createDeploymentRecord, Auth: write},
 		{Method: "POST", Pattern: "/orgs/{org}/artifacts/metadata/deployment-record/cluster/{cluster}", Handle: h.setClusterDeploymentRecords, Auth: write},

@@ -252,3 +252,19 @@ func TestStorageRecordOnlyOnWritableRepositories(t *testing.T) {
 	f.call("POST", storagePath, iat, storage(d, map[string]any{"service_repository": "docs"})).want(t, http.StatusForbidden)
 	f.call("POST", storagePath, iat, storage(d, map[string]any{"service_repository": "api"})).wantFieldError(t, "service_repository", "invalid")
 }
+
+func TestRecordsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	d := digest("durable")
+	f.call("POST", deploymentPath, f.token, deployment(map[string]any{"digest": d, "service_repository": "web"})).want(t, http.StatusOK)
+	f.call("POST", storagePath, f.token, storage(d, nil)).want(t, http.StatusOK)
+	f.env.Stop()
+	f.env = apptest.StartConfig(t, f.env.Config)
+	if deps := f.listDeployments(d); *deps.TotalCount != 1 || deref(deps.DeploymentRecords[0].ServiceRepository) != "web" {
+		t.Fatalf("deployment records after restart: %+v", deps)
+	}
+	if got := repoNames(f.listStorage(f.token, d)); got != "web" {
+		t.Fatalf("storage records after restart: %s", got)
+	}
+}
