@@ -6,9 +6,32 @@
 //
 // Only fine-grained tokens (app user, installation and fine-grained
 // personal tokens) call these endpoints, with the repository permission
-// contents or artifact_metadata. A record tied to a repository of the
-// organization needs write access to that repository to be written and
-// read access to be listed (storage records).
+// contents or artifact_metadata, as the spec's authentication table says;
+// classic and OAuth tokens and passwords get a 403 (the platform documents
+// no classic scope for them). The token must act on the organization
+// (its resource owner) and its user be a member; other callers get 404.
+// A record tied to a repository of the organization needs write access to
+// that repository to be written, and storage records are listed only for
+// repositories the caller can read.
+//
+// Decisions where the spec is silent:
+//   - An artifact's name and version are those of the first request (and
+//     within a cluster call, the first item) that named the artifact;
+//     later requests do not rename it.
+//   - A deployment without a service repository records an artifact of
+//     the organization that names no repository (there are no
+//     attestations to take the repository from).
+//   - A storage record is identified by its artifact, registry URL and
+//     registry repository; a repeat updates it. When no artifact of the
+//     digest can be written, the record goes on the organization's
+//     artifact that names no repository.
+//   - partial_success skips deployments whose repository is not found
+//     (not_found) or not writable (unauthorized), as the platform's
+//     errors[].cause enumerates; a body that breaks the schema is a 422
+//     for the whole call either way.
+//   - The platform's name github_repository is accepted for
+//     service_repository; records also show created_at beside the spec's
+//     created, and the name of their service repository.
 package artifacts
 
 import (
