@@ -112,6 +112,8 @@ func (c checker) length(field, v string, min, max int) {
 	switch {
 	case n < min && min == 1:
 		c.add(field, apierr.CodeInvalid, "%s must not be empty", field)
+	case n > max && min == 0:
+		c.add(field, apierr.CodeInvalid, "%s must be at most %d characters", field, max)
 	case n < min || n > max:
 		c.add(field, apierr.CodeInvalid, "%s must be %d to %d characters", field, min, max)
 	}
