@@ -39,7 +39,7 @@ type batch struct {
 // out and returned as failures. Deployments that resolve to the same
 // artifact (repository and digest) share it, with the name and version of
 // the first of them unless it already exists.
-func recordDeployments(ctx context.Context, q store.Q, d store.Dialect, p *auth.Principal, org *accounts.Account, ds []Deployment, b batch) ([]DeploymentRecord, []Failure, error) {
+func recordDeployments(ctx context.Context, q store.Q, dialect store.Dialect, p *auth.Principal, org *accounts.Account, ds []Deployment, b batch) ([]DeploymentRecord, []Failure, error) {
 	resolver := newRepoResolver(ctx, q, p, org)
 	var failures []Failure
 	var ok []int
@@ -59,7 +59,7 @@ func recordDeployments(ctx context.Context, q store.Q, d store.Dialect, p *auth.
 	if len(failures) > 0 && !b.Partial {
 		return nil, nil, failuresError(failures, b.Indexed)
 	}
-	records, err := saveDeployments(ctx, q, d, org.ID, ds, repoOf, ok)
+	records, err := saveDeployments(ctx, q, dialect, org.ID, ds, repoOf, ok)
 	return records, failures, err
 }
 

@@ -17,7 +17,7 @@ import (
 // with the request's name and version when new). When no artifact is
 // left, the record goes on the organization's artifact that names no
 // repository, created if needed. It returns the records, oldest first.
-func recordStorage(ctx context.Context, q store.Q, d store.Dialect, p *auth.Principal, org *accounts.Account, s Storage) ([]StorageRecord, error) {
+func recordStorage(ctx context.Context, q store.Q, dialect store.Dialect, p *auth.Principal, org *accounts.Account, s Storage) ([]StorageRecord, error) {
 	now := store.Now()
 	targets, err := writableArtifacts(ctx, q, p, org.ID, s.Digest)
 	if err != nil {
@@ -32,7 +32,7 @@ func recordStorage(ctx context.Context, q store.Q, d store.Dialect, p *auth.Prin
 	}
 	if repo != nil || len(targets) == 0 {
 		a := newArtifact{Repo: repo, Digest: s.Digest, Name: s.Name, Version: s.Version}
-		created, err := ensureArtifacts(ctx, q, d, org.ID, []newArtifact{a}, now)
+		created, err := ensureArtifacts(ctx, q, dialect, org.ID, []newArtifact{a}, now)
 		if err != nil {
 			return nil, err
 		}
@@ -42,7 +42,7 @@ func recordStorage(ctx context.Context, q store.Q, d store.Dialect, p *auth.Prin
 	for id := range targets {
 		ids = append(ids, id)
 	}
-	saved, err := upsertStorageRecords(ctx, q, d, ids, s, now)
+	saved, err := upsertStorageRecords(ctx, q, dialect, ids, s, now)
 	if err != nil {
 		return nil, err
 	}
