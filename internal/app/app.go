@@ -18,6 +18,7 @@ import (
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
@@ -96,6 +97,7 @@ func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }

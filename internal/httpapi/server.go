@@ -209,6 +209,9 @@ func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) err
 			return err
 		}
 	}
+	if rule.FineGrainedOnly && !p.Anonymous() && !p.FineGrained() {
+		return apierr.Forbidden("This endpoint accepts only fine-grained tokens: app user access tokens, app installation access tokens and fine-grained personal access tokens.")
+	}
 	if p.FineGrained() && !rule.TokenTypes.Allows(p.Token.Kind) {
 		return apierr.Forbidden("%s", NotAccessibleMessage(p.Token.Kind))
 	}
