@@ -58,7 +58,7 @@ func pushHistory(t *testing.T, env *apptest.Env, owner string, opts apptest.Repo
 	mainCargo := slices.Clone(basePkgs)
 	mainCargo[0].version = "3.0.0"
 	h.mainOnly = c.commit("main moves on", map[string]*string{
-		"rust/Cargo.toml":           manifestKinds[9].content(mainCargo),
+		"rust/Cargo.toml":            manifestKinds[9].content(mainCargo),
 		"main-only/requirements.txt": ptr("delta==1.0.0\n"),
 	})
 	c.git("checkout", "-q", "--orphan", "unrelated")
@@ -288,7 +288,7 @@ func TestCompareErrors(t *testing.T) {
 		{comparePath(h.repo, "main...feature"), "", 404, "Not Found"},
 		{comparePath(h.repo, "main...main~1"), "", 404, "Not Found"},
 		{comparePath(h.repo, "main...feature/deps...main"), "", 404, "Not Found"},
-		{comparePath(h.repo, "main..." + strings.Repeat("0", 40)), "", 404, "Not Found"},
+		{comparePath(h.repo, "main..."+strings.Repeat("0", 40)), "", 404, "Not Found"},
 		{comparePath(h.repo, "main...unrelated"), "", 404, "No common ancestor between main and unrelated."},
 		{"/repos/octo/nope/dependency-graph/compare/main...main", "", 404, "Not Found"},
 		{"/repos/nobody/app/dependency-graph/compare/main...main", "", 404, "Not Found"},
