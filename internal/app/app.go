@@ -40,6 +40,10 @@ type Config struct {
 	RateLimit   bool   // enforce the rate limits
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
+	// ManifestCache bounds dependency review's cache of parsed manifests,
+	// counted in dependencies: 0 means the default (200,000, about 40 MB),
+	// a negative value turns the cache off.
+	ManifestCache int
 }
 
 func (c *Config) setDefaults() {
@@ -92,7 +96,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
 	a.Advisories = advisorydb.NewSource(db)
-	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories, Logger: cfg.Logger})
+	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
+		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
 	return a, nil
 }
 

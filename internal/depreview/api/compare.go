@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/depreview"
@@ -151,17 +152,85 @@ func revisionError(err error, base, head string) error {
 	return err
 }
 
-// manifestChange reads and parses both sides of a changed manifest. ok is
-// false when either side cannot be parsed.
+// manifestChange reads both sides of a changed manifest and parses those
+// not cached, the two at once (on a cold cache, parsing two large
+// lockfiles is most of a comparison's time). ok is false when either side
+// cannot be parsed.
 func (h *Handler) manifestChange(ctx context.Context, repo *gitread.Repository, c gitread.Change) (m depreview.ManifestChange, ok bool, err error) {
 	m.Path = c.Path
-	if m.Base, err = h.dependencies(ctx, repo, c.Path, c.OldSHA); err != nil {
-		return m, false, h.skipMalformed(err)
+	base, err := h.readManifest(repo, c.Path, c.OldSHA)
+	if err != nil {
+		return m, false, err
 	}
-	if m.Head, err = h.dependencies(ctx, repo, c.Path, c.NewSHA); err != nil {
+	head, err := h.readManifest(repo, c.Path, c.NewSHA)
+	if err != nil {
+		return m, false, err
+	}
+	var wg sync.WaitGroup
+	for _, side := range []*manifestBlob{base, head} {
+		if side != nil && side.deps == nil {
+			wg.Go(func() { h.parse(ctx, side) })
+		}
+	}
+	wg.Wait()
+	if base != nil {
+		m.Base, err = base.deps, base.err
+	}
+	if head != nil {
+		m.Head, err = head.deps, errors.Join(err, head.err)
+	}
+	if err != nil {
 		return m, false, h.skipMalformed(err)
 	}
 	return m, true, nil
+}
+
+// manifestBlob is one side of a changed manifest: its cached dependencies,
+// or its content to parse.
+type manifestBlob struct {
+	path    string
+	key     manifestKey
+	content []byte
+	deps    []depreview.Dependency // nil until parsed
+	err     error
+}
+
+// readManifest returns the cached dependencies of the manifest blob sha at
+// path, or its content. It returns nil for an empty sha or one that names
+// no blob (a submodule entry): that side has no manifest.
+func (h *Handler) readManifest(repo *gitread.Repository, path, sha string) (*manifestBlob, error) {
+	if sha == "" {
+		return nil, nil
+	}
+	b := &manifestBlob{path: path, key: manifestKey{format: depreview.FormatOf(path), blob: sha}}
+	if deps, ok := h.manifests.get(b.key); ok {
+		b.deps = deps
+		return b, nil
+	}
+	content, err := repo.ReadBlob(sha)
+	if errors.Is(err, gitread.ErrPathNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.content = content
+	return b, nil
+}
+
+// parse extracts the dependencies of b and caches them; a manifest without
+// dependencies gets an empty, non-nil list.
+func (h *Handler) parse(ctx context.Context, b *manifestBlob) {
+	deps, err := h.extractor.Extract(ctx, b.path, b.content)
+	if err != nil {
+		b.err = fmt.Errorf("dependency review: %w", err)
+		return
+	}
+	if deps == nil {
+		deps = []depreview.Dependency{}
+	}
+	b.deps = deps
+	h.manifests.put(b.key, deps)
 }
 
 // skipMalformed logs a manifest that cannot be parsed and returns nil for
@@ -172,30 +241,4 @@ func (h *Handler) skipMalformed(err error) error {
 		return nil
 	}
 	return err
-}
-
-// dependencies returns the dependencies of the manifest blob sha at path,
-// from the cache when it was parsed before. An empty sha, or one that
-// names no blob (a submodule entry), has none.
-func (h *Handler) dependencies(ctx context.Context, repo *gitread.Repository, path, sha string) ([]depreview.Dependency, error) {
-	if sha == "" {
-		return nil, nil
-	}
-	key := manifestKey{format: depreview.FormatOf(path), blob: sha}
-	if deps, ok := h.manifests.get(key); ok {
-		return deps, nil
-	}
-	content, err := repo.ReadBlob(sha)
-	if errors.Is(err, gitread.ErrPathNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	deps, err := h.extractor.Extract(ctx, path, content)
-	if err != nil {
-		return nil, fmt.Errorf("dependency review: %w", err)
-	}
-	h.manifests.put(key, deps)
-	return deps, nil
 }
