@@ -86,7 +86,7 @@ func BenchmarkCompare5000PackageLock(b *testing.B) {
 			env := apptest.Start(b, func(c *app.Config) { c.ManifestCache = bc.cache })
 			benchAdvisories(b, env)
 			repo := env.Repo(env.User("octo"), "app")
-			c := newClone(b, env, repo)
+			c := newClone(b, env, repo, repo.Owner)
 			c.commit("base", map[string]*string{"package-lock.json": &base})
 			c.git("checkout", "-q", "-b", "topic")
 			c.commit("bump 200", map[string]*string{"package-lock.json": &head})

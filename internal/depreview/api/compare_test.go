@@ -34,7 +34,7 @@ func pushHistory(t *testing.T, env *apptest.Env, owner string, opts apptest.Repo
 	t.Helper()
 	user := env.User(owner)
 	h := history{repo: env.Repo(user, "app", opts)}
-	c := newClone(t, env, h.repo)
+	c := newClone(t, env, h.repo, user)
 
 	baseFiles := map[string]*string{
 		"README.md":                ptr("# app\n"),
@@ -320,7 +320,7 @@ func TestCompareCredentials(t *testing.T) {
 	other := env.User("stranger")
 	org := env.Org("acme", owner)
 	orgRepo := env.Repo(org, "svc", apptest.RepoOpts{Private: true, AdvancedSecurity: true})
-	orgClone := newClone(t, env, orgRepo)
+	orgClone := newClone(t, env, orgRepo, owner)
 	orgClone.commit("base", map[string]*string{"go.mod": ptr("module x\n")})
 	orgClone.git("checkout", "-q", "-b", "topic")
 	orgClone.commit("add", map[string]*string{"go.mod": ptr(renderGoMod([]pkg{{"example.com/a", "v1.0.0", false}}))})

@@ -14,13 +14,14 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/depreview/advisorydb"
 	"forgeapi/internal/repos"
 )
 
-// clone is a working clone whose commits the tests push with the git CLI
-// to a repository's bare git directory (a real git push over file://).
+// clone is a working clone whose commits the tests push to the server
+// with the git CLI, over the server's git smart HTTP.
 type clone struct {
 	t      testing.TB
 	dir    string
@@ -29,14 +30,14 @@ type clone struct {
 	tick   int
 }
 
-// newClone returns an empty working clone that pushes to repo.
-func newClone(t testing.TB, env *apptest.Env, repo *repos.Repository) *clone {
+// newClone returns an empty working clone that pushes to repo as pusher
+// (who must be allowed to push: the owner, or an owner of the owning
+// organization).
+func newClone(t testing.TB, env *apptest.Env, repo *repos.Repository, pusher *accounts.Account) *clone {
 	t.Helper()
-	home := t.TempDir()
-	c := &clone{t: t, dir: t.TempDir(), remote: "file://" + env.App.Repos.GitDir(repo.ID), env: append(os.Environ(),
-		"HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
-		"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")}
+	token := env.Token(pusher, "repo")
+	c := &clone{t: t, dir: t.TempDir(), remote: env.GitURL(repo.Owner.Login, repo.Name, pusher.Login, token),
+		env: append(apptest.GitEnv(t.TempDir()), "GIT_AUTHOR_NAME=Ada", "GIT_COMMITTER_NAME=Ada")}
 	c.git("init", "-q", "-b", "main")
 	return c
 }
@@ -44,7 +45,7 @@ func newClone(t testing.TB, env *apptest.Env, repo *repos.Repository) *clone {
 // git runs git in the clone and returns its trimmed output.
 func (c *clone) git(args ...string) string {
 	c.t.Helper()
-	cmd := exec.Command("git", args...)
+	cmd := exec.Command("git", append([]string{"-c", "credential.helper="}, args...)...)
 	cmd.Dir = c.dir
 	c.tick++
 	date := fmt.Sprintf("@%d +0000", 1700000000+c.tick)
@@ -80,7 +81,8 @@ func (c *clone) commit(msg string, files map[string]*string) string {
 	return c.git("rev-parse", "HEAD")
 }
 
-// push pushes refspecs (force, so tests can move branches) to the server.
+// push pushes refspecs (force, so tests can move branches) to the server
+// over HTTP.
 func (c *clone) push(refspecs ...string) {
 	c.t.Helper()
 	c.git(append([]string{"push", "-q", "-f", c.remote}, refspecs...)...)

@@ -178,7 +178,7 @@ func TestRunningServerSeesImports(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
 	repo := env.Repo(env.User("octo"), "app")
-	c := newClone(t, env, repo)
+	c := newClone(t, env, repo, repo.Owner)
 	lock := manifestKinds[2]
 	c.commit("base", map[string]*string{lock.path: lock.content(nil)})
 	c.git("checkout", "-q", "-b", "topic")
