@@ -20,9 +20,11 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
@@ -38,6 +40,12 @@ type Config struct {
 	RateLimit   bool   // enforce the rate limits
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
+	// Blob is the storage of migration archives (see blob.Open): empty
+	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
+	Blob string
+	// BlobOptions are extra options of the blob store (S3 transport and
+	// credentials lookup); Dir, BaseURL, SigningKey and Now are filled in.
+	BlobOptions blob.Options
 }
 
 func (c *Config) setDefaults() {
@@ -64,6 +72,9 @@ type App struct {
 	Authn  *auth.Authenticator
 	Events *events.Bus
 	Git    *githost.Handler
+	// Migrations are the organization migrations; their blob store is
+	// opened by Start, once the base URL is known.
+	Migrations *orgmigration.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -85,6 +96,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	return a, nil
 }
 
@@ -98,6 +110,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
+	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
@@ -110,6 +123,7 @@ type Main struct {
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
 	url      string
+	baseURL  string
 	served   chan error
 	stopOnce sync.Once
 	workers  context.CancelFunc
@@ -143,6 +157,12 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
+	m.baseURL = trimSlash(base)
+	local, err := m.openBlobs()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
 		a.Authn, &access.Guard{DB: a.DB}, m.metrics, a.Routes())
@@ -154,6 +174,9 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
+	if local != nil {
+		m.api.Handle("GET "+blob.URLPathPrefix, local.Handler())
+	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
@@ -165,7 +188,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 
 // startWorkers starts the background workers; Close stops them.
 func (m *Main) startWorkers(ctx context.Context) {
-	_ = ctx // areas with background work start it here
+	m.startMigrationExporter(ctx)
 }
 
 // URL is the address the server listens on, as http://HOST:PORT.
