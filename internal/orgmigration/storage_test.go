@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -289,4 +290,99 @@ func TestLeaseNotExpired(t *testing.T) {
 	if state != "exporting" || attempts != 1 {
 		t.Errorf("after a restart within the lease: %s, %d attempts; want exporting, 1", state, attempts)
 	}
+}
+
+// TestExportFailure makes an export fail (the repository's git data is
+// gone) and checks the failed state, the stored reason, and that the
+// client sees neither the reason nor an archive.
+func TestExportFailure(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	repo := f.env.Repo(f.org, "broken")
+	apptest.Must(t, "remove git data", os.RemoveAll(f.env.App.Repos.GitDir(repo.ID)))
+	m := f.start(`{"repositories":["broken"]}`)
+	deadline := time.Now().Add(time.Minute)
+	for f.get(m.ID).State != "failed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("state = %s, want failed", f.get(m.ID).State)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the export, with a deadline
+	}
+	var reason string
+	apptest.Must(t, "read reason", f.env.App.DB.QueryRow(`SELECT failure_reason FROM org_migrations WHERE id = $1`, m.ID).Scan(&reason))
+	if !strings.Contains(reason, "broken") {
+		t.Errorf("failure_reason = %q, want the cause", reason)
+	}
+	resp, data := f.env.Do("GET", f.path("/migrations/%d", m.ID), f.token, nil)
+	var failed migrationJSON
+	mustUnmarshal(t, data, &failed)
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(data), reason) || failed.ArchiveURL != "" {
+		t.Errorf("failed migration: %d %s", resp.StatusCode, data)
+	}
+	if r, _ := f.env.Do("GET", f.path("/migrations/%d/archive", m.ID), f.token, nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("archive of a failed migration: %d, want 404", r.StatusCode)
+	}
+}
+
+// TestAbandonedAfterMaxAttempts checks that an export whose servers keep
+// dying is marked failed instead of being retried forever.
+func TestAbandonedAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	fake := startFakeS3(t)
+	fake.holding.Store(true)
+	f := newFixture(t, withS3(fake, bucket))
+	f.env.Repo(f.org, "app")
+	m := f.start(`{"repositories":["app"]}`)
+	select {
+	case <-fake.arrived:
+	case <-time.After(time.Minute):
+		t.Fatal("the export did not start uploading")
+	}
+	cfg := f.env.Config
+	f.env.Stop()
+	fake.unhold()
+
+	offline, err := app.Open(context.Background(), cfg)
+	apptest.Must(t, "open store", err)
+	_, err = offline.DB.Exec(`UPDATE org_migrations SET attempts = $1 WHERE id = $2`, orgmigration.DefaultMaxAttempts, m.ID)
+	apptest.Must(t, "set attempts", err)
+	offline.Close()
+
+	clock := &testClock{}
+	clock.advance(orgmigration.DefaultLease + time.Minute)
+	cfg.Now = clock.now
+	f.env = apptest.StartConfig(t, cfg)
+	deadline := time.Now().Add(time.Minute)
+	for f.get(m.ID).State != "failed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("state = %s, want failed", f.get(m.ID).State)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the exporter, with a deadline
+	}
+}
+
+// TestTwoServers runs two servers on one database and data directory (as
+// a PostgreSQL deployment shares them): every export is claimed once.
+func TestTwoServers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cfg := f.env.Config
+	second := apptest.StartConfig(t, cfg)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		f.pushHistory(f.env.Repo(f.org, name), name)
+	}
+	var ids []int64
+	for range 6 {
+		ids = append(ids, f.start(`{"repositories":["a","b","c","d"]}`).ID)
+	}
+	for _, id := range ids {
+		f.waitState(id, "exported")
+	}
+	var claims int
+	apptest.Must(t, "count claims", second.App.DB.QueryRow(`SELECT sum(attempts) FROM org_migrations`).Scan(&claims))
+	if claims != len(ids) {
+		t.Errorf("%d claims for %d exports", claims, len(ids))
+	}
+	dir, _ := f.download(ids[len(ids)-1], nil)
+	f.checkClone(dir, repoByName(t, f, "c"))
 }
