@@ -310,6 +310,12 @@ func TestListAndVersions(t *testing.T) {
 	if r.StatusCode != http.StatusOK || strings.Contains(string(data), `"repositories"`) {
 		t.Errorf("get with exclude: %d %s", r.StatusCode, data)
 	}
+	r, data = f.env.DoJSON("POST", f.path("/migrations"), f.token, `{"repositories":["a"],"exclude":["repositories"]}`)
+	var created map[string]json.RawMessage
+	mustUnmarshal(t, data, &created)
+	if _, ok := created["repositories"]; r.StatusCode != http.StatusCreated || ok || string(created["exclude"]) != `["repositories"]` {
+		t.Errorf("POST with exclude: %d %s", r.StatusCode, data)
+	}
 	if r, data := f.env.Do("GET", f.path("/migrations?exclude=owner"), f.token, nil); r.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("unknown exclude value: %d %s", r.StatusCode, data)
 	}
