@@ -175,7 +175,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
 	if local != nil {
-		m.api.Handle("GET "+blob.URLPathPrefix, local.Handler())
+		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel

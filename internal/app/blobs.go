@@ -18,7 +18,9 @@ const blobSigningKeyFile = "blob-signing.key"
 
 // openBlobs opens the migration archive store named by Config.Blob and
 // hands it to the migrations service. It returns the store when it is the
-// local backend, whose signed URLs the server itself serves.
+// local backend, whose signed URLs the server itself serves at
+// GET /_blobs/{key} (archive keys hold no '/', so that route does not
+// overlap git's /{owner}/{repo}/info/refs).
 func (m *Main) openBlobs() (*blob.Local, error) {
 	cfg := m.App.Config
 	opts := cfg.BlobOptions

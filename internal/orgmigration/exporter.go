@@ -185,9 +185,10 @@ func (e *Exporter) heartbeat(ctx context.Context, cancel context.CancelCauseFunc
 
 // archiveKey is the blob key of a migration's archive. It depends only on
 // the migration, so a retried export overwrites what an interrupted one
-// may have left.
+// may have left. It holds no '/': the local store's download route is
+// then GET /_blobs/{key}, which no git route (/{owner}/{repo}/...) overlaps.
 func archiveKey(m *Migration) string {
-	return fmt.Sprintf("migrations/%d/%s.tar.gz", m.ID, m.GUID)
+	return fmt.Sprintf("migration-%d-%s.tar.gz", m.ID, m.GUID)
 }
 
 // export streams the migration's archive into blob storage and returns

@@ -54,7 +54,7 @@ func gitEnv(home string) []string {
 	return []string{
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
 	}
@@ -77,15 +77,25 @@ func newGitRunner(tb testing.TB) gitRunner {
 // run runs git with args in dir and returns its trimmed standard output.
 func (g gitRunner) run(dir string, args ...string) string {
 	g.tb.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main"}, args...)...)
+	out, err := g.try(dir, args...)
+	if err != nil {
+		g.tb.Fatal(err)
+	}
+	return out
+}
+
+// try runs git with args in dir and returns its trimmed standard output,
+// or an error holding its standard error.
+func (g gitRunner) try(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main", "-c", "credential.helper="}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), g.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		g.tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	return strings.TrimSpace(stdout.String())
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // refs lists "objectname refname" of every ref of the repository at dir.
@@ -102,8 +112,8 @@ func (g gitRunner) commits(dir string) string {
 
 // pushHistory makes a history in a working repository (commits on main,
 // a feature branch, an annotated and a light tag, distinct per seed) and
-// pushes all of it with the git CLI to the repository's bare git
-// directory.
+// pushes all of it with the git CLI over HTTP to the server, as the
+// organization's owner.
 func (f *fixture) pushHistory(repo *repos.Repository, seed string) {
 	f.t.Helper()
 	g := f.git
@@ -120,8 +130,13 @@ func (f *fixture) pushHistory(repo *repos.Repository, seed string) {
 	g.run(work, "add", "feature.txt")
 	g.run(work, "commit", "-q", "-m", seed+": feature")
 	g.run(work, "tag", "light")
-	target := "file://" + f.env.App.Repos.GitDir(repo.ID)
-	g.run(work, "push", "-q", target, "refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*")
+	g.run(work, "push", "-q", f.gitURL(repo.Name), "refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*")
+}
+
+// gitURL is the clone URL of the organization's repository, with the
+// owner's token in it.
+func (f *fixture) gitURL(repo string) string {
+	return f.env.GitURL(f.org.Login, repo, f.owner.Login, f.token)
 }
 
 func writeFile(tb testing.TB, path, content string) {

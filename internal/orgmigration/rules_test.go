@@ -159,6 +159,14 @@ func TestLocks(t *testing.T) {
 	if resp, data := f.env.Do("GET", "/repos/"+f.org.Login+"/locked", f.token, nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("read of a locked repository: %d %s", resp.StatusCode, data)
 	}
+	work := f.t.TempDir()
+	f.git.run(work, "init", "-q")
+	f.git.run(work, "commit", "-q", "--allow-empty", "-m", "during the migration")
+	if _, err := f.git.try(work, "push", f.gitURL("locked"), "HEAD:refs/heads/main"); err == nil || !strings.Contains(err.Error(), "locked for migration") {
+		t.Errorf("git push to a locked repository: %v, want a refusal naming the lock", err)
+	}
+	f.git.run(work, "push", "-q", f.gitURL("free"), "HEAD:refs/heads/main")
+	f.git.run(work, "clone", "-q", f.gitURL("locked"), "reading") // reads keep working
 
 	second := f.start(`{"repositories":["shared","free"],"lock_repositories":true}`)
 	unlock := func(id int64, name string) int {
@@ -191,6 +199,7 @@ func TestLocks(t *testing.T) {
 	if status, _ := writes.patch("locked"); status != http.StatusOK {
 		t.Errorf("API write after unlock: %d", status)
 	}
+	f.git.run(work, "push", "-q", f.gitURL("locked"), "HEAD:refs/heads/main")
 	if got := unlock(second.ID, "shared"); got != 204 {
 		t.Errorf("unlock shared of the second migration: %d", got)
 	}

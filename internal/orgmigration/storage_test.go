@@ -33,7 +33,7 @@ func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 // migration's archive.
 func archiveExists(t *testing.T, store blob.Store, m migrationJSON) bool {
 	t.Helper()
-	r, err := store.Open(context.Background(), "migrations/"+itoa(m.ID)+"/"+m.GUID+".tar.gz")
+	r, err := store.Open(context.Background(), archiveKey(m))
 	if errors.Is(err, blob.ErrNotFound) {
 		return false
 	}
@@ -42,7 +42,11 @@ func archiveExists(t *testing.T, store blob.Store, m migrationJSON) bool {
 	return true
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+// archiveKey is the blob key under which the server stores the
+// migration's archive.
+func archiveKey(m migrationJSON) string {
+	return "migration-" + strconv.FormatInt(m.ID, 10) + "-" + m.GUID + ".tar.gz"
+}
 
 // TestDeleteAndExpiry deletes one archive through the API and lets the
 // other expire seven days after export under an injected clock; both
@@ -175,7 +179,7 @@ func TestS3Backend(t *testing.T) {
 
 	url, err := f.client.Migrations.MigrationArchiveURL(apptest.Ctx(), f.org.Login, m.ID)
 	apptest.Must(t, "archive URL", err)
-	if !strings.HasPrefix(url, "https://"+fake.endpoint+"/"+bucket+"/forgeapi/migrations/") || !strings.Contains(url, "X-Amz-Signature=") {
+	if !strings.HasPrefix(url, "https://"+fake.endpoint+"/"+bucket+"/forgeapi/migration-") || !strings.Contains(url, "X-Amz-Signature=") {
 		t.Fatalf("archive URL %s is not a presigned URL of the bucket", url)
 	}
 	dir, _ := f.download(m.ID, fake.client)
@@ -239,7 +243,7 @@ func TestCrashDuringExport(t *testing.T) {
 
 	broken, err := blob.Open(cfg.Blob, cfg.BlobOptions)
 	apptest.Must(t, "open bucket", err)
-	_, err = broken.Put(context.Background(), "migrations/"+itoa(m.ID)+"/"+m.GUID+".tar.gz", strings.NewReader("half an archive"))
+	_, err = broken.Put(context.Background(), archiveKey(m), strings.NewReader("half an archive"))
 	apptest.Must(t, "write a broken archive", err)
 
 	clock := &testClock{}
