@@ -22,9 +22,11 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
+	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
@@ -44,6 +46,12 @@ type Config struct {
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
 	ManifestCache int
+	// Blob is the storage of migration archives (see blob.Open): empty
+	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
+	Blob string
+	// BlobOptions are extra options of the blob store (S3 transport and
+	// credentials lookup); Dir, BaseURL, SigningKey and Now are filled in.
+	BlobOptions blob.Options
 }
 
 func (c *Config) setDefaults() {
@@ -74,6 +82,9 @@ type App struct {
 	Advisories *advisorydb.Source
 	// DepReview serves dependency review; it owns the parsed-manifest cache.
 	DepReview *depreviewapi.Handler
+	// Migrations are the organization migrations; their blob store is
+	// opened by Start, once the base URL is known.
+	Migrations *orgmigration.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -98,6 +109,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
+	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	return a, nil
 }
 
@@ -112,6 +124,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, a.DepReview.Routes()...)
+	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
@@ -124,6 +137,7 @@ type Main struct {
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
 	url      string
+	baseURL  string
 	served   chan error
 	stopOnce sync.Once
 	workers  context.CancelFunc
@@ -157,6 +171,12 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
+	m.baseURL = trimSlash(base)
+	local, err := m.openBlobs()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
 		a.Authn, &access.Guard{DB: a.DB}, m.metrics, a.Routes())
@@ -168,6 +188,9 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
+	if local != nil {
+		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
+	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
@@ -184,6 +207,7 @@ func (m *Main) startWorkers(ctx context.Context) {
 	if _, err := m.App.Advisories.Current(ctx); err != nil {
 		m.App.Config.Logger.Error("load advisory database", "err", err)
 	}
+	m.startMigrationExporter(ctx)
 }
 
 // URL is the address the server listens on, as http://HOST:PORT.

@@ -117,6 +117,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
 	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
+	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
 	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
