@@ -23,6 +23,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/oauth"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
@@ -36,6 +37,9 @@ type Config struct {
 	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
 	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
 	RateLimit   bool   // enforce the rate limits
+	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
+	// the OAuth grants and authorizations API (Part A's deprecation).
+	AuthorizationsAPI string
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
 }
@@ -53,6 +57,17 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.AuthorizationsAPI == "" {
+		c.AuthorizationsAPI = oauth.APIEnabled
+	}
+}
+
+// validate reports a configuration value that is not one of its choices.
+func (c *Config) validate() error {
+	if c.AuthorizationsAPI != oauth.APIEnabled && c.AuthorizationsAPI != oauth.APIRemoved {
+		return fmt.Errorf("authorizations API must be %s or %s, not %q", oauth.APIEnabled, oauth.APIRemoved, c.AuthorizationsAPI)
+	}
+	return nil
 }
 
 // App is forgeapi's services over one store, without the network: the
@@ -64,11 +79,15 @@ type App struct {
 	Authn  *auth.Authenticator
 	Events *events.Bus
 	Git    *githost.Handler
+	OAuth  *oauth.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -77,6 +96,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{}}
+	a.OAuth = &oauth.Service{DB: db}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
 	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
@@ -98,6 +118,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
+	routes = append(routes, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }

@@ -117,6 +117,8 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
 	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
+	f.StringVar(&cfg.AuthorizationsAPI, "authorizations-api", envOr("FORGEAPI_AUTHORIZATIONS_API", "enabled"),
+		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
 	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
 }
