@@ -40,8 +40,8 @@ type Config struct {
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
 	// the OAuth grants and authorizations API (Part A's deprecation).
 	AuthorizationsAPI string
-	Logger      *slog.Logger
-	Now         func() time.Time // clock; default time.Now
+	Logger            *slog.Logger
+	Now               func() time.Time // clock; default time.Now
 }
 
 func (c *Config) setDefaults() {

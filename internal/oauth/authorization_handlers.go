@@ -283,4 +283,3 @@ func (h *Handler) writeAuthorization(w http.ResponseWriter, r *http.Request, sta
 	httpapi.WriteJSON(w, status, body)
 	return nil
 }
-

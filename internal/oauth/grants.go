@@ -145,4 +145,3 @@ func appByClientID(ctx context.Context, q store.Q, clientID string) (*accounts.A
 	}
 	return accounts.AppByClientID(ctx, q, clientID)
 }
-
