@@ -37,11 +37,12 @@ type Config struct {
 	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
 	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
 	RateLimit   bool   // enforce the rate limits
+	Logger      *slog.Logger
+	Now         func() time.Time // clock; default time.Now
+
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
 	// the OAuth grants and authorizations API (Part A's deprecation).
 	AuthorizationsAPI string
-	Logger            *slog.Logger
-	Now               func() time.Time // clock; default time.Now
 }
 
 func (c *Config) setDefaults() {
