@@ -15,7 +15,7 @@ const password = "correct horse battery"
 func TestPersonalAuthorizationLifecycle(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	env.Repo(user, "secret", apptest.RepoOpts{Private: true})
 	c := basic(t, env, "octocat", password, "")
 
@@ -102,7 +102,7 @@ func TestPersonalAuthorizationLifecycle(t *testing.T) {
 func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	ci := newApp(t, env, user, "CI")
 	editor := newApp(t, env, user, "Editor")
 	c := basic(t, env, "octocat", password, "")
@@ -254,8 +254,8 @@ func grantByClient(t *testing.T, grants []map[string]any, clientID string) map[s
 func TestOtherUsersSeeNothing(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	owner := env.User("octocat", apptest.UserOpts{Password: password})
-	env.User("hubot", apptest.UserOpts{Password: password})
+	owner := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
+	newUser(t, env, "hubot", apptest.UserOpts{Password: password})
 	ci := newApp(t, env, owner, "CI")
 	c := basic(t, env, "octocat", password, "")
 	other := basic(t, env, "hubot", password, "")
@@ -287,7 +287,7 @@ func TestOtherUsersSeeNothing(t *testing.T) {
 func TestValidationErrors(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	ci := newApp(t, env, user, "CI")
 	c := basic(t, env, "octocat", password, "")
 
@@ -352,7 +352,7 @@ func TestValidationErrors(t *testing.T) {
 func TestPagingAndConditionalRequests(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	c := basic(t, env, "octocat", password, "")
 	apps := []string{"A", "B", "C"}
 	for i, name := range apps {
@@ -394,7 +394,7 @@ func TestPagingAndConditionalRequests(t *testing.T) {
 func TestOnlyBasicWithPasswordIsAccepted(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	org := env.Org("acme", user)
 	c := basic(t, env, "octocat", password, "")
 	var a authorization

@@ -29,7 +29,7 @@ func TestOneTimePasswords(t *testing.T) {
 	clk.unix.Store(1_900_000_020 / auth.TOTPPeriod * auth.TOTPPeriod) // the start of a step
 	env := apptest.Start(t, apptest.WithClock(clk.Now))
 	const secret = "JBSWY3DPEHPK3PXP"
-	user := env.User("mona", apptest.UserOpts{Password: password, TOTPSecret: secret})
+	user := newUser(t, env, "mona", apptest.UserOpts{Password: password, TOTPSecret: secret})
 	ci := newApp(t, env, user, "CI")
 	code := func() string {
 		t.Helper()
@@ -103,7 +103,7 @@ func TestOneTimePasswords(t *testing.T) {
 func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	enforced := env.Org("acme", user)
 	open := env.Org("open", user)
 	env.Repo(enforced, "widgets", apptest.RepoOpts{Private: true})
@@ -131,7 +131,7 @@ func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
 func TestRemovedAuthorizationsAPI(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, func(c *app.Config) { c.AuthorizationsAPI = oauth.APIRemoved })
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	ci := newApp(t, env, user, "CI")
 	// A token made before the API was removed keeps working.
 	earlier, err := env.App.OAuth.Create(apptest.Ctx(), user.ID, oauth.NewAuthorization{Note: "old", Scopes: auth.Scopes{"repo"}})
@@ -168,7 +168,7 @@ func TestServeRefusesUnknownAuthorizationsAPIState(t *testing.T) {
 func TestConcurrentGetOrCreateMakesOneAuthorization(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
-	user := env.User("octocat", apptest.UserOpts{Password: password})
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
 	ci := newApp(t, env, user, "CI")
 	const n = 6
 	for _, path := range []string{"authorizations/clients/" + ci.ClientID, "authorizations/clients/" + ci.ClientID + "/fp"} {
