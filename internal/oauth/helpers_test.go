@@ -19,18 +19,18 @@ import (
 // caller sends raw API requests through a go-github client (go-github
 // has no methods for most of these endpoints any more).
 type caller struct {
-	t  *testing.T
+	t  testing.TB
 	gh *github.Client
 }
 
 // basic returns a caller using HTTP Basic with the login and password,
 // and otp in go-github's OTP header when not empty.
-func basic(t *testing.T, env *apptest.Env, login, password, otp string) caller {
+func basic(t testing.TB, env *apptest.Env, login, password, otp string) caller {
 	return caller{t: t, gh: env.BasicClient(login, password, otp)}
 }
 
 // bearer returns a caller sending the token.
-func bearer(t *testing.T, env *apptest.Env, token string) caller {
+func bearer(t testing.TB, env *apptest.Env, token string) caller {
 	return caller{t: t, gh: env.Client(token)}
 }
 
@@ -102,7 +102,7 @@ func wantField(t *testing.T, er *github.ErrorResponse, field, code string) {
 // cost: the server checks it on every Basic request exactly as it checks
 // any other hash, only faster, which keeps these Basic-only tests quick
 // under the race detector.
-func newUser(t *testing.T, env *apptest.Env, login string, opts ...apptest.UserOpts) *accounts.Account {
+func newUser(t testing.TB, env *apptest.Env, login string, opts ...apptest.UserOpts) *accounts.Account {
 	t.Helper()
 	var o apptest.UserOpts
 	if len(opts) > 0 {
@@ -208,7 +208,7 @@ func wantRevoked(t *testing.T, env *apptest.Env, token string) {
 }
 
 // newApp registers an OAuth application owned by owner.
-func newApp(t *testing.T, env *apptest.Env, owner *accounts.Account, name string) *accounts.CreatedApp {
+func newApp(t testing.TB, env *apptest.Env, owner *accounts.Account, name string) *accounts.CreatedApp {
 	t.Helper()
 	app, err := accounts.CreateApp(apptest.Ctx(), env.App.DB, owner.ID, name, "https://"+strings.ToLower(name)+".example")
 	apptest.Must(t, "create app", err)
