@@ -20,6 +20,8 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/depreview/advisorydb"
+	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
@@ -39,7 +41,10 @@ type Config struct {
 	RateLimit   bool   // enforce the rate limits
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
-
+	// ManifestCache bounds dependency review's cache of parsed manifests,
+	// counted in dependencies: 0 means the default (200,000, about 40 MB),
+	// a negative value turns the cache off.
+	ManifestCache int
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
 	// the OAuth grants and authorizations API (Part A's deprecation).
 	AuthorizationsAPI string
@@ -80,7 +85,12 @@ type App struct {
 	Authn  *auth.Authenticator
 	Events *events.Bus
 	Git    *githost.Handler
-	OAuth  *oauth.Service
+	// Advisories is the advisory database of dependency review.
+	Advisories *advisorydb.Source
+	// DepReview serves dependency review; it owns the parsed-manifest cache.
+	DepReview *depreviewapi.Handler
+	// OAuth holds the grants and authorizations.
+	OAuth *oauth.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -106,6 +116,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Advisories = advisorydb.NewSource(db)
+	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
+		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
 	return a, nil
 }
 
@@ -119,6 +132,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
+	routes = append(routes, a.DepReview.Routes()...)
 	routes = append(routes, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
@@ -187,7 +201,11 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 
 // startWorkers starts the background workers; Close stops them.
 func (m *Main) startWorkers(ctx context.Context) {
-	_ = ctx // areas with background work start it here
+	// Build the advisory index now rather than on the first dependency
+	// review request; a failure is retried by that request.
+	if _, err := m.App.Advisories.Current(ctx); err != nil {
+		m.App.Config.Logger.Error("load advisory database", "err", err)
+	}
 }
 
 // URL is the address the server listens on, as http://HOST:PORT.

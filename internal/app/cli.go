@@ -70,7 +70,8 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&c.dataDir, "data", envOr("FORGEAPI_DATA", "./forgeapi-data"), "data directory (env FORGEAPI_DATA)")
 	root.PersistentFlags().StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
 	root.AddCommand(c.serveCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
-		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand())
+		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand(),
+		c.advisoriesCommand())
 	return root
 }
 

@@ -67,7 +67,8 @@ func PermissionTables(routes []httpapi.Route) []PermissionTable {
 	rows := map[string][]PermissionRow{}
 	served := map[string]bool{}
 	for _, rt := range routes {
-		endpoint := rt.Method + " " + rt.Pattern
+		// A wildcard segment {name...} is written {name}, as the spec does.
+		endpoint := rt.Method + " " + strings.ReplaceAll(rt.Pattern, "...}", "}")
 		served[endpoint] = true
 		for _, set := range rt.Auth.Permissions {
 			for _, need := range set {
