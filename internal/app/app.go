@@ -26,6 +26,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/oauth"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
@@ -52,6 +53,9 @@ type Config struct {
 	// BlobOptions are extra options of the blob store (S3 transport and
 	// credentials lookup); Dir, BaseURL, SigningKey and Now are filled in.
 	BlobOptions blob.Options
+	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
+	// the OAuth grants and authorizations API (Part A's deprecation).
+	AuthorizationsAPI string
 }
 
 func (c *Config) setDefaults() {
@@ -67,6 +71,17 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.AuthorizationsAPI == "" {
+		c.AuthorizationsAPI = oauth.APIEnabled
+	}
+}
+
+// validate reports a configuration value that is not one of its choices.
+func (c *Config) validate() error {
+	if c.AuthorizationsAPI != oauth.APIEnabled && c.AuthorizationsAPI != oauth.APIRemoved {
+		return fmt.Errorf("authorizations API must be %s or %s, not %q", oauth.APIEnabled, oauth.APIRemoved, c.AuthorizationsAPI)
+	}
+	return nil
 }
 
 // App is forgeapi's services over one store, without the network: the
@@ -85,11 +100,16 @@ type App struct {
 	// Migrations are the organization migrations; their blob store is
 	// opened by Start, once the base URL is known.
 	Migrations *orgmigration.Service
+	// OAuth holds the grants and authorizations.
+	OAuth *oauth.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -98,6 +118,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{}}
+	a.OAuth = &oauth.Service{DB: db}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git")}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
 	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
@@ -125,6 +146,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, a.DepReview.Routes()...)
 	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
+	routes = append(routes, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
