@@ -86,7 +86,7 @@ func (a *App) Close() error { return a.DB.Close() }
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.RepoRole}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
@@ -145,7 +145,10 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	m.workers = cancel
 	m.startWorkers(workerCtx)
 	m.http = &http.Server{Handler: m.api, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-	go func() { m.served <- m.http.Serve(ln) }()
+	go func() {
+		m.served <- m.http.Serve(ln)
+		close(m.served) // Close still returns when a Done reader took the error
+	}()
 	cfg.Logger.Info("listening on " + m.url)
 	return m, nil
 }
@@ -158,7 +161,8 @@ func (m *Main) startWorkers(ctx context.Context) {
 // URL is the address the server listens on, as http://HOST:PORT.
 func (m *Main) URL() string { return m.url }
 
-// Done is closed with the serve error if the server stops on its own.
+// Done delivers the serve error once, then is closed, when the server
+// stops (on its own, or through Close).
 func (m *Main) Done() <-chan error { return m.served }
 
 // Close shuts down gracefully: it stops accepting connections, lets

@@ -134,12 +134,13 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		s.setAuthHeaders(w, p, rt.Auth)
 
 		reservation := s.limiter.Reserve(rateKey(r, p))
-		if s.cfg.RateLimit && !reservation.OK {
+		conditional := r.Method == http.MethodGet && !rt.Stream
+		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
 			reservation.SetHeaders(w.Header(), true)
 			WriteError(w, r, reservation.Error())
 			return
 		}
-		if r.Method == http.MethodGet && !rt.Stream {
+		if conditional {
 			s.serveConditional(w, r, rt, reservation)
 			return
 		}
@@ -165,13 +166,16 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 }
 
 // serveConditional buffers a GET response to give it an ETag and answer
-// If-None-Match / If-Modified-Since with 304. A 304 gives back its
-// rate-limit reservation.
+// If-None-Match / If-Modified-Since with 304. A 304 does not count
+// against the rate limit: it gives back its reservation, and it is served
+// even to a caller whose budget is spent (any other answer to that caller
+// is the rate-limit refusal).
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
-	buf := newBufferedWriter(w.Header())
+	buf := newBufferedWriter(w.Header().Clone())
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
 	}
+	overLimit := s.cfg.RateLimit && !reservation.OK
 	if buf.status == http.StatusOK {
 		etag := buf.Header().Get("ETag")
 		if etag == "" {
@@ -180,15 +184,29 @@ func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Rou
 		}
 		if notModified(r, etag, buf.Header().Get("Last-Modified")) {
 			reservation = s.limiter.Refund(reservation)
+			buf.Header().Del("Content-Type")
+			buf.Header().Del("Content-Length")
+			buf.commitHeader(w.Header())
 			reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
-			w.Header().Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 	}
+	if overLimit {
+		reservation.SetHeaders(w.Header(), true)
+		WriteError(w, r, reservation.Error())
+		return
+	}
+	buf.commitHeader(w.Header())
 	reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
+}
+
+// isConditional reports whether the request carries a validator that
+// could make its answer a 304.
+func isConditional(r *http.Request) bool {
+	return r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""
 }
 
 // enforce checks what the rule says about the credentials themselves;
