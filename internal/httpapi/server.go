@@ -29,6 +29,10 @@ type Route struct {
 	Auth    auth.Rule
 	// Stream leaves a GET response unbuffered: no automatic ETag.
 	Stream bool
+	// Uncounted requests do not spend the caller's rate-limit budget and
+	// are served over the limit (GET /rate_limit); their headers show the
+	// budget as it is.
+	Uncounted bool
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -133,7 +137,12 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		r = r.WithContext(ctx)
 		s.setAuthHeaders(w, p, rt.Auth)
 
-		reservation := s.limiter.Reserve(rateKey(r, p))
+		var reservation Reservation
+		if rt.Uncounted {
+			reservation = s.limiter.Status(rateKey(r, p))
+		} else {
+			reservation = s.limiter.Reserve(rateKey(r, p))
+		}
 		conditional := r.Method == http.MethodGet && !rt.Stream
 		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
 			reservation.SetHeaders(w.Header(), true)
