@@ -3,6 +3,8 @@ package app_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -102,3 +104,6 @@ func sameNames(got []string, want ...string) bool {
 }
 
 func hasLinkRel(link, rel string) bool { return strings.Contains(link, `rel="`+rel+`"`) }
+
+// quietLogger discards the server's log.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
