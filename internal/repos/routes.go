@@ -21,7 +21,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "POST", Pattern: "/user/repos", Handle: h.createForUser,
 			Auth: auth.Rule{Target: auth.TargetSelf, Scopes: []string{"repo", "public_repo"},
 				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
-				Extra: "creating a private repository needs the repo scope"}},
+				Extra: "The token's resource owner must be the authenticated user."}},
 		{Method: "POST", Pattern: "/orgs/{org}/repos", Handle: h.createForOrg,
 			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
 				Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}},
