@@ -45,6 +45,7 @@ type DB struct {
 	*sql.DB
 	Dialect Dialect
 	pool    *pgxpool.Pool
+	cache   *stmtCache // SQLite only; pgx keeps its own per-connection cache
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -96,7 +97,7 @@ func openSQLite(path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &DB{DB: sqldb, Dialect: SQLite}, nil
+	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}}}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -125,6 +126,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 
 // Close closes the database and, for PostgreSQL, its pool.
 func (db *DB) Close() error {
+	db.cache.close()
 	err := db.DB.Close()
 	if db.pool != nil {
 		db.pool.Close()
@@ -135,6 +137,7 @@ func (db *DB) Close() error {
 // Tx is a transaction that can run functions once it commits.
 type Tx struct {
 	*sql.Tx
+	db          *DB
 	afterCommit []func()
 }
 
@@ -160,7 +163,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
 	if err != nil {
 		return Normalize(err)
 	}
-	tx := &Tx{Tx: sqlTx}
+	tx := &Tx{Tx: sqlTx, db: db}
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
