@@ -100,6 +100,7 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // ServeHTTP dispatches the request and records its metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.metrics.begin()
 	w.Header().Set(RequestIDHeader, newRequestID())
 	rec := &statusRecorder{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), baseURLKey{}, s.cfg.BaseURL))
@@ -114,6 +115,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.metrics.Observe(r.Pattern, r.Method, rec.status, time.Since(start))
+		s.metrics.end()
 	}()
 	s.mux.ServeHTTP(rec, r) // sets r.Pattern
 }

@@ -49,6 +49,19 @@ func (db *DB) stmt(ctx context.Context, query string) *sql.Stmt {
 	return st
 }
 
+// cached returns the query's statement when it is already in the cache.
+// Transactions use it: preparing a new statement takes a connection from
+// the pool, and a transaction that waits for a second connection while
+// holding SQLite's write lock can deadlock the pool.
+func (db *DB) cached(query string) *sql.Stmt {
+	if db.cache == nil {
+		return nil
+	}
+	db.cache.mu.RLock()
+	defer db.cache.mu.RUnlock()
+	return db.cache.stmts[query]
+}
+
 func (c *stmtCache) close() {
 	if c == nil {
 		return
@@ -87,9 +100,9 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 }
 
 // QueryRowContext runs a query in the transaction, reusing the
-// database's cached statement.
+// database's cached statement when there is one.
 func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.db.stmt(ctx, query); st != nil {
+	if st := t.db.cached(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
@@ -98,7 +111,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 // QueryContext runs a query in the transaction, reusing the database's
 // cached statement.
 func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.db.stmt(ctx, query); st != nil {
+	if st := t.db.cached(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
@@ -107,7 +120,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 // ExecContext runs a statement in the transaction, reusing the
 // database's cached statement.
 func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.db.stmt(ctx, query); st != nil {
+	if st := t.db.cached(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)
