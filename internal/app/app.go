@@ -158,6 +158,10 @@ func (m *Main) startWorkers(ctx context.Context) {
 	_ = ctx // areas with background work start it here
 }
 
+// Handler is the server's HTTP handler (every route and middleware), for
+// benchmarks that measure the server without the network.
+func (m *Main) Handler() http.Handler { return m.api }
+
 // URL is the address the server listens on, as http://HOST:PORT.
 func (m *Main) URL() string { return m.url }
 
