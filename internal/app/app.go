@@ -142,7 +142,7 @@ func (a *App) Close() error { return a.DB.Close() }
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.RepoRole}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, a.DepReview.Routes()...)
 	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
@@ -217,7 +217,10 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	m.workers = cancel
 	m.startWorkers(workerCtx)
 	m.http = &http.Server{Handler: m.api, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-	go func() { m.served <- m.http.Serve(ln) }()
+	go func() {
+		m.served <- m.http.Serve(ln)
+		close(m.served) // Close still returns when a Done reader took the error
+	}()
 	cfg.Logger.Info("listening on " + m.url)
 	return m, nil
 }
@@ -232,10 +235,15 @@ func (m *Main) startWorkers(ctx context.Context) {
 	m.startMigrationExporter(ctx)
 }
 
+// Handler is the server's HTTP handler (every route and middleware), for
+// benchmarks that measure the server without the network.
+func (m *Main) Handler() http.Handler { return m.api }
+
 // URL is the address the server listens on, as http://HOST:PORT.
 func (m *Main) URL() string { return m.url }
 
-// Done is closed with the serve error if the server stops on its own.
+// Done delivers the serve error once, then is closed, when the server
+// stops (on its own, or through Close).
 func (m *Main) Done() <-chan error { return m.served }
 
 // Close shuts down gracefully: it stops accepting connections, lets

@@ -108,7 +108,7 @@ func (c *cli) serveCommand() *cobra.Command {
 			select {
 			case <-ctx.Done():
 			case err := <-m.Done():
-				return err
+				return errors.Join(err, m.Close())
 			}
 			cfg.Logger.Info("shutting down")
 			return m.Close()

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v92/github"
-	"golang.org/x/crypto/bcrypt"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for schema set-up
+	"golang.org/x/crypto/bcrypt"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
