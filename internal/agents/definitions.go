@@ -53,7 +53,7 @@ func (s *Service) Definitions(ctx context.Context, repo *repos.Repository, offse
 	start := min(offset, len(files))
 	end := min(start+limit, len(files))
 	for _, f := range files[start:end] {
-		declared, err := s.declaredName(g, commit, f)
+		declared, err := s.declaredName(g, f)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -65,14 +65,14 @@ func (s *Service) Definitions(ctx context.Context, repo *repos.Repository, offse
 // declaredName is the front matter name of a definition file ("" when it
 // declares none or is too large to read), read once per file content: the
 // answer is cached by blob SHA, since a blob's content never changes.
-func (s *Service) declaredName(g *gitread.Repository, commit string, f gitread.Entry) (string, error) {
+func (s *Service) declaredName(g *gitread.Repository, f gitread.Entry) (string, error) {
 	if f.Size > maxAgentFileBytes {
 		return "", nil
 	}
 	if name, ok := s.names.get(f.SHA); ok {
 		return name, nil
 	}
-	content, err := g.ReadFile(commit, f.Path)
+	content, err := g.ReadBlob(f.SHA)
 	if err != nil {
 		return "", err
 	}

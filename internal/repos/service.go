@@ -28,10 +28,21 @@ func (s *Service) GitDir(id int64) string {
 }
 
 // Create inserts the repository and creates its empty bare git
-// repository, in one transaction: a failure of either leaves neither.
+// repository: a failure of either leaves neither. The bare repository is
+// initialised before the transaction, in a temporary directory that the
+// transaction only renames, so that the database's write lock is never
+// held while git runs.
 func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.Account) (*Repository, error) {
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	staging, err := s.initStaging(n.DefaultBranch)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(staging) // gone already when renamed
 	var repo *Repository
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx store.Q) error {
 		var err error
 		if repo, err = Insert(ctx, tx, n); err != nil {
 			return err
@@ -41,7 +52,7 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 				return err
 			}
 		}
-		return githttp.Init(s.GitDir(repo.ID), repo.DefaultBranch)
+		return os.Rename(staging, s.GitDir(repo.ID))
 	})
 	if err != nil {
 		if repo != nil {
@@ -50,6 +61,23 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 		return nil, err
 	}
 	return repo, nil
+}
+
+// initStaging creates an empty bare repository in a new temporary
+// directory under GitRoot and returns its path.
+func (s *Service) initStaging(branch string) (string, error) {
+	if err := os.MkdirAll(s.GitRoot, 0o755); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(s.GitRoot, "new-*.git")
+	if err != nil {
+		return "", err
+	}
+	if err := githttp.Init(dir, branch); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
 
 // StatsOf returns the counters of a repository object.

@@ -22,10 +22,14 @@ const (
 )
 
 // Change is one changed path. A change of content, mode or type (file to
-// symlink) is StatusModified.
+// symlink) is StatusModified. OldSHA and NewSHA are the object names of the
+// path's entry before and after ("" on the side where it is absent), so that
+// callers can read the blobs with ReadBlob or cache by content.
 type Change struct {
 	Path   string
 	Status ChangeStatus
+	OldSHA string
+	NewSHA string
 }
 
 // ChangedPaths lists the paths that differ between the trees of revisions
@@ -121,18 +125,18 @@ func (d *treeDiff) entries(p string, from, to *object.TreeEntry) error {
 	switch {
 	case fromDir || toDir:
 		if from != nil && !fromDir {
-			d.add(p, StatusDeleted)
+			d.add(p, StatusDeleted, from, nil)
 		}
 		if to != nil && !toDir {
-			d.add(p, StatusAdded)
+			d.add(p, StatusAdded, nil, to)
 		}
 		return d.subtrees(p, from, to)
 	case from == nil:
-		d.add(p, StatusAdded)
+		d.add(p, StatusAdded, nil, to)
 	case to == nil:
-		d.add(p, StatusDeleted)
+		d.add(p, StatusDeleted, from, nil)
 	default:
-		d.add(p, StatusModified)
+		d.add(p, StatusModified, from, to)
 	}
 	return nil
 }
@@ -154,10 +158,19 @@ func (d *treeDiff) subtrees(p string, from, to *object.TreeEntry) error {
 	return d.trees(p, fromTree, toTree)
 }
 
-func (d *treeDiff) add(p string, status ChangeStatus) {
+// add records a change at p; from and to are the entries on each side (nil
+// for absent).
+func (d *treeDiff) add(p string, status ChangeStatus, from, to *object.TreeEntry) {
 	if d.match(p) {
-		d.out = append(d.out, Change{Path: p, Status: status})
+		d.out = append(d.out, Change{Path: p, Status: status, OldSHA: entrySHA(from), NewSHA: entrySHA(to)})
 	}
+}
+
+func entrySHA(e *object.TreeEntry) string {
+	if e == nil {
+		return ""
+	}
+	return e.Hash.String()
 }
 
 func isDir(e *object.TreeEntry) bool { return e != nil && e.Mode == filemode.Dir }

@@ -276,12 +276,13 @@ func TestChangedPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blob := func(rev, path string) string { return w.git("rev-parse", rev+":"+path) }
 	want := []gitread.Change{
-		{Path: "agents/x.md", Status: gitread.StatusAdded},
-		{Path: "edit.txt", Status: gitread.StatusModified},
-		{Path: "gone.txt", Status: gitread.StatusDeleted},
-		{Path: "new/name.txt", Status: gitread.StatusAdded},
-		{Path: "old/name.txt", Status: gitread.StatusDeleted},
+		{Path: "agents/x.md", Status: gitread.StatusAdded, NewSHA: blob(head, "agents/x.md")},
+		{Path: "edit.txt", Status: gitread.StatusModified, OldSHA: blob(base, "edit.txt"), NewSHA: blob(head, "edit.txt")},
+		{Path: "gone.txt", Status: gitread.StatusDeleted, OldSHA: blob(base, "gone.txt")},
+		{Path: "new/name.txt", Status: gitread.StatusAdded, NewSHA: blob(head, "new/name.txt")},
+		{Path: "old/name.txt", Status: gitread.StatusDeleted, OldSHA: blob(base, "old/name.txt")},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ChangedPaths = %v\nwant %v", got, want)
@@ -306,6 +307,22 @@ func TestChangedPaths(t *testing.T) {
 	}
 	if _, err := r.ChangedPaths(ctx, "nope", head); !errors.Is(err, gitread.ErrRevisionNotFound) {
 		t.Errorf("ChangedPaths with bad base = %v", err)
+	}
+}
+
+func TestReadBlob(t *testing.T) {
+	t.Parallel()
+	w := newWorkRepo(t)
+	head := w.commit("one", map[string]*string{"a/b.txt": str("blob content\n")})
+	r := open(t, w.gitDir())
+	got, err := r.ReadBlob(w.git("rev-parse", head+":a/b.txt"))
+	if err != nil || string(got) != "blob content\n" {
+		t.Fatalf("ReadBlob = %q, %v", got, err)
+	}
+	for _, bad := range []string{"", "zz", strings.Repeat("0", 40), w.git("rev-parse", head+":a")[:39], w.git("rev-parse", head+":a")} {
+		if _, err := r.ReadBlob(bad); !errors.Is(err, gitread.ErrPathNotFound) {
+			t.Errorf("ReadBlob(%q) = %v, want ErrPathNotFound", bad, err)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package gitread
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -50,18 +52,35 @@ func (r *Repository) ReadFile(rev, filePath string) ([]byte, error) {
 	if !entry.Mode.IsFile() {
 		return nil, fmt.Errorf("gitread: read %q at %s: %w", p, rev, ErrNotAFile)
 	}
-	blob, err := r.repo.BlobObject(entry.Hash)
+	return r.readBlob(entry.Hash)
+}
+
+// ReadBlob returns the content of the blob whose full SHA is sha (as given
+// by Entry.SHA or Change.OldSHA/NewSHA). It fails with ErrPathNotFound when
+// sha is malformed or names no blob in the repository.
+func (r *Repository) ReadBlob(sha string) ([]byte, error) {
+	if !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return nil, fmt.Errorf("gitread: read blob %q: %w", sha, ErrPathNotFound)
+	}
+	return r.readBlob(plumbing.NewHash(sha))
+}
+
+func (r *Repository) readBlob(hash plumbing.Hash) ([]byte, error) {
+	blob, err := r.repo.BlobObject(hash)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, ErrPathNotFound)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("gitread: read blob %s: %w", entry.Hash, err)
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
 	}
 	rd, err := blob.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("gitread: read blob %s: %w", entry.Hash, err)
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
 	}
 	defer rd.Close()
 	data, err := io.ReadAll(rd)
 	if err != nil {
-		return nil, fmt.Errorf("gitread: read blob %s: %w", entry.Hash, err)
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
 	}
 	return data, nil
 }
