@@ -6,6 +6,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
 )
 
@@ -68,21 +69,47 @@ func (g *Guard) checkEnterprise(ctx context.Context, p *auth.Principal, rule aut
 	if err != nil {
 		return nil, notFoundOr(err)
 	}
-	role := auth.RoleNone
-	if !p.Anonymous() && (p.Token == nil || p.Token.Kind != auth.KindInstallation) {
-		owner, err := accounts.IsEnterpriseOwner(ctx, g.DB, ent.ID, p.Account.ID)
-		if err != nil {
-			return nil, err
-		}
-		if owner {
-			role = auth.RoleAdmin
-		}
+	role, err := EnterpriseRole(ctx, g.DB, p, ent)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkTokenLimits(p, rule, tokenScope{}); err != nil {
 		return nil, err
 	}
 	if role < rule.Role {
+		if p.FineGrained() && !actsOnEnterprises(p) {
+			return nil, apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
+		}
 		return nil, apierr.Forbidden("You must be an enterprise owner with access to this setting.")
 	}
 	return auth.WithRole(accounts.WithEnterprise(ctx, ent), role), nil
+}
+
+// EnterpriseRole is the principal's standing in the enterprise: RoleAdmin
+// for its owners, RoleNone otherwise (organization members hold no role
+// on the enterprise itself). Installation tokens never stand in an
+// enterprise. A fine-grained token (personal or app user) stands there
+// with its user's standing only when its resource owner is that user
+// itself: enterprises are not accounts a token can name as its resource
+// owner, and a token whose resource owner is an organization is limited
+// to that organization.
+func EnterpriseRole(ctx context.Context, q store.Q, p *auth.Principal, ent *accounts.Enterprise) (auth.Role, error) {
+	if p.Anonymous() || !actsOnEnterprises(p) {
+		return auth.RoleNone, nil
+	}
+	owner, err := accounts.IsEnterpriseOwner(ctx, q, ent.ID, p.Account.ID)
+	if err != nil || !owner {
+		return auth.RoleNone, err
+	}
+	return auth.RoleAdmin, nil
+}
+
+// actsOnEnterprises reports whether the credentials may act on
+// enterprises at all: passwords and scope-based tokens may, installation
+// tokens may not, other fine-grained tokens when they are user-owned.
+func actsOnEnterprises(p *auth.Principal) bool {
+	if p.Token == nil || !p.Token.FineGrained() {
+		return true
+	}
+	return p.Token.Kind != auth.KindInstallation && p.Token.ResourceOwnerID == p.Account.ID
 }

@@ -19,11 +19,20 @@ import (
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/activity"
+	"forgeapi/internal/agents"
+	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/blob"
+	"forgeapi/internal/depreview/advisorydb"
+	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/oauth"
+	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 
@@ -39,6 +48,19 @@ type Config struct {
 	Now         func() time.Time // clock; default time.Now
 	Feeds       feeds.Config     // feed window, limits, retention and poll interval
 	EventSinks  []events.Sink    // extra sinks subscribed at start (tests record events with them)
+	// ManifestCache bounds dependency review's cache of parsed manifests,
+	// counted in dependencies: 0 means the default (200,000, about 40 MB),
+	// a negative value turns the cache off.
+	ManifestCache int
+	// Blob is the storage of migration archives (see blob.Open): empty
+	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
+	Blob string
+	// BlobOptions are extra options of the blob store (S3 transport and
+	// credentials lookup); Dir, BaseURL, SigningKey and Now are filled in.
+	BlobOptions blob.Options
+	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
+	// the OAuth grants and authorizations API (Part A's deprecation).
+	AuthorizationsAPI string
 }
 
 func (c *Config) setDefaults() {
@@ -54,6 +76,17 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.AuthorizationsAPI == "" {
+		c.AuthorizationsAPI = oauth.APIEnabled
+	}
+}
+
+// validate reports a configuration value that is not one of its choices.
+func (c *Config) validate() error {
+	if c.AuthorizationsAPI != oauth.APIEnabled && c.AuthorizationsAPI != oauth.APIRemoved {
+		return fmt.Errorf("authorizations API must be %s or %s, not %q", oauth.APIEnabled, oauth.APIRemoved, c.AuthorizationsAPI)
+	}
+	return nil
 }
 
 // App is forgeapi's services over one store, without the network: the
@@ -68,11 +101,27 @@ type App struct {
 	Activity *activity.Service
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
+	Git   *githost.Handler
+	// Agents are the enterprise custom agents; their ruleset check runs
+	// before every push.
+	Agents *agents.Service
+	// Advisories is the advisory database of dependency review.
+	Advisories *advisorydb.Source
+	// DepReview serves dependency review; it owns the parsed-manifest cache.
+	DepReview *depreviewapi.Handler
+	// Migrations are the organization migrations; their blob store is
+	// opened by Start, once the base URL is known.
+	Migrations *orgmigration.Service
+	// OAuth holds the grants and authorizations.
+	OAuth *oauth.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -81,6 +130,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{Now: cfg.Now}}
+	a.OAuth = &oauth.Service{DB: db}
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
@@ -91,6 +141,18 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Events.Subscribe(s)
 	}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
+	a.Git.AddCheck(a.Agents.CheckPush)
+	a.Advisories = advisorydb.NewSource(db)
+	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
+		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
+	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	return a, nil
 }
 
@@ -102,7 +164,12 @@ func (a *App) Close() error { return a.DB.Close() }
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, (&repos.Handler{Service: a.Repos}).Routes()...)
+	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.RepoRole}).Routes()...)
+	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
+	routes = append(routes, a.DepReview.Routes()...)
+	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
+	routes = append(routes, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes()...)
+	routes = append(routes, (&agents.Handler{Service: a.Agents}).Routes()...)
 	routes = append(routes, (&activity.Handler{Service: a.Activity}).Routes()...)
 	routes = append(routes, a.Feeds.Routes()...)
 	routes = append(routes, operationalRoutes()...)
@@ -117,6 +184,7 @@ type Main struct {
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
 	url      string
+	baseURL  string
 	served   chan error
 	stopOnce sync.Once
 	workers  context.CancelFunc
@@ -150,6 +218,12 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
+	m.baseURL = trimSlash(base)
+	local, err := m.openBlobs()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
 		a.Authn, &access.Guard{DB: a.DB}, m.metrics, a.Routes())
@@ -157,13 +231,21 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		ln.Close()
 		return nil, err
 	}
+	a.Git.BaseURL = trimSlash(base)
+	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
+	if local != nil {
+		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
+	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
 	m.http = &http.Server{Handler: m.api, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-	go func() { m.served <- m.http.Serve(ln) }()
+	go func() {
+		m.served <- m.http.Serve(ln)
+		close(m.served) // Close still returns when a Done reader took the error
+	}()
 	cfg.Logger.Info("listening on " + m.url)
 	return m, nil
 }
@@ -175,12 +257,23 @@ func (m *Main) startWorkers(ctx context.Context) {
 	pruner.AfterDelete = m.App.Feeds.Invalidate
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
+	// Build the advisory index now rather than on the first dependency
+	// review request; a failure is retried by that request.
+	if _, err := m.App.Advisories.Current(ctx); err != nil {
+		m.App.Config.Logger.Error("load advisory database", "err", err)
+	}
+	m.startMigrationExporter(ctx)
 }
+
+// Handler is the server's HTTP handler (every route and middleware), for
+// benchmarks that measure the server without the network.
+func (m *Main) Handler() http.Handler { return m.api }
 
 // URL is the address the server listens on, as http://HOST:PORT.
 func (m *Main) URL() string { return m.url }
 
-// Done is closed with the serve error if the server stops on its own.
+// Done delivers the serve error once, then is closed, when the server
+// stops (on its own, or through Close).
 func (m *Main) Done() <-chan error { return m.served }
 
 // Close shuts down gracefully: it stops accepting connections, lets

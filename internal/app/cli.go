@@ -72,7 +72,8 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&c.dataDir, "data", envOr("FORGEAPI_DATA", "./forgeapi-data"), "data directory (env FORGEAPI_DATA)")
 	root.PersistentFlags().StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
 	root.AddCommand(c.serveCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
-		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand())
+		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand(),
+		c.advisoriesCommand())
 	return root
 }
 
@@ -113,7 +114,7 @@ func (c *cli) serveCommand() *cobra.Command {
 			select {
 			case <-ctx.Done():
 			case err := <-m.Done():
-				return err
+				return errors.Join(err, m.Close())
 			}
 			cfg.Logger.Info("shutting down")
 			return m.Close()
@@ -123,7 +124,10 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
 	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
 	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")
+	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
+	f.StringVar(&cfg.AuthorizationsAPI, "authorizations-api", envOr("FORGEAPI_AUTHORIZATIONS_API", "enabled"),
+		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
 	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
 }

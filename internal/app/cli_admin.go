@@ -25,6 +25,9 @@ func (c *cli) userCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create LOGIN", Short: "Create a user and print it as JSON", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !accounts.ValidLogin(args[0]) {
+				return fmt.Errorf("%q is not a valid login: 1 to 39 letters, digits or single inner hyphens", args[0])
+			}
 			if totpSecret != "" {
 				if _, err := auth.TOTPCode(totpSecret, store.Now()); err != nil {
 					return fmt.Errorf("--totp-secret is not a valid base32 secret")
@@ -89,6 +92,7 @@ func (c *cli) orgCommand() *cobra.Command {
 	}
 	create.Flags().StringVar(&owner, "owner", "", "user who becomes the organization's owner (required)")
 	create.Flags().BoolVar(&saml, "saml-enforced", false, "the organization enforces SAML single sign-on")
+	_ = create.MarkFlagRequired("owner")
 	addMember := &cobra.Command{
 		Use: "add-member ORG USER", Short: "Add USER to ORG (or change the role)", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -153,6 +157,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 	}
 	create.Flags().StringVar(&owner, "owner", "", "user who becomes the enterprise's owner (required)")
 	create.Flags().StringArrayVar(&orgs, "org", nil, "organization that belongs to the enterprise (repeatable)")
+	_ = create.MarkFlagRequired("owner")
 	addOrg := &cobra.Command{
 		Use: "add-org SLUG ORG", Short: "Add an organization to an enterprise", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -187,6 +192,9 @@ func (c *cli) repoCommand() *cobra.Command {
 			ownerLogin, name, ok := strings.Cut(args[0], "/")
 			if !ok || ownerLogin == "" || name == "" {
 				return fmt.Errorf("want OWNER/NAME, got %q", args[0])
+			}
+			if !repos.ValidName(name) {
+				return fmt.Errorf("%q is not a valid repository name: letters, digits, '.', '-' and '_', at most 100, not ending in .git", name)
 			}
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
 				owner, err := accounts.ByLogin(ctx, a.DB, ownerLogin)
@@ -246,6 +254,7 @@ func (c *cli) appCommand() *cobra.Command {
 	}
 	create.Flags().StringVar(&owner, "owner", "", "user or organization that owns the application (required)")
 	create.Flags().StringVar(&url, "url", "", "the application's home page")
+	_ = create.MarkFlagRequired("owner")
 	cmd.AddCommand(create)
 	return cmd
 }

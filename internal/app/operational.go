@@ -14,14 +14,14 @@ import (
 // operationalRoutes are the endpoints about the service itself.
 func operationalRoutes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: "GET", Pattern: "/rate_limit", Handle: rateLimitStatus, Stream: true,
+		{Method: "GET", Pattern: "/rate_limit", Handle: rateLimitStatus, Stream: true, Uncounted: true,
 			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 	}
 }
 
-// rateLimitStatus serves GET /rate_limit. The platform does not count
-// this request against the limit; the middleware already counted it, so
-// the body reports the budget before it.
+// rateLimitStatus serves GET /rate_limit from the rate-limit headers the
+// middleware set. The route is Uncounted, as on the platform: asking for
+// the budget does not spend it.
 func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	limit, _ := strconv.Atoi(h.Get("X-Ratelimit-Limit"))

@@ -67,7 +67,8 @@ func PermissionTables(routes []httpapi.Route) []PermissionTable {
 	rows := map[string][]PermissionRow{}
 	served := map[string]bool{}
 	for _, rt := range routes {
-		endpoint := rt.Method + " " + rt.Pattern
+		// A wildcard segment {name...} is written {name}, as the spec does.
+		endpoint := rt.Method + " " + strings.ReplaceAll(rt.Pattern, "...}", "}")
 		served[endpoint] = true
 		for _, set := range rt.Auth.Permissions {
 			for _, need := range set {
@@ -108,6 +109,9 @@ func additionalNote(rule auth.Rule, need auth.Need) string {
 	if len(rule.Permissions) > 1 || len(rule.Permissions[0]) > 1 {
 		notes = append(notes, "Multiple permissions are required, or a different permission may be used: "+rule.Permissions.String()+". The endpoint's description governs.")
 	}
+	if rule.Public && need.Level == auth.Read {
+		notes = append(notes, "Public resources are served without this permission.")
+	}
 	if rule.Extra != "" {
 		notes = append(notes, rule.Extra)
 	}
@@ -141,13 +145,16 @@ func WritePermissionsMarkdown(w io.Writer, tables []PermissionTable) error {
 				if !r.Served {
 					endpoint += " *(not served)*"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", endpoint, r.Access, r.TokenTypes, r.Additional)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(endpoint), r.Access, r.TokenTypes, cell(r.Additional))
 			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// cell escapes the text of a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func (c *cli) permissionsCommand() *cobra.Command {
 	var format string

@@ -126,7 +126,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 // CheckOTP verifies the X-Service-OTP code of a password-authenticated
 // user who has a TOTP secret. Users without one, and token callers, pass.
 // A missing, wrong or replayed code is a 401 carrying the header
-// `X-Service-OTP: required; app`.
+// `X-Service-OTP: required; app` (and the alias X-GitHub-OTP).
 func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string) error {
 	if p.Anonymous() || p.Method != MethodPassword || p.OTPStep != 0 {
 		return nil
@@ -140,7 +140,10 @@ func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string)
 		return nil
 	}
 	required := func(msg string) error {
-		return apierr.Unauthorized("%s", msg).WithHeader("X-Service-OTP", "required; app")
+		// The platform's own header name is sent too: clients such as
+		// go-github recognise the challenge by it.
+		return apierr.Unauthorized("%s", msg).WithHeader("X-Service-OTP", "required; app").
+			WithHeader("X-GitHub-OTP", "required; app")
 	}
 	if code == "" {
 		return required("Must specify two-factor authentication OTP code.")

@@ -9,9 +9,15 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// HashPassword returns a bcrypt hash of the password.
+// HashPassword returns a bcrypt hash of the password at the default cost.
 func HashPassword(password string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	return HashPasswordCost(password, bcrypt.DefaultCost)
+}
+
+// HashPasswordCost returns a bcrypt hash at the given cost (tests use the
+// minimum; CheckPassword reads the cost from the hash).
+func HashPasswordCost(password string, cost int) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	return string(h), err
 }
 

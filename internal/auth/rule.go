@@ -91,6 +91,9 @@ type Rule struct {
 	// TokenTypes are the permission-based token kinds accepted; zero
 	// refuses them all.
 	TokenTypes TokenTypes
+	// FineGrainedOnly accepts only the permission-based token kinds in
+	// TokenTypes: classic and OAuth tokens and passwords get a 403.
+	FineGrainedOnly bool
 	// PasswordOnly accepts only HTTP Basic with login and password.
 	PasswordOnly bool
 	// OTP requires a valid X-Service-OTP code from a password-authenticated

@@ -83,7 +83,6 @@ type Handler struct {
 	cfg   Config
 	poll  *PollMeter
 	floor *windowFloor
-	stmts *stmtCache
 	count *countCache
 	pages *pageCache
 }
@@ -95,7 +94,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, stmts: newStmtCache(db), count: newCountCache(), pages: newPageCache(cfg.CacheTTL)}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(), pages: newPageCache(cfg.CacheTTL)}
 }
 
 // Config returns the handler's configuration with defaults applied.

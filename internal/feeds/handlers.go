@@ -30,7 +30,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 			"feeds reach back %d events. Check the rel=\"last\" link of the Link header to see how far back you can page.", h.cfg.MaxEvents)
 	}
 	ctx, now := r.Context(), h.now()
-	floor, err := h.floor.get(ctx, h.stmts, now.Add(-h.cfg.Window))
+	floor, err := h.floor.get(ctx, h.db, now.Add(-h.cfg.Window))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 		return err
 	}
 	v := h.pages.version.Load()
-	ids, err := pageIDs(ctx, h.stmts, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
+	ids, err := pageIDs(ctx, h.db, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 	if httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
 		return nil
 	}
-	rows, err := eventsByID(ctx, h.stmts, ids)
+	rows, err := eventsByID(ctx, h.db, ids)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) total(ctx context.Context, key string, f filter, floor int64, 
 			return n, nil
 		}
 	}
-	n, err := countUpTo(ctx, h.stmts, f, floor, h.cfg.MaxEvents)
+	n, err := countUpTo(ctx, h.db, f, floor, h.cfg.MaxEvents)
 	if err == nil && page.Page == 1 {
 		h.count.put(key, ids[0], floor, n, now)
 	}
@@ -185,7 +185,7 @@ func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) e
 
 func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, privateFor int64) error {
 	return h.serve(w, r, receivedKey(user.ID, privateFor), func() (filter, error) {
-		src, err := receivedSources(r.Context(), h.stmts, user.ID, privateFor)
+		src, err := receivedSources(r.Context(), h.db, user.ID, privateFor)
 		if err != nil {
 			return filter{}, err
 		}

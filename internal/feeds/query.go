@@ -2,6 +2,7 @@ package feeds
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,24 +203,40 @@ func receivedSources(ctx context.Context, q querier, userID, privateFor int64) (
 	return src, rows.Err()
 }
 
-// selectIDs is the query of the ids of the filter's events from floor
-// on, newest first, limit after offset. LIMIT and OFFSET are written as
-// literals: SQLite re-prepares a statement whose LIMIT is a bound
-// parameter each time it runs, which would defeat the statement cache.
-func selectIDs(f filter, floor int64, offset, limit int) (string, []any) {
+// querier is what the feed queries run on.
+type querier = store.Q
+
+// limitBuckets are the LIMITs the id queries use: a page's limit is
+// rounded up to one of them and sliced in Go, so that each feed has a
+// handful of query texts, all kept prepared by the store's statement
+// cache. (LIMIT is a literal: SQLite re-prepares a statement whose LIMIT
+// is a bound parameter each time it runs.)
+var limitBuckets = [...]int{30, 100, 300}
+
+func limitBucket(n int) int {
+	for _, b := range limitBuckets {
+		if n <= b {
+			return b
+		}
+	}
+	return n
+}
+
+// selectIDs is the query of the newest n ids of the filter's events from
+// floor on, newest first.
+func selectIDs(f filter, floor int64, n int) (string, []any) {
 	b := sqlBuilder{args: append([]any(nil), f.args...)}
 	fl := b.arg(floor)
-	page := " LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+	limit := " LIMIT " + strconv.Itoa(n)
 	if len(f.parts) == 0 {
-		return f.with + "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + page, b.args
+		return f.with + "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + limit, b.args
 	}
-	each := strconv.Itoa(offset + limit)
 	terms := make([]string, len(f.parts))
 	for i, p := range f.parts {
 		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
-			" ORDER BY id DESC LIMIT " + each + ") AS s" + strconv.Itoa(i)
+			" ORDER BY id DESC" + limit + ") AS s" + strconv.Itoa(i)
 	}
-	return f.with + "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + page, b.args
+	return f.with + "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + limit, b.args
 }
 
 // gallopStart is the first span of ids a union reads (see gallop).
@@ -288,26 +305,31 @@ func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, erro
 }
 
 // pageIDs returns the ids of the page's events, newest first.
-func pageIDs(ctx context.Context, q querier, f filter, floor int64, offset, limit int) ([]int64, error) {
-	run := func(lo int64) ([]int64, error) {
-		query, args := selectIDs(f, lo, offset, limit)
-		return scanIDs(ctx, q, limit, query, args)
-	}
+func pageIDs(ctx context.Context, db *store.DB, f filter, floor int64, offset, limit int) ([]int64, error) {
+	n := limitBucket(offset + limit)
+	var all []int64
+	var err error
 	if len(f.parts) == 0 {
-		return run(floor)
+		query, args := selectIDs(f, floor, n)
+		all, err = scanIDs(ctx, db, n, query, args)
+	} else {
+		// A union's text depends on its number of sources: it runs
+		// unprepared rather than filling the shared statement cache.
+		all, err = gallop(ctx, db, floor, offset+limit, func(lo int64) ([]int64, error) {
+			query, args := selectIDs(f, lo, n)
+			return scanIDs(ctx, db.DB, n, query, args)
+		})
 	}
-	// The newest offset+limit matches decide the page.
-	all, err := gallop(ctx, q, floor, offset+limit, func(lo int64) ([]int64, error) {
-		query, args := selectIDs(f, lo, 0, offset+limit)
-		return scanIDs(ctx, q, offset+limit, query, args)
-	})
 	if err != nil {
 		return nil, err
 	}
+	all = all[:min(len(all), offset+limit)]
 	return all[min(offset, len(all)):], nil
 }
 
-func scanIDs(ctx context.Context, q querier, capacity int, query string, args []any) ([]int64, error) {
+func scanIDs(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, capacity int, query string, args []any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -325,8 +347,8 @@ func scanIDs(ctx context.Context, q querier, capacity int, query string, args []
 }
 
 // countUpTo counts the filter's events from floor on, stopping at limit.
-func countUpTo(ctx context.Context, q querier, f filter, floor int64, limit int) (int, error) {
-	ids, err := pageIDs(ctx, q, f, floor, 0, limit)
+func countUpTo(ctx context.Context, db *store.DB, f filter, floor int64, limit int) (int, error) {
+	ids, err := pageIDs(ctx, db, f, floor, 0, limit)
 	return len(ids), err
 }
 
@@ -350,9 +372,14 @@ func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	// Padded with 0 (no event's id) to a bucket size: a few query texts.
+	padded := append(make([]int64, 0, limitBucket(len(ids))), ids...)
+	for len(padded) < cap(padded) {
+		padded = append(padded, 0)
+	}
 	var b sqlBuilder
 	query := `SELECT id, type, actor_id, actor_login, repo_id, repo_name, org_id, org_login, public, payload, created_at
-		FROM events WHERE ` + b.in("id", ids) + ` ORDER BY id DESC`
+		FROM events WHERE ` + b.in("id", padded) + ` ORDER BY id DESC`
 	rows, err := q.QueryContext(ctx, query, b.args...)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,10 @@ type Route struct {
 	Auth    auth.Rule
 	// Stream leaves a GET response unbuffered: no automatic ETag.
 	Stream bool
+	// Uncounted requests do not spend the caller's rate-limit budget and
+	// are served over the limit (GET /rate_limit); their headers show the
+	// budget as it is.
+	Uncounted bool
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -96,6 +100,7 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // ServeHTTP dispatches the request and records its metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.metrics.begin()
 	w.Header().Set(RequestIDHeader, newRequestID())
 	rec := &statusRecorder{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), baseURLKey{}, s.cfg.BaseURL))
@@ -110,6 +115,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.metrics.Observe(r.Pattern, r.Method, rec.status, time.Since(start))
+		s.metrics.end()
 	}()
 	s.mux.ServeHTTP(rec, r) // sets r.Pattern
 }
@@ -133,13 +139,19 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		r = r.WithContext(ctx)
 		s.setAuthHeaders(w, p, rt.Auth)
 
-		reservation := s.limiter.Reserve(rateKey(r, p))
-		if s.cfg.RateLimit && !reservation.OK {
+		var reservation Reservation
+		if rt.Uncounted {
+			reservation = s.limiter.Status(rateKey(r, p))
+		} else {
+			reservation = s.limiter.Reserve(rateKey(r, p))
+		}
+		conditional := r.Method == http.MethodGet && !rt.Stream
+		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
 			reservation.SetHeaders(w.Header(), true)
 			WriteError(w, r, reservation.Error())
 			return
 		}
-		if r.Method == http.MethodGet && !rt.Stream {
+		if conditional {
 			s.serveConditional(w, r, rt, reservation)
 			return
 		}
@@ -165,18 +177,23 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 }
 
 // serveConditional buffers a GET response to give it an ETag and answer
-// If-None-Match / If-Modified-Since with 304. A 304 gives back its
-// rate-limit reservation, also when the handler answered it itself
-// through NotModified.
+// If-None-Match / If-Modified-Since with 304, also when the handler
+// answered it itself through NotModified. A 304 does not count against
+// the rate limit: it gives back its reservation, and it is served even to
+// a caller whose budget is spent (any other answer to that caller is the
+// rate-limit refusal).
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
-	buf := newBufferedWriter(w.Header())
+	buf := newBufferedWriter(w.Header().Clone())
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
 	}
+	overLimit := s.cfg.RateLimit && !reservation.OK
 	if buf.status == http.StatusNotModified { // the handler's own fast path (NotModified)
 		reservation = s.limiter.Refund(reservation)
+		buf.Header().Del("Content-Type")
+		buf.Header().Del("Content-Length")
+		buf.commitHeader(w.Header())
 		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
-		w.Header().Del("Content-Type")
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -188,15 +205,29 @@ func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Rou
 		}
 		if notModified(r, etag, buf.Header().Get("Last-Modified")) {
 			reservation = s.limiter.Refund(reservation)
+			buf.Header().Del("Content-Type")
+			buf.Header().Del("Content-Length")
+			buf.commitHeader(w.Header())
 			reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
-			w.Header().Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 	}
+	if overLimit {
+		reservation.SetHeaders(w.Header(), true)
+		WriteError(w, r, reservation.Error())
+		return
+	}
+	buf.commitHeader(w.Header())
 	reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
+}
+
+// isConditional reports whether the request carries a validator that
+// could make its answer a 304.
+func isConditional(r *http.Request) bool {
+	return r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""
 }
 
 // enforce checks what the rule says about the credentials themselves;
@@ -216,6 +247,9 @@ func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) err
 		if err := s.authn.CheckOTP(r.Context(), p, code); err != nil {
 			return err
 		}
+	}
+	if rule.FineGrainedOnly && !p.Anonymous() && !p.FineGrained() {
+		return apierr.Forbidden("This endpoint accepts only fine-grained tokens: app user access tokens, app installation access tokens and fine-grained personal access tokens.")
 	}
 	if p.FineGrained() && !rule.TokenTypes.Allows(p.Token.Kind) {
 		return apierr.Forbidden("%s", NotAccessibleMessage(p.Token.Kind))

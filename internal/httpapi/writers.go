@@ -34,8 +34,8 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // deadlines) for streaming handlers such as git over HTTP.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// bufferedWriter holds a response until the server decides between the
-// body and a 304.
+// bufferedWriter holds a response, status, headers and body, until the
+// server decides between the body, a 304 and a rate-limit refusal.
 type bufferedWriter struct {
 	header http.Header
 	status int
@@ -48,6 +48,18 @@ func newBufferedWriter(h http.Header) *bufferedWriter {
 }
 
 func (b *bufferedWriter) Header() http.Header { return b.header }
+
+// commitHeader makes the buffered header the response's header.
+func (b *bufferedWriter) commitHeader(dst http.Header) {
+	for k := range dst {
+		if _, ok := b.header[k]; !ok {
+			delete(dst, k)
+		}
+	}
+	for k, v := range b.header {
+		dst[k] = v
+	}
+}
 
 func (b *bufferedWriter) WriteHeader(code int) {
 	if !b.wrote {

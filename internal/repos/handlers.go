@@ -12,6 +12,9 @@ import (
 // Handler serves the repository endpoints.
 type Handler struct {
 	Service *Service
+	// RoleOf decides which repositories the list endpoints show
+	// (access.RepoRole); nil shows public repositories only.
+	RoleOf RoleFunc
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
@@ -63,6 +66,11 @@ func (c createRequest) toNew(owner *accounts.Account) (NewRepository, error) {
 
 func (h *Handler) createForUser(w http.ResponseWriter, r *http.Request) error {
 	p := auth.PrincipalFrom(r.Context())
+	if p.FineGrained() && p.Token.ResourceOwnerID != p.Account.ID {
+		// A token whose resource owner is an organization cannot create
+		// repositories in the user's own account.
+		return apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
+	}
 	owner, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err

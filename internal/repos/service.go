@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 
@@ -33,10 +34,21 @@ func (s *Service) GitDir(id int64) string {
 }
 
 // Create inserts the repository and creates its empty bare git
-// repository, in one transaction: a failure of either leaves neither.
+// repository: a failure of either leaves neither. The bare repository is
+// initialised before the transaction, in a temporary directory that the
+// transaction only renames, so that the database's write lock is never
+// held while git runs.
 func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.Account) (*Repository, error) {
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	staging, err := s.initStaging(n.DefaultBranch)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(staging) // gone already when renamed
 	var repo *Repository
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx store.Q) error {
 		var err error
 		if repo, err = Insert(ctx, tx, n); err != nil {
 			return err
@@ -46,7 +58,7 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 				return err
 			}
 		}
-		return initBare(s.GitDir(repo.ID), repo.DefaultBranch)
+		return os.Rename(staging, s.GitDir(repo.ID))
 	})
 	if err != nil {
 		if repo != nil {
@@ -60,15 +72,21 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 // Update changes the repository's name, description, visibility or
 // default branch in one transaction with AfterUpdate. A new default
 // branch must exist unless the repository has no branch yet; the bare
-// repository's HEAD follows it.
+// repository's HEAD follows it once the transaction commits (git never
+// runs while the database's write lock is held).
 func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *accounts.Account) (*Repository, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var after *Repository
+	if c.DefaultBranch != nil && *c.DefaultBranch != r.DefaultBranch {
+		if err := checkBranch(s.GitDir(r.ID), *c.DefaultBranch); err != nil {
+			return nil, err
+		}
+	}
+	var before, after *Repository
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		before, err := ByID(ctx, tx, r.ID)
-		if err != nil {
+		var err error
+		if before, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
 		}
 		if err := Update(ctx, tx, before, c, store.Now()); err != nil {
@@ -78,21 +96,22 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 			return err
 		}
 		if s.AfterUpdate != nil {
-			if err := s.AfterUpdate(ctx, tx, before, after, actor); err != nil {
-				return err
-			}
-		}
-		if after.DefaultBranch != before.DefaultBranch {
-			return setHead(s.GitDir(r.ID), after.DefaultBranch)
+			return s.AfterUpdate(ctx, tx, before, after, actor)
 		}
 		return nil
 	})
-	return after, err
+	if err != nil {
+		return nil, err
+	}
+	if after.DefaultBranch != before.DefaultBranch {
+		return after, setHead(s.GitDir(r.ID), after.DefaultBranch)
+	}
+	return after, nil
 }
 
-// setHead points the bare repository's HEAD at the branch. The branch
-// must exist when the repository has any branch.
-func setHead(dir, branch string) error {
+// checkBranch refuses a branch that does not exist in a repository that
+// has branches.
+func checkBranch(dir, branch string) error {
 	heads, err := exec.Command("git", "--git-dir="+dir, "for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/").Output()
 	if err != nil {
 		return fmt.Errorf("git for-each-ref %s: %w", dir, err)
@@ -100,21 +119,32 @@ func setHead(dir, branch string) error {
 	if len(heads) > 0 && exec.Command("git", "--git-dir="+dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}").Run() != nil {
 		return apierr.Custom("Repository", "default_branch", "The branch %s was not found. Push it before making it the default branch.", branch)
 	}
+	return nil
+}
+
+// setHead points the bare repository's HEAD at the branch.
+func setHead(dir, branch string) error {
 	if out, err := exec.Command("git", "--git-dir="+dir, "symbolic-ref", "HEAD", "refs/heads/"+branch).CombinedOutput(); err != nil {
 		return fmt.Errorf("git symbolic-ref %s: %v: %s", dir, err, out)
 	}
 	return nil
 }
 
-func initBare(dir, branch string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
+// initStaging creates an empty bare repository in a new temporary
+// directory under GitRoot and returns its path.
+func (s *Service) initStaging(branch string) (string, error) {
+	if err := os.MkdirAll(s.GitRoot, 0o755); err != nil {
+		return "", err
 	}
-	out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch="+branch, dir).CombinedOutput()
+	dir, err := os.MkdirTemp(s.GitRoot, "new-*.git")
 	if err != nil {
-		return fmt.Errorf("git init %s: %v: %s", dir, err, out)
+		return "", err
 	}
-	return nil
+	if err := githttp.Init(dir, branch); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
 
 // StatsOf returns the counters of a repository object.

@@ -47,6 +47,9 @@ func migrate(ctx context.Context, db *DB) error {
 	if err != nil {
 		return err
 	}
+	// Each API area owns one numbered file; areas land in any order, so a
+	// database may meet a lower number after a higher one was applied.
+	opts = append(opts, goose.WithAllowOutofOrder(true))
 	provider, err := goose.NewProvider(dialect, db.DB, dialectFS{FS: sub, r: dialectTokens[db.Dialect]}, opts...)
 	if err != nil {
 		return fmt.Errorf("schema migrations: %w", err)

@@ -45,6 +45,10 @@ type DB struct {
 	*sql.DB
 	Dialect Dialect
 	pool    *pgxpool.Pool
+	cache   *stmtCache // SQLite only; pgx keeps its own per-connection cache
+	// writeGate (SQLite only) lets one transaction of this process at a
+	// time wait for the write lock; see Tx.
+	writeGate chan struct{}
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -78,7 +82,7 @@ func openSQLite(path string) (*DB, error) {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
@@ -96,7 +100,8 @@ func openSQLite(path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &DB{DB: sqldb, Dialect: SQLite}, nil
+	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
+		writeGate: make(chan struct{}, 1)}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -125,6 +130,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 
 // Close closes the database and, for PostgreSQL, its pool.
 func (db *DB) Close() error {
+	db.cache.close()
 	err := db.DB.Close()
 	if db.pool != nil {
 		db.pool.Close()
@@ -135,6 +141,7 @@ func (db *DB) Close() error {
 // Tx is a transaction that can run functions once it commits.
 type Tx struct {
 	*sql.Tx
+	db          *DB
 	afterCommit []func()
 }
 
@@ -154,13 +161,31 @@ func AfterCommit(q Q, fn func()) {
 
 // Tx runs fn in a transaction, committing when fn returns nil and rolling
 // back otherwise. The error fn returns is returned unchanged. The tx
-// passed to fn is a *Tx.
+// passed to fn is a *Tx. fn must not start another transaction.
+//
+// On SQLite every transaction takes the database's one write lock at
+// BEGIN (IMMEDIATE). The transactions of this process queue for it in
+// order on a gate instead of polling SQLite's busy handler, which under
+// load starves unlucky writers past busy_timeout; the busy handler is
+// left to arbitrate with other processes (admin commands).
 func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
+	if db.writeGate != nil {
+		wait := time.NewTimer(writeGateTimeout)
+		defer wait.Stop()
+		select {
+		case db.writeGate <- struct{}{}:
+			defer func() { <-db.writeGate }()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			return ErrBusy
+		}
+	}
 	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return Normalize(err)
 	}
-	tx := &Tx{Tx: sqlTx}
+	tx := &Tx{Tx: sqlTx, db: db}
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
@@ -186,6 +211,14 @@ func (db *DB) SkipLocked() string {
 
 // Now returns the current time as the store keeps it: UTC, microseconds.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// writeGateTimeout bounds the wait for the write gate (a transaction
+// started inside another one would otherwise wait forever).
+const writeGateTimeout = 30 * time.Second
+
+// ErrBusy is returned when a transaction waited too long for its turn to
+// write.
+var ErrBusy = errors.New("store: timed out waiting for the database write lock")
 
 // ErrNotFound is returned when a row that was asked for does not exist.
 var ErrNotFound = errors.New("store: not found")

@@ -1,0 +1,67 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"forgeapi/internal/blob"
+	"forgeapi/internal/orgmigration"
+	"forgeapi/internal/webhooks/hookshot"
+)
+
+// blobSigningKeyFile holds, under the data directory, the key that signs
+// the local blob store's download URLs. It is created on first start;
+// servers sharing a data directory share it.
+const blobSigningKeyFile = "blob-signing.key"
+
+// openBlobs opens the migration archive store named by Config.Blob and
+// hands it to the migrations service. It returns the store when it is the
+// local backend, whose signed URLs the server itself serves at
+// GET /_blobs/{key} (archive keys hold no '/', so that route does not
+// overlap git's /{owner}/{repo}/info/refs).
+func (m *Main) openBlobs() (*blob.Local, error) {
+	cfg := m.App.Config
+	opts := cfg.BlobOptions
+	if opts.Dir == "" {
+		opts.Dir = filepath.Join(cfg.DataDir, "blobs")
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = m.baseURL
+	}
+	if opts.Now == nil {
+		opts.Now = cfg.Now
+	}
+	if opts.SigningKey == nil && !isS3(cfg.Blob) {
+		key, err := hookshot.LoadOrCreateKey(filepath.Join(cfg.DataDir, blobSigningKeyFile))
+		if err != nil {
+			return nil, fmt.Errorf("blob signing key: %w", err)
+		}
+		opts.SigningKey = key
+	}
+	store, err := blob.Open(cfg.Blob, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.App.Migrations.Blobs = store
+	local, _ := store.(*blob.Local)
+	return local, nil
+}
+
+func isS3(spec string) bool { return strings.HasPrefix(spec, "s3://") }
+
+// startMigrationExporter runs the export job of organization migrations
+// until ctx is done.
+func (m *Main) startMigrationExporter(ctx context.Context) {
+	cfg := m.App.Config
+	exporter := orgmigration.NewExporter(m.App.Migrations, orgmigration.ExporterConfig{
+		BaseURL: m.baseURL,
+		TempDir: filepath.Join(cfg.DataDir, "tmp", "migrations"),
+	})
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		exporter.Run(ctx)
+	}()
+}

@@ -1,0 +1,230 @@
+// Package githost serves forgeapi's repositories over git's smart HTTP
+// protocol at {base}/{owner}/{repo}.git: it authenticates the git client
+// (HTTP Basic with a password or any token), checks read or write access
+// as the API does, refuses pushes to repositories locked for migration,
+// runs the pre-receive checks other areas register, and records every
+// accepted push as domain events in one transaction.
+package githost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/store"
+)
+
+// Push is a push under examination by a PushCheck.
+type Push struct {
+	Repo    *repos.Repository
+	Pusher  *accounts.Account
+	Updates []githttp.RefUpdate
+	Inspect githttp.Inspector
+}
+
+// PushCheck may veto a push before any reference moves. An error made by
+// githttp.Refuse is shown to the git client; the push changes nothing.
+type PushCheck func(ctx context.Context, push *Push) error
+
+// Handler serves git over HTTP.
+type Handler struct {
+	DB     *store.DB
+	Repos  *repos.Service
+	Authn  *auth.Authenticator
+	Events *events.Bus
+	Git    *githttp.Server
+	Logger *slog.Logger
+	// BaseURL renders the URLs in push payloads.
+	BaseURL string
+	checks  []PushCheck
+}
+
+// AddCheck registers a pre-receive check. Call it at start.
+func (h *Handler) AddCheck(c PushCheck) { h.checks = append(h.checks, c) }
+
+// Patterns are the routes git clients use, with and without ".git".
+// The GET route is "/{owner}/{repo}/{rest...}" rather than
+// ".../info/refs": the narrower pattern would collide with API routes of
+// the form /a/b/{x}/{y} (GET /user/starred/{owner}/{repo} matches
+// /user/starred/info/refs too), while every API route of three or more
+// segments is more specific than this one and wins. ServeHTTP answers
+// the API's JSON 404 to anything but info/refs.
+var Patterns = []string{
+	"GET /{owner}/{repo}/{rest...}",
+	"POST /{owner}/{repo}/git-upload-pack",
+	"POST /{owner}/{repo}/git-receive-pack",
+}
+
+// Register adds the git routes to a mux.
+func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
+	for _, p := range Patterns {
+		mux.Handle(p, h)
+	}
+}
+
+// ServeHTTP authenticates and authorises one git request and serves it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if r.Method == http.MethodGet && r.PathValue("rest") != "info/refs" {
+		r.Pattern = ""
+		httpapi.WriteError(w, r, apierr.NotFound())
+		return
+	}
+	owner, name := r.PathValue("owner"), strings.TrimSuffix(r.PathValue("repo"), ".git")
+	subPath := strings.TrimPrefix(r.URL.Path, "/"+r.PathValue("owner")+"/"+r.PathValue("repo"))
+	service, err := githttp.RequestedService(r, subPath)
+	if err != nil {
+		githttp.WriteRefusal(w, http.StatusForbidden, "Only the smart HTTP protocol is supported.")
+		return
+	}
+	p, err := h.Authn.Authenticate(ctx, r)
+	if err != nil {
+		challenge(w, "Invalid username or token.")
+		return
+	}
+	repo, err := h.authorize(ctx, p, owner, name, service)
+	if err != nil {
+		h.refuse(w, p, err)
+		return
+	}
+	remoteUser := ""
+	if !p.Anonymous() {
+		remoteUser = p.Account.Login
+	}
+	req := githttp.Request{RepoDir: h.Repos.GitDir(repo.ID), SubPath: subPath, RemoteUser: remoteUser}
+	if service == githttp.ServiceReceivePack {
+		push := &pushRecorder{h: h, repoID: repo.ID, principal: p}
+		req.PreReceive, req.PostReceive = push.preReceive, push.postReceive
+	}
+	h.Git.ServeGit(w, r, req)
+}
+
+// authorize returns the repository when the principal may use the
+// service on it, or an *apierr.Error: 401 (ask for credentials), 404
+// (hidden), 403 (visible, but not this).
+func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name string, service githttp.Service) (*repos.Repository, error) {
+	if p.Method == auth.MethodPassword {
+		u, err := accounts.ByID(ctx, h.DB, p.Account.ID)
+		if err != nil {
+			return nil, err
+		}
+		if u.HasTOTP {
+			return nil, apierr.Unauthorized("Two-factor authentication is on for this account: use a personal access token as the password.")
+		}
+	}
+	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.NotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	role, err := access.RepoRole(ctx, h.DB, p, repo)
+	if err != nil {
+		return nil, err
+	}
+	if role == auth.RoleNone {
+		return nil, apierr.NotFound()
+	}
+	if service == githttp.ServiceUploadPack {
+		if p.FineGrained() && repo.Private && !p.Token.Grant.Has(auth.Need{Name: "contents", Level: auth.Read}) {
+			return nil, apierr.Forbidden("The token lacks the contents read permission on %s.", repo.FullName())
+		}
+		return repo, nil
+	}
+	return repo, h.authorizePush(p, repo, role)
+}
+
+func (h *Handler) authorizePush(p *auth.Principal, repo *repos.Repository, role auth.Role) error {
+	if p.Anonymous() {
+		return apierr.Unauthorized("Authentication is required to push.")
+	}
+	denied := apierr.Forbidden("Permission to %s denied to %s.", repo.FullName(), p.Account.Login)
+	switch {
+	case role < auth.RoleWrite:
+		return denied
+	case p.ScopeBased() && !p.Token.Scopes.Grants("repo") && (repo.Private || !p.Token.Scopes.Grants("public_repo")):
+		return denied
+	case p.FineGrained() && !p.Token.Grant.Has(auth.Need{Name: "contents", Level: auth.Write}):
+		return denied
+	}
+	if repo.MigrationLocked {
+		return errLocked
+	}
+	return nil
+}
+
+// refuse answers a refused git request with a message the client prints.
+// Anonymous callers are asked for credentials rather than told a private
+// repository exists.
+func (h *Handler) refuse(w http.ResponseWriter, p *auth.Principal, err error) {
+	var apiErr *apierr.Error
+	if !errors.As(err, &apiErr) {
+		h.Logger.Error("git request failed", "err", err)
+		githttp.WriteRefusal(w, http.StatusInternalServerError, "Internal error.")
+		return
+	}
+	switch {
+	case apiErr.Status == http.StatusUnauthorized:
+		challenge(w, apiErr.Message)
+	case p.Anonymous() && apiErr.Status == http.StatusNotFound:
+		challenge(w, "Authentication required.")
+	case apiErr.Status == http.StatusNotFound:
+		githttp.WriteRefusal(w, http.StatusNotFound, "Repository not found.")
+	default:
+		githttp.WriteRefusal(w, apiErr.Status, apiErr.Message)
+	}
+}
+
+// lockedMessage is what the git client prints for a locked repository.
+const lockedMessage = "repository is locked for migration"
+
+// errLocked refuses a push to a repository locked for migration.
+var errLocked = apierr.Forbidden(lockedMessage)
+
+func challenge(w http.ResponseWriter, message string) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="forgeapi"`)
+	githttp.WriteRefusal(w, http.StatusUnauthorized, message)
+}
+
+// pushRecorder carries one push from pre-receive to post-receive.
+type pushRecorder struct {
+	h          *Handler
+	repoID     int64
+	principal  *auth.Principal
+	refsBefore []string // commits the references pointed at before the push
+}
+
+func (pr *pushRecorder) preReceive(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+	repo, err := repos.ByID(ctx, pr.h.DB, pr.repoID)
+	if err != nil {
+		return err
+	}
+	if repo.MigrationLocked {
+		return githttp.Refuse("%s", lockedMessage)
+	}
+	pusher, err := accounts.ByID(ctx, pr.h.DB, pr.principal.Account.ID)
+	if err != nil {
+		return err
+	}
+	for _, check := range pr.h.checks {
+		if err := check(ctx, &Push{Repo: repo, Pusher: pusher, Updates: updates, Inspect: inspect}); err != nil {
+			return err
+		}
+	}
+	if pr.refsBefore, err = refCommits(pr.h.Repos.GitDir(repo.ID)); err != nil {
+		return fmt.Errorf("read references before push: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package githost
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/events"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/store"
+)
+
+// maxPayloadCommits is how many commits push payloads list, as on the
+// platform; size counts them all.
+const maxPayloadCommits = 20
+
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+func refCommits(dir string) ([]string, error) {
+	g, err := gitread.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	return g.RefCommits()
+}
+
+// postReceive records the push: for each updated reference a push event
+// (and create or delete events for new and removed references), all in
+// one transaction, with the repository's pushed_at.
+func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUpdate) error {
+	g, err := gitread.Open(pr.h.Repos.GitDir(pr.repoID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	var evs []*events.Event
+	err = pr.h.DB.Tx(ctx, func(tx store.Q) error {
+		repo, err := repos.ByID(ctx, tx, pr.repoID)
+		if err != nil {
+			return err
+		}
+		pusher, err := accounts.ByID(ctx, tx, pr.principal.Account.ID)
+		if err != nil {
+			return err
+		}
+		b := &pushBuilder{base: pr.h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: pr.refsBefore, now: store.Now()}
+		for _, u := range updates {
+			ue, err := b.eventsFor(ctx, u)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ue...)
+		}
+		for _, e := range evs {
+			if err := pr.h.Events.Emit(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE repositories SET pushed_at = $1, updated_at = $1 WHERE id = $2`, b.now, repo.ID)
+		return err
+	})
+	return err
+}
+
+// pushBuilder turns reference updates into events.
+type pushBuilder struct {
+	base       string
+	repo       *repos.Repository
+	pusher     *accounts.Account
+	git        *gitread.Repository
+	refsBefore []string
+	now        time.Time
+}
+
+func (b *pushBuilder) event(feedType string, feed any, hookEvent string, hook map[string]any) *events.Event {
+	return &events.Event{FeedType: feedType, FeedPayload: feed, HookEvent: hookEvent, HookPayload: hook,
+		Actor: b.pusher, Repo: b.repo, Public: !b.repo.Private, CreatedAt: b.now}
+}
+
+func refType(u githttp.RefUpdate) string {
+	if u.IsTag() {
+		return "tag"
+	}
+	return "branch"
+}
+
+func (b *pushBuilder) eventsFor(ctx context.Context, u githttp.RefUpdate) ([]*events.Event, error) {
+	var out []*events.Event
+	short := u.ShortName()
+	if u.IsCreate() && (u.IsBranch() || u.IsTag()) {
+		desc := optional(b.repo.Description)
+		out = append(out, b.event("CreateEvent",
+			map[string]any{"ref": short, "ref_type": refType(u), "master_branch": b.repo.DefaultBranch, "description": desc, "pusher_type": "user"},
+			"create",
+			map[string]any{"ref": short, "ref_type": refType(u), "master_branch": b.repo.DefaultBranch, "description": desc, "pusher_type": "user"}))
+	}
+	commits, err := b.pushedCommits(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if u.IsBranch() && !u.IsDelete() {
+		out = append(out, b.event("PushEvent", b.feedPayload(u, commits), "push", b.hookPayload(ctx, u, commits)))
+	} else {
+		out = append(out, b.event("", nil, "push", b.hookPayload(ctx, u, commits)))
+	}
+	if u.IsDelete() && (u.IsBranch() || u.IsTag()) {
+		out = append(out, b.event("DeleteEvent",
+			map[string]any{"ref": short, "ref_type": refType(u), "pusher_type": "user"},
+			"delete",
+			map[string]any{"ref": short, "ref_type": refType(u), "pusher_type": "user"}))
+	}
+	return out, nil
+}
+
+// pushed is the commits a reference update brings: the newest
+// maxPayloadCommits of them, oldest first as payloads list them, how many
+// there are, and which of them are new to the repository (distinct).
+type pushed struct {
+	commits   []gitread.Commit
+	size      int
+	distinct  map[string]bool
+	nDistinct int
+}
+
+func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (pushed, error) {
+	if u.IsDelete() {
+		return pushed{}, nil
+	}
+	q := gitread.CommitQuery{Head: u.NewSHA, Limit: maxPayloadCommits}
+	if u.IsCreate() {
+		q.Exclude = b.refsBefore
+	} else {
+		q.Exclude = []string{u.OldSHA}
+	}
+	list, err := b.git.Commits(ctx, q)
+	if err != nil {
+		return pushed{}, fmt.Errorf("list pushed commits of %s: %w", u.Ref, err)
+	}
+	fresh, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: maxPayloadCommits})
+	if err != nil {
+		return pushed{}, fmt.Errorf("list new commits of %s: %w", u.Ref, err)
+	}
+	p := pushed{size: list.Total, distinct: map[string]bool{}, nDistinct: fresh.Total}
+	for _, c := range fresh.Commits {
+		p.distinct[c.SHA] = true
+	}
+	p.commits = slices.Clone(list.Commits)
+	slices.Reverse(p.commits)
+	return p, nil
+}
+
+func (b *pushBuilder) feedPayload(u githttp.RefUpdate, p pushed) map[string]any {
+	commits := make([]map[string]any, 0, len(p.commits))
+	for _, c := range p.commits {
+		commits = append(commits, map[string]any{
+			"sha":      c.SHA,
+			"author":   map[string]any{"email": c.AuthorEmail, "name": c.AuthorName},
+			"message":  strings.TrimRight(c.Message, "\n"),
+			"distinct": p.distinct[c.SHA],
+			"url":      b.base + "/repos/" + b.repo.FullName() + "/commits/" + c.SHA,
+		})
+	}
+	return map[string]any{
+		"repository_id": b.repo.ID, "push_id": newPushID(), "size": p.size, "distinct_size": p.nDistinct,
+		"ref": u.Ref, "head": u.NewSHA, "before": u.OldSHA, "commits": commits,
+	}
+}
+
+func (b *pushBuilder) hookPayload(ctx context.Context, u githttp.RefUpdate, p pushed) map[string]any {
+	web := accounts.WebBase(b.base) + "/" + b.repo.FullName()
+	commits := make([]map[string]any, 0, len(p.commits))
+	for _, c := range p.commits {
+		commits = append(commits, hookCommit(web, c, p.distinct[c.SHA]))
+	}
+	var head any
+	if len(commits) > 0 {
+		head = commits[len(commits)-1]
+	} else if !u.IsDelete() {
+		if list, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Limit: 1}); err == nil && len(list.Commits) > 0 {
+			head = hookCommit(web, list.Commits[0], false)
+		}
+	}
+	compare := web + "/compare/" + short(u.OldSHA) + "..." + short(u.NewSHA)
+	if u.IsCreate() {
+		compare = web + "/commit/" + short(u.NewSHA)
+	} else if u.IsDelete() {
+		compare = web + "/compare/" + short(u.OldSHA) + "...000000000000"
+	}
+	forced := false
+	if !u.IsCreate() && !u.IsDelete() {
+		if ok, err := b.git.IsAncestor(ctx, u.OldSHA, u.NewSHA); err == nil {
+			forced = !ok
+		}
+	}
+	return map[string]any{
+		"ref": u.Ref, "before": u.OldSHA, "after": u.NewSHA,
+		"created": u.IsCreate(), "deleted": u.IsDelete(), "forced": forced,
+		"base_ref": nil, "compare": compare, "commits": commits, "head_commit": head,
+		"pusher": map[string]any{"name": b.pusher.Login, "email": optional(b.pusher.Email)},
+	}
+}
+
+func hookCommit(web string, c gitread.Commit, distinct bool) map[string]any {
+	nonNil := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	return map[string]any{
+		"id": c.SHA, "tree_id": "", "distinct": distinct, "message": strings.TrimRight(c.Message, "\n"),
+		"timestamp": c.CommitterDate.Format(time.RFC3339), "url": web + "/commit/" + c.SHA,
+		"author":    map[string]any{"name": c.AuthorName, "email": c.AuthorEmail},
+		"committer": map[string]any{"name": c.CommitterName, "email": c.CommitterEmail},
+		"added":     nonNil(c.Added), "removed": nonNil(c.Removed), "modified": nonNil(c.Modified),
+	}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func optional(s string) any {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return s
+}
+
+// newPushID returns a random positive 53-bit id (safe in JavaScript).
+func newPushID() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.BigEndian.Uint64(b[:]) >> 11)
+}

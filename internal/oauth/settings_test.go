@@ -1,0 +1,201 @@
+package oauth_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/oauth"
+)
+
+// clock is a server clock the test moves by hand, so that one-time
+// passwords fall in known steps.
+type clock struct{ unix atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Unix(c.unix.Load(), 0) }
+func (c *clock) advance(d time.Duration) { c.unix.Add(int64(d / time.Second)) }
+
+func TestOneTimePasswords(t *testing.T) {
+	t.Parallel()
+	clk := &clock{}
+	clk.unix.Store(1_900_000_020 / auth.TOTPPeriod * auth.TOTPPeriod) // the start of a step
+	env := apptest.Start(t, apptest.WithClock(clk.Now))
+	const secret = "JBSWY3DPEHPK3PXP"
+	user := newUser(t, env, "mona", apptest.UserOpts{Password: password, TOTPSecret: secret})
+	ci := newApp(t, env, user, "CI")
+	code := func() string {
+		t.Helper()
+		c, err := auth.TOTPCode(secret, clk.Now())
+		apptest.Must(t, "totp code", err)
+		return c
+	}
+	wrong := func() string {
+		if code() == "123456" {
+			return "654321"
+		}
+		return "123456"
+	}
+	noOTP := basic(t, env, "mona", password, "")
+	wantOTPRequired := func(method, path string, body any, c caller) {
+		t.Helper()
+		resp, err := c.do(method, path, body, nil)
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("X-Service-OTP") != "required; app" {
+			t.Fatalf("%s %s: %d, X-Service-OTP %q (%v); want 401 required; app", method, path,
+				resp.StatusCode, resp.Header.Get("X-Service-OTP"), err)
+		}
+	}
+
+	// Endpoint 5: missing, wrong, valid, replayed.
+	wantOTPRequired("POST", "authorizations", createBody{Note: "n"}, noOTP)
+	wantOTPRequired("POST", "authorizations", createBody{Note: "n"}, basic(t, env, "mona", password, wrong()))
+	var a authorization
+	valid := code()
+	basic(t, env, "mona", password, valid).want(http.StatusCreated, "POST", "authorizations", createBody{Note: "n", Scopes: []string{"repo"}}, &a)
+	wantOTPRequired("POST", "authorizations", createBody{Note: "n2"}, basic(t, env, "mona", password, valid))
+
+	// Reads and deletes need no code.
+	noOTP.want(http.StatusOK, "GET", "authorizations", nil, nil)
+	noOTP.want(http.StatusOK, "GET", "authorizations/"+fmt.Sprint(a.ID), nil, nil)
+	noOTP.want(http.StatusOK, "GET", "applications/grants", nil, nil)
+
+	// Endpoint 9, with the code in X-Service-OTP itself.
+	clk.advance(auth.TOTPPeriod * time.Second)
+	wantOTPRequired("PATCH", "authorizations/"+fmt.Sprint(a.ID), map[string]any{"add_scopes": []string{"user"}}, noOTP)
+	noOTP.want(http.StatusOK, "PATCH", "authorizations/"+fmt.Sprint(a.ID), map[string]any{"add_scopes": []string{"user"}}, nil,
+		"X-Service-OTP", code())
+
+	// Endpoints 6 and 7.
+	clk.advance(auth.TOTPPeriod * time.Second)
+	body := createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"gist"}}
+	wantOTPRequired("PUT", "authorizations/clients/"+ci.ClientID, body, noOTP)
+	var forApp authorization
+	basic(t, env, "mona", password, code()).want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID, body, &forApp)
+	clk.advance(auth.TOTPPeriod * time.Second)
+	wantOTPRequired("PUT", "authorizations/clients/"+ci.ClientID+"/fp", body, noOTP)
+	wantOTPRequired("PUT", "authorizations/clients/"+ci.ClientID+"/fp", body, basic(t, env, "mona", password, wrong()))
+	basic(t, env, "mona", password, code()).want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/fp", body, nil)
+
+	// Nothing refused above was stored.
+	var list []authorization
+	noOTP.want(http.StatusOK, "GET", "authorizations", nil, &list)
+	if len(list) != 3 || !sameStrings(list[0].Scopes, []string{"repo", "user"}) {
+		t.Fatalf("authorizations: %+v", list)
+	}
+
+	// Deleting needs no code; the tokens were real.
+	wantScopes(t, env, a.Token, "repo", "user")
+	noOTP.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(a.ID), nil, nil)
+	wantRevoked(t, env, a.Token)
+	var grants []map[string]any
+	noOTP.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
+	noOTP.want(http.StatusNoContent, "DELETE", "applications/grants/"+fmt.Sprint(grants[0]["id"]), nil, nil)
+	wantRevoked(t, env, forApp.Token)
+}
+
+func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
+	enforced := env.Org("acme", user)
+	open := env.Org("open", user)
+	env.Repo(enforced, "widgets", apptest.RepoOpts{Private: true})
+	env.Repo(open, "tools", apptest.RepoOpts{Private: true})
+	_, err := env.App.DB.ExecContext(apptest.Ctx(), `UPDATE accounts SET saml_enforced = TRUE WHERE id = $1`, enforced.ID)
+	apptest.Must(t, "enforce SAML", err)
+
+	var a authorization
+	basic(t, env, "octocat", password, "").want(http.StatusCreated, "POST", "authorizations",
+		createBody{Note: "sso", Scopes: []string{"repo", "read:org"}}, &a)
+	tok := bearer(t, env, a.Token)
+	for _, path := range []string{"repos/acme/widgets", "orgs/acme"} {
+		er := tok.wantError(http.StatusForbidden, "GET", path, nil)
+		if !strings.Contains(er.Message, "SAML") {
+			t.Fatalf("GET %s: message %q does not name SAML enforcement", path, er.Message)
+		}
+	}
+	// The same token works elsewhere, and other credentials work there.
+	tok.want(http.StatusOK, "GET", "repos/open/tools", nil, nil)
+	tok.want(http.StatusOK, "GET", "orgs/open", nil, nil)
+	bearer(t, env, env.Token(user, "repo")).want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
+	basic(t, env, "octocat", password, "").want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
+}
+
+func TestRemovedAuthorizationsAPI(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.AuthorizationsAPI = oauth.APIRemoved })
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
+	ci := newApp(t, env, user, "CI")
+	// A token made before the API was removed keeps working.
+	earlier, err := env.App.OAuth.Create(apptest.Ctx(), user.ID, oauth.NewAuthorization{Note: "old", Scopes: auth.Scopes{"repo"}})
+	apptest.Must(t, "create authorization", err)
+
+	c := basic(t, env, "octocat", password, "")
+	er := c.wantError(http.StatusGone, "POST", "authorizations", createBody{Note: "new"})
+	if !strings.Contains(er.Message, "removed") {
+		t.Fatalf("410 message %q", er.Message)
+	}
+	bearer(t, env, "").wantError(http.StatusGone, "POST", "authorizations", createBody{Note: "new"})
+	id := fmt.Sprint(earlier.ID)
+	for _, e := range []struct{ method, path string }{
+		{"GET", "applications/grants"}, {"GET", "applications/grants/1"}, {"DELETE", "applications/grants/1"},
+		{"GET", "authorizations"}, {"PUT", "authorizations/clients/" + ci.ClientID},
+		{"PUT", "authorizations/clients/" + ci.ClientID + "/fp"}, {"GET", "authorizations/" + id},
+		{"PATCH", "authorizations/" + id}, {"DELETE", "authorizations/" + id},
+	} {
+		c.wantError(http.StatusNotFound, e.method, e.path, createBody{ClientSecret: ci.ClientSecret})
+	}
+	wantScopes(t, env, earlier.Token, "repo")
+}
+
+func TestServeRefusesUnknownAuthorizationsAPIState(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := app.Execute(apptest.Ctx(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
+		"--authorizations-api", "sunset"}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "enabled or removed") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestConcurrentGetOrCreateMakesOneAuthorization(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	user := newUser(t, env, "octocat", apptest.UserOpts{Password: password})
+	ci := newApp(t, env, user, "CI")
+	const n = 6
+	for _, path := range []string{"authorizations/clients/" + ci.ClientID, "authorizations/clients/" + ci.ClientID + "/fp"} {
+		var wg sync.WaitGroup
+		ids := make([]int64, n)
+		statuses := make([]int, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var a authorization
+				resp, _ := basic(t, env, "octocat", password, "").do("PUT", path, createBody{ClientSecret: ci.ClientSecret}, &a)
+				ids[i], statuses[i] = a.ID, resp.StatusCode
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for i := range n {
+			if statuses[i] == http.StatusCreated {
+				created++
+			}
+			if (statuses[i] != http.StatusCreated && statuses[i] != http.StatusOK) || ids[i] != ids[0] {
+				t.Fatalf("%s: statuses %v ids %v", path, statuses, ids)
+			}
+		}
+		if created != 1 {
+			t.Fatalf("%s: %d creations, want 1 (statuses %v)", path, created, statuses)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package orgmigration
+
+import (
+	"context"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// offsetTime renders a timestamp with a numeric UTC offset
+// ("2026-03-10T12:00:00+00:00"), as the platform renders migration times.
+type offsetTime struct{ time.Time }
+
+// MarshalJSON renders the time in UTC with the offset +00:00.
+func (t offsetTime) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format("2006-01-02T15:04:05-07:00") + `"`), nil
+}
+
+// migrationJSON is the platform's migration object.
+type migrationJSON struct {
+	ID                   int64               `json:"id"`
+	NodeID               string              `json:"node_id"`
+	Owner                accounts.SimpleUser `json:"owner"`
+	GUID                 string              `json:"guid"`
+	State                string              `json:"state"`
+	LockRepositories     bool                `json:"lock_repositories"`
+	ExcludeMetadata      bool                `json:"exclude_metadata"`
+	ExcludeGitData       bool                `json:"exclude_git_data"`
+	ExcludeAttachments   bool                `json:"exclude_attachments"`
+	ExcludeReleases      bool                `json:"exclude_releases"`
+	ExcludeOwnerProjects bool                `json:"exclude_owner_projects"`
+	OrgMetadataOnly      bool                `json:"org_metadata_only"`
+	Exclude              []string            `json:"exclude"`
+	// Repositories is []repos.JSON or []simpleRepository; nil (left out)
+	// when the request excluded it.
+	Repositories any        `json:"repositories,omitempty"`
+	URL          string     `json:"url"`
+	ArchiveURL   string     `json:"archive_url,omitempty"`
+	CreatedAt    offsetTime `json:"created_at"`
+	UpdatedAt    offsetTime `json:"updated_at"`
+}
+
+// simpleRepository is the platform's simple-repository object: the
+// smaller repository objects that API version 2026-03-10 puts in
+// migrations.
+type simpleRepository struct {
+	ID               int64               `json:"id"`
+	NodeID           string              `json:"node_id"`
+	Name             string              `json:"name"`
+	FullName         string              `json:"full_name"`
+	Owner            accounts.SimpleUser `json:"owner"`
+	Private          bool                `json:"private"`
+	HTMLURL          string              `json:"html_url"`
+	Description      *string             `json:"description"`
+	Fork             bool                `json:"fork"`
+	URL              string              `json:"url"`
+	ArchiveURL       string              `json:"archive_url"`
+	AssigneesURL     string              `json:"assignees_url"`
+	BlobsURL         string              `json:"blobs_url"`
+	BranchesURL      string              `json:"branches_url"`
+	CollaboratorsURL string              `json:"collaborators_url"`
+	CommentsURL      string              `json:"comments_url"`
+	CommitsURL       string              `json:"commits_url"`
+	CompareURL       string              `json:"compare_url"`
+	ContentsURL      string              `json:"contents_url"`
+	ContributorsURL  string              `json:"contributors_url"`
+	DeploymentsURL   string              `json:"deployments_url"`
+	DownloadsURL     string              `json:"downloads_url"`
+	EventsURL        string              `json:"events_url"`
+	ForksURL         string              `json:"forks_url"`
+	GitCommitsURL    string              `json:"git_commits_url"`
+	GitRefsURL       string              `json:"git_refs_url"`
+	GitTagsURL       string              `json:"git_tags_url"`
+	IssueCommentURL  string              `json:"issue_comment_url"`
+	IssueEventsURL   string              `json:"issue_events_url"`
+	IssuesURL        string              `json:"issues_url"`
+	KeysURL          string              `json:"keys_url"`
+	LabelsURL        string              `json:"labels_url"`
+	LanguagesURL     string              `json:"languages_url"`
+	MergesURL        string              `json:"merges_url"`
+	MilestonesURL    string              `json:"milestones_url"`
+	NotificationsURL string              `json:"notifications_url"`
+	PullsURL         string              `json:"pulls_url"`
+	ReleasesURL      string              `json:"releases_url"`
+	StargazersURL    string              `json:"stargazers_url"`
+	StatusesURL      string              `json:"statuses_url"`
+	SubscribersURL   string              `json:"subscribers_url"`
+	SubscriptionURL  string              `json:"subscription_url"`
+	TagsURL          string              `json:"tags_url"`
+	TeamsURL         string              `json:"teams_url"`
+	TreesURL         string              `json:"trees_url"`
+	HooksURL         string              `json:"hooks_url"`
+}
+
+func toSimpleRepository(j repos.JSON) simpleRepository {
+	return simpleRepository{
+		ID: j.ID, NodeID: j.NodeID, Name: j.Name, FullName: j.FullName, Owner: j.Owner, Private: j.Private,
+		HTMLURL: j.HTMLURL, Description: j.Description, Fork: j.Fork, URL: j.URL, ArchiveURL: j.ArchiveURL,
+		AssigneesURL: j.AssigneesURL, BlobsURL: j.BlobsURL, BranchesURL: j.BranchesURL,
+		CollaboratorsURL: j.CollaboratorsURL, CommentsURL: j.CommentsURL, CommitsURL: j.CommitsURL,
+		CompareURL: j.CompareURL, ContentsURL: j.ContentsURL, ContributorsURL: j.ContributorsURL,
+		DeploymentsURL: j.DeploymentsURL, DownloadsURL: j.DownloadsURL, EventsURL: j.EventsURL,
+		ForksURL: j.ForksURL, GitCommitsURL: j.GitCommitsURL, GitRefsURL: j.GitRefsURL, GitTagsURL: j.GitTagsURL,
+		IssueCommentURL: j.IssueCommentURL, IssueEventsURL: j.IssueEventsURL, IssuesURL: j.IssuesURL,
+		KeysURL: j.KeysURL, LabelsURL: j.LabelsURL, LanguagesURL: j.LanguagesURL, MergesURL: j.MergesURL,
+		MilestonesURL: j.MilestonesURL, NotificationsURL: j.NotificationsURL, PullsURL: j.PullsURL,
+		ReleasesURL: j.ReleasesURL, StargazersURL: j.StargazersURL, StatusesURL: j.StatusesURL,
+		SubscribersURL: j.SubscribersURL, SubscriptionURL: j.SubscriptionURL, TagsURL: j.TagsURL,
+		TeamsURL: j.TeamsURL, TreesURL: j.TreesURL, HooksURL: j.HooksURL,
+	}
+}
+
+// migrationURL is the API URL of the migration.
+func migrationURL(base string, org *accounts.Account, id int64) string {
+	return base + "/orgs/" + org.Login + "/migrations/" + wire.Itoa(id)
+}
+
+// renderer renders migrations and their repositories for one request.
+type renderer struct {
+	q       store.Q
+	base    string
+	version string
+	svc     *Service
+}
+
+func newRenderer(ctx context.Context, s *Service) renderer {
+	return renderer{q: s.DB, base: httpapi.BaseURL(ctx), version: httpapi.APIVersion(ctx), svc: s}
+}
+
+// migration renders m of org; withRepos false leaves the repository list
+// out.
+func (rd renderer) migration(ctx context.Context, org *accounts.Account, m *Migration, withRepos bool) (migrationJSON, error) {
+	url := migrationURL(rd.base, org, m.ID)
+	j := migrationJSON{
+		ID: m.ID, NodeID: wire.NodeID("MI", m.ID), Owner: accounts.ToSimpleUser(rd.base, org), GUID: m.GUID,
+		State: m.State, LockRepositories: m.Flags.LockRepositories, ExcludeMetadata: m.Flags.ExcludeMetadata,
+		ExcludeGitData: m.Flags.ExcludeGitData, ExcludeAttachments: m.Flags.ExcludeAttachments,
+		ExcludeReleases: m.Flags.ExcludeReleases, ExcludeOwnerProjects: m.Flags.ExcludeOwnerProjects,
+		OrgMetadataOnly: m.Flags.OrgMetadataOnly, Exclude: m.Exclude, URL: url,
+		CreatedAt: offsetTime{m.CreatedAt}, UpdatedAt: offsetTime{m.UpdatedAt},
+	}
+	if m.HasArchive() && !rd.svc.expired(m) {
+		j.ArchiveURL = url + "/archive"
+	}
+	if withRepos {
+		list, err := migrationRepos(ctx, rd.q, m.ID)
+		if err != nil {
+			return j, err
+		}
+		if j.Repositories, err = rd.repositories(ctx, list); err != nil {
+			return j, err
+		}
+	}
+	return j, nil
+}
+
+// repositories renders repository objects in the shape of the request's
+// API version: full repository objects, or simple ones from 2026-03-10.
+// The caller is an organization owner, hence the admin permissions.
+func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (any, error) {
+	full := make([]repos.JSON, 0, len(list))
+	for _, r := range list {
+		st, err := repos.StatsOf(ctx, rd.q, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, repos.ToJSON(rd.base, r, st, auth.RoleAdmin))
+	}
+	if rd.version != httpapi.Version20260310 {
+		return full, nil
+	}
+	simple := make([]simpleRepository, 0, len(full))
+	for _, j := range full {
+		simple = append(simple, toSimpleRepository(j))
+	}
+	return simple, nil
+}

@@ -1,0 +1,123 @@
+package githttp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// Inspector reads the objects of a push that is not yet accepted. During
+// pre-receive the new objects live in git's quarantine directory; the
+// Inspector reads through it, so it is valid only during the PreReceive call
+// it was passed to.
+type Inspector interface {
+	// NewCommits lists, newest first, the commits that u brings into the
+	// repository: those reachable from u.NewSHA and from no existing
+	// reference (`git rev-list NEW --not --all`). It is empty for a
+	// deletion and for an update to an already-known commit.
+	NewCommits(ctx context.Context, u RefUpdate) ([]string, error)
+	// ChangedPaths lists, sorted and without duplicates, the paths changed
+	// by the commits of NewCommits, each against its first parent (a root
+	// commit against the empty tree), renames as deletion plus addition.
+	ChangedPaths(ctx context.Context, u RefUpdate) ([]string, error)
+	// TreeChanges lists, sorted, the paths whose entries differ between
+	// the trees of u.OldSHA and u.NewSHA (`git diff-tree -r --no-renames
+	// OLD NEW`): what the update changes in the reference's files as a
+	// whole, whether or not it brings new commits (a force push back to
+	// an older commit changes files without any). It is empty for a
+	// creation or a deletion.
+	TreeChanges(ctx context.Context, u RefUpdate) ([]string, error)
+}
+
+// quarantineInspector implements Inspector with the git binary, run with
+// the quarantine environment that git gave the hook.
+type quarantineInspector struct {
+	gitPath string
+	repoDir string
+	env     []string
+}
+
+func newQuarantineInspector(gitPath, repoDir string, hookEnv map[string]string) *quarantineInspector {
+	env := []string{"GIT_DIR=" + repoDir, "GIT_CONFIG_NOSYSTEM=1", "HOME=" + repoDir}
+	for _, key := range []string{"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH"} {
+		if v := hookEnv[key]; v != "" {
+			env = append(env, key+"="+v)
+		}
+	}
+	return &quarantineInspector{gitPath: gitPath, repoDir: repoDir, env: env}
+}
+
+// NewCommits implements Inspector.
+func (q *quarantineInspector) NewCommits(ctx context.Context, u RefUpdate) ([]string, error) {
+	if u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
+	}
+	out, err := q.git(ctx, "rev-list", u.NewSHA, "--not", "--all")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// ChangedPaths implements Inspector.
+func (q *quarantineInspector) ChangedPaths(ctx context.Context, u RefUpdate) ([]string, error) {
+	if u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
+	}
+	out, err := q.git(ctx, "log", "-z", "--format=", "--name-only", "--no-renames", "--root",
+		"--diff-merges=first-parent", u.NewSHA, "--not", "--all")
+	if err != nil {
+		return nil, err
+	}
+	return splitPaths(out), nil
+}
+
+// TreeChanges implements Inspector.
+func (q *quarantineInspector) TreeChanges(ctx context.Context, u RefUpdate) ([]string, error) {
+	if u.IsCreate() || u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.OldSHA) || !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q..%q", u.Ref, u.OldSHA, u.NewSHA)
+	}
+	out, err := q.git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", u.OldSHA, u.NewSHA)
+	if err != nil {
+		return nil, err
+	}
+	return splitPaths(out), nil
+}
+
+// splitPaths turns NUL-separated git output into sorted, distinct paths.
+func splitPaths(out []byte) []string {
+	var paths []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			paths = append(paths, string(p))
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}
+
+// git runs the git binary on the repository with the quarantine environment.
+func (q *quarantineInspector) git(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, q.gitPath, args...)
+	cmd.Env = q.env
+	cmd.Dir = q.repoDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("githttp: git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}

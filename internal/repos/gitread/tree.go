@@ -1,0 +1,217 @@
+package gitread
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// EntryType is the kind of a directory entry.
+type EntryType string
+
+// Entry types, named as the platform's contents API names them.
+const (
+	EntryFile      EntryType = "file"
+	EntryDir       EntryType = "dir"
+	EntrySymlink   EntryType = "symlink"
+	EntrySubmodule EntryType = "submodule"
+)
+
+// Entry is one entry of a directory at a commit.
+type Entry struct {
+	Name string    // base name
+	Path string    // full path from the repository root
+	Type EntryType // file, dir, symlink or submodule
+	SHA  string    // blob, tree or (for a submodule) commit SHA
+	Size int64     // blob size in bytes for files and symlinks, 0 otherwise
+}
+
+// ReadFile returns the content of the file at path in the tree of revision
+// rev. It fails with ErrRevisionNotFound for a bad revision, ErrPathNotFound
+// when nothing is at path and ErrNotAFile when path is a directory or a
+// submodule. A symlink is read as a file whose content is its target.
+func (r *Repository) ReadFile(rev, filePath string) ([]byte, error) {
+	tree, err := r.commitTree(rev)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := cleanPath(filePath)
+	if !ok || p == "" {
+		return nil, fmt.Errorf("gitread: read %q at %s: %w", filePath, rev, ErrPathNotFound)
+	}
+	entry, err := r.findEntry(tree, p)
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read %q at %s: %w", p, rev, err)
+	}
+	if !entry.Mode.IsFile() {
+		return nil, fmt.Errorf("gitread: read %q at %s: %w", p, rev, ErrNotAFile)
+	}
+	return r.readBlob(entry.Hash)
+}
+
+// ReadBlob returns the content of the blob whose full SHA is sha (as given
+// by Entry.SHA or Change.OldSHA/NewSHA). It fails with ErrPathNotFound when
+// sha is malformed or names no blob in the repository.
+func (r *Repository) ReadBlob(sha string) ([]byte, error) {
+	if !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return nil, fmt.Errorf("gitread: read blob %q: %w", sha, ErrPathNotFound)
+	}
+	return r.readBlob(plumbing.NewHash(sha))
+}
+
+func (r *Repository) readBlob(hash plumbing.Hash) ([]byte, error) {
+	blob, err := r.repo.BlobObject(hash)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, ErrPathNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read blob %s: %w", hash, err)
+	}
+	return data, nil
+}
+
+// ListDir lists the directory at dirPath ("" or "/" for the root) in the tree
+// of revision rev, in git's tree order. It fails with ErrRevisionNotFound for
+// a bad revision, ErrPathNotFound when nothing is at dirPath and
+// ErrNotADirectory when dirPath is not a directory.
+func (r *Repository) ListDir(rev, dirPath string) ([]Entry, error) {
+	tree, err := r.commitTree(rev)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := cleanPath(dirPath)
+	if !ok {
+		return nil, fmt.Errorf("gitread: list %q at %s: %w", dirPath, rev, ErrPathNotFound)
+	}
+	if p != "" {
+		if tree, err = r.subtree(tree, p, rev); err != nil {
+			return nil, err
+		}
+	}
+	entries := make([]Entry, 0, len(tree.Entries))
+	for _, te := range tree.Entries {
+		e, err := r.toEntry(p, te)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// subtree returns the tree at p below root, with typed errors.
+func (r *Repository) subtree(root *object.Tree, p, rev string) (*object.Tree, error) {
+	entry, err := r.findEntry(root, p)
+	if err != nil {
+		return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, err)
+	}
+	if entry.Mode != filemode.Dir {
+		return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, ErrNotADirectory)
+	}
+	tree, err := r.repo.TreeObject(entry.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read tree %s: %w", entry.Hash, err)
+	}
+	return tree, nil
+}
+
+// toEntry converts a tree entry of directory dir.
+func (r *Repository) toEntry(dir string, te object.TreeEntry) (Entry, error) {
+	e := Entry{Name: te.Name, Path: path.Join(dir, te.Name), SHA: te.Hash.String()}
+	switch te.Mode {
+	case filemode.Dir:
+		e.Type = EntryDir
+		return e, nil
+	case filemode.Submodule:
+		e.Type = EntrySubmodule
+		return e, nil
+	case filemode.Symlink:
+		e.Type = EntrySymlink
+	default:
+		e.Type = EntryFile
+	}
+	size, err := r.storage.EncodedObjectSize(te.Hash)
+	if err != nil {
+		return Entry{}, fmt.Errorf("gitread: size of blob %s: %w", te.Hash, err)
+	}
+	e.Size = size
+	return e, nil
+}
+
+// commitTree resolves rev and returns the root tree of its commit.
+func (r *Repository) commitTree(rev string) (*object.Tree, error) {
+	c, err := r.resolveCommit(rev)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read tree of %s: %w", c.Hash, err)
+	}
+	return tree, nil
+}
+
+// cleanPath normalises a repository path ("/a//b/" to "a/b") and rejects
+// paths with ".." segments or NUL bytes.
+func cleanPath(p string) (string, bool) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", false
+		}
+	}
+	return strings.Trim(path.Clean("/"+p), "/"), true
+}
+
+// findEntry walks the clean path p down from root one directory at a time,
+// failing with ErrPathNotFound when a component is missing or is not a
+// directory where one is needed.
+func (r *Repository) findEntry(root *object.Tree, p string) (*object.TreeEntry, error) {
+	parts := strings.Split(p, "/")
+	tree := root
+	for i, name := range parts {
+		entry := findInTree(tree, name)
+		if entry == nil {
+			return nil, ErrPathNotFound
+		}
+		if i == len(parts)-1 {
+			return entry, nil
+		}
+		if entry.Mode != filemode.Dir {
+			return nil, ErrPathNotFound
+		}
+		next, err := r.repo.TreeObject(entry.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("read tree %s: %w", entry.Hash, err)
+		}
+		tree = next
+	}
+	return nil, ErrPathNotFound
+}
+
+// findInTree returns the entry called name directly in tree, or nil.
+func findInTree(tree *object.Tree, name string) *object.TreeEntry {
+	for i := range tree.Entries {
+		if tree.Entries[i].Name == name {
+			return &tree.Entries[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// maxCachedStatements bounds the statement cache. Queries are constant
+// texts in the code, so the bound is only a guard against code that
+// builds SQL text dynamically.
+const maxCachedStatements = 512
+
+// stmtCache keeps one prepared statement per query text, so that a hot
+// query is parsed once per connection instead of once per call. Parsing
+// is most of the cost of a small query on SQLite.
+type stmtCache struct {
+	mu    sync.RWMutex
+	stmts map[string]*sql.Stmt
+}
+
+// stmt returns the cached statement of the query, preparing it on first
+// use; nil when the cache is off, full, or the query does not prepare
+// (the caller then runs the query unprepared and gets its error).
+func (db *DB) stmt(ctx context.Context, query string) *sql.Stmt {
+	c := db.cache
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	st := c.stmts[query]
+	c.mu.RUnlock()
+	if st != nil {
+		return st
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.stmts[query]; st != nil {
+		return st
+	}
+	if len(c.stmts) >= maxCachedStatements {
+		return nil
+	}
+	st, err := db.DB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.stmts[query] = st
+	return st
+}
+
+// cached returns the query's statement when it is already in the cache.
+// Transactions use it: preparing a new statement takes a connection from
+// the pool, and a transaction that waits for a second connection while
+// holding SQLite's write lock can deadlock the pool.
+func (db *DB) cached(query string) *sql.Stmt {
+	if db.cache == nil {
+		return nil
+	}
+	db.cache.mu.RLock()
+	defer db.cache.mu.RUnlock()
+	return db.cache.stmts[query]
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, st := range c.stmts {
+		_ = st.Close()
+		delete(c.stmts, q)
+	}
+}
+
+// QueryRowContext runs a query expected to return at most one row,
+// through the statement cache.
+func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.DB.QueryRowContext(ctx, query, args...)
+}
+
+// QueryContext runs a query through the statement cache.
+func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.DB.QueryContext(ctx, query, args...)
+}
+
+// ExecContext runs a statement through the statement cache.
+func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return db.DB.ExecContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a query in the transaction, reusing the
+// database's cached statement when there is one.
+func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.db.cached(query); st != nil {
+		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// QueryContext runs a query in the transaction, reusing the database's
+// cached statement.
+func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.db.cached(query); st != nil {
+		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+// ExecContext runs a statement in the transaction, reusing the
+// database's cached statement.
+func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.db.cached(query); st != nil {
+		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
