@@ -84,7 +84,9 @@ type Handler struct {
 	poll  *PollMeter
 	floor *windowFloor
 	count *countCache
-	pages *pageCache
+	// unions caches the prepared statements of union queries.
+	unions *stmtCache
+	pages  *pageCache
 }
 
 // New returns the feeds handler over db. now is the clock (nil:
@@ -94,7 +96,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(), pages: newPageCache(cfg.CacheTTL)}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(), unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL)}
 }
 
 // Config returns the handler's configuration with defaults applied.

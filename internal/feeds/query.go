@@ -305,7 +305,7 @@ func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, erro
 }
 
 // pageIDs returns the ids of the page's events, newest first.
-func pageIDs(ctx context.Context, db *store.DB, f filter, floor int64, offset, limit int) ([]int64, error) {
+func pageIDs(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, offset, limit int) ([]int64, error) {
 	n := limitBucket(offset + limit)
 	var all []int64
 	var err error
@@ -313,11 +313,11 @@ func pageIDs(ctx context.Context, db *store.DB, f filter, floor int64, offset, l
 		query, args := selectIDs(f, floor, n)
 		all, err = scanIDs(ctx, db, n, query, args)
 	} else {
-		// A union's text depends on its number of sources: it runs
-		// unprepared rather than filling the shared statement cache.
+		// A union's text depends on its number of sources: its own
+		// statement cache keeps it out of the shared one.
 		all, err = gallop(ctx, db, floor, offset+limit, func(lo int64) ([]int64, error) {
 			query, args := selectIDs(f, lo, n)
-			return scanIDs(ctx, db.DB, n, query, args)
+			return scanIDs(ctx, unions, n, query, args)
 		})
 	}
 	if err != nil {
@@ -347,8 +347,8 @@ func scanIDs(ctx context.Context, q interface {
 }
 
 // countUpTo counts the filter's events from floor on, stopping at limit.
-func countUpTo(ctx context.Context, db *store.DB, f filter, floor int64, limit int) (int, error) {
-	ids, err := pageIDs(ctx, db, f, floor, 0, limit)
+func countUpTo(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, limit int) (int, error) {
+	ids, err := pageIDs(ctx, db, unions, f, floor, 0, limit)
 	return len(ids), err
 }
 

@@ -82,7 +82,7 @@ func TestUnionPagesMatchAScan(t *testing.T) {
 			}
 		}
 		for _, pg := range []struct{ offset, limit int }{{0, 30}, {30, 30}, {270, 30}, {0, 100}} {
-			got, err := pageIDs(ctx, db, f, 1, pg.offset, pg.limit)
+			got, err := pageIDs(ctx, db, newStmtCache(db), f, 1, pg.offset, pg.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestUnionPagesMatchAScan(t *testing.T) {
 				t.Errorf("%s offset %d: got %v, want %v", c.name, pg.offset, got, exp)
 			}
 		}
-		if n, err := countUpTo(ctx, db, f, 1, 300); err != nil || n != min(300, len(want)) {
+		if n, err := countUpTo(ctx, db, newStmtCache(db), f, 1, 300); err != nil || n != min(300, len(want)) {
 			t.Errorf("%s count: %d %v, want %d", c.name, n, err, min(300, len(want)))
 		}
 	}
