@@ -34,6 +34,8 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks"
+	"forgeapi/internal/webhooks/hookshot"
 )
 
 // Config is the server's configuration. The zero value of each field
@@ -61,6 +63,9 @@ type Config struct {
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
 	// the OAuth grants and authorizations API (Part A's deprecation).
 	AuthorizationsAPI string
+	// Webhooks configures webhook delivery: allowed destinations, timeout,
+	// retries, per-hook rate limit, retention and the secret key.
+	Webhooks webhooks.Config
 }
 
 func (c *Config) setDefaults() {
@@ -114,6 +119,9 @@ type App struct {
 	Migrations *orgmigration.Service
 	// OAuth holds the grants and authorizations.
 	OAuth *oauth.Service
+	// Webhooks holds the hooks and their deliveries; it is a sink of every
+	// event.
+	Webhooks *webhooks.Service
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -136,6 +144,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
+	box, err := openSecretBox(cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Webhooks = webhooks.NewService(db, box, cfg.Webhooks, cfg.Now, cfg.Logger)
+	a.Events.Subscribe(a.Webhooks)
 	a.Activity.AfterChange = a.Feeds.Invalidate
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
@@ -172,6 +187,7 @@ func (a *App) Routes() []httpapi.Route {
 	routes = append(routes, (&agents.Handler{Service: a.Agents}).Routes()...)
 	routes = append(routes, (&activity.Handler{Service: a.Activity}).Routes()...)
 	routes = append(routes, a.Feeds.Routes()...)
+	routes = append(routes, (&webhooks.Handler{Service: a.Webhooks}).Routes()...)
 	routes = append(routes, operationalRoutes()...)
 	return routes
 }
@@ -232,6 +248,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		return nil, err
 	}
 	a.Git.BaseURL = trimSlash(base)
+	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
 	m.api.Handle("GET /metrics", m.metrics.Handler())
@@ -263,6 +280,33 @@ func (m *Main) startWorkers(ctx context.Context) {
 		m.App.Config.Logger.Error("load advisory database", "err", err)
 	}
 	m.startMigrationExporter(ctx)
+	m.startWebhookWorkers(ctx)
+}
+
+// startWebhookWorkers starts the delivery dispatcher and the delivery
+// pruner.
+func (m *Main) startWebhookWorkers(ctx context.Context) {
+	dispatcher := webhooks.NewDispatcher(m.App.Webhooks)
+	pruner := webhooks.NewPruner(m.App.Webhooks)
+	m.wg.Add(2)
+	go func() { defer m.wg.Done(); dispatcher.Run(ctx) }()
+	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
+}
+
+// openSecretBox returns the box that seals webhook secrets: with the
+// configured key, or with DATA/webhook.key (created on first start).
+func openSecretBox(cfg Config) (*hookshot.SecretBox, error) {
+	var key []byte
+	var err error
+	if cfg.Webhooks.SecretKey != "" {
+		key, err = hookshot.ParseKey(cfg.Webhooks.SecretKey)
+	} else {
+		key, err = hookshot.LoadOrCreateKey(filepath.Join(cfg.DataDir, "webhook.key"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret key: %w", err)
+	}
+	return hookshot.NewSecretBox(key)
 }
 
 // Handler is the server's HTTP handler (every route and middleware), for

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/webhooks"
+	"forgeapi/internal/webhooks/hookshot"
 )
 
 // Execute runs the forgeapi command line with args (without the program
@@ -87,6 +89,7 @@ func envOr(key, def string) string {
 func (c *cli) serveCommand() *cobra.Command {
 	cfg := Config{}
 	var rateLimit, retention string
+	var hookTimeout, hookRetries, hookRateLimit, hookRetention string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API, git over HTTP and the background workers",
@@ -103,6 +106,9 @@ func (c *cli) serveCommand() *cobra.Command {
 			var err error
 			if cfg.Feeds.Retention, err = parseDays(retention); err != nil {
 				return fmt.Errorf("--event-retention: %w", err)
+			}
+			if err := parseWebhookFlags(&cfg.Webhooks, hookTimeout, hookRetries, hookRateLimit, hookRetention); err != nil {
+				return err
 			}
 			cfg.DataDir, cfg.DatabaseURL = c.dataDir, c.databaseURL
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -128,6 +134,18 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
 	f.StringVar(&cfg.AuthorizationsAPI, "authorizations-api", envOr("FORGEAPI_AUTHORIZATIONS_API", "enabled"),
 		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
+	f.StringVar(&cfg.Webhooks.AllowedHosts, "webhook-allowed-hosts", envOr("FORGEAPI_WEBHOOK_ALLOWED_HOSTS", "external"),
+		"comma-separated webhook destinations allowed: external, loopback, private, CIDRs, host globs (*.example.com) or * (env FORGEAPI_WEBHOOK_ALLOWED_HOSTS)")
+	f.StringVar(&hookTimeout, "webhook-timeout", envOr("FORGEAPI_WEBHOOK_TIMEOUT", "10s"),
+		"timeout of one webhook delivery (env FORGEAPI_WEBHOOK_TIMEOUT)")
+	f.StringVar(&hookRetries, "webhook-retries", envOr("FORGEAPI_WEBHOOK_RETRIES", "0"),
+		"automatic retries of a failed delivery, with exponential backoff; 0 retries none, as the platform (env FORGEAPI_WEBHOOK_RETRIES)")
+	f.StringVar(&hookRateLimit, "webhook-rate-limit", envOr("FORGEAPI_WEBHOOK_RATE_LIMIT", "0"),
+		"most deliveries per second to one hook, more wait and carry throttled_at; 0 for the default, -1 for no limit (env FORGEAPI_WEBHOOK_RATE_LIMIT)")
+	f.StringVar(&hookRetention, "webhook-retention", envOr("FORGEAPI_WEBHOOK_RETENTION", "30d"),
+		"age past which webhook deliveries are deleted (env FORGEAPI_WEBHOOK_RETENTION)")
+	f.StringVar(&cfg.Webhooks.SecretKey, "secret-key", os.Getenv("FORGEAPI_SECRET_KEY"),
+		"key sealing webhook secrets at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
 	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
 }
@@ -165,4 +183,25 @@ func parseDays(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("want a positive duration such as 30d or 720h, not %q", s)
 	}
 	return d, nil
+}
+
+// parseWebhookFlags parses the serve command's webhook flags into cfg.
+func parseWebhookFlags(cfg *webhooks.Config, timeout, retries, rateLimit, retention string) error {
+	var err error
+	if cfg.Timeout, err = time.ParseDuration(timeout); err != nil || cfg.Timeout <= 0 {
+		return fmt.Errorf("--webhook-timeout: want a positive duration such as 10s, not %q", timeout)
+	}
+	if cfg.Retries, err = strconv.Atoi(retries); err != nil || cfg.Retries < 0 {
+		return fmt.Errorf("--webhook-retries: want 0 or more, not %q", retries)
+	}
+	if cfg.RateLimit, err = strconv.ParseFloat(rateLimit, 64); err != nil {
+		return fmt.Errorf("--webhook-rate-limit: want a number of deliveries per second, not %q", rateLimit)
+	}
+	if cfg.Retention, err = parseDays(retention); err != nil {
+		return fmt.Errorf("--webhook-retention: %w", err)
+	}
+	if _, err := hookshot.ParseAllowList(cfg.AllowedHosts); err != nil {
+		return fmt.Errorf("--webhook-allowed-hosts: %w", err)
+	}
+	return nil
 }

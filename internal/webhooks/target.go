@@ -1,0 +1,72 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// target is the repository or organization of a hook route, as the access
+// guard resolved it. Exactly one of Repo and Org is set.
+type target struct {
+	Repo *repos.Repository
+	Org  *accounts.Account
+}
+
+func targetFrom(ctx context.Context) target {
+	if r := repos.From(ctx); r != nil {
+		return target{Repo: r}
+	}
+	return target{Org: accounts.OrgFrom(ctx)}
+}
+
+// owns reports whether the hook belongs to the target.
+func (t target) owns(h *Hook) bool {
+	if t.Repo != nil {
+		return h.RepoID == t.Repo.ID
+	}
+	return t.Org != nil && h.OrgID == t.Org.ID
+}
+
+// visibleTo applies the OAuth rule of Part B "Authentication" 1: an OAuth
+// app's token sees only the hooks its app created, and any other caller
+// only the hooks no OAuth app created.
+func visibleTo(h *Hook, p *auth.Principal) bool {
+	return h.AppID == callerAppID(p)
+}
+
+// callerAppID is the OAuth app a request acts for; 0 when none.
+func callerAppID(p *auth.Principal) int64 {
+	if p == nil || p.Token == nil || p.Token.Kind != auth.KindOAuth {
+		return 0
+	}
+	return p.Token.AppID
+}
+
+// pathHook loads the {hook_id} of the request's target. A hook of another
+// target, a deleted one or one the caller may not see is 404.
+func (h *Handler) pathHook(r *http.Request) (*Hook, target, error) {
+	t := targetFrom(r.Context())
+	id, err := httpapi.PathInt64(r, "hook_id")
+	if err != nil {
+		return nil, t, apierr.NotFound()
+	}
+	hook, err := HookByID(r.Context(), h.Service.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, t, apierr.NotFound()
+	}
+	if err != nil {
+		return nil, t, err
+	}
+	if !t.owns(hook) || hook.DeletedAt != nil || !visibleTo(hook, auth.PrincipalFrom(r.Context())) {
+		return nil, t, apierr.NotFound()
+	}
+	return hook, t, nil
+}

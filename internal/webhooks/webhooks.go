@@ -1,0 +1,258 @@
+// Package webhooks serves repository and organization webhooks (Part B):
+// the hooks and their configuration, the events sink that writes one
+// delivery per subscribed hook in the transaction of the change, the
+// Dispatcher that claims due deliveries with a lease and sends them
+// through hookshot, and the deliveries API (list, detail, redelivery,
+// ping, test).
+//
+// A delivery row is both the dispatcher's work item and the delivery log:
+// a committed change never loses its deliveries, and a crash only delays
+// them until their lease expires.
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks/hookshot"
+)
+
+// Defaults of Config.
+const (
+	DefaultRetention        = 30 * 24 * time.Hour
+	DefaultRedeliveryWindow = 3 * 24 * time.Hour
+	// MaxHooksPerEvent is the most hooks of one target subscribed to one event.
+	MaxHooksPerEvent = 250
+)
+
+// Config configures webhook delivery. Zero fields take their defaults.
+type Config struct {
+	// AllowedHosts is the destination allow list (hookshot.ParseAllowList):
+	// "external" (default), "loopback", "private", CIDRs, host globs, "*".
+	AllowedHosts string
+	// Timeout bounds one delivery's HTTP request; default 10 s.
+	Timeout time.Duration
+	// Retries is how many times a failed delivery is retried automatically
+	// (each retry a new delivery with redelivery true); 0, the default, is
+	// the platform's behaviour: none.
+	Retries int
+	// RateLimit is the most deliveries per second sent to one hook; more
+	// wait and carry throttled_at. 0 means the default (DefaultRateLimit);
+	// negative means no limit.
+	RateLimit float64
+	// Retention is the age past which deliveries are pruned; default 30 days.
+	Retention time.Duration
+	// RedeliveryWindow is the age past which a delivery cannot be
+	// redelivered (422); default 3 days.
+	RedeliveryWindow time.Duration
+	// SecretKey is the server key that seals hook secrets at rest (64 hex
+	// digits or base64 of 32 bytes). Empty means the key in the data
+	// directory's webhook.key, created on first use.
+	SecretKey string
+	// Resolver replaces the DNS resolver of deliveries (tests point a host
+	// name at 127.0.0.1 with it); nil means net.DefaultResolver.
+	Resolver hookshot.Resolver
+}
+
+// Service holds the webhooks of one store.
+type Service struct {
+	DB     *store.DB
+	Box    *hookshot.SecretBox // seals secrets and passwords at rest
+	Config Config
+	Now    func() time.Time // clock; nil means time.Now
+	Logger *slog.Logger     // nil means slog.Default()
+	// BaseURL is the public API URL used in payloads and hook links; set
+	// once the server knows its address.
+	BaseURL string
+
+	wake chan struct{}
+}
+
+// NewService returns a Service over db sealing secrets with box.
+func NewService(db *store.DB, box *hookshot.SecretBox, cfg Config, now func() time.Time, logger *slog.Logger) *Service {
+	return &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
+}
+
+func (s *Service) now() time.Time {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	return now().UTC().Truncate(time.Microsecond)
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}
+
+// Wake tells the in-process Dispatcher that deliveries are due, without
+// blocking. Call it after the transaction that wrote them commits.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Hook is a repository or organization webhook. Exactly one of RepoID and
+// OrgID is set.
+type Hook struct {
+	ID          int64
+	RepoID      int64 // 0 for organization hooks
+	OrgID       int64 // 0 for repository hooks
+	Name        string
+	Active      bool
+	Events      []string // sorted; may hold "*"
+	URL         string
+	ContentType string // json | form
+	InsecureSSL string // "0" | "1"
+	// SealedSecret is the secret sealed with the server key; "" for none.
+	// Open it with Service.Secret.
+	SealedSecret   string
+	Username       string
+	SealedPassword string
+	AppID          int64 // the OAuth app whose token created it; 0 when a user did
+	CreatorID      int64
+	LastResponse   LastResponse
+	DeletedAt      *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// LastResponse is the outcome of a hook's latest delivery. Status "" means
+// nothing was delivered yet (the API shows "unused").
+type LastResponse struct {
+	Code    *int
+	Status  string
+	Message *string
+	At      *time.Time
+}
+
+// IsOrg reports whether the hook is an organization hook.
+func (h *Hook) IsOrg() bool { return h.OrgID != 0 }
+
+// TargetID is the id of the repository or organization the hook is on.
+func (h *Hook) TargetID() int64 {
+	if h.IsOrg() {
+		return h.OrgID
+	}
+	return h.RepoID
+}
+
+// TargetType is the hook's X-Service-Hook-Installation-Target-Type.
+func (h *Hook) TargetType() hookshot.TargetType {
+	if h.IsOrg() {
+		return hookshot.TargetOrganization
+	}
+	return hookshot.TargetRepository
+}
+
+// Subscribed reports whether the hook receives the event: it names it or
+// "*". ping and meta reach a hook whatever its events.
+func (h *Hook) Subscribed(event string) bool {
+	if event == "ping" || event == "meta" {
+		return true
+	}
+	for _, e := range h.Events {
+		if e == event || e == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// Secret opens the hook's secret; "" when it has none.
+func (s *Service) Secret(h *Hook) (string, error) {
+	if h.SealedSecret == "" {
+		return "", nil
+	}
+	return s.Box.Open(h.SealedSecret)
+}
+
+// hookColumns are the columns scanHook reads, in order.
+const hookColumns = `id, repo_id, org_id, name, active, events, url, content_type, insecure_ssl, secret,
+	username, password, app_id, creator_id, last_response_code, last_response_status,
+	last_response_message, last_response_at, deleted_at, created_at, updated_at`
+
+func scanHook(row interface{ Scan(...any) error }) (*Hook, error) {
+	var h Hook
+	var repoID, orgID, appID, creatorID sql.NullInt64
+	var code sql.NullInt64
+	var status, message sql.NullString
+	var at, deleted sql.NullTime
+	var events string
+	err := row.Scan(&h.ID, &repoID, &orgID, &h.Name, &h.Active, &events, &h.URL, &h.ContentType, &h.InsecureSSL,
+		&h.SealedSecret, &h.Username, &h.SealedPassword, &appID, &creatorID, &code, &status, &message, &at,
+		&deleted, &h.CreatedAt, &h.UpdatedAt)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	h.RepoID, h.OrgID, h.AppID, h.CreatorID = repoID.Int64, orgID.Int64, appID.Int64, creatorID.Int64
+	if err := json.Unmarshal([]byte(events), &h.Events); err != nil {
+		return nil, err
+	}
+	if code.Valid {
+		c := int(code.Int64)
+		h.LastResponse.Code = &c
+	}
+	h.LastResponse.Status = status.String
+	if message.Valid {
+		h.LastResponse.Message = &message.String
+	}
+	if at.Valid {
+		t := at.Time.UTC()
+		h.LastResponse.At = &t
+	}
+	if deleted.Valid {
+		t := deleted.Time.UTC()
+		h.DeletedAt = &t
+	}
+	h.CreatedAt, h.UpdatedAt = h.CreatedAt.UTC(), h.UpdatedAt.UTC()
+	return &h, nil
+}
+
+// HookByID returns a hook, deleted or not; store.ErrNotFound when there
+// is none.
+func HookByID(ctx context.Context, q store.Q, id int64) (*Hook, error) {
+	return scanHook(q.QueryRowContext(ctx, `SELECT `+hookColumns+` FROM hooks WHERE id = $1`, id))
+}
+
+// SubscribedHooks returns the active, undeleted hooks that receive the
+// event: the repository's hooks (when repo is set) and the organization's
+// (when org is set), repository hooks first.
+func SubscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org *accounts.Account, event string) ([]*Hook, error) {
+	var repoID, orgID int64 = -1, -1
+	if repo != nil {
+		repoID = repo.ID
+	}
+	if org != nil {
+		orgID = org.ID
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+hookColumns+` FROM hooks
+		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
+		ORDER BY org_id IS NOT NULL, id`, repoID, orgID)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	var out []*Hook
+	for rows.Next() {
+		h, err := scanHook(rows)
+		if err != nil {
+			return nil, err
+		}
+		if h.Subscribed(event) {
+			out = append(out, h)
+		}
+	}
+	return out, store.Normalize(rows.Err())
+}
