@@ -29,6 +29,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks"
 )
 
 // PostgresURLEnv names the environment variable with the PostgreSQL URL
@@ -58,6 +59,10 @@ func WithClock(now func() time.Time) Option { return func(c *app.Config) { c.Now
 func WithEventSink(s events.Sink) Option {
 	return func(c *app.Config) { c.EventSinks = append(c.EventSinks, s) }
 }
+
+// WithWebhooks sets the webhook delivery configuration (tests that run
+// receivers on 127.0.0.1 allow "loopback").
+func WithWebhooks(w webhooks.Config) Option { return func(c *app.Config) { c.Webhooks = w } }
 
 // Start starts a server for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {

@@ -7,12 +7,25 @@ import (
 	"context"
 	"net/http"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/events"
 	"forgeapi/internal/store"
 )
 
 // HandleEvent is the events sink: it writes one delivery per subscribed hook.
 func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error { return nil }
+
+// EnqueuePing writes a ping delivery to the hook in tx (on creation and
+// from the pings endpoint) and wakes the dispatcher after commit.
+func (s *Service) EnqueuePing(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+	return nil
+}
+
+// EnqueueMeta writes the meta ("deleted") delivery of a hook being
+// deleted in tx and wakes the dispatcher after commit.
+func (s *Service) EnqueueMeta(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+	return nil
+}
 
 // Dispatcher sends due deliveries.
 type Dispatcher struct{ svc *Service }

@@ -17,3 +17,7 @@ func (h *Handler) updateHook(w http.ResponseWriter, r *http.Request) error   { r
 func (h *Handler) deleteHook(w http.ResponseWriter, r *http.Request) error   { return notYet() }
 func (h *Handler) getConfig(w http.ResponseWriter, r *http.Request) error    { return notYet() }
 func (h *Handler) updateConfig(w http.ResponseWriter, r *http.Request) error { return notYet() }
+
+// HookJSON is the hook as the API shows it (repository or organization
+// shape), also the "hook" object of ping and meta payloads.
+func (s *Service) HookJSON(h *Hook) any { return nil }

@@ -32,14 +32,16 @@ CREATE INDEX hooks_org ON hooks (org_id, id);
 -- One row per event sent to hooks: all deliveries of one event (and their
 -- redeliveries) share its guid and payload.
 CREATE TABLE hook_payloads (
-    id         {{id}},
-    guid       TEXT NOT NULL,
-    event      TEXT NOT NULL,
-    action     TEXT NOT NULL DEFAULT '',
-    payload    TEXT NOT NULL,                 -- the JSON payload, exactly as sent
-    created_at {{time}} NOT NULL
+    id            {{id}},
+    guid          TEXT NOT NULL,
+    event         TEXT NOT NULL,
+    action        TEXT NOT NULL DEFAULT '',
+    repository_id BIGINT,                        -- the repository of the event, if any
+    payload       TEXT NOT NULL,                 -- the JSON payload, exactly as sent
+    created_at    {{time}} NOT NULL
 );
 CREATE INDEX hook_payloads_created ON hook_payloads (created_at);
+CREATE INDEX hook_payloads_repo_event ON hook_payloads (repository_id, event, id);
 
 CREATE TABLE hook_deliveries (
     id               {{id}},
