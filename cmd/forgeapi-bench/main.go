@@ -2,6 +2,7 @@
 // server started in-process and prints what it measured.
 //
 //	forgeapi-bench feeds [flags]
+//	forgeapi-bench webhooks [flags]
 package main
 
 import (
@@ -13,12 +14,13 @@ import (
 
 // scenarios maps a scenario name to its runner; each parses its own flags.
 var scenarios = map[string]func(ctx context.Context, args []string) error{
-	"feeds": runFeeds,
+	"feeds":    runFeeds,
+	"webhooks": runWebhooks,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: feeds")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: feeds, webhooks")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

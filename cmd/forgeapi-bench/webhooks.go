@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks"
+)
+
+// webhooksBench is the webhooks scenario's configuration.
+type webhooksBench struct {
+	hooks      int
+	rate       float64 // events per second; 0 as fast as the workers go
+	duration   time.Duration
+	workers    int
+	drain      time.Duration
+	rateLimit  float64
+	database   string
+	dataDir    string
+	cpuProfile string
+}
+
+// webhooksReport is the scenario's JSON output.
+type webhooksReport struct {
+	Scenario              string  `json:"scenario"`
+	Database              string  `json:"database"`
+	Hooks                 int     `json:"hooks"`
+	TargetEventsPerSec    float64 `json:"target_events_per_second"` // 0: as fast as possible
+	Events                int64   `json:"events"`
+	APIErrors             int64   `json:"api_errors"`
+	EventsPerSec          float64 `json:"events_per_second"`
+	DeliveriesExpected    int64   `json:"deliveries_expected"`
+	DeliveriesReceived    int64   `json:"deliveries_received"`
+	Duplicates            int64   `json:"duplicates"`
+	BadSignatures         int64   `json:"bad_signatures"`
+	DeliveriesLogged      int64   `json:"deliveries_logged"`
+	DeliveriesPerSec      float64 `json:"deliveries_per_second"`
+	LatencyP50Ms          float64 `json:"latency_p50_ms"`
+	LatencyP99Ms          float64 `json:"latency_p99_ms"`
+	LatencyMaxMs          float64 `json:"latency_max_ms"`
+	ElapsedSec            float64 `json:"elapsed_seconds"`
+	GenerationSec         float64 `json:"generation_seconds"`
+	AllDeliveredAndLogged bool    `json:"all_delivered_and_logged"`
+}
+
+// runWebhooks starts a receiver and a server, creates hooks on one
+// repository through the API, triggers repository events through the API
+// (PATCH /repos/{owner}/{repo} with a new description) at a given rate,
+// and reports delivery throughput and the latency from each API call to
+// the receipt of each of its deliveries, as JSON.
+func runWebhooks(ctx context.Context, args []string) error {
+	var b webhooksBench
+	fs := flag.NewFlagSet("webhooks", flag.ContinueOnError)
+	fs.IntVar(&b.hooks, "hooks", 10, "hooks on the repository, each receiving every event")
+	fs.Float64Var(&b.rate, "rate", 0, "events per second; 0 sends as fast as the workers go")
+	fs.DurationVar(&b.duration, "duration", 10*time.Second, "how long events are triggered")
+	fs.IntVar(&b.workers, "workers", 8, "concurrent API clients")
+	fs.DurationVar(&b.drain, "drain", 60*time.Second, "how long to wait for the last deliveries")
+	fs.Float64Var(&b.rateLimit, "rate-limit", -1, "the server's per-hook delivery rate limit (-1: none, 0: the default)")
+	fs.StringVar(&b.database, "database", "", "postgres://... (default SQLite in -data)")
+	fs.StringVar(&b.dataDir, "data", "", "data directory (default a temporary one, removed after)")
+	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if b.hooks < 1 || b.workers < 1 || b.rate < 0 {
+		return errors.New("-hooks and -workers must be positive, -rate 0 or more")
+	}
+	if b.dataDir == "" {
+		dir, err := os.MkdirTemp("", "forgeapi-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		b.dataDir = dir
+	}
+	rcv := newReceiver("bench-secret")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	receiverServer := &http.Server{Handler: rcv}
+	go func() { _ = receiverServer.Serve(ln) }()
+	defer receiverServer.Close()
+
+	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Webhooks: webhooks.Config{AllowedHosts: "loopback", RateLimit: b.rateLimit}})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	fx, err := webhooksFixture(ctx, m.App)
+	if err != nil {
+		return fmt.Errorf("fixture: %w", err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: b.workers * 2}}
+	hookIDs, err := b.createHooks(ctx, client, m.URL(), fx, "http://"+ln.Addr().String()+"/hook")
+	if err != nil {
+		return err
+	}
+	if err := rcv.awaitPings(ctx, b.hooks, 30*time.Second); err != nil {
+		return err
+	}
+	if b.cpuProfile != "" {
+		f, err := os.Create(b.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep := b.measure(ctx, client, m.URL(), fx, rcv)
+	rep.Database = string(m.App.DB.Dialect)
+	if rep.DeliveriesLogged, err = countLogged(ctx, m.App.DB, hookIDs); err != nil {
+		return err
+	}
+	rep.AllDeliveredAndLogged = rep.DeliveriesReceived == rep.DeliveriesExpected && rep.BadSignatures == 0 &&
+		rep.DeliveriesLogged >= rep.DeliveriesExpected
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// benchFixture is the repository events are triggered on.
+type benchFixture struct {
+	owner, repo, token string
+}
+
+func webhooksFixture(ctx context.Context, a *app.App) (*benchFixture, error) {
+	var user *accounts.Account
+	var token auth.CreatedToken
+	err := a.DB.Tx(ctx, func(tx store.Q) error {
+		var err error
+		user, err = accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeUser, Login: "bench"})
+		if err != nil {
+			return err
+		}
+		token, err = auth.CreateToken(ctx, tx, auth.TokenSpec{Kind: auth.KindClassic, UserID: user.ID,
+			Scopes: auth.Scopes{"repo", "admin:repo_hook"}})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Repos.Create(ctx, repos.NewRepository{Owner: user, Name: "widgets"}, user); err != nil {
+		return nil, err
+	}
+	return &benchFixture{owner: "bench", repo: "widgets", token: token.Value}, nil
+}
+
+// createHooks creates b.hooks json hooks with a secret, subscribed to
+// repository events, and returns their ids.
+func (b *webhooksBench) createHooks(ctx context.Context, client *http.Client, base string, fx *benchFixture, url string) ([]int64, error) {
+	var ids []int64
+	for i := range b.hooks {
+		body := fmt.Sprintf(`{"config":{"url":%q,"content_type":"json","secret":"bench-secret"},"events":["repository"]}`,
+			url+"/"+strconv.Itoa(i))
+		resp, err := call(ctx, client, "POST", base+"/repos/"+fx.owner+"/"+fx.repo+"/hooks", fx.token, body)
+		if err != nil {
+			return nil, err
+		}
+		if resp.status != http.StatusCreated {
+			return nil, fmt.Errorf("create hook: status %d: %s", resp.status, resp.body)
+		}
+		var hook struct{ ID int64 }
+		if err := json.Unmarshal(resp.body, &hook); err != nil {
+			return nil, err
+		}
+		ids = append(ids, hook.ID)
+	}
+	return ids, nil
+}
+
+// measure triggers events for b.duration and waits for their deliveries.
+func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver) webhooksReport {
+	var next, apiErrors atomic.Int64
+	start := time.Now()
+	genCtx, cancel := context.WithTimeout(ctx, b.duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range b.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if b.rate > 0 {
+					due := start.Add(time.Duration(float64(i-1) / b.rate * float64(time.Second)))
+					if !sleepUntil(genCtx, due) {
+						return
+					}
+				} else if genCtx.Err() != nil {
+					return
+				}
+				desc := "bench-" + strconv.FormatInt(i, 10)
+				rcv.sent(desc, time.Now())
+				resp, err := call(ctx, client, "PATCH", base+"/repos/"+fx.owner+"/"+fx.repo, fx.token,
+					`{"description":"`+desc+`"}`)
+				if err != nil || resp.status != http.StatusOK {
+					apiErrors.Add(1)
+					rcv.unsent(desc)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	generation := time.Since(start)
+	events := rcv.eventCount()
+	expected := events * int64(b.hooks)
+	rcv.await(ctx, expected, b.drain)
+	elapsed := rcv.lastReceipt().Sub(start)
+	if elapsed <= 0 {
+		elapsed = time.Since(start)
+	}
+	lat := rcv.latencies()
+	rep := webhooksReport{Scenario: "webhooks", Hooks: b.hooks, TargetEventsPerSec: b.rate, Events: events,
+		APIErrors: apiErrors.Load(), EventsPerSec: float64(events) / generation.Seconds(),
+		DeliveriesExpected: expected, DeliveriesReceived: int64(len(lat)), Duplicates: rcv.duplicates.Load(),
+		BadSignatures: rcv.badSignatures.Load(), DeliveriesPerSec: float64(len(lat)) / elapsed.Seconds(),
+		ElapsedSec: elapsed.Seconds(), GenerationSec: generation.Seconds()}
+	if len(lat) > 0 {
+		rep.LatencyP50Ms = ms(lat[len(lat)/2])
+		rep.LatencyP99Ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
+		rep.LatencyMaxMs = ms(lat[len(lat)-1])
+	}
+	return rep
+}
+
+// sleepUntil waits until t; false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+type response struct {
+	status int
+	body   []byte
+}
+
+func call(ctx context.Context, client *http.Client, method, url, token, body string) (response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewBufferString(body))
+	if err != nil {
+		return response{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, body: b}, err
+}
+
+// countLogged counts the successful deliveries of the hooks in the
+// delivery log (pings excluded).
+func countLogged(ctx context.Context, db *store.DB, hookIDs []int64) (int64, error) {
+	var n int64
+	for _, id := range hookIDs {
+		var c int64
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM hook_deliveries
+			WHERE hook_id = $1 AND event = 'repository' AND status_code BETWEEN 200 AND 299`, id).Scan(&c)
+		if err != nil {
+			return 0, err
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// receiver is the webhook receiver: it checks each delivery's signature
+// and records the latency from the API call that caused it.
+type receiver struct {
+	secret        []byte
+	mu            sync.Mutex
+	sentAt        map[string]time.Time    // description -> API call start
+	seen          map[string]map[int]bool // description -> hooks that delivered it
+	lat           []time.Duration
+	last          time.Time
+	pings         int
+	changed       chan struct{}
+	duplicates    atomic.Int64
+	badSignatures atomic.Int64
+}
+
+func newReceiver(secret string) *receiver {
+	return &receiver{secret: []byte(secret), sentAt: map[string]time.Time{}, seen: map[string]map[int]bool{},
+		changed: make(chan struct{}, 1)}
+}
+
+func (r *receiver) sent(desc string, at time.Time) {
+	r.mu.Lock()
+	r.sentAt[desc] = at
+	r.mu.Unlock()
+}
+
+func (r *receiver) unsent(desc string) {
+	r.mu.Lock()
+	delete(r.sentAt, desc)
+	r.mu.Unlock()
+}
+
+func (r *receiver) eventCount() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(len(r.sentAt))
+}
+
+// ServeHTTP takes one delivery at /hook/{n}.
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	payload, err := github.ValidatePayload(req, r.secret)
+	if err != nil {
+		r.badSignatures.Add(1)
+		http.Error(w, "bad signature", http.StatusBadRequest)
+		return
+	}
+	hook, _ := strconv.Atoi(req.URL.Path[len("/hook/"):])
+	event := req.Header.Get("X-Service-Event")
+	var body struct {
+		Repository struct {
+			Description string `json:"description"`
+		} `json:"repository"`
+	}
+	if event == "repository" {
+		if err := json.Unmarshal(payload, &body); err != nil {
+			http.Error(w, "bad payload", http.StatusBadRequest)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	r.record(event, body.Repository.Description, hook, now)
+}
+
+func (r *receiver) record(event, desc string, hook int, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.signal()
+	if event == "ping" {
+		r.pings++
+		return
+	}
+	start, ok := r.sentAt[desc]
+	if !ok {
+		return
+	}
+	hooks := r.seen[desc]
+	if hooks == nil {
+		hooks = map[int]bool{}
+		r.seen[desc] = hooks
+	}
+	if hooks[hook] {
+		r.duplicates.Add(1)
+		return
+	}
+	hooks[hook] = true
+	r.lat = append(r.lat, at.Sub(start))
+	r.last = at
+}
+
+func (r *receiver) signal() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// awaitPings waits for the ping of each new hook.
+func (r *receiver) awaitPings(ctx context.Context, n int, timeout time.Duration) error {
+	if !r.wait(ctx, timeout, func() bool { return r.pings >= n }) {
+		return fmt.Errorf("received %d of %d pings", r.pings, n)
+	}
+	return nil
+}
+
+// await waits until n deliveries arrived or timeout passed.
+func (r *receiver) await(ctx context.Context, n int64, timeout time.Duration) {
+	r.wait(ctx, timeout, func() bool { return int64(len(r.lat)) >= n })
+}
+
+func (r *receiver) wait(ctx context.Context, timeout time.Duration, done func() bool) bool {
+	deadline := time.After(timeout)
+	for {
+		r.mu.Lock()
+		ok := done()
+		r.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-r.changed:
+		case <-deadline:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (r *receiver) lastReceipt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+func (r *receiver) latencies() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.lat)
+	slices.Sort(out)
+	return out
+}
