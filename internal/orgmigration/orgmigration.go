@@ -13,7 +13,6 @@ package orgmigration
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // ArchiveLifetime is how long an archive is kept after its export.
@@ -118,11 +118,7 @@ func (s *Service) Start(ctx context.Context, org *accounts.Account, req Request)
 		if err != nil {
 			return err
 		}
-		guid, err := newGUID()
-		if err != nil {
-			return err
-		}
-		m, err = insertMigration(ctx, tx, newMigration{GUID: guid, OrgID: org.ID, Flags: req.Flags,
+		m, err = insertMigration(ctx, tx, newMigration{GUID: wire.NewGUID(), OrgID: org.ID, Flags: req.Flags,
 			Exclude: req.Exclude, Repos: list, Now: s.now()})
 		if err != nil {
 			return err
@@ -195,17 +191,6 @@ func repoOfOrg(ctx context.Context, q store.Q, org *accounts.Account, name strin
 		return nil, store.ErrNotFound
 	}
 	return repos.ByOwnerAndName(ctx, q, org.Login, name)
-}
-
-// newGUID returns a random (version 4) UUID.
-func newGUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
 }
 
 // Get returns the organization's migration with the id, or a 404.

@@ -1,9 +1,11 @@
 // Package wire holds the small pieces every API area's JSON shapes share:
-// the timestamp type rendered as ISO 8601 UTC with Z, and node ids.
+// the timestamp type rendered as ISO 8601 UTC with Z, node ids and GUIDs.
 package wire
 
 import (
+	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -50,3 +52,13 @@ func NodeID(typ string, id int64) string {
 
 // Itoa formats an id.
 func Itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// NewGUID returns a random (version 4) UUID, the form of migration and
+// webhook delivery GUIDs.
+func NewGUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
