@@ -42,6 +42,9 @@ type Config struct {
 	// (each retry a new delivery with redelivery true); 0, the default, is
 	// the platform's behaviour: none.
 	Retries int
+	// RetryBackoff is the delay before the first automatic retry; each
+	// further one doubles it, with jitter. Default DefaultRetryBackoff.
+	RetryBackoff time.Duration
 	// RateLimit is the most deliveries per second sent to one hook; more
 	// wait and carry throttled_at. 0 means the default (DefaultRateLimit);
 	// negative means no limit.

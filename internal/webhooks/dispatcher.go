@@ -1,0 +1,567 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks/hookshot"
+	"forgeapi/internal/wire"
+)
+
+// Defaults and limits of the Dispatcher.
+const (
+	// DefaultRateLimit is the most deliveries per second sent to one hook
+	// when Config.RateLimit is 0.
+	DefaultRateLimit = 1000
+	// DefaultRetryBackoff is the first automatic retry's delay; each
+	// further retry doubles it (up to maxRetryBackoff), with jitter.
+	DefaultRetryBackoff = 10 * time.Second
+	maxRetryBackoff     = time.Hour
+
+	claimBatch  = 256  // deliveries claimed by one statement
+	recordBatch = 256  // outcomes recorded by one transaction
+	maxInFlight = 2048 // deliveries being sent at once by one process
+	// perHookInFlight bounds the concurrent sends to one hook, so that a
+	// slow or dead receiver holds at most this many sends while the
+	// others go on.
+	perHookInFlight = 16
+	// busyHookDelay is how long a delivery to a hook at perHookInFlight
+	// waits before it is claimed again.
+	busyHookDelay = 100 * time.Millisecond
+	pollInterval  = time.Second // how often due deliveries are looked for without a wake
+)
+
+// Dispatcher sends due deliveries. It claims them from hook_deliveries
+// with a lease (due_at moves to the lease's end and lease_owner names the
+// claimer), sends each in its own goroutine with at most perHookInFlight
+// per hook, and records the outcomes in batches. A delivery whose lease
+// ends without an outcome (crash, kill -9) becomes due again; on
+// PostgreSQL several processes claim with SKIP LOCKED and never hold the
+// same delivery at once. Throttled deliveries are put back with a later
+// due_at and throttled_at set.
+type Dispatcher struct {
+	svc    *Service
+	sender *hookshot.Sender
+	owner  string
+	lease  time.Duration
+	rate   float64 // per hook per second; 0: unlimited
+
+	mu       sync.Mutex
+	inFlight map[int64]int // per hook
+	total    int
+	starved  bool // the claim loop waits for a send to finish
+	buckets  map[int64]*bucket
+	reserved map[int64]bool // deliveries put back with a reserved send slot
+	freed    chan struct{}
+
+	payloads map[int64][]byte // payload bodies by id (immutable rows); claim loop only
+	sends    sync.WaitGroup
+}
+
+// NewDispatcher returns a Dispatcher for the service. An invalid
+// Config.AllowedHosts falls back to the default allow list (external
+// addresses only) and is logged; the CLI validates it before.
+func NewDispatcher(s *Service) *Dispatcher {
+	allow, err := hookshot.ParseAllowList(s.Config.AllowedHosts)
+	if err != nil {
+		s.logger().Error("webhook allow list; using the default", "err", err)
+		allow = hookshot.DefaultAllowList()
+	}
+	sender := hookshot.NewSender(hookshot.Config{Timeout: s.Config.Timeout, Allow: allow, Resolver: s.Config.Resolver})
+	timeout := s.Config.Timeout
+	if timeout <= 0 {
+		timeout = hookshot.DefaultTimeout
+	}
+	rate := s.Config.RateLimit
+	switch {
+	case rate == 0:
+		rate = DefaultRateLimit
+	case rate < 0:
+		rate = 0
+	}
+	return &Dispatcher{svc: s, sender: sender, owner: wire.NewGUID(), lease: timeout + 10*time.Second, rate: rate,
+		inFlight: map[int64]int{}, buckets: map[int64]*bucket{}, reserved: map[int64]bool{},
+		freed: make(chan struct{}, 1), payloads: map[int64][]byte{}}
+}
+
+// claimed is a delivery under this dispatcher's lease.
+type claimed struct {
+	ID, HookID, PayloadID int64
+	GUID, Event, Action   string
+	RepositoryID          *int64
+	RetriesLeft           int
+}
+
+// job is a claimed delivery ready to send, or to record as not sent.
+type job struct {
+	claimed
+	hook    *Hook
+	request hookshot.Request
+	skip    string // when set, the delivery is not sent and this is its status
+}
+
+// outcome is a job's result, for the recorder.
+type outcome struct {
+	job
+	result hookshot.Result
+	at     time.Time
+}
+
+// Run sends deliveries until ctx is done, then lets the sends under way
+// finish (each is bounded by the delivery timeout) and records them.
+func (d *Dispatcher) Run(ctx context.Context) {
+	defer d.sender.Close()
+	results := make(chan outcome, maxInFlight)
+	recorded := make(chan struct{})
+	go func() { defer close(recorded); d.recordLoop(results) }()
+	d.claimLoop(ctx, results)
+	d.sends.Wait()
+	close(results)
+	<-recorded
+}
+
+// claimLoop claims and starts due deliveries whenever the service is
+// woken, a send frees room, a put-back delivery comes due, or the poll
+// interval passes.
+func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next := d.claimDue(ctx, results)
+		wait := pollInterval
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next), time.Millisecond))
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.svc.wake:
+		case <-d.freed:
+		case <-timer.C:
+		}
+	}
+}
+
+// claimDue claims and starts deliveries until none is due or the process
+// sends maxInFlight at once. It returns the earliest time a delivery it
+// put back comes due (zero for none).
+func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.Time {
+	var next time.Time
+	for ctx.Err() == nil {
+		room := d.room()
+		if room == 0 {
+			return next
+		}
+		limit := min(room, claimBatch)
+		batch, err := d.claim(ctx, limit)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.svc.logger().Error("claim webhook deliveries", "err", err)
+			}
+			return time.Now().Add(pollInterval)
+		}
+		admitted, putBack := d.admit(batch, d.svc.now())
+		if len(putBack) > 0 {
+			next = earliest(next, putBack)
+			if err := d.putBack(ctx, putBack); err != nil && ctx.Err() == nil {
+				d.svc.logger().Error("put back throttled webhook deliveries", "err", err)
+			}
+		}
+		d.start(ctx, admitted, results)
+		if len(batch) < limit {
+			return next
+		}
+	}
+	return next
+}
+
+// room is how many more deliveries may be claimed now.
+func (d *Dispatcher) room() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.starved = d.total >= maxInFlight
+	return max(maxInFlight-d.total, 0)
+}
+
+// claim leases up to limit due deliveries, oldest due first.
+func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
+	now := d.svc.now()
+	db := d.svc.DB
+	var out []claimed
+	err := db.Tx(ctx, func(tx store.Q) error {
+		rows, err := tx.QueryContext(ctx, `
+			UPDATE hook_deliveries SET due_at = $1, lease_owner = $2, attempts = attempts + 1
+			WHERE id IN (
+				SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at <= $3
+				ORDER BY due_at, id LIMIT $4`+db.SkipLocked()+`)
+			RETURNING id, hook_id, payload_id, guid, event, action, repository_id, retries_left`,
+			now.Add(d.lease), d.owner, now, limit)
+		if err != nil {
+			return store.Normalize(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c claimed
+			var repoID sql.NullInt64
+			if err := rows.Scan(&c.ID, &c.HookID, &c.PayloadID, &c.GUID, &c.Event, &c.Action, &repoID, &c.RetriesLeft); err != nil {
+				return err
+			}
+			c.RepositoryID = nullInt(repoID)
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// putBackItem is a claimed delivery returned unsent with a later due time.
+type putBackItem struct {
+	ID        int64
+	Due       time.Time
+	Throttled bool // over the hook's rate limit (sets throttled_at)
+}
+
+func earliest(t time.Time, items []putBackItem) time.Time {
+	for _, it := range items {
+		if t.IsZero() || it.Due.Before(t) {
+			t = it.Due
+		}
+	}
+	return t
+}
+
+// admit splits a claimed batch into the deliveries to send now and the
+// ones to put back: those of hooks already at perHookInFlight, and those
+// over their hook's rate limit (which reserve a later send slot).
+func (d *Dispatcher) admit(batch []claimed, now time.Time) (admitted []claimed, putBack []putBackItem) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range batch {
+		if d.inFlight[c.HookID] >= perHookInFlight {
+			putBack = append(putBack, putBackItem{ID: c.ID, Due: now.Add(busyHookDelay)})
+			continue
+		}
+		if d.reserved[c.ID] {
+			delete(d.reserved, c.ID)
+		} else if at := d.bucket(c.HookID, now).reserve(now); at.After(now) {
+			d.reserved[c.ID] = true
+			putBack = append(putBack, putBackItem{ID: c.ID, Due: at, Throttled: true})
+			continue
+		}
+		d.inFlight[c.HookID]++
+		d.total++
+		admitted = append(admitted, c)
+	}
+	return admitted, putBack
+}
+
+// putBack releases unsent deliveries until their due time.
+func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
+	now := d.svc.now()
+	return d.svc.DB.Tx(ctx, func(tx store.Q) error {
+		for _, it := range items {
+			query := `UPDATE hook_deliveries SET due_at = $1, lease_owner = '' WHERE id = $2 AND lease_owner = $3`
+			args := []any{it.Due, it.ID, d.owner}
+			if it.Throttled {
+				query = `UPDATE hook_deliveries SET due_at = $1, lease_owner = '', throttled_at = COALESCE(throttled_at, $4)
+					WHERE id = $2 AND lease_owner = $3`
+				args = append(args, now)
+			}
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return store.Normalize(err)
+			}
+		}
+		return nil
+	})
+}
+
+// start prepares the admitted deliveries and sends each in a goroutine.
+func (d *Dispatcher) start(ctx context.Context, admitted []claimed, results chan<- outcome) {
+	hooks := map[int64]*Hook{}
+	for _, c := range admitted {
+		j := d.prepare(ctx, c, hooks)
+		d.sends.Add(1)
+		go d.send(j, results)
+	}
+}
+
+// prepare loads what a delivery needs (its hook, once per batch, and its
+// payload) and decides whether it is sent at all.
+func (d *Dispatcher) prepare(ctx context.Context, c claimed, hooks map[int64]*Hook) job {
+	j := job{claimed: c}
+	h, ok := hooks[c.HookID]
+	if !ok {
+		var err error
+		if h, err = HookByID(ctx, d.svc.DB, c.HookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			j.skip = "failed to load the hook"
+			d.svc.logger().Error("load webhook", "hook_id", c.HookID, "err", err)
+		}
+		hooks[c.HookID] = h
+	}
+	j.hook = h
+	switch {
+	case j.skip != "":
+	case h == nil || (h.DeletedAt != nil && c.Event != "meta"):
+		j.skip = "hook deleted"
+	case !h.Active && c.Event != "ping" && c.Event != "meta":
+		j.skip = "hook inactive"
+	default:
+		j.request, j.skip = d.request(ctx, c, h)
+	}
+	return j
+}
+
+// request builds the HTTP delivery of c to h; skip says why it cannot.
+func (d *Dispatcher) request(ctx context.Context, c claimed, h *Hook) (req hookshot.Request, skip string) {
+	body, err := d.payload(ctx, c.PayloadID)
+	if err != nil {
+		d.svc.logger().Error("load webhook payload", "payload_id", c.PayloadID, "err", err)
+		return req, "failed to load the payload"
+	}
+	secret, err := d.svc.Secret(h)
+	if err != nil {
+		d.svc.logger().Error("open webhook secret (was the server key changed?)", "hook_id", h.ID, "err", err)
+		return req, "failed to open the hook secret"
+	}
+	return hookshot.Request{URL: h.URL, ContentType: hookshot.ContentType(h.ContentType), Secret: secret,
+		InsecureSSL: h.InsecureSSL == "1", Event: c.Event, DeliveryGUID: c.GUID, HookID: h.ID,
+		TargetID: h.TargetID(), TargetType: h.TargetType(), Payload: body}, ""
+}
+
+// payload returns a payload body, cached: payload rows never change.
+func (d *Dispatcher) payload(ctx context.Context, id int64) ([]byte, error) {
+	if body, ok := d.payloads[id]; ok {
+		return body, nil
+	}
+	body, err := payloadBody(ctx, d.svc.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.payloads) >= 1024 {
+		clear(d.payloads)
+	}
+	d.payloads[id] = body
+	return body, nil
+}
+
+// send delivers one job and hands the outcome to the recorder.
+func (d *Dispatcher) send(j job, results chan<- outcome) {
+	defer d.sends.Done()
+	o := outcome{job: j}
+	if j.skip == "" {
+		o.result = d.sender.Send(context.Background(), j.request)
+	} else {
+		o.result = hookshot.Result{Status: j.skip}
+	}
+	o.at = d.svc.now()
+	results <- o
+	d.finish(j.HookID)
+}
+
+// finish frees a send slot and wakes a claim loop that waits for one.
+func (d *Dispatcher) finish(hookID int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inFlight[hookID]--; d.inFlight[hookID] <= 0 {
+		delete(d.inFlight, hookID)
+	}
+	d.total--
+	if d.starved {
+		d.starved = false
+		select {
+		case d.freed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// recordLoop records outcomes in batches until results is closed.
+func (d *Dispatcher) recordLoop(results <-chan outcome) {
+	for first := range results {
+		batch := append(make([]outcome, 0, recordBatch), first)
+	fill:
+		for len(batch) < recordBatch {
+			select {
+			case o, ok := <-results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		if err := d.record(batch); err != nil {
+			// The deliveries stay leased; they are sent again when the lease ends.
+			d.svc.logger().Error("record webhook deliveries", "count", len(batch), "err", err)
+		}
+	}
+}
+
+// record writes a batch of outcomes in one transaction: the deliveries
+// (only while this dispatcher still holds their lease), their hooks'
+// last_response, and the automatic retries of failures.
+func (d *Dispatcher) record(batch []outcome) error {
+	ctx := context.Background()
+	return d.svc.DB.Tx(ctx, func(tx store.Q) error {
+		latest := map[int64]outcome{}
+		retried := false
+		for _, o := range batch {
+			kept, err := d.recordDelivery(ctx, tx, o)
+			if err != nil {
+				return err
+			}
+			if !kept || o.skip != "" {
+				continue
+			}
+			latest[o.HookID] = o
+			if !o.result.OK() && o.RetriesLeft > 0 {
+				if err := d.retry(ctx, tx, o); err != nil {
+					return err
+				}
+				retried = true
+			}
+		}
+		for hookID, o := range latest {
+			if err := recordLastResponse(ctx, tx, hookID, o); err != nil {
+				return err
+			}
+		}
+		if retried {
+			store.AfterCommit(tx, d.svc.Wake)
+		}
+		return nil
+	})
+}
+
+// recordDelivery marks the delivery done with its outcome; kept is false
+// when the lease was lost (another claimer owns the row now).
+func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) (kept bool, err error) {
+	reqHeaders, err := json.Marshal(orEmpty(o.result.RequestHeaders))
+	if err != nil {
+		return false, err
+	}
+	respHeaders, err := json.Marshal(flatten(o.result.ResponseHeaders))
+	if err != nil {
+		return false, err
+	}
+	url := ""
+	if o.hook != nil {
+		url = o.hook.URL
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = $1, duration = $2, status = $3,
+			status_code = $4, url = $5, request_headers = $6, response_headers = $7, response_body = $8
+		WHERE id = $9 AND lease_owner = $10 AND state = 'pending'`,
+		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, string(reqHeaders),
+		string(respHeaders), strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD"), o.ID, d.owner)
+	if err != nil {
+		return false, store.Normalize(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// retry writes the automatic retry of a failed delivery: a new delivery
+// with redelivery true, due after an exponential backoff with jitter.
+func (d *Dispatcher) retry(ctx context.Context, tx store.Q, o outcome) error {
+	attempt := max(d.svc.Config.Retries-o.RetriesLeft, 0)
+	return insertDelivery(ctx, tx, newDelivery{HookID: o.HookID, PayloadID: o.PayloadID, GUID: o.GUID,
+		Event: o.Event, Action: o.Action, Redelivery: true, RepositoryID: o.RepositoryID, URL: o.hook.URL,
+		RetriesLeft: o.RetriesLeft - 1, DueAt: o.at.Add(d.backoff(attempt)), CreatedAt: o.at})
+}
+
+// backoff is the delay before automatic retry number attempt (from 0):
+// the base doubled per attempt, at most an hour, times a jitter in [0.5, 1.5).
+func (d *Dispatcher) backoff(attempt int) time.Duration {
+	base := d.svc.Config.RetryBackoff
+	if base <= 0 {
+		base = DefaultRetryBackoff
+	}
+	delay := base
+	for i := 0; i < attempt && delay < maxRetryBackoff; i++ {
+		delay *= 2
+	}
+	delay = min(delay, maxRetryBackoff)
+	return time.Duration(float64(delay) * (0.5 + rand.Float64()))
+}
+
+// recordLastResponse sets the hook's last_response from its newest
+// outcome, unless a newer one was recorded already (another process).
+func recordLastResponse(ctx context.Context, tx store.Q, hookID int64, o outcome) error {
+	var code *int
+	if o.result.StatusCode != 0 {
+		code = &o.result.StatusCode
+	}
+	status := "active"
+	if !o.result.OK() {
+		status = "failed"
+	}
+	_, err := tx.ExecContext(ctx, `
+		UPDATE hooks SET last_response_code = $1, last_response_status = $2, last_response_message = $3,
+			last_response_at = $4
+		WHERE id = $5 AND (last_response_at IS NULL OR last_response_at <= $4)`,
+		code, status, o.result.Status, o.at, hookID)
+	return store.Normalize(err)
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// flatten turns response headers into the delivery log's object, the
+// values of a repeated header joined with ", ".
+func flatten(h map[string][]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	return out
+}
+
+// bucket is a hook's token bucket: rate tokens per second, at most one
+// second's worth saved. Tokens may go negative: each reservation past the
+// saved ones takes the next free slot.
+type bucket struct {
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+func (d *Dispatcher) bucket(hookID int64, now time.Time) *bucket {
+	b, ok := d.buckets[hookID]
+	if !ok {
+		if len(d.buckets) >= 65536 {
+			clear(d.buckets)
+		}
+		b = &bucket{rate: d.rate, tokens: max(d.rate, 1), last: now}
+		d.buckets[hookID] = b
+	}
+	return b
+}
+
+// reserve takes a token and returns when it may be used: now when one
+// was saved, later otherwise. A zero rate never throttles.
+func (b *bucket) reserve(now time.Time) time.Time {
+	if b.rate <= 0 {
+		return now
+	}
+	b.tokens = min(b.tokens+now.Sub(b.last).Seconds()*b.rate, max(b.rate, 1))
+	b.last = now
+	b.tokens--
+	if b.tokens >= 0 {
+		return now
+	}
+	return now.Add(time.Duration(-b.tokens / b.rate * float64(time.Second)))
+}

@@ -1,0 +1,212 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// payload is one stored webhook payload: the body of every delivery of
+// one event (and of their redeliveries).
+type payload struct {
+	GUID         string
+	Event        string
+	Action       string
+	RepositoryID *int64
+	Body         []byte
+	CreatedAt    time.Time
+}
+
+// newDelivery is a delivery row about to be written.
+type newDelivery struct {
+	HookID       int64
+	PayloadID    int64
+	GUID         string
+	Event        string
+	Action       string
+	Redelivery   bool
+	RepositoryID *int64
+	URL          string
+	RetriesLeft  int
+	DueAt        time.Time
+	CreatedAt    time.Time
+}
+
+// HandleEvent is the events sink. For an event with a HookEvent it
+// stores the payload once and one pending delivery per subscribed hook
+// of the event's repository and organization, all in tx, and wakes the
+// dispatcher after commit. A push payload is stored even when no hook
+// receives it: the tests endpoint re-sends a repository's latest push.
+func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+	if e.HookEvent == "" {
+		return nil
+	}
+	hooks, err := SubscribedHooks(ctx, tx, e.Repo, e.Org, e.HookEvent)
+	if err != nil {
+		return err
+	}
+	if len(hooks) == 0 && e.HookEvent != "push" {
+		return nil
+	}
+	body, err := s.eventPayload(ctx, tx, e)
+	if err != nil {
+		return err
+	}
+	p := payload{GUID: wire.NewGUID(), Event: e.HookEvent, Action: actionOf(e.HookPayload), Body: body, CreatedAt: e.CreatedAt}
+	if e.Repo != nil {
+		p.RepositoryID = &e.Repo.ID
+	}
+	payloadID, err := insertPayload(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
+			return err
+		}
+	}
+	if len(hooks) > 0 {
+		store.AfterCommit(tx, s.Wake)
+	}
+	return nil
+}
+
+// deliveryOf is the first delivery of payload p (stored as payloadID) to h.
+func (s *Service) deliveryOf(h *Hook, payloadID int64, p payload) newDelivery {
+	now := s.now()
+	return newDelivery{HookID: h.ID, PayloadID: payloadID, GUID: p.GUID, Event: p.Event, Action: p.Action,
+		RepositoryID: p.RepositoryID, URL: h.URL, RetriesLeft: max(s.Config.Retries, 0), DueAt: now, CreatedAt: now}
+}
+
+// eventPayload is the webhook payload of e: its HookPayload plus
+// repository, organization and sender (unless the emitter set them).
+func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) ([]byte, error) {
+	body := make(map[string]any, len(e.HookPayload)+3)
+	maps.Copy(body, e.HookPayload)
+	if e.Repo != nil && body["repository"] == nil {
+		repo, err := s.repositoryJSON(ctx, q, e.Repo)
+		if err != nil {
+			return nil, err
+		}
+		body["repository"] = repo
+	}
+	if e.Org != nil && body["organization"] == nil {
+		body["organization"] = accounts.ToSimpleOrg(s.BaseURL, e.Org)
+	}
+	if e.Actor != nil && body["sender"] == nil {
+		body["sender"] = accounts.ToSimpleUser(s.BaseURL, e.Actor)
+	}
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", e.HookEvent, err)
+	}
+	return encoded, nil
+}
+
+func (s *Service) repositoryJSON(ctx context.Context, q store.Q, r *repos.Repository) (repos.JSON, error) {
+	st, err := repos.StatsOf(ctx, q, r.ID)
+	if err != nil {
+		return repos.JSON{}, err
+	}
+	return repos.ToJSON(s.BaseURL, r, st, auth.RoleNone), nil
+}
+
+func actionOf(fields map[string]any) string {
+	action, _ := fields["action"].(string)
+	return action
+}
+
+// EnqueuePing writes a ping delivery to the hook in tx (on creation and
+// from the pings endpoint) and wakes the dispatcher after commit.
+func (s *Service) EnqueuePing(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+	return s.enqueueHookEvent(ctx, tx, h, sender, "ping", map[string]any{"zen": zen()})
+}
+
+// EnqueueMeta writes the meta ("deleted") delivery of a hook being
+// deleted in tx and wakes the dispatcher after commit. The dispatcher
+// sends it although the hook is deleted by then.
+func (s *Service) EnqueueMeta(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+	return s.enqueueHookEvent(ctx, tx, h, sender, "meta", map[string]any{"action": "deleted"})
+}
+
+// enqueueHookEvent writes a delivery of an event about the hook itself
+// (ping, meta): fields plus hook_id, hook, the hook's repository or
+// organization, and sender.
+func (s *Service) enqueueHookEvent(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account, event string, fields map[string]any) error {
+	fields["hook_id"] = h.ID
+	fields["hook"] = s.HookJSON(h)
+	if sender != nil {
+		fields["sender"] = accounts.ToSimpleUser(s.BaseURL, sender)
+	}
+	p := payload{GUID: wire.NewGUID(), Event: event, Action: actionOf(fields), CreatedAt: s.now()}
+	if h.IsOrg() {
+		org, err := accounts.ByID(ctx, tx, h.OrgID)
+		if err != nil {
+			return err
+		}
+		fields["organization"] = accounts.ToSimpleOrg(s.BaseURL, org)
+	} else {
+		repo, err := repos.ByID(ctx, tx, h.RepoID)
+		if err != nil {
+			return err
+		}
+		if fields["repository"], err = s.repositoryJSON(ctx, tx, repo); err != nil {
+			return err
+		}
+		p.RepositoryID = &repo.ID
+	}
+	var err error
+	if p.Body, err = json.Marshal(fields); err != nil {
+		return fmt.Errorf("encode %s payload: %w", event, err)
+	}
+	payloadID, err := insertPayload(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
+		return err
+	}
+	store.AfterCommit(tx, s.Wake)
+	return nil
+}
+
+// zens are the sayings of ping payloads.
+var zens = [...]string{
+	"Design for failure.", "Keep it logically awesome.", "Speak like a human.",
+	"Responsive is better than fast.", "Anything added dilutes everything else.",
+	"Practicality beats purity.", "Approachable is better than simple.",
+	"Mind your words, they are important.", "Non-blocking is better than blocking.",
+	"Encourage flow.", "Half measures are as bad as nothing at all.",
+	"Favor focus over features.", "Avoid administrative distraction.", "It's not fully shipped until it's fast.",
+}
+
+func zen() string { return zens[rand.IntN(len(zens))] }
+
+func insertPayload(ctx context.Context, tx store.Q, p payload) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `
+		INSERT INTO hook_payloads (guid, event, action, repository_id, payload, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		p.GUID, p.Event, p.Action, p.RepositoryID, string(p.Body), p.CreatedAt).Scan(&id)
+	return id, store.Normalize(err)
+}
+
+func insertDelivery(ctx context.Context, tx store.Q, d newDelivery) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
+			url, retries_left, due_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.Redelivery, d.RepositoryID,
+		d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
+	return store.Normalize(err)
+}
