@@ -1,0 +1,134 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+)
+
+// received is one delivery as a receiver saw it.
+type received struct {
+	Event   string
+	GUID    string
+	HookID  string
+	Header  http.Header
+	Raw     []byte // the request body as sent
+	Payload map[string]any
+}
+
+// receiver is a webhook receiver on 127.0.0.1. It verifies every
+// delivery's signatures with github.ValidatePayload (and fails the test
+// when they do not match the secret) and keeps what it received.
+type receiver struct {
+	t      testing.TB
+	secret string
+	srv    *httptest.Server
+	// Status is the status it answers with; 0 means 200.
+	Status atomic.Int32
+
+	mu      sync.Mutex
+	got     []received
+	arrived chan struct{} // signalled after each delivery
+}
+
+func newReceiver(t testing.TB, secret string) *receiver {
+	rc := &receiver{t: t, secret: secret, arrived: make(chan struct{}, 1)}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) URL() string { return rc.srv.URL + "/hook" }
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	body, err := github.ValidatePayload(r, []byte(rc.secret))
+	if err != nil {
+		rc.t.Errorf("delivery %s: %v", r.Header.Get("X-Service-Delivery"), err)
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if rc.secret != "" && r.Header.Get("X-Hub-Signature") == "" {
+		rc.t.Errorf("delivery %s has no X-Hub-Signature", r.Header.Get("X-Service-Delivery"))
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(body, &payload); err != nil {
+		rc.t.Errorf("delivery payload: %v", err)
+	}
+	rc.mu.Lock()
+	rc.got = append(rc.got, received{Event: r.Header.Get("X-Service-Event"), GUID: r.Header.Get("X-Service-Delivery"),
+		HookID: r.Header.Get("X-Service-Hook-ID"), Header: r.Header.Clone(), Raw: raw, Payload: payload})
+	rc.mu.Unlock()
+	select {
+	case rc.arrived <- struct{}{}:
+	default:
+	}
+	status := int(rc.Status.Load())
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.Header().Set("X-Receiver", "test")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, "thanks")
+}
+
+// all returns what was received so far.
+func (rc *receiver) all() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// events returns the deliveries of one event received so far.
+func (rc *receiver) events(event string) []received {
+	var out []received
+	for _, r := range rc.all() {
+		if r.Event == event {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor waits until cond holds for what was received (30 s at most).
+func (rc *receiver) waitFor(what string, cond func([]received) bool) []received {
+	rc.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		got := rc.all()
+		if cond(got) {
+			return got
+		}
+		select {
+		case <-rc.arrived:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			rc.t.Fatalf("timed out waiting for %s; received %d deliveries: %v", what, len(got), eventNames(got))
+			return nil
+		}
+	}
+}
+
+// waitEvents waits until n deliveries of the event arrived and returns them.
+func (rc *receiver) waitEvents(event string, n int) []received {
+	rc.t.Helper()
+	rc.waitFor(event, func([]received) bool { return len(rc.events(event)) >= n })
+	return rc.events(event)
+}
+
+func eventNames(got []received) []string {
+	out := make([]string, len(got))
+	for i, r := range got {
+		out[i] = r.Event
+	}
+	return out
+}
