@@ -33,6 +33,10 @@ type receiver struct {
 	srv    *httptest.Server
 	// Status is the status it answers with; 0 means 200.
 	Status atomic.Int32
+	// Delay holds each answer back this long (a time.Duration).
+	Delay atomic.Int64
+	// Started counts the requests that arrived, answered or not.
+	Started atomic.Int32
 
 	mu      sync.Mutex
 	got     []received
@@ -49,7 +53,15 @@ func newReceiver(t testing.TB, secret string) *receiver {
 func (rc *receiver) URL() string { return rc.srv.URL + "/hook" }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
+	raw, _ := io.ReadAll(r.Body) // read first: the server notices a closed connection only once the body is read
+	rc.Started.Add(1)
+	if delay := time.Duration(rc.Delay.Load()); delay > 0 {
+		select { // a delivery counts only when its sender waits for the answer
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	body, err := github.ValidatePayload(r, []byte(rc.secret))
 	if err != nil {

@@ -1,0 +1,182 @@
+package webhooks_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"forgeapi/internal/apptest"
+)
+
+// burst changes the repository's description to e0, e1, ... through the
+// API at url until a request fails or n succeeded, calling after(i) after
+// each success. It returns the descriptions whose change succeeded.
+func burst(url, token, fullName string, n int, after func(i int)) []string {
+	var ok []string
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := range n {
+		desc := fmt.Sprintf("e%d", i)
+		req, _ := http.NewRequest("PATCH", url+"/repos/"+fullName, strings.NewReader(fmt.Sprintf(`{"description":%q}`, desc)))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return ok
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return ok
+		}
+		ok = append(ok, desc)
+		after(i)
+	}
+	return ok
+}
+
+// waitDescriptions waits until every hook got a repository event for
+// every description.
+func waitDescriptions(t *testing.T, rc *receiver, hookIDs []int64, descriptions []string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		seen := map[string]bool{}
+		for _, r := range rc.events("repository") {
+			if d, _ := field(r.Payload, "repository", "description").(string); d != "" {
+				seen[r.HookID+"/"+d] = true
+			}
+		}
+		var missing []string
+		for _, id := range hookIDs {
+			for _, d := range descriptions {
+				if key := fmt.Sprintf("%d/%s", id, d); !seen[key] {
+					missing = append(missing, key)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events never delivered: %v", len(missing), len(descriptions), missing)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRestartInTheMiddleOfABurstLosesNothing(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo")
+	rc := newReceiver(t, "s")
+	var hookIDs []int64
+	for i := range 3 { // several hooks, so that stopping finds deliveries at every stage
+		h := hookOn(t, env.Client(token), "octo", "widgets", fmt.Sprintf("%s/%d", rc.URL(), i), "json", "s", "repository")
+		hookIDs = append(hookIDs, h.GetID())
+	}
+	var stop sync.Once
+	sent := burst(env.URL, token, "octo/widgets", 400, func(i int) {
+		if i == 60 {
+			go stop.Do(env.Stop)
+		}
+	})
+	stop.Do(env.Stop)
+	if len(sent) < 60 {
+		t.Fatalf("only %d events before the stop", len(sent))
+	}
+	apptest.StartConfig(t, env.Config)
+	waitDescriptions(t, rc, hookIDs, sent, 30*time.Second)
+}
+
+var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// serveBinary runs the real forgeapi binary on the test's data and
+// returns its URL once it listens, and the running command.
+func serveBinary(t *testing.T, bin string, env *apptest.Env) (string, *exec.Cmd) {
+	t.Helper()
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data", env.DataDir, "--webhook-allowed-hosts", "loopback",
+		"--webhook-timeout", "1s"}
+	if env.Config.DatabaseURL != "" {
+		args = append(args, "--database", env.Config.DatabaseURL)
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	apptest.Must(t, "stderr pipe", err)
+	cmd.Stdout = io.Discard
+	apptest.Must(t, "start forgeapi", cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stderr)
+		for scanner.Scan() {
+			if m := listening.FindStringSubmatch(scanner.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case url := <-found:
+		return url, cmd
+	case <-time.After(60 * time.Second):
+		t.Fatal("forgeapi did not start listening")
+		return "", nil
+	}
+}
+
+func TestKilledServerLosesNoDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the forgeapi binary")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "forgeapi")
+	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Set up with an in-process server on the same data, then hand the
+	// data to the binary.
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo")
+	rc := newReceiver(t, "s")
+	hook := hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
+	rc.waitEvents("ping", 1)
+	env.Stop()
+
+	// A slow receiver keeps deliveries in flight when the process dies.
+	rc.Delay.Store(int64(200 * time.Millisecond))
+	url, cmd := serveBinary(t, bin, env)
+	sent := burst(url, token, "octo/widgets", 100, func(int) {})
+	if len(sent) != 100 {
+		t.Fatalf("%d of 100 events accepted", len(sent))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for rc.Started.Load() < 10 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	_ = cmd.Process.Kill() // with deliveries in flight, others due
+	_ = cmd.Wait()
+	inFlight := len(rc.events("repository"))
+	rc.Delay.Store(0)
+	serveBinary(t, bin, env)
+	// Deliveries claimed when the process died are sent again once their
+	// lease (timeout + 10 s) ends.
+	restarted := time.Now()
+	waitDescriptions(t, rc, []int64{hook.GetID()}, sent, 60*time.Second)
+	t.Logf("%d events sent, %d received before the kill, all within %s of the restart", len(sent), inFlight, time.Since(restarted))
+	if inFlight == len(sent) {
+		t.Errorf("every event was delivered before the kill; the test proves nothing")
+	}
+}
