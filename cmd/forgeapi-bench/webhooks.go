@@ -137,8 +137,15 @@ func runWebhooks(ctx context.Context, args []string) error {
 	}
 	rep := b.measure(ctx, client, m.URL(), fx, rcv)
 	rep.Database = string(m.App.DB.Dialect)
-	if rep.DeliveriesLogged, err = countLogged(ctx, m.App.DB, hookIDs); err != nil {
-		return err
+	// A delivery is logged just after its receiver answers: poll for the
+	// last few.
+	for deadline := time.Now().Add(b.drain); ; time.Sleep(10 * time.Millisecond) {
+		if rep.DeliveriesLogged, err = countLogged(ctx, m.App.DB, hookIDs); err != nil {
+			return err
+		}
+		if rep.DeliveriesLogged >= rep.DeliveriesExpected || time.Now().After(deadline) {
+			break
+		}
 	}
 	rep.AllDeliveredAndLogged = rep.DeliveriesReceived == rep.DeliveriesExpected && rep.BadSignatures == 0 &&
 		rep.DeliveriesLogged >= rep.DeliveriesExpected
