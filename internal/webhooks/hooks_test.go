@@ -45,7 +45,9 @@ func (f *hookFixture) repoPath(suffix string) string {
 	return "/repos/" + f.repo.FullName() + "/hooks" + suffix
 }
 
-func (f *hookFixture) orgPath(suffix string) string { return "/orgs/" + f.org.Login + "/hooks" + suffix }
+func (f *hookFixture) orgPath(suffix string) string {
+	return "/orgs/" + f.org.Login + "/hooks" + suffix
+}
 
 // createRepoHook creates a repository hook through go-github and fails on
 // any error.
