@@ -71,6 +71,23 @@ func (f *hookFixture) status(method, path, token, body string) (int, map[string]
 	return resp.StatusCode, m
 }
 
+// send is a raw request with the fixture's token that is safe to call
+// from any goroutine: it returns the status, or 0 when the request failed.
+func (f *hookFixture) send(method, path, body string) int {
+	req, err := http.NewRequest(method, f.env.URL+path, strings.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func TestRepoHookShape(t *testing.T) {
 	t.Parallel()
 	f := newHookFixture(t)
@@ -617,5 +634,43 @@ func TestHookOAuthVisibility(t *testing.T) {
 	apptest.Must(t, "org list", err)
 	if len(list) != 0 {
 		t.Fatalf("user lists the app's org hook: %v", list)
+	}
+}
+
+func TestHookConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
+	f := newHookFixture(t)
+	const n = 8
+	statuses := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() { statuses <- f.send("POST", f.repoPath(""), `{"config":{"url":"https://example.com/race"}}`) }()
+	}
+	created := 0
+	for i := 0; i < n; i++ {
+		if <-statuses == http.StatusCreated {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d concurrent duplicates created, want 1", created)
+	}
+	// Concurrent add_events on one hook all apply.
+	hook := f.createRepoHook(webHook("https://example.com/adds", "push"))
+	events := []string{"issues", "star", "watch", "fork", "release", "label"}
+	done := make(chan int, len(events))
+	for _, e := range events {
+		go func() {
+			done <- f.send("PATCH", f.repoPath(fmt.Sprintf("/%d", hook.GetID())), `{"add_events":["`+e+`"]}`)
+		}()
+	}
+	for range events {
+		if s := <-done; s != 200 {
+			t.Fatalf("add_events: %d", s)
+		}
+	}
+	got, _, err := f.client.Repositories.GetHook(apptest.Ctx(), f.owner.Login, f.repo.Name, hook.GetID())
+	apptest.Must(t, "get", err)
+	if len(got.Events) != len(events)+1 {
+		t.Fatalf("events %v after concurrent add_events", got.Events)
 	}
 }
