@@ -674,3 +674,24 @@ func TestHookConcurrentDuplicates(t *testing.T) {
 		t.Fatalf("events %v after concurrent add_events", got.Events)
 	}
 }
+
+// HookJSON, the "hook" object of ping and meta payloads, is the API shape.
+func TestHookJSONMatchesAPI(t *testing.T) {
+	t.Parallel()
+	f := newHookFixture(t)
+	repoHook := f.createRepoHook(webHook("https://example.com/j"))
+	orgHook, _, err := f.client.Organizations.CreateHook(apptest.Ctx(), f.org.Login, &github.Hook{Name: github.Ptr("web"),
+		Config: &github.HookConfig{URL: github.Ptr("https://example.com/j"), Secret: github.Ptr("k")}})
+	apptest.Must(t, "org hook", err)
+	for path, id := range map[string]int64{f.repoPath(fmt.Sprintf("/%d", repoHook.GetID())): repoHook.GetID(),
+		f.orgPath(fmt.Sprintf("/%d", orgHook.GetID())): orgHook.GetID()} {
+		_, api := f.env.Do("GET", path, f.token, nil)
+		h, err := webhooks.HookByID(apptest.Ctx(), f.env.App.DB, id)
+		apptest.Must(t, "hook", err)
+		b, err := json.Marshal(f.env.App.Webhooks.HookJSON(h))
+		apptest.Must(t, "marshal", err)
+		if strings.TrimSpace(string(api)) != string(b) {
+			t.Fatalf("HookJSON %s\nAPI      %s", b, api)
+		}
+	}
+}
