@@ -227,6 +227,20 @@ func (e *Env) Token(user *accounts.Account, scopes ...string) string {
 	return e.createToken(auth.TokenSpec{Kind: auth.KindClassic, UserID: user.ID, Scopes: scopes})
 }
 
+// OAuthToken creates an OAuth token of user held by the OAuth app with
+// the scopes.
+func (e *Env) OAuthToken(user *accounts.Account, appID int64, scopes ...string) string {
+	return e.createToken(auth.TokenSpec{Kind: auth.KindOAuth, UserID: user.ID, AppID: appID, Scopes: scopes})
+}
+
+// OAuthApp registers an OAuth app owned by owner and returns its id.
+func (e *Env) OAuthApp(owner *accounts.Account, name string) int64 {
+	e.T.Helper()
+	a, err := accounts.CreateApp(context.Background(), e.App.DB, owner.ID, name, "https://"+strings.ToLower(name)+".example")
+	e.must(err)
+	return a.ID
+}
+
 // FineGrainedToken creates a fine-grained PAT of user on resourceOwner
 // selecting the repositories (nil: none; use AllRepos for all) with the
 // permissions "name:level,...".

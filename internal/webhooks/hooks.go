@@ -257,9 +257,28 @@ const (
 	orgHooksQuery  = `SELECT ` + hookColumns + ` FROM hooks WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id`
 )
 
+// lockTarget serialises the hook writes of one target for the rest of tx,
+// so that two concurrent creations cannot both pass checkRules. SQLite's
+// immediate transactions are serialised already; PostgreSQL locks the
+// target's row.
+func (s *Service) lockTarget(ctx context.Context, tx store.Q, h *Hook) error {
+	if s.DB.Dialect != store.Postgres {
+		return nil
+	}
+	query := `SELECT id FROM repositories WHERE id = $1 FOR UPDATE`
+	if h.IsOrg() {
+		query = `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`
+	}
+	var id int64
+	return store.Normalize(tx.QueryRowContext(ctx, query, h.TargetID()).Scan(&id))
+}
+
 // targetHooks returns the undeleted hooks of the hook's target other than
-// the hook itself.
-func targetHooks(ctx context.Context, q store.Q, h *Hook) ([]*Hook, error) {
+// the hook itself, after locking the target (lockTarget).
+func (s *Service) targetHooks(ctx context.Context, q store.Q, h *Hook) ([]*Hook, error) {
+	if err := s.lockTarget(ctx, q, h); err != nil {
+		return nil, err
+	}
 	query := repoHooksQuery
 	if h.IsOrg() {
 		query = orgHooksQuery
@@ -331,7 +350,7 @@ func (s *Service) CreateHook(ctx context.Context, t target, b *hookBody, appID i
 		return nil, err
 	}
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		others, err := targetHooks(ctx, tx, h)
+		others, err := s.targetHooks(ctx, tx, h)
 		if err != nil {
 			return err
 		}
@@ -358,13 +377,20 @@ func (s *Service) EditHook(ctx context.Context, id int64, edit func(h *Hook) err
 		if err != nil {
 			return err
 		}
+		// Read it again under the target's lock: concurrent edits apply in turn.
+		if err := s.lockTarget(ctx, tx, h); err != nil {
+			return err
+		}
+		if h, err = HookByID(ctx, tx, id); err != nil {
+			return err
+		}
 		if h.DeletedAt != nil {
 			return apierr.NotFound()
 		}
 		if err := edit(h); err != nil {
 			return err
 		}
-		others, err := targetHooks(ctx, tx, h)
+		others, err := s.targetHooks(ctx, tx, h)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,6 @@ import (
 	"forgeapi/internal/httpapi"
 )
 
-// notYet answers the endpoints whose handlers are still placeholders.
-func notYet() error { return apierr.New(http.StatusNotImplemented, "not implemented yet") }
-
 // writeHook writes a hook of the request's target.
 func (h *Handler) writeHook(w http.ResponseWriter, r *http.Request, t target, hook *Hook, status int) {
 	u := hookURL(httpapi.BaseURL(r.Context()), t, hook.ID)
