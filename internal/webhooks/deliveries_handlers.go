@@ -9,9 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
-	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -204,7 +202,7 @@ func (h *Handler) ping(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sender, err := h.callerAccount(r)
+	sender, err := h.sender(r)
 	if err != nil {
 		return err
 	}
@@ -227,14 +225,4 @@ func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.NoContent(w)
 	return nil
-}
-
-// callerAccount is the account a request acts as, the sender of the
-// payloads it causes (a bot for an installation token).
-func (h *Handler) callerAccount(r *http.Request) (*accounts.Account, error) {
-	p := auth.PrincipalFrom(r.Context())
-	if p.Anonymous() {
-		return nil, nil
-	}
-	return accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 }
