@@ -168,14 +168,19 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 			}
 			return time.Now().Add(pollInterval)
 		}
-		admitted, putBack := d.admit(batch, d.svc.now())
-		if len(putBack) > 0 {
+		jobs, unready := d.prepareBatch(ctx, batch)
+		admitted, putBack := d.admit(jobs, d.svc.now())
+		if putBack = append(putBack, unready...); len(putBack) > 0 {
 			next = earliest(next, putBack)
-			if err := d.putBack(ctx, putBack); err != nil && ctx.Err() == nil {
-				d.svc.logger().Error("put back throttled webhook deliveries", "err", err)
+			// Released even when ctx ends: a shutdown must not leave them leased.
+			if err := d.putBack(context.WithoutCancel(ctx), putBack); err != nil {
+				d.svc.logger().Error("put back webhook deliveries", "err", err)
 			}
 		}
-		d.start(ctx, admitted, results)
+		for _, j := range admitted {
+			d.sends.Add(1)
+			go d.send(j, results)
+		}
 		if len(batch) < limit {
 			return next
 		}
@@ -241,7 +246,7 @@ func earliest(t time.Time, items []putBackItem) time.Time {
 // admit splits a claimed batch into the deliveries to send now and the
 // ones to put back: those of hooks already at perHookInFlight, and those
 // over their hook's rate limit (which reserve a later send slot).
-func (d *Dispatcher) admit(batch []claimed, now time.Time) (admitted []claimed, putBack []putBackItem) {
+func (d *Dispatcher) admit(batch []job, now time.Time) (admitted []job, putBack []putBackItem) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range batch {
@@ -251,10 +256,12 @@ func (d *Dispatcher) admit(batch []claimed, now time.Time) (admitted []claimed, 
 		}
 		if d.reserved[c.ID] {
 			delete(d.reserved, c.ID)
-		} else if at := d.bucket(c.HookID, now).reserve(now); at.After(now) {
-			d.reserved[c.ID] = true
-			putBack = append(putBack, putBackItem{ID: c.ID, Due: at, Throttled: true})
-			continue
+		} else if c.skip == "" {
+			if at := d.bucket(c.HookID, now).reserve(now); at.After(now) {
+				d.reserved[c.ID] = true
+				putBack = append(putBack, putBackItem{ID: c.ID, Due: at, Throttled: true})
+				continue
+			}
 		}
 		d.inFlight[c.HookID]++
 		d.total++
@@ -283,57 +290,67 @@ func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
 	})
 }
 
-// start prepares the admitted deliveries and sends each in a goroutine.
-func (d *Dispatcher) start(ctx context.Context, admitted []claimed, results chan<- outcome) {
+// prepareBatch prepares claimed deliveries for sending. Those whose hook
+// or payload could not be read (a database error, a shutdown) go back to
+// the queue, due after pollInterval.
+func (d *Dispatcher) prepareBatch(ctx context.Context, batch []claimed) (jobs []job, unready []putBackItem) {
 	hooks := map[int64]*Hook{}
-	for _, c := range admitted {
-		j := d.prepare(ctx, c, hooks)
-		d.sends.Add(1)
-		go d.send(j, results)
+	for _, c := range batch {
+		j, err := d.prepare(ctx, c, hooks)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.svc.logger().Error("prepare webhook delivery", "delivery_id", c.ID, "err", err)
+			}
+			unready = append(unready, putBackItem{ID: c.ID, Due: d.svc.now().Add(pollInterval)})
+			continue
+		}
+		jobs = append(jobs, j)
 	}
+	return jobs, unready
 }
 
 // prepare loads what a delivery needs (its hook, once per batch, and its
-// payload) and decides whether it is sent at all.
-func (d *Dispatcher) prepare(ctx context.Context, c claimed, hooks map[int64]*Hook) job {
+// payload) and decides whether it is sent at all (skip says why not).
+func (d *Dispatcher) prepare(ctx context.Context, c claimed, hooks map[int64]*Hook) (job, error) {
 	j := job{claimed: c}
 	h, ok := hooks[c.HookID]
 	if !ok {
 		var err error
 		if h, err = HookByID(ctx, d.svc.DB, c.HookID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			j.skip = "failed to load the hook"
-			d.svc.logger().Error("load webhook", "hook_id", c.HookID, "err", err)
+			return j, err
 		}
 		hooks[c.HookID] = h
 	}
 	j.hook = h
+	var err error
 	switch {
-	case j.skip != "":
 	case h == nil || (h.DeletedAt != nil && c.Event != "meta"):
 		j.skip = "hook deleted"
 	case !h.Active && c.Event != "ping" && c.Event != "meta":
 		j.skip = "hook inactive"
 	default:
-		j.request, j.skip = d.request(ctx, c, h)
+		j.request, j.skip, err = d.request(ctx, c, h)
 	}
-	return j
+	return j, err
 }
 
 // request builds the HTTP delivery of c to h; skip says why it cannot.
-func (d *Dispatcher) request(ctx context.Context, c claimed, h *Hook) (req hookshot.Request, skip string) {
+func (d *Dispatcher) request(ctx context.Context, c claimed, h *Hook) (req hookshot.Request, skip string, err error) {
 	body, err := d.payload(ctx, c.PayloadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return req, "payload pruned", nil
+	}
 	if err != nil {
-		d.svc.logger().Error("load webhook payload", "payload_id", c.PayloadID, "err", err)
-		return req, "failed to load the payload"
+		return req, "", err
 	}
 	secret, err := d.svc.Secret(h)
 	if err != nil {
 		d.svc.logger().Error("open webhook secret (was the server key changed?)", "hook_id", h.ID, "err", err)
-		return req, "failed to open the hook secret"
+		return req, "failed to open the hook secret", nil
 	}
 	return hookshot.Request{URL: h.URL, ContentType: hookshot.ContentType(h.ContentType), Secret: secret,
 		InsecureSSL: h.InsecureSSL == "1", Event: c.Event, DeliveryGUID: c.GUID, HookID: h.ID,
-		TargetID: h.TargetID(), TargetType: h.TargetType(), Payload: body}, ""
+		TargetID: h.TargetID(), TargetType: h.TargetType(), Payload: body}, "", nil
 }
 
 // payload returns a payload body, cached: payload rows never change.

@@ -473,6 +473,18 @@ func TestHookLastResponse(t *testing.T) {
 	t.Parallel()
 	f := newHookFixture(t)
 	hook := f.createRepoHook(webHook("https://example.com/lr"))
+	// The ping's outcome sets last_response too: let it land first.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var pending int
+		apptest.Must(t, "pending", f.env.App.DB.QueryRowContext(apptest.Ctx(),
+			`SELECT count(*) FROM hook_deliveries WHERE hook_id = $1 AND state = 'pending'`, hook.GetID()).Scan(&pending))
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ping was never attempted")
+		}
+	}
 	set := func(at time.Time) {
 		t.Helper()
 		_, err := f.env.App.DB.ExecContext(apptest.Ctx(), `UPDATE hooks SET last_response_code = 502, last_response_status = 'failed',

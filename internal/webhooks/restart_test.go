@@ -16,14 +16,14 @@ import (
 	"forgeapi/internal/apptest"
 )
 
-// burst changes the repository's description to e0, e1, ... through the
+// burst changes the repository's description to prefix0, prefix1, ... through the
 // API at url until a request fails or n succeeded, calling after(i) after
 // each success. It returns the descriptions whose change succeeded.
-func burst(url, token, fullName string, n int, after func(i int)) []string {
+func burst(url, token, fullName, prefix string, n int, after func(i int)) []string {
 	var ok []string
 	client := &http.Client{Timeout: 10 * time.Second}
 	for i := range n {
-		desc := fmt.Sprintf("e%d", i)
+		desc := fmt.Sprintf("%s%d", prefix, i)
 		req, _ := http.NewRequest("PATCH", url+"/repos/"+fullName, strings.NewReader(fmt.Sprintf(`{"description":%q}`, desc)))
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
@@ -84,7 +84,7 @@ func TestRestartInTheMiddleOfABurstLosesNothing(t *testing.T) {
 		hookIDs = append(hookIDs, h.GetID())
 	}
 	var stop sync.Once
-	sent := burst(env.URL, token, "octo/widgets", 400, func(i int) {
+	sent := burst(env.URL, token, "octo/widgets", "e", 400, func(i int) {
 		if i == 60 {
 			go stop.Do(env.Stop)
 		}
@@ -158,7 +158,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	// A slow receiver keeps deliveries in flight when the process dies.
 	rc.Delay.Store(int64(200 * time.Millisecond))
 	url, cmd := serveBinary(t, bin, env)
-	sent := burst(url, token, "octo/widgets", 100, func(int) {})
+	sent := burst(url, token, "octo/widgets", "e", 100, func(int) {})
 	if len(sent) != 100 {
 		t.Fatalf("%d of 100 events accepted", len(sent))
 	}
@@ -178,5 +178,40 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	t.Logf("%d events sent, %d received before the kill, all within %s of the restart", len(sent), inFlight, time.Since(restarted))
 	if inFlight == len(sent) {
 		t.Errorf("every event was delivered before the kill; the test proves nothing")
+	}
+}
+
+func TestTwoServersOnPostgresShareTheDeliveries(t *testing.T) {
+	if !apptest.Postgres() {
+		t.Skip("several servers share one database only on PostgreSQL")
+	}
+	t.Parallel()
+	first := apptest.Start(t, loopback)
+	owner := first.User("octo")
+	first.Repo(owner, "widgets")
+	token := first.Token(owner, "repo")
+	rc := newReceiver(t, "s")
+	var hookIDs []int64
+	for i := range 4 {
+		h := hookOn(t, first.Client(token), "octo", "widgets", fmt.Sprintf("%s/%d", rc.URL(), i), "json", "s", "repository")
+		hookIDs = append(hookIDs, h.GetID())
+	}
+	second := apptest.StartConfig(t, first.Config) // same database and data directory
+	var sent []string
+	for i, env := range []*apptest.Env{first, second, first, second} {
+		sent = append(sent, burst(env.URL, token, "octo/widgets", fmt.Sprintf("s%d-", i), 25, func(int) {})...)
+	}
+	if len(sent) != 100 {
+		t.Fatalf("%d of 100 events accepted", len(sent))
+	}
+	waitDescriptions(t, rc, hookIDs, sent, 30*time.Second)
+	seen := map[string]int{}
+	for _, r := range rc.events("repository") {
+		seen[r.HookID+"/"+r.GUID]++
+	}
+	for key, n := range seen {
+		if n > 1 {
+			t.Errorf("delivery %s sent %d times", key, n)
+		}
 	}
 }
