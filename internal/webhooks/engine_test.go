@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -247,5 +248,48 @@ func TestPrunerDeletesDeliveriesPastRetention(t *testing.T) {
 	apptest.Must(t, "get hook", err)
 	if got.LastResponse["status"] != nil || got.LastResponse["code"] != nil {
 		t.Errorf("last_response 30 days after the last delivery: %v", got.LastResponse)
+	}
+}
+
+func TestOrganizationHookDeliveries(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("boss")
+	env.Org("acme", owner)
+	client := env.Client(env.Token(owner, "admin:org_hook"))
+	rc := newReceiver(t, "s")
+	hook := orgHookOn(t, client, "acme", rc.URL(), "s", "*")
+	ping := rc.waitEvents("ping", 1)[0]
+	if ping.Header.Get("X-Service-Hook-Installation-Target-Type") != "organization" ||
+		field(ping.Payload, "organization", "login") != "acme" || ping.Payload["repository"] != nil {
+		t.Errorf("organization ping: %v %v", ping.Header, ping.Payload)
+	}
+	if resp, err := client.Organizations.PingHook(apptest.Ctx(), "acme", hook.GetID()); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("ping: %v %v", resp, err)
+	}
+	rc.waitEvents("ping", 2)
+	var list []*github.HookDelivery
+	for deadline := time.Now().Add(30 * time.Second); len(list) < 2 || list[0].GetStatus() == "pending"; time.Sleep(20 * time.Millisecond) {
+		var err error
+		list, _, err = client.Organizations.ListHookDeliveries(apptest.Ctx(), "acme", hook.GetID(), nil)
+		apptest.Must(t, "list", err)
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries: %v", list)
+		}
+	}
+	d, _, err := client.Organizations.GetHookDelivery(apptest.Ctx(), "acme", hook.GetID(), list[1].GetID())
+	apptest.Must(t, "get delivery", err)
+	if d.GetEvent() != "ping" || d.Request.GetHeader("X-Service-Hook-Installation-Target-Type") != "organization" {
+		t.Errorf("delivery: %v", d)
+	}
+	_, _, err = client.Organizations.RedeliverHookDelivery(apptest.Ctx(), "acme", hook.GetID(), d.GetID())
+	var accepted *github.AcceptedError
+	if err != nil && !errors.As(err, &accepted) {
+		t.Fatalf("redeliver: %v", err)
+	}
+	rc.waitFor("the redelivery", func(got []received) bool { return countGUID(got, d.GetGUID()) == 2 })
+	resp, _ := env.Do("POST", fmt.Sprintf("/orgs/acme/hooks/%d/tests", hook.GetID()), env.Token(owner, "admin:org_hook"), nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("tests on an organization hook: %d", resp.StatusCode)
 	}
 }
