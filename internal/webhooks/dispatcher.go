@@ -258,6 +258,9 @@ func (d *Dispatcher) admit(batch []job, now time.Time) (admitted []job, putBack 
 			delete(d.reserved, c.ID)
 		} else if c.skip == "" {
 			if at := d.bucket(c.HookID, now).reserve(now); at.After(now) {
+				if len(d.reserved) >= 1<<16 { // rows claimed elsewhere since: forget them
+					clear(d.reserved)
+				}
 				d.reserved[c.ID] = true
 				putBack = append(putBack, putBackItem{ID: c.ID, Due: at, Throttled: true})
 				continue
