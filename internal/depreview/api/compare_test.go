@@ -369,3 +369,35 @@ func TestCompareCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareMovedManifests moves a manifest of every supported format to
+// another directory: its dependencies are removed at the old path and
+// added at the new one, as the platform reports a move.
+func TestCompareMovedManifests(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	repo := env.Repo(env.User("octo"), "app")
+	c := newClone(t, env, repo, repo.Owner)
+	before, after := map[string]*string{}, map[string]*string{}
+	var want []string
+	for _, k := range manifestKinds {
+		from, to := "old/"+k.path, "new/"+k.path
+		before[from] = k.content(basePkgs)
+		after[from], after[to] = nil, k.content(basePkgs)
+		for _, p := range basePkgs {
+			dep := k.name(p.name) + "@" + k.version(p.version)
+			want = append(want, from+": removed "+dep, to+": added "+dep)
+		}
+	}
+	slices.Sort(want)
+	c.commit("manifests", before)
+	c.git("checkout", "-q", "-b", "move")
+	c.commit("move every manifest", after)
+	c.push("main", "move")
+
+	got := compareAll(t, env.Client(""), comparePath(repo, "main...move"), 100)
+	if !slices.Equal(keys(got), want) {
+		t.Fatalf("main...move:\n got  %q\n want %q", keys(got), want)
+	}
+	assertOrdered(t, got)
+}
