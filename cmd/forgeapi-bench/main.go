@@ -1,6 +1,7 @@
 // Command forgeapi-bench runs load scenarios against a real forgeapi
 // server started in-process and prints what it measured.
 //
+//	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
 //	forgeapi-bench webhooks [flags]
 package main
@@ -14,13 +15,14 @@ import (
 
 // scenarios maps a scenario name to its runner; each parses its own flags.
 var scenarios = map[string]func(ctx context.Context, args []string) error{
-	"feeds":    runFeeds,
-	"webhooks": runWebhooks,
+	"artifacts": runArtifacts,
+	"feeds":     runFeeds,
+	"webhooks":  runWebhooks,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: feeds, webhooks")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, feeds, webhooks")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

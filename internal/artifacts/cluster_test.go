@@ -147,6 +147,20 @@ func TestClusterDeploymentRecordsValidation(t *testing.T) {
 		}
 		f.call("POST", clusterPath("moda-1"), f.token, clusterBody(items...)).wantFieldError(t, "deployments", "invalid")
 	})
+	t.Run("a thousand deployments", func(t *testing.T) {
+		items := make([]map[string]any, 1000)
+		for i := range items {
+			items[i] = item(fmt.Sprint("k", i), map[string]any{"service_repository": "web"})
+		}
+		var out records
+		f.call("POST", clusterPath("big"), f.token, clusterBody(items...)).want(t, http.StatusOK).decode(t, &out)
+		if *out.TotalCount != 1000 || len(out.DeploymentRecords) != 1000 || out.DeploymentRecords[999].DeploymentName != "k999" {
+			t.Fatalf("got %d records", len(out.DeploymentRecords))
+		}
+		if n := *f.listDeployments(digest("k999")).TotalCount; n != 1 {
+			t.Fatalf("k999: %d records", n)
+		}
+	})
 	t.Run("missing deployments", func(t *testing.T) {
 		f.call("POST", clusterPath("moda-1"), f.token, map[string]any{"logical_environment": "prod"}).
 			wantFieldError(t, "deployments", "missing_field")

@@ -239,3 +239,37 @@ func TestListDeploymentRecordsDigestParameter(t *testing.T) {
 		t.Fatalf("empty list body %s", r.Body)
 	}
 }
+
+func TestRecordsBelongToTheirOrganization(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other := f.env.Org("other", f.owner)
+	f.env.Repo(other, "web")
+	otherToken := f.env.FineGrainedToken(f.owner, other, apptest.AllRepos, "artifact_metadata:write")
+	otherPath := func(p string) string { return strings.Replace(p, "/orgs/acme/", "/orgs/other/", 1) }
+	d := digest("shared-across-orgs")
+	body := deployment(map[string]any{"digest": d, "service_repository": "web"})
+
+	// The same identity in two organizations is two records.
+	var mine, theirs records
+	f.call("POST", deploymentPath, f.token, body).want(t, http.StatusOK).decode(t, &mine)
+	f.call("POST", otherPath(deploymentPath), otherToken, body).want(t, http.StatusOK).decode(t, &theirs)
+	if mine.DeploymentRecords[0].ID == theirs.DeploymentRecords[0].ID {
+		t.Fatal("another organization's call updated this organization's record")
+	}
+	f.call("POST", storagePath, f.token, storage(d, nil)).want(t, http.StatusOK)
+	f.call("POST", otherPath(storagePath), otherToken, storage(d, nil)).want(t, http.StatusOK)
+
+	// Each organization lists its own records of the digest only.
+	if l := f.listDeployments(d); *l.TotalCount != 1 || l.DeploymentRecords[0].ID != mine.DeploymentRecords[0].ID {
+		t.Fatalf("acme lists %+v", l)
+	}
+	var otherList records
+	f.call("GET", otherPath(listDeploymentsPath(d)), otherToken, nil).want(t, http.StatusOK).decode(t, &otherList)
+	if *otherList.TotalCount != 1 || otherList.DeploymentRecords[0].ID != theirs.DeploymentRecords[0].ID {
+		t.Fatalf("other lists %+v", otherList)
+	}
+	if n := len(f.listStorage(f.token, d)); n != 1 {
+		t.Fatalf("acme lists %d storage records, want 1", n)
+	}
+}
