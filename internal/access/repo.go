@@ -37,7 +37,10 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if role < rule.Role {
 		return nil, roleRefusal(rule.Role)
 	}
-	if write && repo.MigrationLocked {
+	// A lock for migration refuses writes to the repository (rules that
+	// need push or admin). A user's own star or subscription, which any
+	// reader may change, is not a write to the repository.
+	if write && rule.Role >= auth.RoleWrite && repo.MigrationLocked {
 		return nil, repos.ErrLocked()
 	}
 	return auth.WithRole(repos.WithRepo(ctx, repo), role), nil

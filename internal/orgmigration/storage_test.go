@@ -234,8 +234,13 @@ func TestCrashDuringExport(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the export did not start uploading")
 	}
-	if got := f.get(m.ID).State; got != "exporting" {
-		t.Fatalf("state during upload = %s, want exporting", got)
+	if got := f.get(m.ID); got.State != "exporting" || got.ArchiveURL != "" {
+		t.Fatalf("during upload: state %s archive_url %q, want exporting and none", got.State, got.ArchiveURL)
+	}
+	for _, method := range []string{"GET", "DELETE"} {
+		if r, data := f.env.Do(method, f.path("/migrations/%d/archive", m.ID), f.token, nil); r.StatusCode != http.StatusNotFound {
+			t.Errorf("%s archive while exporting: %d %s, want 404", method, r.StatusCode, data)
+		}
 	}
 	cfg := f.env.Config
 	f.env.Stop()
