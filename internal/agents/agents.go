@@ -90,6 +90,15 @@ func loadSource(ctx context.Context, q store.Q, ent *accounts.Enterprise) (*Sour
 // resource names the source in validation errors.
 const resource = "CustomAgentsSource"
 
+// invalidSource is the 422 of a PUT whose organization cannot be the
+// source: its top-level message says why, as does its one field error
+// (organization_id, code custom).
+func invalidSource(format string, args ...any) *apierr.Error {
+	err := apierr.Custom(resource, "organization_id", format, args...)
+	err.Message = err.Errors[0].Message
+	return err
+}
+
 // SetSource makes the organization the enterprise's custom agents source,
 // replacing any earlier one. The organization must belong to the
 // enterprise and have a .service-private repository whose client settings
@@ -135,8 +144,7 @@ func (s *Service) validateSource(ctx context.Context, ent *accounts.Enterprise, 
 		return nil, nil, err
 	}
 	if !inEnterprise {
-		return nil, nil, apierr.Custom(resource, "organization_id",
-			"Organization %d is not an organization of the enterprise %s.", orgID, ent.Slug)
+		return nil, nil, invalidSource("Organization %d is not an organization of the enterprise %s.", orgID, ent.Slug)
 	}
 	org, err := accounts.ByID(ctx, s.DB, orgID)
 	if err != nil {
@@ -144,8 +152,7 @@ func (s *Service) validateSource(ctx context.Context, ent *accounts.Enterprise, 
 	}
 	repo, err := repos.ByOwnerAndName(ctx, s.DB, org.Login, RepositoryName)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, apierr.Custom(resource, "organization_id",
-			"The organization %s has no %s repository; create it with the agent definitions first.", org.Login, RepositoryName)
+		return nil, nil, invalidSource("The organization %s has no %s repository; create it with the agent definitions first.", org.Login, RepositoryName)
 	}
 	if err != nil {
 		return nil, nil, err

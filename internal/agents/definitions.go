@@ -8,7 +8,6 @@ import (
 	"path"
 	"sync"
 
-	"forgeapi/internal/apierr"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitread"
 )
@@ -147,7 +146,7 @@ func (s *Service) ClientSettings(ctx context.Context, repo *repos.Repository) (j
 		return nil, err
 	}
 	invalid := func(format string, args ...any) error {
-		return apierr.Custom(resource, "organization_id", "The client settings file %s in %s %s.",
+		return invalidSource("The client settings file %s in %s %s.",
 			SettingsPath, repo.FullName(), fmt.Sprintf(format, args...))
 	}
 	switch {

@@ -84,8 +84,10 @@ func TestDefinitionsPaginate(t *testing.T) {
 	if strings.Join(all, ",") != "Agent A,Agent B,Agent C,Agent D,Agent E" {
 		t.Fatalf("pages gave %v", all)
 	}
-	if list, _ := f.listAgents(t, "?page=9"); list == nil || len(list) != 0 {
-		t.Errorf("page past the end: %v (want an empty array)", list)
+	for _, q := range []string{"?page=9", "?page=92233720368547759&per_page=100", "?page=9223372036854775807"} {
+		if list, _ := f.listAgents(t, q); list == nil || len(list) != 0 {
+			t.Errorf("%s, past the end: %v (want an empty array)", q, list)
+		}
 	}
 	for _, q := range []string{"?per_page=x", "?page=-1"} {
 		f.mustCall(t, 422, "GET", base+q, f.bossToken, "")

@@ -164,6 +164,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
+	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
+		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
+			return err
+		}
+		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
+	}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,8 +17,16 @@ type Page struct {
 	PerPage int
 }
 
-// Offset is the number of items before the page.
-func (p Page) Offset() int { return (p.Page - 1) * p.PerPage }
+// Offset is the number of items before the page. It saturates at
+// math.MaxInt instead of overflowing, so that a page number far past any
+// list (a client can send ?page=9223372036854775807) is an empty page,
+// never a negative offset.
+func (p Page) Offset() int {
+	if p.PerPage > 0 && p.Page-1 > math.MaxInt/p.PerPage {
+		return math.MaxInt
+	}
+	return (p.Page - 1) * p.PerPage
+}
 
 // Limit is PerPage, for SQL.
 func (p Page) Limit() int { return p.PerPage }
