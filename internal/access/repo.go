@@ -22,7 +22,7 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
-	if err := samlRefusal(p, repo.Owner); err != nil {
+	if err := SAMLRefusal(p, repo.Owner); err != nil {
 		return nil, err
 	}
 	if p.Anonymous() && (write || !rule.Public) {

@@ -126,6 +126,16 @@ func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
 	tok.want(http.StatusOK, "GET", "orgs/open", nil, nil)
 	bearer(t, env, env.Token(user, "repo")).want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
 	basic(t, env, "octocat", password, "").want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
+
+	// Git over HTTP refuses the token on the organization's repositories
+	// too, and lets it and other credentials through elsewhere.
+	dir := t.TempDir()
+	out, err := apptest.TryGit(t, dir, "clone", "-q", env.GitURL("acme", "widgets", "octocat", a.Token), "refused")
+	if err == nil || !strings.Contains(out, "SAML") {
+		t.Fatalf("git clone of a SAML-enforced organization's repository with an authorization token: %v\n%s", err, out)
+	}
+	apptest.Git(t, dir, "clone", "-q", env.GitURL("open", "tools", "octocat", a.Token), "tools")
+	apptest.Git(t, dir, "clone", "-q", env.GitURL("acme", "widgets", "octocat", env.Token(user, "repo")), "widgets")
 }
 
 func TestRemovedAuthorizationsAPI(t *testing.T) {
