@@ -1,8 +1,11 @@
 package oauth_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -172,6 +175,58 @@ func TestServeRefusesUnknownAuthorizationsAPIState(t *testing.T) {
 		"--authorizations-api", "sunset"}, &stdout, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "enabled or removed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestServeFlagRemovesAuthorizationsAPI runs `forgeapi serve
+// --authorizations-api removed` and calls the server it starts.
+func TestServeFlagRemovesAuthorizationsAPI(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(apptest.Ctx())
+	logs, logw := io.Pipe()
+	exited := make(chan int, 1)
+	go func() {
+		exited <- app.Execute(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
+			"--authorizations-api", "removed"}, io.Discard, logw)
+		logw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-exited; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() { // keep reading so that the server never blocks on its log
+			if _, u, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				select {
+				case urls <- strings.Trim(strings.Fields(u)[0], `"`):
+				default:
+				}
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case code := <-exited:
+		t.Fatalf("serve exited %d before listening", code)
+	}
+	for _, e := range []struct {
+		method, path string
+		status       int
+	}{{"POST", "/authorizations", http.StatusGone}, {"GET", "/authorizations", http.StatusNotFound},
+		{"GET", "/applications/grants", http.StatusNotFound}} {
+		req, err := http.NewRequestWithContext(ctx, e.method, base+e.path, strings.NewReader("{}"))
+		apptest.Must(t, "request", err)
+		resp, err := http.DefaultClient.Do(req)
+		apptest.Must(t, e.method+" "+e.path, err)
+		resp.Body.Close()
+		if resp.StatusCode != e.status {
+			t.Fatalf("%s %s: %d, want %d", e.method, e.path, resp.StatusCode, e.status)
+		}
 	}
 }
 
