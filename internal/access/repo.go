@@ -105,3 +105,13 @@ func userRepoRole(ctx context.Context, q store.Q, userID int64, repo *repos.Repo
 	}
 	return auth.RoleNone, nil
 }
+
+// ListedRepoRole is RepoRole for the repository lists: it also hides the
+// repositories of an organization that refuses the principal
+// (SAMLRefusal), which a route naming one of them answers with 403.
+func ListedRepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Repository) (auth.Role, error) {
+	if SAMLRefusal(p, repo.Owner) != nil {
+		return auth.RoleNone, nil
+	}
+	return RepoRole(ctx, q, p, repo)
+}

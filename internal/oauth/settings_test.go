@@ -130,6 +130,31 @@ func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
 	bearer(t, env, env.Token(user, "repo")).want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
 	basic(t, env, "octocat", password, "").want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
 
+	// Lists leave out the organization's repositories, which the token
+	// cannot open.
+	env.Repo(enforced, "docs", apptest.RepoOpts{})
+	listed := func(c caller, path string) string {
+		t.Helper()
+		var repos []struct {
+			FullName string `json:"full_name"`
+		}
+		c.want(http.StatusOK, "GET", path, nil, &repos)
+		names := make([]string, 0, len(repos))
+		for _, r := range repos {
+			names = append(names, r.FullName)
+		}
+		return strings.Join(names, " ")
+	}
+	if got := listed(tok, "user/repos"); got != "open/tools" {
+		t.Fatalf("GET /user/repos with the authorization token: %q, want only open/tools", got)
+	}
+	if got := listed(tok, "users/acme/repos"); got != "" {
+		t.Fatalf("GET /users/acme/repos with the authorization token: %q, want none", got)
+	}
+	if got := listed(bearer(t, env, env.Token(user, "repo")), "user/repos"); got != "acme/docs acme/widgets open/tools" {
+		t.Fatalf("GET /user/repos with a classic token: %q", got)
+	}
+
 	// Git over HTTP refuses the token on the organization's repositories
 	// too, and lets it and other credentials through elsewhere.
 	dir := t.TempDir()
