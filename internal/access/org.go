@@ -22,7 +22,7 @@ func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule,
 	if rule.Role > auth.RoleNone && role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
-	if err := samlRefusal(p, org); err != nil {
+	if err := SAMLRefusal(p, org); err != nil {
 		return nil, err
 	}
 	if err := checkTokenLimits(p, rule, tokenScope{public: rule.Role == auth.RoleNone}); err != nil {

@@ -22,7 +22,7 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
-	if err := samlRefusal(p, repo.Owner); err != nil {
+	if err := SAMLRefusal(p, repo.Owner); err != nil {
 		return nil, err
 	}
 	if p.Anonymous() && (write || !rule.Public) {
@@ -107,4 +107,14 @@ func userRepoRole(ctx context.Context, q store.Q, userID int64, repo *repos.Repo
 		return auth.RoleRead, nil
 	}
 	return auth.RoleNone, nil
+}
+
+// ListedRepoRole is RepoRole for the repository lists: it also hides the
+// repositories of an organization that refuses the principal
+// (SAMLRefusal), which a route naming one of them answers with 403.
+func ListedRepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Repository) (auth.Role, error) {
+	if SAMLRefusal(p, repo.Owner) != nil {
+		return auth.RoleNone, nil
+	}
+	return RepoRole(ctx, q, p, repo)
 }

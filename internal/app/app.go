@@ -185,7 +185,7 @@ func (a *App) Close() error { return a.DB.Close() }
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.RepoRole}).Routes()...)
+	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes()...)
 	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
 	routes = append(routes, a.DepReview.Routes()...)
 	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)

@@ -137,6 +137,9 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
+	if err := access.SAMLRefusal(p, repo.Owner); err != nil {
+		return nil, err
+	}
 	if service == githttp.ServiceUploadPack {
 		if p.FineGrained() && repo.Private && !p.Token.Grant.Has(auth.Need{Name: "contents", Level: auth.Read}) {
 			return nil, apierr.Forbidden("The token lacks the contents read permission on %s.", repo.FullName())

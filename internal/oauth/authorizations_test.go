@@ -124,9 +124,11 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 
 	// Get-or-create with a fingerprint: a second token of the same app.
 	var printed, printedAgain authorization
-	c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
+	resp = c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
 		createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"gist"}, Note: "on the laptop"}, &printed)
-	if printed.ID == first.ID || *printed.Fingerprint != "laptop-1" || *printed.Note != "on the laptop" {
+	checkSecretFields(t, printed)
+	if printed.ID == first.ID || *printed.Fingerprint != "laptop-1" || *printed.Note != "on the laptop" ||
+		resp.Header.Get("Location") != printed.URL {
 		t.Fatalf("fingerprinted: %+v", printed)
 	}
 	c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",

@@ -1,8 +1,11 @@
 package oauth_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -126,6 +129,41 @@ func TestSAMLEnforcedOrganizationRefusesAuthorizationTokens(t *testing.T) {
 	tok.want(http.StatusOK, "GET", "orgs/open", nil, nil)
 	bearer(t, env, env.Token(user, "repo")).want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
 	basic(t, env, "octocat", password, "").want(http.StatusOK, "GET", "repos/acme/widgets", nil, nil)
+
+	// Lists leave out the organization's repositories, which the token
+	// cannot open.
+	env.Repo(enforced, "docs", apptest.RepoOpts{})
+	listed := func(c caller, path string) string {
+		t.Helper()
+		var repos []struct {
+			FullName string `json:"full_name"`
+		}
+		c.want(http.StatusOK, "GET", path, nil, &repos)
+		names := make([]string, 0, len(repos))
+		for _, r := range repos {
+			names = append(names, r.FullName)
+		}
+		return strings.Join(names, " ")
+	}
+	if got := listed(tok, "user/repos"); got != "open/tools" {
+		t.Fatalf("GET /user/repos with the authorization token: %q, want only open/tools", got)
+	}
+	if got := listed(tok, "users/acme/repos"); got != "" {
+		t.Fatalf("GET /users/acme/repos with the authorization token: %q, want none", got)
+	}
+	if got := listed(bearer(t, env, env.Token(user, "repo")), "user/repos"); got != "acme/docs acme/widgets open/tools" {
+		t.Fatalf("GET /user/repos with a classic token: %q", got)
+	}
+
+	// Git over HTTP refuses the token on the organization's repositories
+	// too, and lets it and other credentials through elsewhere.
+	dir := t.TempDir()
+	out, err := apptest.TryGit(t, dir, "clone", "-q", env.GitURL("acme", "widgets", "octocat", a.Token), "refused")
+	if err == nil || !strings.Contains(out, "SAML") {
+		t.Fatalf("git clone of a SAML-enforced organization's repository with an authorization token: %v\n%s", err, out)
+	}
+	apptest.Git(t, dir, "clone", "-q", env.GitURL("open", "tools", "octocat", a.Token), "tools")
+	apptest.Git(t, dir, "clone", "-q", env.GitURL("acme", "widgets", "octocat", env.Token(user, "repo")), "widgets")
 }
 
 func TestRemovedAuthorizationsAPI(t *testing.T) {
@@ -162,6 +200,58 @@ func TestServeRefusesUnknownAuthorizationsAPIState(t *testing.T) {
 		"--authorizations-api", "sunset"}, &stdout, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "enabled or removed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestServeFlagRemovesAuthorizationsAPI runs `forgeapi serve
+// --authorizations-api removed` and calls the server it starts.
+func TestServeFlagRemovesAuthorizationsAPI(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(apptest.Ctx())
+	logs, logw := io.Pipe()
+	exited := make(chan int, 1)
+	go func() {
+		exited <- app.Execute(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
+			"--authorizations-api", "removed"}, io.Discard, logw)
+		logw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-exited; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() { // keep reading so that the server never blocks on its log
+			if _, u, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				select {
+				case urls <- strings.Trim(strings.Fields(u)[0], `"`):
+				default:
+				}
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case code := <-exited:
+		t.Fatalf("serve exited %d before listening", code)
+	}
+	for _, e := range []struct {
+		method, path string
+		status       int
+	}{{"POST", "/authorizations", http.StatusGone}, {"GET", "/authorizations", http.StatusNotFound},
+		{"GET", "/applications/grants", http.StatusNotFound}} {
+		req, err := http.NewRequestWithContext(ctx, e.method, base+e.path, strings.NewReader("{}"))
+		apptest.Must(t, "request", err)
+		resp, err := http.DefaultClient.Do(req)
+		apptest.Must(t, e.method+" "+e.path, err)
+		resp.Body.Close()
+		if resp.StatusCode != e.status {
+			t.Fatalf("%s %s: %d, want %d", e.method, e.path, resp.StatusCode, e.status)
+		}
 	}
 }
 
