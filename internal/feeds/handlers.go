@@ -170,7 +170,7 @@ func (h *Handler) userEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) userPublicEvents(w http.ResponseWriter, r *http.Request) error {
-	key, build := ready(actorFeed(accounts.UserFrom(r.Context()).ID, 0))
+	key, build := ready(actorFeed(accounts.UserFrom(r.Context()).ID, viewer{}))
 	return h.serve(w, r, key, build)
 }
 
@@ -180,12 +180,12 @@ func (h *Handler) receivedEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) error {
-	return h.serveReceived(w, r, accounts.UserFrom(r.Context()), 0)
+	return h.serveReceived(w, r, accounts.UserFrom(r.Context()), viewer{})
 }
 
-func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, privateFor int64) error {
-	return h.serve(w, r, receivedKey(user.ID, privateFor), func() (filter, error) {
-		src, err := receivedSources(r.Context(), h.db, user.ID, privateFor)
+func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, v viewer) error {
+	return h.serve(w, r, receivedKey(user.ID, v), func() (filter, error) {
+		src, err := receivedSources(r.Context(), h.db, user.ID, v)
 		if err != nil {
 			return filter{}, err
 		}
@@ -219,22 +219,24 @@ func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 	return h.serve(w, r, key, build)
 }
 
-// privateViewer returns user's id when the principal may see user's
-// private events, else 0: the user themself with a password, a classic
-// or OAuth token with the repo scope, or a fine-grained token on the
-// user with the user permission Events (read).
-func privateViewer(p *auth.Principal, user *accounts.Account) int64 {
+// privateViewer returns the viewer of user's private events that the
+// principal is, or the zero viewer (public events only): the user
+// themself with a password or a classic or OAuth token with the repo
+// scope sees the private events of every repository they can read; a
+// fine-grained token of the user with the user permission Events (read)
+// only those of the repositories the token selects.
+func privateViewer(p *auth.Principal, user *accounts.Account) viewer {
 	if p.Anonymous() || p.Account.ID != user.ID {
-		return 0
+		return viewer{}
 	}
 	switch {
 	case p.Token == nil:
-		return user.ID
+		return viewer{user: user.ID}
 	case p.ScopeBased() && p.Token.Scopes.Grants("repo"):
-		return user.ID
+		return viewer{user: user.ID}
 	case p.FineGrained() && p.Token.Kind != auth.KindInstallation && p.Token.ResourceOwnerID == user.ID &&
 		p.Token.Grant.Has(auth.Need{Name: "user_events", Level: auth.Read}):
-		return user.ID
+		return viewer{user: user.ID, scoped: true, owner: p.Token.ResourceOwnerID, all: p.Token.AllRepositories, repos: p.Token.RepositoryIDs}
 	}
-	return 0
+	return viewer{}
 }

@@ -3,6 +3,7 @@ package feeds
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,15 +47,62 @@ func (b *sqlBuilder) arg(v any) string {
 
 func (b *sqlBuilder) isPublic() string { return "public = " + b.arg(true) }
 
-// accessible is the condition that the event's repository is one the user
-// can read: their own, or one of an organization they belong to. The set
-// is a common table expression, computed once however many parts of a
-// union use it.
-func (b *sqlBuilder) accessible(userID int64) string {
+// viewer is whose private events a feed may show: none (the zero
+// value: public events only), or those of the repositories user can read,
+// narrowed for a fine-grained token to the repositories it selects
+// (scoped: those of owner, all of them or the ones in repos).
+type viewer struct {
+	user   int64
+	scoped bool
+	owner  int64
+	all    bool
+	repos  []int64
+}
+
+// key names the viewer in cache keys and ETags.
+func (v viewer) key() string {
+	k := id(v.user)
+	if !v.scoped {
+		return k
+	}
+	k += "/" + id(v.owner) + "/"
+	if v.all {
+		return k + "all"
+	}
+	for i, r := range v.repos {
+		if i > 0 {
+			k += ","
+		}
+		k += id(r)
+	}
+	return k
+}
+
+// selects reports whether a token scope lets the viewer see private
+// events of the repository (ownerID owns it).
+func (v viewer) selects(repoID, ownerID int64) bool {
+	if !v.scoped {
+		return true
+	}
+	return ownerID == v.owner && (v.all || slices.Contains(v.repos, repoID))
+}
+
+// accessible is the condition that the event's repository is one the
+// viewer can read: the user's own, or one of an organization they belong
+// to, within the token's selection. The set is a common table
+// expression, computed once however many parts of a union use it.
+func (b *sqlBuilder) accessible(v viewer) string {
 	if b.with == "" {
-		u := b.arg(userID)
-		b.with = "WITH readable AS (SELECT id FROM repositories WHERE owner_id = " + u +
-			" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + ")) "
+		u := b.arg(v.user)
+		b.with = "WITH readable AS (SELECT id FROM repositories WHERE (owner_id = " + u +
+			" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + "))"
+		if v.scoped {
+			b.with += " AND owner_id = " + b.arg(v.owner)
+			if !v.all {
+				b.with += " AND " + b.in("id", append([]int64{0}, v.repos...))
+			}
+		}
+		b.with += ") "
 	}
 	return "repo_id IN (SELECT id FROM readable)"
 }
@@ -69,13 +117,13 @@ func (b *sqlBuilder) in(column string, ids []int64) string {
 
 func id(v int64) string { return strconv.FormatInt(v, 10) }
 
-// visibility is what a viewer may see: public events only (privateFor
-// 0), or also private events of repositories privateFor can read.
-func (b *sqlBuilder) visibility(privateFor int64) string {
-	if privateFor == 0 {
+// visibility is what a viewer may see: public events only (the zero
+// viewer), or also private events of repositories the viewer can read.
+func (b *sqlBuilder) visibility(v viewer) string {
+	if v.user == 0 {
 		return b.isPublic()
 	}
-	return "(" + b.isPublic() + " OR " + b.accessible(privateFor) + ")"
+	return "(" + b.isPublic() + " OR " + b.accessible(v) + ")"
 }
 
 func publicFeed() filter {
@@ -120,48 +168,48 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 	return filter{key: key, where: where, args: b.args}
 }
 
-// actorFeed is a user's own events; privateFor is the user when they may
-// see their private events, else 0.
-func actorFeed(actorID, privateFor int64) filter {
+// actorFeed is a user's own events; v is the user when they may see
+// their private events, else the zero viewer.
+func actorFeed(actorID int64, v viewer) filter {
 	var b sqlBuilder
-	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(privateFor)
-	return filter{key: "actor:" + id(actorID) + ":" + id(privateFor), where: where, args: b.args, with: b.with}
+	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(v)
+	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args, with: b.with}
 }
 
-func receivedKey(userID, privateFor int64) string {
-	return "received:" + id(userID) + ":" + id(privateFor)
+func receivedKey(userID int64, v viewer) string {
+	return "received:" + id(userID) + ":" + v.key()
 }
 
 // sources are what a user receives events from.
 type sources struct {
-	repos      []int64 // starred or watched (not ignored)
-	readable   map[int64]bool
-	followees  []int64
-	privateFor int64
+	repos     []int64 // starred or watched (not ignored)
+	readable  map[int64]bool
+	followees []int64
+	viewer    viewer
 }
 
 // receivedFeed is the events a user receives: events of the repositories
-// they star or watch and of the accounts they follow, as privateFor may
-// see them (a repository's private events when privateFor can read it).
+// they star or watch and of the accounts they follow, as the sources'
+// viewer may see them (a repository's private events when it can read it).
 func receivedFeed(userID int64, src sources, maxParts int) filter {
 	var b sqlBuilder
-	f := filter{key: receivedKey(userID, src.privateFor)}
+	f := filter{key: receivedKey(userID, src.viewer)}
 	if len(src.repos)+len(src.followees) > maxParts {
 		// 0 is no id: it keeps both lists valid SQL when one is empty.
 		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
-		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.privateFor)
+		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.viewer)
 		f.args, f.with = b.args, b.with
 		return f
 	}
 	for _, r := range src.repos {
 		part := "repo_id = " + b.arg(r)
-		if src.privateFor == 0 || !src.readable[r] {
+		if src.viewer.user == 0 || !src.readable[r] {
 			part += " AND " + b.isPublic()
 		}
 		f.parts = append(f.parts, part)
 	}
 	for _, a := range src.followees {
-		f.parts = append(f.parts, "actor_id = "+b.arg(a)+" AND "+b.visibility(src.privateFor))
+		f.parts = append(f.parts, "actor_id = "+b.arg(a)+" AND "+b.visibility(src.viewer))
 	}
 	if len(f.parts) == 0 {
 		f.where = "1 = 0"
@@ -171,31 +219,31 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 }
 
 // receivedSources reads what the user receives events from; readable
-// marks the repositories privateFor can read.
-func receivedSources(ctx context.Context, q querier, userID, privateFor int64) (sources, error) {
-	src := sources{readable: map[int64]bool{}, privateFor: privateFor}
+// marks the repositories whose private events the viewer may see.
+func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (sources, error) {
+	src := sources{readable: map[int64]bool{}, viewer: v}
 	rows, err := q.QueryContext(ctx, `
 		SELECT 'repo', s.repository_id,
-		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2)
+		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2), r.owner_id
 		FROM (SELECT repository_id FROM stars WHERE user_id = $1
 		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s
 		JOIN repositories r ON r.id = s.repository_id
 		UNION ALL
-		SELECT 'actor', followee_id, $3 FROM follows WHERE follower_id = $1`, userID, privateFor, false)
+		SELECT 'actor', followee_id, $3, 0 FROM follows WHERE follower_id = $1`, userID, v.user, false)
 	if err != nil {
 		return src, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var kind string
-		var v int64
+		var v, owner int64
 		var readable bool
-		if err := rows.Scan(&kind, &v, &readable); err != nil {
+		if err := rows.Scan(&kind, &v, &readable, &owner); err != nil {
 			return src, err
 		}
 		if kind == "repo" {
 			src.repos = append(src.repos, v)
-			src.readable[v] = readable
+			src.readable[v] = readable && src.viewer.selects(v, owner)
 		} else {
 			src.followees = append(src.followees, v)
 		}

@@ -109,8 +109,18 @@ func TestUserFeeds(t *testing.T) {
 	expect(t, env, "/users/alice/events", w.bob, public...)
 	expect(t, env, "/users/alice/events", w.alice, private...)
 	expect(t, env, "/users/alice/events", w.aliceNoRepo, public...)
-	expect(t, env, "/users/alice/events", w.aliceEvents, private...)
 	expect(t, env, "/users/alice/events", w.aliceNoEvents, public...)
+	// A fine-grained token sees the private events of the repositories it
+	// selects, and only those: never an organization's (its resource owner
+	// is alice), and none when it selects no repository.
+	aliceUser := mustAccount(t, env, "alice")
+	priv, err := repos.ByOwnerAndName(apptest.Ctx(), env.Q(), "alice", "priv")
+	apptest.Must(t, "find alice/priv", err)
+	expect(t, env, "/users/alice/events", w.aliceEvents, public...)
+	expect(t, env, "/users/alice/events", env.FineGrainedToken(aliceUser, aliceUser, []*repos.Repository{priv}, "user_events:read"),
+		createOPub, createPriv, createPub)
+	expect(t, env, "/users/alice/events", env.FineGrainedToken(aliceUser, aliceUser, apptest.AllRepos, "user_events:read"),
+		createOPub, createPriv, createPub)
 	expect(t, env, "/users/alice/events/public", w.alice, public...)
 	status(t, env, "/users/nobody/events", "", http.StatusNotFound)
 
@@ -162,6 +172,13 @@ func testReceivedFeeds(t *testing.T, w *world) {
 	expect(t, env, "/users/bob/received_events", w.alice, bobStarPub, createPub)
 	expect(t, env, "/users/bob/received_events", w.bobNoRepo, bobStarPub, createPub)
 	expect(t, env, "/users/bob/received_events/public", w.bob, bobStarPub, createPub)
+	// bob's fine-grained token on himself cannot reach acme's private
+	// repository, so neither can his received events through it.
+	bob, acme := mustAccount(t, env, "bob"), mustAccount(t, env, "acme")
+	expect(t, env, "/users/bob/received_events", env.FineGrainedToken(bob, bob, apptest.AllRepos, "user_events:read"), bobStarPub, createPub)
+	opriv, err := repos.ByOwnerAndName(apptest.Ctx(), env.Q(), "acme", "opriv")
+	apptest.Must(t, "find acme/opriv", err)
+	expect(t, env, "/users/bob/received_events", env.FineGrainedToken(bob, acme, []*repos.Repository{opriv}, "user_events:read"), bobStarPub, createPub)
 	// dave watches alice/pub and follows bob, whose private star he
 	// cannot see even in his own feed.
 	expect(t, env, "/users/dave/received_events", w.dave, bobStarPub, createPub)

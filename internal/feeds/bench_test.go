@@ -1,0 +1,57 @@
+package feeds_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"forgeapi/internal/apptest"
+)
+
+// BenchmarkNotModified measures the server's own cost of a conditional
+// poll answered 304 (no network: the request goes straight to the
+// server's handler, every middleware included), anonymous and with a
+// token, beside a bare handler that answers a fixed 304.
+func BenchmarkNotModified(b *testing.B) {
+	env := apptest.Start(b)
+	alice, bob := env.User("alice"), env.User("bob")
+	env.Repo(alice, "pub")
+	env.Repo(bob, "other")
+	token := env.Token(alice, "repo", "user")
+	for _, path := range []string{"/user/starred/bob/other", "/user/following/bob"} {
+		if resp, body := env.DoJSON("PUT", path, token, ""); resp.StatusCode != http.StatusNoContent {
+			b.Fatalf("PUT %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `W/"fixed"`)
+		w.WriteHeader(http.StatusNotModified)
+	})
+	b.Run("bare", func(b *testing.B) { poll(b, bare, "/events", "", `W/"fixed"`) })
+	for _, c := range []struct{ name, path, token string }{
+		{"events-anonymous", "/events", ""},
+		{"user-events-token", "/users/alice/events", token},
+		{"received-events-token", "/users/alice/received_events", token},
+	} {
+		resp, _ := env.Do("GET", c.path, c.token, nil)
+		etag := resp.Header.Get("ETag")
+		b.Run(c.name, func(b *testing.B) { poll(b, env.Main.Handler(), c.path, c.token, etag) })
+	}
+}
+
+func poll(b *testing.B, h http.Handler, path, token, etag string) {
+	req := httptest.NewRequest("GET", path, nil)
+	req.RemoteAddr = "127.0.0.1:1234"
+	req.Header.Set("If-None-Match", etag)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusNotModified {
+			b.Fatalf("GET %s: %d", path, rec.Code)
+		}
+	}
+}

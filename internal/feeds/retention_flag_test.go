@@ -1,0 +1,72 @@
+package feeds_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
+)
+
+// TestServeEventRetentionFlag checks that `forgeapi serve
+// --event-retention` sets the pruner's retention: events two days old
+// survive the default (30 days) and are deleted by a server started with
+// --event-retention 1d; a bad value is refused before the server starts.
+func TestServeEventRetentionFlag(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	clk.Add(-48 * time.Hour)
+	env := apptest.Start(t, apptest.WithClock(clk.Now))
+	env.Repo(env.User("alice"), "pub") // a CreateEvent two days old
+	if n := countEvents(t, env); n != 1 {
+		t.Fatalf("events stored: %d", n)
+	}
+	env.Stop()
+	flags := []string{"--data", env.DataDir, "--addr", "127.0.0.1:0"}
+	if env.Config.DatabaseURL != "" {
+		flags = append(flags, "--database", env.Config.DatabaseURL)
+	}
+
+	var stderr bytes.Buffer
+	if code := app.Execute(context.Background(), append([]string{"serve", "--event-retention", "soon"}, flags...), &bytes.Buffer{}, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "--event-retention") {
+		t.Fatalf("a bad --event-retention: exit %d, stderr %q", code, stderr.String())
+	}
+
+	db, err := store.Open(context.Background(), env.Config.DatabaseURL, env.DataDir)
+	apptest.Must(t, "open the store", err)
+	defer db.Close()
+	count := func() int {
+		var n int
+		apptest.Must(t, "count events", db.QueryRowContext(context.Background(), `SELECT count(*) FROM events`).Scan(&n))
+		return n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- app.Execute(ctx, append([]string{"serve", "--event-retention", "1d"}, flags...), &bytes.Buffer{}, &bytes.Buffer{})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for count() != 0 {
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve exited with %d before pruning", code)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("serve --event-retention 1d left %d events two days old", count())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited with %d", code)
+	}
+}
