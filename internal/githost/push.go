@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -134,8 +135,16 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	if u.IsDelete() {
 		return pushed{}, nil
 	}
+	newIsCommit, err := b.isCommit(u.NewSHA)
+	if err != nil || !newIsCommit {
+		return pushed{}, err // a tag of a tree or a blob brings no commits
+	}
+	oldIsCommit, err := b.isCommit(u.OldSHA)
+	if err != nil {
+		return pushed{}, err
+	}
 	q := gitread.CommitQuery{Head: u.NewSHA, Limit: maxPayloadCommits}
-	if u.IsCreate() {
+	if u.IsCreate() || !oldIsCommit {
 		q.Exclude = b.refsBefore
 	} else {
 		q.Exclude = []string{u.OldSHA}
@@ -155,6 +164,20 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	p.commits = slices.Clone(list.Commits)
 	slices.Reverse(p.commits)
 	return p, nil
+}
+
+// isCommit reports whether sha leads to a commit (annotated tags peeled);
+// false for the zero SHA and for trees and blobs, which references outside
+// refs/heads may name.
+func (b *pushBuilder) isCommit(sha string) (bool, error) {
+	if sha == zeroSHA {
+		return false, nil
+	}
+	_, err := b.git.Resolve(sha)
+	if errors.Is(err, gitread.ErrRevisionNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (b *pushBuilder) feedPayload(u githttp.RefUpdate, p pushed) map[string]any {
@@ -216,7 +239,7 @@ func hookCommit(web string, c gitread.Commit, distinct bool) map[string]any {
 		return s
 	}
 	return map[string]any{
-		"id": c.SHA, "tree_id": "", "distinct": distinct, "message": strings.TrimRight(c.Message, "\n"),
+		"id": c.SHA, "tree_id": c.TreeSHA, "distinct": distinct, "message": strings.TrimRight(c.Message, "\n"),
 		"timestamp": c.CommitterDate.Format(time.RFC3339), "url": web + "/commit/" + c.SHA,
 		"author":    map[string]any{"name": c.AuthorName, "email": c.AuthorEmail},
 		"committer": map[string]any{"name": c.CommitterName, "email": c.CommitterEmail},
