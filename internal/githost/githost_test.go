@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +267,10 @@ func TestConcurrentPushesAndManyRefs(t *testing.T) {
 	if creates != 101 {
 		t.Fatalf("create events: %d, want 101", creates)
 	}
+	if n := strings.Count(types(eventsOf(t, env, repo.ID)), "PushEvent"); n != 101 {
+		t.Fatalf("push events: %d, want 101 (one per branch)", n)
+	}
+	before := len(eventsOf(t, env, repo.ID))
 
 	// Concurrent pushes to distinct branches of one repository.
 	var wg sync.WaitGroup
@@ -286,6 +291,45 @@ func TestConcurrentPushesAndManyRefs(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if got := eventsOf(t, env, repo.ID)[before:]; strings.Count(types(got), "CreateEvent") != 4 || strings.Count(types(got), "PushEvent") != 4 {
+		t.Fatalf("events of 4 concurrent pushes: %s", types(got))
+	}
+
+	// Concurrent pushes of different histories to one branch: git lets
+	// one win per round; each accepted push is recorded once, with the
+	// commit it moved the branch to, and refused ones leave no event.
+	before = len(eventsOf(t, env, repo.ID))
+	var accepted sync.Map
+	for i := range 4 {
+		clone := t.TempDir()
+		apptest.Git(t, clone, "clone", "-q", url, ".")
+		sha := apptest.Commit(t, clone, fmt.Sprintf("race %d", i), map[string]string{"race": fmt.Sprint(i)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := apptest.TryGit(t, clone, "push", "-q", url, "HEAD:refs/heads/race"); err == nil {
+				accepted.Store(sha, true)
+			}
+		}()
+	}
+	wg.Wait()
+	var heads []string
+	for _, e := range eventsOf(t, env, repo.ID)[before:] {
+		if e.Type == "PushEvent" {
+			heads = append(heads, e.Payload["head"].(string))
+		}
+	}
+	n := 0
+	accepted.Range(func(sha, _ any) bool {
+		n++
+		if !slices.Contains(heads, sha.(string)) {
+			t.Errorf("accepted push of %s has no PushEvent (heads %v)", sha, heads)
+		}
+		return true
+	})
+	if n == 0 || len(heads) != n {
+		t.Fatalf("%d accepted pushes, %d PushEvents", n, len(heads))
 	}
 }
 
