@@ -146,6 +146,9 @@ func TestPrivateRepositoryAccess(t *testing.T) {
 		t.Fatalf("events of a push to a private repository must be private: %+v", evs)
 	}
 	apptest.Git(t, dir, "clone", "-q", env.GitURL("octocat", "secret", "octocat", "pw-octocat"), "pw")
+	if out, err := apptest.TryGit(t, work, "push", env.GitURL("octocat", "secret", "octocat", env.Token(owner, "public_repo")), "main:other"); err == nil {
+		t.Fatalf("public_repo pushed to a private repository:\n%s", out)
+	}
 	out, err = apptest.TryGit(t, dir, "clone", "-q", env.GitURL("octocat", "missing", "octocat", "pw-octocat"), "missing")
 	if err == nil || !strings.Contains(out, "Repository not found") {
 		t.Fatalf("missing repository: %v %s", err, out)
@@ -173,6 +176,8 @@ func TestPushNeedsWriteAccess(t *testing.T) {
 		name, login, secret, want string
 	}{
 		{"anonymous", "", "", "could not read Username"},
+		{"wrong password", "octocat", "wrong", "Invalid username or token"},
+		{"unknown token", "x-access-token", "ghp_doesnotexist", "Invalid username or token"},
 		{"member reads only", "member", env.Token(member, "repo"), "denied"},
 		{"classic without scope", "octocat", env.Token(owner), "denied"},
 		{"two-factor password", "octocat", "pw", "personal access token"},
