@@ -138,3 +138,37 @@ func TestPushOfTagsRecordsEveryReference(t *testing.T) {
 		t.Fatalf("events of the tag deletions: %s", got)
 	}
 }
+
+// TestDistinctCommits pushes commits to a branch first, then moves main
+// over them and one more: only the new one is distinct in main's push.
+func TestDistinctCommits(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	owner := env.User("octocat")
+	repo := env.Repo(owner, "hello")
+	url := env.GitURL("octocat", "hello", "octocat", env.Token(owner, "repo"))
+	work := apptest.WorkTree(t, map[string]string{"f": "0"})
+	apptest.Git(t, work, "push", "-q", url, "main")
+	a := apptest.Commit(t, work, "a", map[string]string{"f": "a"})
+	b := apptest.Commit(t, work, "b", map[string]string{"f": "b"})
+	apptest.Git(t, work, "push", "-q", url, "main:topic")
+	c := apptest.Commit(t, work, "c", map[string]string{"f": "c"})
+	apptest.Git(t, work, "push", "-q", url, "main")
+
+	evs := eventsOf(t, env, repo.ID)
+	p := evs[len(evs)-1].Payload
+	if p["ref"] != "refs/heads/main" || p["size"] != float64(3) || p["distinct_size"] != float64(1) {
+		t.Fatalf("main's push: %+v", p)
+	}
+	want := map[string]bool{a: false, b: false, c: true}
+	for _, commit := range p["commits"].([]any) {
+		m := commit.(map[string]any)
+		if d, ok := want[m["sha"].(string)]; !ok || m["distinct"] != d {
+			t.Errorf("commit %v distinct=%v, want %v", m["sha"], m["distinct"], d)
+		}
+	}
+	topic := evs[len(evs)-2].Payload // topic's own push: both commits new
+	if topic["ref"] != "refs/heads/topic" || topic["size"] != float64(2) || topic["distinct_size"] != float64(2) {
+		t.Fatalf("topic's push: %+v", topic)
+	}
+}

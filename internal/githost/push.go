@@ -153,7 +153,7 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	if err != nil {
 		return pushed{}, fmt.Errorf("list pushed commits of %s: %w", u.Ref, err)
 	}
-	fresh, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: maxPayloadCommits})
+	fresh, err := b.freshCommits(ctx, u, q, list)
 	if err != nil {
 		return pushed{}, fmt.Errorf("list new commits of %s: %w", u.Ref, err)
 	}
@@ -164,6 +164,23 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	p.commits = slices.Clone(list.Commits)
 	slices.Reverse(p.commits)
 	return p, nil
+}
+
+// freshCommits lists the commits of the update that no reference reached
+// before the push (the distinct ones), given list, the update's commits
+// selected by q. They are a subset of list (the old commit was a
+// reference's), so when q already excluded every reference, or when there
+// are as many of them as in list, they are list, and the commits are not
+// read and diffed a second time.
+func (b *pushBuilder) freshCommits(ctx context.Context, u githttp.RefUpdate, q gitread.CommitQuery, list gitread.CommitList) (gitread.CommitList, error) {
+	if slices.Equal(q.Exclude, b.refsBefore) {
+		return list, nil
+	}
+	count, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: 0})
+	if err != nil || count.Total == list.Total {
+		return list, err
+	}
+	return b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: maxPayloadCommits})
 }
 
 // isCommit reports whether sha leads to a commit (annotated tags peeled);
