@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,15 @@ func TestCloneAndPushRecordEvents(t *testing.T) {
 		first["author"].(map[string]any)["email"] != "author@example.com" {
 		t.Fatalf("first commit: %+v (want oldest first)", first)
 	}
+	head := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	last := push["commits"].([]any)[1].(map[string]any)
+	if push["repository_id"] != float64(repo.ID) || push["head"] != head || last["sha"] != head ||
+		last["url"] != env.URL+"/repos/octocat/hello/commits/"+head {
+		t.Fatalf("push payload: %+v", push)
+	}
+	if id, ok := push["push_id"].(float64); !ok || id <= 0 || id != float64(int64(id)) {
+		t.Fatalf("push_id %v is not a positive integer", push["push_id"])
+	}
 	if evs[0].Payload["ref_type"] != "branch" || evs[0].Payload["ref"] != "main" || evs[0].Payload["master_branch"] != "main" {
 		t.Fatalf("create payload: %+v", evs[0].Payload)
 	}
@@ -88,9 +98,13 @@ func TestCloneAndPushRecordEvents(t *testing.T) {
 	apptest.Git(t, work, "tag", "v1")
 	apptest.Git(t, work, "push", env.GitURL("octocat", "hello", "octocat", token), "v1", "main:refs/heads/topic")
 	apptest.Git(t, work, "push", env.GitURL("octocat", "hello", "octocat", token), ":topic")
-	got := types(eventsOf(t, env, repo.ID)[before:])
-	if got != "CreateEvent,CreateEvent,PushEvent,DeleteEvent" {
+	later := eventsOf(t, env, repo.ID)[before:]
+	if got := types(later); got != "CreateEvent,CreateEvent,PushEvent,DeleteEvent" {
 		t.Fatalf("events: %s", got)
+	}
+	// topic starts at a commit the repository has: nothing new, nothing distinct.
+	if p := later[2].Payload; p["ref"] != "refs/heads/topic" || p["size"] != float64(0) || p["distinct_size"] != float64(0) || len(p["commits"].([]any)) != 0 {
+		t.Fatalf("push of an existing commit to a new branch: %+v", p)
 	}
 	r, err := repos.ByID(context.Background(), env.Q(), repo.ID)
 	apptest.Must(t, "reload repo", err)
@@ -123,14 +137,23 @@ func TestPrivateRepositoryAccess(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Fatalf("token without repo scope: %d, want 404", resp.StatusCode)
 	}
-	// Password clone works; an unknown repository is 404 to an authenticated user.
+	// Password push and clone work; an unknown repository is 404 to an authenticated user.
+	work := apptest.WorkTree(t, map[string]string{"f": "1"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octocat", "secret", "octocat", "pw-octocat"), "main")
+	secret, err := repos.ByOwnerAndName(context.Background(), env.Q(), "octocat", "secret")
+	apptest.Must(t, "load secret", err)
+	if evs := eventsOf(t, env, secret.ID); types(evs) != "CreateEvent,PushEvent" || evs[0].Public || evs[1].Public {
+		t.Fatalf("events of a push to a private repository must be private: %+v", evs)
+	}
 	apptest.Git(t, dir, "clone", "-q", env.GitURL("octocat", "secret", "octocat", "pw-octocat"), "pw")
+	if out, err := apptest.TryGit(t, work, "push", env.GitURL("octocat", "secret", "octocat", env.Token(owner, "public_repo")), "main:other"); err == nil {
+		t.Fatalf("public_repo pushed to a private repository:\n%s", out)
+	}
 	out, err = apptest.TryGit(t, dir, "clone", "-q", env.GitURL("octocat", "missing", "octocat", "pw-octocat"), "missing")
 	if err == nil || !strings.Contains(out, "Repository not found") {
 		t.Fatalf("missing repository: %v %s", err, out)
 	}
 	// Fine-grained tokens need contents:read on the selected repository.
-	secret, _ := repos.ByOwnerAndName(context.Background(), env.Q(), "octocat", "secret")
 	meta := env.FineGrainedToken(owner, owner, []*repos.Repository{secret}, "metadata:read")
 	resp, _ = env.Do("GET", "/octocat/secret.git/info/refs?service=git-upload-pack", meta, nil)
 	if resp.StatusCode != 403 {
@@ -153,6 +176,8 @@ func TestPushNeedsWriteAccess(t *testing.T) {
 		name, login, secret, want string
 	}{
 		{"anonymous", "", "", "could not read Username"},
+		{"wrong password", "octocat", "wrong", "Invalid username or token"},
+		{"unknown token", "x-access-token", "ghp_doesnotexist", "Invalid username or token"},
 		{"member reads only", "member", env.Token(member, "repo"), "denied"},
 		{"classic without scope", "octocat", env.Token(owner), "denied"},
 		{"two-factor password", "octocat", "pw", "personal access token"},
@@ -266,6 +291,10 @@ func TestConcurrentPushesAndManyRefs(t *testing.T) {
 	if creates != 101 {
 		t.Fatalf("create events: %d, want 101", creates)
 	}
+	if n := strings.Count(types(eventsOf(t, env, repo.ID)), "PushEvent"); n != 101 {
+		t.Fatalf("push events: %d, want 101 (one per branch)", n)
+	}
+	before := len(eventsOf(t, env, repo.ID))
 
 	// Concurrent pushes to distinct branches of one repository.
 	var wg sync.WaitGroup
@@ -286,6 +315,45 @@ func TestConcurrentPushesAndManyRefs(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if got := eventsOf(t, env, repo.ID)[before:]; strings.Count(types(got), "CreateEvent") != 4 || strings.Count(types(got), "PushEvent") != 4 {
+		t.Fatalf("events of 4 concurrent pushes: %s", types(got))
+	}
+
+	// Concurrent pushes of different histories to one branch: git lets
+	// one win per round; each accepted push is recorded once, with the
+	// commit it moved the branch to, and refused ones leave no event.
+	before = len(eventsOf(t, env, repo.ID))
+	var accepted sync.Map
+	for i := range 4 {
+		clone := t.TempDir()
+		apptest.Git(t, clone, "clone", "-q", url, ".")
+		sha := apptest.Commit(t, clone, fmt.Sprintf("race %d", i), map[string]string{"race": fmt.Sprint(i)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := apptest.TryGit(t, clone, "push", "-q", url, "HEAD:refs/heads/race"); err == nil {
+				accepted.Store(sha, true)
+			}
+		}()
+	}
+	wg.Wait()
+	var heads []string
+	for _, e := range eventsOf(t, env, repo.ID)[before:] {
+		if e.Type == "PushEvent" {
+			heads = append(heads, e.Payload["head"].(string))
+		}
+	}
+	n := 0
+	accepted.Range(func(sha, _ any) bool {
+		n++
+		if !slices.Contains(heads, sha.(string)) {
+			t.Errorf("accepted push of %s has no PushEvent (heads %v)", sha, heads)
+		}
+		return true
+	})
+	if n == 0 || len(heads) != n {
+		t.Fatalf("%d accepted pushes, %d PushEvents", n, len(heads))
 	}
 }
 

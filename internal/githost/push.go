@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -134,8 +135,16 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	if u.IsDelete() {
 		return pushed{}, nil
 	}
+	newIsCommit, err := b.isCommit(u.NewSHA)
+	if err != nil || !newIsCommit {
+		return pushed{}, err // a tag of a tree or a blob brings no commits
+	}
+	oldIsCommit, err := b.isCommit(u.OldSHA)
+	if err != nil {
+		return pushed{}, err
+	}
 	q := gitread.CommitQuery{Head: u.NewSHA, Limit: maxPayloadCommits}
-	if u.IsCreate() {
+	if u.IsCreate() || !oldIsCommit {
 		q.Exclude = b.refsBefore
 	} else {
 		q.Exclude = []string{u.OldSHA}
@@ -144,7 +153,7 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	if err != nil {
 		return pushed{}, fmt.Errorf("list pushed commits of %s: %w", u.Ref, err)
 	}
-	fresh, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: maxPayloadCommits})
+	fresh, err := b.freshCommits(ctx, u, q, list)
 	if err != nil {
 		return pushed{}, fmt.Errorf("list new commits of %s: %w", u.Ref, err)
 	}
@@ -155,6 +164,37 @@ func (b *pushBuilder) pushedCommits(ctx context.Context, u githttp.RefUpdate) (p
 	p.commits = slices.Clone(list.Commits)
 	slices.Reverse(p.commits)
 	return p, nil
+}
+
+// freshCommits lists the commits of the update that no reference reached
+// before the push (the distinct ones), given list, the update's commits
+// selected by q. They are a subset of list (the old commit was a
+// reference's), so when q already excluded every reference, or when there
+// are as many of them as in list, they are list, and the commits are not
+// read and diffed a second time.
+func (b *pushBuilder) freshCommits(ctx context.Context, u githttp.RefUpdate, q gitread.CommitQuery, list gitread.CommitList) (gitread.CommitList, error) {
+	if slices.Equal(q.Exclude, b.refsBefore) {
+		return list, nil
+	}
+	count, err := b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: 0})
+	if err != nil || count.Total == list.Total {
+		return list, err
+	}
+	return b.git.Commits(ctx, gitread.CommitQuery{Head: u.NewSHA, Exclude: b.refsBefore, Limit: maxPayloadCommits})
+}
+
+// isCommit reports whether sha leads to a commit (annotated tags peeled);
+// false for the zero SHA and for trees and blobs, which references outside
+// refs/heads may name.
+func (b *pushBuilder) isCommit(sha string) (bool, error) {
+	if sha == zeroSHA {
+		return false, nil
+	}
+	_, err := b.git.Resolve(sha)
+	if errors.Is(err, gitread.ErrRevisionNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (b *pushBuilder) feedPayload(u githttp.RefUpdate, p pushed) map[string]any {
@@ -216,7 +256,7 @@ func hookCommit(web string, c gitread.Commit, distinct bool) map[string]any {
 		return s
 	}
 	return map[string]any{
-		"id": c.SHA, "tree_id": "", "distinct": distinct, "message": strings.TrimRight(c.Message, "\n"),
+		"id": c.SHA, "tree_id": c.TreeSHA, "distinct": distinct, "message": strings.TrimRight(c.Message, "\n"),
 		"timestamp": c.CommitterDate.Format(time.RFC3339), "url": web + "/commit/" + c.SHA,
 		"author":    map[string]any{"name": c.AuthorName, "email": c.AuthorEmail},
 		"committer": map[string]any{"name": c.CommitterName, "email": c.CommitterEmail},

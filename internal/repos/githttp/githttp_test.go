@@ -612,3 +612,52 @@ func TestRelativeRepositoryDirectory(t *testing.T) {
 		t.Errorf("ChangedPaths = %q", paths)
 	}
 }
+
+// TestMalformedRequestBodies posts bodies that no git client sends: each
+// gets a 400 saying what is wrong instead of http-backend's empty 200, and
+// a real clone still works afterwards.
+func TestMalformedRequestBodies(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	gz := func(s string) string {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		_, _ = zw.Write([]byte(s))
+		_ = zw.Close()
+		return b.String()
+	}
+	for _, tc := range []struct {
+		service, encoding, body string
+		status                  int
+	}{
+		{"git-upload-pack", "", "", http.StatusBadRequest},
+		{"git-upload-pack", "", "garbage", http.StatusBadRequest},
+		{"git-receive-pack", "", "PACK", http.StatusBadRequest},
+		{"git-upload-pack", "gzip", "garbage", http.StatusBadRequest},
+		{"git-receive-pack", "gzip", gz("not a pkt-line"), http.StatusBadRequest},
+		{"git-upload-pack", "gzip", gz("00"), http.StatusBadRequest},
+		{"git-upload-pack", "", "0000", http.StatusOK},
+		{"git-upload-pack", "gzip", gz("0000"), http.StatusOK},
+	} {
+		req, _ := http.NewRequest("POST", h.url+"/"+tc.service, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/x-"+tc.service+"-request")
+		if tc.encoding != "" {
+			req.Header.Set("Content-Encoding", tc.encoding)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || tc.status == http.StatusBadRequest && !strings.Contains(string(body), "malformed "+tc.service+" request") {
+			t.Errorf("%s %s %q = %d %q, want %d", tc.service, tc.encoding, tc.body, resp.StatusCode, body, tc.status)
+		}
+	}
+	a := newClient(t, "a")
+	a.git("clone", "-q", h.url, a.dir)
+	a.commit("one", map[string]string{"f": "1"})
+	a.git("push", "-q", "origin", "main")
+	b := newClient(t, "b")
+	b.git("clone", "-q", h.url, b.dir)
+}

@@ -133,10 +133,10 @@ type Request struct {
 
 // ServeGit serves one smart HTTP request for req.RepoDir. The caller must
 // have authenticated and authorised it. Requests outside the smart protocol
-// get 404 (405 for a wrong method) and a missing repository 404, with a
-// text the git client prints. A relative RepoDir is taken from the
-// process's working directory (git runs inside the repository, where it
-// would no longer resolve).
+// get 404 (405 for a wrong method), a missing repository 404 and a POST
+// whose body cannot be a git request 400, with a text the git client
+// prints. A relative RepoDir is taken from the process's working directory
+// (git runs inside the repository, where it would no longer resolve).
 func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 	service, err := RequestedService(r, req.SubPath)
 	if err != nil {
@@ -151,6 +151,12 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 	if !isRepository(req.RepoDir) {
 		WriteRefusal(w, http.StatusNotFound, "repository not found")
 		return
+	}
+	if r.Method == http.MethodPost {
+		if msg := checkRequestBody(r, service); msg != "" {
+			WriteRefusal(w, http.StatusBadRequest, msg)
+			return
+		}
 	}
 	env := s.cgiEnv(r, req)
 	if service == ServiceReceivePack && r.Method == http.MethodPost && (req.PreReceive != nil || req.PostReceive != nil) {

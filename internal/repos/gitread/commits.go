@@ -14,6 +14,7 @@ import (
 // parent (against the empty tree for a root commit).
 type Commit struct {
 	SHA            string
+	TreeSHA        string
 	ParentSHAs     []string
 	AuthorName     string
 	AuthorEmail    string
@@ -150,6 +151,7 @@ func (r *Repository) describeCommit(ctx context.Context, h plumbing.Hash) (Commi
 	}
 	out := Commit{
 		SHA:            c.Hash.String(),
+		TreeSHA:        c.TreeHash.String(),
 		AuthorName:     c.Author.Name,
 		AuthorEmail:    c.Author.Email,
 		AuthorDate:     c.Author.When,

@@ -496,3 +496,39 @@ func TestChangedPathsMatchGit(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBaseWithEqualCommitDates checks merge bases and ancestry where
+// every commit has the same date (commits made within one second), so the
+// walk's date order cannot tell the sides apart: a tip that is an ancestor
+// of the other tip must still be found (a fast-forward push is not forced).
+func TestMergeBaseWithEqualCommitDates(t *testing.T) {
+	t.Parallel()
+	w := newWorkRepo(t)
+	same := func(msg string, files map[string]*string) string {
+		sha := w.commit(msg, files)
+		w.tick-- // the next commit gets the same date
+		return sha
+	}
+	root := same("root", map[string]*string{"a": str("1")})
+	one := same("one", map[string]*string{"a": str("2")})
+	w.git("checkout", "-q", "-b", "side")
+	side := same("side", map[string]*string{"b": str("1")})
+	w.git("checkout", "-q", "main")
+	two := same("two", map[string]*string{"a": str("3")})
+	r := open(t, w.gitDir())
+	ctx := context.Background()
+	shas := []string{root, one, side, two}
+	for _, a := range shas {
+		for _, b := range shas {
+			want := w.git("merge-base", a, b)
+			got, err := r.MergeBase(ctx, a, b)
+			if err != nil || got != want {
+				t.Errorf("MergeBase(%.7s, %.7s) = %.7s, %v; git says %.7s", a, b, got, err, want)
+			}
+			isAnc, err := r.IsAncestor(ctx, a, b)
+			if wantAnc := want == a; err != nil || isAnc != wantAnc {
+				t.Errorf("IsAncestor(%.7s, %.7s) = %v, %v; want %v", a, b, isAnc, err, wantAnc)
+			}
+		}
+	}
+}

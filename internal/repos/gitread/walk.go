@@ -121,6 +121,28 @@ func (g *commitGraph) enqueueParents(c *object.Commit, flags commitFlags) error 
 	return nil
 }
 
+// paintParents gives the parents of c the flags of c, as git's
+// paint_down_to_common does: a parent that gains a flag is queued again
+// even when it was popped before, so that a commit reached from both sides
+// is found as a common ancestor whatever order equal commit dates put the
+// two sides in (otherwise a tip that is an ancestor of the other tip,
+// popped first, would be missed and its parent reported instead).
+func (g *commitGraph) paintParents(c *object.Commit, flags commitFlags) error {
+	for _, ph := range c.ParentHashes {
+		f, seen := g.flags[ph]
+		if seen && f&flags == flags {
+			continue
+		}
+		parent, err := g.r.repo.CommitObject(ph)
+		if err != nil {
+			return fmt.Errorf("gitread: read commit %s: %w", ph, err)
+		}
+		g.flags[ph] = f | flags | flagSeen
+		g.queue.push(parent)
+	}
+	return nil
+}
+
 // onlyFlagged reports whether every queued commit carries flag.
 func (g *commitGraph) onlyFlagged(flag commitFlags) bool {
 	for _, item := range g.queue.items {
@@ -191,7 +213,7 @@ func (r *Repository) mergeBaseCandidates(ctx context.Context, a, b *object.Commi
 			flags |= flagStale
 			g.flags[c.Hash] |= flagStale
 		}
-		if err := g.enqueueParents(c, flags); err != nil {
+		if err := g.paintParents(c, flags); err != nil {
 			return nil, err
 		}
 	}
