@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -291,10 +290,19 @@ func WithBaseURL(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseURLKey{}, base)
 }
 
+// newRequestID returns 8 random bytes as upper-case hex, "XXXXXXXX:XXXXXXXX".
 func newRequestID() string {
+	const digits = "0123456789ABCDEF"
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return strings.ToUpper(hex.EncodeToString(b[:4]) + ":" + hex.EncodeToString(b[4:]))
+	id := make([]byte, 0, 17)
+	for i, v := range b {
+		if i == 4 {
+			id = append(id, ':')
+		}
+		id = append(id, digits[v>>4], digits[v&0x0f])
+	}
+	return string(id)
 }
 
 // ClientIP returns the request's remote address without the port.
