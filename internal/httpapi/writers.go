@@ -67,6 +67,14 @@ func (b *bufferedWriter) WriteHeader(code int) {
 	}
 }
 
+// AvailableBuffer returns an empty slice with room for a typical JSON
+// body, to append a response to and pass to Write without a copy (as
+// bufio.Writer.AvailableBuffer).
+func (b *bufferedWriter) AvailableBuffer() []byte {
+	b.body.Grow(6 << 10) // a repository object is 5.7 KB
+	return b.body.AvailableBuffer()
+}
+
 func (b *bufferedWriter) Write(p []byte) (int, error) {
 	b.wrote = true
 	return b.body.Write(p)
