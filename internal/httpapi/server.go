@@ -58,6 +58,7 @@ type Server struct {
 	limiter *RateLimiter
 	metrics *Metrics
 	routes  []Route
+	buffers bufferPool // bodies of buffered GET responses
 }
 
 // RequestIDHeader carries every response's request id.
@@ -182,7 +183,8 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 // a caller whose budget is spent (any other answer to that caller is the
 // rate-limit refusal).
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
-	buf := newBufferedWriter(w.Header().Clone())
+	buf := s.buffers.get(w.Header().Clone())
+	defer s.buffers.put(buf) // after the body is copied to w
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
 	}
