@@ -11,14 +11,11 @@ import (
 )
 
 func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule, owner, name string, write bool) (context.Context, error) {
-	repo, err := repos.ByOwnerAndName(ctx, g.DB, owner, name)
+	repo, memberRole, err := repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, p.UserID())
 	if err != nil {
 		return nil, notFoundOr(err)
 	}
-	role, err := RepoRole(ctx, g.DB, p, repo)
-	if err != nil {
-		return nil, err
-	}
+	role := repoRole(p, repo, memberRole)
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
@@ -63,50 +60,64 @@ func roleRefusal(need auth.Role) error {
 // by the user's own role; an installation acts as its bot with admin
 // standing, limited by its permissions), and read other public ones.
 func RepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Repository) (auth.Role, error) {
+	memberRole := ""
+	if needsMembership(p, repo) {
+		var err error
+		if memberRole, err = accounts.MemberRole(ctx, q, repo.Owner.ID, p.Account.ID); err != nil {
+			return auth.RoleNone, err
+		}
+	}
+	return repoRole(p, repo, memberRole), nil
+}
+
+// needsMembership reports whether repoRole depends on the principal's
+// role in the organization that owns the repository.
+func needsMembership(p *auth.Principal, repo *repos.Repository) bool {
+	return !p.Anonymous() && (p.Token == nil || p.Token.Kind != auth.KindInstallation) &&
+		repo.Owner.ID != p.Account.ID && repo.Owner.IsOrg()
+}
+
+// repoRole is RepoRole given the user's role in the owning organization
+// (accounts.RoleOwner, accounts.RoleMember or "", as accounts.MemberRole
+// reports it; ignored when needsMembership is false).
+func repoRole(p *auth.Principal, repo *repos.Repository, memberRole string) auth.Role {
 	public := auth.RoleNone
 	if !repo.Private {
 		public = auth.RoleRead
 	}
 	if p.Anonymous() {
-		return public, nil
+		return public
 	}
 	if p.Token != nil && p.Token.Kind == auth.KindInstallation {
 		if p.Token.Selects(repo.ID, repo.Owner.ID) {
-			return auth.RoleAdmin, nil
+			return auth.RoleAdmin
 		}
-		return public, nil
+		return public
 	}
-	role, err := userRepoRole(ctx, q, p.Account.ID, repo)
-	if err != nil {
-		return auth.RoleNone, err
-	}
-	role = max(role, public)
+	role := max(userRepoRole(p.Account.ID, repo, memberRole), public)
 	switch {
 	case p.FineGrained() && !p.Token.Selects(repo.ID, repo.Owner.ID):
-		return public, nil
+		return public
 	case p.ScopeBased() && repo.Private && !p.Token.Scopes.Grants("repo"):
-		return auth.RoleNone, nil
+		return auth.RoleNone
 	}
-	return role, nil
+	return role
 }
 
-func userRepoRole(ctx context.Context, q store.Q, userID int64, repo *repos.Repository) (auth.Role, error) {
+func userRepoRole(userID int64, repo *repos.Repository, memberRole string) auth.Role {
 	if repo.Owner.ID == userID {
-		return auth.RoleAdmin, nil
+		return auth.RoleAdmin
 	}
 	if !repo.Owner.IsOrg() {
-		return auth.RoleNone, nil
+		return auth.RoleNone
 	}
-	memberRole, err := accounts.MemberRole(ctx, q, repo.Owner.ID, userID)
-	switch {
-	case err != nil:
-		return auth.RoleNone, err
-	case memberRole == accounts.RoleOwner:
-		return auth.RoleAdmin, nil
-	case memberRole == accounts.RoleMember:
-		return auth.RoleRead, nil
+	switch memberRole {
+	case accounts.RoleOwner:
+		return auth.RoleAdmin
+	case accounts.RoleMember:
+		return auth.RoleRead
 	}
-	return auth.RoleNone, nil
+	return auth.RoleNone
 }
 
 // ListedRepoRole is RepoRole for the repository lists: it also hides the

@@ -182,3 +182,34 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// AppendJSON appends the simple-user as encoding/json renders it.
+func (u *SimpleUser) AppendJSON(b []byte) []byte {
+	o := wire.Begin(b)
+	o.String("login", u.Login)
+	o.Int("id", u.ID)
+	o.String("node_id", u.NodeID)
+	if u.Name != nil {
+		o.StringPtr("name", u.Name)
+	}
+	if u.Email != nil {
+		o.StringPtr("email", u.Email)
+	}
+	o.String("avatar_url", u.AvatarURL)
+	o.String("gravatar_id", u.GravatarID)
+	o.String("url", u.URL)
+	o.String("html_url", u.HTMLURL)
+	o.String("followers_url", u.FollowersURL)
+	o.String("following_url", u.FollowingURL)
+	o.String("gists_url", u.GistsURL)
+	o.String("starred_url", u.StarredURL)
+	o.String("subscriptions_url", u.SubscriptionsURL)
+	o.String("organizations_url", u.OrganizationsURL)
+	o.String("repos_url", u.ReposURL)
+	o.String("events_url", u.EventsURL)
+	o.String("received_events_url", u.ReceivedEventsURL)
+	o.String("type", u.Type)
+	o.String("user_view_type", u.UserViewType)
+	o.Bool("site_admin", u.SiteAdmin)
+	return o.End()
+}

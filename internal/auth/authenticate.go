@@ -111,8 +111,10 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if t.Grant, err = ParseGrantJSON(grant); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(repoIDs), &t.RepositoryIDs); err != nil {
-		return nil, err
+	if repoIDs != "[]" { // the column's default: most tokens select no repositories
+		if err := json.Unmarshal([]byte(repoIDs), &t.RepositoryIDs); err != nil {
+			return nil, err
+		}
 	}
 	if ownerID != nil {
 		t.ResourceOwnerID = *ownerID

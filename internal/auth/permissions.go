@@ -215,7 +215,7 @@ func (g Grant) JSON() string {
 // ParseGrantJSON reads a grant stored by JSON.
 func ParseGrantJSON(s string) (Grant, error) {
 	g := Grant{}
-	if s == "" {
+	if s == "" || s == "{}" { // "{}" is the column's default (classic and OAuth tokens)
 		return g, nil
 	}
 	err := json.Unmarshal([]byte(s), &g)

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -59,6 +58,7 @@ type Server struct {
 	limiter *RateLimiter
 	metrics *Metrics
 	routes  []Route
+	buffers bufferPool // bodies of buffered GET responses
 }
 
 // RequestIDHeader carries every response's request id.
@@ -183,7 +183,8 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 // a caller whose budget is spent (any other answer to that caller is the
 // rate-limit refusal).
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
-	buf := newBufferedWriter(w.Header().Clone())
+	buf := s.buffers.get(w.Header().Clone())
+	defer s.buffers.put(buf) // after the body is copied to w
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
 	}
@@ -291,10 +292,19 @@ func WithBaseURL(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseURLKey{}, base)
 }
 
+// newRequestID returns 8 random bytes as upper-case hex, "XXXXXXXX:XXXXXXXX".
 func newRequestID() string {
+	const digits = "0123456789ABCDEF"
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return strings.ToUpper(hex.EncodeToString(b[:4]) + ":" + hex.EncodeToString(b[4:]))
+	id := make([]byte, 0, 17)
+	for i, v := range b {
+		if i == 4 {
+			id = append(id, ':')
+		}
+		id = append(id, digits[v>>4], digits[v&0x0f])
+	}
+	return string(id)
 }
 
 // ClientIP returns the request's remote address without the port.

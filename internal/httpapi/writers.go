@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,8 +44,33 @@ type bufferedWriter struct {
 	wrote  bool
 }
 
-func newBufferedWriter(h http.Header) *bufferedWriter {
-	return &bufferedWriter{header: h, status: http.StatusOK}
+// bufferPool recycles bufferedWriters between requests, so that a
+// response body is not a fresh allocation each time.
+type bufferPool struct{ pool sync.Pool }
+
+// maxPooledBody bounds the buffers kept: a rare large response does not
+// pin its memory.
+const maxPooledBody = 64 << 10
+
+// get returns an empty writer over the header.
+func (p *bufferPool) get(h http.Header) *bufferedWriter {
+	b, _ := p.pool.Get().(*bufferedWriter)
+	if b == nil {
+		b = &bufferedWriter{}
+	}
+	b.header, b.status, b.wrote = h, http.StatusOK, false
+	b.body.Reset()
+	return b
+}
+
+// put recycles the writer; the caller must not use it, or any slice of
+// its body, afterwards.
+func (p *bufferPool) put(b *bufferedWriter) {
+	if b.body.Cap() > maxPooledBody {
+		return
+	}
+	b.header = nil
+	p.pool.Put(b)
 }
 
 func (b *bufferedWriter) Header() http.Header { return b.header }
@@ -65,6 +91,14 @@ func (b *bufferedWriter) WriteHeader(code int) {
 	if !b.wrote {
 		b.status, b.wrote = code, true
 	}
+}
+
+// AvailableBuffer returns an empty slice with room for a typical JSON
+// body, to append a response to and pass to Write without a copy (as
+// bufio.Writer.AvailableBuffer).
+func (b *bufferedWriter) AvailableBuffer() []byte {
+	b.body.Grow(6 << 10) // a repository object is 5.7 KB
+	return b.body.AvailableBuffer()
 }
 
 func (b *bufferedWriter) Write(p []byte) (int, error) {

@@ -31,7 +31,8 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo
 		return err
 	}
 	httpapi.SetLastModified(w, repo.UpdatedAt)
-	httpapi.WriteJSON(w, status, ToJSON(httpapi.BaseURL(r.Context()), repo, st, role))
+	j := ToJSON(httpapi.BaseURL(r.Context()), repo, st, role)
+	httpapi.WriteJSON(w, status, &j) // a pointer: *JSON renders itself (AppendJSON)
 	return nil
 }
 

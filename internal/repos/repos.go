@@ -56,12 +56,14 @@ const repoColumns = `r.id, r.name, r.description, r.private, r.default_branch, r
 
 const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 
-func scanRepo(row interface{ Scan(...any) error }) (*Repository, error) {
+// scanRepo scans repoColumns, then the query's extra columns into extra.
+func scanRepo(row interface{ Scan(...any) error }, extra ...any) (*Repository, error) {
 	var r Repository
 	var o accounts.Account
-	err := row.Scan(&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
+	err := row.Scan(append([]any{&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
 		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt,
-		&o.ID, &o.Type, &o.Login, &o.Name, &o.Email, &o.Description, &o.SiteAdmin, &o.SAMLEnforced, &o.HasTOTP, &o.CreatedAt, &o.UpdatedAt)
+		&o.ID, &o.Type, &o.Login, &o.Name, &o.Email, &o.Description, &o.SiteAdmin, &o.SAMLEnforced, &o.HasTOTP, &o.CreatedAt, &o.UpdatedAt},
+		extra...)...)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -73,6 +75,23 @@ func scanRepo(row interface{ Scan(...any) error }) (*Repository, error) {
 func ByOwnerAndName(ctx context.Context, q store.Q, owner, name string) (*Repository, error) {
 	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+
 		`WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name))
+}
+
+// ByOwnerAndNameWithMembership is ByOwnerAndName that also returns, in
+// the same query, the user's role in the organization that owns the
+// repository: accounts.RoleOwner, accounts.RoleMember, or "" when the
+// user is not a member or the owner is not an organization (userID 0:
+// always ""). The access guard uses it to resolve a repository and the
+// caller's standing on it in one round trip.
+func ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name string, userID int64) (*Repository, string, error) {
+	var memberRole string
+	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+`, COALESCE(m.role, '')`+repoFrom+
+		`LEFT JOIN org_members m ON m.org_id = a.id AND m.user_id = $3
+		WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name, userID), &memberRole)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, memberRole, nil
 }
 
 // ByID returns the repository with the id.

@@ -1,0 +1,83 @@
+package repos
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/wire"
+)
+
+// TestRepositoryJSONAppender checks that JSON.AppendJSON writes what
+// encoding/json writes, for real repositories and for a value with every
+// field set (so a field added to JSON but not to AppendJSON fails here).
+func TestRepositoryJSONAppender(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 4, 3, 2, 1, 500, time.FixedZone("X", 3600))
+	owner := &accounts.Account{ID: 3, Type: accounts.TypeOrg, Login: "acme"}
+	user := &accounts.Account{ID: 4, Type: accounts.TypeUser, Login: "octocat", SiteAdmin: true}
+	cases := map[string]JSON{
+		"zero": {},
+		"org repository, admin": ToJSON("http://127.0.0.1:8080", &Repository{ID: 7, Owner: owner, Name: "widgets", Private: true,
+			DefaultBranch: "main", AdvancedSecurity: true, CreatedAt: now, UpdatedAt: now}, Stats{Stargazers: 2, Forks: 1}, auth.RoleAdmin),
+		"user repository, anonymous": ToJSON("https://forge.example", &Repository{ID: 8, Owner: user, Name: "hello",
+			Description: "a \"quoted\" <b>&</b> é\u2028\x01 description", ForkOfID: 7, PushedAt: &now, CreatedAt: now}, Stats{}, auth.RoleNone),
+		"every field set": filled(t),
+	}
+	for name, j := range cases {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&j); err != nil {
+			t.Fatal(err)
+		}
+		got := append(j.AppendJSON(nil), '\n')
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want.Bytes())
+		}
+	}
+}
+
+// filled returns a JSON with every field non-zero, strings that need
+// escaping, and one level of template repository.
+func filled(t *testing.T) JSON {
+	var j JSON
+	fill(t, reflect.ValueOf(&j).Elem(), 0)
+	return j
+}
+
+func fill(t *testing.T, v reflect.Value, depth int) {
+	if v.Type() == reflect.TypeFor[wire.Time]() {
+		v.Set(reflect.ValueOf(wire.T(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(depth) * time.Hour))))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s<&>\"\\\t\u00e9\u2029/" + v.Type().Name())
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(42 + depth))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := range 2 {
+			fill(t, v.Index(i), depth)
+		}
+	case reflect.Pointer:
+		if depth > 0 && v.Type().Elem() == reflect.TypeFor[JSON]() {
+			return // one level of template repository
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(t, v.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(t, v.Field(i), depth)
+		}
+	default:
+		t.Fatalf("fill: unhandled kind %s (%s)", v.Kind(), v.Type())
+	}
+}
