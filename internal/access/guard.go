@@ -111,13 +111,21 @@ func joinScopes(s []string) string {
 	return out
 }
 
+// SAMLRefused reports whether the principal's credential is one that
+// organizations enforcing SAML single sign-on refuse: an OAuth token made
+// through the authorizations API. Code that reads such organizations'
+// resources in bulk (lists, feeds) leaves them out for it.
+func SAMLRefused(p *auth.Principal) bool {
+	return p != nil && p.Token != nil && p.Token.Kind == auth.KindOAuth
+}
+
 // SAMLRefusal is the 403 for an OAuth token (one made through the
 // authorizations API) on a resource of an organization that enforces SAML
 // single sign-on, and nil for any other principal or owner. Code that
 // reaches an organization's resources outside a route (git over HTTP)
 // must call it too.
 func SAMLRefusal(p *auth.Principal, org *accounts.Account) error {
-	if p.Token != nil && p.Token.Kind == auth.KindOAuth && org != nil && org.IsOrg() && org.SAMLEnforced {
+	if SAMLRefused(p) && org != nil && org.IsOrg() && org.SAMLEnforced {
 		return apierr.Forbidden("Resource protected by organization SAML enforcement. OAuth tokens made through the authorizations API cannot access organizations that enforce SAML single sign-on.")
 	}
 	return nil

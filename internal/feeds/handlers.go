@@ -196,7 +196,9 @@ func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *ac
 // userOrgEvents is the user's organization dashboard: only the user may
 // read it. Members see the organization's private events too; others
 // its public events. A fine-grained token must be one on the
-// organization (the route requires its Events permission).
+// organization (the route requires its Events permission); an OAuth
+// token made through the authorizations API is refused when the
+// organization enforces SAML single sign-on, as /orgs/{org} routes do.
 func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, user := auth.PrincipalFrom(ctx), accounts.UserFrom(ctx)
@@ -206,6 +208,9 @@ func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 	org, err := accounts.OrgByLogin(ctx, h.db, r.PathValue("org"))
 	if err != nil {
 		return apierr.NotFound()
+	}
+	if err := access.SAMLRefusal(p, org); err != nil {
+		return err
 	}
 	if p.FineGrained() && p.Token.ResourceOwnerID != org.ID {
 		return apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
@@ -222,7 +227,9 @@ func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 // privateViewer returns the viewer of user's private events that the
 // principal is, or the zero viewer (public events only): the user
 // themself with a password or a classic or OAuth token with the repo
-// scope sees the private events of every repository they can read; a
+// scope sees the private events of every repository they can read (but
+// an OAuth token made through the authorizations API not those of
+// organizations that enforce SAML single sign-on, which refuse it); a
 // fine-grained token of the user with the user permission Events (read)
 // only those of the repositories the token selects.
 func privateViewer(p *auth.Principal, user *accounts.Account) viewer {
@@ -233,7 +240,7 @@ func privateViewer(p *auth.Principal, user *accounts.Account) viewer {
 	case p.Token == nil:
 		return viewer{user: user.ID}
 	case p.ScopeBased() && p.Token.Scopes.Grants("repo"):
-		return viewer{user: user.ID}
+		return viewer{user: user.ID, noSAML: access.SAMLRefused(p)}
 	case p.FineGrained() && p.Token.Kind != auth.KindInstallation && p.Token.ResourceOwnerID == user.ID &&
 		p.Token.Grant.Has(auth.Need{Name: "user_events", Level: auth.Read}):
 		return viewer{user: user.ID, scoped: true, owner: p.Token.ResourceOwnerID, all: p.Token.AllRepositories, repos: p.Token.RepositoryIDs}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/store"
 )
 
@@ -50,18 +51,25 @@ func (b *sqlBuilder) isPublic() string { return "public = " + b.arg(true) }
 // viewer is whose private events a feed may show: none (the zero
 // value: public events only), or those of the repositories user can read,
 // narrowed for a fine-grained token to the repositories it selects
-// (scoped: those of owner, all of them or the ones in repos).
+// (scoped: those of owner, all of them or the ones in repos), and for a
+// credential that organizations enforcing SAML single sign-on refuse
+// (access.SAMLRefusal) to the repositories of other owners (noSAML).
 type viewer struct {
 	user   int64
 	scoped bool
 	owner  int64
 	all    bool
 	repos  []int64
+	noSAML bool
 }
 
-// key names the viewer in cache keys and ETags.
+// key names the viewer in cache keys and ETags: viewers that may see
+// different events have different keys.
 func (v viewer) key() string {
 	k := id(v.user)
+	if v.noSAML {
+		k += "~nosaml"
+	}
 	if !v.scoped {
 		return k
 	}
@@ -78,9 +86,13 @@ func (v viewer) key() string {
 	return k
 }
 
-// selects reports whether a token scope lets the viewer see private
-// events of the repository (ownerID owns it).
-func (v viewer) selects(repoID, ownerID int64) bool {
+// selects reports whether the token lets the viewer see private events of
+// the repository (ownerID owns it; samlOwner reports whether the owner is
+// an organization that enforces SAML single sign-on).
+func (v viewer) selects(repoID, ownerID int64, samlOwner bool) bool {
+	if v.noSAML && samlOwner {
+		return false
+	}
 	if !v.scoped {
 		return true
 	}
@@ -101,6 +113,10 @@ func (b *sqlBuilder) accessible(v viewer) string {
 			if !v.all {
 				b.with += " AND " + b.in("id", append([]int64{0}, v.repos...))
 			}
+		}
+		if v.noSAML {
+			b.with += " AND owner_id NOT IN (SELECT id FROM accounts WHERE type = " + b.arg(accounts.TypeOrg) +
+				" AND saml_enforced = " + b.arg(true) + ")"
 		}
 		b.with += ") "
 	}
@@ -224,12 +240,14 @@ func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (so
 	src := sources{readable: map[int64]bool{}, viewer: v}
 	rows, err := q.QueryContext(ctx, `
 		SELECT 'repo', s.repository_id,
-		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2), r.owner_id
+		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2), r.owner_id,
+		       o.type = $4 AND o.saml_enforced
 		FROM (SELECT repository_id FROM stars WHERE user_id = $1
 		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s
 		JOIN repositories r ON r.id = s.repository_id
+		JOIN accounts o ON o.id = r.owner_id
 		UNION ALL
-		SELECT 'actor', followee_id, $3, 0 FROM follows WHERE follower_id = $1`, userID, v.user, false)
+		SELECT 'actor', followee_id, $3, 0, $3 FROM follows WHERE follower_id = $1`, userID, v.user, false, accounts.TypeOrg)
 	if err != nil {
 		return src, err
 	}
@@ -237,13 +255,13 @@ func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (so
 	for rows.Next() {
 		var kind string
 		var v, owner int64
-		var readable bool
-		if err := rows.Scan(&kind, &v, &readable, &owner); err != nil {
+		var readable, samlOwner bool
+		if err := rows.Scan(&kind, &v, &readable, &owner, &samlOwner); err != nil {
 			return src, err
 		}
 		if kind == "repo" {
 			src.repos = append(src.repos, v)
-			src.readable[v] = readable && src.viewer.selects(v, owner)
+			src.readable[v] = readable && src.viewer.selects(v, owner, samlOwner)
 		} else {
 			src.followees = append(src.followees, v)
 		}

@@ -210,8 +210,12 @@ func TestServeFlagRemovesAuthorizationsAPI(t *testing.T) {
 	ctx, cancel := context.WithCancel(apptest.Ctx())
 	logs, logw := io.Pipe()
 	exited := make(chan int, 1)
+	// The data directory is made before the cleanup below is registered,
+	// so that it is removed after the server has stopped (cleanups run
+	// last first); made in the goroutine, it could be removed first.
+	data := t.TempDir()
 	go func() {
-		exited <- app.Execute(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
+		exited <- app.Execute(ctx, []string{"serve", "--data", data, "--addr", "127.0.0.1:0",
 			"--authorizations-api", "removed"}, io.Discard, logw)
 		logw.Close()
 	}()
