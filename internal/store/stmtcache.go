@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sync"
 )
 
@@ -62,6 +63,26 @@ func (db *DB) cached(query string) *sql.Stmt {
 	return db.cache.stmts[query]
 }
 
+// cachedOrNote is cached, and when the query is not in the cache yet it
+// notes it in t so that Tx prepares it once the transaction has ended
+// (and holds no connection): a query that only ever runs in transactions
+// is then parsed once per connection too, not once per call.
+func (t *Tx) cachedOrNote(query string) *sql.Stmt {
+	st := t.db.cached(query)
+	if st == nil && t.db.cache != nil && !slices.Contains(t.uncached, query) {
+		t.uncached = append(t.uncached, query)
+	}
+	return st
+}
+
+// prepareAll prepares the queries into the cache. It must be called
+// without holding a connection (see cached).
+func (db *DB) prepareAll(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		_ = db.stmt(ctx, q)
+	}
+}
+
 func (c *stmtCache) close() {
 	if c == nil {
 		return
@@ -102,7 +123,7 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // QueryRowContext runs a query in the transaction, reusing the
 // database's cached statement when there is one.
 func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.db.cached(query); st != nil {
+	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
@@ -111,7 +132,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 // QueryContext runs a query in the transaction, reusing the database's
 // cached statement.
 func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.db.cached(query); st != nil {
+	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
@@ -120,7 +141,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 // ExecContext runs a statement in the transaction, reusing the
 // database's cached statement.
 func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.db.cached(query); st != nil {
+	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)

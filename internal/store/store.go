@@ -143,6 +143,7 @@ type Tx struct {
 	*sql.Tx
 	db          *DB
 	afterCommit []func()
+	uncached    []string // query texts run unprepared, for the statement cache
 }
 
 // AfterCommit registers fn to run after the transaction commits (never
@@ -169,6 +170,15 @@ func AfterCommit(q Q, fn func()) {
 // load starves unlucky writers past busy_timeout; the busy handler is
 // left to arbitrate with other processes (admin commands).
 func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
+	var uncached []string
+	err := db.tx(ctx, fn, &uncached)
+	db.prepareAll(context.WithoutCancel(ctx), uncached)
+	return err
+}
+
+// tx is Tx without the statement cache's upkeep: it reports in *uncached
+// the queries that ran unprepared.
+func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) error {
 	if db.writeGate != nil {
 		wait := time.NewTimer(writeGateTimeout)
 		defer wait.Stop()
@@ -186,6 +196,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
 		return Normalize(err)
 	}
 	tx := &Tx{Tx: sqlTx, db: db}
+	defer func() { *uncached = tx.uncached }()
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err

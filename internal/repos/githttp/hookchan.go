@@ -47,7 +47,7 @@ dir=$` + hookDirEnv + `
 	printf 'GIT_ALTERNATE_OBJECT_DIRECTORIES=%s\n' "$GIT_ALTERNATE_OBJECT_DIRECTORIES"
 	printf 'GIT_QUARANTINE_PATH=%s\n' "$GIT_QUARANTINE_PATH"
 	printf '\n'
-	cat
+	while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done
 	printf '.\n'
 } >"$dir/` + requestFIFO + `" || exit 1
 while IFS= read -r line; do
