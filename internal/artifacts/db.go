@@ -81,7 +81,7 @@ func ensureArtifacts(ctx context.Context, q store.Q, d store.Dialect, orgID int6
 			}
 			args = append(args, orgID, repoID, a.key().RepoID, a.Digest, a.Name, a.Version, now, now)
 		}
-		rows, err := q.QueryContext(ctx, `
+		rows, err := q.QueryContext(ctx, store.Dynamic+`
 			INSERT INTO artifacts (org_id, repository_id, repo_key, digest, name, version, created_at, updated_at)
 			VALUES `+valuesList(d, len(batch), 8)+`
 			ON CONFLICT (org_id, repo_key, digest) DO UPDATE SET updated_at = excluded.updated_at
@@ -143,7 +143,7 @@ func upsertDeploymentRecords(ctx context.Context, q store.Q, d store.Dialect, or
 			args = append(args, orgID, r.ArtifactID, r.LogicalEnvironment, r.PhysicalEnvironment, r.Cluster,
 				r.DeploymentName, r.Status, string(tags), string(risks), now, now)
 		}
-		rows, err := q.QueryContext(ctx, `
+		rows, err := q.QueryContext(ctx, store.Dynamic+`
 			INSERT INTO deployment_records (org_id, artifact_id, logical_environment, physical_environment, cluster,
 				deployment_name, status, tags, runtime_risks, created_at, updated_at)
 			VALUES `+valuesList(d, len(batch), 11)+`
@@ -240,7 +240,7 @@ func upsertStorageRecords(ctx context.Context, q store.Q, d store.Dialect, artif
 		for _, id := range batch {
 			args = append(args, id, s.Name, s.Version, s.RegistryURL, s.Repository, s.ArtifactURL, s.Path, s.Status, now, now)
 		}
-		rows, err := q.QueryContext(ctx, `
+		rows, err := q.QueryContext(ctx, store.Dynamic+`
 			INSERT INTO storage_records (artifact_id, name, version, registry_url, repository, artifact_url, path, status,
 				created_at, updated_at)
 			VALUES `+valuesList(d, len(batch), 10)+`

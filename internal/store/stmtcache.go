@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -11,6 +12,11 @@ import (
 // texts in the code, so the bound is only a guard against code that
 // builds SQL text dynamically.
 const maxCachedStatements = 512
+
+// Dynamic starts the text of a query built at run time (a VALUES list
+// of a varying number of rows, say): such a query is never cached, so
+// that its many texts cannot fill the cache and push out the hot ones.
+const Dynamic = "/* dynamic */ "
 
 // stmtCache keeps one prepared statement per query text, so that a hot
 // query is parsed once per connection instead of once per call. Parsing
@@ -25,7 +31,7 @@ type stmtCache struct {
 // (the caller then runs the query unprepared and gets its error).
 func (db *DB) stmt(ctx context.Context, query string) *sql.Stmt {
 	c := db.cache
-	if c == nil {
+	if c == nil || strings.HasPrefix(query, Dynamic) {
 		return nil
 	}
 	c.mu.RLock()
@@ -69,7 +75,7 @@ func (db *DB) cached(query string) *sql.Stmt {
 // is then parsed once per connection too, not once per call.
 func (t *Tx) cachedOrNote(query string) *sql.Stmt {
 	st := t.db.cached(query)
-	if st == nil && t.db.cache != nil && !slices.Contains(t.uncached, query) {
+	if st == nil && t.db.cache != nil && !strings.HasPrefix(query, Dynamic) && !slices.Contains(t.uncached, query) {
 		t.uncached = append(t.uncached, query)
 	}
 	return st
