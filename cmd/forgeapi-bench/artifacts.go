@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,17 +81,11 @@ func runArtifacts(ctx context.Context, args []string) error {
 		return fmt.Errorf("fixture: %w", err)
 	}
 	fmt.Printf("database: %s; %d-item cluster calls, %d repositories, %d workers\n\n", m.App.DB.Dialect, b.items, b.repos, b.workers)
-	if b.cpuProfile != "" {
-		f, err := os.Create(b.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(b.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	return b.measure(ctx, m.URL(), token)
 }
 

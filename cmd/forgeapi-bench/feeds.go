@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -72,17 +71,11 @@ func runFeeds(ctx context.Context, args []string) error {
 		return fmt.Errorf("fixture: %w", err)
 	}
 	fmt.Printf("stored in %s\n\n", time.Since(start).Round(time.Second))
-	if b.cpuProfile != "" {
-		f, err := os.Create(b.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(b.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	return b.measure(ctx, m.URL(), fx)
 }
 

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -124,17 +123,11 @@ func runWebhooks(ctx context.Context, args []string) error {
 	if err := rcv.awaitPings(ctx, b.hooks, 30*time.Second); err != nil {
 		return err
 	}
-	if b.cpuProfile != "" {
-		f, err := os.Create(b.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(b.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	rep := b.measure(ctx, client, m.URL(), fx, rcv)
 	rep.Database = string(m.App.DB.Dialect)
 	// A delivery is logged just after its receiver answers: poll for the

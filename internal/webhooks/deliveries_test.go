@@ -314,8 +314,7 @@ func TestDeliveriesAPI(t *testing.T) {
 	if rresp, err := redeliver(client, "octo", "widgets", hook.GetID(), all[1].GetID()); err != nil || rresp.StatusCode != http.StatusAccepted {
 		t.Fatalf("redeliver: %v %v", rresp, err)
 	}
-	again := rc.waitFor("the redelivery", func(got []received) bool { return countGUID(got, d.GetGUID()) == 2 })
-	_ = again
+	rc.waitFor("the redelivery", func(got []received) bool { return countGUID(got, d.GetGUID()) == 2 })
 	all = loggedDeliveries(t, client, "octo", "widgets", hook.GetID(), 8)
 	if all[0].GetGUID() != d.GetGUID() || !all[0].GetRedelivery() {
 		t.Errorf("redelivery logged as %v", all[0])

@@ -290,23 +290,6 @@ func (s *Service) targetHooks(ctx context.Context, q store.Q, h *Hook) ([]*Hook,
 	return slices.DeleteFunc(all, func(o *Hook) bool { return o.ID == h.ID }), nil
 }
 
-func queryHooks(ctx context.Context, q store.Q, query string, args ...any) ([]*Hook, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Hook
-	for rows.Next() {
-		h, err := scanHook(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, store.Normalize(rows.Err())
-}
-
 // nullID is an optional id column's value: NULL for 0.
 func nullID(id int64) any {
 	if id == 0 {

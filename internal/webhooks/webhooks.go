@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -240,9 +241,18 @@ func SubscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org
 	if org != nil {
 		orgID = org.ID
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+hookColumns+` FROM hooks
+	all, err := queryHooks(ctx, q, `SELECT `+hookColumns+` FROM hooks
 		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
 		ORDER BY org_id IS NOT NULL, id`, repoID, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(h *Hook) bool { return !h.Subscribed(event) }), nil
+}
+
+// queryHooks runs a query of hookColumns and scans its hooks.
+func queryHooks(ctx context.Context, q store.Q, query string, args ...any) ([]*Hook, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -253,9 +263,7 @@ func SubscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org
 		if err != nil {
 			return nil, err
 		}
-		if h.Subscribed(event) {
-			out = append(out, h)
-		}
+		out = append(out, h)
 	}
 	return out, store.Normalize(rows.Err())
 }
