@@ -21,6 +21,17 @@ import (
 // Guard implements httpapi.Guard.
 type Guard struct {
 	DB *store.DB
+	// Accounts, when set, serves the {username} and {org} lookups from
+	// its cache; nil reads them from DB.
+	Accounts *accounts.Cache
+}
+
+// account returns the account with the login.
+func (g *Guard) account(ctx context.Context, login string) (*accounts.Account, error) {
+	if g.Accounts != nil {
+		return g.Accounts.ByLogin(ctx, login)
+	}
+	return accounts.ByLogin(ctx, g.DB, login)
 }
 
 // Check resolves the rule's target and checks the principal against it.
@@ -35,7 +46,7 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 	case auth.TargetEnterprise:
 		return g.checkEnterprise(ctx, p, rule, r.PathValue("enterprise"))
 	case auth.TargetUser:
-		a, err := accounts.ByLogin(ctx, g.DB, r.PathValue("username"))
+		a, err := g.account(ctx, r.PathValue("username"))
 		if err != nil {
 			return nil, notFoundOr(err)
 		}

@@ -11,7 +11,10 @@ import (
 )
 
 func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule, login string) (context.Context, error) {
-	org, err := accounts.OrgByLogin(ctx, g.DB, login)
+	org, err := g.account(ctx, login)
+	if err == nil && !org.IsOrg() {
+		err = store.ErrNotFound
+	}
 	if err != nil {
 		return nil, notFoundOr(err)
 	}

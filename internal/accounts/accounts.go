@@ -165,3 +165,46 @@ func OrgsOf(ctx context.Context, q store.Q, userID int64) ([]int64, error) {
 	}
 	return ids, rows.Err()
 }
+
+// Cache looks accounts up by login through a store.ReadCache over the
+// accounts table, for the lookups every request of a /users/{username}
+// or /orgs/{org} route makes: a change to an account takes effect at
+// once (see store.ReadCache).
+type Cache struct {
+	db      *store.DB
+	byLogin *store.ReadCache[string, *Account]
+}
+
+// NewCache returns an account cache over db.
+func NewCache(db *store.DB) *Cache {
+	return &Cache{db: db, byLogin: store.NewReadCache[string, *Account](db, 0, "accounts")}
+}
+
+// ByLogin is ByLogin through the cache. The account returned is the
+// caller's own copy.
+func (c *Cache) ByLogin(ctx context.Context, login string) (*Account, error) {
+	a, err := c.byLogin.Get(asciiLower(login), func() (*Account, error) { return ByLogin(ctx, c.db, login) })
+	if err != nil {
+		return nil, err
+	}
+	copied := *a
+	return &copied, nil
+}
+
+// asciiLower lowers ASCII letters only, as SQLite's lower() does: the
+// cache key of a login lookup never joins two logins the database tells
+// apart.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

@@ -155,7 +155,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Tokens: auth.NewTokenCache(db)}
 	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
 	if err != nil {
 		db.Close()
@@ -248,7 +248,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
-		a.Authn, &access.Guard{DB: a.DB}, m.metrics, a.Routes())
+		a.Authn, &access.Guard{DB: a.DB, Accounts: accounts.NewCache(a.DB)}, m.metrics, a.Routes())
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -17,6 +17,28 @@ import (
 type Authenticator struct {
 	DB  *store.DB
 	Now func() time.Time // defaults to time.Now
+	// Tokens, when set, caches token lookups (see NewTokenCache); nil
+	// looks every token up in the database.
+	Tokens *TokenCache
+}
+
+// TokenCache caches what a token authenticates as, by the token's hash,
+// so that a client polling with a token costs no query per request. It
+// is a store.ReadCache over the token and account tables: revoking or
+// changing a token, or changing its account, takes effect at once.
+type TokenCache = store.ReadCache[string, *tokenRecord]
+
+// NewTokenCache returns a token cache over db.
+func NewTokenCache(db *store.DB) *TokenCache {
+	return store.NewReadCache[string, *tokenRecord](db, 0, "tokens", "accounts", "oauth_apps")
+}
+
+// tokenRecord is what a token's lookup finds; shared by the requests that
+// use the token, it is never modified.
+type tokenRecord struct {
+	account   Account
+	token     Token
+	expiresAt *time.Time
 }
 
 func (a *Authenticator) now() time.Time {
@@ -83,29 +105,47 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if token == "" {
 		return nil, ErrBadCredentials()
 	}
-	var (
-		acct           Account
-		t              Token
-		scopes, grant  string
-		repoIDs        string
-		ownerID, appID *int64
-		expiresAt      *time.Time
-	)
-	err := a.DB.QueryRowContext(ctx, `
-		SELECT t.id, t.kind, t.scopes, t.permissions, t.resource_owner_id, t.all_repositories,
-		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin
-		FROM tokens t JOIN accounts a ON a.id = t.user_id
-		WHERE t.token_hash = $1`, HashToken(token)).Scan(
-		&t.ID, &t.Kind, &scopes, &grant, &ownerID, &t.AllRepositories,
-		&repoIDs, &appID, &expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+	hash := HashToken(token)
+	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, hash) }
+	var rec *tokenRecord
+	var err error
+	if a.Tokens != nil {
+		rec, err = a.Tokens.Get(hash, load)
+	} else {
+		rec, err = load()
+	}
 	if err != nil {
-		if errors.Is(store.Normalize(err), store.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, ErrBadCredentials()
 		}
 		return nil, err
 	}
-	if expiresAt != nil && !a.now().Before(*expiresAt) {
+	if rec.expiresAt != nil && !a.now().Before(*rec.expiresAt) {
 		return nil, ErrBadCredentials()
+	}
+	acct, t := rec.account, rec.token // the request's own copies
+	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
+}
+
+// lookUpToken reads the token with the hash and its account; a token
+// that does not exist is store.ErrNotFound.
+func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRecord, error) {
+	var (
+		rec            tokenRecord
+		scopes, grant  string
+		repoIDs        string
+		ownerID, appID *int64
+	)
+	acct, t := &rec.account, &rec.token
+	err := a.DB.QueryRowContext(ctx, `
+		SELECT t.id, t.kind, t.scopes, t.permissions, t.resource_owner_id, t.all_repositories,
+		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin
+		FROM tokens t JOIN accounts a ON a.id = t.user_id
+		WHERE t.token_hash = $1`, hash).Scan(
+		&t.ID, &t.Kind, &scopes, &grant, &ownerID, &t.AllRepositories,
+		&repoIDs, &appID, &rec.expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+	if err != nil {
+		return nil, store.Normalize(err)
 	}
 	t.Scopes = ParseScopes(scopes)
 	if t.Grant, err = ParseGrantJSON(grant); err != nil {
@@ -122,7 +162,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if appID != nil {
 		t.AppID = *appID
 	}
-	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
+	return &rec, nil
 }
 
 // CheckOTP verifies the X-Service-OTP code of a password-authenticated

@@ -104,6 +104,7 @@ func (c *stmtCache) close() {
 // QueryRowContext runs a query expected to return at most one row,
 // through the statement cache.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -112,6 +113,7 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // QueryContext runs a query through the statement cache.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -120,6 +122,7 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // ExecContext runs a statement through the statement cache.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -129,6 +132,7 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // QueryRowContext runs a query in the transaction, reusing the
 // database's cached statement when there is one.
 func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
@@ -138,6 +142,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 // QueryContext runs a query in the transaction, reusing the database's
 // cached statement.
 func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -147,6 +152,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 // ExecContext runs a statement in the transaction, reusing the
 // database's cached statement.
 func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}

@@ -49,6 +49,11 @@ type DB struct {
 	// writeGate (SQLite only) lets one transaction of this process at a
 	// time wait for the write lock; see Tx.
 	writeGate chan struct{}
+	watch     watchers
+	// stopListening ends the PostgreSQL listener of other processes'
+	// writes (see Watch); listening is closed when it has ended.
+	stopListening context.CancelFunc
+	listening     chan struct{}
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -125,11 +130,22 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect postgres: %w", err)
 	}
-	return &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, pool: pool}, nil
+	db := &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, pool: pool, listening: make(chan struct{})}
+	listenCtx, stop := context.WithCancel(context.Background())
+	db.stopListening = stop
+	go func() {
+		defer close(db.listening)
+		db.listenForChanges(listenCtx)
+	}()
+	return db, nil
 }
 
 // Close closes the database and, for PostgreSQL, its pool.
 func (db *DB) Close() error {
+	if db.stopListening != nil {
+		db.stopListening()
+		<-db.listening
+	}
 	db.cache.close()
 	err := db.DB.Close()
 	if db.pool != nil {
@@ -144,6 +160,7 @@ type Tx struct {
 	db          *DB
 	afterCommit []func()
 	uncached    []string // query texts run unprepared, for the statement cache
+	written     []string // watched tables written (see Watch)
 }
 
 // AfterCommit registers fn to run after the transaction commits (never
@@ -201,9 +218,17 @@ func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) e
 		_ = sqlTx.Rollback()
 		return err
 	}
+	if len(tx.written) > 0 && db.Dialect == Postgres {
+		// Delivered to the other servers when, and only if, this commits.
+		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tx.written, ",")); err != nil {
+			_ = sqlTx.Rollback()
+			return err
+		}
+	}
 	if err := sqlTx.Commit(); err != nil {
 		return Normalize(err)
 	}
+	db.changed(tx.written)
 	for _, f := range tx.afterCommit {
 		f()
 	}

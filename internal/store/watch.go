@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Table watches let in-memory caches of database rows drop what they hold
+// when those rows change. A write is recognised by the text of the
+// statement that makes it (INSERT INTO t, UPDATE t, DELETE FROM t, also
+// inside a WITH), so every write through a DB or Tx is seen without its
+// author doing anything: statements in a transaction notify once it
+// commits (never when it rolls back), statements outside one once they
+// return.
+//
+// What a statement text does not show is not seen: a delete that cascades
+// into a watched table (watch its parent tables too) and a write made by a
+// trigger. Writes with RETURNING that run outside a transaction are seen
+// when the call returns, which can be before SQLite commits them; run
+// writes to watched tables that return rows in a transaction.
+//
+// Across processes: on PostgreSQL a committed write to a watched table
+// also sends a notification (in the writer's transaction) that every
+// other server sharing the database receives with LISTEN and passes to
+// its watchers. Writes of other processes on SQLite (admin commands) are
+// not seen; caches bound that with a short lifetime (see ReadCache).
+
+// changesChannel is the PostgreSQL notification channel of watched writes;
+// the payload is the written tables, comma-separated.
+const changesChannel = "forgeapi_table_changes"
+
+// watchers holds the watch registrations of a DB and what it learned about
+// statement texts.
+type watchers struct {
+	mu      sync.RWMutex
+	byTable map[string][]*watcher
+	// written caches, per statement text, the watched tables it writes
+	// (nil: none). Statement texts are constants of the code, so it stays
+	// small; Dynamic texts are never cached.
+	written sync.Map
+}
+
+// Watch registers fn to run after every committed write to one of the
+// tables by this process, and on PostgreSQL also by other processes
+// sharing the database (after their notification arrives), and whenever
+// notifications may have been missed. fn must be fast and must not block:
+// it runs on the writer's goroutine.
+func (db *DB) Watch(fn func(), tables ...string) {
+	w := &db.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.byTable == nil {
+		w.byTable = map[string][]*watcher{}
+	}
+	one := &watcher{fn: fn}
+	for _, t := range tables {
+		t = strings.ToLower(t)
+		w.byTable[t] = append(w.byTable[t], one)
+	}
+	w.written.Clear() // what is watched has changed
+}
+
+// writePattern finds the tables a statement writes.
+var writePattern = regexp.MustCompile(`(?i)\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)`)
+
+// watchedWrites returns the watched tables the statement writes, or nil.
+func (db *DB) watchedWrites(query string) []string {
+	w := &db.watch
+	if v, ok := w.written.Load(query); ok {
+		return v.([]string)
+	}
+	var tables []string
+	w.mu.RLock()
+	for _, m := range writePattern.FindAllStringSubmatch(query, -1) {
+		t := strings.ToLower(m[1])
+		if _, ok := w.byTable[t]; ok && !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	w.mu.RUnlock()
+	if !strings.HasPrefix(query, Dynamic) {
+		w.written.Store(query, tables)
+	}
+	return tables
+}
+
+// watcher is one Watch registration.
+type watcher struct{ fn func() }
+
+// changed runs the watchers of the tables, each once.
+func (db *DB) changed(tables []string) {
+	w := &db.watch
+	w.mu.RLock()
+	var due []*watcher
+	for _, t := range tables {
+		for _, one := range w.byTable[t] {
+			if !slices.Contains(due, one) {
+				due = append(due, one)
+			}
+		}
+	}
+	w.mu.RUnlock()
+	for _, one := range due {
+		one.fn()
+	}
+}
+
+// changedAll runs every watcher: notifications may have been missed.
+func (db *DB) changedAll() {
+	w := &db.watch
+	w.mu.RLock()
+	tables := make([]string, 0, len(w.byTable))
+	for t := range w.byTable {
+		tables = append(tables, t)
+	}
+	w.mu.RUnlock()
+	db.changed(tables)
+}
+
+// noteWrites records in the transaction the watched tables the statement
+// writes.
+func (t *Tx) noteWrites(query string) {
+	for _, table := range t.db.watchedWrites(query) {
+		if !slices.Contains(t.written, table) {
+			t.written = append(t.written, table)
+		}
+	}
+}
+
+// afterWrite runs the watchers of a statement that ran outside a
+// transaction and, on PostgreSQL, notifies the other processes.
+func (db *DB) afterWrite(ctx context.Context, query string) {
+	tables := db.watchedWrites(query)
+	if len(tables) == 0 {
+		return
+	}
+	if db.Dialect == Postgres {
+		_, _ = db.DB.ExecContext(context.WithoutCancel(ctx), `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tables, ","))
+	}
+	db.changed(tables)
+}
+
+// listenForChanges receives the notifications of other processes' writes
+// until ctx ends, reconnecting after errors. Every watcher runs after
+// each (re)connection, since notifications sent while no connection
+// listened are lost.
+func (db *DB) listenForChanges(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := db.listenOnce(ctx)
+		db.changedAll()
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			backoff = 100 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// listenOnce holds one listening connection until it fails or ctx ends.
+func (db *DB) listenOnce(ctx context.Context) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The listening connection leaves the pool for good: one that stopped
+	// listening (error, shutdown) is closed rather than reused.
+	pc := conn.Hijack()
+	defer pc.Close(context.WithoutCancel(ctx))
+	if _, err := pc.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+		return err
+	}
+	db.changedAll() // writes that committed before LISTEN took effect
+	for {
+		n, err := pc.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		db.changed(strings.Split(n.Payload, ","))
+	}
+}
