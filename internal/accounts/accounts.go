@@ -175,9 +175,10 @@ type Cache struct {
 	byLogin *store.ReadCache[string, *Account]
 }
 
-// NewCache returns an account cache over db.
-func NewCache(db *store.DB) *Cache {
-	return &Cache{db: db, byLogin: store.NewReadCache[string, *Account](db, 0, "accounts")}
+// NewCache returns an account cache over db keeping lookups for at most
+// ttl (0: store.DefaultReadCacheTTL).
+func NewCache(db *store.DB, ttl time.Duration) *Cache {
+	return &Cache{db: db, byLogin: store.NewReadCache[string, *Account](db, ttl, "accounts")}
 }
 
 // ByLogin is ByLogin through the cache. The account returned is the

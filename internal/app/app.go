@@ -66,6 +66,13 @@ type Config struct {
 	// Webhooks configures webhook delivery: allowed destinations, timeout,
 	// retries, per-hook rate limit, retention and the secret key.
 	Webhooks webhooks.Config
+	// LookupCacheTTL bounds how long a token's or an account's lookup is
+	// cached (see store.ReadCache): changes made through this server, and
+	// on PostgreSQL through any server, take effect at once; the bound is
+	// for changes by other processes on SQLite (admin commands) and for
+	// PostgreSQL notifications lost while reconnecting. 0 means 1 s; a
+	// negative value turns the caches off.
+	LookupCacheTTL time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -101,7 +108,9 @@ type App struct {
 	DB     *store.DB
 	Repos  *repos.Service
 	Authn  *auth.Authenticator
-	Events *events.Bus
+	// Accounts caches the account lookups of the API guard (nil: off).
+	Accounts *accounts.Cache
+	Events   *events.Bus
 	// Activity holds stars, watches and follows and emits repository events.
 	Activity *activity.Service
 	// Feeds serves the event feeds.
@@ -155,7 +164,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Tokens: auth.NewTokenCache(db)}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	if cfg.LookupCacheTTL >= 0 {
+		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
+		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
+	}
 	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
 	if err != nil {
 		db.Close()
@@ -248,7 +261,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
-		a.Authn, &access.Guard{DB: a.DB, Accounts: accounts.NewCache(a.DB)}, m.metrics, a.Routes())
+		a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts}, m.metrics, a.Routes())
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -72,6 +72,10 @@ func Start(t testing.TB, opts ...Option) *Env {
 		DataDir:     t.TempDir(),
 		DatabaseURL: DatabaseURL(t),
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Lookups stay cached for the whole test unless a write drops
+		// them: every test that changes a token or an account and checks
+		// the effect at once checks the caches' invalidation too.
+		LookupCacheTTL: time.Hour,
 	}
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -28,9 +28,10 @@ type Authenticator struct {
 // changing a token, or changing its account, takes effect at once.
 type TokenCache = store.ReadCache[string, *tokenRecord]
 
-// NewTokenCache returns a token cache over db.
-func NewTokenCache(db *store.DB) *TokenCache {
-	return store.NewReadCache[string, *tokenRecord](db, 0, "tokens", "accounts", "oauth_apps")
+// NewTokenCache returns a token cache over db keeping lookups for at
+// most ttl (0: store.DefaultReadCacheTTL).
+func NewTokenCache(db *store.DB, ttl time.Duration) *TokenCache {
+	return store.NewReadCache[string, *tokenRecord](db, ttl, "tokens", "accounts", "oauth_apps")
 }
 
 // tokenRecord is what a token's lookup finds; shared by the requests that

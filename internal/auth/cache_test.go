@@ -1,0 +1,98 @@
+package auth_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/auth"
+)
+
+// The test servers cache lookups for an hour (apptest), so whatever these
+// tests see change at once was dropped from the caches by the write.
+
+func TestCachedTokenExpires(t *testing.T) {
+	t.Parallel()
+	var offset atomic.Int64
+	env := apptest.Start(t, apptest.WithClock(func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }))
+	user := env.User("expiring")
+	expires := time.Now().Add(time.Hour)
+	created, err := auth.CreateToken(apptest.Ctx(), env.App.DB,
+		auth.TokenSpec{Kind: auth.KindClassic, UserID: user.ID, ExpiresAt: &expires})
+	apptest.Must(t, "create token", err)
+
+	if resp, body := env.Do("GET", "/user", created.Value, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /user: %d %s", resp.StatusCode, body)
+	}
+	offset.Store(int64(2 * time.Hour))
+	if resp, _ := env.Do("GET", "/user", created.Value, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("expired cached token: %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestAccountLookupsSeeNewAccountsAtOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	if resp, _ := env.Do("GET", "/users/newcomer/events/public", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown user: %d, want 404", resp.StatusCode)
+	}
+	env.User("Newcomer")
+	for _, path := range []string{"/users/newcomer/events/public", "/users/NEWCOMER/events/public"} {
+		if resp, body := env.Do("GET", path, "", nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s after the user was created: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestRevocationReachesOtherServers: with two servers on one PostgreSQL
+// database, a token revoked through one stops working on the other
+// without waiting for its cache to expire (an hour here).
+func TestRevocationReachesOtherServers(t *testing.T) {
+	t.Parallel()
+	if !apptest.Postgres() {
+		t.Skip("servers share a database on PostgreSQL")
+	}
+	first := apptest.Start(t)
+	second := apptest.StartConfig(t, first.Config)
+	const password = "correct horse battery staple"
+	first.User("roamer", apptest.UserOpts{Password: password})
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("roamer:"+password))
+
+	resp, body := first.DoJSON("POST", "/authorizations", "", `{"scopes": ["repo"], "note": "roaming"}`, "Authorization", basic)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create authorization: %d %s", resp.StatusCode, body)
+	}
+	var created struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	apptest.Must(t, "decode", json.Unmarshal(body, &created))
+	if resp, body := second.Do("GET", "/user", created.Token, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("second server before revocation: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = first.Do("DELETE", fmt.Sprintf("/authorizations/%d", created.ID), "", nil, "Authorization", basic)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := first.Do("GET", "/user", created.Token, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("revoking server: %d, want 401", resp.StatusCode)
+	}
+	// The notification travels asynchronously; it takes milliseconds.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, _ := second.Do("GET", "/user", created.Token, nil)
+		if resp.StatusCode == http.StatusUnauthorized {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second server still accepts the revoked token: %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
+)
+
+// open opens a database for the test: SQLite in a temporary directory, or
+// a fresh PostgreSQL schema when the suite runs on PostgreSQL. url is
+// what a second handle on the same database opens.
+func open(t *testing.T) (db *store.DB, url string) {
+	t.Helper()
+	url = apptest.DatabaseURL(t)
+	if url == "" {
+		url = "sqlite://" + filepath.Join(t.TempDir(), "forgeapi.db")
+	}
+	return openURL(t, url), url
+}
+
+func openURL(t *testing.T, url string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// counter counts the calls of a watcher.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) inc()         { c.n.Add(1) }
+func (c *counter) count() int64 { return c.n.Load() }
+
+func exec(t *testing.T, q store.Q, query string, args ...any) {
+	t.Helper()
+	if _, err := q.ExecContext(context.Background(), query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// TestWatchSeesCommittedWritesOnly counts watcher calls on SQLite: on
+// PostgreSQL the listener also calls every watcher whenever it
+// (re)connects, so counts are not exact there.
+func TestWatchSeesCommittedWritesOnly(t *testing.T) {
+	t.Parallel()
+	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "forgeapi.db"))
+	ctx := context.Background()
+	var accounts, follows counter
+	db.Watch(accounts.inc, "accounts")
+	db.Watch(follows.inc, "follows", "accounts") // one call per write even when both match
+
+	// Reads and writes to other tables are not changes.
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM accounts`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, db, `SELECT 1`)
+	if accounts.count() != 0 || follows.count() != 0 {
+		t.Fatalf("reads counted as writes: %d %d", accounts.count(), follows.count())
+	}
+
+	// A statement outside a transaction.
+	exec(t, db, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'a', $1, $1)`, store.Now())
+	if accounts.count() != 1 || follows.count() != 1 {
+		t.Fatalf("after insert: %d %d", accounts.count(), follows.count())
+	}
+
+	// A rolled-back transaction is no change; a committed one is one.
+	rollback := errors.New("roll back")
+	err := db.Tx(ctx, func(tx store.Q) error {
+		exec(t, tx, `UPDATE accounts SET name = 'x' WHERE login = 'a'`)
+		return rollback
+	})
+	if !errors.Is(err, rollback) || accounts.count() != 1 {
+		t.Fatalf("rollback: err %v, count %d", err, accounts.count())
+	}
+	err = db.Tx(ctx, func(tx store.Q) error {
+		exec(t, tx, `UPDATE accounts SET name = 'y' WHERE login = 'a'`)
+		if accounts.count() != 1 {
+			t.Errorf("watcher ran before commit")
+		}
+		exec(t, tx, `
+			WITH gone AS (SELECT id FROM accounts WHERE login = 'nobody')
+			DELETE FROM accounts WHERE id IN (SELECT id FROM gone)`)
+		return nil
+	})
+	if err != nil || accounts.count() != 2 || follows.count() != 2 {
+		t.Fatalf("commit: err %v, counts %d %d", err, accounts.count(), follows.count())
+	}
+}
+
+// TestWatchAcrossProcesses: on PostgreSQL a write committed through one
+// handle reaches the watchers of another handle on the same database (as
+// two servers sharing it).
+func TestWatchAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	if !apptest.Postgres() {
+		t.Skip("notifications between processes are PostgreSQL's")
+	}
+	writer, url := open(t)
+	reader := openURL(t, url)
+	seen := make(chan struct{}, 16)
+	reader.Watch(func() {
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+	}, "accounts")
+	// The listener runs every watcher when it (re)connects; wait for that,
+	// then for the notification of the write.
+	waitSeen(t, seen, "listener start")
+	drain(seen)
+	err := writer.Tx(context.Background(), func(tx store.Q) error {
+		exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'b', $1, $1)`, store.Now())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSeen(t, seen, "notification of the other handle's write")
+}
+
+func waitSeen(t *testing.T, seen chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-seen:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no watcher call: %s", what)
+	}
+}
+
+func drain(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
+
+// TestReadCache counts loads on SQLite, for the reason given at
+// TestWatchSeesCommittedWritesOnly.
+func TestReadCache(t *testing.T) {
+	t.Parallel()
+	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "forgeapi.db"))
+	ctx := context.Background()
+	exec(t, db, `INSERT INTO accounts (type, login, name, created_at, updated_at) VALUES ('User', 'c', 'first', $1, $1)`, store.Now())
+	cache := store.NewReadCache[string, string](db, time.Hour, "accounts")
+	loads := 0
+	name := func() (string, error) {
+		loads++
+		var s string
+		err := db.QueryRowContext(ctx, `SELECT name FROM accounts WHERE login = 'c'`).Scan(&s)
+		return s, store.Normalize(err)
+	}
+	get := func(want string, wantLoads int) {
+		t.Helper()
+		got, err := cache.Get("c", name)
+		if err != nil || got != want || loads != wantLoads {
+			t.Fatalf("Get: %q %v after %d loads, want %q after %d", got, err, loads, want, wantLoads)
+		}
+	}
+	get("first", 1)
+	get("first", 1) // cached
+
+	exec(t, db, `UPDATE accounts SET name = 'second' WHERE login = 'c'`)
+	get("second", 2) // the write dropped it
+
+	// A value read while a write commits is not kept: it may predate it.
+	cache.Invalidate()
+	got, err := cache.Get("c", func() (string, error) {
+		v, err := name()
+		exec(t, db, `UPDATE accounts SET name = 'third' WHERE login = 'c'`)
+		return v, err
+	})
+	if err != nil || got != "second" {
+		t.Fatalf("racing Get: %q %v", got, err)
+	}
+	get("third", 4)
+
+	// Failed lookups are not kept.
+	missing := 0
+	for range 2 {
+		_, err := cache.Get("nobody", func() (string, error) { missing++; return "", store.ErrNotFound })
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing: %v", err)
+		}
+	}
+	if missing != 2 {
+		t.Fatalf("a failed lookup was cached (%d loads)", missing)
+	}
+
+	// Values live at most the TTL.
+	short := store.NewReadCache[string, string](db, time.Nanosecond, "accounts")
+	for range 2 {
+		if _, err := short.Get("c", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if loads != 6 {
+		t.Fatalf("expired value served: %d loads, want 6", loads)
+	}
+}
