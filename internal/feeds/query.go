@@ -24,7 +24,6 @@ import (
 // tests every event against every source.
 type filter struct {
 	key   string
-	with  string   // a WITH clause the conditions use, or ""
 	where string   // when parts is empty
 	parts []string // OR-ed conditions, each index-friendly
 	args  []any
@@ -32,8 +31,8 @@ type filter struct {
 
 // sqlBuilder numbers placeholders as it collects arguments.
 type sqlBuilder struct {
-	args []any
-	with string
+	args     []any
+	readable string // the condition accessible built, once
 }
 
 func (b *sqlBuilder) arg(v any) string {
@@ -101,26 +100,30 @@ func (v viewer) selects(repoID, ownerID int64, samlOwner bool) bool {
 
 // accessible is the condition that the event's repository is one the
 // viewer can read: the user's own, or one of an organization they belong
-// to, within the token's selection. The set is a common table
-// expression, computed once however many parts of a union use it.
+// to, within the token's selection. It is correlated with the event's
+// row, so it costs two primary-key lookups for each private event a
+// scan meets (public events short-circuit the OR of visibility) and
+// nothing up front: a union of dozens of parts no longer builds the set
+// of readable repositories once per part. The text is built once per
+// builder and reused by every part, with the same placeholders.
 func (b *sqlBuilder) accessible(v viewer) string {
-	if b.with == "" {
+	if b.readable == "" {
 		u := b.arg(v.user)
-		b.with = "WITH readable AS (SELECT id FROM repositories WHERE (owner_id = " + u +
-			" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + "))"
+		c := "EXISTS (SELECT 1 FROM repositories r WHERE r.id = events.repo_id AND (r.owner_id = " + u +
+			" OR EXISTS (SELECT 1 FROM org_members m WHERE m.org_id = r.owner_id AND m.user_id = " + u + "))"
 		if v.scoped {
-			b.with += " AND owner_id = " + b.arg(v.owner)
+			c += " AND r.owner_id = " + b.arg(v.owner)
 			if !v.all {
-				b.with += " AND " + b.in("id", append([]int64{0}, v.repos...))
+				c += " AND " + b.in("r.id", append([]int64{0}, v.repos...))
 			}
 		}
 		if v.noSAML {
-			b.with += " AND owner_id NOT IN (SELECT id FROM accounts WHERE type = " + b.arg(accounts.TypeOrg) +
-				" AND saml_enforced = " + b.arg(true) + ")"
+			c += " AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.id = r.owner_id AND o.type = " + b.arg(accounts.TypeOrg) +
+				" AND o.saml_enforced = " + b.arg(true) + ")"
 		}
-		b.with += ") "
+		b.readable = c + ")"
 	}
-	return "repo_id IN (SELECT id FROM readable)"
+	return b.readable
 }
 
 func (b *sqlBuilder) in(column string, ids []int64) string {
@@ -169,7 +172,7 @@ func networkFeed(repoIDs []int64, maxParts int) filter {
 			f.parts = append(f.parts, "repo_id = "+b.arg(r)+" AND "+b.isPublic())
 		}
 	}
-	f.args, f.with = b.args, b.with
+	f.args = b.args
 	return f
 }
 
@@ -189,7 +192,7 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 func actorFeed(actorID int64, v viewer) filter {
 	var b sqlBuilder
 	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(v)
-	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args, with: b.with}
+	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args}
 }
 
 func receivedKey(userID int64, v viewer) string {
@@ -214,7 +217,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 		// 0 is no id: it keeps both lists valid SQL when one is empty.
 		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
 		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.viewer)
-		f.args, f.with = b.args, b.with
+		f.args = b.args
 		return f
 	}
 	for _, r := range src.repos {
@@ -230,7 +233,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 	if len(f.parts) == 0 {
 		f.where = "1 = 0"
 	}
-	f.args, f.with = b.args, b.with
+	f.args = b.args
 	return f
 }
 
@@ -295,14 +298,14 @@ func selectIDs(f filter, floor int64, n int) (string, []any) {
 	fl := b.arg(floor)
 	limit := " LIMIT " + strconv.Itoa(n)
 	if len(f.parts) == 0 {
-		return f.with + "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + limit, b.args
+		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + limit, b.args
 	}
 	terms := make([]string, len(f.parts))
 	for i, p := range f.parts {
 		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
 			" ORDER BY id DESC" + limit + ") AS s" + strconv.Itoa(i)
 	}
-	return f.with + "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + limit, b.args
+	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + limit, b.args
 }
 
 // gallopStart is the first span of ids a union reads (see gallop).
