@@ -87,6 +87,7 @@ type Handler struct {
 	// unions caches the prepared statements of union queries.
 	unions *stmtCache
 	pages  *pageCache
+	hints  *loHints
 	// received and networks keep the filters of the union feeds (what a
 	// user receives events from; a repository's network), dropped on
 	// every committed write to the tables they are read from.
@@ -102,7 +103,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 	}
 	cfg.setDefaults()
 	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(),
-		unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL),
+		unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL), hints: newLoHints(),
 		received: store.NewReadCache[string, filter](db, 0, "stars", "subscriptions", "follows", "repositories", "org_members", "accounts"),
 		networks: store.NewReadCache[int64, filter](db, 0, "repositories", "accounts"),
 	}

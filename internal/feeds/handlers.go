@@ -46,7 +46,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 		return err
 	}
 	v := h.pages.version.Load()
-	ids, err := pageIDs(ctx, h.db, h.unions, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
+	ids, err := pageIDs(ctx, h, key, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) total(ctx context.Context, key string, f filter, floor int64, 
 			return n, nil
 		}
 	}
-	n, err := countUpTo(ctx, h.db, h.unions, f, floor, h.cfg.MaxEvents)
+	n, err := countUpTo(ctx, h, key, f, floor, h.cfg.MaxEvents)
 	if err == nil && page.Page == 1 {
 		h.count.put(key, ids[0], floor, n, now)
 	}

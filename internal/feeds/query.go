@@ -315,20 +315,64 @@ const gallopStart = 4096
 // ranges of the newest ids, floor at the bottom, until it yields want
 // ids or reaches floor. If a range of the newest ids holds want
 // matches, the newest want matches all lie in it, so the answer is
-// exact; a union of many sources then reads a few rows per source
-// instead of want rows from each.
-func gallop(ctx context.Context, q querier, floor int64, want int, query func(lo int64) ([]int64, error)) ([]int64, error) {
+// exact whatever the range's lowest id; a union of many sources then
+// reads a few rows per source instead of want rows from each.
+//
+// hint (0: none) is a lowest id to try first: the one that sufficed the
+// last time (see loHints). When it yields want ids, that is the answer,
+// with no look-up of the newest id and no failed smaller range.
+func gallop(ctx context.Context, q querier, floor, hint int64, want int, query func(lo int64) ([]int64, error)) ([]int64, error) {
+	if hint > 0 {
+		lo := max(floor, hint)
+		ids, err := query(lo)
+		if err != nil || len(ids) >= want || lo == floor {
+			return ids, err
+		}
+	}
 	var newest int64
 	if err := q.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM events`).Scan(&newest); err != nil {
 		return nil, err
 	}
 	for span := int64(gallopStart); ; span *= 8 {
 		lo := max(floor, newest-span)
+		if hint > 0 && lo >= hint && lo > floor {
+			continue // no more than the hint's range, which fell short
+		}
 		ids, err := query(lo)
 		if err != nil || len(ids) >= want || lo == floor {
 			return ids, err
 		}
 	}
+}
+
+// loHints remembers, for each union feed and depth, the lowest id from
+// which its last answer could be read: the want-th newest id, or the
+// window's floor when the feed held fewer. It only steers gallop (any
+// lowest id gives the exact answer); as events are added the hinted
+// range holds more of them and still suffices, and each answer moves
+// the hint up to what it needed.
+type loHints struct {
+	mu sync.Mutex
+	lo map[string]int64
+}
+
+const maxHints = 10000
+
+func newLoHints() *loHints { return &loHints{lo: map[string]int64{}} }
+
+func (h *loHints) get(key string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lo[key]
+}
+
+func (h *loHints) put(key string, lo int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.lo) >= maxHints {
+		clear(h.lo)
+	}
+	h.lo[key] = lo
 }
 
 // windowFloor caches the id of the first event inside the feed window,
@@ -373,26 +417,35 @@ func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, erro
 	return floor, err
 }
 
-// pageIDs returns the ids of the page's events, newest first.
-func pageIDs(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, offset, limit int) ([]int64, error) {
-	n := limitBucket(offset + limit)
+// pageIDs returns the ids of the page's events, newest first. key names
+// the feed and viewer (for the hints of a union's range).
+func pageIDs(ctx context.Context, h *Handler, key string, f filter, floor int64, offset, limit int) ([]int64, error) {
+	n, want := limitBucket(offset+limit), offset+limit
 	var all []int64
 	var err error
 	if len(f.parts) == 0 {
 		query, args := selectIDs(f, floor, n)
-		all, err = scanIDs(ctx, db, n, query, args)
+		all, err = scanIDs(ctx, h.db, n, query, args)
 	} else {
 		// A union's text depends on its number of sources: its own
 		// statement cache keeps it out of the shared one.
-		all, err = gallop(ctx, db, floor, offset+limit, func(lo int64) ([]int64, error) {
+		hintKey := key + "|" + strconv.Itoa(want)
+		all, err = gallop(ctx, h.db, floor, h.hints.get(hintKey), want, func(lo int64) ([]int64, error) {
 			query, args := selectIDs(f, lo, n)
-			return scanIDs(ctx, unions, n, query, args)
+			return scanIDs(ctx, h.unions, n, query, args)
 		})
+		if err == nil {
+			if len(all) >= want {
+				h.hints.put(hintKey, all[want-1])
+			} else {
+				h.hints.put(hintKey, floor)
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	all = all[:min(len(all), offset+limit)]
+	all = all[:min(len(all), want)]
 	return all[min(offset, len(all)):], nil
 }
 
@@ -416,8 +469,8 @@ func scanIDs(ctx context.Context, q interface {
 }
 
 // countUpTo counts the filter's events from floor on, stopping at limit.
-func countUpTo(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, limit int) (int, error) {
-	ids, err := pageIDs(ctx, db, unions, f, floor, 0, limit)
+func countUpTo(ctx context.Context, h *Handler, key string, f filter, floor int64, limit int) (int, error) {
+	ids, err := pageIDs(ctx, h, key, f, floor, 0, limit)
 	return len(ids), err
 }
 
