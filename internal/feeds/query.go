@@ -32,6 +32,7 @@ type filter struct {
 // sqlBuilder numbers placeholders as it collects arguments.
 type sqlBuilder struct {
 	args     []any
+	public   string // the placeholder of true that isPublic uses, once
 	readable string // the condition accessible built, once
 }
 
@@ -45,7 +46,14 @@ func (b *sqlBuilder) arg(v any) string {
 // (repo_id, public, id), (actor_id, id), (actor_id, public, id),
 // (org_id, id), (org_id, public, id).
 
-func (b *sqlBuilder) isPublic() string { return "public = " + b.arg(true) }
+// isPublic is the condition that the event is public; every part of a
+// union shares one placeholder (fewer arguments to bind).
+func (b *sqlBuilder) isPublic() string {
+	if b.public == "" {
+		b.public = b.arg(true)
+	}
+	return "public = " + b.public
+}
 
 // viewer is whose private events a feed may show: none (the zero
 // value: public events only), or those of the repositories user can read,
