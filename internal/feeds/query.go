@@ -3,6 +3,7 @@ package feeds
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -498,7 +499,7 @@ type row struct {
 }
 
 // eventsByID loads the events with the ids, newest first.
-func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
+func eventsByID(ctx context.Context, db *store.DB, ids []int64) ([]row, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -507,10 +508,17 @@ func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	for len(padded) < cap(padded) {
 		padded = append(padded, 0)
 	}
+	// On SQLite, created_at is read as the stored text (+created_at has
+	// no declared type, which the driver would parse, trying two layouts
+	// per value through time.Parse) and parsed by scanTime.
+	createdAt := "created_at"
+	if db.Dialect == store.SQLite {
+		createdAt = "+created_at"
+	}
 	var b sqlBuilder
-	query := `SELECT id, type, actor_id, actor_login, repo_id, repo_name, org_id, org_login, public, payload, created_at
+	query := `SELECT id, type, actor_id, actor_login, repo_id, repo_name, org_id, org_login, public, payload, ` + createdAt + `
 		FROM events WHERE ` + b.in("id", padded) + ` ORDER BY id DESC`
-	rows, err := q.QueryContext(ctx, query, b.args...)
+	rows, err := db.QueryContext(ctx, query, b.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -519,10 +527,109 @@ func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	for rows.Next() {
 		var r row
 		if err := rows.Scan(&r.ID, &r.Type, &r.ActorID, &r.ActorLogin, &r.RepoID, &r.RepoName, &r.OrgID, &r.OrgLogin,
-			&r.Public, &r.Payload, &r.CreatedAt); err != nil {
+			&r.Public, &r.Payload, scanTime{&r.CreatedAt}); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// scanTime scans a time: a time.Time (PostgreSQL), or the text that the
+// SQLite driver stores times as.
+type scanTime struct{ t *time.Time }
+
+func (s scanTime) Scan(v any) error {
+	var err error
+	switch v := v.(type) {
+	case time.Time:
+		*s.t = v
+	case string:
+		*s.t, err = parseStoredTime(v)
+	case []byte:
+		*s.t, err = parseStoredTime(string(v))
+	default:
+		err = fmt.Errorf("created_at: unexpected %T", v)
+	}
+	return err
+}
+
+// storedTimeLayouts are the layouts the SQLite driver reads times in;
+// the first is the one it writes (store opens it with _time_format=sqlite).
+var storedTimeLayouts = [...]string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02T15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// parseStoredTime reads a time as the SQLite driver would: the layout it
+// writes, "2006-01-02 15:04:05.999999999-07:00", without time.Parse;
+// anything else through the driver's layouts in turn.
+func parseStoredTime(s string) (time.Time, error) {
+	if t, ok := parseWrittenTime(s); ok {
+		return t, nil
+	}
+	ts, _ := strings.CutSuffix(s, "Z")
+	for _, layout := range storedTimeLayouts {
+		if t, err := time.Parse(layout, ts); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("created_at: unreadable time %q", s)
+}
+
+// parseWrittenTime parses the layout the SQLite driver writes; ok is
+// false for anything else (or a date time.Parse would refuse).
+func parseWrittenTime(s string) (time.Time, bool) {
+	if len(s) < 25 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day, hour, minute, sec := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19)
+	i, nsec := 19, 0
+	if s[i] == '.' {
+		i++
+		digits := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' && digits < 9 {
+			nsec = nsec*10 + int(s[i]-'0')
+			i++
+			digits++
+		}
+		if digits == 0 {
+			return time.Time{}, false
+		}
+		for ; digits < 9; digits++ {
+			nsec *= 10
+		}
+	}
+	if len(s)-i != 6 || (s[i] != '+' && s[i] != '-') || s[i+3] != ':' {
+		return time.Time{}, false
+	}
+	offHour, offMin := num(i+1, i+3), num(i+4, i+6)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 ||
+		sec < 0 || sec > 59 || offHour < 0 || offHour > 23 || offMin < 0 || offMin > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // past the month's end
+	}
+	offset := time.Duration(offHour)*time.Hour + time.Duration(offMin)*time.Minute
+	if s[i] == '+' {
+		offset = -offset
+	}
+	return t.Add(offset), true
 }

@@ -105,3 +105,27 @@ func TestUnionPagesMatchAScan(t *testing.T) {
 		}
 	}
 }
+
+// TestParseStoredTime checks the SQLite time reader against time.Parse
+// with the driver's layouts, on the layout the driver writes and others.
+func TestParseStoredTime(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"2026-11-23 13:30:55.806134081+00:00", "2026-11-23 13:30:55+00:00", "2026-11-23 13:30:55.5-07:30",
+		"2024-02-29 23:59:59.000001+05:45", "2026-01-02T03:04:05.1+01:00", "2026-01-02 03:04:05.123",
+		"2026-01-02T03:04", "2026-01-02", "2026-01-02 03:04:05Z", "2026-02-30 01:02:03+00:00", "2026-13-01 01:02:03+00:00", "garbage",
+	} {
+		var want time.Time
+		var wantErr error = fmt.Errorf("no layout")
+		for _, layout := range storedTimeLayouts {
+			if v, err := time.Parse(layout, strings.TrimSuffix(s, "Z")); err == nil {
+				want, wantErr = v, nil
+				break
+			}
+		}
+		got, err := parseStoredTime(s)
+		if (err != nil) != (wantErr != nil) || !got.Equal(want) {
+			t.Errorf("%q: got %v, %v; want %v, %v", s, got, err, want, wantErr)
+		}
+	}
+}
