@@ -87,6 +87,12 @@ type Handler struct {
 	// unions caches the prepared statements of union queries.
 	unions *stmtCache
 	pages  *pageCache
+	hints  *loHints
+	// received and networks keep the filters of the union feeds (what a
+	// user receives events from; a repository's network), dropped on
+	// every committed write to the tables they are read from.
+	received *store.ReadCache[string, filter]
+	networks *store.ReadCache[int64, filter]
 }
 
 // New returns the feeds handler over db. now is the clock (nil:
@@ -96,7 +102,11 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 		now = time.Now
 	}
 	cfg.setDefaults()
-	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(), unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL)}
+	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(),
+		unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL), hints: newLoHints(),
+		received: store.NewReadCache[string, filter](db, 0, "stars", "subscriptions", "follows", "repositories", "org_members", "accounts"),
+		networks: store.NewReadCache[int64, filter](db, 0, "repositories", "accounts"),
+	}
 }
 
 // Config returns the handler's configuration with defaults applied.

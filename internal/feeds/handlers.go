@@ -46,7 +46,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 		return err
 	}
 	v := h.pages.version.Load()
-	ids, err := pageIDs(ctx, h.db, h.unions, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
+	ids, err := pageIDs(ctx, h, key, f, floor, page.Offset(), min(page.PerPage, h.cfg.MaxEvents-page.Offset()))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) total(ctx context.Context, key string, f filter, floor int64, 
 			return n, nil
 		}
 	}
-	n, err := countUpTo(ctx, h.db, h.unions, f, floor, h.cfg.MaxEvents)
+	n, err := countUpTo(ctx, h, key, f, floor, h.cfg.MaxEvents)
 	if err == nil && page.Page == 1 {
 		h.count.put(key, ids[0], floor, n, now)
 	}
@@ -128,19 +128,21 @@ func (h *Handler) networkEvents(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	repo := repos.From(ctx)
 	return h.serve(w, r, "network:"+id(repo.ID), func() (filter, error) {
-		root, err := networkRoot(ctx, h, repo)
-		if err != nil {
-			return filter{}, err
-		}
-		forks, err := repos.Forks(ctx, h.db, root.ID)
-		if err != nil {
-			return filter{}, err
-		}
-		ids := []int64{root.ID}
-		for _, f := range forks {
-			ids = append(ids, f.ID)
-		}
-		return networkFeed(ids, h.cfg.MaxUnionSources), nil
+		return h.networks.Get(repo.ID, func() (filter, error) {
+			root, err := networkRoot(ctx, h, repo)
+			if err != nil {
+				return filter{}, err
+			}
+			forks, err := repos.Forks(ctx, h.db, root.ID)
+			if err != nil {
+				return filter{}, err
+			}
+			ids := []int64{root.ID}
+			for _, f := range forks {
+				ids = append(ids, f.ID)
+			}
+			return networkFeed(ids, h.cfg.MaxUnionSources), nil
+		})
 	})
 }
 
@@ -183,13 +185,19 @@ func (h *Handler) receivedPublicEvents(w http.ResponseWriter, r *http.Request) e
 	return h.serveReceived(w, r, accounts.UserFrom(r.Context()), viewer{})
 }
 
+// serveReceived serves the events the user receives as v sees them. The
+// feed's filter (the user's sources and which of them v may see private
+// events of) is cached until a write to the tables it is read from.
 func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *accounts.Account, v viewer) error {
-	return h.serve(w, r, receivedKey(user.ID, v), func() (filter, error) {
-		src, err := receivedSources(r.Context(), h.db, user.ID, v)
-		if err != nil {
-			return filter{}, err
-		}
-		return receivedFeed(user.ID, src, h.cfg.MaxUnionSources), nil
+	key := receivedKey(user.ID, v)
+	return h.serve(w, r, key, func() (filter, error) {
+		return h.received.Get(key, func() (filter, error) {
+			src, err := receivedSources(r.Context(), h.db, user.ID, v)
+			if err != nil {
+				return filter{}, err
+			}
+			return receivedFeed(user.ID, src, h.cfg.MaxUnionSources), nil
+		})
 	})
 }
 

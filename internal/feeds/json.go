@@ -1,6 +1,7 @@
 package feeds
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -43,10 +44,80 @@ type orgJSON struct {
 	AvatarURL  string `json:"avatar_url"`
 }
 
+// eventsJSON is a page of feed events. It renders itself (AppendJSON)
+// byte for byte as encoding/json renders the slice, without reflection.
+type eventsJSON []eventJSON
+
+// AppendJSON appends the events as encoding/json (without HTML
+// escaping, as httpapi.WriteJSON encodes) renders them.
+func (es eventsJSON) AppendJSON(b []byte) []byte {
+	if es == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = es[i].appendJSON(b)
+	}
+	return append(b, ']')
+}
+
+func (e *eventJSON) appendJSON(b []byte) []byte {
+	o := wire.Begin(b)
+	o.String("id", e.ID)
+	o.String("type", e.Type)
+	o.Key("actor")
+	a := wire.Begin(o.B)
+	a.Int("id", e.Actor.ID)
+	a.String("login", e.Actor.Login)
+	a.String("display_login", e.Actor.DisplayLogin)
+	a.String("gravatar_id", e.Actor.GravatarID)
+	a.String("url", e.Actor.URL)
+	a.String("avatar_url", e.Actor.AvatarURL)
+	o.B = a.End()
+	o.Key("repo")
+	r := wire.Begin(o.B)
+	r.Int("id", e.Repo.ID)
+	r.String("name", e.Repo.Name)
+	r.String("url", e.Repo.URL)
+	o.B = r.End()
+	o.Key("payload")
+	o.B = appendRaw(o.B, e.Payload)
+	o.Bool("public", e.Public)
+	o.Time("created_at", e.CreatedAt)
+	if e.Org != nil {
+		o.Key("org")
+		g := wire.Begin(o.B)
+		g.Int("id", e.Org.ID)
+		g.String("login", e.Org.Login)
+		g.String("gravatar_id", e.Org.GravatarID)
+		g.String("url", e.Org.URL)
+		g.String("avatar_url", e.Org.AvatarURL)
+		o.B = g.End()
+	}
+	return o.End()
+}
+
+// appendRaw appends a raw JSON value compacted, as encoding/json writes
+// a json.RawMessage; null when it is not valid JSON (encoding/json
+// would fail the whole response).
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return append(b, "null"...)
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, raw); err != nil {
+		return append(b, "null"...)
+	}
+	return buf.Bytes()
+}
+
 // toJSON renders stored events under the API base URL. Logins and the
 // repository name are as they were when the event happened.
-func toJSON(base string, rows []row) []eventJSON {
-	out := make([]eventJSON, len(rows))
+func toJSON(base string, rows []row) eventsJSON {
+	out := make(eventsJSON, len(rows))
 	for i, r := range rows {
 		e := eventJSON{
 			ID: wire.Itoa(r.ID), Type: r.Type, Payload: json.RawMessage(r.Payload), Public: r.Public,

@@ -3,6 +3,7 @@ package feeds
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,6 @@ import (
 // tests every event against every source.
 type filter struct {
 	key   string
-	with  string   // a WITH clause the conditions use, or ""
 	where string   // when parts is empty
 	parts []string // OR-ed conditions, each index-friendly
 	args  []any
@@ -32,8 +32,9 @@ type filter struct {
 
 // sqlBuilder numbers placeholders as it collects arguments.
 type sqlBuilder struct {
-	args []any
-	with string
+	args     []any
+	public   string // the placeholder of true that isPublic uses, once
+	readable string // the condition accessible built, once
 }
 
 func (b *sqlBuilder) arg(v any) string {
@@ -46,7 +47,14 @@ func (b *sqlBuilder) arg(v any) string {
 // (repo_id, public, id), (actor_id, id), (actor_id, public, id),
 // (org_id, id), (org_id, public, id).
 
-func (b *sqlBuilder) isPublic() string { return "public = " + b.arg(true) }
+// isPublic is the condition that the event is public; every part of a
+// union shares one placeholder (fewer arguments to bind).
+func (b *sqlBuilder) isPublic() string {
+	if b.public == "" {
+		b.public = b.arg(true)
+	}
+	return "public = " + b.public
+}
 
 // viewer is whose private events a feed may show: none (the zero
 // value: public events only), or those of the repositories user can read,
@@ -101,26 +109,30 @@ func (v viewer) selects(repoID, ownerID int64, samlOwner bool) bool {
 
 // accessible is the condition that the event's repository is one the
 // viewer can read: the user's own, or one of an organization they belong
-// to, within the token's selection. The set is a common table
-// expression, computed once however many parts of a union use it.
+// to, within the token's selection. It is correlated with the event's
+// row, so it costs two primary-key lookups for each private event a
+// scan meets (public events short-circuit the OR of visibility) and
+// nothing up front: a union of dozens of parts no longer builds the set
+// of readable repositories once per part. The text is built once per
+// builder and reused by every part, with the same placeholders.
 func (b *sqlBuilder) accessible(v viewer) string {
-	if b.with == "" {
+	if b.readable == "" {
 		u := b.arg(v.user)
-		b.with = "WITH readable AS (SELECT id FROM repositories WHERE (owner_id = " + u +
-			" OR owner_id IN (SELECT org_id FROM org_members WHERE user_id = " + u + "))"
+		c := "EXISTS (SELECT 1 FROM repositories r WHERE r.id = events.repo_id AND (r.owner_id = " + u +
+			" OR EXISTS (SELECT 1 FROM org_members m WHERE m.org_id = r.owner_id AND m.user_id = " + u + "))"
 		if v.scoped {
-			b.with += " AND owner_id = " + b.arg(v.owner)
+			c += " AND r.owner_id = " + b.arg(v.owner)
 			if !v.all {
-				b.with += " AND " + b.in("id", append([]int64{0}, v.repos...))
+				c += " AND " + b.in("r.id", append([]int64{0}, v.repos...))
 			}
 		}
 		if v.noSAML {
-			b.with += " AND owner_id NOT IN (SELECT id FROM accounts WHERE type = " + b.arg(accounts.TypeOrg) +
-				" AND saml_enforced = " + b.arg(true) + ")"
+			c += " AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.id = r.owner_id AND o.type = " + b.arg(accounts.TypeOrg) +
+				" AND o.saml_enforced = " + b.arg(true) + ")"
 		}
-		b.with += ") "
+		b.readable = c + ")"
 	}
-	return "repo_id IN (SELECT id FROM readable)"
+	return b.readable
 }
 
 func (b *sqlBuilder) in(column string, ids []int64) string {
@@ -169,7 +181,7 @@ func networkFeed(repoIDs []int64, maxParts int) filter {
 			f.parts = append(f.parts, "repo_id = "+b.arg(r)+" AND "+b.isPublic())
 		}
 	}
-	f.args, f.with = b.args, b.with
+	f.args = b.args
 	return f
 }
 
@@ -189,7 +201,7 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 func actorFeed(actorID int64, v viewer) filter {
 	var b sqlBuilder
 	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(v)
-	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args, with: b.with}
+	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args}
 }
 
 func receivedKey(userID int64, v viewer) string {
@@ -214,7 +226,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 		// 0 is no id: it keeps both lists valid SQL when one is empty.
 		repos, actors := append([]int64{0}, src.repos...), append([]int64{0}, src.followees...)
 		f.where = "(" + b.in("repo_id", repos) + " OR " + b.in("actor_id", actors) + ") AND " + b.visibility(src.viewer)
-		f.args, f.with = b.args, b.with
+		f.args = b.args
 		return f
 	}
 	for _, r := range src.repos {
@@ -230,7 +242,7 @@ func receivedFeed(userID int64, src sources, maxParts int) filter {
 	if len(f.parts) == 0 {
 		f.where = "1 = 0"
 	}
-	f.args, f.with = b.args, b.with
+	f.args = b.args
 	return f
 }
 
@@ -295,14 +307,14 @@ func selectIDs(f filter, floor int64, n int) (string, []any) {
 	fl := b.arg(floor)
 	limit := " LIMIT " + strconv.Itoa(n)
 	if len(f.parts) == 0 {
-		return f.with + "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + limit, b.args
+		return "SELECT id FROM events WHERE id >= " + fl + " AND " + f.where + " ORDER BY id DESC" + limit, b.args
 	}
 	terms := make([]string, len(f.parts))
 	for i, p := range f.parts {
 		terms[i] = "SELECT id FROM (SELECT id FROM events WHERE id >= " + fl + " AND " + p +
 			" ORDER BY id DESC" + limit + ") AS s" + strconv.Itoa(i)
 	}
-	return f.with + "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + limit, b.args
+	return "SELECT id FROM (" + strings.Join(terms, " UNION ") + ") AS u ORDER BY id DESC" + limit, b.args
 }
 
 // gallopStart is the first span of ids a union reads (see gallop).
@@ -312,20 +324,64 @@ const gallopStart = 4096
 // ranges of the newest ids, floor at the bottom, until it yields want
 // ids or reaches floor. If a range of the newest ids holds want
 // matches, the newest want matches all lie in it, so the answer is
-// exact; a union of many sources then reads a few rows per source
-// instead of want rows from each.
-func gallop(ctx context.Context, q querier, floor int64, want int, query func(lo int64) ([]int64, error)) ([]int64, error) {
+// exact whatever the range's lowest id; a union of many sources then
+// reads a few rows per source instead of want rows from each.
+//
+// hint (0: none) is a lowest id to try first: the one that sufficed the
+// last time (see loHints). When it yields want ids, that is the answer,
+// with no look-up of the newest id and no failed smaller range.
+func gallop(ctx context.Context, q querier, floor, hint int64, want int, query func(lo int64) ([]int64, error)) ([]int64, error) {
+	if hint > 0 {
+		lo := max(floor, hint)
+		ids, err := query(lo)
+		if err != nil || len(ids) >= want || lo == floor {
+			return ids, err
+		}
+	}
 	var newest int64
 	if err := q.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM events`).Scan(&newest); err != nil {
 		return nil, err
 	}
 	for span := int64(gallopStart); ; span *= 8 {
 		lo := max(floor, newest-span)
+		if hint > 0 && lo >= hint && lo > floor {
+			continue // no more than the hint's range, which fell short
+		}
 		ids, err := query(lo)
 		if err != nil || len(ids) >= want || lo == floor {
 			return ids, err
 		}
 	}
+}
+
+// loHints remembers, for each union feed and depth, the lowest id from
+// which its last answer could be read: the want-th newest id, or the
+// window's floor when the feed held fewer. It only steers gallop (any
+// lowest id gives the exact answer); as events are added the hinted
+// range holds more of them and still suffices, and each answer moves
+// the hint up to what it needed.
+type loHints struct {
+	mu sync.Mutex
+	lo map[string]int64
+}
+
+const maxHints = 10000
+
+func newLoHints() *loHints { return &loHints{lo: map[string]int64{}} }
+
+func (h *loHints) get(key string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lo[key]
+}
+
+func (h *loHints) put(key string, lo int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.lo) >= maxHints {
+		clear(h.lo)
+	}
+	h.lo[key] = lo
 }
 
 // windowFloor caches the id of the first event inside the feed window,
@@ -370,26 +426,35 @@ func firstIDSince(ctx context.Context, q querier, cutoff time.Time) (int64, erro
 	return floor, err
 }
 
-// pageIDs returns the ids of the page's events, newest first.
-func pageIDs(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, offset, limit int) ([]int64, error) {
-	n := limitBucket(offset + limit)
+// pageIDs returns the ids of the page's events, newest first. key names
+// the feed and viewer (for the hints of a union's range).
+func pageIDs(ctx context.Context, h *Handler, key string, f filter, floor int64, offset, limit int) ([]int64, error) {
+	n, want := limitBucket(offset+limit), offset+limit
 	var all []int64
 	var err error
 	if len(f.parts) == 0 {
 		query, args := selectIDs(f, floor, n)
-		all, err = scanIDs(ctx, db, n, query, args)
+		all, err = scanIDs(ctx, h.db, n, query, args)
 	} else {
 		// A union's text depends on its number of sources: its own
 		// statement cache keeps it out of the shared one.
-		all, err = gallop(ctx, db, floor, offset+limit, func(lo int64) ([]int64, error) {
+		hintKey := key + "|" + strconv.Itoa(want)
+		all, err = gallop(ctx, h.db, floor, h.hints.get(hintKey), want, func(lo int64) ([]int64, error) {
 			query, args := selectIDs(f, lo, n)
-			return scanIDs(ctx, unions, n, query, args)
+			return scanIDs(ctx, h.unions, n, query, args)
 		})
+		if err == nil {
+			if len(all) >= want {
+				h.hints.put(hintKey, all[want-1])
+			} else {
+				h.hints.put(hintKey, floor)
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	all = all[:min(len(all), offset+limit)]
+	all = all[:min(len(all), want)]
 	return all[min(offset, len(all)):], nil
 }
 
@@ -413,8 +478,8 @@ func scanIDs(ctx context.Context, q interface {
 }
 
 // countUpTo counts the filter's events from floor on, stopping at limit.
-func countUpTo(ctx context.Context, db *store.DB, unions *stmtCache, f filter, floor int64, limit int) (int, error) {
-	ids, err := pageIDs(ctx, db, unions, f, floor, 0, limit)
+func countUpTo(ctx context.Context, h *Handler, key string, f filter, floor int64, limit int) (int, error) {
+	ids, err := pageIDs(ctx, h, key, f, floor, 0, limit)
 	return len(ids), err
 }
 
@@ -434,7 +499,7 @@ type row struct {
 }
 
 // eventsByID loads the events with the ids, newest first.
-func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
+func eventsByID(ctx context.Context, db *store.DB, ids []int64) ([]row, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -443,10 +508,17 @@ func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	for len(padded) < cap(padded) {
 		padded = append(padded, 0)
 	}
+	// On SQLite, created_at is read as the stored text (+created_at has
+	// no declared type, which the driver would parse, trying two layouts
+	// per value through time.Parse) and parsed by scanTime.
+	createdAt := "created_at"
+	if db.Dialect == store.SQLite {
+		createdAt = "+created_at"
+	}
 	var b sqlBuilder
-	query := `SELECT id, type, actor_id, actor_login, repo_id, repo_name, org_id, org_login, public, payload, created_at
+	query := `SELECT id, type, actor_id, actor_login, repo_id, repo_name, org_id, org_login, public, payload, ` + createdAt + `
 		FROM events WHERE ` + b.in("id", padded) + ` ORDER BY id DESC`
-	rows, err := q.QueryContext(ctx, query, b.args...)
+	rows, err := db.QueryContext(ctx, query, b.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -455,10 +527,109 @@ func eventsByID(ctx context.Context, q querier, ids []int64) ([]row, error) {
 	for rows.Next() {
 		var r row
 		if err := rows.Scan(&r.ID, &r.Type, &r.ActorID, &r.ActorLogin, &r.RepoID, &r.RepoName, &r.OrgID, &r.OrgLogin,
-			&r.Public, &r.Payload, &r.CreatedAt); err != nil {
+			&r.Public, &r.Payload, scanTime{&r.CreatedAt}); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// scanTime scans a time: a time.Time (PostgreSQL), or the text that the
+// SQLite driver stores times as.
+type scanTime struct{ t *time.Time }
+
+func (s scanTime) Scan(v any) error {
+	var err error
+	switch v := v.(type) {
+	case time.Time:
+		*s.t = v
+	case string:
+		*s.t, err = parseStoredTime(v)
+	case []byte:
+		*s.t, err = parseStoredTime(string(v))
+	default:
+		err = fmt.Errorf("created_at: unexpected %T", v)
+	}
+	return err
+}
+
+// storedTimeLayouts are the layouts the SQLite driver reads times in;
+// the first is the one it writes (store opens it with _time_format=sqlite).
+var storedTimeLayouts = [...]string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02T15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// parseStoredTime reads a time as the SQLite driver would: the layout it
+// writes, "2006-01-02 15:04:05.999999999-07:00", without time.Parse;
+// anything else through the driver's layouts in turn.
+func parseStoredTime(s string) (time.Time, error) {
+	if t, ok := parseWrittenTime(s); ok {
+		return t, nil
+	}
+	ts, _ := strings.CutSuffix(s, "Z")
+	for _, layout := range storedTimeLayouts {
+		if t, err := time.Parse(layout, ts); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("created_at: unreadable time %q", s)
+}
+
+// parseWrittenTime parses the layout the SQLite driver writes; ok is
+// false for anything else (or a date time.Parse would refuse).
+func parseWrittenTime(s string) (time.Time, bool) {
+	if len(s) < 25 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day, hour, minute, sec := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19)
+	i, nsec := 19, 0
+	if s[i] == '.' {
+		i++
+		digits := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' && digits < 9 {
+			nsec = nsec*10 + int(s[i]-'0')
+			i++
+			digits++
+		}
+		if digits == 0 {
+			return time.Time{}, false
+		}
+		for ; digits < 9; digits++ {
+			nsec *= 10
+		}
+	}
+	if len(s)-i != 6 || (s[i] != '+' && s[i] != '-') || s[i+3] != ':' {
+		return time.Time{}, false
+	}
+	offHour, offMin := num(i+1, i+3), num(i+4, i+6)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 ||
+		sec < 0 || sec > 59 || offHour < 0 || offHour > 23 || offMin < 0 || offMin > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // past the month's end
+	}
+	offset := time.Duration(offHour)*time.Hour + time.Duration(offMin)*time.Minute
+	if s[i] == '+' {
+		offset = -offset
+	}
+	return t.Add(offset), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,18 +82,50 @@ func TestUnionPagesMatchAScan(t *testing.T) {
 				want = append(want, r.id)
 			}
 		}
+		h := New(db, nil, Config{})
 		for _, pg := range []struct{ offset, limit int }{{0, 30}, {30, 30}, {270, 30}, {0, 100}} {
-			got, err := pageIDs(ctx, db, newStmtCache(db), f, 1, pg.offset, pg.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
 			exp := want[min(pg.offset, len(want)):min(pg.offset+pg.limit, len(want))]
-			if !slices.Equal(got, exp) {
-				t.Errorf("%s offset %d: got %v, want %v", c.name, pg.offset, got, exp)
+			// Without a hint, with the hint the first answer left, and
+			// with one that falls short (a range of the newest id alone).
+			for _, try := range []string{"fresh", "hinted", "short hint"} {
+				if try == "short hint" {
+					h.hints.put(c.name+"|"+strconv.Itoa(pg.offset+pg.limit), n)
+				}
+				got, err := pageIDs(ctx, h, c.name, f, 1, pg.offset, pg.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, exp) {
+					t.Errorf("%s offset %d (%s): got %v, want %v", c.name, pg.offset, try, got, exp)
+				}
 			}
 		}
-		if n, err := countUpTo(ctx, db, newStmtCache(db), f, 1, 300); err != nil || n != min(300, len(want)) {
+		if n, err := countUpTo(ctx, h, c.name, f, 1, 300); err != nil || n != min(300, len(want)) {
 			t.Errorf("%s count: %d %v, want %d", c.name, n, err, min(300, len(want)))
+		}
+	}
+}
+
+// TestParseStoredTime checks the SQLite time reader against time.Parse
+// with the driver's layouts, on the layout the driver writes and others.
+func TestParseStoredTime(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"2026-11-23 13:30:55.806134081+00:00", "2026-11-23 13:30:55+00:00", "2026-11-23 13:30:55.5-07:30",
+		"2024-02-29 23:59:59.000001+05:45", "2026-01-02T03:04:05.1+01:00", "2026-01-02 03:04:05.123",
+		"2026-01-02T03:04", "2026-01-02", "2026-01-02 03:04:05Z", "2026-02-30 01:02:03+00:00", "2026-13-01 01:02:03+00:00", "garbage",
+	} {
+		var want time.Time
+		var wantErr error = fmt.Errorf("no layout")
+		for _, layout := range storedTimeLayouts {
+			if v, err := time.Parse(layout, strings.TrimSuffix(s, "Z")); err == nil {
+				want, wantErr = v, nil
+				break
+			}
+		}
+		got, err := parseStoredTime(s)
+		if (err != nil) != (wantErr != nil) || !got.Equal(want) {
+			t.Errorf("%q: got %v, %v; want %v, %v", s, got, err, want, wantErr)
 		}
 	}
 }

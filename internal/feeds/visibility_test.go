@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
@@ -247,4 +248,33 @@ func TestFeedEventShape(t *testing.T) {
 	if len(userEvents) == 0 || string(userEvents[0].Org) != "" {
 		t.Errorf("an event of a user's repository has an org: %s", userEvents[0].Org)
 	}
+}
+
+// TestUnionFeedsFollowTheirSources checks that the cached filters of the
+// network and received feeds follow the writes that change them: a new
+// fork joins the network; joining an organization shows the private
+// events of its repositories among those of a followed account.
+func TestUnionFeedsFollowTheirSources(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	env := w.env
+	expect(t, env, "/networks/alice/pub/events", "", createFork, bobStarPub, createPub)
+	pub, err := repos.ByOwnerAndName(apptest.Ctx(), env.Q(), "alice", "pub")
+	apptest.Must(t, "find alice/pub", err)
+	env.Repo(mustAccount(t, env, "dave"), "pub-fork", apptest.RepoOpts{ForkOf: pub})
+	expect(t, env, "/networks/alice/pub/events", "", "CreateEvent dave dave/pub-fork", createFork, bobStarPub, createPub)
+
+	// carol starred acme/opriv before she could read it (as if she had
+	// been a member), then joins acme.
+	acme, carol := mustAccount(t, env, "acme"), mustAccount(t, env, "carol")
+	opriv, err := repos.ByOwnerAndName(apptest.Ctx(), env.Q(), "acme", "opriv")
+	apptest.Must(t, "find acme/opriv", err)
+	_, err = env.Q().ExecContext(apptest.Ctx(), `INSERT INTO stars (user_id, repository_id, created_at) VALUES ($1, $2, $3)`,
+		carol.ID, opriv.ID, time.Now().UTC())
+	apptest.Must(t, "star acme/opriv", err)
+	expect(t, env, "/users/carol/received_events", w.carol, carolStarOP, createOPub, createPub)
+	_, err = env.Q().ExecContext(apptest.Ctx(), `INSERT INTO org_members (org_id, user_id, role, created_at) VALUES ($1, $2, 'member', $3)`,
+		acme.ID, carol.ID, time.Now().UTC())
+	apptest.Must(t, "add carol to acme", err)
+	expect(t, env, "/users/carol/received_events", w.carol, carolStarOP, bobStarOPriv, createOPriv, createOPub, createPub)
 }
