@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,21 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+
+	mu     sync.RWMutex
+	series map[seriesKey]series // the vectors' children, looked up once
+}
+
+// seriesKey names one request counter.
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+// series is a request counter and its route's latency histogram.
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // NewMetrics returns metrics registered on a new registry.
@@ -31,6 +47,7 @@ func NewMetrics() *Metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "forgeapi_http_requests_in_flight", Help: "HTTP requests being served now.",
 		}),
+		series: map[seriesKey]series{},
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.inFlight,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
@@ -64,8 +81,28 @@ func (m *Metrics) Observe(route, method string, status int, d time.Duration) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	s := m.seriesFor(seriesKey{route, method, status})
+	s.requests.Inc()
+	s.latency.Observe(d.Seconds())
+}
+
+// seriesFor returns the key's counter and histogram, from the vectors
+// the first time (as many series as the vectors themselves hold).
+func (m *Metrics) seriesFor(k seriesKey) series {
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = series{
+		requests: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status)),
+		latency:  m.latency.WithLabelValues(k.route),
+	}
+	m.mu.Lock()
+	m.series[k] = s
+	m.mu.Unlock()
+	return s
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -110,11 +110,20 @@ func (res Reservation) SetHeaders(h http.Header, enabled bool) {
 	if !enabled {
 		return
 	}
-	h.Set("X-Ratelimit-Limit", strconv.Itoa(res.key.Limit))
-	h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, res.key.Limit-res.Used)))
-	h.Set("X-Ratelimit-Used", strconv.Itoa(res.Used))
-	h.Set("X-Ratelimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
-	h.Set("X-Ratelimit-Resource", "core")
+	// One array holds the five values; the keys are in canonical form.
+	v := [...]string{
+		strconv.Itoa(res.key.Limit),
+		strconv.Itoa(max(0, res.key.Limit-res.Used)),
+		strconv.Itoa(res.Used),
+		strconv.FormatInt(res.Reset.Unix(), 10),
+		"core",
+	}
+	vs := v[:]
+	h["X-Ratelimit-Limit"] = vs[0:1:1]
+	h["X-Ratelimit-Remaining"] = vs[1:2:2]
+	h["X-Ratelimit-Used"] = vs[2:3:3]
+	h["X-Ratelimit-Reset"] = vs[3:4:4]
+	h["X-Ratelimit-Resource"] = vs[4:5:5]
 }
 
 // Limit is the budget of the reservation's caller.

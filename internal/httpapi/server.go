@@ -94,16 +94,22 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
 // Handle registers a plain handler (git over HTTP, signed downloads,
-// operational endpoints) that bypasses the API middleware.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+// operational endpoints) that bypasses the API middleware; its request
+// context carries the base URL, as an API handler's does.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL)))
+	}))
+}
 
-// ServeHTTP dispatches the request and records its metrics.
+// ServeHTTP dispatches the request and records its metrics. The request
+// context gets its values (base URL, API version, principal) in the
+// handler the request reaches: one copy of the request per request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.begin()
-	w.Header().Set(RequestIDHeader, newRequestID())
+	w.Header()[RequestIDHeader] = []string{newRequestID()}
 	rec := &statusRecorder{ResponseWriter: w}
-	r = r.WithContext(context.WithValue(r.Context(), baseURLKey{}, s.cfg.BaseURL))
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -121,14 +127,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiHandler(rt Route) http.Handler {
+	ah := newAuthHeaders(rt.Auth)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		version, err := negotiateVersion(r)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		w.Header().Set(VersionSelectedHeader, version)
-		ctx := context.WithValue(r.Context(), versionKey{}, version)
+		w.Header()[VersionSelectedHeader] = []string{version}
+		var ctx context.Context = &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, version: version}
 		p, err := s.authn.Authenticate(ctx, r)
 		if err != nil {
 			s.limiter.Reserve(rateKey(r, nil)).SetHeaders(w.Header(), s.cfg.RateLimit)
@@ -137,7 +144,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		}
 		ctx = auth.WithPrincipal(ctx, p)
 		r = r.WithContext(ctx)
-		s.setAuthHeaders(w, p, rt.Auth)
+		s.setAuthHeaders(w, p, ah)
 
 		var reservation Reservation
 		if rt.Uncounted {
@@ -173,7 +180,10 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 	if err != nil {
 		return err
 	}
-	return rt.Handle(w, r.WithContext(ctx))
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	return rt.Handle(w, r)
 }
 
 // serveConditional buffers a GET response to give it an ETag and answer
@@ -183,52 +193,62 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 // a caller whose budget is spent (any other answer to that caller is the
 // rate-limit refusal).
 func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
-	buf := s.buffers.get(w.Header().Clone())
+	// The handler writes its headers into w's own; buf remembers the ones
+	// set before it, to take the handler's back out of a rate-limit
+	// refusal or of the 500 that answers its panic.
+	buf := s.buffers.get(w.Header())
 	defer s.buffers.put(buf) // after the body is copied to w
+	served := false
+	defer func() {
+		if !served { // the handler panicked
+			buf.restoreHeader()
+		}
+	}()
 	if err := s.authorizeAndServe(buf, r, rt); err != nil {
 		WriteError(buf, r, err)
 	}
-	overLimit := s.cfg.RateLimit && !reservation.OK
+	served = true
+	h := w.Header()
 	if buf.status == http.StatusNotModified { // the handler's own fast path (NotModified)
-		reservation = s.limiter.Refund(reservation)
-		buf.Header().Del("Content-Type")
-		buf.Header().Del("Content-Length")
-		buf.commitHeader(w.Header())
-		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
-		w.WriteHeader(http.StatusNotModified)
+		s.writeNotModified(w, reservation)
 		return
 	}
 	if buf.status == http.StatusOK {
-		etag := buf.Header().Get("ETag")
+		etag := headerValue(h, etagHeader)
 		if etag == "" {
 			etag = computeETag(auth.PrincipalFrom(r.Context()).CacheKey(), buf.body.Bytes())
-			buf.Header().Set("ETag", etag)
+			h[etagHeader] = []string{etag}
 		}
-		if notModified(r, etag, buf.Header().Get("Last-Modified")) {
-			reservation = s.limiter.Refund(reservation)
-			buf.Header().Del("Content-Type")
-			buf.Header().Del("Content-Length")
-			buf.commitHeader(w.Header())
-			reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
-			w.WriteHeader(http.StatusNotModified)
+		if notModified(r, etag, headerValue(h, "Last-Modified")) {
+			s.writeNotModified(w, reservation)
 			return
 		}
 	}
-	if overLimit {
-		reservation.SetHeaders(w.Header(), true)
+	if s.cfg.RateLimit && !reservation.OK {
+		buf.restoreHeader()
+		reservation.SetHeaders(h, true)
 		WriteError(w, r, reservation.Error())
 		return
 	}
-	buf.commitHeader(w.Header())
-	reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+	reservation.SetHeaders(h, s.cfg.RateLimit)
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
+}
+
+// writeNotModified answers 304 with the headers the handler set, but
+// not its body's, and gives back the reservation.
+func (s *Server) writeNotModified(w http.ResponseWriter, reservation Reservation) {
+	h := w.Header()
+	delete(h, "Content-Type")
+	delete(h, "Content-Length")
+	s.limiter.Refund(reservation).SetHeaders(h, s.cfg.RateLimit)
+	w.WriteHeader(http.StatusNotModified)
 }
 
 // isConditional reports whether the request carries a validator that
 // could make its answer a 304.
 func isConditional(r *http.Request) bool {
-	return r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""
+	return headerValue(r.Header, "If-None-Match") != "" || headerValue(r.Header, "If-Modified-Since") != ""
 }
 
 // enforce checks what the rule says about the credentials themselves;
@@ -267,18 +287,50 @@ func NotAccessibleMessage(k auth.Kind) string {
 	return "Resource not accessible by integration"
 }
 
-func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, rule auth.Rule) {
+// authHeaders holds a route's X-Accepted-* header values, rendered once.
+type authHeaders struct {
+	scopes, permissions string
+}
+
+func newAuthHeaders(rule auth.Rule) authHeaders {
+	h := authHeaders{scopes: strings.Join(rule.Scopes, ", ")}
+	if len(rule.Permissions) > 0 {
+		h.permissions = rule.Permissions.String()
+	}
+	return h
+}
+
+// setAuthHeaders sets X-OAuth-Scopes and the route's X-Accepted-* headers
+// (the keys below are in canonical form).
+func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, ah authHeaders) {
 	h := w.Header()
 	if p.ScopeBased() {
-		h.Set("X-OAuth-Scopes", p.Token.Scopes.String())
-		h.Set("X-Accepted-OAuth-Scopes", strings.Join(rule.Scopes, ", "))
+		h["X-Oauth-Scopes"] = []string{p.Token.Scopes.String()}
+		h["X-Accepted-Oauth-Scopes"] = []string{ah.scopes}
 	}
-	if len(rule.Permissions) > 0 {
-		h.Set("X-Accepted-Service-Permissions", rule.Permissions.String())
+	if ah.permissions != "" {
+		h["X-Accepted-Service-Permissions"] = []string{ah.permissions}
 	}
 }
 
 type baseURLKey struct{}
+
+// requestContext carries an API request's base URL and version in one
+// context value (instead of a context.WithValue for each).
+type requestContext struct {
+	context.Context
+	baseURL, version string
+}
+
+func (c *requestContext) Value(key any) any {
+	switch key.(type) {
+	case baseURLKey:
+		return c.baseURL
+	case versionKey:
+		return c.version
+	}
+	return c.Context.Value(key)
+}
 
 // BaseURL returns the public base URL of the API (no trailing slash).
 func BaseURL(ctx context.Context) string {

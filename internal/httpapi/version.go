@@ -39,9 +39,9 @@ func APIVersion(ctx context.Context) string {
 }
 
 func negotiateVersion(r *http.Request) (string, error) {
-	v := strings.TrimSpace(r.Header.Get(VersionHeader))
+	v := strings.TrimSpace(headerValue(r.Header, VersionHeader))
 	if v == "" {
-		v = strings.TrimSpace(r.Header.Get(VersionAliasHeader))
+		v = strings.TrimSpace(headerValue(r.Header, "X-Github-Api-Version")) // VersionAliasHeader
 	}
 	if v == "" {
 		return DefaultVersion, nil

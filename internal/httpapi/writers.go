@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,13 +37,21 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // deadlines) for streaming handlers such as git over HTTP.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// bufferedWriter holds a response, status, headers and body, until the
-// server decides between the body, a 304 and a rate-limit refusal.
+// bufferedWriter holds a response's status and body until the server
+// decides between the body, a 304 and a rate-limit refusal. Its header
+// is the response's own: restoreHeader takes back what was set through
+// the writer.
 type bufferedWriter struct {
 	header http.Header
+	before []headerEntry // the header's entries when the writer was made
 	status int
 	body   bytes.Buffer
 	wrote  bool
+}
+
+type headerEntry struct {
+	key    string
+	values []string
 }
 
 // bufferPool recycles bufferedWriters between requests, so that a
@@ -52,13 +62,16 @@ type bufferPool struct{ pool sync.Pool }
 // pin its memory.
 const maxPooledBody = 64 << 10
 
-// get returns an empty writer over the header.
+// get returns an empty writer over the header, remembering its entries.
 func (p *bufferPool) get(h http.Header) *bufferedWriter {
 	b, _ := p.pool.Get().(*bufferedWriter)
 	if b == nil {
 		b = &bufferedWriter{}
 	}
 	b.header, b.status, b.wrote = h, http.StatusOK, false
+	for k, v := range h {
+		b.before = append(b.before, headerEntry{k, v[:len(v):len(v)]})
+	}
 	b.body.Reset()
 	return b
 }
@@ -70,20 +83,25 @@ func (p *bufferPool) put(b *bufferedWriter) {
 		return
 	}
 	b.header = nil
+	clear(b.before)
+	b.before = b.before[:0]
 	p.pool.Put(b)
 }
 
 func (b *bufferedWriter) Header() http.Header { return b.header }
 
-// commitHeader makes the buffered header the response's header.
-func (b *bufferedWriter) commitHeader(dst http.Header) {
-	for k := range dst {
-		if _, ok := b.header[k]; !ok {
-			delete(dst, k)
+// restoreHeader gives the header back the entries it had when the writer
+// was made, and no others. (Header.Set and Header.Del replace a value
+// slice rather than change it, and Header.Add appends past the
+// remembered length, so the remembered slices still hold the values.)
+func (b *bufferedWriter) restoreHeader() {
+	for k := range b.header {
+		if !slices.ContainsFunc(b.before, func(e headerEntry) bool { return e.key == k }) {
+			delete(b.header, k)
 		}
 	}
-	for k, v := range b.header {
-		dst[k] = v
+	for _, e := range b.before {
+		b.header[e.key] = e.values
 	}
 }
 
@@ -106,12 +124,37 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 	return b.body.Write(p)
 }
 
+// etagHeader is "ETag" in the canonical form http.Header keys have.
+const etagHeader = "Etag"
+
+// headerValue is Header.Get for a key already in canonical form.
+func headerValue(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// computeETag returns W/"<hex of the first 16 bytes of
+// sha256(callerKey NUL body)>".
 func computeETag(callerKey string, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(callerKey))
-	h.Write([]byte{0})
-	h.Write(body)
-	return `W/"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+	var sum [sha256.Size]byte
+	if n := len(callerKey) + 1 + len(body); n <= 256 { // ETag's versions: hash on the stack
+		var in [256]byte
+		b := append(append(append(in[:0], callerKey...), 0), body...)
+		sum = sha256.Sum256(b)
+	} else {
+		h := sha256.New()
+		_, _ = io.WriteString(h, callerKey)
+		h.Write([]byte{0})
+		h.Write(body)
+		h.Sum(sum[:0])
+	}
+	var out [3 + 32 + 1]byte
+	copy(out[:], `W/"`)
+	hex.Encode(out[3:35], sum[:16])
+	out[35] = '"'
+	return string(out[:])
 }
 
 // ETag builds a weak ETag from a version string of a resource and the
@@ -126,8 +169,8 @@ func ETag(callerKey, version string) string {
 // not count against the rate limit) and returns true; the handler then
 // returns nil without writing a body.
 func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	w.Header().Set("ETag", etag)
-	if r.Header.Get("If-None-Match") == "" || !notModified(r, etag, "") {
+	w.Header()[etagHeader] = []string{etag}
+	if headerValue(r.Header, "If-None-Match") == "" || !notModified(r, etag, "") {
 		return false
 	}
 	w.WriteHeader(http.StatusNotModified)
@@ -138,7 +181,7 @@ func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 // If-None-Match lists the ETag (weak comparison), or, without
 // If-None-Match, its If-Modified-Since is not before Last-Modified.
 func notModified(r *http.Request, etag, lastModified string) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
+	if inm := headerValue(r.Header, "If-None-Match"); inm != "" {
 		want := strings.TrimPrefix(etag, "W/")
 		for _, candidate := range strings.Split(inm, ",") {
 			c := strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
@@ -148,7 +191,7 @@ func notModified(r *http.Request, etag, lastModified string) bool {
 		}
 		return false
 	}
-	ims := r.Header.Get("If-Modified-Since")
+	ims := headerValue(r.Header, "If-Modified-Since")
 	if ims == "" || lastModified == "" {
 		return false
 	}
