@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -423,14 +424,11 @@ func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) erro
 		return req
 	}
 	load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, bareReq)
-	// The bare handler is measured before and after each feed, and the
-	// feed compared with the mean of the two, to even out drift in the
-	// machine's load.
-	bareRun := func() result {
-		return load(ctx, client, "bare net/http handler answering 304", b.pollWorkers, b.duration, http.StatusNotModified, bareReq)
-	}
-	before := bareRun()
-	fmt.Println("  " + before.String())
+	// The machine's load drifts by more than the difference measured, so
+	// each feed is measured in short rounds alternating with the bare
+	// handler, and compared with it over the same span of time.
+	rounds := max(2, int(b.duration/pollRound))
+	fmt.Printf("  each line: %d rounds of %s alternating with the bare handler\n", rounds, pollRound)
 	for _, f := range []struct{ path, token string }{feeds[0], feeds[4], feeds[7]} {
 		resp, err := client.Do(get(f.path, f.token)())
 		if err != nil {
@@ -440,14 +438,24 @@ func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) erro
 		resp.Body.Close()
 		poll := get(f.path, f.token, "If-None-Match", resp.Header.Get("ETag"))
 		load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, poll)
-		r := load(ctx, client, f.path+" (304)", b.pollWorkers, b.duration, http.StatusNotModified, poll)
-		after := bareRun()
-		fmt.Printf("  %s   %.0f%% of bare\n", r.String(), 200*r.rps()/(before.rps()+after.rps()))
-		fmt.Println("  " + after.String())
-		before = after
+		var bare, feed []result
+		for range rounds {
+			bare = append(bare, load(ctx, client, "bare net/http handler answering 304", b.pollWorkers, pollRound, http.StatusNotModified, bareReq))
+			feed = append(feed, load(ctx, client, f.path+" (304)", b.pollWorkers, pollRound, http.StatusNotModified, poll))
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := range feed {
+			share := 100 * feed[i].rps() / bare[i].rps()
+			lo, hi = min(lo, share), max(hi, share)
+		}
+		fmt.Printf("  %s\n  %s   %.0f%% of bare (rounds %.0f%% to %.0f%%)\n",
+			merge(bare).String(), merge(feed).String(), 100*merge(feed).rps()/merge(bare).rps(), lo, hi)
 	}
 	return nil
 }
+
+// pollRound is the length of one round of the 304 measurements.
+const pollRound = 500 * time.Millisecond
 
 // bareNotModified serves a fixed 304 on 127.0.0.1, the yardstick of (b).
 func bareNotModified() (net.Listener, error) {

@@ -17,6 +17,7 @@ type result struct {
 	errors   int
 	elapsed  time.Duration
 	p50, p99 time.Duration
+	latency  []time.Duration // sorted
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
@@ -68,11 +69,30 @@ func load(ctx context.Context, client *http.Client, name string, workers int, d 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	slices.Sort(all)
-	r := result{name: name, requests: len(all), errors: errs, elapsed: elapsed}
-	if len(all) > 0 {
-		r.p50 = all[len(all)/2]
-		r.p99 = all[min(len(all)-1, len(all)*99/100)]
+	return summarize(name, all, errs, elapsed)
+}
+
+// summarize makes the result of the latencies of a run.
+func summarize(name string, latency []time.Duration, errs int, elapsed time.Duration) result {
+	slices.Sort(latency)
+	r := result{name: name, requests: len(latency), errors: errs, elapsed: elapsed, latency: latency}
+	if len(latency) > 0 {
+		r.p50 = latency[len(latency)/2]
+		r.p99 = latency[min(len(latency)-1, len(latency)*99/100)]
 	}
 	return r
+}
+
+// merge combines runs of one measurement (rounds of it) into one result
+// with their time added up.
+func merge(runs []result) result {
+	var latency []time.Duration
+	var errs int
+	var elapsed time.Duration
+	for _, r := range runs {
+		latency = append(latency, r.latency...)
+		errs += r.errors
+		elapsed += r.elapsed
+	}
+	return summarize(runs[0].name, latency, errs, elapsed)
 }

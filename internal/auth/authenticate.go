@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -26,12 +28,12 @@ type Authenticator struct {
 // so that a client polling with a token costs no query per request. It
 // is a store.ReadCache over the token and account tables: revoking or
 // changing a token, or changing its account, takes effect at once.
-type TokenCache = store.ReadCache[string, *tokenRecord]
+type TokenCache = store.ReadCache[[sha256.Size]byte, *tokenRecord]
 
 // NewTokenCache returns a token cache over db keeping lookups for at
 // most ttl (0: store.DefaultReadCacheTTL).
 func NewTokenCache(db *store.DB, ttl time.Duration) *TokenCache {
-	return store.NewReadCache[string, *tokenRecord](db, ttl, "tokens", "accounts", "oauth_apps")
+	return store.NewReadCache[[sha256.Size]byte, *tokenRecord](db, ttl, "tokens", "accounts", "oauth_apps")
 }
 
 // tokenRecord is what a token's lookup finds; shared by the requests that
@@ -106,12 +108,12 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if token == "" {
 		return nil, ErrBadCredentials()
 	}
-	hash := HashToken(token)
-	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, hash) }
+	sum := sha256.Sum256([]byte(token))
+	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, hex.EncodeToString(sum[:])) }
 	var rec *tokenRecord
 	var err error
 	if a.Tokens != nil {
-		rec, err = a.Tokens.Get(hash, load)
+		rec, err = a.Tokens.Get(sum, load)
 	} else {
 		rec, err = load()
 	}
@@ -128,7 +130,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
 }
 
-// lookUpToken reads the token with the hash and its account; a token
+// lookUpToken reads the token with the hash (see HashToken) and its account; a token
 // that does not exist is store.ErrNotFound.
 func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRecord, error) {
 	var (

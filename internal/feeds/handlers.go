@@ -167,8 +167,8 @@ func (h *Handler) orgEvents(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) userEvents(w http.ResponseWriter, r *http.Request) error {
 	user := accounts.UserFrom(r.Context())
-	key, build := ready(actorFeed(user.ID, privateViewer(auth.PrincipalFrom(r.Context()), user)))
-	return h.serve(w, r, key, build)
+	v := privateViewer(auth.PrincipalFrom(r.Context()), user)
+	return h.serve(w, r, actorKey(user.ID, v), func() (filter, error) { return actorFeed(user.ID, v), nil })
 }
 
 func (h *Handler) userPublicEvents(w http.ResponseWriter, r *http.Request) error {

@@ -201,8 +201,12 @@ func orgFeed(orgID int64, withPrivate bool) filter {
 func actorFeed(actorID int64, v viewer) filter {
 	var b sqlBuilder
 	where := "actor_id = " + b.arg(actorID) + " AND " + b.visibility(v)
-	return filter{key: "actor:" + id(actorID) + ":" + v.key(), where: where, args: b.args}
+	return filter{key: actorKey(actorID, v), where: where, args: b.args}
 }
+
+// actorKey is the key of actorFeed(actorID, v), known without building
+// its SQL (a poll answered from the page cache needs only the key).
+func actorKey(actorID int64, v viewer) string { return "actor:" + id(actorID) + ":" + v.key() }
 
 func receivedKey(userID int64, v viewer) string {
 	return "received:" + id(userID) + ":" + v.key()
