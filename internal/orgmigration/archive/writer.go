@@ -117,10 +117,10 @@ var segmentName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // AddBareRepository writes a complete copy of the bare repository at
 // srcDir to RepositoriesDir/<org>/<repo>.git.
 //
-// It first snapshots srcDir with "git clone --mirror" into TempDir, which
-// reads the refs before the objects, so that a push arriving during the
-// export yields the state before or after it, never refs without their
-// objects. Objects borrowed from alternates are copied in, the snapshot's
+// It first snapshots srcDir with "git clone --mirror --no-local" into
+// TempDir, which reads the refs before the objects, so that a push
+// arriving during the export yields the state before or after it, never
+// refs without their objects. Objects borrowed from alternates are copied in, the snapshot's
 // remote (which names srcDir) is removed, and the snapshot is streamed
 // file by file, leaving out hooks and lock files.
 func (w *Writer) AddBareRepository(ctx context.Context, org, repo, srcDir string) error {
@@ -154,7 +154,10 @@ func validSegment(name string) bool {
 
 // snapshot makes dst a self-contained mirror of the bare repository src.
 func (w *Writer) snapshot(ctx context.Context, src, dst string) error {
-	if err := w.git(ctx, "", "clone", "--mirror", "--quiet", "--", src, dst); err != nil {
+	// --no-local: the objects come through upload-pack rather than as a
+	// copy of srcDir's objects directory, which a push writing its
+	// quarantine directory at the same time makes fail.
+	if err := w.git(ctx, "", "clone", "--mirror", "--no-local", "--quiet", "--", src, dst); err != nil {
 		return err
 	}
 	if err := w.git(ctx, dst, "remote", "remove", "origin"); err != nil {
