@@ -73,6 +73,9 @@ type Config struct {
 	// PostgreSQL notifications lost while reconnecting. 0 means 1 s; a
 	// negative value turns the caches off.
 	LookupCacheTTL time.Duration
+	// PushRecovery configures the worker that records the events of
+	// pushes cut short by a crash (grace period, lease, poll interval).
+	PushRecovery githost.RecoveryConfig
 }
 
 func (c *Config) setDefaults() {
@@ -116,6 +119,9 @@ type App struct {
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
 	Git   *githost.Handler
+	// PushRecovery records the events of pushes whose own recording did
+	// not happen (crash, failed transaction); Start runs it.
+	PushRecovery *githost.Recoverer
 	// Agents are the enterprise custom agents; their ruleset check runs
 	// before every push.
 	Agents *agents.Service
@@ -177,6 +183,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
+	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
@@ -300,6 +307,17 @@ func (m *Main) startWorkers(ctx context.Context) {
 	}
 	m.startMigrationExporter(ctx)
 	m.startWebhookWorkers(ctx)
+	m.startPushRecovery(ctx)
+}
+
+// startPushRecovery records the events of pushes cut short by the last
+// stop (past the grace period) before the server takes requests, then
+// starts the periodic recovery.
+func (m *Main) startPushRecovery(ctx context.Context) {
+	recovery := m.App.PushRecovery
+	recovery.RunOnce(ctx)
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); recovery.Run(ctx) }()
 }
 
 // startWebhookWorkers starts the delivery dispatcher and the delivery

@@ -3,7 +3,9 @@
 // (HTTP Basic with a password or any token), checks read or write access
 // as the API does, refuses pushes to repositories locked for migration,
 // runs the pre-receive checks other areas register, and records every
-// accepted push as domain events in one transaction.
+// accepted push as domain events in one transaction. A push is logged in
+// the push_log table before its references move, so that its events
+// survive a crash between the move and their transaction (see Recoverer).
 package githost
 
 import (
@@ -13,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
@@ -48,6 +51,10 @@ type Handler struct {
 	// BaseURL renders the URLs in push payloads.
 	BaseURL string
 	checks  []PushCheck
+	// live holds the push_log ids of the pushes this process is serving
+	// (from pre-receive to the end of the request); the Recoverer leaves
+	// them to their postReceive.
+	live sync.Map
 }
 
 // AddCheck registers a pre-receive check. Call it at start.
@@ -106,6 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if service == githttp.ServiceReceivePack {
 		push := &pushRecorder{h: h, repoID: repo.ID, principal: p}
 		req.PreReceive, req.PostReceive = push.preReceive, push.postReceive
+		defer push.done()
 	}
 	h.Git.ServeGit(w, r, req)
 }
@@ -207,6 +215,15 @@ type pushRecorder struct {
 	repoID     int64
 	principal  *auth.Principal
 	refsBefore []string // commits the references pointed at before the push
+	logID      int64    // the push's push_log row, once pre-receive accepted it
+}
+
+// done ends the push's request: from now on the Recoverer may take its
+// push_log row if postReceive did not delete it.
+func (pr *pushRecorder) done() {
+	if pr.logID != 0 {
+		pr.h.live.Delete(pr.logID)
+	}
 }
 
 func (pr *pushRecorder) preReceive(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
@@ -229,5 +246,12 @@ func (pr *pushRecorder) preReceive(ctx context.Context, updates []githttp.RefUpd
 	if pr.refsBefore, err = refCommits(pr.h.Repos.GitDir(repo.ID)); err != nil {
 		return fmt.Errorf("read references before push: %w", err)
 	}
+	// Committed before any reference moves: if the process dies before
+	// postReceive records the events, the Recoverer does.
+	entry := &pushLogEntry{RepoID: repo.ID, PusherID: pusher.ID, Updates: updates, RefsBefore: pr.refsBefore}
+	if pr.logID, err = logPush(ctx, pr.h.DB, entry); err != nil {
+		return err
+	}
+	pr.h.live.Store(pr.logID, struct{}{})
 	return nil
 }

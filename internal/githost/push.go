@@ -33,26 +33,46 @@ func refCommits(dir string) ([]string, error) {
 	return g.RefCommits()
 }
 
-// postReceive records the push: for each updated reference a push event
-// (and create or delete events for new and removed references), all in
-// one transaction, with the repository's pushed_at.
+// postReceive records the push's events and deletes its push_log row in
+// one transaction (see recordPush).
 func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUpdate) error {
 	g, err := gitread.Open(pr.h.Repos.GitDir(pr.repoID))
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	var evs []*events.Event
-	err = pr.h.DB.Tx(ctx, func(tx store.Q) error {
-		repo, err := repos.ByID(ctx, tx, pr.repoID)
+	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, RefsBefore: pr.refsBefore}
+	return pr.h.recordPush(ctx, g, e, updates)
+}
+
+// recordPush records a push in one transaction: it deletes the push's
+// push_log row and, only when that DELETE removed it (neither the push's
+// own postReceive nor the Recoverer has recorded the push), emits for
+// each applied update a push event (and create or delete events for new
+// and removed references) and sets the repository's pushed_at. That
+// DELETE makes the events exactly-once.
+func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
+	return h.DB.Tx(ctx, func(tx store.Q) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, e.ID)
 		if err != nil {
 			return err
 		}
-		pusher, err := accounts.ByID(ctx, tx, pr.principal.Account.ID)
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // recorded already
+		}
+		if len(updates) == 0 {
+			return nil
+		}
+		repo, err := repos.ByID(ctx, tx, e.RepoID)
 		if err != nil {
 			return err
 		}
-		b := &pushBuilder{base: pr.h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: pr.refsBefore, now: store.Now()}
+		pusher, err := accounts.ByID(ctx, tx, e.PusherID)
+		if err != nil {
+			return err
+		}
+		b := &pushBuilder{base: h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: e.RefsBefore, now: store.Now()}
+		var evs []*events.Event
 		for _, u := range updates {
 			ue, err := b.eventsFor(ctx, u)
 			if err != nil {
@@ -60,15 +80,14 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 			}
 			evs = append(evs, ue...)
 		}
-		for _, e := range evs {
-			if err := pr.h.Events.Emit(ctx, tx, e); err != nil {
+		for _, ev := range evs {
+			if err := h.Events.Emit(ctx, tx, ev); err != nil {
 				return err
 			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE repositories SET pushed_at = $1, updated_at = $1 WHERE id = $2`, b.now, repo.ID)
 		return err
 	})
-	return err
 }
 
 // pushBuilder turns reference updates into events.

@@ -1,0 +1,230 @@
+package githost
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/store"
+)
+
+// The push log makes a push's events durable. preReceive commits a
+// push_log row before any reference moves; the transaction that records
+// the push's events deletes it, and only the transaction whose DELETE
+// removed the row records them, so a push's events are recorded once
+// whether its own postReceive or the Recoverer gets there first. A row
+// that outlives its push (the process died after git moved the
+// references, or the events transaction failed) is recovered by the
+// Recoverer.
+
+// Defaults of RecoveryConfig.
+const (
+	DefaultRecoveryGrace        = time.Minute
+	DefaultRecoveryLease        = time.Minute
+	DefaultRecoveryPollInterval = time.Minute
+)
+
+// logUpdate is a reference update as the push log stores it.
+type logUpdate struct {
+	Ref string `json:"ref"`
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// pushLogEntry is one push_log row: a push whose events are not recorded
+// yet.
+type pushLogEntry struct {
+	ID         int64
+	RepoID     int64
+	PusherID   int64
+	Updates    []githttp.RefUpdate
+	RefsBefore []string
+}
+
+// logPush commits the push_log row of a push about to move references
+// and returns its id.
+func logPush(ctx context.Context, db *store.DB, e *pushLogEntry) (int64, error) {
+	updates := make([]logUpdate, len(e.Updates))
+	for i, u := range e.Updates {
+		updates[i] = logUpdate{Ref: u.Ref, Old: u.OldSHA, New: u.NewSHA}
+	}
+	rawUpdates, err := json.Marshal(updates)
+	if err != nil {
+		return 0, err
+	}
+	refsBefore := e.RefsBefore
+	if refsBefore == nil {
+		refsBefore = []string{}
+	}
+	rawBefore, err := json.Marshal(refsBefore)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = db.QueryRowContext(ctx, `INSERT INTO push_log (repository_id, pusher_id, updates, refs_before, created_at)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.RepoID, e.PusherID, string(rawUpdates), string(rawBefore), store.Now()).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("log push: %w", store.Normalize(err))
+	}
+	return id, nil
+}
+
+// RecoveryConfig configures the Recoverer. Zero fields take the defaults.
+type RecoveryConfig struct {
+	// Grace is how old a push_log row must be before the Recoverer takes
+	// it, so that a live push's own postReceive normally records it.
+	// Default DefaultRecoveryGrace; a negative value takes rows at once.
+	Grace time.Duration
+	// Lease is how long a claimed row stays with this server; a row whose
+	// recovery failed is claimed again once its lease has expired.
+	// Default DefaultRecoveryLease.
+	Lease time.Duration
+	// PollInterval is how often Run looks for rows to recover. Default
+	// DefaultRecoveryPollInterval.
+	PollInterval time.Duration
+}
+
+// Recoverer records the events of pushes whose push_log row outlived
+// them: for each update git applied (the reference now points at the new
+// SHA, or is gone for a deletion) the events postReceive would have
+// recorded; updates git did not apply are dropped. Rows are claimed with
+// a lease (SKIP LOCKED on PostgreSQL), so several servers share the work.
+type Recoverer struct {
+	h      *Handler
+	cfg    RecoveryConfig
+	owner  string // this process's lease owner id
+	logger *slog.Logger
+}
+
+// NewRecoverer returns the Recoverer of the handler's pushes.
+func NewRecoverer(h *Handler, cfg RecoveryConfig) *Recoverer {
+	switch {
+	case cfg.Grace == 0:
+		cfg.Grace = DefaultRecoveryGrace
+	case cfg.Grace < 0:
+		cfg.Grace = 0
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultRecoveryLease
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultRecoveryPollInterval
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	logger := h.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Recoverer{h: h, cfg: cfg, owner: hex.EncodeToString(b[:]), logger: logger}
+}
+
+// Run calls RunOnce every PollInterval until ctx is done. The caller
+// runs RunOnce at start.
+func (r *Recoverer) Run(ctx context.Context) {
+	ticker := time.NewTicker(r.cfg.PollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			r.RunOnce(ctx)
+		}
+	}
+}
+
+// RunOnce recovers every push_log row older than the grace period that
+// it can claim. Errors are logged; a row that failed stays leased and is
+// retried once its lease has expired. It returns how many rows it
+// recovered.
+func (r *Recoverer) RunOnce(ctx context.Context) int {
+	n := 0
+	for ctx.Err() == nil {
+		e, err := r.claim(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.logger.Error("claim push log entry", "err", err)
+			}
+			break
+		}
+		if e == nil {
+			break
+		}
+		if _, live := r.h.live.Load(e.ID); live {
+			continue // its push is still under way here; postReceive records it
+		}
+		if err := r.recover(ctx, e); err != nil {
+			r.logger.Error("recover push events", "push_log_id", e.ID, "repository_id", e.RepoID, "err", err)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// claim leases the oldest unleased (or expired) row past the grace
+// period; nil when there is none.
+func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
+	now := store.Now()
+	db := r.h.DB
+	var e pushLogEntry
+	var rawUpdates, rawBefore string
+	err := db.QueryRowContext(ctx, `
+		UPDATE push_log SET lease_owner = $1, lease_until = $2
+		WHERE id IN (
+			SELECT id FROM push_log
+			WHERE created_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
+			ORDER BY id LIMIT 1`+db.SkipLocked()+`)
+		RETURNING id, repository_id, pusher_id, updates, refs_before`,
+		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &rawUpdates, &rawBefore)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var updates []logUpdate
+	if err := json.Unmarshal([]byte(rawUpdates), &updates); err != nil {
+		return nil, fmt.Errorf("push log entry %d: updates: %w", e.ID, err)
+	}
+	for _, u := range updates {
+		e.Updates = append(e.Updates, githttp.RefUpdate{Ref: u.Ref, OldSHA: u.Old, NewSHA: u.New})
+	}
+	if err := json.Unmarshal([]byte(rawBefore), &e.RefsBefore); err != nil {
+		return nil, fmt.Errorf("push log entry %d: refs_before: %w", e.ID, err)
+	}
+	return &e, nil
+}
+
+// recover records the events of the entry's updates that git applied and
+// deletes the entry.
+func (r *Recoverer) recover(ctx context.Context, e *pushLogEntry) error {
+	g, err := gitread.Open(r.h.Repos.GitDir(e.RepoID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	var applied []githttp.RefUpdate
+	for _, u := range e.Updates {
+		target, exists, err := g.RefTarget(u.Ref)
+		if err != nil {
+			return err
+		}
+		if (u.IsDelete() && !exists) || (!u.IsDelete() && exists && target == u.NewSHA) {
+			applied = append(applied, u)
+		}
+	}
+	return r.h.recordPush(ctx, g, e, applied)
+}
