@@ -71,7 +71,11 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 		if err != nil {
 			return err
 		}
-		b := &pushBuilder{base: h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: e.RefsBefore, now: store.Now()}
+		now := e.PushedAt
+		if now.IsZero() {
+			now = store.Now()
+		}
+		b := &pushBuilder{base: h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: e.RefsBefore, now: now}
 		var evs []*events.Event
 		for _, u := range updates {
 			ue, err := b.eventsFor(ctx, u)

@@ -47,6 +47,9 @@ type pushLogEntry struct {
 	PusherID   int64
 	Updates    []githttp.RefUpdate
 	RefsBefore []string
+	// PushedAt, when set, stamps the push's events instead of the time
+	// they are recorded: the Recoverer sets it to when the push was logged.
+	PushedAt time.Time
 }
 
 // logPush commits the push_log row of a push about to move references
@@ -184,8 +187,8 @@ func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
 			SELECT id FROM push_log
 			WHERE created_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
 			ORDER BY id LIMIT 1`+db.SkipLocked()+`)
-		RETURNING id, repository_id, pusher_id, updates, refs_before`,
-		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &rawUpdates, &rawBefore)
+		RETURNING id, repository_id, pusher_id, updates, refs_before, created_at`,
+		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &rawUpdates, &rawBefore, &e.PushedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -85,6 +85,7 @@ func TestRecoverPushAfterFailedRecording(t *testing.T) {
 	rec.Fail(true)
 	apptest.Git(t, work, "push", env.GitURL("octocat", "hello", "octocat", token), "main")
 	rec.Fail(false)
+	pushedBy := time.Now()
 	if n := pushLogRows(t, env); n != 1 {
 		t.Fatalf("%d push_log rows after a push whose recording failed, want 1", n)
 	}
@@ -107,6 +108,9 @@ func TestRecoverPushAfterFailedRecording(t *testing.T) {
 	pushes, hooks := rec.Feed("PushEvent"), rec.Hook("push")
 	if len(pushes) != 1 || len(hooks) != 1 || len(rec.Hook("create")) != 1 {
 		t.Fatalf("sink saw %d PushEvent, %d push hooks, %d create hooks; want 1 each", len(pushes), len(hooks), len(rec.Hook("create")))
+	}
+	if at := pushes[0].CreatedAt; at.After(pushedBy) {
+		t.Errorf("recovered PushEvent stamped %s, after the push ended (%s): want the time the push was logged", at, pushedBy)
 	}
 	if p := hooks[0].HookPayload; p["after"] != head || p["created"] != true {
 		t.Fatalf("recovered push hook: %+v", p)
