@@ -172,3 +172,41 @@ func TestDistinctCommits(t *testing.T) {
 		t.Fatalf("topic's push: %+v", topic)
 	}
 }
+
+// TestPushBaseRef: a tag pushed at the head of a branch names that branch
+// in base_ref (the default branch first); other pushes have none.
+func TestPushBaseRef(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec))
+	owner := env.User("octocat")
+	env.Repo(owner, "hello")
+	url := env.GitURL("octocat", "hello", "octocat", env.Token(owner, "repo"))
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	baseRef := func() any {
+		t.Helper()
+		return lastHook(t, rec, "push").HookPayload["base_ref"]
+	}
+
+	apptest.Git(t, work, "push", "-q", url, "main", "main:refs/heads/another")
+	if got := baseRef(); got != nil {
+		t.Fatalf("branch push base_ref = %v, want null", got)
+	}
+	apptest.Git(t, work, "tag", "-a", "-m", "release", "v1")
+	apptest.Git(t, work, "push", "-q", url, "v1")
+	if got := baseRef(); got != "refs/heads/main" {
+		t.Fatalf("annotated tag at main's head: base_ref = %v, want refs/heads/main", got)
+	}
+	apptest.Git(t, work, "push", "-q", url, "main:refs/heads/aaa")
+	apptest.Git(t, work, "tag", "v1-light")
+	apptest.Git(t, work, "push", "-q", url, "v1-light")
+	if got := baseRef(); got != "refs/heads/main" {
+		t.Fatalf("with a branch sorting before main at the same commit: base_ref = %v, want the default branch", got)
+	}
+	apptest.Commit(t, work, "unpushed", map[string]string{"README.md": "changed\n"})
+	apptest.Git(t, work, "tag", "v2")
+	apptest.Git(t, work, "push", "-q", url, "v2")
+	if got := baseRef(); got != nil {
+		t.Fatalf("tag at no branch head: base_ref = %v, want null", got)
+	}
+}

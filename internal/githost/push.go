@@ -266,9 +266,30 @@ func (b *pushBuilder) hookPayload(ctx context.Context, u githttp.RefUpdate, p pu
 	return map[string]any{
 		"ref": u.Ref, "before": u.OldSHA, "after": u.NewSHA,
 		"created": u.IsCreate(), "deleted": u.IsDelete(), "forced": forced,
-		"base_ref": nil, "compare": compare, "commits": commits, "head_commit": head,
+		"base_ref": b.baseRef(u), "compare": compare, "commits": commits, "head_commit": head,
 		"pusher": map[string]any{"name": b.pusher.Login, "email": optional(b.pusher.Email)},
 	}
+}
+
+// baseRef is the push payload's base_ref: for a tag pushed at the head
+// of a branch, that branch (the default branch when it is one of them),
+// as the platform names the branch a tag was made from; nil otherwise.
+func (b *pushBuilder) baseRef(u githttp.RefUpdate) any {
+	if !strings.HasPrefix(u.Ref, "refs/tags/") || u.IsDelete() {
+		return nil
+	}
+	commit, err := b.git.Resolve(u.NewSHA)
+	if err != nil {
+		return nil // a tag of a tree or a blob
+	}
+	branches, err := b.git.BranchesAt(commit)
+	if err != nil || len(branches) == 0 {
+		return nil
+	}
+	if def := "refs/heads/" + b.repo.DefaultBranch; slices.Contains(branches, def) {
+		return def
+	}
+	return branches[0]
 }
 
 func hookCommit(web string, c gitread.Commit, distinct bool) map[string]any {

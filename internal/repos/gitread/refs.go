@@ -2,6 +2,7 @@ package gitread
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -35,5 +36,27 @@ func (r *Repository) RefCommits() ([]string, error) {
 	if err != nil && err != storer.ErrStop {
 		return nil, fmt.Errorf("gitread: list references: %w", err)
 	}
+	return out, nil
+}
+
+// BranchesAt returns the full names ("refs/heads/main") of the branches
+// whose head is the commit, sorted.
+func (r *Repository) BranchesAt(commit string) ([]string, error) {
+	iter, err := r.repo.Branches()
+	if err != nil {
+		return nil, fmt.Errorf("gitread: list branches: %w", err)
+	}
+	defer iter.Close()
+	var out []string
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Hash().String() == commit {
+			out = append(out, ref.Name().String())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gitread: list branches: %w", err)
+	}
+	slices.Sort(out)
 	return out, nil
 }
