@@ -76,6 +76,10 @@ type Config struct {
 	// PushRecovery configures the worker that records the events of
 	// pushes cut short by a crash (grace period, lease, poll interval).
 	PushRecovery githost.RecoveryConfig
+	// GitMaintenance configures the worker that runs git gc on
+	// repositories after enough pushes or time (push threshold, maximum
+	// age, lease, poll interval).
+	GitMaintenance githost.MaintenanceConfig
 }
 
 func (c *Config) setDefaults() {
@@ -122,6 +126,9 @@ type App struct {
 	// PushRecovery records the events of pushes whose own recording did
 	// not happen (crash, failed transaction); Start runs it.
 	PushRecovery *githost.Recoverer
+	// GitMaintenance runs git gc on the repositories that are due; Start
+	// runs it in the background.
+	GitMaintenance *githost.Maintainer
 	// Agents are the enterprise custom agents; their ruleset check runs
 	// before every push.
 	Agents *agents.Service
@@ -184,6 +191,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
+	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
@@ -308,6 +316,11 @@ func (m *Main) startWorkers(ctx context.Context) {
 	m.startMigrationExporter(ctx)
 	m.startWebhookWorkers(ctx)
 	m.startPushRecovery(ctx)
+	if m.App.GitMaintenance.Periodic() {
+		// In the background from the start: git gc may take minutes.
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); m.App.GitMaintenance.Run(ctx) }()
+	}
 }
 
 // startPushRecovery records the events of pushes cut short by the last

@@ -6,6 +6,8 @@
 // accepted push as domain events in one transaction. A push is logged in
 // the push_log table before its references move, so that its events
 // survive a crash between the move and their transaction (see Recoverer).
+// Pushes are counted per repository, and the Maintainer runs git gc on
+// repositories once enough pushes or time accumulated.
 package githost
 
 import (

@@ -49,8 +49,9 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 // push_log row and, only when that DELETE removed it (neither the push's
 // own postReceive nor the Recoverer has recorded the push), emits for
 // each applied update a push event (and create or delete events for new
-// and removed references) and sets the repository's pushed_at. That
-// DELETE makes the events exactly-once.
+// and removed references), sets the repository's pushed_at and counts the
+// push for git maintenance (see Maintainer). That DELETE makes the events
+// exactly-once.
 func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
 	return h.DB.Tx(ctx, func(tx store.Q) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, e.ID)
@@ -59,6 +60,9 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err // recorded already
+		}
+		if err := countPush(ctx, tx, e.RepoID); err != nil {
+			return err
 		}
 		if len(updates) == 0 {
 			return nil

@@ -1,0 +1,233 @@
+package githost
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// Repositories are created with receive.autogc=false (see githttp.Init):
+// a push never starts git gc. Instead recordPush counts every push in the
+// git_maintenance table, in the push's events transaction, and the
+// Maintainer runs git gc on repositories whose count reached a threshold
+// or whose oldest counted push is older than a maximum age.
+
+// Defaults of MaintenanceConfig.
+const (
+	DefaultMaintenancePushes       = 50
+	DefaultMaintenanceMaxAge       = 24 * time.Hour
+	DefaultMaintenanceLease        = time.Hour
+	DefaultMaintenancePollInterval = 10 * time.Minute
+)
+
+// maintenanceGitEnv keeps git gc away from the system's and the server
+// user's git configuration: only the repository's own applies.
+var maintenanceGitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_TERMINAL_PROMPT=0"}
+
+// countPush counts one push of the repository for maintenance, in the
+// transaction that records the push. The first counted push starts the
+// maximum-age clock.
+func countPush(ctx context.Context, tx store.Q, repoID int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO git_maintenance (repository_id, pushes_since, last_run_at)
+		VALUES ($1, 1, $2)
+		ON CONFLICT (repository_id) DO UPDATE SET pushes_since = git_maintenance.pushes_since + 1`, repoID, store.Now())
+	if err != nil {
+		return fmt.Errorf("count push for maintenance: %w", err)
+	}
+	return nil
+}
+
+// MaintenanceConfig configures the Maintainer. Zero fields take the
+// defaults.
+type MaintenanceConfig struct {
+	// Pushes is how many pushes since the last run make a repository due.
+	// Default DefaultMaintenancePushes.
+	Pushes int64
+	// MaxAge makes a repository with at least one push due once its last
+	// run (or its first counted push) is this old. Default
+	// DefaultMaintenanceMaxAge.
+	MaxAge time.Duration
+	// Lease is how long a claimed repository stays with this server; it
+	// also bounds one git gc run. A repository whose run failed, or that
+	// was locked for migration, is claimed again once its lease expired.
+	// Default DefaultMaintenanceLease.
+	Lease time.Duration
+	// PollInterval is how often Run looks for due repositories. Default
+	// DefaultMaintenancePollInterval; a negative value turns the periodic
+	// runs off (the server does not start Run; RunOnce still works).
+	PollInterval time.Duration
+}
+
+// Maintainer runs git gc on the repositories that are due (see
+// MaintenanceConfig). Repositories are claimed with a lease (SKIP LOCKED
+// on PostgreSQL), so several servers share the work and a repository is
+// maintained by one of them at a time. Pushes counted while git gc runs
+// stay counted for the next run.
+type Maintainer struct {
+	db     *store.DB
+	repos  *repos.Service
+	cfg    MaintenanceConfig
+	owner  string // this process's lease owner id
+	logger *slog.Logger
+}
+
+// NewMaintainer returns the Maintainer of the repositories of svc.
+func NewMaintainer(db *store.DB, svc *repos.Service, cfg MaintenanceConfig, logger *slog.Logger) *Maintainer {
+	if cfg.Pushes <= 0 {
+		cfg.Pushes = DefaultMaintenancePushes
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultMaintenanceMaxAge
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultMaintenanceLease
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultMaintenancePollInterval
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &Maintainer{db: db, repos: svc, cfg: cfg, owner: hex.EncodeToString(b[:]), logger: logger}
+}
+
+// Periodic reports whether Run should be started (PollInterval is not
+// negative).
+func (m *Maintainer) Periodic() bool { return m.cfg.PollInterval > 0 }
+
+// Run calls RunOnce at once, then every PollInterval, until ctx is done.
+// It returns at once when the periodic runs are off.
+func (m *Maintainer) Run(ctx context.Context) {
+	if !m.Periodic() {
+		return
+	}
+	m.RunOnce(ctx)
+	ticker := time.NewTicker(m.cfg.PollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			m.RunOnce(ctx)
+		}
+	}
+}
+
+// RunOnce runs git gc on every due repository it can claim and returns
+// how many it maintained. Errors are logged; a repository that failed,
+// or is locked for migration, stays leased and is retried once its lease
+// expired.
+func (m *Maintainer) RunOnce(ctx context.Context) int {
+	n := 0
+	for ctx.Err() == nil {
+		repoID, pushes, err := m.claim(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.logger.Error("claim repository for git maintenance", "err", err)
+			}
+			break
+		}
+		if repoID == 0 {
+			break
+		}
+		ran, err := m.maintain(ctx, repoID, pushes)
+		if err != nil && ctx.Err() == nil {
+			m.logger.Error("git maintenance", "repository_id", repoID, "err", err)
+		}
+		if ran {
+			n++
+		}
+	}
+	return n
+}
+
+// maintain runs git gc on a claimed repository and records the run; it
+// reports whether git gc ran and was recorded. A repository locked for
+// migration is left as it is, leased.
+func (m *Maintainer) maintain(ctx context.Context, repoID, pushes int64) (bool, error) {
+	repo, err := repos.ByID(ctx, m.db, repoID)
+	if err != nil {
+		return false, fmt.Errorf("load repository: %w", err)
+	}
+	if repo.MigrationLocked {
+		return false, nil // retried once the lease expired
+	}
+	if err := m.gc(ctx, m.repos.GitDir(repoID)); err != nil {
+		return false, err
+	}
+	if err := m.release(ctx, repoID, pushes); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// claim leases the due, unleased (or expired) repository with the lowest
+// id and returns it with its push count; 0 when none is due.
+func (m *Maintainer) claim(ctx context.Context) (repoID, pushes int64, err error) {
+	now := store.Now()
+	err = m.db.QueryRowContext(ctx, `
+		UPDATE git_maintenance SET lease_owner = $1, lease_until = $2
+		WHERE repository_id IN (
+			SELECT repository_id FROM git_maintenance
+			WHERE pushes_since > 0 AND (pushes_since >= $3 OR last_run_at <= $4)
+			AND (lease_until IS NULL OR lease_until < $5)
+			ORDER BY repository_id LIMIT 1`+m.db.SkipLocked()+`)
+		RETURNING repository_id, pushes_since`,
+		m.owner, now.Add(m.cfg.Lease), m.cfg.Pushes, now.Add(-m.cfg.MaxAge), now).Scan(&repoID, &pushes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+			return 0, 0, nil
+		}
+		return 0, 0, err
+	}
+	return repoID, pushes, nil
+}
+
+// release records a run: it subtracts the pushes the claim saw (pushes
+// counted since stay), stamps last_run_at and ends the lease.
+func (m *Maintainer) release(ctx context.Context, repoID, pushes int64) error {
+	_, err := m.db.ExecContext(ctx, `UPDATE git_maintenance
+		SET pushes_since = CASE WHEN pushes_since > $1 THEN pushes_since - $1 ELSE 0 END,
+			last_run_at = $2, lease_owner = '', lease_until = NULL
+		WHERE repository_id = $3 AND lease_owner = $4`, pushes, store.Now(), repoID, m.owner)
+	if err != nil {
+		return fmt.Errorf("record git maintenance: %w", store.Normalize(err))
+	}
+	return nil
+}
+
+// gc runs git gc in the bare repository dir, bounded by the lease. It is
+// a full gc, not gc --auto: the push count is the trigger, and --auto's
+// own estimate would leave repositories alone until they hold thousands
+// of loose objects.
+func (m *Maintainer) gc(ctx context.Context, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.Lease)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "gc", "--quiet")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), maintenanceGitEnv...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git gc: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
