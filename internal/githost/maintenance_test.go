@@ -85,11 +85,11 @@ func TestMaintenancePacksAfterThreshold(t *testing.T) {
 		t.Fatalf("pushes counted after maintenance: %d, want 0", n)
 	}
 	var lastRun time.Time
-	var owner2 string
+	var leaseOwner string
 	apptest.Must(t, "read maintenance row", env.Q().QueryRowContext(context.Background(),
-		`SELECT last_run_at, lease_owner FROM git_maintenance WHERE repository_id = $1`, repo.ID).Scan(&lastRun, &owner2))
-	if owner2 != "" {
-		t.Fatalf("lease still held by %q", owner2)
+		`SELECT last_run_at, lease_owner FROM git_maintenance WHERE repository_id = $1`, repo.ID).Scan(&lastRun, &leaseOwner))
+	if leaseOwner != "" {
+		t.Fatalf("lease still held by %q", leaseOwner)
 	}
 	if n := env.App.GitMaintenance.RunOnce(context.Background()); n != 0 {
 		t.Fatalf("second run maintained %d repositories, want 0", n)
@@ -140,5 +140,29 @@ func TestMaintenanceSkipsRepositoryLockedForMigration(t *testing.T) {
 	}
 	if n := pushesSince(t, env, repo.ID); n != 1 {
 		t.Fatalf("pushes counted: %d, want 1", n)
+	}
+}
+
+func TestMaintenanceRunsAfterMaxAge(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, withMaintenance(50))
+	owner := env.User("octocat")
+	repo := env.Repo(owner, "hello")
+	pushCommits(t, env.GitURL("octocat", "hello", "octocat", env.Token(owner, "repo")), 1)
+	if n := env.App.GitMaintenance.RunOnce(context.Background()); n != 0 {
+		t.Fatalf("maintained %d repositories one push after the first, want 0", n)
+	}
+	old := time.Now().UTC().Add(-githost.DefaultMaintenanceMaxAge - time.Hour)
+	_, err := env.Q().ExecContext(context.Background(), `UPDATE git_maintenance SET last_run_at = $1 WHERE repository_id = $2`, old, repo.ID)
+	apptest.Must(t, "age the maintenance row", err)
+
+	if n := env.App.GitMaintenance.RunOnce(context.Background()); n != 1 {
+		t.Fatalf("maintained %d repositories past the maximum age, want 1", n)
+	}
+	if loose, _ := objectCounts(t, env.App.Repos.GitDir(repo.ID)); loose != 0 {
+		t.Fatalf("%d loose objects after maintenance", loose)
+	}
+	if n := pushesSince(t, env, repo.ID); n != 0 {
+		t.Fatalf("pushes counted after maintenance: %d, want 0", n)
 	}
 }
