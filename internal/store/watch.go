@@ -26,7 +26,8 @@ import (
 // Across processes: on PostgreSQL a committed write to a watched table
 // also sends a notification (in the writer's transaction) that every
 // other server sharing the database receives with LISTEN and passes to
-// its watchers. Writes of other processes on SQLite (admin commands) are
+// its watchers. A process notifies only of the tables it watches itself,
+// which is enough because every server registers the same watches. Writes of other processes on SQLite (admin commands) are
 // not seen; caches bound that with a short lifetime (see ReadCache).
 
 // changesChannel is the PostgreSQL notification channel of watched writes;

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -108,6 +109,9 @@ func TestWatchAcrossProcesses(t *testing.T) {
 	}
 	writer, url := open(t)
 	reader := openURL(t, url)
+	// A process tells the others of writes to the tables it watches
+	// itself; servers all register the same watches.
+	writer.Watch(func() {}, "accounts")
 	seen := make(chan struct{}, 16)
 	reader.Watch(func() {
 		select {
@@ -115,17 +119,35 @@ func TestWatchAcrossProcesses(t *testing.T) {
 		default:
 		}
 	}, "accounts")
-	// The listener runs every watcher when it (re)connects; wait for that,
-	// then for the notification of the write.
-	waitSeen(t, seen, "listener start")
-	drain(seen)
-	err := writer.Tx(context.Background(), func(tx store.Q) error {
-		exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'b', $1, $1)`, store.Now())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	insert := func(login string) {
+		t.Helper()
+		err := writer.Tx(context.Background(), func(tx store.Q) error {
+			exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`, login, store.Now())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
+	// Until the reader's listener is up, writes may go unnoticed: write
+	// until one is seen (by its notification, or by the listener calling
+	// every watcher when it connects).
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		insert(fmt.Sprintf("early-%d", i))
+		select {
+		case <-seen:
+		case <-time.After(100 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("the reader's listener never saw a write")
+			}
+			continue
+		}
+		break
+	}
+	// Now listening: the next write reaches the reader by notification.
+	drain(seen)
+	insert("b")
 	waitSeen(t, seen, "notification of the other handle's write")
 }
 
