@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -109,7 +108,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 		return nil, ErrBadCredentials()
 	}
 	sum := sha256.Sum256([]byte(token))
-	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, hex.EncodeToString(sum[:])) }
+	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, HashToken(token)) }
 	var rec *tokenRecord
 	var err error
 	if a.Tokens != nil {

@@ -3,9 +3,7 @@ package githost
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +14,7 @@ import (
 
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // Repositories are created with receive.autogc=false (see githttp.Init):
@@ -100,9 +99,7 @@ func NewMaintainer(db *store.DB, svc *repos.Service, cfg MaintenanceConfig, logg
 	if logger == nil {
 		logger = slog.Default()
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &Maintainer{db: db, repos: svc, cfg: cfg, owner: hex.EncodeToString(b[:]), logger: logger}
+	return &Maintainer{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), logger: logger}
 }
 
 // Periodic reports whether Run should be started (PollInterval is not
@@ -116,16 +113,7 @@ func (m *Maintainer) Run(ctx context.Context) {
 		return
 	}
 	m.RunOnce(ctx)
-	ticker := time.NewTicker(m.cfg.PollInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			m.RunOnce(ctx)
-		}
-	}
+	every(ctx, m.cfg.PollInterval, func() { m.RunOnce(ctx) })
 }
 
 // RunOnce runs git gc on every due repository it can claim and returns

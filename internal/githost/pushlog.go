@@ -2,9 +2,7 @@ package githost
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // The push log makes a push's events durable. preReceive commits a
@@ -121,26 +120,29 @@ func NewRecoverer(h *Handler, cfg RecoveryConfig) *Recoverer {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultRecoveryPollInterval
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	logger := h.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Recoverer{h: h, cfg: cfg, owner: hex.EncodeToString(b[:]), logger: logger}
+	return &Recoverer{h: h, cfg: cfg, owner: wire.NewGUID(), logger: logger}
 }
 
 // Run calls RunOnce every PollInterval until ctx is done. The caller
 // runs RunOnce at start.
 func (r *Recoverer) Run(ctx context.Context) {
-	ticker := time.NewTicker(r.cfg.PollInterval)
+	every(ctx, r.cfg.PollInterval, func() { r.RunOnce(ctx) })
+}
+
+// every calls fn every interval until ctx is done.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			r.RunOnce(ctx)
+			fn()
 		}
 	}
 }

@@ -2,14 +2,13 @@ package orgmigration
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // Defaults of ExporterConfig.
@@ -63,9 +62,7 @@ func NewExporter(s *Service, cfg ExporterConfig) *Exporter {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &Exporter{svc: s, cfg: cfg, owner: hex.EncodeToString(b[:])}
+	return &Exporter{svc: s, cfg: cfg, owner: wire.NewGUID()}
 }
 
 // Run exports and expires until ctx is done. It works at once, then
