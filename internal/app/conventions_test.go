@@ -340,6 +340,25 @@ func TestErrorShapes(t *testing.T) {
 		}
 	}
 
+	// Paths no route serves answer a JSON 404 themselves, never ServeMux's
+	// redirect to a trailing slash with an HTML body (the git route
+	// GET /{owner}/{repo}/{rest...} made every two-segment path one).
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/user/starred", "/user/orgs", "/search/repositories", "/octocat/hello",
+		"/enterprises/acme-corp", "/octocat/hello/", "/applications/grants/", "/no/such/path/"} {
+		for _, method := range []string{"GET", "HEAD", "POST"} {
+			req, err := http.NewRequest(method, env.URL+path, nil)
+			apptest.Must(t, "request", err)
+			resp, err := noRedirects.Do(req)
+			apptest.Must(t, method+" "+path, err)
+			resp.Body.Close()
+			if resp.StatusCode != 404 || resp.Header.Get("Location") != "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%s %s: %d %q Location %q, want a JSON 404", method, path, resp.StatusCode,
+					resp.Header.Get("Content-Type"), resp.Header.Get("Location"))
+			}
+		}
+	}
+
 	// go-github reads the shape into its ErrorResponse.
 	_, _, err := env.Client(token).Repositories.Create(apptest.Ctx(), "", &github.Repository{Name: github.Ptr("hello")})
 	ge, ok := err.(*github.ErrorResponse)

@@ -85,7 +85,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 // ServeHTTP authenticates and authorises one git request and serves it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if r.Method == http.MethodGet && r.PathValue("rest") != "info/refs" {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.PathValue("rest") != "info/refs" {
 		r.Pattern = ""
 		httpapi.WriteError(w, r, apierr.NotFound())
 		return

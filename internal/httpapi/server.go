@@ -79,15 +79,59 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	}()
 	// Unknown paths and methods: a JSON 404 (the catch-all also takes the
 	// place of ServeMux's plain-text 405).
-	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Pattern = ""
-		WriteError(w, r, apierr.NotFound())
-	}))
+	s.mux.Handle("/", notFound)
 	for _, rt := range routes {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.apiHandler(rt))
 		s.routes = append(s.routes, rt)
 	}
+	for _, rt := range routes { // after every route, which keeps its own root
+		s.handleRoot(rt.Method + " " + rt.Pattern)
+	}
 	return s, nil
+}
+
+// notFound answers the JSON 404 of a path or method no route serves.
+var notFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.Pattern = ""
+	WriteError(w, r, apierr.NotFound())
+})
+
+// handle registers h for pattern. When pattern names a subtree (its path
+// ends in "/" or in a {name...} wildcard), the subtree's root without the
+// trailing slash gets the JSON 404 for the pattern's method: ServeMux would otherwise answer a
+// request for the root with a redirect to root+"/" and an HTML body
+// (GET /{owner}/{repo}/{rest...} redirected /applications/grants). A root
+// that another pattern serves already keeps it.
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.handleRoot(pattern)
+}
+
+// handleRoot registers the JSON 404 for the root of pattern's subtree, if
+// it is one and no pattern serves the root yet.
+func (s *Server) handleRoot(pattern string) {
+	if root := subtreeRoot(pattern); root != "" {
+		defer func() { _ = recover() }() // a pattern serves the root already
+		s.mux.Handle(root, notFound)
+	}
+}
+
+// subtreeRoot returns the pattern ("[METHOD ]path") of the root of the
+// subtree a pattern names, without its trailing slash and with the same
+// method ("GET /a/{b}" for "GET /a/{b}/{rest...}" or "GET /a/{b}/"), or ""
+// when the pattern is not a subtree.
+func subtreeRoot(pattern string) string {
+	method, path := "", pattern
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		method, path = pattern[:i+1], pattern[i+1:]
+	}
+	if i := strings.LastIndexByte(path, '/'); i >= 0 && strings.HasSuffix(path, "...}") {
+		path = path[:i+1]
+	}
+	if len(path) <= 1 || !strings.HasSuffix(path, "/") {
+		return ""
+	}
+	return method + strings.TrimSuffix(path, "/")
 }
 
 // Routes returns the routes the server serves, in registration order.
@@ -97,7 +141,7 @@ func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 // operational endpoints) that bypasses the API middleware; its request
 // context carries the base URL, as an API handler's does.
 func (s *Server) Handle(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL)))
 	}))
 }

@@ -247,14 +247,16 @@ func TestServeFlagRemovesAuthorizationsAPI(t *testing.T) {
 		method, path string
 		status       int
 	}{{"POST", "/authorizations", http.StatusGone}, {"GET", "/authorizations", http.StatusNotFound},
-		{"GET", "/applications/grants", http.StatusNotFound}} {
+		{"GET", "/applications/grants", http.StatusNotFound}, {"GET", "/applications/grants/1", http.StatusNotFound},
+		{"GET", "/authorizations/1", http.StatusNotFound}} {
 		req, err := http.NewRequestWithContext(ctx, e.method, base+e.path, strings.NewReader("{}"))
 		apptest.Must(t, "request", err)
-		resp, err := http.DefaultClient.Do(req)
+		// The answer itself, not where a redirect leads.
+		resp, err := http.DefaultTransport.RoundTrip(req)
 		apptest.Must(t, e.method+" "+e.path, err)
 		resp.Body.Close()
-		if resp.StatusCode != e.status {
-			t.Fatalf("%s %s: %d, want %d", e.method, e.path, resp.StatusCode, e.status)
+		if resp.StatusCode != e.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("%s %s: %d %s, want %d JSON", e.method, e.path, resp.StatusCode, resp.Header.Get("Content-Type"), e.status)
 		}
 	}
 }
