@@ -32,7 +32,7 @@ func TestRepositoryCreationEmitsCreateEvent(t *testing.T) {
 	}
 	var payload map[string]any
 	apptest.Must(t, "payload", json.Unmarshal(creates[0].Payload, &payload))
-	want := map[string]any{"ref": nil, "ref_type": "repository", "master_branch": "main", "description": "says hi", "pusher_type": "user"}
+	want := map[string]any{"ref": nil, "full_ref": "", "ref_type": "repository", "master_branch": "main", "description": "says hi", "pusher_type": "user"}
 	for k, v := range want {
 		if payload[k] != v {
 			t.Errorf("payload[%s] = %#v, want %#v", k, payload[k], v)

@@ -50,6 +50,7 @@ type (
 	// createPayload is a CreateEvent's payload.
 	createPayload struct {
 		Ref          *string `json:"ref"`
+		FullRef      string  `json:"full_ref"` // "" for a repository
 		RefType      string  `json:"ref_type"`
 		MasterBranch string  `json:"master_branch"`
 		Description  *string `json:"description"`

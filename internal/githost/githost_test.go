@@ -84,7 +84,8 @@ func TestCloneAndPushRecordEvents(t *testing.T) {
 	if id, ok := push["push_id"].(float64); !ok || id <= 0 || id != float64(int64(id)) {
 		t.Fatalf("push_id %v is not a positive integer", push["push_id"])
 	}
-	if evs[0].Payload["ref_type"] != "branch" || evs[0].Payload["ref"] != "main" || evs[0].Payload["master_branch"] != "main" {
+	if evs[0].Payload["ref_type"] != "branch" || evs[0].Payload["ref"] != "main" || evs[0].Payload["full_ref"] != "refs/heads/main" ||
+		evs[0].Payload["master_branch"] != "main" {
 		t.Fatalf("create payload: %+v", evs[0].Payload)
 	}
 
@@ -101,6 +102,14 @@ func TestCloneAndPushRecordEvents(t *testing.T) {
 	later := eventsOf(t, env, repo.ID)[before:]
 	if got := types(later); got != "CreateEvent,CreateEvent,PushEvent,DeleteEvent" {
 		t.Fatalf("events: %s", got)
+	}
+	for _, e := range later[:2] { // full_ref of each CreateEvent and of the DeleteEvent
+		if prefix := map[any]string{"tag": "refs/tags/", "branch": "refs/heads/"}[e.Payload["ref_type"]]; e.Payload["full_ref"] != prefix+e.Payload["ref"].(string) {
+			t.Fatalf("CreateEvent full_ref: %+v", e.Payload)
+		}
+	}
+	if later[3].Payload["full_ref"] != "refs/heads/topic" || later[3].Payload["ref"] != "topic" {
+		t.Fatalf("DeleteEvent full_ref: %+v", later[3].Payload)
 	}
 	// topic starts at a commit the repository has: nothing new, nothing distinct.
 	if p := later[2].Payload; p["ref"] != "refs/heads/topic" || p["size"] != float64(0) || p["distinct_size"] != float64(0) || len(p["commits"].([]any)) != 0 {

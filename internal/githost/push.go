@@ -126,7 +126,7 @@ func (b *pushBuilder) eventsFor(ctx context.Context, u githttp.RefUpdate) ([]*ev
 	if u.IsCreate() && (u.IsBranch() || u.IsTag()) {
 		desc := optional(b.repo.Description)
 		out = append(out, b.event("CreateEvent",
-			map[string]any{"ref": short, "ref_type": refType(u), "master_branch": b.repo.DefaultBranch, "description": desc, "pusher_type": "user"},
+			map[string]any{"ref": short, "full_ref": u.Ref, "ref_type": refType(u), "master_branch": b.repo.DefaultBranch, "description": desc, "pusher_type": "user"},
 			"create",
 			map[string]any{"ref": short, "ref_type": refType(u), "master_branch": b.repo.DefaultBranch, "description": desc, "pusher_type": "user"}))
 	}
@@ -141,7 +141,7 @@ func (b *pushBuilder) eventsFor(ctx context.Context, u githttp.RefUpdate) ([]*ev
 	}
 	if u.IsDelete() && (u.IsBranch() || u.IsTag()) {
 		out = append(out, b.event("DeleteEvent",
-			map[string]any{"ref": short, "ref_type": refType(u), "pusher_type": "user"},
+			map[string]any{"ref": short, "full_ref": u.Ref, "ref_type": refType(u), "pusher_type": "user"},
 			"delete",
 			map[string]any{"ref": short, "ref_type": refType(u), "pusher_type": "user"}))
 	}

@@ -58,6 +58,9 @@ func toSummary(d *Delivery) deliverySummary {
 	if !d.Done {
 		s.Status = statusPending
 	}
+	if d.DeliveredAt == nil { // queued, not attempted yet: the time it was queued
+		s.DeliveredAt = wire.TP(&d.CreatedAt)
+	}
 	return s
 }
 

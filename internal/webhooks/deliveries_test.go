@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,4 +359,33 @@ func deliveriesWithStatus(t *testing.T, client *github.Client, target string, ho
 	_, err = client.Do(req, &list)
 	apptest.Must(t, "list deliveries by status", err)
 	return list
+}
+
+// TestPendingDeliveryHasDeliveredAt checks that a delivery that has not
+// been attempted yet (its receiver has not answered) is listed as pending
+// with delivered_at set to the time it was queued, never null: the
+// platform's description requires a date-time.
+func TestPendingDeliveryHasDeliveredAt(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	client := env.Client(env.Token(owner, "repo", "admin:repo_hook"))
+	release := make(chan struct{})
+	blocking := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	t.Cleanup(blocking.Close)
+	t.Cleanup(func() { close(release) })
+	before := time.Now().Add(-time.Second)
+	hook := hookOn(t, client, "octo", "widgets", blocking.URL, "json", "")
+	list, _, err := client.Repositories.ListHookDeliveries(apptest.Ctx(), "octo", "widgets", hook.GetID(), nil)
+	apptest.Must(t, "list", err)
+	if len(list) != 1 || list[0].GetStatus() != "pending" || list[0].DeliveredAt == nil ||
+		list[0].GetDeliveredAt().Before(before) || list[0].GetDeliveredAt().After(time.Now().Add(time.Second)) {
+		t.Fatalf("pending ping delivery: %+v", list)
+	}
+	got, _, err := client.Repositories.GetHookDelivery(apptest.Ctx(), "octo", "widgets", hook.GetID(), list[0].GetID())
+	apptest.Must(t, "get", err)
+	if got.DeliveredAt == nil || !got.GetDeliveredAt().Equal(list[0].GetDeliveredAt()) {
+		t.Fatalf("detail delivered_at %v, list %v", got.DeliveredAt, list[0].DeliveredAt)
+	}
 }

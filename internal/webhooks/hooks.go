@@ -163,8 +163,11 @@ func normalEvents(events []string) []string {
 // defaults, or the stored one) and returns the validation error, if any.
 func (s *Service) applyBody(h *Hook, b *hookBody, creating bool) error {
 	var f apierr.Fields
-	if b.Name != nil && *b.Name != "web" {
+	switch {
+	case b.Name != nil && *b.Name != "web":
 		f.Add(hookResource, "name", apierr.CodeInvalid)
+	case b.Name == nil && creating && h.OrgID != 0: // required for organization hooks only
+		f.Add(hookResource, "name", apierr.CodeMissingField)
 	}
 	if b.Config != nil {
 		if err := s.replaceConfig(h, b.Config, &f); err != nil {

@@ -218,6 +218,12 @@ func TestHookValidation(t *testing.T) {
 			}
 		}
 	}
+	// name is required for organization hooks only (defaults to web for
+	// repository hooks).
+	status, body := f.status("POST", f.orgPath(""), f.token, `{"config":{"url":"https://example.com/no-name"}}`)
+	if status != 422 || !strings.Contains(fmt.Sprint(body["errors"]), "code:missing_field field:name") {
+		t.Errorf("organization hook without name: %d %v", status, body)
+	}
 	// Accepted forms of insecure_ssl and events.
 	for i, v := range []string{`"0"`, `"1"`, `0`, `1`} {
 		body := fmt.Sprintf(`{"config":{"url":"https://example.com/%d","insecure_ssl":%s},"events":["issues","pull_request_review_thread"]}`, i, v)
