@@ -9,7 +9,7 @@ import (
 func (h *Handler) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: "GET", Pattern: "/user", Handle: h.getAuthenticatedUser,
-			Auth: auth.Rule{Target: auth.TargetSelf, TokenTypes: auth.UAT | auth.FPAT}},
+			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/users/{username}", Handle: h.getUser,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/orgs/{org}", Handle: h.getOrg,

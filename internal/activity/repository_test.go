@@ -116,7 +116,7 @@ func TestPatchRepository(t *testing.T) {
 		{"bad name", env.Token(alice, "repo"), `{"name":"a b"}`, http.StatusUnprocessableEntity},
 		{"bad branch", env.Token(alice, "repo"), `{"default_branch":"a..b"}`, http.StatusUnprocessableEntity},
 		{"wrong type", env.Token(alice, "repo"), `{"private":"no"}`, http.StatusUnprocessableEntity},
-		{"anonymous", "", `{"description":"x"}`, http.StatusUnauthorized},
+		{"anonymous", "", `{"description":"x"}`, http.StatusNotFound}, // the description documents no 401
 		{"fine-grained without administration", env.FineGrainedToken(alice, org, apptest.AllRepos, "contents:write"), `{"description":"x"}`, http.StatusForbidden},
 		{"fine-grained administration:write", env.FineGrainedToken(alice, org, apptest.AllRepos, "administration:write"), `{"description":"y"}`, http.StatusOK},
 	}

@@ -84,9 +84,13 @@ func TestAuthentication(t *testing.T) {
 		}
 	}
 
-	// Anonymous callers must authenticate, on every endpoint.
-	for _, ck := range []struct{ method, path string }{{"GET", base}, {"GET", base + "/source"}, {"PUT", base + "/source"}, {"DELETE", base + "/source"}} {
-		f.mustCall(t, 401, ck.method, ck.path, "", "")
-		f.mustCall(t, 401, ck.method, strings.Replace(ck.path, "acme-corp", "nope", 1), "", "")
+	// Anonymous callers get 401 where the description documents it (the
+	// list and the PUT), 404 elsewhere, whether the enterprise exists or not.
+	for _, ck := range []struct {
+		method, path string
+		status       int
+	}{{"GET", base, 401}, {"GET", base + "/source", 404}, {"PUT", base + "/source", 401}, {"DELETE", base + "/source", 404}} {
+		f.mustCall(t, ck.status, ck.method, ck.path, "", "")
+		f.mustCall(t, ck.status, ck.method, strings.Replace(ck.path, "acme-corp", "nope", 1), "", "")
 	}
 }

@@ -22,10 +22,14 @@ func (h *Handler) Routes() []httpapi.Route {
 		Extra: "The caller must be an enterprise owner, and the token's resource owner its own user."}
 	write := read
 	write.Permissions = auth.Perm("enterprise_ai_controls:write")
+	// The list and the PUT document a 401 for anonymous callers; the
+	// other two answer them 404.
+	read401, write401 := read, write
+	read401.Unauthorized401, write401.Unauthorized401 = true, true
 	return []httpapi.Route{
-		{Method: "GET", Pattern: "/enterprises/{enterprise}/assistant/custom-agents", Handle: h.listAgents, Auth: read},
+		{Method: "GET", Pattern: "/enterprises/{enterprise}/assistant/custom-agents", Handle: h.listAgents, Auth: read401},
 		{Method: "GET", Pattern: "/enterprises/{enterprise}/assistant/custom-agents/source", Handle: h.getSource, Auth: read},
-		{Method: "PUT", Pattern: "/enterprises/{enterprise}/assistant/custom-agents/source", Handle: h.putSource, Auth: write},
+		{Method: "PUT", Pattern: "/enterprises/{enterprise}/assistant/custom-agents/source", Handle: h.putSource, Auth: write401},
 		{Method: "DELETE", Pattern: "/enterprises/{enterprise}/assistant/custom-agents/source", Handle: h.deleteSource, Auth: write},
 	}
 }

@@ -260,7 +260,7 @@ func TestPrivateResourcesAreNotFoundNotForbidden(t *testing.T) {
 	resp, body := env.DoJSON("POST", "/orgs/acme/repos", strangerToken, `{"name":"intruder"}`)
 	wantError(t, "non-member creates in the organization", resp, body, 404)
 	resp, body = env.DoJSON("POST", "/orgs/acme/repos", "", `{"name":"intruder"}`)
-	wantError(t, "anonymous creates in the organization", resp, body, 401)
+	wantError(t, "anonymous creates in the organization", resp, body, 404)
 	resp, body = get(env, "/orgs/acme", "Bearer "+strangerToken)
 	wantStatus(t, "organizations themselves are public", resp, body, 200)
 	resp, body = get(env, "/user", "")

@@ -80,6 +80,11 @@ type Rule struct {
 	Role Role
 	// Public serves anonymous callers, for public targets only.
 	Public bool
+	// Unauthorized401 answers anonymous callers of a route that is not
+	// Public with 401 "Requires authentication": set it where the
+	// platform's description documents a 401 for the operation. Without
+	// it they get the 404 the platform answers for what it does not reveal.
+	Unauthorized401 bool
 	// Scopes are the classic/OAuth scopes of which a scope-based token
 	// needs one (with scope inheritance). Empty means the defaults of the
 	// target: `repo` for private repositories, `public_repo` for writes to

@@ -138,7 +138,7 @@ func TestUserFeeds(t *testing.T) {
 	expect(t, env, "/users/bob/events/orgs/acme", w.bobNoRepo, carolStarOP, createOPub)
 	expect(t, env, "/users/carol/events/orgs/acme", w.carol, carolStarOP, createOPub)
 	status(t, env, "/users/bob/events/orgs/acme", w.alice, http.StatusForbidden)
-	status(t, env, "/users/bob/events/orgs/acme", "", http.StatusUnauthorized)
+	status(t, env, "/users/bob/events/orgs/acme", "", http.StatusNotFound)
 	status(t, env, "/users/bob/events/orgs/nope", w.bob, http.StatusNotFound)
 	bob, acme := mustAccount(t, env, "bob"), mustAccount(t, env, "acme")
 	expect(t, env, "/users/bob/events/orgs/acme", env.FineGrainedToken(bob, acme, nil, "organization_events:read"), allOrg...)

@@ -298,11 +298,14 @@ func isConditional(r *http.Request) bool {
 // enforce checks what the rule says about the credentials themselves;
 // the guard checks them against the target.
 func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) error {
+	if p.Anonymous() && !rule.Public {
+		if !rule.Unauthorized401 {
+			return apierr.NotFound()
+		}
+		return apierr.Unauthorized("Requires authentication")
+	}
 	if rule.PasswordOnly && p.Method != auth.MethodPassword {
 		return apierr.Unauthorized("This API only accepts HTTP Basic authentication with a username and password; tokens are not accepted.")
-	}
-	if p.Anonymous() && !rule.Public {
-		return apierr.Unauthorized("Requires authentication")
 	}
 	if rule.OTP {
 		code := r.Header.Get("X-Service-OTP")

@@ -21,11 +21,15 @@ type Handler struct {
 
 // basic is the rule of every endpoint: HTTP Basic with a login and a
 // password, never a token.
-var basic = auth.Rule{PasswordOnly: true}
+var basic = auth.Rule{PasswordOnly: true, Unauthorized401: true}
 
 // basicOTP adds the one-time password of users with two-factor
 // authentication (endpoints 5, 6, 7 and 9).
-var basicOTP = auth.Rule{PasswordOnly: true, OTP: true}
+var basicOTP = auth.Rule{PasswordOnly: true, OTP: true, Unauthorized401: true}
+
+// basicOTPNo401 is basicOTP for the two endpoints whose description
+// documents no 401: anonymous callers get a 404.
+var basicOTPNo401 = auth.Rule{PasswordOnly: true, OTP: true}
 
 // Routes is the grants and authorizations route table.
 func (h *Handler) Routes() []httpapi.Route {
@@ -42,9 +46,9 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/authorizations", Handle: h.listAuthorizations, Auth: basic},
 		{Method: "POST", Pattern: "/authorizations", Handle: h.createAuthorization, Auth: basicOTP},
 		{Method: "PUT", Pattern: "/authorizations/clients/{client_id}", Handle: h.getOrCreateForApp, Auth: basicOTP},
-		{Method: "PUT", Pattern: "/authorizations/clients/{client_id}/{fingerprint}", Handle: h.getOrCreateForFingerprint, Auth: basicOTP},
+		{Method: "PUT", Pattern: "/authorizations/clients/{client_id}/{fingerprint}", Handle: h.getOrCreateForFingerprint, Auth: basicOTPNo401},
 		{Method: "GET", Pattern: "/authorizations/{authorization_id}", Handle: h.getAuthorization, Auth: basic},
-		{Method: "PATCH", Pattern: "/authorizations/{authorization_id}", Handle: h.updateAuthorization, Auth: basicOTP},
+		{Method: "PATCH", Pattern: "/authorizations/{authorization_id}", Handle: h.updateAuthorization, Auth: basicOTPNo401},
 		{Method: "DELETE", Pattern: "/authorizations/{authorization_id}", Handle: h.deleteAuthorization, Auth: basic},
 	}
 }

@@ -97,7 +97,7 @@ func TestOwnersOnly(t *testing.T) {
 		name, method, path, token string
 		status                    int
 	}{
-		{"anonymous", "GET", list, "", 401},
+		{"anonymous", "GET", list, "", 404}, // the description documents no 401
 		{"member", "GET", list, f.env.Token(member, "repo", "admin:org"), 403},
 		{"outsider", "GET", one, f.env.Token(outsider, "repo", "admin:org"), 404},
 		{"fine-grained PAT of the owner", "GET", list,

@@ -1,0 +1,76 @@
+package app_test
+
+import (
+	"regexp"
+	"testing"
+
+	"forgeapi/internal/apptest"
+)
+
+// documented401 are the operations whose description (the platform's
+// OpenAPI: api.github.com, ghec for custom agents, ghes-3.19 for grants and
+// authorizations) documents a 401. Every other route that needs
+// credentials answers an anonymous caller 404, as the platform does for
+// what it does not reveal.
+var documented401 = map[string]bool{
+	"GET /user":                                                    true,
+	"GET /user/repos":                                              true,
+	"POST /user/repos":                                             true,
+	"GET /applications/grants":                                     true,
+	"GET /applications/grants/{grant_id}":                          true,
+	"DELETE /applications/grants/{grant_id}":                       true,
+	"GET /authorizations":                                          true,
+	"POST /authorizations":                                         true,
+	"PUT /authorizations/clients/{client_id}":                      true,
+	"GET /authorizations/{authorization_id}":                       true,
+	"DELETE /authorizations/{authorization_id}":                    true,
+	"GET /enterprises/{enterprise}/assistant/custom-agents":        true,
+	"PUT /enterprises/{enterprise}/assistant/custom-agents/source": true,
+	"PUT /user/starred/{owner}/{repo}":                             true,
+	"DELETE /user/starred/{owner}/{repo}":                          true,
+	"GET /user/starred/{owner}/{repo}":                             true,
+	"PUT /user/following/{username}":                               true,
+	"DELETE /user/following/{username}":                            true,
+	"GET /user/following/{username}":                               true,
+}
+
+var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)
+
+// TestAnonymousCallersGet401OnlyWhereDocumented calls every route that
+// needs credentials without any, on existing targets, and wants 401 where
+// the operation documents it and a JSON 404 elsewhere.
+func TestAnonymousCallersGet401OnlyWhereDocumented(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	owner := env.User("octo")
+	org := env.Org("acme", owner)
+	env.Repo(owner, "hello")
+	env.Enterprise("bigcorp", owner, org)
+	values := map[string]string{"{owner}": "octo", "{repo}": "hello", "{org}": "acme", "{username}": "octo",
+		"{enterprise}": "bigcorp"}
+	checked := 0
+	for _, rt := range env.App.Routes() {
+		if rt.Auth.Public {
+			continue
+		}
+		key := rt.Method + " " + rt.Pattern
+		path := pathWildcard.ReplaceAllStringFunc(rt.Pattern, func(w string) string {
+			if v, ok := values[w]; ok {
+				return v
+			}
+			return "1"
+		})
+		resp, body := env.Do(rt.Method, path, "", nil)
+		want := 404
+		if documented401[key] {
+			want = 401
+		}
+		if resp.StatusCode != want {
+			t.Errorf("anonymous %s (%s): %d %s, want %d", key, path, resp.StatusCode, body, want)
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Fatalf("only %d routes checked", checked)
+	}
+}
