@@ -40,7 +40,11 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead
 	switch rule.Target {
 	case auth.TargetRepo:
-		return g.checkRepo(ctx, p, rule, r.PathValue("owner"), r.PathValue("repo"), write)
+		out, err := g.checkRepo(ctx, p, rule, r.PathValue("owner"), r.PathValue("repo"), write)
+		if isNotFound(err) {
+			return nil, g.renamedRepo(r, p, err)
+		}
+		return out, err
 	case auth.TargetOrg:
 		return g.checkOrg(ctx, p, rule, r.PathValue("org"))
 	case auth.TargetEnterprise:
@@ -67,6 +71,13 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 		return nil, err
 	}
 	return ctx, nil
+}
+
+// isNotFound reports whether err is the 404 of a target that is not there
+// (or hidden).
+func isNotFound(err error) bool {
+	e, ok := errors.AsType[*apierr.Error](err)
+	return ok && e.Status == http.StatusNotFound
 }
 
 func notFoundOr(err error) error {

@@ -58,6 +58,18 @@ func New(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
+// Moved answers a request for a resource that lives at location now: 301
+// Moved Permanently for GET and HEAD, 307 Temporary Redirect for other
+// methods (which clients repeat with their body), as the platform answers
+// for a renamed repository.
+func Moved(method, location string) *Error {
+	e := &Error{Status: http.StatusMovedPermanently, Message: "Moved Permanently"}
+	if method != http.MethodGet && method != http.MethodHead {
+		e = &Error{Status: http.StatusTemporaryRedirect, Message: "Temporary Redirect"}
+	}
+	return e.WithHeader("Location", location)
+}
+
 // NotFound is the platform's 404, also used for resources the caller may
 // not see, so that their existence is not revealed.
 func NotFound() *Error { return &Error{Status: http.StatusNotFound, Message: "Not Found"} }

@@ -134,6 +134,9 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 		}
 	}
 	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
+	if errors.Is(err, store.ErrNotFound) { // an old name keeps working for git
+		repo, err = repos.Renamed(ctx, h.DB, owner, name)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound()
 	}

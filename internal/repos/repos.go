@@ -188,7 +188,35 @@ func Insert(ctx context.Context, q store.Q, n NewRepository) (*Repository, error
 	} else if err != nil {
 		return nil, err
 	}
+	if err := dropRedirect(ctx, q, n.Owner.ID, n.Name); err != nil {
+		return nil, err
+	}
 	return ByID(ctx, q, id)
+}
+
+// Renamed returns the repository that was called OWNER/NAME (both
+// case-insensitive) before a rename, while no repository has taken that
+// name: ErrNotFound otherwise.
+func Renamed(ctx context.Context, q store.Q, owner, name string) (*Repository, error) {
+	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`
+		JOIN repo_redirects d ON d.repository_id = r.id
+		JOIN accounts oa ON oa.id = d.owner_id
+		WHERE lower(oa.login) = lower($1) AND d.name_lower = lower($2)`, owner, name))
+}
+
+// addRedirect makes the old name of a renamed repository lead to it.
+func addRedirect(ctx context.Context, q store.Q, r *Repository, now time.Time) error {
+	_, err := q.ExecContext(ctx, `
+		INSERT INTO repo_redirects (owner_id, name_lower, repository_id, created_at) VALUES ($1, lower($2), $3, $4)
+		ON CONFLICT (owner_id, name_lower) DO UPDATE SET repository_id = excluded.repository_id, created_at = excluded.created_at`,
+		r.Owner.ID, r.Name, r.ID, now)
+	return store.Normalize(err)
+}
+
+// dropRedirect forgets an old name that a repository has taken.
+func dropRedirect(ctx context.Context, q store.Q, ownerID int64, name string) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM repo_redirects WHERE owner_id = $1 AND name_lower = lower($2)`, ownerID, name)
+	return store.Normalize(err)
 }
 
 // SetMigrationLock locks or unlocks the repository for a migration.
@@ -259,5 +287,11 @@ func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.T
 		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})
 	}
-	return err
+	if err != nil || strings.EqualFold(name, r.Name) {
+		return err
+	}
+	if err := dropRedirect(ctx, q, r.Owner.ID, name); err != nil {
+		return err
+	}
+	return addRedirect(ctx, q, r, now)
 }
