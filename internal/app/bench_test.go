@@ -21,7 +21,7 @@ import (
 // cpu-ns/op is the CPU time of the whole process, client included, per
 // request, which stays meaningful when other work shares the machine.
 func BenchmarkGetRepository(b *testing.B) {
-	env := apptest.Start(b)
+	env := apptest.Start(b, apptest.WithMetrics())
 	octocat := env.User("octocat")
 	acme := env.Org("acme", octocat)
 	env.Repo(acme, "widgets", apptest.RepoOpts{Private: true})
@@ -92,7 +92,7 @@ func BenchmarkGetRepositoryHandler(b *testing.B) {
 // serverLatency reads the request count and the latency sum (seconds) of
 // GET /repos/{owner}/{repo} from /metrics.
 func serverLatency(b *testing.B, env *apptest.Env) (count, sum float64) {
-	resp, err := http.Get(env.URL + "/metrics")
+	resp, err := http.Get(env.Main.MetricsURL())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,9 +13,14 @@ import (
 	"forgeapi/internal/store"
 )
 
-// cliBaseURL is the base URL the admin commands render url fields with.
-func cliBaseURL() string {
-	return trimSlash(envOr("FORGEAPI_BASE_URL", "http://"+envOr("FORGEAPI_ADDR", "127.0.0.1:8080")))
+// cliBaseURL is the base URL the admin commands render url fields with:
+// --base-url (or FORGEAPI_BASE_URL), else http://FORGEAPI_ADDR, as the
+// server started with the same environment would.
+func (c *cli) cliBaseURL() string {
+	if c.baseURL != "" {
+		return trimSlash(c.baseURL)
+	}
+	return "http://" + envOr("FORGEAPI_ADDR", "127.0.0.1:8080")
 }
 
 func (c *cli) userCommand() *cobra.Command {
@@ -46,7 +51,7 @@ func (c *cli) userCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(accounts.ToSimpleUser(cliBaseURL(), u))
+				return c.printJSON(accounts.ToSimpleUser(c.cliBaseURL(), u))
 			})
 		},
 	}
@@ -85,7 +90,7 @@ func (c *cli) orgCommand() *cobra.Command {
 					if err := accounts.SetMember(ctx, tx, org.ID, u.ID, accounts.RoleOwner); err != nil {
 						return err
 					}
-					return c.printJSON(accounts.ToSimpleOrg(cliBaseURL(), org))
+					return c.printJSON(accounts.ToSimpleOrg(c.cliBaseURL(), org))
 				})
 			})
 		},
@@ -215,7 +220,7 @@ func (c *cli) repoCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(repos.ToJSON(cliBaseURL(), repo, repos.Stats{}, auth.RoleNone))
+				return c.printJSON(repos.ToJSON(c.cliBaseURL(), repo, repos.Stats{}, auth.RoleNone))
 			})
 		},
 	}
