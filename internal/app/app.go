@@ -51,10 +51,10 @@ type Config struct {
 	RateLimit   bool // enforce the rate limits
 	// Logger receives the server's log, and one line per request at
 	// info level (the access log).
-	Logger *slog.Logger
-	Now         func() time.Time // clock; default time.Now
-	Feeds       feeds.Config     // feed window, limits, retention and poll interval
-	EventSinks  []events.Sink    // extra sinks subscribed at start (tests record events with them)
+	Logger     *slog.Logger
+	Now        func() time.Time // clock; default time.Now
+	Feeds      feeds.Config     // feed window, limits, retention and poll interval
+	EventSinks []events.Sink    // extra sinks subscribed at start (tests record events with them)
 	// ManifestCache bounds dependency review's cache of parsed manifests,
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
@@ -242,11 +242,11 @@ type Main struct {
 	metricsHTTP *http.Server
 	metricsURL  string
 	url         string
-	baseURL  string
-	served   chan error
-	stopOnce sync.Once
-	workers  context.CancelFunc
-	wg       sync.WaitGroup
+	baseURL     string
+	served      chan error
+	stopOnce    sync.Once
+	workers     context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // Start opens the app, binds the listen address and serves in the
