@@ -59,11 +59,11 @@ type Dispatcher struct {
 	// refusedHooks are the hooks whose refusal by the allow list this
 	// process logged (once per hook, at warning level).
 	refusedHooks map[int64]bool
-	total    int
-	starved  bool // the claim loop waits for a send to finish
-	buckets  map[int64]*bucket
-	reserved map[int64]bool // deliveries put back with a reserved send slot
-	freed    chan struct{}
+	total        int
+	starved      bool // the claim loop waits for a send to finish
+	buckets      map[int64]*bucket
+	reserved     map[int64]bool // deliveries put back with a reserved send slot
+	freed        chan struct{}
 
 	payloads map[int64][]byte // payload bodies by id (immutable rows); claim loop only
 	sends    sync.WaitGroup

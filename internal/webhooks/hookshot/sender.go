@@ -91,20 +91,20 @@ func (c Config) withDefaults() Config {
 
 // Request is one delivery to send.
 type Request struct {
-	URL          string      // config.url; only http and https are sent
-	ContentType  ContentType // config.content_type; empty means form
-	Secret       string      // config.secret in clear; empty sends no signatures
+	URL         string      // config.url; only http and https are sent
+	ContentType ContentType // config.content_type; empty means form
+	Secret      string      // config.secret in clear; empty sends no signatures
 	// Username and Password (config.username and config.password, the
 	// password in clear) are sent as HTTP Basic credentials when either
 	// is set; the delivery log shows "Authorization: ********".
 	Username, Password string
-	InsecureSSL  bool        // config.insecure_ssl == "1": do not verify TLS certificates
-	Event        string      // event name, e.g. "push"
-	DeliveryGUID string      // X-Service-Delivery
-	HookID       int64
-	TargetID     int64      // id of the repository or organization the hook is on
-	TargetType   TargetType // TargetRepository or TargetOrganization
-	Payload      []byte     // the JSON payload
+	InsecureSSL        bool   // config.insecure_ssl == "1": do not verify TLS certificates
+	Event              string // event name, e.g. "push"
+	DeliveryGUID       string // X-Service-Delivery
+	HookID             int64
+	TargetID           int64      // id of the repository or organization the hook is on
+	TargetType         TargetType // TargetRepository or TargetOrganization
+	Payload            []byte     // the JSON payload
 }
 
 // Result records one delivery attempt for the delivery log.
