@@ -62,6 +62,7 @@ func (c *cli) userCommand() *cobra.Command {
 	f.BoolVar(&siteAdmin, "site-admin", false, "make the user a site administrator")
 	f.StringVar(&totpSecret, "totp-secret", "", "base32 TOTP secret: turns on two-factor authentication")
 	cmd.AddCommand(create)
+	cmd.AddCommand(c.userManageCommands()...)
 	return cmd
 }
 
@@ -115,7 +116,7 @@ func (c *cli) orgCommand() *cobra.Command {
 		},
 	}
 	addMember.Flags().StringVar(&role, "role", accounts.RoleMember, "member or owner")
-	cmd.AddCommand(create, addMember)
+	cmd.AddCommand(create, addMember, c.orgRemoveMemberCommand())
 	return cmd
 }
 
@@ -175,7 +176,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, addOrg)
+	cmd.AddCommand(create, addOrg, c.enterpriseRemoveOrgCommand())
 	return cmd
 }
 
@@ -230,7 +231,7 @@ func (c *cli) repoCommand() *cobra.Command {
 	f.StringVar(&description, "description", "", "description")
 	f.BoolVar(&advancedSecurity, "advanced-security", false, "turn on advanced security (dependency review on private repositories)")
 	f.StringVar(&forkOf, "fork-of", "", "OWNER/NAME of the repository this one is a fork of")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, c.repoDeleteCommand())
 	return cmd
 }
 
@@ -261,5 +262,6 @@ func (c *cli) appCommand() *cobra.Command {
 	create.Flags().StringVar(&url, "url", "", "the application's home page")
 	_ = create.MarkFlagRequired("owner")
 	cmd.AddCommand(create)
+	cmd.AddCommand(c.appManageCommands()...)
 	return cmd
 }
