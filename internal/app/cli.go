@@ -62,11 +62,19 @@ type cli struct {
 	baseURL        string
 	logLevel       string
 	logFormat      string
+	// progress receives the progress lines of long admin operations:
+	// stderr when it is a terminal, else nil (scripts and logs get none).
+	progress io.Writer
 }
 
 // NewCommand builds the command tree.
 func NewCommand(stdout, stderr io.Writer) *cobra.Command {
-	c := &cli{stdout: stdout, stderr: stderr}
+	return (&cli{stdout: stdout, stderr: stderr, progress: terminal(stderr)}).command()
+}
+
+// command builds the command tree over c.
+func (c *cli) command() *cobra.Command {
+	stdout, stderr := c.stdout, c.stderr
 	root := &cobra.Command{
 		Use:           "forgeapi",
 		Short:         "A self-hostable server for the Service REST API",
@@ -98,6 +106,26 @@ func (c *cli) versionCommand() *cobra.Command {
 			_, err := fmt.Fprintln(c.stdout, "forgeapi "+ReadBuildInfo().String())
 			return err
 		},
+	}
+}
+
+// terminal returns w when it is a terminal (a character device), else nil.
+func terminal(w io.Writer) io.Writer {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return w
+}
+
+// say writes a progress line when stderr is a terminal.
+func (c *cli) say(format string, args ...any) {
+	if c.progress != nil {
+		fmt.Fprintf(c.progress, "forgeapi: "+format+"\n", args...)
 	}
 }
 
