@@ -43,7 +43,7 @@ const clusterRoute = "POST /orgs/{org}/artifacts/metadata/deployment-record/clus
 // (spec endpoint 16; target: a 1000-item call under 250 ms of server
 // time on SQLite) on a growing table and under concurrent callers, and
 // the listing of one digest's deployment records. Server time is read
-// from the server's own latency histogram (GET /metrics): its mean per
+// from the server's own latency histogram (GET /metrics on its metrics port): its mean per
 // phase and how many calls took at most 250 ms.
 func runArtifacts(ctx context.Context, args []string) error {
 	var b artifactsBench
@@ -70,7 +70,7 @@ func runArtifacts(ctx context.Context, args []string) error {
 		defer os.RemoveAll(dir)
 		b.dataDir = dir
 	}
-	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
+	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func runArtifacts(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopProfile()
-	return b.measure(ctx, m.URL(), token)
+	return b.measure(ctx, m.URL(), m.MetricsURL(), token)
 }
 
 // fixture creates the organization bench-org, its owner and repositories
@@ -145,7 +145,7 @@ func benchDigest(artifact, variant int) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func (b *artifactsBench) measure(ctx context.Context, base, token string) error {
+func (b *artifactsBench) measure(ctx context.Context, base, metricsURL, token string) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: b.workers * 2}}
 	bodies := [][]byte{b.clusterBody(0), b.clusterBody(1)}
 	post := func(cluster string, body []byte) *http.Request {
@@ -156,12 +156,12 @@ func (b *artifactsBench) measure(ctx context.Context, base, token string) error 
 		return req
 	}
 	phase := func(name string, run func() result) error {
-		before, err := serverLatency(ctx, client, base, clusterRoute)
+		before, err := serverLatency(ctx, client, metricsURL, clusterRoute)
 		if err != nil {
 			return err
 		}
 		r := run()
-		after, err := serverLatency(ctx, client, base, clusterRoute)
+		after, err := serverLatency(ctx, client, metricsURL, clusterRoute)
 		if err != nil {
 			return err
 		}
@@ -269,9 +269,9 @@ func (h histogram) minus(o histogram) histogram {
 }
 
 // serverLatency reads the route's request latency histogram from the
-// server's Prometheus metrics.
-func serverLatency(ctx context.Context, client *http.Client, base, route string) (histogram, error) {
-	resp, err := call(ctx, client, "GET", base+"/metrics", "", "")
+// server's Prometheus metrics (metricsURL: http://HOST:PORT/metrics).
+func serverLatency(ctx context.Context, client *http.Client, metricsURL, route string) (histogram, error) {
+	resp, err := call(ctx, client, "GET", metricsURL, "", "")
 	if err != nil {
 		return histogram{}, err
 	}

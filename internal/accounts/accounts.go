@@ -209,3 +209,70 @@ func asciiLower(s string) string {
 	}
 	return s
 }
+
+// SetPassword replaces the account's password hash ("" turns password
+// authentication off).
+func SetPassword(ctx context.Context, q store.Q, id int64, hash string) error {
+	_, err := q.ExecContext(ctx, `UPDATE accounts SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, store.Now(), id)
+	return store.Normalize(err)
+}
+
+// SetTOTPSecret turns two-factor authentication on with the base32
+// secret, or off with "". It stores the secret in the form Create does;
+// keep the two together (the one place TOTP secrets are written).
+func SetTOTPSecret(ctx context.Context, q store.Q, id int64, secret string) error {
+	_, err := q.ExecContext(ctx, `UPDATE accounts SET totp_secret = $1, totp_last_step = 0, updated_at = $2 WHERE id = $3`,
+		strings.ToUpper(secret), store.Now(), id)
+	return store.Normalize(err)
+}
+
+// Delete deletes the account; its memberships, tokens, stars, follows,
+// OAuth applications and owned repositories go with it (foreign keys).
+// Events it took part in stay in the feeds' history.
+func Delete(ctx context.Context, q store.Q, id int64) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM accounts WHERE id = $1`, id)
+	return store.Normalize(err)
+}
+
+// RemoveMember takes the user out of the organization; store.ErrNotFound
+// when the user is not a member.
+func RemoveMember(ctx context.Context, q store.Q, orgID, userID int64) error {
+	res, err := q.ExecContext(ctx, `DELETE FROM org_members WHERE org_id = $1 AND user_id = $2`, orgID, userID)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// OwnerCount is the number of owners of the organization.
+func OwnerCount(ctx context.Context, q store.Q, orgID int64) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM org_members WHERE org_id = $1 AND role = $2`, orgID, RoleOwner).Scan(&n)
+	return n, store.Normalize(err)
+}
+
+// SoleOwnerOf returns the logins of the organizations whose only owner
+// is the user.
+func SoleOwnerOf(ctx context.Context, q store.Q, userID int64) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `
+		SELECT o.login FROM org_members m JOIN accounts o ON o.id = m.org_id
+		WHERE m.user_id = $1 AND m.role = $2
+		  AND NOT EXISTS (SELECT 1 FROM org_members x WHERE x.org_id = m.org_id AND x.role = $2 AND x.user_id <> $1)
+		ORDER BY o.login`, userID, RoleOwner)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	var logins []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, store.Normalize(err)
+		}
+		logins = append(logins, l)
+	}
+	return logins, store.Normalize(rows.Err())
+}

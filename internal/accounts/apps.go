@@ -73,3 +73,30 @@ func CheckAppSecret(ctx context.Context, q store.Q, appID int64, secret string) 
 	}
 	return subtle.ConstantTimeCompare([]byte(hash), []byte(auth.HashToken(secret))) == 1, nil
 }
+
+// Apps returns the OAuth applications of the owner (ownerID 0: every
+// application), in creation order.
+func Apps(ctx context.Context, q store.Q, ownerID int64) ([]App, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, owner_id, name, url, client_id, created_at FROM oauth_apps
+		WHERE $1 = 0 OR owner_id = $1 ORDER BY id`, ownerID)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	out := []App{}
+	for rows.Next() {
+		var a App
+		if err := rows.Scan(&a.ID, &a.OwnerID, &a.Name, &a.URL, &a.ClientID, &a.CreatedAt); err != nil {
+			return nil, store.Normalize(err)
+		}
+		out = append(out, a)
+	}
+	return out, store.Normalize(rows.Err())
+}
+
+// DeleteApp deletes the application; its OAuth tokens and grants go with
+// it.
+func DeleteApp(ctx context.Context, q store.Q, id int64) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM oauth_apps WHERE id = $1`, id)
+	return store.Normalize(err)
+}

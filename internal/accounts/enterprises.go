@@ -84,3 +84,16 @@ func EnterpriseHasOrg(ctx context.Context, q store.Q, enterpriseID, orgID int64)
 	err := q.QueryRowContext(ctx, `SELECT count(*) FROM enterprise_orgs WHERE enterprise_id = $1 AND org_id = $2`, enterpriseID, orgID).Scan(&n)
 	return n > 0, err
 }
+
+// RemoveEnterpriseOrg takes the organization out of the enterprise;
+// store.ErrNotFound when it is not in it.
+func RemoveEnterpriseOrg(ctx context.Context, q store.Q, enterpriseID, orgID int64) error {
+	res, err := q.ExecContext(ctx, `DELETE FROM enterprise_orgs WHERE enterprise_id = $1 AND org_id = $2`, enterpriseID, orgID)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}

@@ -45,11 +45,16 @@ type Config struct {
 	DataDir     string // data directory; default ./forgeapi-data
 	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
 	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
-	RateLimit   bool   // enforce the rate limits
-	Logger      *slog.Logger
-	Now         func() time.Time // clock; default time.Now
-	Feeds       feeds.Config     // feed window, limits, retention and poll interval
-	EventSinks  []events.Sink    // extra sinks subscribed at start (tests record events with them)
+	// MetricsAddr is the listen address of GET /metrics (Prometheus);
+	// empty serves no metrics. The API port never serves them.
+	MetricsAddr string
+	RateLimit   bool // enforce the rate limits
+	// Logger receives the server's log, and one line per request at
+	// info level (the access log).
+	Logger     *slog.Logger
+	Now        func() time.Time // clock; default time.Now
+	Feeds      feeds.Config     // feed window, limits, retention and poll interval
+	EventSinks []events.Sink    // extra sinks subscribed at start (tests record events with them)
 	// ManifestCache bounds dependency review's cache of parsed manifests,
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
@@ -233,18 +238,25 @@ type Main struct {
 	http     *http.Server
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
-	url      string
-	baseURL  string
-	served   chan error
-	stopOnce sync.Once
-	workers  context.CancelFunc
-	wg       sync.WaitGroup
+	// metricsHTTP serves the metrics on Config.MetricsAddr (nil when off).
+	metricsHTTP *http.Server
+	metricsURL  string
+	url         string
+	baseURL     string
+	served      chan error
+	stopOnce    sync.Once
+	workers     context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // Start opens the app, binds the listen address and serves in the
 // background. It returns once connections are accepted and logs
 // "listening on http://HOST:PORT".
 func Start(ctx context.Context, cfg Config) (*Main, error) {
+	cfg.setDefaults()
+	// Said before the store opens: a first start migrates the schema.
+	cfg.Logger.Info("starting forgeapi", "version", ReadBuildInfo().String(), "data_dir", cfg.DataDir,
+		"database", databaseKind(cfg.DatabaseURL), "database_at", describeDatabase(cfg.DataDir, cfg.DatabaseURL))
 	a, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -275,17 +287,20 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		return nil, err
 	}
 	m.metrics = httpapi.NewMetrics()
-	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now},
-		a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts}, m.metrics, a.Routes())
+	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now,
+		AccessLog: cfg.Logger}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts}, m.metrics, a.Routes())
 	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := m.serveMetrics(cfg); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	a.Git.BaseURL = trimSlash(base)
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
-	m.api.Handle("GET /healthz", healthHandler(a.DB))
-	m.api.Handle("GET /metrics", m.metrics.Handler())
+	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}
@@ -297,9 +312,34 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		m.served <- m.http.Serve(ln)
 		close(m.served) // Close still returns when a Done reader took the error
 	}()
-	cfg.Logger.Info("listening on " + m.url)
+	cfg.Logger.Info("listening on "+m.url, "addr", ln.Addr().String(), "base_url", m.baseURL,
+		"data_dir", cfg.DataDir, "database", databaseKind(cfg.DatabaseURL), "metrics", m.metricsURL,
+		"version", ReadBuildInfo().Version)
 	return m, nil
 }
+
+// serveMetrics serves GET /metrics on Config.MetricsAddr, when set, on a
+// listener of its own.
+func (m *Main) serveMetrics(cfg Config) error {
+	if cfg.MetricsAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.metrics.Handler())
+	m.metricsURL = "http://" + ln.Addr().String() + "/metrics"
+	m.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	go func() { _ = m.metricsHTTP.Serve(ln) }()
+	return nil
+}
+
+// MetricsURL is the URL of the Prometheus metrics, http://HOST:PORT/metrics,
+// or "" when Config.MetricsAddr is empty.
+func (m *Main) MetricsURL() string { return m.metricsURL }
 
 // startWorkers starts the background workers; Close stops them.
 func (m *Main) startWorkers(ctx context.Context) {
@@ -379,6 +419,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err = m.http.Shutdown(ctx)
+		if m.metricsHTTP != nil {
+			err = errors.Join(err, m.metricsHTTP.Shutdown(ctx))
+		}
 		if serveErr := <-m.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 			err = errors.Join(err, serveErr)
 		}

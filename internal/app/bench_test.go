@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 )
 
@@ -21,7 +23,7 @@ import (
 // cpu-ns/op is the CPU time of the whole process, client included, per
 // request, which stays meaningful when other work shares the machine.
 func BenchmarkGetRepository(b *testing.B) {
-	env := apptest.Start(b)
+	env := apptest.Start(b, apptest.WithMetrics())
 	octocat := env.User("octocat")
 	acme := env.Org("acme", octocat)
 	env.Repo(acme, "widgets", apptest.RepoOpts{Private: true})
@@ -63,7 +65,22 @@ func BenchmarkGetRepository(b *testing.B) {
 // middleware, the token lookup, the access guard, the handler), so ns/op
 // and cpu-ns/op are the server's cost alone.
 func BenchmarkGetRepositoryHandler(b *testing.B) {
-	env := apptest.Start(b)
+	benchmarkGetRepositoryHandler(b, slog.New(slog.DiscardHandler))
+}
+
+// BenchmarkGetRepositoryHandlerAccessLog is BenchmarkGetRepositoryHandler
+// with the access log on (JSON, into io.Discard): the difference is the
+// cost of one access log line.
+func BenchmarkGetRepositoryHandlerAccessLog(b *testing.B) {
+	logger, err := app.NewLogger(io.Discard, "info", "json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkGetRepositoryHandler(b, logger)
+}
+
+func benchmarkGetRepositoryHandler(b *testing.B, logger *slog.Logger) {
+	env := apptest.Start(b, func(c *app.Config) { c.Logger = logger })
 	octocat := env.User("octocat")
 	acme := env.Org("acme", octocat)
 	env.Repo(acme, "widgets", apptest.RepoOpts{Private: true})
@@ -92,7 +109,7 @@ func BenchmarkGetRepositoryHandler(b *testing.B) {
 // serverLatency reads the request count and the latency sum (seconds) of
 // GET /repos/{owner}/{repo} from /metrics.
 func serverLatency(b *testing.B, env *apptest.Env) (count, sum float64) {
-	resp, err := http.Get(env.URL + "/metrics")
+	resp, err := http.Get(env.Main.MetricsURL())
 	if err != nil {
 		b.Fatal(err)
 	}

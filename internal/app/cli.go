@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -53,30 +54,85 @@ func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
-// cli carries the store flags every command shares.
+// cli carries the flags every command shares.
 type cli struct {
 	stdout, stderr io.Writer
 	dataDir        string
 	databaseURL    string
+	baseURL        string
+	logLevel       string
+	logFormat      string
+	// progress receives the progress lines of long admin operations:
+	// stderr when it is a terminal, else nil (scripts and logs get none).
+	progress io.Writer
 }
 
 // NewCommand builds the command tree.
 func NewCommand(stdout, stderr io.Writer) *cobra.Command {
-	c := &cli{stdout: stdout, stderr: stderr}
+	return (&cli{stdout: stdout, stderr: stderr, progress: terminal(stderr)}).command()
+}
+
+// command builds the command tree over c.
+func (c *cli) command() *cobra.Command {
+	stdout, stderr := c.stdout, c.stderr
 	root := &cobra.Command{
 		Use:           "forgeapi",
 		Short:         "A self-hostable server for the Service REST API",
+		Version:       ReadBuildInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().StringVar(&c.dataDir, "data", envOr("FORGEAPI_DATA", "./forgeapi-data"), "data directory (env FORGEAPI_DATA)")
-	root.PersistentFlags().StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
-	root.AddCommand(c.serveCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
+	root.SetVersionTemplate("forgeapi {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.dataDir, "data", envOr("FORGEAPI_DATA", "./forgeapi-data"), "data directory (env FORGEAPI_DATA)")
+	pf.StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
+	pf.StringVar(&c.baseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields (served and printed by admin commands); default http://ADDR (env FORGEAPI_BASE_URL)")
+	pf.StringVar(&c.logLevel, "log-level", envOr("FORGEAPI_LOG_LEVEL", "info"), "debug, info, warn or error; requests are logged at info (env FORGEAPI_LOG_LEVEL)")
+	pf.StringVar(&c.logFormat, "log-format", envOr("FORGEAPI_LOG_FORMAT", LogFormatText), "text or json (env FORGEAPI_LOG_FORMAT)")
+	root.AddCommand(c.serveCommand(), c.versionCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
 		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand(),
 		c.advisoriesCommand())
 	return root
+}
+
+func (c *cli) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, VCS revision and Go version of this build",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(c.stdout, "forgeapi "+ReadBuildInfo().String())
+			return err
+		},
+	}
+}
+
+// terminal returns w when it is a terminal (a character device), else nil.
+func terminal(w io.Writer) io.Writer {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return w
+}
+
+// say writes a progress line when stderr is a terminal.
+func (c *cli) say(format string, args ...any) {
+	if c.progress != nil {
+		fmt.Fprintf(c.progress, "forgeapi: "+format+"\n", args...)
+	}
+}
+
+// logger returns the logger --log-level and --log-format configure,
+// writing to stderr.
+func (c *cli) logger() (*slog.Logger, error) {
+	return NewLogger(c.stderr, c.logLevel, c.logFormat)
 }
 
 func envOr(key, def string) string {
@@ -110,7 +166,10 @@ func (c *cli) serveCommand() *cobra.Command {
 			if err := parseWebhookFlags(&cfg.Webhooks, hookTimeout, hookRetries, hookRateLimit, hookRetention); err != nil {
 				return err
 			}
-			cfg.DataDir, cfg.DatabaseURL = c.dataDir, c.databaseURL
+			if cfg.Logger, err = c.logger(); err != nil {
+				return err
+			}
+			cfg.DataDir, cfg.DatabaseURL, cfg.BaseURL = c.dataDir, c.databaseURL, c.baseURL
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			m, err := Start(ctx, cfg)
@@ -128,7 +187,8 @@ func (c *cli) serveCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
-	f.StringVar(&cfg.BaseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields; default http://ADDR (env FORGEAPI_BASE_URL)")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("FORGEAPI_METRICS_ADDR"),
+		"listen address of the Prometheus metrics (GET /metrics); empty (the default) serves no metrics; the API port never serves them (env FORGEAPI_METRICS_ADDR)")
 	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")
 	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
@@ -146,17 +206,25 @@ func (c *cli) serveCommand() *cobra.Command {
 		"age past which webhook deliveries are deleted (env FORGEAPI_WEBHOOK_RETENTION)")
 	f.StringVar(&cfg.Webhooks.SecretKey, "secret-key", os.Getenv("FORGEAPI_SECRET_KEY"),
 		"key sealing webhook secrets at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
-	cfg.Logger = defaultLogger(c.stderr)
 	return cmd
 }
 
 // withApp opens the store for an admin command and closes it after.
 func (c *cli) withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) error) error {
-	a, err := Open(cmd.Context(), Config{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Logger: defaultLogger(c.stderr)})
+	logger, err := c.logger()
+	if err != nil {
+		return err
+	}
+	a, err := Open(cmd.Context(), Config{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if a.DB.Created {
+		// A mistyped --data must not pass for an empty forge unnoticed.
+		fmt.Fprintf(c.stderr, "forgeapi: created a new, empty store (%s); check --data and --database if you expected an existing one\n",
+			describeDatabase(c.dataDir, c.databaseURL))
+	}
 	return fn(cmd.Context(), a)
 }
 

@@ -13,9 +13,14 @@ import (
 	"forgeapi/internal/store"
 )
 
-// cliBaseURL is the base URL the admin commands render url fields with.
-func cliBaseURL() string {
-	return trimSlash(envOr("FORGEAPI_BASE_URL", "http://"+envOr("FORGEAPI_ADDR", "127.0.0.1:8080")))
+// cliBaseURL is the base URL the admin commands render url fields with:
+// --base-url (or FORGEAPI_BASE_URL), else http://FORGEAPI_ADDR, as the
+// server started with the same environment would.
+func (c *cli) cliBaseURL() string {
+	if c.baseURL != "" {
+		return trimSlash(c.baseURL)
+	}
+	return "http://" + envOr("FORGEAPI_ADDR", "127.0.0.1:8080")
 }
 
 func (c *cli) userCommand() *cobra.Command {
@@ -46,7 +51,7 @@ func (c *cli) userCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(accounts.ToSimpleUser(cliBaseURL(), u))
+				return c.printJSON(accounts.ToSimpleUser(c.cliBaseURL(), u))
 			})
 		},
 	}
@@ -57,6 +62,7 @@ func (c *cli) userCommand() *cobra.Command {
 	f.BoolVar(&siteAdmin, "site-admin", false, "make the user a site administrator")
 	f.StringVar(&totpSecret, "totp-secret", "", "base32 TOTP secret: turns on two-factor authentication")
 	cmd.AddCommand(create)
+	cmd.AddCommand(c.userManageCommands()...)
 	return cmd
 }
 
@@ -85,7 +91,7 @@ func (c *cli) orgCommand() *cobra.Command {
 					if err := accounts.SetMember(ctx, tx, org.ID, u.ID, accounts.RoleOwner); err != nil {
 						return err
 					}
-					return c.printJSON(accounts.ToSimpleOrg(cliBaseURL(), org))
+					return c.printJSON(accounts.ToSimpleOrg(c.cliBaseURL(), org))
 				})
 			})
 		},
@@ -110,7 +116,7 @@ func (c *cli) orgCommand() *cobra.Command {
 		},
 	}
 	addMember.Flags().StringVar(&role, "role", accounts.RoleMember, "member or owner")
-	cmd.AddCommand(create, addMember)
+	cmd.AddCommand(create, addMember, c.orgRemoveMemberCommand())
 	return cmd
 }
 
@@ -170,7 +176,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, addOrg)
+	cmd.AddCommand(create, addOrg, c.enterpriseRemoveOrgCommand())
 	return cmd
 }
 
@@ -215,7 +221,7 @@ func (c *cli) repoCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(repos.ToJSON(cliBaseURL(), repo, repos.Stats{}, auth.RoleNone))
+				return c.printJSON(repos.ToJSON(c.cliBaseURL(), repo, repos.Stats{}, auth.RoleNone))
 			})
 		},
 	}
@@ -225,7 +231,7 @@ func (c *cli) repoCommand() *cobra.Command {
 	f.StringVar(&description, "description", "", "description")
 	f.BoolVar(&advancedSecurity, "advanced-security", false, "turn on advanced security (dependency review on private repositories)")
 	f.StringVar(&forkOf, "fork-of", "", "OWNER/NAME of the repository this one is a fork of")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, c.repoDeleteCommand())
 	return cmd
 }
 
@@ -256,5 +262,6 @@ func (c *cli) appCommand() *cobra.Command {
 	create.Flags().StringVar(&url, "url", "", "the application's home page")
 	_ = create.MarkFlagRequired("owner")
 	cmd.AddCommand(create)
+	cmd.AddCommand(c.appManageCommands()...)
 	return cmd
 }

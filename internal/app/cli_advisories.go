@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,10 +28,13 @@ advisories up on their next dependency review request.
 Prints: imported N advisories: A added, U updated, K unchanged`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			c.say("reading advisories from %s ...", args[0])
 			records, err := advisorydb.ReadPath(args[0])
 			if err != nil {
 				return err
 			}
+			c.say("read %d advisories in %s; writing them to the store ...", len(records), time.Since(start).Round(time.Millisecond))
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
 				counts, err := advisorydb.Import(ctx, a.DB, records)
 				if err != nil {

@@ -131,6 +131,8 @@ func TestCLIBadInputWritesNothing(t *testing.T) {
 	octocat := env.User("octocat")
 	env.User("loner")
 	acme := env.Org("acme", octocat)
+	env.Org("beta", octocat)
+	env.Enterprise("ent", octocat, acme)
 	env.Repo(acme, "widgets")
 	before := snapshot(t, env)
 
@@ -174,6 +176,27 @@ func TestCLIBadInputWritesNothing(t *testing.T) {
 		{"token", "create", "--installation", "--org", "ghost", "--permissions", "contents:read"},
 		{"token", "create", "--installation", "--permissions", "contents:read"},
 		{"token", "create", "--installation", "--fine-grained", "--org", "acme", "--permissions", "contents:read"},
+		{"token", "list", "--user", "ghost"},
+		{"token", "revoke", "abc"},
+		{"token", "revoke", "999999"},
+		{"user", "set-password", "ghost", "--password", "pw"},
+		{"user", "set-password", "octocat"},
+		{"user", "totp", "enable", "ghost"},
+		{"user", "totp", "enable", "octocat", "--secret", "not base32!"},
+		{"user", "totp", "disable", "ghost"},
+		{"user", "delete", "ghost"},
+		{"user", "delete", "octocat"}, // the only owner of acme
+		{"org", "remove-member", "acme", "loner"},
+		{"org", "remove-member", "acme", "octocat"}, // its last owner
+		{"org", "remove-member", "ghost", "octocat"},
+		{"org", "remove-member", "acme", "ghost"},
+		{"repo", "delete", "acme/ghost"},
+		{"repo", "delete", "noslash"},
+		{"app", "list", "--owner", "ghost"},
+		{"app", "delete", "no-such-client-id"},
+		{"enterprise", "remove-org", "ghost", "acme"},
+		{"enterprise", "remove-org", "ent", "ghost"},
+		{"enterprise", "remove-org", "ent", "beta"}, // not in it
 		{"permissions", "--format", "xml"},
 		{"no-such-command"},
 		{"user", "create", "x", "--no-such-flag"},

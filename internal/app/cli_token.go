@@ -65,6 +65,7 @@ func (c *cli) tokenCommand() *cobra.Command {
 	f.StringVar(&tf.org, "org", "", "installation: the organization the app is installed on")
 	f.StringVar(&tf.appName, "app", "forgeapi-app", "installation: the app's name; its bot is NAME[bot]")
 	cmd.AddCommand(create)
+	cmd.AddCommand(c.tokenManageCommands()...)
 	return cmd
 }
 

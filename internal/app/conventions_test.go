@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -442,7 +443,7 @@ func TestRateLimitOff(t *testing.T) {
 
 func TestRequestIDHealthAndMetrics(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t)
+	env := apptest.Start(t, apptest.WithMetrics())
 	env.Repo(env.User("octocat"), "hello")
 	seen := map[string]bool{}
 	for _, c := range []struct{ method, path, authorization string }{
@@ -473,6 +474,12 @@ func TestRequestIDHealthAndMetrics(t *testing.T) {
 		t.Errorf("healthz: %d %s", resp.StatusCode, body)
 	}
 	resp, body = get(env, "/metrics", "")
+	wantError(t, "metrics on the API port", resp, body, 404)
+	resp, err := http.Get(env.Main.MetricsURL())
+	apptest.Must(t, "scrape metrics", err)
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	apptest.Must(t, "read metrics", err)
 	wantStatus(t, "metrics", resp, body, 200)
 	text := string(body)
 	for _, want := range []string{

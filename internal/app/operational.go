@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"forgeapi/internal/auth"
@@ -38,14 +41,53 @@ func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func healthHandler(db *store.DB) http.Handler {
+// health is the body of GET /healthz.
+type health struct {
+	Status string    `json:"status"` // ok, or unavailable when the database does not answer
+	Build  BuildInfo `json:"build"`
+}
+
+// healthHandler serves GET /healthz: 200 {"status":"ok"} when the
+// database answers within 2 s, else 503 {"status":"unavailable"}; both
+// carry the build information (version, revision, Go version).
+func healthHandler(db *store.DB, build BuildInfo) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := db.PingContext(ctx); err != nil {
-			httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Build: build})
 			return
 		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		httpapi.WriteJSON(w, http.StatusOK, health{Status: "ok", Build: build})
 	})
+}
+
+// databaseKind is "sqlite" or "postgres" for a --database value.
+func databaseKind(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// describeDatabase names the database for logs and messages without its
+// credentials: "sqlite PATH" or "postgres USER@HOST/DB" (no password, no
+// query parameters, which may carry one).
+func describeDatabase(dataDir, dsn string) string {
+	switch {
+	case dsn == "":
+		return "sqlite " + filepath.Join(dataDir, "forgeapi.db")
+	case databaseKind(dsn) == "postgres":
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "postgres"
+		}
+		where := u.Host + u.Path
+		if u.User != nil && u.User.Username() != "" {
+			where = u.User.Username() + "@" + where
+		}
+		return "postgres " + where
+	default:
+		return "sqlite " + strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "file:")
+	}
 }

@@ -64,6 +64,10 @@ func WithEventSink(s events.Sink) Option {
 // receivers on 127.0.0.1 allow "loopback").
 func WithWebhooks(w webhooks.Config) Option { return func(c *app.Config) { c.Webhooks = w } }
 
+// WithMetrics serves the Prometheus metrics on a port of their own
+// (Env.Main.MetricsURL()); the API port never serves them.
+func WithMetrics() Option { return func(c *app.Config) { c.MetricsAddr = "127.0.0.1:0" } }
+
 // Start starts a server for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
@@ -71,7 +75,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		Addr:        "127.0.0.1:0",
 		DataDir:     t.TempDir(),
 		DatabaseURL: DatabaseURL(t),
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      slog.New(slog.DiscardHandler),
 		// Lookups stay cached for the whole test unless a write drops
 		// them: every test that changes a token or an account and checks
 		// the effect at once checks the caches' invalidation too.

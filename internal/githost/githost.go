@@ -102,6 +102,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		challenge(w, "Invalid username or token.")
 		return
 	}
+	httpapi.NotePrincipal(w, p)
 	repo, err := h.authorize(ctx, p, owner, name, service)
 	if err != nil {
 		h.refuse(w, p, err)

@@ -47,6 +47,9 @@ type Config struct {
 	BaseURL   string // public URL used in every url field and Link header
 	RateLimit bool   // enforce rate limits
 	Now       func() time.Time
+	// AccessLog receives one line per request at info level (see
+	// logRequest); nil logs none.
+	AccessLog *slog.Logger
 }
 
 // Server serves the route tables with the shared middleware.
@@ -142,7 +145,9 @@ func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 // context carries the base URL, as an API handler's does.
 func (s *Server) Handle(pattern string, h http.Handler) {
 	s.handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL)))
+		inner := r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL))
+		h.ServeHTTP(w, inner)
+		r.Pattern = inner.Pattern // a handler that clears it answered as no route
 	}))
 }
 
@@ -152,7 +157,8 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.begin()
-	w.Header()[RequestIDHeader] = []string{newRequestID()}
+	requestID := newRequestID()
+	w.Header()[RequestIDHeader] = []string{requestID}
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
@@ -164,8 +170,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				WriteError(rec, r, fmt.Errorf("panic: %v", p))
 			}
 		}
-		s.metrics.Observe(r.Pattern, r.Method, rec.status, time.Since(start))
+		elapsed := time.Since(start)
+		s.metrics.Observe(r.Pattern, r.Method, rec.status, elapsed)
 		s.metrics.end()
+		s.logRequest(r, rec, requestID, elapsed)
 	}()
 	s.mux.ServeHTTP(rec, r) // sets r.Pattern
 }
@@ -188,6 +196,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		}
 		ctx = auth.WithPrincipal(ctx, p)
 		r = r.WithContext(ctx)
+		NotePrincipal(w, p)
 		s.setAuthHeaders(w, p, ah)
 
 		var reservation Reservation

@@ -10,13 +10,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"forgeapi/internal/auth"
 )
 
-// statusRecorder remembers the status a handler wrote, for metrics.
+// statusRecorder remembers the status and size of a response, and who
+// the request authenticated as, for the metrics and the access log.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
+	status    int
+	wrote     bool
+	bytes     int64
+	principal *auth.Principal // set by NotePrincipal; nil: anonymous
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -30,7 +35,9 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	if !s.wrote {
 		s.status, s.wrote = http.StatusOK, true
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush,

@@ -54,8 +54,14 @@ func migrate(ctx context.Context, db *DB) error {
 	if err != nil {
 		return fmt.Errorf("schema migrations: %w", err)
 	}
-	if _, err := provider.Up(ctx); err != nil {
+	results, err := provider.Up(ctx)
+	if err != nil {
 		return fmt.Errorf("schema migrations: %w", err)
+	}
+	for _, r := range results {
+		if r.Source != nil && r.Source.Version == 1 {
+			db.Created = true // the first migration ran: the database was empty
+		}
 	}
 	return nil
 }

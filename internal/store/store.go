@@ -44,6 +44,9 @@ type Q interface {
 type DB struct {
 	*sql.DB
 	Dialect Dialect
+	// Created reports that Open created the schema: the database was
+	// empty (a new SQLite file, or a PostgreSQL schema without tables).
+	Created bool
 	pool    *pgxpool.Pool
 	cache   *stmtCache // SQLite only; pgx keeps its own per-connection cache
 	// writeGate (SQLite only) lets one transaction of this process at a

@@ -49,17 +49,21 @@ const (
 type Dispatcher struct {
 	svc    *Service
 	sender *hookshot.Sender
+	allow  *hookshot.AllowList
 	owner  string
 	lease  time.Duration
 	rate   float64 // per hook per second; 0: unlimited
 
 	mu       sync.Mutex
 	inFlight map[int64]int // per hook
-	total    int
-	starved  bool // the claim loop waits for a send to finish
-	buckets  map[int64]*bucket
-	reserved map[int64]bool // deliveries put back with a reserved send slot
-	freed    chan struct{}
+	// refusedHooks are the hooks whose refusal by the allow list this
+	// process logged (once per hook, at warning level).
+	refusedHooks map[int64]bool
+	total        int
+	starved      bool // the claim loop waits for a send to finish
+	buckets      map[int64]*bucket
+	reserved     map[int64]bool // deliveries put back with a reserved send slot
+	freed        chan struct{}
 
 	payloads map[int64][]byte // payload bodies by id (immutable rows); claim loop only
 	sends    sync.WaitGroup
@@ -86,8 +90,8 @@ func NewDispatcher(s *Service) *Dispatcher {
 	case rate < 0:
 		rate = 0
 	}
-	return &Dispatcher{svc: s, sender: sender, owner: wire.NewGUID(), lease: timeout + 10*time.Second, rate: rate,
-		inFlight: map[int64]int{}, buckets: map[int64]*bucket{}, reserved: map[int64]bool{},
+	return &Dispatcher{svc: s, sender: sender, allow: allow, owner: wire.NewGUID(), lease: timeout + 10*time.Second, rate: rate,
+		inFlight: map[int64]int{}, refusedHooks: map[int64]bool{}, buckets: map[int64]*bucket{}, reserved: map[int64]bool{},
 		freed: make(chan struct{}, 1), payloads: map[int64][]byte{}}
 }
 
@@ -351,8 +355,13 @@ func (d *Dispatcher) request(ctx context.Context, c claimed, h *Hook) (req hooks
 		d.svc.logger().Error("open webhook secret (was the server key changed?)", "hook_id", h.ID, "err", err)
 		return req, "failed to open the hook secret", nil
 	}
+	password, err := d.svc.Password(h)
+	if err != nil {
+		d.svc.logger().Error("open webhook password (was the server key changed?)", "hook_id", h.ID, "err", err)
+		return req, "failed to open the hook password", nil
+	}
 	return hookshot.Request{URL: h.URL, ContentType: hookshot.ContentType(h.ContentType), Secret: secret,
-		InsecureSSL: h.InsecureSSL == "1", Event: c.Event, DeliveryGUID: c.GUID, HookID: h.ID,
+		Username: h.Username, Password: password, InsecureSSL: h.InsecureSSL == "1", Event: c.Event, DeliveryGUID: c.GUID, HookID: h.ID,
 		TargetID: h.TargetID(), TargetType: h.TargetType(), Payload: body}, "", nil
 }
 
@@ -378,12 +387,38 @@ func (d *Dispatcher) send(j job, results chan<- outcome) {
 	o := outcome{job: j}
 	if j.skip == "" {
 		o.result = d.sender.Send(context.Background(), j.request)
+		d.explainRefusal(j.hook, &o.result)
 	} else {
 		o.result = hookshot.Result{Status: j.skip}
 	}
 	o.at = d.svc.now()
 	results <- o
 	d.finish(j.HookID)
+}
+
+// AllowedHostsFlag is the command-line flag that sets Config.AllowedHosts;
+// a refused delivery's status names it.
+const AllowedHostsFlag = "--webhook-allowed-hosts"
+
+// explainRefusal adds to the status of a delivery the allow list refused
+// the flag value that would allow it, and logs the first refusal of each
+// hook (per process) at warning level, so that an operator sees why a
+// hook gets nothing.
+func (d *Dispatcher) explainRefusal(h *Hook, res *hookshot.Result) {
+	var refused *hookshot.RefusedError
+	if !errors.As(res.Err, &refused) {
+		return
+	}
+	fix := AllowedHostsFlag + " " + d.allow.With(refused.AllowEntry())
+	res.Status += "; allow it with " + fix
+	d.mu.Lock()
+	first := !d.refusedHooks[h.ID]
+	d.refusedHooks[h.ID] = true
+	d.mu.Unlock()
+	if first {
+		d.svc.logger().Warn("webhook delivery refused by the allow list", "hook_id", h.ID,
+			"address", refused.Addr.String(), "class", string(refused.Class), "fix", fix)
+	}
 }
 
 // finish frees a send slot and wakes a claim loop that waits for one.

@@ -182,6 +182,14 @@ func (s *Service) Secret(h *Hook) (string, error) {
 	return s.Box.Open(h.SealedSecret)
 }
 
+// Password opens the hook's config.password; "" when it has none.
+func (s *Service) Password(h *Hook) (string, error) {
+	if h.SealedPassword == "" {
+		return "", nil
+	}
+	return s.Box.Open(h.SealedPassword)
+}
+
 // hookColumns are the columns scanHook reads, in order.
 const hookColumns = `id, repo_id, org_id, name, active, events, url, content_type, insecure_ssl, secret,
 	username, password, app_id, creator_id, last_response_code, last_response_status,

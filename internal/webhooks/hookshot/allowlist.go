@@ -201,3 +201,29 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("address %s is not allowed (%s)", e.Addr, e.Class)
 }
+
+// AllowEntry is the allow-list entry that would allow the refused
+// address: its class keyword ("loopback", "private", "external"), or for
+// the classes no keyword allows (link-local, reserved, ...) the address
+// itself, which allows exactly it.
+func (e *RefusedError) AllowEntry() string {
+	switch e.Class {
+	case ClassLoopback:
+		return AllowLoopback
+	case ClassPrivate:
+		return AllowPrivate
+	case ClassPublic:
+		return AllowExternal
+	}
+	return e.Addr.Unmap().String()
+}
+
+// With returns the list with entry added, as a --webhook-allowed-hosts
+// value: "external,loopback" for the default list and "loopback".
+func (a *AllowList) With(entry string) string {
+	list := a.String()
+	if list == "" {
+		return entry
+	}
+	return list + "," + entry
+}

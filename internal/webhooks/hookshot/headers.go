@@ -1,13 +1,18 @@
 package hookshot
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strconv"
 )
 
+// MaskedValue is how the delivery log shows a credential header.
+const MaskedValue = "********"
+
 // headerField is one request header, Name spelled as the delivery log shows it.
 type headerField struct {
 	Name, Value string
+	masked      bool // a credential: the delivery log shows MaskedValue
 }
 
 // requestHeaders are the headers of one delivery, in the order they are built.
@@ -16,17 +21,21 @@ type requestHeaders []headerField
 // headers builds the delivery headers for req with the given body.
 func (s *Sender) headers(req Request, mediaType string, body []byte) requestHeaders {
 	h := requestHeaders{
-		{"Accept", "*/*"},
-		{"User-Agent", "Service-Hookshot/" + s.cfg.Version},
-		{HeaderDelivery, req.DeliveryGUID},
-		{HeaderEvent, req.Event},
-		{HeaderHookID, strconv.FormatInt(req.HookID, 10)},
-		{HeaderInstallationTargetID, strconv.FormatInt(req.TargetID, 10)},
-		{HeaderInstallationTargetType, string(req.TargetType)},
-		{"content-type", mediaType},
+		{Name: "Accept", Value: "*/*"},
+		{Name: "User-Agent", Value: "Service-Hookshot/" + s.cfg.Version},
+		{Name: HeaderDelivery, Value: req.DeliveryGUID},
+		{Name: HeaderEvent, Value: req.Event},
+		{Name: HeaderHookID, Value: strconv.FormatInt(req.HookID, 10)},
+		{Name: HeaderInstallationTargetID, Value: strconv.FormatInt(req.TargetID, 10)},
+		{Name: HeaderInstallationTargetType, Value: string(req.TargetType)},
+		{Name: "content-type", Value: mediaType},
 	}
 	if sigs, ok := Sign(body, req.Secret); ok {
-		h = append(h, headerField{HeaderSignature, sigs.SHA1}, headerField{HeaderSignature256, sigs.SHA256})
+		h = append(h, headerField{Name: HeaderSignature, Value: sigs.SHA1}, headerField{Name: HeaderSignature256, Value: sigs.SHA256})
+	}
+	if req.Username != "" || req.Password != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte(req.Username + ":" + req.Password))
+		h = append(h, headerField{Name: "Authorization", Value: "Basic " + basic, masked: true})
 	}
 	return h
 }
@@ -35,7 +44,11 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) requestHead
 func (h requestHeaders) logged() map[string]string {
 	m := make(map[string]string, len(h))
 	for _, f := range h {
-		m[f.Name] = f.Value
+		if f.masked {
+			m[f.Name] = MaskedValue
+		} else {
+			m[f.Name] = f.Value
+		}
 	}
 	return m
 }

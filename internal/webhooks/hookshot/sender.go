@@ -91,16 +91,20 @@ func (c Config) withDefaults() Config {
 
 // Request is one delivery to send.
 type Request struct {
-	URL          string      // config.url; only http and https are sent
-	ContentType  ContentType // config.content_type; empty means form
-	Secret       string      // config.secret in clear; empty sends no signatures
-	InsecureSSL  bool        // config.insecure_ssl == "1": do not verify TLS certificates
-	Event        string      // event name, e.g. "push"
-	DeliveryGUID string      // X-Service-Delivery
-	HookID       int64
-	TargetID     int64      // id of the repository or organization the hook is on
-	TargetType   TargetType // TargetRepository or TargetOrganization
-	Payload      []byte     // the JSON payload
+	URL         string      // config.url; only http and https are sent
+	ContentType ContentType // config.content_type; empty means form
+	Secret      string      // config.secret in clear; empty sends no signatures
+	// Username and Password (config.username and config.password, the
+	// password in clear) are sent as HTTP Basic credentials when either
+	// is set; the delivery log shows "Authorization: ********".
+	Username, Password string
+	InsecureSSL        bool   // config.insecure_ssl == "1": do not verify TLS certificates
+	Event              string // event name, e.g. "push"
+	DeliveryGUID       string // X-Service-Delivery
+	HookID             int64
+	TargetID           int64      // id of the repository or organization the hook is on
+	TargetType         TargetType // TargetRepository or TargetOrganization
+	Payload            []byte     // the JSON payload
 }
 
 // Result records one delivery attempt for the delivery log.
@@ -108,7 +112,8 @@ type Result struct {
 	// RequestHeaders are the delivery headers, spelled as the delivery log
 	// shows them. They are recorded even when nothing could be sent, and are
 	// nil only for an unsupported content type. The secret never appears,
-	// only the signatures.
+	// only the signatures, and Basic credentials appear as
+	// "Authorization: ********".
 	RequestHeaders map[string]string
 	// StatusCode is the response status, 0 when no response was received.
 	StatusCode int

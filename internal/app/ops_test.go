@@ -1,0 +1,264 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+)
+
+// logBuffer collects a logger's output; safe for the server's goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// records decodes the JSON log lines.
+func (b *logBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(b.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, line)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// waitRecord polls the log until a record satisfies match.
+func (b *logBuffer) waitRecord(t *testing.T, what string, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, rec := range b.records(t) {
+			if match(rec) {
+				return rec
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log record of %s in:\n%s", what, b.String())
+		}
+		runtime.Gosched()
+	}
+}
+
+// withJSONLog logs to the buffer as --log-format json --log-level LEVEL.
+func withJSONLog(t *testing.T, buf *logBuffer, level string) apptest.Option {
+	logger, err := app.NewLogger(buf, level, "json")
+	apptest.Must(t, "logger", err)
+	return func(c *app.Config) { c.Logger = logger }
+}
+
+func requestRecord(id string) func(map[string]any) bool {
+	return func(rec map[string]any) bool { return rec["msg"] == "request" && rec["request_id"] == id }
+}
+
+func TestAccessLogHasOneLinePerRequestWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	var logs logBuffer
+	env := apptest.Start(t, withJSONLog(t, &logs, "info"))
+	octocat := env.User("octocat", apptest.UserOpts{Password: "hunter2-password"})
+	env.Repo(octocat, "hello", apptest.RepoOpts{Private: true}) // git sends credentials only when asked
+	token := env.Token(octocat, "repo")
+
+	resp, body := get(env, "/repos/octocat/hello", "Bearer "+token)
+	wantStatus(t, "get repository", resp, body, 200)
+	rec := logs.waitRecord(t, "GET /repos/octocat/hello", requestRecord(resp.Header.Get("X-Service-Request-Id")))
+	want := map[string]any{"level": "INFO", "method": "GET", "route": "GET /repos/{owner}/{repo}", "status": 200.0,
+		"bytes": float64(len(body)), "principal": "classic", "principal_id": float64(octocat.ID), "client": "127.0.0.1"}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("access log %s = %v, want %v (record %v)", k, rec[k], v, rec)
+		}
+	}
+	if d, ok := rec["duration"].(float64); !ok || d <= 0 {
+		t.Errorf("access log duration %v", rec["duration"])
+	}
+	if id, _ := rec["token_id"].(float64); id <= 0 {
+		t.Errorf("access log token_id %v", rec["token_id"])
+	}
+
+	// A password, a token in the query string, a bad token, a 404.
+	resp, body = get(env, "/user", basic("octocat", "hunter2-password"))
+	wantStatus(t, "password", resp, body, 200)
+	rec = logs.waitRecord(t, "GET /user with a password", requestRecord(resp.Header.Get("X-Service-Request-Id")))
+	if rec["principal"] != "password" || rec["principal_id"] != float64(octocat.ID) || rec["token_id"] != 0.0 {
+		t.Errorf("password request logged as %v", rec)
+	}
+	resp, _ = get(env, "/user?access_token="+token+"&client_secret=s3cr3t-in-query", "")
+	rec = logs.waitRecord(t, "GET /user?access_token=...", requestRecord(resp.Header.Get("X-Service-Request-Id")))
+	if rec["principal"] != "anonymous" || rec["status"] != 401.0 || rec["route"] != "GET /user" {
+		t.Errorf("query-string request logged as %v", rec)
+	}
+	resp, _ = get(env, "/no/such/thing", "Bearer not-a-real-token")
+	rec = logs.waitRecord(t, "GET /no/such/thing", requestRecord(resp.Header.Get("X-Service-Request-Id")))
+	if rec["route"] != "unmatched" || rec["status"] != 404.0 {
+		t.Errorf("unmatched request logged as %v", rec)
+	}
+
+	// Git over HTTP is logged the same way, with its principal.
+	apptest.Git(t, t.TempDir(), "clone", "-q", env.GitURL("octocat", "hello", "octocat", token), "clone")
+	rec = logs.waitRecord(t, "git clone", func(rec map[string]any) bool {
+		return rec["msg"] == "request" && rec["route"] == "POST /{owner}/{repo}/git-upload-pack"
+	})
+	if rec["principal"] != "classic" || rec["principal_id"] != float64(octocat.ID) || rec["status"] != 200.0 || rec["bytes"].(float64) <= 0 {
+		t.Errorf("git request logged as %v", rec)
+	}
+
+	text := logs.String()
+	for _, secret := range []string{token, "hunter2-password", "s3cr3t-in-query", "not-a-real-token", "Authorization", "access_token"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the log contains %q:\n%s", secret, text)
+		}
+	}
+}
+
+func TestLogLevelWarnTurnsTheAccessLogOff(t *testing.T) {
+	t.Parallel()
+	var logs logBuffer
+	env := apptest.Start(t, withJSONLog(t, &logs, "warn"))
+	resp, body := get(env, "/rate_limit", "")
+	wantStatus(t, "rate limit", resp, body, 200)
+	env.Stop()
+	for _, rec := range logs.records(t) {
+		if rec["msg"] == "request" || rec["level"] == "INFO" {
+			t.Errorf("info record at --log-level warn: %v", rec)
+		}
+	}
+}
+
+func TestStartLogNamesDataDirDatabaseAndBaseURL(t *testing.T) {
+	t.Parallel()
+	var logs logBuffer
+	env := apptest.Start(t, withJSONLog(t, &logs, "info"), func(c *app.Config) { c.BaseURL = "https://forge.example.test/api/v3/" })
+	starting := logs.waitRecord(t, "starting", func(rec map[string]any) bool { return rec["msg"] == "starting forgeapi" })
+	wantDB := "sqlite"
+	if env.Config.DatabaseURL != "" {
+		wantDB = "postgres"
+	}
+	if starting["data_dir"] != env.DataDir || starting["database"] != wantDB || starting["version"] == "" {
+		t.Errorf("start record %v", starting)
+	}
+	listening := logs.waitRecord(t, "listening", func(rec map[string]any) bool {
+		return strings.HasPrefix(rec["msg"].(string), "listening on ")
+	})
+	if listening["base_url"] != "https://forge.example.test/api/v3" || listening["addr"] != strings.TrimPrefix(env.URL, "http://") ||
+		listening["database"] != wantDB || listening["data_dir"] != env.DataDir {
+		t.Errorf("listening record %v", listening)
+	}
+	if where, _ := starting["database_at"].(string); env.Config.DatabaseURL != "" && strings.Contains(where, "?") {
+		t.Errorf("database_at %q carries the URL's query", where)
+	}
+}
+
+func TestVersionCommandFlagAndHealthz(t *testing.T) {
+	t.Parallel()
+	build := app.ReadBuildInfo()
+	if build.GoVersion != runtime.Version() || build.Version == "" {
+		t.Fatalf("build info %+v", build)
+	}
+	want := "forgeapi " + build.String() + "\n"
+	if out := cliOK(t, "version"); out != want {
+		t.Errorf("forgeapi version = %q, want %q", out, want)
+	}
+	if out := cliOK(t, "--version"); out != want {
+		t.Errorf("forgeapi --version = %q, want %q", out, want)
+	}
+
+	env := apptest.Start(t)
+	resp, body := get(env, "/healthz", "")
+	wantStatus(t, "healthz", resp, body, 200)
+	var health struct {
+		Status string        `json:"status"`
+		Build  app.BuildInfo `json:"build"`
+	}
+	if err := json.Unmarshal(body, &health); err != nil || health.Status != "ok" || health.Build != build {
+		t.Errorf("healthz %s, want build %+v", body, build)
+	}
+}
+
+func TestMetricsAreOffByDefault(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	if env.Main.MetricsURL() != "" {
+		t.Errorf("metrics served at %s without MetricsAddr", env.Main.MetricsURL())
+	}
+	resp, body := get(env, "/metrics", "")
+	wantError(t, "metrics on the API port", resp, body, 404)
+}
+
+func TestCLIBadLogFlags(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "untouched")
+	for _, args := range [][]string{
+		{"serve", "--log-format", "xml"},
+		{"serve", "--log-level", "loud"},
+		{"user", "create", "octocat", "--log-format", "xml"},
+	} {
+		code, out, errOut := cliRun(t, append(args, "--data", data)...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "forgeapi: --log-") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("forgeapi %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}
+
+func TestCLISaysWhenItCreatesANewStore(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "typo")
+	code, out, errOut := cliRun(t, "user", "create", "octocat", "--data", data)
+	if code != 0 || !strings.Contains(errOut, "created a new, empty store") || !strings.Contains(errOut, filepath.Join(data, "forgeapi.db")) {
+		t.Fatalf("first command on a new --data: exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, `"login": "octocat"`) {
+		t.Errorf("stdout %q", out)
+	}
+	code, _, errOut = cliRun(t, "user", "create", "hubot", "--data", data)
+	if code != 0 || errOut != "" {
+		t.Errorf("second command on the same store: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The admin commands render url fields with --base-url or FORGEAPI_BASE_URL.
+func TestCLIPrintsURLsWithTheBaseURL(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	flags := storeFlags(env)
+	var user struct {
+		URL string `json:"url"`
+	}
+	out := cliOK(t, append([]string{"user", "create", "octocat", "--base-url", "https://forge.example.test/api/v3/"}, flags...)...)
+	if err := json.Unmarshal([]byte(out), &user); err != nil || user.URL != "https://forge.example.test/api/v3/users/octocat" {
+		t.Errorf("user url %q (%v)", user.URL, err)
+	}
+	var repo struct {
+		URL string `json:"url"`
+	}
+	out = cliOK(t, append([]string{"repo", "create", "octocat/hello", "--base-url", "https://forge.example.test"}, flags...)...)
+	if err := json.Unmarshal([]byte(out), &repo); err != nil || repo.URL != "https://forge.example.test/repos/octocat/hello" {
+		t.Errorf("repo url %q (%v)", repo.URL, err)
+	}
+}
