@@ -32,6 +32,10 @@ type Route struct {
 	// are served over the limit (GET /rate_limit); their headers show the
 	// budget as it is.
 	Uncounted bool
+	// Docs names the documentation page of the route's area (a page of
+	// package docs, such as "webhooks"): the documentation_url of its
+	// errors. Empty means DefaultDocsPage.
+	Docs string
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -80,8 +84,8 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	// Unknown paths and methods: a JSON 404 (the catch-all also takes the
 	// place of ServeMux's plain-text 405).
 	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Pattern = ""
-		WriteError(w, r, apierr.NotFound())
+		r.Pattern = "" // metrics count it as unmatched
+		WriteError(w, r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL)), apierr.NotFound())
 	}))
 	for _, rt := range routes {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.apiHandler(rt))
@@ -129,17 +133,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		version, err := negotiateVersion(r)
 		if err != nil {
-			WriteError(w, r, err)
+			WriteError(w, r.WithContext(rc), err)
 			return
 		}
+		rc.version = version
 		w.Header()[VersionSelectedHeader] = []string{version}
-		var ctx context.Context = &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, version: version}
+		var ctx context.Context = rc
 		p, err := s.authn.Authenticate(ctx, r)
 		if err != nil {
 			s.limiter.Reserve(rateKey(r, nil)).SetHeaders(w.Header(), s.cfg.RateLimit)
-			WriteError(w, r, err)
+			WriteError(w, r.WithContext(rc), err)
 			return
 		}
 		ctx = auth.WithPrincipal(ctx, p)
@@ -315,11 +321,14 @@ func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, ah aut
 
 type baseURLKey struct{}
 
-// requestContext carries an API request's base URL and version in one
-// context value (instead of a context.WithValue for each).
+type docsKey struct{}
+
+// requestContext carries an API request's base URL, version and
+// documentation page in one context value (instead of a
+// context.WithValue for each).
 type requestContext struct {
 	context.Context
-	baseURL, version string
+	baseURL, version, docs string
 }
 
 func (c *requestContext) Value(key any) any {
@@ -328,8 +337,17 @@ func (c *requestContext) Value(key any) any {
 		return c.baseURL
 	case versionKey:
 		return c.version
+	case docsKey:
+		return c.docs
 	}
 	return c.Context.Value(key)
+}
+
+// docsPage returns the documentation page of the request's route ("" for
+// none).
+func docsPage(ctx context.Context) string {
+	s, _ := ctx.Value(docsKey{}).(string)
+	return s
 }
 
 // BaseURL returns the public base URL of the API (no trailing slash).
