@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"forgeapi/docs"
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/activity"
@@ -25,6 +26,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
+	"forgeapi/internal/docsite"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
 	"forgeapi/internal/githost"
@@ -217,17 +219,31 @@ func (a *App) Close() error { return a.DB.Close() }
 // it works on an App with no store (the permissions command uses that).
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
-	routes = append(routes, (&accounts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes()...)
-	routes = append(routes, (&artifacts.Handler{DB: a.DB}).Routes()...)
-	routes = append(routes, a.DepReview.Routes()...)
-	routes = append(routes, (&orgmigration.Handler{Service: a.Migrations}).Routes()...)
-	routes = append(routes, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes()...)
-	routes = append(routes, (&agents.Handler{Service: a.Agents}).Routes()...)
-	routes = append(routes, (&activity.Handler{Service: a.Activity}).Routes()...)
-	routes = append(routes, a.Feeds.Routes()...)
-	routes = append(routes, (&webhooks.Handler{Service: a.Webhooks}).Routes()...)
-	routes = append(routes, operationalRoutes()...)
+	area := func(page string, rs []httpapi.Route) {
+		routes = append(routes, documentedOn(page, rs)...)
+	}
+	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
+	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
+	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
+	area(docs.DependencyReview, a.DepReview.Routes())
+	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
+	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
+	area(docs.CustomAgents, (&agents.Handler{Service: a.Agents}).Routes())
+	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
+	area(docs.EventFeeds, a.Feeds.Routes())
+	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
+	area(docs.Operations, operationalRoutes())
+	return routes
+}
+
+// documentedOn gives the routes of an area that name no documentation
+// page of their own the area's page, which their errors link to.
+func documentedOn(page string, routes []httpapi.Route) []httpapi.Route {
+	for i := range routes {
+		if routes[i].Docs == "" {
+			routes[i].Docs = page
+		}
+	}
 	return routes
 }
 
@@ -300,6 +316,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	a.Git.BaseURL = trimSlash(base)
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
+	docsite.New().Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())

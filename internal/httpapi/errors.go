@@ -16,8 +16,20 @@ import (
 	"forgeapi/internal/store"
 )
 
-// DocumentationURL is sent in every error body.
-const DocumentationURL = "https://docs.forgeapi.dev/rest"
+// DefaultDocsPage is the documentation page that errors link to when
+// their route names none (unknown paths, plain handlers): the API
+// conventions, which explain the error format.
+const DefaultDocsPage = "api"
+
+// DocumentationURL is the documentation_url of an error answered under
+// base for a route whose area is documented on page (empty for
+// DefaultDocsPage): the server's own rendering of docs/<page>.md.
+func DocumentationURL(base, page string) string {
+	if page == "" {
+		page = DefaultDocsPage
+	}
+	return base + "/docs/" + page
+}
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
@@ -56,7 +68,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteJSON(w, apiErr.Status, errorBody{
 		Message:          apiErr.Message,
 		Errors:           apiErr.Errors,
-		DocumentationURL: DocumentationURL,
+		DocumentationURL: DocumentationURL(BaseURL(r.Context()), docsPage(r.Context())),
 		Status:           strconv.Itoa(apiErr.Status),
 	})
 }

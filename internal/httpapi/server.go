@@ -32,6 +32,10 @@ type Route struct {
 	// are served over the limit (GET /rate_limit); their headers show the
 	// budget as it is.
 	Uncounted bool
+	// Docs names the documentation page of the route's area (a page of
+	// package docs, such as "webhooks"): the documentation_url of its
+	// errors. Empty means DefaultDocsPage.
+	Docs string
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -82,7 +86,7 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	}()
 	// Unknown paths and methods: a JSON 404 (the catch-all also takes the
 	// place of ServeMux's plain-text 405).
-	s.mux.Handle("/", notFound)
+	s.mux.Handle("/", http.HandlerFunc(s.notFound))
 	for _, rt := range routes {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.apiHandler(rt))
 		s.routes = append(s.routes, rt)
@@ -94,10 +98,10 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 }
 
 // notFound answers the JSON 404 of a path or method no route serves.
-var notFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	r.Pattern = ""
-	WriteError(w, r, apierr.NotFound())
-})
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	r.Pattern = "" // metrics count it as unmatched
+	WriteError(w, r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL)), apierr.NotFound())
+}
 
 // handle registers h for pattern. When pattern names a subtree (its path
 // ends in "/" or in a {name...} wildcard), the subtree's root without the
@@ -115,7 +119,7 @@ func (s *Server) handle(pattern string, h http.Handler) {
 func (s *Server) handleRoot(pattern string) {
 	if root := subtreeRoot(pattern); root != "" {
 		defer func() { _ = recover() }() // a pattern serves the root already
-		s.mux.Handle(root, notFound)
+		s.mux.Handle(root, http.HandlerFunc(s.notFound))
 	}
 }
 
@@ -181,17 +185,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		version, err := negotiateVersion(r)
 		if err != nil {
-			WriteError(w, r, err)
+			WriteError(w, r.WithContext(rc), err)
 			return
 		}
+		rc.version = version
 		w.Header()[VersionSelectedHeader] = []string{version}
-		var ctx context.Context = &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, version: version}
+		var ctx context.Context = rc
 		p, err := s.authn.Authenticate(ctx, r)
 		if err != nil {
 			s.limiter.Reserve(rateKey(r, nil)).SetHeaders(w.Header(), s.cfg.RateLimit)
-			WriteError(w, r, err)
+			WriteError(w, r.WithContext(rc), err)
 			return
 		}
 		ctx = auth.WithPrincipal(ctx, p)
@@ -371,11 +377,14 @@ func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, ah aut
 
 type baseURLKey struct{}
 
-// requestContext carries an API request's base URL and version in one
-// context value (instead of a context.WithValue for each).
+type docsKey struct{}
+
+// requestContext carries an API request's base URL, version and
+// documentation page in one context value (instead of a
+// context.WithValue for each).
 type requestContext struct {
 	context.Context
-	baseURL, version string
+	baseURL, version, docs string
 }
 
 func (c *requestContext) Value(key any) any {
@@ -384,8 +393,17 @@ func (c *requestContext) Value(key any) any {
 		return c.baseURL
 	case versionKey:
 		return c.version
+	case docsKey:
+		return c.docs
 	}
 	return c.Context.Value(key)
+}
+
+// docsPage returns the documentation page of the request's route ("" for
+// none).
+func docsPage(ctx context.Context) string {
+	s, _ := ctx.Value(docsKey{}).(string)
+	return s
 }
 
 // BaseURL returns the public base URL of the API (no trailing slash).

@@ -1,8 +1,8 @@
 package oauth
 
 import (
+	"forgeapi/docs"
 	"forgeapi/internal/accounts"
-	"forgeapi/internal/httpapi"
 	"forgeapi/internal/wire"
 )
 
@@ -10,8 +10,9 @@ import (
 // (those made without an application), as the platform shows it.
 const PersonalClientID = "00000000000000000000"
 
-// PersonalAppURL is the app url shown for personal authorizations.
-const PersonalAppURL = httpapi.DocumentationURL + "/oauth-authorizations"
+// PersonalAppURL is the app url shown for personal authorizations under
+// base: the server's documentation of this API.
+func PersonalAppURL(base string) string { return base + "/docs/" + docs.OAuth }
 
 // appJSON is the app object of a grant or an authorization.
 type appJSON struct {
@@ -48,7 +49,7 @@ type singleAuthorizationJSON struct {
 // toAuthorizationJSON renders z for its owner user. The token value is
 // rendered only when z carries it (the response that created it).
 func toAuthorizationJSON(base string, z *Authorization, user *accounts.Account) authorizationJSON {
-	app := appJSON{ClientID: PersonalClientID, Name: z.Note, URL: PersonalAppURL}
+	app := appJSON{ClientID: PersonalClientID, Name: z.Note, URL: PersonalAppURL(base)}
 	if z.App != nil {
 		app = appJSON{ClientID: z.App.ClientID, Name: z.App.Name, URL: z.App.URL}
 	}

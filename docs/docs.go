@@ -1,0 +1,57 @@
+// Package docs holds forgeapi's documentation pages, one Markdown file
+// per area, embedded so that the server can serve them (see package
+// internal/docsite) and error bodies can link to them. A page's name is
+// its file name without ".md"; the constants below name the pages that
+// code links to.
+package docs
+
+import (
+	"embed"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed *.md
+var files embed.FS
+
+// The pages that API areas link to from their error bodies.
+const (
+	Index            = "index"
+	API              = "api"
+	GitHosting       = "git-hosting"
+	Webhooks         = "webhooks"
+	EventFeeds       = "event-feeds"
+	OAuth            = "oauth"
+	CustomAgents     = "custom-agents"
+	ArtifactMetadata = "artifact-metadata"
+	DependencyReview = "dependency-review"
+	Migrations       = "migrations"
+	Operations       = "operations"
+	Performance      = "performance"
+	Permissions      = "permissions"
+)
+
+// Pages returns the names of every page, sorted.
+func Pages() []string {
+	entries, _ := fs.ReadDir(files, ".") // an embed.FS root always reads
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".md"); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source returns the Markdown of the named page, and false when there is
+// no such page.
+func Source(name string) ([]byte, bool) {
+	if name == "" || name != path.Base(name) {
+		return nil, false
+	}
+	b, err := files.ReadFile(name + ".md")
+	return b, err == nil
+}
