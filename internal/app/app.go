@@ -46,6 +46,10 @@ type Config struct {
 	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
 	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
 	RateLimit   bool   // enforce the rate limits
+	// LoginLimits bound failed password and one-time-password attempts
+	// per account and client address (see auth.LoginLimits; the zero
+	// value is the defaults: 10 per address, 100 per account, an hour).
+	LoginLimits auth.LoginLimits
 	Logger      *slog.Logger
 	Now         func() time.Time // clock; default time.Now
 	Feeds       feeds.Config     // feed window, limits, retention and poll interval
@@ -177,7 +181,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits}
 	if cfg.LookupCacheTTL >= 0 {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
@@ -282,6 +286,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		return nil, err
 	}
 	a.Git.BaseURL = trimSlash(base)
+	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB))
