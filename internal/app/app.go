@@ -51,6 +51,10 @@ type Config struct {
 	// empty serves no metrics. The API port never serves them.
 	MetricsAddr string
 	RateLimit   bool // enforce the rate limits
+	// LoginLimits bound failed password and one-time-password attempts
+	// per account and client address (see auth.LoginLimits; the zero
+	// value is the defaults: 10 per address, 100 per account, an hour).
+	LoginLimits auth.LoginLimits
 	// Logger receives the server's log, and one line per request at
 	// info level (the access log).
 	Logger     *slog.Logger
@@ -184,7 +188,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits}
 	if cfg.LookupCacheTTL >= 0 {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
@@ -314,6 +318,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		return nil, err
 	}
 	a.Git.BaseURL = trimSlash(base)
+	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
 	docsite.New().Register(m.api)

@@ -21,6 +21,8 @@ type Authenticator struct {
 	// Tokens, when set, caches token lookups (see NewTokenCache); nil
 	// looks every token up in the database.
 	Tokens *TokenCache
+	// Limits bound failed password and one-time-password attempts.
+	Limits LoginLimits
 }
 
 // TokenCache caches what a token authenticates as, by the token's hash,
@@ -79,28 +81,87 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 		if LooksLikeToken(secret) {
 			return a.byToken(ctx, secret)
 		}
-		return a.byPassword(ctx, login, secret)
+		return a.byPassword(ctx, login, secret, ClientAddress(r))
 	}
 	return nil, ErrBadCredentials()
 }
 
-// BasicPassword authenticates a login and password (git over HTTP uses it).
-func (a *Authenticator) byPassword(ctx context.Context, login, password string) (*Principal, error) {
-	var acct Account
-	var hash string
-	err := a.DB.QueryRowContext(ctx,
-		`SELECT id, login, type, site_admin, password_hash FROM accounts WHERE lower(login) = lower($1) AND type = 'User'`,
-		login).Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &hash)
+// byPassword authenticates a login and password from the client address
+// addr, within the limits of failed attempts: a blocked account is
+// refused before its password is checked, a wrong password of an
+// existing user is counted, and the right one resets the count of its
+// address (for an account with two-factor authentication, only once the
+// one-time password is right too; see CheckOTP).
+func (a *Authenticator) byPassword(ctx context.Context, login, password, addr string) (*Principal, error) {
+	acct, hash, hasTOTP, failures, err := a.lookUpLogin(ctx, login, addr)
 	if err != nil {
-		if errors.Is(store.Normalize(err), store.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, ErrBadCredentials()
 		}
 		return nil, err
 	}
+	now := a.now()
+	if until := a.Limits.blockedUntil(failures, now); !until.IsZero() {
+		return nil, ErrLoginBlocked(until, now)
+	}
 	if !CheckPassword(hash, password) {
+		if err := a.recordLoginFailure(ctx, acct.ID, addr); err != nil {
+			return nil, err
+		}
 		return nil, ErrBadCredentials()
 	}
-	return &Principal{Account: &acct, Method: MethodPassword}, nil
+	p := &Principal{Account: &acct, Method: MethodPassword, loginAddr: addr, loginFailures: failures.pair.failures}
+	if p.loginFailures > 0 && !hasTOTP {
+		if err := a.resetLoginFailures(ctx, acct.ID, addr); err != nil {
+			return nil, err
+		}
+		p.loginFailures = 0
+	}
+	return p, nil
+}
+
+// lookUpLogin reads the user with the login, its password hash, whether
+// it has a TOTP secret, and its counts of failed attempts from addr and
+// overall, in one query. An unknown login is store.ErrNotFound.
+func (a *Authenticator) lookUpLogin(ctx context.Context, login, addr string) (acct Account, hash string, hasTOTP bool, f loginFailures, err error) {
+	rows, err := a.DB.QueryContext(ctx, `
+		SELECT a.id, a.login, a.type, a.site_admin, a.password_hash, a.totp_secret <> '',
+		       f.address, f.failures, f.reset_at
+		FROM accounts a LEFT JOIN login_failures f ON f.account_id = a.id AND f.address IN ($2, $3)
+		WHERE lower(a.login) = lower($1) AND a.type = 'User'`, login, addr, accountAddress)
+	if err != nil {
+		return acct, "", false, f, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var (
+			address  *string
+			failures *int
+			resetAt  *time.Time
+		)
+		if err := rows.Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &hash, &hasTOTP,
+			&address, &failures, &resetAt); err != nil {
+			return acct, "", false, f, err
+		}
+		found = true
+		if address == nil || failures == nil || resetAt == nil {
+			continue
+		}
+		c := failureCount{failures: *failures, resetAt: *resetAt}
+		if *address == accountAddress {
+			f.account = c
+		} else {
+			f.pair = c
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return acct, "", false, f, err
+	}
+	if !found {
+		return acct, "", false, f, store.ErrNotFound
+	}
+	return acct, hash, hasTOTP, f, nil
 }
 
 func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, error) {
@@ -170,7 +231,9 @@ func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRec
 // CheckOTP verifies the X-Service-OTP code of a password-authenticated
 // user who has a TOTP secret. Users without one, and token callers, pass.
 // A missing, wrong or replayed code is a 401 carrying the header
-// `X-Service-OTP: required; app` (and the alias X-GitHub-OTP).
+// `X-Service-OTP: required; app` (and the alias X-GitHub-OTP). A wrong
+// code counts as a failed login attempt (see LoginLimits); a right one
+// resets the count of the client's address.
 func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string) error {
 	if p.Anonymous() || p.Method != MethodPassword || p.OTPStep != 0 {
 		return nil
@@ -194,6 +257,9 @@ func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string)
 	}
 	step, ok := ValidateTOTP(secret, strings.TrimSpace(code), a.now())
 	if !ok {
+		if err := a.recordLoginFailure(ctx, p.Account.ID, p.loginAddr); err != nil {
+			return err
+		}
 		return required("Must specify two-factor authentication OTP code.")
 	}
 	res, err := a.DB.ExecContext(ctx,
@@ -205,5 +271,11 @@ func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string)
 		return required("The two-factor authentication code was already used; wait for the next one.")
 	}
 	p.OTPStep = step
+	if p.loginFailures > 0 {
+		if err := a.resetLoginFailures(ctx, p.Account.ID, p.loginAddr); err != nil {
+			return err
+		}
+		p.loginFailures = 0
+	}
 	return nil
 }

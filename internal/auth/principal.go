@@ -59,6 +59,11 @@ type Principal struct {
 	// OTPStep is the TOTP step verified for this request (0 when none), so
 	// that a second check in the same request does not count as a replay.
 	OTPStep int64
+	// loginAddr and loginFailures are, for a password login, the client
+	// address and its count of failed attempts, which CheckOTP adds to or
+	// resets.
+	loginAddr     string
+	loginFailures int
 }
 
 // Anonymous reports whether the request carries no credentials.

@@ -52,7 +52,11 @@ type Handler struct {
 	Logger *slog.Logger
 	// BaseURL renders the URLs in push payloads.
 	BaseURL string
-	checks  []PushCheck
+	// AuthFailed, when set, is told of every request whose credentials
+	// were refused (the server charges the client address's anonymous
+	// rate limit).
+	AuthFailed func(r *http.Request)
+	checks     []PushCheck
 	// live holds the push_log ids of the pushes this process is serving
 	// (from pre-receive to the end of the request); the Recoverer leaves
 	// them to their postReceive.
@@ -99,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := h.Authn.Authenticate(ctx, r)
 	if err != nil {
-		challenge(w, "Invalid username or token.")
+		h.refuseCredentials(w, r, err)
 		return
 	}
 	httpapi.NotePrincipal(w, p)
@@ -202,6 +206,29 @@ func (h *Handler) refuse(w http.ResponseWriter, p *auth.Principal, err error) {
 	default:
 		githttp.WriteRefusal(w, apiErr.Status, apiErr.Message)
 	}
+}
+
+// refuseCredentials answers a request whose credentials were refused:
+// wrong ones with a challenge, a login blocked after too many failed
+// attempts with the 403 whose message git prints.
+func (h *Handler) refuseCredentials(w http.ResponseWriter, r *http.Request, err error) {
+	var apiErr *apierr.Error
+	if !errors.As(err, &apiErr) {
+		h.Logger.Error("git authentication failed", "err", err)
+		githttp.WriteRefusal(w, http.StatusInternalServerError, "Internal error.")
+		return
+	}
+	if h.AuthFailed != nil {
+		h.AuthFailed(r)
+	}
+	if apiErr.Status == http.StatusForbidden {
+		for k, vs := range apiErr.Header {
+			w.Header()[k] = vs
+		}
+		githttp.WriteRefusal(w, apiErr.Status, apiErr.Message)
+		return
+	}
+	challenge(w, "Invalid username or token.")
 }
 
 // lockedMessage is what the git client prints for a locked repository.

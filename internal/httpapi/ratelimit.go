@@ -150,6 +150,14 @@ func (l *RateLimiter) Status(k RateKey) Reservation {
 	return res
 }
 
+// ChargeAnonymous spends one request of the anonymous budget of the
+// request's client address: every failed authentication does, on the
+// API and on git over HTTP, so that guessing credentials is limited like
+// anonymous use.
+func (s *Server) ChargeAnonymous(r *http.Request) Reservation {
+	return s.limiter.Reserve(rateKey(r, nil))
+}
+
 // RateStatus returns the request's caller's current budget, for the
 // /rate_limit endpoint.
 func (s *Server) RateStatus(r *http.Request) Reservation {

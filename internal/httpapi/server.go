@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -195,8 +194,13 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		w.Header()[VersionSelectedHeader] = []string{version}
 		var ctx context.Context = rc
 		p, err := s.authn.Authenticate(ctx, r)
+		if err == nil && rt.Auth.OTP {
+			err = s.authn.CheckOTP(ctx, p, otpCode(r))
+		}
 		if err != nil {
-			s.limiter.Reserve(rateKey(r, nil)).SetHeaders(w.Header(), s.cfg.RateLimit)
+			// A failed authentication spends the client address's
+			// anonymous budget, not the account's.
+			s.ChargeAnonymous(r).SetHeaders(w.Header(), s.cfg.RateLimit)
 			WriteError(w, r.WithContext(rc), err)
 			return
 		}
@@ -310,7 +314,17 @@ func isConditional(r *http.Request) bool {
 	return headerValue(r.Header, "If-None-Match") != "" || headerValue(r.Header, "If-Modified-Since") != ""
 }
 
-// enforce checks what the rule says about the credentials themselves;
+// otpCode returns the request's one-time password (X-Service-OTP, or
+// the platform's X-GitHub-OTP).
+func otpCode(r *http.Request) string {
+	if code := r.Header.Get("X-Service-OTP"); code != "" {
+		return code
+	}
+	return r.Header.Get("X-GitHub-OTP")
+}
+
+// enforce checks what the rule says about the credentials themselves
+// (the one-time password is checked with them, before the rate limit);
 // the guard checks them against the target.
 func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) error {
 	if p.Anonymous() && !rule.Public {
@@ -321,15 +335,6 @@ func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) err
 	}
 	if rule.PasswordOnly && p.Method != auth.MethodPassword {
 		return apierr.Unauthorized("This API only accepts HTTP Basic authentication with a username and password; tokens are not accepted.")
-	}
-	if rule.OTP {
-		code := r.Header.Get("X-Service-OTP")
-		if code == "" {
-			code = r.Header.Get("X-GitHub-OTP")
-		}
-		if err := s.authn.CheckOTP(r.Context(), p, code); err != nil {
-			return err
-		}
 	}
 	if rule.FineGrainedOnly && !p.Anonymous() && !p.FineGrained() {
 		return apierr.Forbidden("This endpoint accepts only fine-grained tokens: app user access tokens, app installation access tokens and fine-grained personal access tokens.")
@@ -433,11 +438,6 @@ func newRequestID() string {
 	return string(id)
 }
 
-// ClientIP returns the request's remote address without the port.
-func ClientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// ClientIP returns the request's remote address without the port (see
+// auth.ClientAddress).
+func ClientIP(r *http.Request) string { return auth.ClientAddress(r) }
