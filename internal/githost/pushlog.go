@@ -262,6 +262,7 @@ func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
 	return &e, nil
 }
 
+// parseLogUpdates decodes a push_log row's updates column.
 func parseLogUpdates(raw string) ([]logUpdate, error) {
 	var updates []logUpdate
 	err := json.Unmarshal([]byte(raw), &updates)
