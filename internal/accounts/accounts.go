@@ -7,8 +7,8 @@ package accounts
 import (
 	"context"
 	"errors"
+	"forgeapi/internal/secretbox"
 	"regexp"
-	"strings"
 	"time"
 
 	"forgeapi/internal/apierr"
@@ -100,8 +100,10 @@ type NewAccount struct {
 	Name         string
 	Email        string
 	PasswordHash string
-	TOTPSecret   string
-	SiteAdmin    bool
+	// SealedTOTPSecret is the TOTP seed sealed by auth.SealTOTPSecret
+	// ("" for none); Create refuses a plain one.
+	SealedTOTPSecret string
+	SiteAdmin        bool
 }
 
 // Create inserts an account. A login that breaks the rules is a 422
@@ -111,12 +113,15 @@ func Create(ctx context.Context, q store.Q, n NewAccount) (*Account, error) {
 	if !ValidLogin(n.Login) && n.Type != TypeBot {
 		return nil, apierr.Invalid(n.Type, "login", apierr.CodeInvalid)
 	}
+	if n.SealedTOTPSecret != "" && !secretbox.IsSealed(n.SealedTOTPSecret) {
+		return nil, errors.New("accounts: the TOTP secret must be sealed")
+	}
 	now := store.Now()
 	row := q.QueryRowContext(ctx, `
 		INSERT INTO accounts (type, login, name, email, password_hash, totp_secret, site_admin, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
 		RETURNING `+accountColumns,
-		n.Type, n.Login, n.Name, n.Email, n.PasswordHash, strings.ToUpper(n.TOTPSecret), n.SiteAdmin, now)
+		n.Type, n.Login, n.Name, n.Email, n.PasswordHash, n.SealedTOTPSecret, n.SiteAdmin, now)
 	a, err := scanAccount(row)
 	if errors.Is(err, store.ErrConflict) {
 		return nil, apierr.Validation(apierr.FieldError{Resource: n.Type, Field: "login", Code: apierr.CodeAlreadyExists,
@@ -217,12 +222,15 @@ func SetPassword(ctx context.Context, q store.Q, id int64, hash string) error {
 	return store.Normalize(err)
 }
 
-// SetTOTPSecret turns two-factor authentication on with the base32
-// secret, or off with "". It stores the secret in the form Create does;
-// keep the two together (the one place TOTP secrets are written).
-func SetTOTPSecret(ctx context.Context, q store.Q, id int64, secret string) error {
+// SetTOTPSecret turns two-factor authentication on with a seed sealed by
+// auth.SealTOTPSecret, or off with "". Like Create, it refuses a plain
+// seed.
+func SetTOTPSecret(ctx context.Context, q store.Q, id int64, sealed string) error {
+	if sealed != "" && !secretbox.IsSealed(sealed) {
+		return errors.New("accounts: the TOTP secret must be sealed")
+	}
 	_, err := q.ExecContext(ctx, `UPDATE accounts SET totp_secret = $1, totp_last_step = 0, updated_at = $2 WHERE id = $3`,
-		strings.ToUpper(secret), store.Now(), id)
+		sealed, store.Now(), id)
 	return store.Normalize(err)
 }
 

@@ -35,9 +35,9 @@ import (
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 	"forgeapi/internal/webhooks"
-	"forgeapi/internal/webhooks/hookshot"
 )
 
 // Config is the server's configuration. The zero value of each field
@@ -155,6 +155,9 @@ type App struct {
 	// Webhooks holds the hooks and their deliveries; it is a sink of every
 	// event.
 	Webhooks *webhooks.Service
+	// Secrets seals secrets at rest: webhook secrets and passwords, TOTP
+	// seeds (auth.SealTOTPSecret).
+	Secrets *secretbox.Box
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -177,18 +180,21 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
-	box, err := openSecretBox(cfg)
-	if err != nil {
+	if a.Secrets, err = openSecretBox(cfg); err != nil {
 		db.Close()
 		return nil, err
 	}
-	a.Webhooks = webhooks.NewService(db, box, cfg.Webhooks, cfg.Now, cfg.Logger)
+	if _, err := auth.SealPlainTOTPSecrets(ctx, db, a.Secrets); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Webhooks = webhooks.NewService(db, a.Secrets, cfg.Webhooks, cfg.Now, cfg.Logger)
 	a.Events.Subscribe(a.Webhooks)
 	a.Activity.AfterChange = a.Feeds.Invalidate
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets}
 	if cfg.LookupCacheTTL >= 0 {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
@@ -405,20 +411,21 @@ func (m *Main) startWebhookWorkers(ctx context.Context) {
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 }
 
-// openSecretBox returns the box that seals webhook secrets: with the
-// configured key, or with DATA/webhook.key (created on first start).
-func openSecretBox(cfg Config) (*hookshot.SecretBox, error) {
+// openSecretBox returns the box that seals webhook secrets and TOTP
+// seeds: with the configured key, or with DATA/webhook.key (created on
+// first start).
+func openSecretBox(cfg Config) (*secretbox.Box, error) {
 	var key []byte
 	var err error
 	if cfg.Webhooks.SecretKey != "" {
-		key, err = hookshot.ParseKey(cfg.Webhooks.SecretKey)
+		key, err = secretbox.ParseKey(cfg.Webhooks.SecretKey)
 	} else {
-		key, err = hookshot.LoadOrCreateKey(filepath.Join(cfg.DataDir, "webhook.key"))
+		key, err = secretbox.LoadOrCreateKey(filepath.Join(cfg.DataDir, "webhook.key"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("webhook secret key: %w", err)
+		return nil, fmt.Errorf("secret key: %w", err)
 	}
-	return hookshot.NewSecretBox(key)
+	return secretbox.New(key)
 }
 
 // Handler is the server's HTTP handler (every route and middleware), for

@@ -8,7 +8,7 @@ import (
 
 	"forgeapi/internal/blob"
 	"forgeapi/internal/orgmigration"
-	"forgeapi/internal/webhooks/hookshot"
+	"forgeapi/internal/secretbox"
 )
 
 // blobSigningKeyFile holds, under the data directory, the key that signs
@@ -34,7 +34,7 @@ func (m *Main) openBlobs() (*blob.Local, error) {
 		opts.Now = cfg.Now
 	}
 	if opts.SigningKey == nil && !isS3(cfg.Blob) {
-		key, err := hookshot.LoadOrCreateKey(filepath.Join(cfg.DataDir, blobSigningKeyFile))
+		key, err := secretbox.LoadOrCreateKey(filepath.Join(cfg.DataDir, blobSigningKeyFile))
 		if err != nil {
 			return nil, fmt.Errorf("blob signing key: %w", err)
 		}

@@ -205,7 +205,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&hookRetention, "webhook-retention", envOr("FORGEAPI_WEBHOOK_RETENTION", "30d"),
 		"age past which webhook deliveries are deleted (env FORGEAPI_WEBHOOK_RETENTION)")
 	f.StringVar(&cfg.Webhooks.SecretKey, "secret-key", os.Getenv("FORGEAPI_SECRET_KEY"),
-		"key sealing webhook secrets at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
+		"key sealing webhook secrets and TOTP seeds at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
 	return cmd
 }
 

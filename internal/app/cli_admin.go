@@ -33,10 +33,8 @@ func (c *cli) userCommand() *cobra.Command {
 			if !accounts.ValidLogin(args[0]) {
 				return fmt.Errorf("%q is not a valid login: 1 to 39 letters, digits or single inner hyphens", args[0])
 			}
-			if totpSecret != "" {
-				if _, err := auth.TOTPCode(totpSecret, store.Now()); err != nil {
-					return fmt.Errorf("--totp-secret is not a valid base32 secret")
-				}
+			if _, err := auth.TOTPCode(totpSecret, store.Now()); totpSecret != "" && err != nil {
+				return fmt.Errorf("--totp-secret is not a valid base32 secret")
 			}
 			hash := ""
 			if password != "" {
@@ -46,8 +44,12 @@ func (c *cli) userCommand() *cobra.Command {
 				}
 			}
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+				sealedTOTP, err := auth.SealTOTPSecret(a.Secrets, totpSecret)
+				if err != nil {
+					return err
+				}
 				u, err := accounts.Create(ctx, a.DB, accounts.NewAccount{Type: accounts.TypeUser, Login: args[0],
-					Name: name, Email: email, PasswordHash: hash, TOTPSecret: totpSecret, SiteAdmin: siteAdmin})
+					Name: name, Email: email, PasswordHash: hash, SealedTOTPSecret: sealedTOTP, SiteAdmin: siteAdmin})
 				if err != nil {
 					return err
 				}

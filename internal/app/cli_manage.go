@@ -60,7 +60,11 @@ func (c *cli) userManageCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := accounts.SetTOTPSecret(ctx, a.DB, u.ID, secret); err != nil {
+				sealed, err := auth.SealTOTPSecret(a.Secrets, secret)
+				if err != nil {
+					return err
+				}
+				if err := accounts.SetTOTPSecret(ctx, a.DB, u.ID, sealed); err != nil {
 					return err
 				}
 				if generated {

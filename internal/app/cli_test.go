@@ -10,9 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/secretbox"
 )
 
 // cliRun runs the forgeapi command line in-process.
@@ -262,4 +265,29 @@ func snapshot(t *testing.T, env *apptest.Env) string {
 	rows.Close()
 	entries, _ := os.ReadDir(filepath.Join(env.DataDir, "git"))
 	return b.String() + "members=" + roles + " git=" + strconv.Itoa(len(entries))
+}
+
+// TestCLIUserTOTPSecretIsSealed: `user create --totp-secret` stores the
+// seed sealed, prints nothing of it, and the server started on that data
+// directory checks codes made from it.
+func TestCLIUserTOTPSecretIsSealed(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "fresh")
+	const seed = "JBSWY3DPEHPK3PXP"
+	out := cliOK(t, "user", "create", "twofa", "--password", "pw", "--totp-secret", seed, "--data", data)
+	if strings.Contains(strings.ToUpper(out), seed) {
+		t.Fatalf("user create printed the TOTP secret: %s", out)
+	}
+	env := apptest.StartConfig(t, app.Config{Addr: "127.0.0.1:0", DataDir: data, Logger: quietLogger()})
+	var stored string
+	apptest.Must(t, "read totp_secret", env.Q().QueryRowContext(context.Background(),
+		`SELECT totp_secret FROM accounts WHERE login = 'twofa'`).Scan(&stored))
+	if stored == seed || !secretbox.IsSealed(stored) {
+		t.Fatalf("totp_secret stored as %q: want it sealed", stored)
+	}
+	code, err := auth.TOTPCode(seed, time.Now())
+	apptest.Must(t, "code", err)
+	resp, body := env.DoJSON("POST", "/authorizations", "", `{"scopes": ["repo"], "note": "cli"}`,
+		"Authorization", basic("twofa", "pw"), "X-Service-OTP", code)
+	wantStatus(t, "password and OTP of a user made by the CLI", resp, body, 201)
 }

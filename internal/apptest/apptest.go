@@ -172,7 +172,11 @@ func (e *Env) User(login string, opts ...UserOpts) *accounts.Account {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	n := accounts.NewAccount{Type: accounts.TypeUser, Login: login, Email: o.Email, TOTPSecret: o.TOTPSecret, SiteAdmin: o.SiteAdmin}
+	sealedTOTP, err := auth.SealTOTPSecret(e.App.Secrets, o.TOTPSecret)
+	if err != nil {
+		e.T.Fatalf("create user %s: %v", login, err)
+	}
+	n := accounts.NewAccount{Type: accounts.TypeUser, Login: login, Email: o.Email, SealedTOTPSecret: sealedTOTP, SiteAdmin: o.SiteAdmin}
 	if o.Password != "" {
 		h, err := auth.HashPasswordCost(o.Password, bcrypt.MinCost) // cheap to make; checked like any hash
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"forgeapi/internal/secretbox"
 	"net/http"
 	"strings"
 	"time"
@@ -18,6 +19,8 @@ import (
 type Authenticator struct {
 	DB  *store.DB
 	Now func() time.Time // defaults to time.Now
+	// Secrets opens the sealed TOTP seeds of accounts (see SealTOTPSecret).
+	Secrets *secretbox.Box
 	// Tokens, when set, caches token lookups (see NewTokenCache); nil
 	// looks every token up in the database.
 	Tokens *TokenCache
@@ -238,13 +241,17 @@ func (a *Authenticator) CheckOTP(ctx context.Context, p *Principal, code string)
 	if p.Anonymous() || p.Method != MethodPassword || p.OTPStep != 0 {
 		return nil
 	}
-	var secret string
-	err := a.DB.QueryRowContext(ctx, `SELECT totp_secret FROM accounts WHERE id = $1`, p.Account.ID).Scan(&secret)
+	var stored string
+	err := a.DB.QueryRowContext(ctx, `SELECT totp_secret FROM accounts WHERE id = $1`, p.Account.ID).Scan(&stored)
 	if err != nil {
 		return store.Normalize(err)
 	}
-	if secret == "" {
+	if stored == "" {
 		return nil
+	}
+	secret, err := openTOTPSecret(a.Secrets, stored)
+	if err != nil {
+		return err
 	}
 	required := func(msg string) error {
 		// The platform's own header name is sent too: clients such as

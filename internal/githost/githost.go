@@ -13,7 +13,6 @@ package githost
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -118,8 +117,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := githttp.Request{RepoDir: h.Repos.GitDir(repo.ID), SubPath: subPath, RemoteUser: remoteUser}
 	if service == githttp.ServiceReceivePack {
-		push := &pushRecorder{h: h, repoID: repo.ID, principal: p}
-		req.PreReceive, req.PostReceive = push.preReceive, push.postReceive
+		push := &pushRecorder{h: h, repoID: repo.ID, principal: p, key: newPushKey()}
+		req.PushID, req.PreReceive, req.PostReceive = push.key, push.preReceive, push.postReceive
 		defer push.done()
 	}
 	h.Git.ServeGit(w, r, req)
@@ -247,6 +246,7 @@ type pushRecorder struct {
 	h          *Handler
 	repoID     int64
 	principal  *auth.Principal
+	key        string   // the push's name in git's reflogs (githttp.Request.PushID)
 	refsBefore []string // commits the references pointed at before the push
 	logID      int64    // the push's push_log row, once pre-receive accepted it
 }
@@ -276,12 +276,13 @@ func (pr *pushRecorder) preReceive(ctx context.Context, updates []githttp.RefUpd
 			return err
 		}
 	}
-	if pr.refsBefore, err = refCommits(pr.h.Repos.GitDir(repo.ID)); err != nil {
-		return fmt.Errorf("read references before push: %w", err)
+	entry := &pushLogEntry{RepoID: repo.ID, PusherID: pusher.ID, Key: pr.key, Updates: updates}
+	if err := readStateBefore(pr.h.Repos.GitDir(repo.ID), entry); err != nil {
+		return err
 	}
+	pr.refsBefore = entry.RefsBefore
 	// Committed before any reference moves: if the process dies before
 	// postReceive records the events, the Recoverer does.
-	entry := &pushLogEntry{RepoID: repo.ID, PusherID: pusher.ID, Updates: updates, RefsBefore: pr.refsBefore}
 	if pr.logID, err = logPush(ctx, pr.h.DB, entry); err != nil {
 		return err
 	}

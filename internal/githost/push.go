@@ -24,15 +24,6 @@ const maxPayloadCommits = 20
 
 const zeroSHA = "0000000000000000000000000000000000000000"
 
-func refCommits(dir string) ([]string, error) {
-	g, err := gitread.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-	return g.RefCommits()
-}
-
 // postReceive records the push's events and deletes its push_log row in
 // one transaction (see recordPush).
 func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUpdate) error {
@@ -41,7 +32,7 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 		return err
 	}
 	defer g.Close()
-	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, RefsBefore: pr.refsBefore}
+	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, Key: pr.key, RefsBefore: pr.refsBefore}
 	return pr.h.recordPush(ctx, g, e, updates)
 }
 

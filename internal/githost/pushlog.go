@@ -23,6 +23,12 @@ import (
 // that outlives its push (the process died after git moved the
 // references, or the events transaction failed) is recovered by the
 // Recoverer.
+//
+// Which of a logged push's updates git applied is read from git's
+// reflogs: each push has a key (push_log.push_key), receive-pack writes
+// every update it applies to the reference's reflog with that key as the
+// committer email, and the row keeps the first line of each updated
+// reference's reflog as it was before the push (see appliedUpdate).
 
 // Defaults of RecoveryConfig.
 const (
@@ -36,19 +42,57 @@ type logUpdate struct {
 	Ref string `json:"ref"`
 	Old string `json:"old"`
 	New string `json:"new"`
+	// LogStart is the first line of the reference's reflog before the
+	// push ("" when it had none).
+	LogStart string `json:"log_start,omitempty"`
 }
 
 // pushLogEntry is one push_log row: a push whose events are not recorded
 // yet.
 type pushLogEntry struct {
-	ID         int64
-	RepoID     int64
-	PusherID   int64
-	Updates    []githttp.RefUpdate
+	ID       int64
+	RepoID   int64
+	PusherID int64
+	// Key names the push in git's reflogs (githttp.Request.PushID); ""
+	// for rows logged before pushes had one.
+	Key     string
+	Updates []githttp.RefUpdate
+	// LogStarts holds, for each update, the first line of the reference's
+	// reflog before the push ("" when it had none).
+	LogStarts  []string
 	RefsBefore []string
 	// PushedAt, when set, stamps the push's events instead of the time
 	// they are recorded: the Recoverer sets it to when the push was logged.
 	PushedAt time.Time
+}
+
+// newPushKey returns a new push's name in git's reflogs.
+func newPushKey() string { return "push-" + wire.NewGUID() + "@forgeapi" }
+
+// readStateBefore fills in the entry of a push about to move references
+// what the Recoverer needs of the repository before the push: the commits
+// its references point at and the first line of each updated reference's
+// reflog.
+func readStateBefore(dir string, e *pushLogEntry) error {
+	g, err := gitread.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if e.RefsBefore, err = g.RefCommits(); err != nil {
+		return fmt.Errorf("read references before push: %w", err)
+	}
+	e.LogStarts = make([]string, len(e.Updates))
+	for i, u := range e.Updates {
+		first, ok, err := g.RefLogFirst(u.Ref)
+		if err != nil {
+			return fmt.Errorf("read reflog before push: %w", err)
+		}
+		if ok {
+			e.LogStarts[i] = first.Line
+		}
+	}
+	return nil
 }
 
 // logPush commits the push_log row of a push about to move references
@@ -57,6 +101,9 @@ func logPush(ctx context.Context, db *store.DB, e *pushLogEntry) (int64, error) 
 	updates := make([]logUpdate, len(e.Updates))
 	for i, u := range e.Updates {
 		updates[i] = logUpdate{Ref: u.Ref, Old: u.OldSHA, New: u.NewSHA}
+		if i < len(e.LogStarts) {
+			updates[i].LogStart = e.LogStarts[i]
+		}
 	}
 	rawUpdates, err := json.Marshal(updates)
 	if err != nil {
@@ -71,8 +118,8 @@ func logPush(ctx context.Context, db *store.DB, e *pushLogEntry) (int64, error) 
 		return 0, err
 	}
 	var id int64
-	err = db.QueryRowContext(ctx, `INSERT INTO push_log (repository_id, pusher_id, updates, refs_before, created_at)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.RepoID, e.PusherID, string(rawUpdates), string(rawBefore), store.Now()).Scan(&id)
+	err = db.QueryRowContext(ctx, `INSERT INTO push_log (repository_id, pusher_id, push_key, updates, refs_before, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, e.RepoID, e.PusherID, e.Key, string(rawUpdates), string(rawBefore), store.Now()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("log push: %w", store.Normalize(err))
 	}
@@ -95,10 +142,11 @@ type RecoveryConfig struct {
 }
 
 // Recoverer records the events of pushes whose push_log row outlived
-// them: for each update git applied (the reference now points at the new
-// SHA, or is gone for a deletion) the events postReceive would have
-// recorded; updates git did not apply are dropped. Rows are claimed with
-// a lease (SKIP LOCKED on PostgreSQL), so several servers share the work.
+// them: for each update git applied (see appliedUpdate), whatever later
+// pushes did to the reference, the events postReceive would have
+// recorded, stamped with the time the push was logged; updates git did
+// not apply are dropped. Rows are claimed with a lease (SKIP LOCKED on
+// PostgreSQL), so several servers share the work.
 type Recoverer struct {
 	h      *Handler
 	cfg    RecoveryConfig
@@ -189,8 +237,8 @@ func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
 			SELECT id FROM push_log
 			WHERE created_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
 			ORDER BY id LIMIT 1`+db.SkipLocked()+`)
-		RETURNING id, repository_id, pusher_id, updates, refs_before, created_at`,
-		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &rawUpdates, &rawBefore, &e.PushedAt)
+		RETURNING id, repository_id, pusher_id, push_key, updates, refs_before, created_at`,
+		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &e.Key, &rawUpdates, &rawBefore, &e.PushedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -200,17 +248,25 @@ func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
 		}
 		return nil, err
 	}
-	var updates []logUpdate
-	if err := json.Unmarshal([]byte(rawUpdates), &updates); err != nil {
+	updates, err := parseLogUpdates(rawUpdates)
+	if err != nil {
 		return nil, fmt.Errorf("push log entry %d: updates: %w", e.ID, err)
 	}
 	for _, u := range updates {
 		e.Updates = append(e.Updates, githttp.RefUpdate{Ref: u.Ref, OldSHA: u.Old, NewSHA: u.New})
+		e.LogStarts = append(e.LogStarts, u.LogStart)
 	}
 	if err := json.Unmarshal([]byte(rawBefore), &e.RefsBefore); err != nil {
 		return nil, fmt.Errorf("push log entry %d: refs_before: %w", e.ID, err)
 	}
 	return &e, nil
+}
+
+// parseLogUpdates decodes a push_log row's updates column.
+func parseLogUpdates(raw string) ([]logUpdate, error) {
+	var updates []logUpdate
+	err := json.Unmarshal([]byte(raw), &updates)
+	return updates, err
 }
 
 // recover records the events of the entry's updates that git applied and
@@ -221,15 +277,112 @@ func (r *Recoverer) recover(ctx context.Context, e *pushLogEntry) error {
 		return err
 	}
 	defer g.Close()
+	c := &appliedCheck{r: r, g: g, e: e}
 	var applied []githttp.RefUpdate
-	for _, u := range e.Updates {
-		target, exists, err := g.RefTarget(u.Ref)
+	for i, u := range e.Updates {
+		ok, err := c.appliedUpdate(ctx, i)
 		if err != nil {
 			return err
 		}
-		if (u.IsDelete() && !exists) || (!u.IsDelete() && exists && target == u.NewSHA) {
+		if ok {
 			applied = append(applied, u)
 		}
 	}
 	return r.h.recordPush(ctx, g, e, applied)
+}
+
+// appliedCheck decides which updates of one logged push git applied.
+type appliedCheck struct {
+	r *Recoverer
+	g *gitread.Repository
+	e *pushLogEntry
+	// later holds the updates logged after the push that are still
+	// unrecorded, in log order; read once, when needed.
+	later []logUpdate
+	read  bool
+}
+
+// appliedUpdate reports whether git applied the entry's update i, from
+// what git recorded:
+//
+//   - the reference's reflog has the entry old→new written by this push
+//     (its key as the committer email): applied, whatever later pushes
+//     did to the reference (moved it on, force-pushed over it);
+//   - the reflog is the one the reference had before the push (same first
+//     line): git did not apply the update (it would have written that
+//     entry, or removed the reflog for a deletion);
+//   - otherwise the reflog that could tell is gone (a later deletion of
+//     the reference removed it, gc expired the entries, or the row
+//     predates push keys): the update was applied when its new value
+//     leads to the reference's current value (the zero SHA when the
+//     reference is gone) through the chain of later unrecorded logged
+//     updates of the reference (each one's old value the previous one's
+//     new value).
+func (c *appliedCheck) appliedUpdate(ctx context.Context, i int) (bool, error) {
+	u := c.e.Updates[i]
+	if c.e.Key != "" {
+		log, err := c.g.RefLog(u.Ref)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range log {
+			if l.Email == c.e.Key && l.Old == u.OldSHA && l.New == u.NewSHA {
+				return true, nil
+			}
+		}
+		if len(log) > 0 && c.e.LogStarts[i] != "" && log[0].Line == c.e.LogStarts[i] {
+			return false, nil
+		}
+	}
+	return c.chainReachesRef(ctx, u)
+}
+
+// chainReachesRef reports whether u's new value leads to the reference's
+// current value through the later unrecorded logged updates of it.
+func (c *appliedCheck) chainReachesRef(ctx context.Context, u githttp.RefUpdate) (bool, error) {
+	later, err := c.laterUpdates(ctx)
+	if err != nil {
+		return false, err
+	}
+	value := u.NewSHA
+	for _, v := range later {
+		if v.Ref == u.Ref && v.Old == value {
+			value = v.New
+		}
+	}
+	target, exists, err := c.g.RefTarget(u.Ref)
+	if err != nil {
+		return false, err
+	}
+	if !exists {
+		target = zeroSHA
+	}
+	return value == target, nil
+}
+
+// laterUpdates returns the updates of the repository's push_log rows
+// logged after the entry, in log order.
+func (c *appliedCheck) laterUpdates(ctx context.Context) ([]logUpdate, error) {
+	if c.read {
+		return c.later, nil
+	}
+	rows, err := c.r.h.DB.QueryContext(ctx, `SELECT id, updates FROM push_log WHERE repository_id = $1 AND id > $2 ORDER BY id`, c.e.RepoID, c.e.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var raw string
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, err
+		}
+		updates, err := parseLogUpdates(raw)
+		if err != nil {
+			return nil, fmt.Errorf("push log entry %d: updates: %w", id, err)
+		}
+		c.later = append(c.later, updates...)
+	}
+	c.read = true
+	return c.later, rows.Err()
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,9 +120,11 @@ func TestRecoverPushAfterFailedRecording(t *testing.T) {
 	}
 }
 
-// TestRecoverDropsUnappliedUpdate: a logged update git did not apply
-// (the reference is still at its old SHA) records nothing, and its row
-// goes.
+// TestRecoverDropsUnappliedUpdate: of a logged push whose events
+// transaction failed, the update git did not apply (the reference was
+// locked when receive-pack tried to move it) records nothing, even once a
+// later push moved the reference to the same commit; the update it
+// applied is recorded.
 func TestRecoverDropsUnappliedUpdate(t *testing.T) {
 	t.Parallel()
 	rec := &apptest.Recorder{}
@@ -130,14 +135,24 @@ func TestRecoverDropsUnappliedUpdate(t *testing.T) {
 	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
 	url := env.GitURL("octocat", "hello", "octocat", token)
 	apptest.Git(t, work, "push", url, "main")
-	old := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
-	apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
+	first := headOf(t, work)
+	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
 
+	// git runs pre-receive (which logs the push), creates feature, fails
+	// to lock main and leaves it alone.
+	lock := filepath.Join(env.App.Repos.GitDir(repo.ID), "refs", "heads", "main.lock")
+	// (go-git, which reads the references, takes the lock file for one.)
+	apptest.Must(t, "lock main", os.WriteFile(lock, []byte(first+"\n"), 0o644))
 	rec.Fail(true)
-	apptest.Git(t, work, "push", url, "main")
+	if out, err := apptest.TryGit(t, work, "push", url, "main", "main:refs/heads/feature"); err == nil {
+		t.Fatalf("push to a locked reference succeeded: %s", out)
+	}
 	rec.Fail(false)
-	// As if git had refused the update after pre-receive logged it.
-	apptest.Git(t, env.App.Repos.GitDir(repo.ID), "update-ref", "refs/heads/main", old)
+	apptest.Must(t, "unlock main", os.Remove(lock))
+	if n := pushLogRows(t, env); n != 1 {
+		t.Fatalf("%d push_log rows after the failed push, want 1 (%d push hooks)", n, len(rec.Hook("push")))
+	}
+	apptest.Git(t, work, "push", url, "main") // the same update of main, applied this time
 
 	if n := env.App.PushRecovery.RunOnce(context.Background()); n != 1 {
 		t.Fatalf("recovered %d pushes, want 1", n)
@@ -145,10 +160,142 @@ func TestRecoverDropsUnappliedUpdate(t *testing.T) {
 	if n := pushLogRows(t, env); n != 0 {
 		t.Fatalf("%d push_log rows after recovery", n)
 	}
-	if heads := apiPushEvents(t, env, "octocat/hello", token); len(heads) != 1 || heads[0] != old {
-		t.Fatalf("push events: %v, want only the first push's [%s]", heads, old)
+	var got []string
+	for _, e := range rec.Feed("PushEvent") {
+		p := e.FeedPayload.(map[string]any)
+		got = append(got, p["ref"].(string)+"@"+p["head"].(string))
 	}
-	if len(rec.Feed("PushEvent")) != 1 || len(rec.Hook("push")) != 1 {
-		t.Fatalf("sink saw %d PushEvent, %d push hooks; want the first push's only", len(rec.Feed("PushEvent")), len(rec.Hook("push")))
+	if want := []string{"refs/heads/main@" + first, "refs/heads/main@" + second, "refs/heads/feature@" + second}; !slices.Equal(got, want) {
+		t.Fatalf("PushEvents %v, want %v", got, want)
+	}
+}
+
+// TestRecoverPushMovedOnByLaterPush: a push whose events transaction
+// failed is recorded by the recovery although a later push moved the
+// branch on before it ran; the later push is recorded once too.
+func TestRecoverPushMovedOnByLaterPush(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	owner := env.User("octocat")
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo")
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	url := env.GitURL("octocat", "hello", "octocat", token)
+	apptest.Git(t, work, "push", url, "main")
+	first := headOf(t, work)
+
+	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
+	rec.Fail(true)
+	apptest.Git(t, work, "push", url, "main")
+	rec.Fail(false)
+	loggedBy := time.Now()
+	third := apptest.Commit(t, work, "third", map[string]string{"b.txt": "b\n"})
+	apptest.Git(t, work, "push", url, "main")
+
+	if n := env.App.PushRecovery.RunOnce(context.Background()); n != 1 {
+		t.Fatalf("recovered %d pushes, want 1", n)
+	}
+	if n := env.App.PushRecovery.RunOnce(context.Background()); n != 0 {
+		t.Fatalf("second recovery recovered %d pushes", n)
+	}
+	wantHeads(t, rec, first, third, second)
+	for _, e := range rec.Feed("PushEvent") {
+		if p := e.FeedPayload.(map[string]any); p["head"] == second {
+			if e.CreatedAt.After(loggedBy) || p["before"] != first || p["size"] != 1 {
+				t.Errorf("recovered PushEvent: created %s (pushed by %s), payload %+v", e.CreatedAt, loggedBy, p)
+			}
+		}
+	}
+}
+
+// TestRecoverPushForcePushedOver: a push whose events transaction failed
+// is recorded by the recovery although a later force push replaced its
+// commit on the branch before it ran.
+func TestRecoverPushForcePushedOver(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	owner := env.User("octocat")
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo")
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	url := env.GitURL("octocat", "hello", "octocat", token)
+	apptest.Git(t, work, "push", url, "main")
+	first := headOf(t, work)
+
+	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
+	rec.Fail(true)
+	apptest.Git(t, work, "push", url, "main")
+	rec.Fail(false)
+	apptest.Git(t, work, "reset", "--hard", first)
+	replaced := apptest.Commit(t, work, "instead", map[string]string{"c.txt": "c\n"})
+	apptest.Git(t, work, "push", "--force", url, "main")
+
+	if n := env.App.PushRecovery.RunOnce(context.Background()); n != 1 {
+		t.Fatalf("recovered %d pushes, want 1", n)
+	}
+	wantHeads(t, rec, first, replaced, second)
+	var forced []any
+	for _, e := range rec.Hook("push") {
+		forced = append(forced, e.HookPayload["forced"])
+	}
+	if want := []any{false, true, false}; !slices.Equal(forced, want) {
+		t.Errorf("forced flags of the push hooks: %v, want %v", forced, want)
+	}
+}
+
+// TestRecoverBranchDeletedByLaterPush: a branch created by a push whose
+// events transaction failed, then deleted by a push whose events
+// transaction failed too (git removed the branch's reflog): the recovery
+// records the creation and the deletion, through the chain of logged
+// updates.
+func TestRecoverBranchDeletedByLaterPush(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	owner := env.User("octocat")
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo")
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	url := env.GitURL("octocat", "hello", "octocat", token)
+	apptest.Git(t, work, "push", url, "main")
+	first := headOf(t, work)
+
+	rec.Fail(true)
+	apptest.Git(t, work, "push", url, "main:refs/heads/feature")
+	apptest.Git(t, work, "push", "--delete", url, "feature")
+	rec.Fail(false)
+
+	if n := env.App.PushRecovery.RunOnce(context.Background()); n != 2 {
+		t.Fatalf("recovered %d pushes, want 2", n)
+	}
+	if n := len(rec.Hook("create")); n != 2 {
+		t.Errorf("%d create hooks, want 2 (main, feature)", n)
+	}
+	if dels := rec.Hook("delete"); len(dels) != 1 || dels[0].HookPayload["ref"] != "feature" {
+		t.Errorf("delete hooks: %d, want feature's", len(dels))
+	}
+	wantHeads(t, rec, first, first)
+}
+
+func headOf(t *testing.T, work string) string {
+	t.Helper()
+	return strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+}
+
+// wantHeads checks the heads of the recorded PushEvents, in the order
+// they were recorded.
+func wantHeads(t *testing.T, rec *apptest.Recorder, heads ...string) {
+	t.Helper()
+	var got []string
+	for _, e := range rec.Feed("PushEvent") {
+		got = append(got, e.FeedPayload.(map[string]any)["head"].(string))
+	}
+	if !slices.Equal(got, heads) {
+		t.Fatalf("PushEvent heads %v, want %v", got, heads)
+	}
+	if n := len(rec.Hook("push")); n < len(heads) {
+		t.Fatalf("%d push hooks for %d PushEvents", n, len(heads))
 	}
 }

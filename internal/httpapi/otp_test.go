@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 )
 
@@ -44,10 +45,16 @@ func startOTPServer(t *testing.T, now func() time.Time) string {
 	db, err := store.Open(ctx, apptest.DatabaseURL(t), t.TempDir())
 	apptest.Must(t, "open store", err)
 	t.Cleanup(func() { db.Close() })
+	key, err := secretbox.GenerateKey()
+	apptest.Must(t, "generate key", err)
+	box, err := secretbox.New(key)
+	apptest.Must(t, "secret box", err)
 	for _, u := range []struct{ login, secret string }{{"twofa", totpSecret}, {"plain", ""}} {
 		hash, err := auth.HashPassword("pw")
 		apptest.Must(t, "hash", err)
-		_, err = accounts.Create(ctx, db, accounts.NewAccount{Type: accounts.TypeUser, Login: u.login, PasswordHash: hash, TOTPSecret: u.secret})
+		sealed, err := auth.SealTOTPSecret(box, u.secret)
+		apptest.Must(t, "seal TOTP secret", err)
+		_, err = accounts.Create(ctx, db, accounts.NewAccount{Type: accounts.TypeUser, Login: u.login, PasswordHash: hash, SealedTOTPSecret: sealed})
 		apptest.Must(t, "create user", err)
 	}
 	routes := []httpapi.Route{{Method: "GET", Pattern: "/otp-check", Auth: auth.Rule{OTP: true},
@@ -55,7 +62,7 @@ func startOTPServer(t *testing.T, now func() time.Time) string {
 			httpapi.WriteJSON(w, http.StatusOK, map[string]string{"login": auth.PrincipalFrom(r.Context()).Account.Login})
 			return nil
 		}}}
-	srv, err := httpapi.NewServer(httpapi.Config{Now: now}, &auth.Authenticator{DB: db, Now: now}, &access.Guard{DB: db}, nil, routes)
+	srv, err := httpapi.NewServer(httpapi.Config{Now: now}, &auth.Authenticator{DB: db, Now: now, Secrets: box}, &access.Guard{DB: db}, nil, routes)
 	apptest.Must(t, "new server", err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

@@ -20,6 +20,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 	"forgeapi/internal/webhooks/hookshot"
 )
@@ -67,7 +68,7 @@ type Config struct {
 // Service holds the webhooks of one store.
 type Service struct {
 	DB     *store.DB
-	Box    *hookshot.SecretBox // seals secrets and passwords at rest
+	Box    *secretbox.Box // seals secrets and passwords at rest
 	Config Config
 	Now    func() time.Time // clock; nil means time.Now
 	Logger *slog.Logger     // nil means slog.Default()
@@ -79,7 +80,7 @@ type Service struct {
 }
 
 // NewService returns a Service over db sealing secrets with box.
-func NewService(db *store.DB, box *hookshot.SecretBox, cfg Config, now func() time.Time, logger *slog.Logger) *Service {
+func NewService(db *store.DB, box *secretbox.Box, cfg Config, now func() time.Time, logger *slog.Logger) *Service {
 	return &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
 }
 

@@ -14,7 +14,12 @@ import (
 var repoConfig = [...]struct{ section, key, value string }{
 	{"http", "receivepack", "true"}, // allow pushes over HTTP; the caller authorises them
 	{"receive", "autogc", "false"},  // no detached gc after a push; maintenance is scheduled apart
-	{"core", "logallrefupdates", "false"},
+	// Every reference update is logged in the reference's reflog (tags
+	// too), so that what a push applied can be told from git afterwards;
+	// entries go after a week at the next gc.
+	{"core", "logallrefupdates", "always"},
+	{"gc", "reflogexpire", "7.days"},
+	{"gc", "reflogexpireunreachable", "7.days"},
 }
 
 // Init creates an empty bare repository in dir whose HEAD points to

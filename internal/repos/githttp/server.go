@@ -126,6 +126,15 @@ type Request struct {
 	// RemoteUser is the authenticated user's login ("" for anonymous); git
 	// records it in reflogs and passes it to hooks as REMOTE_USER.
 	RemoteUser string
+	// PushID, when not empty, names a push (POST git-receive-pack) in
+	// git's reflogs: receive-pack writes every reference update it
+	// applies to the reference's reflog with PushID as the committer
+	// email, whatever the repository's core.logAllRefUpdates, so that the
+	// caller can tell later which updates of the push git applied (see
+	// gitread.RefLog). It must be a valid email address local part and
+	// domain without "<", ">" or spaces ("push-<id>@host"); another
+	// value is not passed to git.
+	PushID string
 	// PreReceive and PostReceive may be nil.
 	PreReceive  PreReceiveFunc
 	PostReceive PostReceiveFunc
@@ -212,12 +221,19 @@ func (s *Server) cgiEnv(r *http.Request, req Request) []string {
 	if p := r.Header.Get("Git-Protocol"); p != "" && gitProtocolValue.MatchString(p) {
 		env = append(env, "GIT_PROTOCOL="+p)
 	}
+	if req.PushID != "" && pushIDValue.MatchString(req.PushID) {
+		env = append(env, "GIT_COMMITTER_EMAIL="+req.PushID,
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=always")
+	}
 	return env
 }
 
 // gitProtocolValue matches what git sends in the Git-Protocol header
 // ("version=2", colon-separated key[=value] pairs).
 var gitProtocolValue = regexp.MustCompile(`^[A-Za-z0-9._=:-]{1,256}$`)
+
+// pushIDValue matches the Request.PushID values ServeGit passes to git.
+var pushIDValue = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,128}@[A-Za-z0-9.-]{1,128}$`)
 
 // backendRequest rewrites r for the CGI handler: the path becomes the
 // sub-path (PATH_INFO) and credentials are dropped, since every header would

@@ -5,7 +5,7 @@
 // sent ([Sign]), refusing destinations that the operator did not allow
 // ([AllowList], checked on the resolved address at dial time), POSTing with a
 // timeout and recording what happened in a form fit for the delivery log
-// ([Sender], [Result]), and encrypting hook secrets at rest ([SecretBox]).
+// ([Sender], [Result]). Hook secrets are sealed at rest by package secretbox.
 //
 // The package keeps no global state and never logs. Secrets and keys never
 // appear in errors, results or String methods.

@@ -1,4 +1,11 @@
-package hookshot
+// Package secretbox seals short secrets at rest (webhook secrets and
+// passwords, TOTP seeds) with AES-256-GCM under one server key, so that a
+// copy of the database alone does not reveal them, and loads or creates
+// that key. Sealed values carry a version prefix ("v1:") that plain
+// values of the secrets it seals never have, so code can tell sealed from
+// plain while rows are converted. Keys and secrets never appear in its
+// errors.
+package secretbox
 
 import (
 	"crypto/aes"
@@ -14,14 +21,14 @@ import (
 	"strings"
 )
 
-// KeySize is the size of a SecretBox key: AES-256.
+// KeySize is the size of a Box key: AES-256.
 const KeySize = 32
 
-// sealedPrefix marks the format of a sealed secret: "v1:" followed by
+// SealedPrefix marks the format of a sealed secret: "v1:" followed by
 // base64(nonce || AES-256-GCM ciphertext and tag). The prefix is also the
 // additional authenticated data, so a value cannot be reinterpreted under a
 // later format.
-const sealedPrefix = "v1:"
+const SealedPrefix = "v1:"
 
 // Errors of the secret box. None of them carries key or secret material.
 var (
@@ -29,14 +36,14 @@ var (
 	ErrInvalidSealed = errors.New("sealed secret is malformed, was sealed with another key, or was altered")
 )
 
-// SecretBox encrypts hook secrets at rest with AES-256-GCM, so a copy of the
+// Box encrypts secrets at rest with AES-256-GCM, so a copy of the
 // database alone does not reveal them. It is safe for concurrent use.
-type SecretBox struct {
+type Box struct {
 	aead cipher.AEAD
 }
 
-// NewSecretBox returns a SecretBox for a KeySize-byte key, or ErrInvalidKey.
-func NewSecretBox(key []byte) (*SecretBox, error) {
+// New returns a Box for a KeySize-byte key, or ErrInvalidKey.
+func New(key []byte) (*Box, error) {
 	if len(key) != KeySize {
 		return nil, ErrInvalidKey
 	}
@@ -48,13 +55,13 @@ func NewSecretBox(key []byte) (*SecretBox, error) {
 	if err != nil {
 		return nil, ErrInvalidKey
 	}
-	return &SecretBox{aead: aead}, nil
+	return &Box{aead: aead}, nil
 }
 
 // Seal encrypts plaintext with a fresh random nonce and returns
 // "v1:<base64>". The empty secret seals to the empty string, so "no secret"
 // stays recognisable in the database.
-func (b *SecretBox) Seal(plaintext string) (string, error) {
+func (b *Box) Seal(plaintext string) (string, error) {
 	if plaintext == "" {
 		return "", nil
 	}
@@ -62,18 +69,18 @@ func (b *SecretBox) Seal(plaintext string) (string, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return "", fmt.Errorf("sealing secret: %w", err)
 	}
-	sealed := b.aead.Seal(nonce, nonce, []byte(plaintext), []byte(sealedPrefix))
-	return sealedPrefix + base64.StdEncoding.EncodeToString(sealed), nil
+	sealed := b.aead.Seal(nonce, nonce, []byte(plaintext), []byte(SealedPrefix))
+	return SealedPrefix + base64.StdEncoding.EncodeToString(sealed), nil
 }
 
 // Open decrypts a value made by Seal with the same key. The empty string
 // opens to the empty string. Anything else that is not an intact "v1:" value
 // sealed with this key is ErrInvalidSealed.
-func (b *SecretBox) Open(sealed string) (string, error) {
+func (b *Box) Open(sealed string) (string, error) {
 	if sealed == "" {
 		return "", nil
 	}
-	encoded, ok := strings.CutPrefix(sealed, sealedPrefix)
+	encoded, ok := strings.CutPrefix(sealed, SealedPrefix)
 	if !ok {
 		return "", ErrInvalidSealed
 	}
@@ -82,12 +89,16 @@ func (b *SecretBox) Open(sealed string) (string, error) {
 		return "", ErrInvalidSealed
 	}
 	nonce, ciphertext := raw[:b.aead.NonceSize()], raw[b.aead.NonceSize():]
-	plain, err := b.aead.Open(nil, nonce, ciphertext, []byte(sealedPrefix))
+	plain, err := b.aead.Open(nil, nonce, ciphertext, []byte(SealedPrefix))
 	if err != nil {
 		return "", ErrInvalidSealed
 	}
 	return string(plain), nil
 }
+
+// IsSealed reports whether s has the form of a value made by Seal (it
+// may still fail to open). The empty string is not sealed.
+func IsSealed(s string) bool { return strings.HasPrefix(s, SealedPrefix) }
 
 // ParseKey decodes a key given by flag or environment: 64 hex digits, or
 // base64 (standard or URL alphabet, padded or not) of 32 bytes. Surrounding

@@ -1,4 +1,4 @@
-package hookshot
+package secretbox
 
 import (
 	"bytes"
@@ -12,13 +12,15 @@ import (
 	"testing"
 )
 
-func newTestBox(t *testing.T) *SecretBox {
+const testSecret = "It's a Secret to Everybody"
+
+func newTestBox(t *testing.T) *Box {
 	t.Helper()
 	key, err := GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := NewSecretBox(key)
+	box, err := New(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +103,10 @@ func TestSecretBoxErrorsDoNotLeak(t *testing.T) {
 	}
 }
 
-func TestNewSecretBoxKeySize(t *testing.T) {
+func TestNewKeySize(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, 16, 24, 31, 33, 64} {
-		if _, err := NewSecretBox(make([]byte, n)); !errors.Is(err, ErrInvalidKey) {
+		if _, err := New(make([]byte, n)); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("%d-byte key: err = %v, want ErrInvalidKey", n, err)
 		}
 	}
