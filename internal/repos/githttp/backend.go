@@ -82,6 +82,9 @@ func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadC
 		_ = stdin.Close()
 	}()
 	relayErr := c.relay(rc, stdout)
+	if c.s.idleTimeout > 0 {
+		_ = rc.SetWriteDeadline(time.Time{}) // the connection may serve more requests
+	}
 	// Whatever is left of the push's processes goes now: the answer is complete,
 	// or the client is gone. The group is not empty (http-backend is not reaped
 	// yet), so its id cannot have been reused.

@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -206,6 +207,15 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 			return
 		}
 	}
+	release, ok := s.acquireSlot(r.Context())
+	if !ok {
+		if r.Context().Err() == nil {
+			w.Header().Set("Retry-After", strconv.Itoa(s.retryAfterSeconds()))
+			WriteRefusal(w, http.StatusServiceUnavailable, busyMessage)
+		}
+		return
+	}
+	defer release()
 	call := &backendCall{s: s, w: w, r: r, req: req, service: service}
 	if service == ServiceReceivePack && r.Method == http.MethodPost && (req.PreReceive != nil || req.PostReceive != nil) {
 		if call.hook, err = openHookChannel(); err != nil {
@@ -217,6 +227,40 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 		call.hook.serve(s.hookAnswerer(r.Context(), req))
 	}
 	call.run()
+}
+
+// busyMessage is what a git client prints when every git process slot
+// stayed taken for QueueWait.
+const busyMessage = "the server is busy serving other git requests; try again in a moment"
+
+// acquireSlot waits up to QueueWait for one of the MaxProcesses slots and
+// returns the function that frees it. It fails when the wait ends, or
+// when ctx does.
+func (s *Server) acquireSlot(ctx context.Context) (release func(), ok bool) {
+	if s.slots == nil {
+		return func() {}, true
+	}
+	release = func() { <-s.slots }
+	select {
+	case s.slots <- struct{}{}:
+		return release, true
+	default:
+	}
+	timer := time.NewTimer(s.queueWait)
+	defer timer.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return release, true
+	case <-timer.C:
+		return nil, false
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// retryAfterSeconds is the Retry-After of a busy answer: the queue wait.
+func (s *Server) retryAfterSeconds() int {
+	return max(1, int((s.queueWait+time.Second-1)/time.Second))
 }
 
 func (s *Server) refuseUnsupported(w http.ResponseWriter, r *http.Request, subPath string) {
