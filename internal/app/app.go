@@ -82,7 +82,8 @@ type Config struct {
 	GitMaintenance githost.MaintenanceConfig
 	// Git bounds git over HTTP: push size (default 2 GiB), concurrent git
 	// processes (default githttp.DefaultMaxProcesses()) and their queue
-	// wait. Its Logger and IdleTimeout are filled in.
+	// wait. Its Logger and IdleTimeout are filled in; its StateDir
+	// defaults to DataDir/git-pushes.
 	Git githttp.Config
 	// HeaderTimeout bounds the reading of a request's header (slow-loris
 	// clients). 0 means DefaultHeaderTimeout.
@@ -208,6 +209,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	gitConfig := cfg.Git
 	gitConfig.Logger, gitConfig.IdleTimeout = cfg.Logger, cfg.IdleTimeout
+	if gitConfig.StateDir == "" {
+		gitConfig.StateDir = filepath.Join(cfg.DataDir, "git-pushes")
+	}
 	gitServer, err := githttp.NewServer(gitConfig)
 	if err != nil {
 		db.Close()
@@ -314,6 +318,9 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	m.api.Handle("GET /metrics", m.metrics.Handler())
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
+	}
+	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
+		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel

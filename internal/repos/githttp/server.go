@@ -105,6 +105,10 @@ type Config struct {
 	// slot before it is refused with 503 and Retry-After. 0 means
 	// DefaultQueueWait.
 	QueueWait time.Duration
+	// StateDir is where the Server notes the pushes it serves, so that
+	// RemoveStale can clean up after a crash. Empty: no notes, and
+	// RemoveStale does nothing.
+	StateDir string
 	// IdleTimeout ends a response whose client reads nothing for that
 	// long (a write that cannot complete). 0 means no timeout.
 	IdleTimeout time.Duration
@@ -120,6 +124,7 @@ type Server struct {
 	slots       chan struct{} // nil: no bound
 	queueWait   time.Duration
 	idleTimeout time.Duration
+	stateDir    string
 }
 
 // NewServer returns a Server for cfg. It fails when the git binary is not found.
@@ -144,7 +149,12 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.QueueWait = DefaultQueueWait
 	}
 	s := &Server{gitPath: gitPath, logger: cfg.Logger, maxPushSize: cfg.MaxPushSize,
-		queueWait: cfg.QueueWait, idleTimeout: cfg.IdleTimeout}
+		queueWait: cfg.QueueWait, idleTimeout: cfg.IdleTimeout, stateDir: cfg.StateDir}
+	if s.stateDir != "" {
+		if err := os.MkdirAll(s.stateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("githttp: state directory: %w", err)
+		}
+	}
 	if cfg.MaxProcesses > 0 {
 		s.slots = make(chan struct{}, cfg.MaxProcesses)
 	}
@@ -217,6 +227,15 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 	}
 	defer release()
 	call := &backendCall{s: s, w: w, r: r, req: req, service: service}
+	if service == ServiceReceivePack && r.Method == http.MethodPost {
+		note, err := s.notePush(req.RepoDir)
+		if err != nil {
+			s.logger.ErrorContext(r.Context(), "githttp: note push", "repo", req.RepoDir, "err", err)
+			WriteRefusal(w, http.StatusInternalServerError, "internal server error")
+			return
+		}
+		defer note.done()
+	}
 	if service == ServiceReceivePack && r.Method == http.MethodPost && (req.PreReceive != nil || req.PostReceive != nil) {
 		if call.hook, err = openHookChannel(); err != nil {
 			s.logger.ErrorContext(r.Context(), "githttp: open hook channel", "repo", req.RepoDir, "err", err)
