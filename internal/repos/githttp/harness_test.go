@@ -94,6 +94,13 @@ func (h *harness) serve(server *githttp.Server, w http.ResponseWriter, r *http.R
 	})
 }
 
+// sawRequests reports whether the harness got n requests for the repository.
+func (h *harness) sawRequests(n int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.protocols) >= n
+}
+
 func (h *harness) setHooks(pre githttp.PreReceiveFunc, post githttp.PostReceiveFunc) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

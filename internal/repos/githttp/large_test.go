@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"forgeapi/internal/repos/githttp"
 )
@@ -36,14 +37,18 @@ func TestLargePushesAndClones(t *testing.T) {
 		a.git("add", "blob.bin")
 		a.git("commit", "-q", "-m", "blob")
 		sha := a.git("rev-parse", "HEAD")
+		start := time.Now()
 		if _, stderr, err := a.run("push", h.url, "main"); err != nil {
 			t.Fatalf("push of %d bytes: %v\n%s", size, err, stderr)
 		}
 		if got := h.serverRef("refs/heads/main"); got != sha {
 			t.Fatalf("after the push of %d bytes main = %q, want %s", size, got, sha)
 		}
+		pushed := time.Since(start)
 		b := newClient(t, "b")
+		start = time.Now()
 		b.git("clone", "-q", h.url, b.dir)
+		t.Logf("%d MB: push %s, clone %s", size>>20, pushed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 		if got := b.git("rev-parse", "HEAD:blob.bin"); got != a.git("rev-parse", "HEAD:blob.bin") {
 			t.Fatalf("cloned blob %s differs", got)
 		}

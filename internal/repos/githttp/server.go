@@ -24,9 +24,11 @@
 package githttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -217,6 +219,12 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 			return
 		}
 	}
+	if service == ServiceUploadPack && r.Method == http.MethodPost {
+		// A slow client sends its negotiation to a goroutine, not to a git process.
+		if err := prefetchBody(r, maxPrefetch); err != nil {
+			return // the client went away or stalled
+		}
+	}
 	release, ok := s.acquireSlot(r.Context())
 	if !ok {
 		if r.Context().Err() == nil {
@@ -246,6 +254,27 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 		call.hook.serve(s.hookAnswerer(r.Context(), req))
 	}
 	call.run()
+}
+
+// maxPrefetch bounds the fetch negotiation read before a git process
+// slot is taken; a larger body streams to git (which buffers it anyway,
+// up to GIT_HTTP_MAX_REQUEST_BUFFER).
+const maxPrefetch = 1 << 20
+
+// prefetchBody reads r.Body into memory up to limit bytes, and replaces
+// it with a reader of what it read and of the rest. It fails when reading
+// fails (the client went away, or stalled past the idle timeout).
+func prefetchBody(r *http.Request, limit int64) error {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {
+		return err
+	}
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(&buf, rest), rest}
+	return nil
 }
 
 // busyMessage is what a git client prints when every git process slot
