@@ -91,7 +91,26 @@ type Config struct {
 	// repositories after enough pushes or time (push threshold, maximum
 	// age, lease, poll interval).
 	GitMaintenance githost.MaintenanceConfig
+	// Git bounds git over HTTP: push size (default 2 GiB), concurrent git
+	// processes (default githttp.DefaultMaxProcesses()) and their queue
+	// wait. Its Logger and IdleTimeout are filled in; its StateDir
+	// defaults to DataDir/git-pushes.
+	Git githttp.Config
+	// HeaderTimeout bounds the reading of a request's header (slow-loris
+	// clients). 0 means DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
+	// IdleTimeout ends a request whose body read, or whose response write,
+	// makes no progress for that long, and a kept-alive connection idle for
+	// that long; a transfer that keeps moving may last any time (large
+	// pushes and clones). 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
+
+// The defaults of the HTTP server's timeouts.
+const (
+	DefaultHeaderTimeout = 20 * time.Second
+	DefaultIdleTimeout   = 60 * time.Second
+)
 
 func (c *Config) setDefaults() {
 	if c.Addr == "" {
@@ -108,6 +127,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.AuthorizationsAPI == "" {
 		c.AuthorizationsAPI = oauth.APIEnabled
+	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 }
 
@@ -199,7 +224,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
 	}
-	gitServer, err := githttp.NewServer(githttp.Config{Logger: cfg.Logger})
+	gitConfig := cfg.Git
+	gitConfig.Logger, gitConfig.IdleTimeout = cfg.Logger, cfg.IdleTimeout
+	if gitConfig.StateDir == "" {
+		gitConfig.StateDir = filepath.Join(cfg.DataDir, "git-pushes")
+	}
+	gitServer, err := githttp.NewServer(gitConfig)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -332,10 +362,18 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}
+	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
+		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
+	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
-	m.http = &http.Server{Handler: m.api, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	m.http = &http.Server{
+		Handler:           idleReads(m.api, cfg.IdleTimeout),
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
 	go func() {
 		m.served <- m.http.Serve(ln)
 		close(m.served) // Close still returns when a Done reader took the error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/webhooks"
 	"forgeapi/internal/webhooks/hookshot"
 )
@@ -146,6 +148,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	cfg := Config{}
 	var rateLimit, retention string
 	var hookTimeout, hookRetries, hookRateLimit, hookRetention string
+	var maxPushSize, maxGitProcesses, headerTimeout, idleTimeout string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API, git over HTTP and the background workers",
@@ -167,6 +170,9 @@ func (c *cli) serveCommand() *cobra.Command {
 				return err
 			}
 			if cfg.Logger, err = c.logger(); err != nil {
+				return err
+			}
+			if err := parseGitHTTPFlags(&cfg, maxPushSize, maxGitProcesses, headerTimeout, idleTimeout); err != nil {
 				return err
 			}
 			cfg.DataDir, cfg.DatabaseURL, cfg.BaseURL = c.dataDir, c.databaseURL, c.baseURL
@@ -206,7 +212,49 @@ func (c *cli) serveCommand() *cobra.Command {
 		"age past which webhook deliveries are deleted (env FORGEAPI_WEBHOOK_RETENTION)")
 	f.StringVar(&cfg.Webhooks.SecretKey, "secret-key", os.Getenv("FORGEAPI_SECRET_KEY"),
 		"key sealing webhook secrets and TOTP seeds at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
+	f.StringVar(&maxPushSize, "max-push-size", envOr("FORGEAPI_MAX_PUSH_SIZE", "2GiB"),
+		"largest pack a push may send (after any gzip encoding is undone): bytes, or with KiB, MiB, GiB; larger pushes are refused with a remote: message (env FORGEAPI_MAX_PUSH_SIZE)")
+	f.StringVar(&maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
+		"git requests served at once (each runs git http-backend); more wait up to 10s, then get 503 with Retry-After; default 4 per CPU, at least 8 (env FORGEAPI_MAX_GIT_PROCESSES)")
+	f.StringVar(&headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", DefaultHeaderTimeout.String()),
+		"time a client has to send a request's header (env FORGEAPI_HEADER_TIMEOUT)")
+	f.StringVar(&idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", DefaultIdleTimeout.String()),
+		"a request whose body read or response write makes no progress for this long is dropped, as is a kept-alive connection idle this long; transfers that keep moving may take any time (env FORGEAPI_IDLE_TIMEOUT)")
 	return cmd
+}
+
+// parseGitHTTPFlags parses the serve command's limits of git over HTTP
+// and of the HTTP server into cfg.
+func parseGitHTTPFlags(cfg *Config, maxPushSize, maxGitProcesses, headerTimeout, idleTimeout string) error {
+	var err error
+	if cfg.Git.MaxPushSize, err = parseSize(maxPushSize); err != nil {
+		return fmt.Errorf("--max-push-size: %w", err)
+	}
+	if cfg.Git.MaxProcesses, err = strconv.Atoi(maxGitProcesses); err != nil || cfg.Git.MaxProcesses <= 0 {
+		return fmt.Errorf("--max-git-processes: want a positive number, not %q", maxGitProcesses)
+	}
+	if cfg.HeaderTimeout, err = time.ParseDuration(headerTimeout); err != nil || cfg.HeaderTimeout <= 0 {
+		return fmt.Errorf("--header-timeout: want a positive duration such as 20s, not %q", headerTimeout)
+	}
+	if cfg.IdleTimeout, err = time.ParseDuration(idleTimeout); err != nil || cfg.IdleTimeout <= 0 {
+		return fmt.Errorf("--idle-timeout: want a positive duration such as 60s, not %q", idleTimeout)
+	}
+	return nil
+}
+
+// parseSize parses a positive byte count, plain or with a binary unit
+// (KiB, MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB mean the same).
+func parseSize(s string) (int64, error) {
+	digits := strings.TrimRight(s, "KMGTkmgtIiBb ")
+	unit := strings.ToUpper(strings.TrimSpace(s[len(digits):]))
+	shift := map[string]uint{"": 0, "B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20,
+		"G": 30, "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
+	n, err := strconv.ParseInt(strings.TrimSpace(digits), 10, 64)
+	sh, ok := shift[unit]
+	if err != nil || !ok || n <= 0 || n > math.MaxInt64>>sh {
+		return 0, fmt.Errorf("want a positive size such as 2GiB or 500MiB, not %q", s)
+	}
+	return n << sh, nil
 }
 
 // withApp opens the store for an admin command and closes it after.

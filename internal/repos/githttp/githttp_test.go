@@ -395,7 +395,6 @@ func TestClientDisconnectDuringPreReceive(t *testing.T) {
 	if err := <-ended; !errors.Is(err, context.Canceled) {
 		t.Errorf("pre-receive ctx ended with %v", err)
 	}
-	// The harness cleanup checks that the hook channel was removed.
 }
 
 func TestUnsupportedRequests(t *testing.T) {

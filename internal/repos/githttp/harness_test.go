@@ -22,7 +22,6 @@ import (
 type harness struct {
 	t       testing.TB
 	repoDir string
-	hookTmp string
 	srv     *httptest.Server
 	url     string
 
@@ -37,15 +36,18 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
+	return newHarnessConfig(t, githttp.Config{})
+}
+
+// newHarnessConfig is newHarness with a Server made from cfg.
+func newHarnessConfig(t testing.TB, cfg githttp.Config) *harness {
+	t.Helper()
 	root := t.TempDir()
-	h := &harness{t: t, repoDir: filepath.Join(root, "repo.git"), hookTmp: filepath.Join(root, "hooktmp")}
-	if err := os.Mkdir(h.hookTmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	h := &harness{t: t, repoDir: filepath.Join(root, "repo.git")}
 	if err := githttp.Init(h.repoDir, "main"); err != nil {
 		t.Fatal(err)
 	}
-	server, err := githttp.NewServer(githttp.Config{TempDir: h.hookTmp})
+	server, err := githttp.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +60,6 @@ func newHarness(t testing.TB) *harness {
 	t.Cleanup(func() {
 		h.srv.Close()
 		h.inFlight.Wait()
-		if left, _ := os.ReadDir(h.hookTmp); len(left) != 0 {
-			t.Errorf("hook channels left behind: %v", left)
-		}
 	})
 	return h
 }
@@ -93,6 +92,13 @@ func (h *harness) serve(server *githttp.Server, w http.ResponseWriter, r *http.R
 		RepoDir: repoDir, SubPath: sub, RemoteUser: "octo",
 		PreReceive: pre, PostReceive: post,
 	})
+}
+
+// sawRequests reports whether the harness got n requests for the repository.
+func (h *harness) sawRequests(n int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.protocols) >= n
 }
 
 func (h *harness) setHooks(pre githttp.PreReceiveFunc, post githttp.PostReceiveFunc) {

@@ -6,24 +6,23 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 )
 
-// Hook names and the environment variable that carries the channel directory.
+// Hook names and the environment variable that tells the hooks they run
+// for the Server.
 const (
 	hookPreReceive  = "pre-receive"
 	hookPostReceive = "post-receive"
-	hookDirEnv      = "FORGEAPI_HOOK_DIR"
-	requestFIFO     = "request"
-	responseFIFO    = "response"
+	hookFDsEnv      = "FORGEAPI_HOOK_FDS"
 )
 
 // hookScript is the POSIX sh script installed as hook name. Without
-// FORGEAPI_HOOK_DIR (a push that does not come through Server) it accepts.
-// Otherwise it writes a call to the request FIFO:
+// FORGEAPI_HOOK_FDS (a push that does not come through Server) it accepts.
+// Otherwise it talks to the Server over two pipes that git passes down
+// from http-backend to the hook as inherited descriptors: it writes a call
+// to descriptor 3,
 //
 //	hook <name>
 //	<KEY>=<value>      (the quarantine environment, one per line)
@@ -31,16 +30,16 @@ const (
 //	<old> <new> <ref>  (git's stdin, one update per line)
 //	.
 //
-// and reads the verdict from the response FIFO: "line <text>" lines to print
-// on stderr (git shows them as "remote: <text>"), then "ok" (exit 0) or any
-// other line or end of file (exit 1). Both FIFOs are held open by the server,
-// so neither open blocks; when the server has gone the FIFOs are gone too and
-// the redirection fails, which rejects the push.
+// and reads the verdict from descriptor 4: "line <text>" lines to print on
+// stderr (git shows them as "remote: <text>"), then "ok" (exit 0) or any
+// other line or end of file (exit 1). Nothing is opened by name, so nothing
+// can block: when the server has gone (even killed with SIGKILL) the write
+// fails with EPIPE and the read sees end of file, and the hook rejects
+// the push at once.
 func hookScript(name string) string {
 	return `#!/bin/sh
 # Installed by forgeapi (githttp.Init); rewritten on every Init.
-dir=$` + hookDirEnv + `
-[ -n "$dir" ] || exit 0
+[ -n "$` + hookFDsEnv + `" ] || exit 0
 {
 	printf 'hook %s\n' '` + name + `'
 	printf 'GIT_OBJECT_DIRECTORY=%s\n' "$GIT_OBJECT_DIRECTORY"
@@ -49,14 +48,14 @@ dir=$` + hookDirEnv + `
 	printf '\n'
 	while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done
 	printf '.\n'
-} >"$dir/` + requestFIFO + `" || exit 1
+} >&3 || exit 1
 while IFS= read -r line; do
 	case $line in
 	ok) exit 0 ;;
 	"line "*) printf '%s\n' "${line#line }" >&2 ;;
 	*) exit 1 ;;
 	esac
-done <"$dir/` + responseFIFO + `"
+done <&4
 exit 1
 `
 }
@@ -74,72 +73,74 @@ type verdict struct {
 	accept bool
 }
 
-// hookChannel is the per-request pair of FIFOs through which the hooks of
-// one push talk to the server. The server keeps both FIFOs open read-write
-// for the channel's lifetime, so hook-side opens never block and a verdict
-// written before the hook opens the response FIFO is not lost.
+// hookChannel is the per-request pair of pipes through which the hooks of
+// one push talk to the server. The hook-side ends go to http-backend as
+// descriptors 3 (calls) and 4 (verdicts) and are inherited by
+// receive-pack and the hooks; the server keeps the other ends, and is the
+// only holder of them, so its death is seen by the hooks as EPIPE or end
+// of file. Hooks run one at a time within a push.
 type hookChannel struct {
-	dir      string
-	request  *os.File
-	response *os.File
-	wg       sync.WaitGroup
+	fromHook, toHook *os.File // the server's ends
+	child            [2]*os.File
+	wg               sync.WaitGroup
 }
 
-// openHookChannel creates a private directory under tempDir with the two FIFOs.
-func openHookChannel(tempDir string) (*hookChannel, error) {
-	dir, err := os.MkdirTemp(tempDir, "forgeapi-hook-")
+// openHookChannel creates the two pipes.
+func openHookChannel() (*hookChannel, error) {
+	callR, callW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	ch := &hookChannel{dir: dir}
-	if ch.request, err = makeFIFO(filepath.Join(dir, requestFIFO)); err == nil {
-		ch.response, err = makeFIFO(filepath.Join(dir, responseFIFO))
-	}
+	verdictR, verdictW, err := os.Pipe()
 	if err != nil {
-		ch.close()
+		callR.Close()
+		callW.Close()
 		return nil, err
 	}
-	return ch, nil
+	return &hookChannel{fromHook: callR, toHook: verdictW, child: [2]*os.File{callW, verdictR}}, nil
 }
 
-// makeFIFO creates a FIFO and opens it read-write. Opening read-write never
-// blocks on Linux, and the descriptor is served by Go's poller, so Close
-// interrupts a pending Read.
-func makeFIFO(path string) (*os.File, error) {
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		return nil, fmt.Errorf("mkfifo %s: %w", path, err)
+// childEnds are the descriptors 3 and 4 of http-backend.
+func (ch *hookChannel) childEnds() []*os.File { return ch.child[:] }
+
+// closeChildEnds closes the server's copies of the hook-side ends, once
+// http-backend has them (or will not start): from then on, calls end
+// with end of file when every git process of the push has exited.
+func (ch *hookChannel) closeChildEnds() {
+	for i, f := range ch.child {
+		if f != nil {
+			_ = f.Close()
+			ch.child[i] = nil
+		}
 	}
-	return os.OpenFile(path, os.O_RDWR, 0)
 }
 
-// serve answers hook calls with answer until the channel is closed. It
-// returns at once; close waits for it to finish.
+// serve answers hook calls with answer until the channel is closed or
+// every git process of the push has exited. It returns at once; close
+// waits for it to finish.
 func (ch *hookChannel) serve(answer func(hookCall) verdict) {
 	ch.wg.Add(1)
 	go func() {
 		defer ch.wg.Done()
-		in := bufio.NewReader(ch.request)
+		in := bufio.NewReader(ch.fromHook)
 		for {
 			call, err := readHookCall(in)
 			if err != nil {
 				return // channel closed, or a hook died mid-call
 			}
-			if _, err := io.WriteString(ch.response, encodeVerdict(answer(call))); err != nil {
+			if _, err := io.WriteString(ch.toHook, encodeVerdict(answer(call))); err != nil {
 				return
 			}
 		}
 	}()
 }
 
-// close removes the FIFOs first (so a late hook fails to open them instead
-// of blocking), then closes them, which ends serve, and waits for serve.
+// close closes the server's ends, which ends serve (a hook still waiting
+// then sees end of file and rejects), and waits for serve.
 func (ch *hookChannel) close() {
-	_ = os.RemoveAll(ch.dir)
-	for _, f := range []*os.File{ch.request, ch.response} {
-		if f != nil {
-			_ = f.Close()
-		}
-	}
+	ch.closeChildEnds()
+	_ = ch.fromHook.Close()
+	_ = ch.toHook.Close()
 	ch.wg.Wait()
 }
 

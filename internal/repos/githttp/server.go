@@ -1,16 +1,21 @@
 // Package githttp serves git's smart HTTP protocol (clone, fetch, shallow
 // fetch, push; protocol v0, v1 and v2) for bare repositories by running
-// `git http-backend` as a CGI program, and lets the caller check a push
-// before its references move (PreReceive) and record it after they moved
-// (PostReceive).
+// `git http-backend` as a CGI program (see backend.go: request bodies of
+// any length, chunked or gzip-encoded, are streamed to git), and lets the
+// caller check a push before its references move (PreReceive) and record
+// it after they moved (PostReceive).
 //
 // Hooks: Init installs pre-receive and post-receive hooks, tiny sh scripts.
-// For each push the Server creates a private directory with two FIFOs and
-// passes it to http-backend in FORGEAPI_HOOK_DIR; the hooks write their
-// input there and wait for the Server's verdict, which the Server computes
-// by calling the Request's callbacks in the request's goroutine tree. Pushes
-// made outside the Server (no FORGEAPI_HOOK_DIR) are accepted by the hooks
-// without a word.
+// For each push the Server passes two pipes to http-backend as descriptors
+// 3 and 4, which git hands down to the hooks; the hooks write their input
+// to one and wait for the Server's verdict on the other, which the Server
+// computes by calling the Request's callbacks in the request's goroutine
+// tree. Pushes made outside the Server (no FORGEAPI_HOOK_FDS) are accepted
+// by the hooks without a word.
+//
+// Limits: a push's pack is bounded by Config.MaxPushSize; the git requests
+// served at once by Config.MaxProcesses (beyond it requests wait up to
+// Config.QueueWait, then get 503 with Retry-After).
 //
 // Authentication and authorisation are the caller's: it decides, before
 // calling ServeGit, whether the user may read (ServiceUploadPack) or write
@@ -19,17 +24,21 @@
 package githttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Service is the git service a request asks for.
@@ -64,6 +73,19 @@ func RequestedService(r *http.Request, subPath string) (Service, error) {
 	return "", ErrUnsupportedRequest
 }
 
+// DefaultMaxPushSize is the default bound of a push's pack: 2 GiB, the
+// platform's push limit.
+const DefaultMaxPushSize = 2 << 30
+
+// DefaultQueueWait is how long a request waits for a git process slot by
+// default before it is refused with 503.
+const DefaultQueueWait = 10 * time.Second
+
+// DefaultMaxProcesses is the default bound on concurrent git requests:
+// four per CPU, at least 8. Fetches are CPU-bound in pack-objects, pushes
+// mostly wait on the client, so a few per CPU keep the CPUs busy.
+func DefaultMaxProcesses() int { return max(8, 4*runtime.NumCPU()) }
+
 // Config configures a Server. The zero value is usable.
 type Config struct {
 	// GitPath is the git binary, looked up in PATH when it has no slash.
@@ -71,17 +93,40 @@ type Config struct {
 	GitPath string
 	// Logger receives errors of git and of the callbacks. Default slog.Default().
 	Logger *slog.Logger
-	// TempDir is where per-push hook channels are created. Default os.TempDir().
-	TempDir string
+	// MaxPushSize bounds the size of the pack of one push, counted as git
+	// receives it (after any gzip Content-Encoding is undone): a larger
+	// push is refused by git with "pack exceeds maximum allowed size
+	// (<limit>)", which the client shows as a remote: line. 0 means
+	// DefaultMaxPushSize; a negative value means no limit.
+	MaxPushSize int64
+	// MaxProcesses bounds the git requests served at once (each runs
+	// `git http-backend` and its children). 0 means DefaultMaxProcesses();
+	// a negative value means no bound.
+	MaxProcesses int
+	// QueueWait is how long a request beyond MaxProcesses waits for a
+	// slot before it is refused with 503 and Retry-After. 0 means
+	// DefaultQueueWait.
+	QueueWait time.Duration
+	// StateDir is where the Server notes the pushes it serves, so that
+	// RemoveStale can clean up after a crash. Empty: no notes, and
+	// RemoveStale does nothing.
+	StateDir string
+	// IdleTimeout ends a response whose client reads nothing for that
+	// long (a write that cannot complete). 0 means no timeout.
+	IdleTimeout time.Duration
 }
 
 // Server serves git smart HTTP for bare repositories. It is safe for
 // concurrent use, including concurrent pushes to one repository: each push
 // gets its own hook channel.
 type Server struct {
-	gitPath string
-	logger  *slog.Logger
-	tempDir string
+	gitPath     string
+	logger      *slog.Logger
+	maxPushSize int64
+	slots       chan struct{} // nil: no bound
+	queueWait   time.Duration
+	idleTimeout time.Duration
+	stateDir    string
 }
 
 // NewServer returns a Server for cfg. It fails when the git binary is not found.
@@ -96,10 +141,26 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.TempDir == "" {
-		cfg.TempDir = os.TempDir()
+	if cfg.MaxPushSize == 0 {
+		cfg.MaxPushSize = DefaultMaxPushSize
 	}
-	return &Server{gitPath: gitPath, logger: cfg.Logger, tempDir: cfg.TempDir}, nil
+	if cfg.MaxProcesses == 0 {
+		cfg.MaxProcesses = DefaultMaxProcesses()
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	s := &Server{gitPath: gitPath, logger: cfg.Logger, maxPushSize: cfg.MaxPushSize,
+		queueWait: cfg.QueueWait, idleTimeout: cfg.IdleTimeout, stateDir: cfg.StateDir}
+	if s.stateDir != "" {
+		if err := os.MkdirAll(s.stateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("githttp: state directory: %w", err)
+		}
+	}
+	if cfg.MaxProcesses > 0 {
+		s.slots = make(chan struct{}, cfg.MaxProcesses)
+	}
+	return s, nil
 }
 
 // PreReceiveFunc checks a push after its objects arrived and before any
@@ -167,19 +228,96 @@ func (s *Server) ServeGit(w http.ResponseWriter, r *http.Request, req Request) {
 			return
 		}
 	}
-	env := s.cgiEnv(r, req)
-	if service == ServiceReceivePack && r.Method == http.MethodPost && (req.PreReceive != nil || req.PostReceive != nil) {
-		ch, err := openHookChannel(s.tempDir)
+	if service == ServiceUploadPack && r.Method == http.MethodPost {
+		// A slow client sends its negotiation to a goroutine, not to a git process.
+		if err := prefetchBody(r, maxPrefetch); err != nil {
+			return // the client went away or stalled
+		}
+	}
+	release, ok := s.acquireSlot(r.Context())
+	if !ok {
+		if r.Context().Err() == nil {
+			w.Header().Set("Retry-After", strconv.Itoa(s.retryAfterSeconds()))
+			WriteRefusal(w, http.StatusServiceUnavailable, busyMessage)
+		}
+		return
+	}
+	defer release()
+	call := &backendCall{s: s, w: w, r: r, req: req, service: service}
+	if service == ServiceReceivePack && r.Method == http.MethodPost {
+		note, err := s.notePush(req.RepoDir)
 		if err != nil {
+			s.logger.ErrorContext(r.Context(), "githttp: note push", "repo", req.RepoDir, "err", err)
+			WriteRefusal(w, http.StatusInternalServerError, "internal server error")
+			return
+		}
+		defer note.done()
+	}
+	if service == ServiceReceivePack && r.Method == http.MethodPost && (req.PreReceive != nil || req.PostReceive != nil) {
+		if call.hook, err = openHookChannel(); err != nil {
 			s.logger.ErrorContext(r.Context(), "githttp: open hook channel", "repo", req.RepoDir, "err", err)
 			WriteRefusal(w, http.StatusInternalServerError, "internal server error")
 			return
 		}
-		defer ch.close()
-		ch.serve(s.hookAnswerer(r.Context(), req))
-		env = append(env, hookDirEnv+"="+ch.dir)
+		defer call.hook.close()
+		call.hook.serve(s.hookAnswerer(r.Context(), req))
 	}
-	s.backend(req.RepoDir, env).ServeHTTP(w, backendRequest(r, req.SubPath))
+	call.run()
+}
+
+// maxPrefetch bounds the fetch negotiation read before a git process
+// slot is taken; a larger body streams to git (which buffers it anyway,
+// up to GIT_HTTP_MAX_REQUEST_BUFFER).
+const maxPrefetch = 1 << 20
+
+// prefetchBody reads r.Body into memory up to limit bytes, and replaces
+// it with a reader of what it read and of the rest. It fails when reading
+// fails (the client went away, or stalled past the idle timeout).
+func prefetchBody(r *http.Request, limit int64) error {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit)); err != nil {
+		return err
+	}
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(&buf, rest), rest}
+	return nil
+}
+
+// busyMessage is what a git client prints when every git process slot
+// stayed taken for QueueWait.
+const busyMessage = "the server is busy serving other git requests; try again in a moment"
+
+// acquireSlot waits up to QueueWait for one of the MaxProcesses slots and
+// returns the function that frees it. It fails when the wait ends, or
+// when ctx does.
+func (s *Server) acquireSlot(ctx context.Context) (release func(), ok bool) {
+	if s.slots == nil {
+		return func() {}, true
+	}
+	release = func() { <-s.slots }
+	select {
+	case s.slots <- struct{}{}:
+		return release, true
+	default:
+	}
+	timer := time.NewTimer(s.queueWait)
+	defer timer.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return release, true
+	case <-timer.C:
+		return nil, false
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// retryAfterSeconds is the Retry-After of a busy answer: the queue wait.
+func (s *Server) retryAfterSeconds() int {
+	return max(1, int((s.queueWait+time.Second-1)/time.Second))
 }
 
 func (s *Server) refuseUnsupported(w http.ResponseWriter, r *http.Request, subPath string) {
@@ -196,56 +334,12 @@ func (s *Server) refuseUnsupported(w http.ResponseWriter, r *http.Request, subPa
 	}
 }
 
-// backend is the CGI handler running `git http-backend` on repoDir.
-func (s *Server) backend(repoDir string, env []string) *cgi.Handler {
-	return &cgi.Handler{
-		Path:       s.gitPath,
-		Args:       []string{"http-backend"},
-		Root:       "/",
-		Dir:        repoDir,
-		Env:        env,
-		InheritEnv: []string{"PATH"},
-		Logger:     slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
-		Stderr:     &stderrLogger{logger: s.logger, repoDir: repoDir},
-	}
-}
-
-// cgiEnv is the environment of http-backend for req.
-func (s *Server) cgiEnv(r *http.Request, req Request) []string {
-	env := []string{
-		"GIT_PROJECT_ROOT=" + req.RepoDir,
-		"GIT_HTTP_EXPORT_ALL=1",
-		"GIT_CONFIG_NOSYSTEM=1",
-		"REMOTE_USER=" + req.RemoteUser,
-	}
-	if p := r.Header.Get("Git-Protocol"); p != "" && gitProtocolValue.MatchString(p) {
-		env = append(env, "GIT_PROTOCOL="+p)
-	}
-	if req.PushID != "" && pushIDValue.MatchString(req.PushID) {
-		env = append(env, "GIT_COMMITTER_EMAIL="+req.PushID,
-			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=always")
-	}
-	return env
-}
-
 // gitProtocolValue matches what git sends in the Git-Protocol header
 // ("version=2", colon-separated key[=value] pairs).
 var gitProtocolValue = regexp.MustCompile(`^[A-Za-z0-9._=:-]{1,256}$`)
 
 // pushIDValue matches the Request.PushID values ServeGit passes to git.
 var pushIDValue = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,128}@[A-Za-z0-9.-]{1,128}$`)
-
-// backendRequest rewrites r for the CGI handler: the path becomes the
-// sub-path (PATH_INFO) and credentials are dropped, since every header would
-// otherwise reach http-backend's and the hooks' environment.
-func backendRequest(r *http.Request, subPath string) *http.Request {
-	br := r.Clone(r.Context())
-	br.URL.Path, br.URL.RawPath = subPath, ""
-	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
-		br.Header.Del(h)
-	}
-	return br
-}
 
 // isRepository reports whether dir looks like a bare git repository.
 func isRepository(dir string) bool {

@@ -1,0 +1,317 @@
+package githttp
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// backendCall is one run of `git http-backend` for a request.
+type backendCall struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	req     Request
+	service Service
+	hook    *hookChannel // nil when the request needs no hooks
+}
+
+// run runs `git http-backend` as a CGI program and streams the request
+// body to it and its response to the client. Unlike net/http/cgi it
+// accepts request bodies of unknown length (chunked, as git sends packs
+// larger than http.postBuffer): without CONTENT_LENGTH, http-backend reads
+// its input to the end. git runs in its own process group, which is killed
+// when the request ends (client gone, or response done), and is killed by
+// the kernel if the server dies (Pdeathsig; the hooks notice the server's
+// death on their own, see hookScript).
+func (c *backendCall) run() {
+	ctx := c.r.Context()
+	cmd := exec.CommandContext(ctx, c.s.gitPath, "http-backend")
+	cmd.Dir = c.req.RepoDir
+	cmd.Env = c.cgiEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stderr = &stderrLogger{logger: c.s.logger, repoDir: c.req.RepoDir}
+	if c.hook != nil {
+		cmd.ExtraFiles = c.hook.childEnds()
+	}
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		var stdout io.ReadCloser
+		if stdout, err = cmd.StdoutPipe(); err == nil {
+			if err = cmd.Start(); err == nil {
+				c.serve(cmd, stdin, stdout)
+				return
+			}
+		}
+	}
+	if c.hook != nil {
+		c.hook.closeChildEnds()
+	}
+	c.s.logger.ErrorContext(ctx, "githttp: start git http-backend", "repo", c.req.RepoDir, "err", err)
+	WriteRefusal(c.w, http.StatusInternalServerError, "internal server error")
+}
+
+// serve feeds the started http-backend and relays its answer.
+func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser) {
+	if c.hook != nil {
+		c.hook.closeChildEnds() // git holds them now; their closing tells the hooks the server is gone
+	}
+	rc := http.NewResponseController(c.w)
+	if c.r.Method == http.MethodPost {
+		// Git reads the body while it writes the answer (progress, keepalives):
+		// by default an HTTP/1 handler's first write would discard the unread body.
+		_ = rc.EnableFullDuplex()
+	}
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		_, _ = io.Copy(stdin, c.r.Body) // EPIPE when git stops reading: its answer says why
+		_ = stdin.Close()
+	}()
+	relayErr := c.relay(rc, stdout)
+	if c.s.idleTimeout > 0 {
+		_ = rc.SetWriteDeadline(time.Time{}) // the connection may serve more requests
+	}
+	// Whatever is left of the push's processes goes now: the answer is complete,
+	// or the client is gone. The group is not empty (http-backend is not reaped
+	// yet), so its id cannot have been reused.
+	_ = killGroup(cmd.Process.Pid)
+	waitErr := cmd.Wait()
+	select {
+	case <-fed:
+	default:
+		// The body reader is blocked on a client that stopped sending: unblock it,
+		// the handler must not return while it reads r.Body.
+		_ = rc.SetReadDeadline(time.Now())
+		<-fed
+	}
+	if relayErr != nil && c.r.Context().Err() == nil {
+		c.s.logger.WarnContext(c.r.Context(), "githttp: git http-backend", "repo", c.req.RepoDir, "err", relayErr, "exit", waitErr)
+	}
+}
+
+// errNoCGIHeader means http-backend ended before writing its response header.
+var errNoCGIHeader = errors.New("http-backend wrote no CGI header")
+
+// relay copies http-backend's CGI response to the client, flushing as git
+// writes (progress and keepalive packets must reach the client at once).
+func (c *backendCall) relay(rc *http.ResponseController, stdout io.Reader) error {
+	br := bufio.NewReaderSize(stdout, 32<<10)
+	header, err := textproto.NewReader(br).ReadMIMEHeader()
+	if err != nil {
+		WriteRefusal(c.w, http.StatusInternalServerError, "internal server error")
+		return fmt.Errorf("%w: %v", errNoCGIHeader, err)
+	}
+	status := http.StatusOK
+	if s := header.Get("Status"); s != "" {
+		code, _, _ := strings.Cut(s, " ")
+		if status, err = strconv.Atoi(code); err != nil || status < 100 || status > 999 {
+			WriteRefusal(c.w, http.StatusInternalServerError, "internal server error")
+			return fmt.Errorf("http-backend status %q", s)
+		}
+		header.Del("Status")
+	}
+	for k, v := range header {
+		c.w.Header()[k] = v
+	}
+	c.w.WriteHeader(status)
+	if c.service == ServiceReceivePack && c.r.Method == http.MethodPost && status == http.StatusOK {
+		return c.relayPushResult(rc, br)
+	}
+	return c.copyOut(rc, br)
+}
+
+// copyOut copies the rest of br to the client, flushing whenever git
+// has written nothing more yet.
+func (c *backendCall) copyOut(rc *http.ResponseController, br *bufio.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			if werr := c.write(rc, br, buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// relayPushResult relays receive-pack's answer pkt-line by pkt-line. When
+// git refuses a pack over receive.maxInputSize, its sideband message
+// ("fatal: pack exceeds maximum allowed size") does not say the limit
+// (git 2.39); a progress line that says it is added right after.
+func (c *backendCall) relayPushResult(rc *http.ResponseController, br *bufio.Reader) error {
+	var head [4]byte
+	for {
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		size, err := strconv.ParseUint(string(head[:]), 16, 16)
+		if err != nil || size != 0 && size < 4 {
+			// Not a pkt-line stream: relay the rest as it is.
+			if werr := c.write(rc, br, head[:]); werr != nil {
+				return werr
+			}
+			return c.copyOut(rc, br)
+		}
+		pkt := make([]byte, max(size, 4))
+		copy(pkt, head[:])
+		if _, err := io.ReadFull(br, pkt[4:]); err != nil {
+			return err
+		}
+		if err := c.write(rc, br, pkt); err != nil {
+			return err
+		}
+		if len(pkt) > 5 && (pkt[4] == sidebandProgress || pkt[4] == sidebandError) {
+			if bytes.Contains(pkt[5:], []byte(packTooLargeMessage)) {
+				note := "the push limit of this server is " + humanBytes(c.s.maxPushSize) + ": push less at a time\n"
+				if err := c.write(rc, br, sidebandPacket(sidebandProgress, note)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// The sideband bands of git's protocol, and git's message for a pack over
+// receive.maxInputSize.
+const (
+	sidebandProgress    = 2
+	sidebandError       = 3
+	packTooLargeMessage = "pack exceeds maximum allowed size"
+)
+
+// sidebandPacket is a pkt-line carrying text on band.
+func sidebandPacket(band byte, text string) []byte {
+	return fmt.Appendf(nil, "%04x%c%s", 4+1+len(text), band, text)
+}
+
+// humanBytes writes n as git does ("2.00 GiB", "1.00 MiB", "512 bytes").
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// write writes p to the client, giving the write IdleTimeout, and flushes
+// when git has written nothing more yet.
+func (c *backendCall) write(rc *http.ResponseController, br *bufio.Reader, p []byte) error {
+	c.extendWriteDeadline(rc)
+	if _, err := c.w.Write(p); err != nil {
+		return err
+	}
+	if br.Buffered() == 0 {
+		return rc.Flush()
+	}
+	return nil
+}
+
+// extendWriteDeadline gives the next write IdleTimeout to complete: a
+// client that stops reading a long clone is dropped, a slow one is not.
+func (c *backendCall) extendWriteDeadline(rc *http.ResponseController) {
+	if c.s.idleTimeout > 0 {
+		_ = rc.SetWriteDeadline(time.Now().Add(c.s.idleTimeout))
+	}
+}
+
+// cgiEnv is http-backend's environment: the CGI variables it reads, and
+// git's own.
+func (c *backendCall) cgiEnv() []string {
+	r := c.r
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"GATEWAY_INTERFACE=CGI/1.1",
+		"SERVER_PROTOCOL=" + r.Proto,
+		"REQUEST_METHOD=" + r.Method,
+		"PATH_INFO=" + c.req.SubPath,
+		"QUERY_STRING=" + r.URL.RawQuery,
+		"REMOTE_USER=" + c.req.RemoteUser,
+		"GIT_PROJECT_ROOT=" + c.req.RepoDir,
+		"GIT_HTTP_EXPORT_ALL=1",
+		"GIT_CONFIG_NOSYSTEM=1",
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		env = append(env, "REMOTE_ADDR="+host)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		env = append(env, "CONTENT_TYPE="+ct)
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" {
+		env = append(env, "HTTP_CONTENT_ENCODING="+ce)
+	}
+	if r.Method == http.MethodPost && r.ContentLength >= 0 {
+		// Without it (a chunked body) http-backend reads to the end of input.
+		env = append(env, "CONTENT_LENGTH="+strconv.FormatInt(r.ContentLength, 10))
+	}
+	if p := r.Header.Get("Git-Protocol"); p != "" && gitProtocolValue.MatchString(p) {
+		env = append(env, "GIT_PROTOCOL="+p)
+	}
+	var config []string // key, value, ...
+	if c.service == ServiceReceivePack && c.s.maxPushSize > 0 {
+		// index-pack and unpack-objects stop reading a pack past the limit
+		// and die with "pack exceeds maximum allowed size (<limit>)", which
+		// the client shows as a remote: line.
+		config = append(config, "receive.maxInputSize", strconv.FormatInt(c.s.maxPushSize, 10))
+	}
+	if c.req.PushID != "" && pushIDValue.MatchString(c.req.PushID) {
+		// Every reference update of the push is written to its reflog with
+		// the push's id as the committer email: push recovery reads it.
+		env = append(env, "GIT_COMMITTER_EMAIL="+c.req.PushID)
+		config = append(config, "core.logAllRefUpdates", "always")
+	}
+	env = append(env, gitConfigEnv(config)...)
+	if c.hook != nil {
+		env = append(env, hookFDsEnv+"=3,4")
+	}
+	return env
+}
+
+// gitConfigEnv passes configuration (key, value, ...) to git through its
+// GIT_CONFIG_COUNT environment variables.
+func gitConfigEnv(keyValues []string) []string {
+	if len(keyValues) == 0 {
+		return nil
+	}
+	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(keyValues)/2)}
+	for i := 0; i+1 < len(keyValues); i += 2 {
+		n := strconv.Itoa(i / 2)
+		env = append(env, "GIT_CONFIG_KEY_"+n+"="+keyValues[i], "GIT_CONFIG_VALUE_"+n+"="+keyValues[i+1])
+	}
+	return env
+}
+
+// killGroup kills the process group led by pid.
+func killGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
