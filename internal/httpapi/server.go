@@ -32,6 +32,18 @@ type Route struct {
 	// are served over the limit (GET /rate_limit); their headers show the
 	// budget as it is.
 	Uncounted bool
+	// MaxBody is the largest request body the route accepts, in bytes; 0
+	// means DefaultMaxBody (1 MiB). A longer body is a 413, refused
+	// unread when its Content-Length says so.
+	MaxBody int64
+}
+
+// maxBody is the route's body limit.
+func (rt Route) maxBody() int64 {
+	if rt.MaxBody > 0 {
+		return rt.MaxBody
+	}
+	return DefaultMaxBody
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -128,7 +140,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
+	maxBody := rt.maxBody()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := limitBody(w, r, maxBody); err != nil {
+			WriteError(w, r, err)
+			return
+		}
 		version, err := negotiateVersion(r)
 		if err != nil {
 			WriteError(w, r, err)
