@@ -65,13 +65,11 @@ func DecodeJSON(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
+	// Unmarshal decodes the body in place: a json.Decoder would copy it
+	// into buffers of its own, doubling the memory a large body takes.
+	// It refuses a second value after the first (400).
+	if err := json.Unmarshal(body, v); err != nil {
 		return decodeError(err)
-	}
-	if dec.More() {
-		return apierr.BadRequest("Problems parsing JSON")
 	}
 	return nil
 }
