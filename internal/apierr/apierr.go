@@ -7,6 +7,7 @@ package apierr
 import (
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 )
 
 // Validation error codes, as the platform uses them in errors[].code.
@@ -95,6 +96,11 @@ func Unprocessable(format string, args ...any) *Error {
 	return New(http.StatusUnprocessableEntity, format, args...)
 }
 
+// TooLarge is a 413: a request body over the endpoint's limit.
+func TooLarge(format string, args ...any) *Error {
+	return New(http.StatusRequestEntityTooLarge, format, args...)
+}
+
 // Validation is the platform's 422 "Validation Failed" with field errors.
 func Validation(errs ...FieldError) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Message: "Validation Failed", Errors: errs}
@@ -122,6 +128,36 @@ func (f *Fields) Add(resource, field, code string) {
 // Addf appends a field error with code "custom" and a message.
 func (f *Fields) Addf(resource, field, format string, args ...any) {
 	*f = append(*f, FieldError{Resource: resource, Field: field, Code: CodeCustom, Message: fmt.Sprintf(format, args...)})
+}
+
+// TooLong is the field error of a string longer than its limit, in the
+// platform's words: code "custom", message "description is too long
+// (maximum is 350 characters)".
+func TooLong(resource, field string, max int) FieldError {
+	return FieldError{Resource: resource, Field: field, Code: CodeCustom, Message: TooLongMessage(field, max)}
+}
+
+// TooLongMessage is TooLong's message about what ("name", "a key of
+// tags").
+func TooLongMessage(what string, max int) string {
+	return fmt.Sprintf("%s is too long (maximum is %d characters)", what, max)
+}
+
+// TooLongFor reports whether v has more than max characters (Unicode
+// code points; invalid UTF-8 bytes count one each).
+func TooLongFor(v string, max int) bool {
+	return len(v) > max && utf8.RuneCountInString(v) > max
+}
+
+// MaxLength adds TooLong(resource, field, max) when v has more than max
+// characters, and reports whether v fits. Every length limit of a stored
+// string goes through it, so that they all answer alike.
+func (f *Fields) MaxLength(resource, field, v string, max int) bool {
+	if TooLongFor(v, max) {
+		*f = append(*f, TooLong(resource, field, max))
+		return false
+	}
+	return true
 }
 
 // Err returns the validation error, or nil when nothing was added.

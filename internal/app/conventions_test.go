@@ -313,7 +313,7 @@ func TestErrorShapes(t *testing.T) {
 	resp, body = env.DoJSON("POST", "/user/repos", token, `{"name": "ok", "private": "yes"}`)
 	wantFieldError(t, "wrong type bool", wantError(t, "wrong type bool", resp, body, 422), "", "private", "invalid")
 
-	big := bytes.Repeat([]byte(" "), httpapi.MaxBodyBytes+1)
+	big := bytes.Repeat([]byte(" "), httpapi.DefaultMaxBody+1)
 	resp, body = env.Do("POST", "/user/repos", token, bytes.NewReader(big), "Content-Type", "application/json")
 	wantError(t, "body too large", resp, body, 413)
 

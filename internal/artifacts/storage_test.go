@@ -165,7 +165,7 @@ func TestStorageRecordValidation(t *testing.T) {
 		field, code string
 	}{
 		{"missing name", map[string]any{"name": nil}, "name", "missing_field"},
-		{"long name", map[string]any{"name": strings.Repeat("n", 257)}, "name", "invalid"},
+		{"long name", map[string]any{"name": strings.Repeat("n", 257)}, "name", "custom"},
 		{"missing digest", map[string]any{"digest": nil}, "digest", "missing_field"},
 		{"digest without algorithm", map[string]any{"digest": strings.TrimPrefix(d, "sha256:")}, "digest", "invalid"},
 		{"uppercase digest", map[string]any{"digest": strings.ToUpper(d)}, "digest", "invalid"},
@@ -175,9 +175,9 @@ func TestStorageRecordValidation(t *testing.T) {
 		{"http registry_url", map[string]any{"registry_url": "http://reg.example.com"}, "registry_url", "invalid"},
 		{"relative registry_url", map[string]any{"registry_url": "reg.example.com"}, "registry_url", "invalid"},
 		{"http artifact_url", map[string]any{"artifact_url": "ftp://reg.example.com/x"}, "artifact_url", "invalid"},
-		{"long artifact_url", map[string]any{"artifact_url": "https://reg.example.com/" + strings.Repeat("a", 200)}, "artifact_url", "invalid"},
-		{"long path", map[string]any{"path": strings.Repeat("p", 513)}, "path", "invalid"},
-		{"long repository", map[string]any{"repository": strings.Repeat("r", 129)}, "repository", "invalid"},
+		{"long artifact_url", map[string]any{"artifact_url": "https://reg.example.com/" + strings.Repeat("a", 200)}, "artifact_url", "custom"},
+		{"long path", map[string]any{"path": strings.Repeat("p", 513)}, "path", "custom"},
+		{"long repository", map[string]any{"repository": strings.Repeat("r", 129)}, "repository", "custom"},
 		{"bad status", map[string]any{"status": "inactive"}, "status", "invalid"},
 		{"empty version", map[string]any{"version": ""}, "version", "invalid"},
 		{"unknown service repository", map[string]any{"service_repository": "nope"}, "service_repository", "invalid"},

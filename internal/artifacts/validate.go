@@ -2,8 +2,10 @@ package artifacts
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -30,6 +32,9 @@ const (
 	maxPathLen            = 512
 	maxRegistryURLLen     = 256
 	maxRegistryRepoLen    = 128
+	// The platform states no limit for tags; these are forgeapi's.
+	maxTagKeyLen   = 128
+	maxTagValueLen = 256
 )
 
 // The deployment and storage statuses.
@@ -107,14 +112,15 @@ func (c checker) optional(field string, v *string, min, max int) string {
 	return *v
 }
 
+// length checks that v has min to max characters; too long is
+// apierr.TooLong, as for every stored string.
 func (c checker) length(field, v string, min, max int) {
-	n := utf8.RuneCountInString(v)
 	switch {
-	case n < min && min == 1:
+	case apierr.TooLongFor(v, max):
+		*c.errs = append(*c.errs, apierr.TooLong(c.resource, c.prefix+field, max))
+	case min == 1 && v == "":
 		c.add(field, apierr.CodeInvalid, "%s must not be empty", field)
-	case n > max && min == 0:
-		c.add(field, apierr.CodeInvalid, "%s must be at most %d characters", field, max)
-	case n < min || n > max:
+	case utf8.RuneCountInString(v) < min:
 		c.add(field, apierr.CodeInvalid, "%s must be %d to %d characters", field, min, max)
 	}
 }
@@ -136,10 +142,21 @@ func (c checker) match(field, v string, ok bool, want string) {
 	}
 }
 
-// tags checks the tags object: at most 5 entries.
+// tags checks the tags object: at most 5 entries, keys of at most
+// maxTagKeyLen and values of at most maxTagValueLen characters (a
+// value's field is tags.<key>).
 func (c checker) tags(tags map[string]string) map[string]string {
 	if len(tags) > maxTags {
 		c.add("tags", apierr.CodeInvalid, "tags may have at most %d entries", maxTags)
+		return tags
+	}
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		if apierr.TooLongFor(k, maxTagKeyLen) {
+			*c.errs = append(*c.errs, apierr.FieldError{Resource: c.resource, Field: c.prefix + "tags", Code: apierr.CodeCustom,
+				Message: apierr.TooLongMessage("a key of tags", maxTagKeyLen)})
+			continue
+		}
+		c.length("tags."+k, tags[k], 0, maxTagValueLen)
 	}
 	if tags == nil {
 		return map[string]string{}

@@ -13,36 +13,80 @@ import (
 	"forgeapi/internal/apierr"
 )
 
-// MaxBodyBytes is the largest request body the API reads.
-const MaxBodyBytes = 25 << 20
+// DefaultMaxBody is the largest request body a route accepts unless its
+// Route.MaxBody says otherwise: 1 MiB, room for any JSON body of the API
+// whose strings are within their length limits.
+const DefaultMaxBody = 1 << 20
 
-var errBodyTooLarge = errors.New("request body too large")
+// bodyTooLarge is the 413 of a body over limit bytes.
+func bodyTooLarge(limit int64) *apierr.Error {
+	return apierr.TooLarge("Request body too large: this endpoint accepts at most %s (%d bytes).", humanBytes(limit), limit)
+}
+
+// humanBytes writes a limit in MiB or KiB when it is a whole number of them.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// limitBody applies the route's body limit to r before anything reads
+// it: a Content-Length over the limit is refused unread, and r.Body
+// becomes an http.MaxBytesReader, so that a body sent without a length
+// (chunked) fails once it passes the limit (DecodeJSON then answers 413
+// and the connection is closed after the answer).
+func limitBody(w http.ResponseWriter, r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return bodyTooLarge(limit)
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	return nil
+}
 
 // DecodeJSON reads the request body into v. An empty body leaves v as
 // it is (every field absent). Malformed JSON is a 400 "Problems parsing
 // JSON"; a value of the wrong type is a 422 naming the field; a body over
-// MaxBodyBytes is a 413.
+// the route's limit (Route.MaxBody) is a 413.
 func DecodeJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	body, err := readBody(r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return errBodyTooLarge
+			return bodyTooLarge(tooLarge.Limit)
 		}
 		return apierr.BadRequest("Problems reading the request body")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
+	// Unmarshal decodes the body in place: a json.Decoder would copy it
+	// into buffers of its own, doubling the memory a large body takes.
+	// It refuses a second value after the first (400).
+	if err := json.Unmarshal(body, v); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
-		return apierr.BadRequest("Problems parsing JSON")
-	}
 	return nil
+}
+
+// readBody reads the whole body, in one allocation when its length is
+// known (the route's limit has been checked against it).
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if r.ContentLength <= 0 {
+		return io.ReadAll(r.Body)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom keeps MinRead free before each read
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }
 
 func decodeError(err error) error {

@@ -48,8 +48,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &apiErr):
 	case errors.Is(err, store.ErrNotFound):
 		apiErr = apierr.NotFound()
-	case errors.Is(err, errBodyTooLarge):
-		apiErr = apierr.New(http.StatusRequestEntityTooLarge, "Request body too large")
 	default:
 		if r.Context().Err() != nil {
 			// The client went away; nobody reads this answer.

@@ -35,6 +35,18 @@ type Route struct {
 	// package docs, such as "webhooks"): the documentation_url of its
 	// errors. Empty means DefaultDocsPage.
 	Docs string
+	// MaxBody is the largest request body the route accepts, in bytes; 0
+	// means DefaultMaxBody (1 MiB). A longer body is a 413, refused
+	// unread when its Content-Length says so.
+	MaxBody int64
+}
+
+// maxBody is the route's body limit.
+func (rt Route) maxBody() int64 {
+	if rt.MaxBody > 0 {
+		return rt.MaxBody
+	}
+	return DefaultMaxBody
 }
 
 // Guard resolves a route's target from the request path and checks the
@@ -183,8 +195,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
+	maxBody := rt.maxBody()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
+		if err := limitBody(w, r, maxBody); err != nil {
+			WriteError(w, r.WithContext(rc), err)
+			return
+		}
 		version, err := negotiateVersion(r)
 		if err != nil {
 			WriteError(w, r.WithContext(rc), err)

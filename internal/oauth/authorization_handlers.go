@@ -56,6 +56,31 @@ func (p *presentScopes) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &p.Values)
 }
 
+// The length limits of an authorization's text fields, in characters.
+const (
+	MaxNoteLength        = 1000
+	MaxNoteURLLength     = 2048
+	MaxFingerprintLength = 255
+)
+
+// checkLengths adds a field error for each text field over its limit;
+// nil fields were not sent.
+func checkLengths(f *apierr.Fields, note, noteURL, fingerprint *string) {
+	for _, p := range []struct {
+		field string
+		value *string
+		max   int
+	}{
+		{"note", note, MaxNoteLength},
+		{"note_url", noteURL, MaxNoteURLLength},
+		{"fingerprint", fingerprint, MaxFingerprintLength},
+	} {
+		if p.value != nil {
+			f.MaxLength(resource, p.field, *p.value, p.max)
+		}
+	}
+}
+
 // validateScopes adds a field error for each name that is not a scope.
 func validateScopes(f *apierr.Fields, field string, scopes []string) auth.Scopes {
 	for _, s := range scopes {
@@ -130,6 +155,7 @@ func (h *Handler) createAuthorization(w http.ResponseWriter, r *http.Request) er
 	var f apierr.Fields
 	n := NewAuthorization{Scopes: validateScopes(&f, "scopes", body.Scopes), Note: body.Note,
 		NoteURL: body.NoteURL, Fingerprint: body.Fingerprint}
+	checkLengths(&f, &n.Note, &n.NoteURL, &n.Fingerprint)
 	switch {
 	case body.ClientID != "":
 		app, err := h.resolveApp(r.Context(), &f, body.ClientID, &body.ClientSecret)
@@ -176,6 +202,7 @@ func (h *Handler) getOrCreate(w http.ResponseWriter, r *http.Request, pathFinger
 	if pathFingerprint != nil {
 		n.Fingerprint = *pathFingerprint
 	}
+	checkLengths(&f, &n.Note, &n.NoteURL, &n.Fingerprint)
 	app, err := h.resolveApp(r.Context(), &f, r.PathValue("client_id"), body.ClientSecret)
 	if err != nil {
 		return err
@@ -231,6 +258,7 @@ func (h *Handler) updateAuthorization(w http.ResponseWriter, r *http.Request) er
 func (b updateRequest) toUpdate() (Update, error) {
 	u := Update{Note: b.Note, NoteURL: b.NoteURL, Fingerprint: b.Fingerprint}
 	var f apierr.Fields
+	checkLengths(&f, b.Note, b.NoteURL, b.Fingerprint)
 	sent := 0
 	for _, k := range []struct {
 		name string

@@ -33,6 +33,10 @@ const ArchiveLifetime = 7 * 24 * time.Hour
 // MaxRepositories is the most repositories one migration may name.
 const MaxRepositories = 1000
 
+// MaxRepositoryNameLength bounds an entry of repositories: a repository
+// name or "org/name" (a login has at most 39 characters).
+const MaxRepositoryNameLength = 39 + 1 + repos.MaxNameLength
+
 // Service holds the organization migrations of one store.
 type Service struct {
 	DB    *store.DB
@@ -143,6 +147,9 @@ func validateRequest(req Request) error {
 		fields.Addf("Migration", "repositories", "repositories must name at least one repository of the organization")
 	case len(req.Repositories) > MaxRepositories:
 		fields.Addf("Migration", "repositories", "a migration may name at most %d repositories", MaxRepositories)
+	}
+	for i, name := range req.Repositories {
+		fields.MaxLength("Migration", fmt.Sprintf("repositories[%d]", i), name, MaxRepositoryNameLength)
 	}
 	for _, e := range req.Exclude {
 		if e != "repositories" {

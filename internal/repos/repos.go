@@ -141,25 +141,48 @@ type NewRepository struct {
 	ForkOfID         int64
 }
 
+// The length limits of a repository's fields, in characters.
+const (
+	MaxNameLength          = 100 // the platform's
+	MaxDescriptionLength   = 350 // the platform's
+	MaxDefaultBranchLength = 255
+)
+
+const resource = "Repository"
+
 // Validate checks the fields a client sends.
 func (n *NewRepository) Validate() error {
 	if n.Name == "" {
-		return apierr.Invalid("Repository", "name", apierr.CodeMissingField)
-	}
-	if !ValidName(n.Name) {
-		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeCustom,
-			Message: "name may only contain letters, digits, '.', '-' and '_', at most 100 characters, and may not end in .git"})
+		return apierr.Invalid(resource, "name", apierr.CodeMissingField)
 	}
 	if n.DefaultBranch == "" {
 		n.DefaultBranch = "main"
 	}
-	if !validBranch(n.DefaultBranch) {
-		return apierr.Invalid("Repository", "default_branch", apierr.CodeInvalid)
-	}
-	return nil
+	var fields apierr.Fields
+	checkName(&fields, n.Name)
+	fields.MaxLength(resource, "description", n.Description, MaxDescriptionLength)
+	checkBranchName(&fields, n.DefaultBranch)
+	return fields.Err()
 }
 
-var branchPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
+// checkName adds the field error of a name that is too long or not a
+// valid repository name.
+func checkName(fields *apierr.Fields, name string) {
+	if fields.MaxLength(resource, "name", name, MaxNameLength) && !ValidName(name) {
+		*fields = append(*fields, apierr.FieldError{Resource: resource, Field: "name", Code: apierr.CodeCustom,
+			Message: "name may only contain letters, digits, '.', '-' and '_', and may not end in .git"})
+	}
+}
+
+// checkBranchName adds the field error of a default branch that is too long
+// or not a valid branch name.
+func checkBranchName(fields *apierr.Fields, branch string) {
+	if fields.MaxLength(resource, "default_branch", branch, MaxDefaultBranchLength) && !validBranch(branch) {
+		fields.Add(resource, "default_branch", apierr.CodeInvalid)
+	}
+}
+
+var branchPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 
 func validBranch(b string) bool {
 	return branchPattern.MatchString(b) && !strings.Contains(b, "..") && !strings.HasPrefix(b, "/") &&
@@ -251,12 +274,14 @@ type Changes struct {
 // Validate checks the fields a client sends.
 func (c Changes) Validate() error {
 	var fields apierr.Fields
-	if c.Name != nil && !ValidName(*c.Name) {
-		fields = append(fields, apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeCustom,
-			Message: "name may only contain letters, digits, '.', '-' and '_', at most 100 characters, and may not end in .git"})
+	if c.Name != nil {
+		checkName(&fields, *c.Name)
 	}
-	if c.DefaultBranch != nil && !validBranch(*c.DefaultBranch) {
-		fields.Add("Repository", "default_branch", apierr.CodeInvalid)
+	if c.Description != nil {
+		fields.MaxLength(resource, "description", *c.Description, MaxDescriptionLength)
+	}
+	if c.DefaultBranch != nil {
+		checkBranchName(&fields, *c.DefaultBranch)
 	}
 	return fields.Err()
 }

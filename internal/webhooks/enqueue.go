@@ -47,6 +47,8 @@ type newDelivery struct {
 // of the event's repository and organization, all in tx, and wakes the
 // dispatcher after commit. A push payload is stored even when no hook
 // receives it: the tests endpoint re-sends a repository's latest push.
+// A payload over the cap (Config.MaxPayloadBytes) is neither stored nor
+// delivered (the platform drops it too); a warning logs the drop.
 func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
 	if e.HookEvent == "" {
 		return nil
@@ -61,6 +63,9 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	body, err := s.eventPayload(ctx, tx, e)
 	if err != nil {
 		return err
+	}
+	if s.overCap(ctx, e.HookEvent, e.Repo, len(body), len(hooks)) {
+		return nil
 	}
 	p := payload{GUID: wire.NewGUID(), Event: e.HookEvent, Action: actionOf(e.HookPayload), Body: body, CreatedAt: e.CreatedAt}
 	if e.Repo != nil {
@@ -79,6 +84,20 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 		store.AfterCommit(tx, s.Wake)
 	}
 	return nil
+}
+
+// overCap reports whether a payload of size bytes is over the cap, and
+// logs the event it drops then.
+func (s *Service) overCap(ctx context.Context, event string, repo *repos.Repository, size, hooks int) bool {
+	if size <= s.maxPayloadBytes() {
+		return false
+	}
+	attrs := []any{"event", event, "payload_bytes", size, "max_payload_bytes", s.maxPayloadBytes(), "hooks", hooks}
+	if repo != nil {
+		attrs = append(attrs, "repository_id", repo.ID)
+	}
+	s.logger().WarnContext(ctx, "webhook payload over the cap: not delivered", attrs...)
+	return true
 }
 
 // deliveryOf is the first delivery of payload p (stored as payloadID) to h.

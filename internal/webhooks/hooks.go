@@ -74,10 +74,38 @@ type hookBody struct {
 	Active       *bool       `json:"active"`
 }
 
+// The length limits of a hook's config properties, in characters.
+const (
+	MaxURLLength      = 2048
+	MaxSecretLength   = 1024
+	MaxUsernameLength = 255
+	MaxPasswordLength = 1024
+)
+
+// checkLengths adds a field error for each config property c sends that
+// is over its length limit.
+func (c *configBody) checkLengths(f *apierr.Fields) {
+	for _, p := range []struct {
+		field string
+		value *string
+		max   int
+	}{
+		{"url", c.URL, MaxURLLength},
+		{"secret", c.Secret, MaxSecretLength},
+		{"username", c.Username, MaxUsernameLength},
+		{"password", c.Password, MaxPasswordLength},
+	} {
+		if p.value != nil {
+			f.MaxLength(hookResource, p.field, *p.value, p.max)
+		}
+	}
+}
+
 // applyConfig sets the config properties c sends on h, keeping the others,
 // and checks them. Secrets are sealed with the service's key; the masked
 // value keeps the stored one.
 func (s *Service) applyConfig(h *Hook, c *configBody, f *apierr.Fields) error {
+	c.checkLengths(f)
 	if c.URL != nil {
 		h.URL = strings.TrimSpace(*c.URL)
 	}

@@ -31,6 +31,8 @@ const (
 	DefaultRedeliveryWindow = 3 * 24 * time.Hour
 	// MaxHooksPerEvent is the most hooks of one target subscribed to one event.
 	MaxHooksPerEvent = 250
+	// DefaultMaxPayloadBytes is the platform's payload cap: 25 MB of JSON.
+	DefaultMaxPayloadBytes = 25_000_000
 )
 
 // Config configures webhook delivery. Zero fields take their defaults.
@@ -60,6 +62,10 @@ type Config struct {
 	// digits or base64 of 32 bytes). Empty means the key in the data
 	// directory's webhook.key, created on first use.
 	SecretKey string
+	// MaxPayloadBytes caps an event's JSON payload; an event whose payload
+	// is larger is not delivered to any hook, as on the platform, and is
+	// logged as a warning. 0 means DefaultMaxPayloadBytes.
+	MaxPayloadBytes int
 	// Resolver replaces the DNS resolver of deliveries (tests point a host
 	// name at 127.0.0.1 with it); nil means net.DefaultResolver.
 	Resolver hookshot.Resolver
@@ -90,6 +96,13 @@ func (s *Service) now() time.Time {
 		now = s.Now
 	}
 	return now().UTC().Truncate(time.Microsecond)
+}
+
+func (s *Service) maxPayloadBytes() int {
+	if s.Config.MaxPayloadBytes > 0 {
+		return s.Config.MaxPayloadBytes
+	}
+	return DefaultMaxPayloadBytes
 }
 
 func (s *Service) logger() *slog.Logger {
