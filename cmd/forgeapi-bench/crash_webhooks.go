@@ -105,6 +105,7 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	database := fs.String("database", "", "postgres://... base URL (a schema is created for the run); default SQLite")
 	bin := fs.String("bin", "", "forgeapi binary (default: go build it)")
 	delay := fs.Duration("delay", 20*time.Millisecond, "how long the receiver takes to answer")
+	kill := fs.Bool("kill", true, "kill a server in each burst (false: the same bursts without a crash, for comparison)")
 	drain := fs.Duration("drain", 90*time.Second, "how long to wait for the last deliveries")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -156,10 +157,12 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	var lastRestart time.Time
 	for run := range *runs {
 		victim := run % *servers
-		if err := crashBurst(ctx, client, f, setup.fx, rcv, run, *events, *workers, victim, &cutOff); err != nil {
+		if err := crashBurst(ctx, client, f, setup.fx, rcv, run, *events, *workers, victim, *kill, &cutOff); err != nil {
 			return err
 		}
-		rep.Kills++
+		if *kill {
+			rep.Kills++
+		}
 		lastRestart = time.Now()
 	}
 	rep.EventsAccepted = rcv.eventCount()
@@ -189,12 +192,15 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 }
 
 // crashBurst sends one burst of events, spread over the servers, and
-// kills the victim with SIGKILL once a third of the burst was accepted;
-// calls to it wait for its restart.
+// kills the victim with SIGKILL once a third of the burst was accepted
+// (unless kill is false); calls to it wait for its restart.
 func crashBurst(ctx context.Context, client *http.Client, f *fleet, fx *benchFixture, rcv *receiver,
-	run, events, workers, victim int, cutOff *atomic.Int64) error {
+	run, events, workers, victim int, kill bool, cutOff *atomic.Int64) error {
 	var next, accepted atomic.Int64
 	killAt := int64(events / 3)
+	if !kill {
+		killAt = -1
+	}
 	killed := make(chan error, 1)
 	var once sync.Once
 	deadline := time.Now().Add(2 * time.Minute)
@@ -236,6 +242,9 @@ func crashBurst(ctx context.Context, client *http.Client, f *fleet, fx *benchFix
 		}()
 	}
 	wg.Wait()
+	if !kill {
+		return ctx.Err()
+	}
 	once.Do(func() { go func() { killed <- f.killAndRestart(victim) }() }) // a burst too small to reach killAt
 	if err := <-killed; err != nil {
 		return fmt.Errorf("restart after kill: %w", err)
