@@ -238,7 +238,7 @@ func gitProcesses(dir string) []string {
 		}
 		cwd, _ := os.Readlink(filepath.Join("/proc", pid, "cwd"))
 		cmdline := strings.Join(args, " ")
-		if strings.HasPrefix(cwd, dir) || strings.Contains(cmdline, dir) {
+		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.Contains(cmdline, dir+"/") {
 			out = append(out, pid+": "+cmdline)
 		}
 	}

@@ -52,8 +52,9 @@ type crashPushesReport struct {
 }
 
 // runCrashPushes pushes commits to bench/widgets over HTTP with the git
-// CLI, kills the server with SIGKILL while a push is under way (at a
-// different moment in each run), restarts it, and in the end compares
+// CLI, kills the server with SIGKILL while a push is under way (0 to
+// 160 ms after the server started git for it, a different moment in
+// each run), restarts it, and in the end compares
 // the acknowledged pushes with the PushEvents of the repository's feed
 // and with a webhook's push deliveries, and looks for the server's git
 // processes left running.
@@ -110,7 +111,7 @@ func runCrashPushes(ctx context.Context, args []string) error {
 	leftSeen := map[string]bool{}
 	n := 0
 	for run := range *runs {
-		killAfter := time.Duration(run%5) * 40 * time.Millisecond // 0, 40, 80, 120, 160 ms into the push
+		killAfter := time.Duration(run%5) * 40 * time.Millisecond // 0, 40, 80, 120, 160 ms after the server started git
 		for p := range *pushes {
 			n++
 			sha, err := work.commit(ctx, n, *files)
@@ -122,6 +123,13 @@ func runCrashPushes(ctx context.Context, args []string) error {
 			pushed := make(chan error, 1)
 			go func() { pushed <- work.push(ctx, f.url(0), setup.fx) }()
 			if kill {
+				// Kill once the server runs git for this push (or the push
+				// ended first), killAfter later.
+				for end := time.Now().Add(10 * time.Second); len(pushed) == 0 && time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
+					if len(gitProcesses(setup.dataDir)) > 0 {
+						break
+					}
+				}
 				time.Sleep(killAfter)
 				f.mu.Lock()
 				victim := f.srv[0]
