@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for the schema of a run
@@ -38,6 +39,9 @@ func runCrash(ctx context.Context, args []string) error {
 	}
 	return crashScenarios[args[0]](ctx, args[1:])
 }
+
+// crashTimeout bounds a whole crash scenario unless -timeout says otherwise.
+const crashTimeout = 5 * time.Minute
 
 var crashScenarios = map[string]func(ctx context.Context, args []string) error{
 	"webhooks": runCrashWebhooks,
@@ -168,6 +172,8 @@ func (s *crashSetup) startServer(extra ...string) (*server, error) {
 		args = append(args, "--database", s.dsn)
 	}
 	cmd := exec.Command(s.bin, args...)
+	// The server dies with the tool, whatever ends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

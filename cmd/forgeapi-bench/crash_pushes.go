@@ -66,9 +66,12 @@ func runCrashPushes(ctx context.Context, args []string) error {
 	database := fs.String("database", "", "postgres://... base URL (a schema is created for the run); default SQLite")
 	bin := fs.String("bin", "", "forgeapi binary (default: go build it)")
 	drain := fs.Duration("drain", 60*time.Second, "how long to wait for the last events and deliveries")
+	timeout := fs.Duration("timeout", crashTimeout, "bound of the whole scenario")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	if *runs < 1 || *runs > 50 || *pushes < 2 || *pushes > 200 || *files < 1 || *files > 100000 {
 		return errors.New("want -n in 1..50, -pushes in 2..200, -files in 1..100000")
 	}
@@ -144,6 +147,7 @@ func runCrashPushes(ctx context.Context, args []string) error {
 				acked = append(acked, sha)
 			}
 			if kill {
+				progress("run %d: killed during push %d (%d acknowledged, %d cut off so far)", run+1, n, len(acked), len(cut))
 				for _, p := range gitProcesses(setup.dataDir) {
 					if !leftSeen[p] {
 						leftSeen[p] = true

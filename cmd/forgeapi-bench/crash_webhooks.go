@@ -107,9 +107,12 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	delay := fs.Duration("delay", 20*time.Millisecond, "how long the receiver takes to answer")
 	kill := fs.Bool("kill", true, "kill a server in each burst (false: the same bursts without a crash, for comparison)")
 	drain := fs.Duration("drain", 90*time.Second, "how long to wait for the last deliveries")
+	timeout := fs.Duration("timeout", crashTimeout, "bound of the whole scenario")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	if *runs < 1 || *runs > 50 || *events < 3 || *events > 100000 || *hooks < 1 || *workers < 1 || *servers < 1 || *servers > 8 {
 		return errors.New("want -n in 1..50, -events in 3..100000, -servers in 1..8, positive -hooks and -workers")
 	}
