@@ -1,9 +1,12 @@
 // Command forgeapi-bench runs load scenarios against a real forgeapi
-// server started in-process and prints what it measured.
+// server started in-process, and crash scenarios against forgeapi
+// servers run as child processes and killed with SIGKILL, and prints what
+// it measured.
 //
 //	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
 //	forgeapi-bench webhooks [flags]
+//	forgeapi-bench crash webhooks|pushes [flags]
 package main
 
 import (
@@ -16,13 +19,14 @@ import (
 // scenarios maps a scenario name to its runner; each parses its own flags.
 var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"artifacts": runArtifacts,
+	"crash":     runCrash,
 	"feeds":     runFeeds,
 	"webhooks":  runWebhooks,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, feeds, webhooks")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, webhooks")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -177,10 +177,17 @@ func webhooksFixture(ctx context.Context, a *app.App) (*benchFixture, error) {
 // createHooks creates b.hooks json hooks with a secret, subscribed to
 // repository events, and returns their ids.
 func (b *webhooksBench) createHooks(ctx context.Context, client *http.Client, base string, fx *benchFixture, url string) ([]int64, error) {
+	return createHooks(ctx, client, base, fx, url, "repository", b.hooks)
+}
+
+// createHooks creates n json hooks with the secret "bench-secret",
+// subscribed to one event and delivering to url/0, url/1, ..., and
+// returns their ids.
+func createHooks(ctx context.Context, client *http.Client, base string, fx *benchFixture, url, event string, n int) ([]int64, error) {
 	var ids []int64
-	for i := range b.hooks {
-		body := fmt.Sprintf(`{"config":{"url":%q,"content_type":"json","secret":"bench-secret"},"events":["repository"]}`,
-			url+"/"+strconv.Itoa(i))
+	for i := range n {
+		body := fmt.Sprintf(`{"config":{"url":%q,"content_type":"json","secret":"bench-secret"},"events":[%q]}`,
+			url+"/"+strconv.Itoa(i), event)
 		resp, err := call(ctx, client, "POST", base+"/repos/"+fx.owner+"/"+fx.repo+"/hooks", fx.token, body)
 		if err != nil {
 			return nil, err
@@ -306,9 +313,16 @@ func countLogged(ctx context.Context, db *store.DB, hookIDs []int64) (int64, err
 }
 
 // receiver is the webhook receiver: it checks each delivery's signature
-// and records the latency from the API call that caused it.
+// and records the latency from the API call that caused it. It knows an
+// event by a key: a repository event by the repository's description, a
+// push by its after SHA.
 type receiver struct {
-	secret        []byte
+	secret []byte
+	// delay holds each answer back this long (a time.Duration). A
+	// delivery whose sender goes away before the answer (or in the
+	// middle of the body) counts as cut off, not received.
+	delay         atomic.Int64
+	cutOff        atomic.Int64
 	mu            sync.Mutex
 	sentAt        map[string]time.Time    // description -> API call start
 	seen          map[string]map[int]bool // description -> hooks that delivered it
@@ -346,6 +360,12 @@ func (r *receiver) eventCount() int64 {
 // ServeHTTP takes one delivery at /hook/{n}.
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	now := time.Now()
+	raw, err := io.ReadAll(req.Body)
+	if err != nil { // the sender went away in the middle of the body
+		r.cutOff.Add(1)
+		return
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
 	payload, err := github.ValidatePayload(req, r.secret)
 	if err != nil {
 		r.badSignatures.Add(1)
@@ -355,18 +375,31 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	hook, _ := strconv.Atoi(req.URL.Path[len("/hook/"):])
 	event := req.Header.Get("X-Service-Event")
 	var body struct {
+		After      string `json:"after"`
 		Repository struct {
 			Description string `json:"description"`
 		} `json:"repository"`
 	}
-	if event == "repository" {
+	if event == "repository" || event == "push" {
 		if err := json.Unmarshal(payload, &body); err != nil {
 			http.Error(w, "bad payload", http.StatusBadRequest)
 			return
 		}
 	}
+	key := body.Repository.Description
+	if event == "push" {
+		key = body.After
+	}
+	if delay := time.Duration(r.delay.Load()); delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-req.Context().Done():
+			r.cutOff.Add(1)
+			return
+		}
+	}
 	w.WriteHeader(http.StatusOK)
-	r.record(event, body.Repository.Description, hook, now)
+	r.record(event, key, hook, now)
 }
 
 func (r *receiver) record(event, desc string, hook int, at time.Time) {

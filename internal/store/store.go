@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -236,6 +238,50 @@ func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) e
 		f()
 	}
 	return nil
+}
+
+// Bounds of RetryTx.
+const (
+	retryAttempts  = 8
+	retryFirstWait = 5 * time.Millisecond
+	retryMaxWait   = 500 * time.Millisecond
+)
+
+// RetryTx is Tx run again, after a short randomised wait, when the
+// database aborted the transaction to resolve a conflict with another
+// one: PostgreSQL's deadlock_detected (40P01) and serialization_failure
+// (40001); see Retryable. It tries at most retryAttempts times and
+// returns the last error. fn must be safe to run again: everything it
+// wrote was rolled back, but what it changed outside the transaction was
+// not. SQLite needs no retry (a transaction holds the one write lock from
+// BEGIN on), so there fn runs once.
+func (db *DB) RetryTx(ctx context.Context, fn func(tx Q) error) error {
+	wait := retryFirstWait
+	for attempt := 1; ; attempt++ {
+		err := db.Tx(ctx, fn)
+		if err == nil || !Retryable(err) || attempt == retryAttempts {
+			return err
+		}
+		timer := time.NewTimer(wait/2 + rand.N(wait))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return err
+		case <-timer.C:
+		}
+		wait = min(2*wait, retryMaxWait)
+	}
+}
+
+// Retryable reports whether err is PostgreSQL aborting a transaction that
+// may succeed when run again: a deadlock (40P01) or a serialization
+// failure (40001).
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	return pgErr.Code == "40P01" || pgErr.Code == "40001"
 }
 
 // SkipLocked is the clause that claim queries append to their row

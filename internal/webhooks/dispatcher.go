@@ -1,11 +1,14 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +39,9 @@ const (
 	// waits before it is claimed again.
 	busyHookDelay = 100 * time.Millisecond
 	pollInterval  = time.Second // how often due deliveries are looked for without a wake
+	// recordPatience is how long a batch of outcomes is tried again
+	// when the database fails to record it.
+	recordPatience = time.Minute
 )
 
 // Dispatcher sends due deliveries. It claims them from hook_deliveries
@@ -454,19 +460,62 @@ func (d *Dispatcher) recordLoop(results <-chan outcome) {
 				break fill
 			}
 		}
-		if err := d.record(batch); err != nil {
-			// The deliveries stay leased; they are sent again when the lease ends.
-			d.svc.logger().Error("record webhook deliveries", "count", len(batch), "err", err)
-		}
+		d.recordPatiently(batch)
 	}
+}
+
+// recordPatiently records a batch of outcomes, trying again for up to
+// recordPatience when the database fails, and keeps this dispatcher's
+// leases from ending meanwhile: a delivery whose lease ends is claimed
+// and sent again, so an outcome received must not be dropped by a passing
+// database error. Only when the database fails for longer do the
+// deliveries stay leased, to be sent again when the lease ends.
+func (d *Dispatcher) recordPatiently(batch []outcome) {
+	deadline := time.Now().Add(recordPatience)
+	wait := 50 * time.Millisecond
+	for {
+		err := d.record(batch)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.svc.logger().Error("record webhook deliveries; they are sent again when their lease ends",
+				"count", len(batch), "err", err)
+			return
+		}
+		d.svc.logger().Warn("record webhook deliveries; trying again", "count", len(batch), "err", err)
+		if err := d.extendLeases(); err != nil {
+			d.svc.logger().Warn("extend webhook delivery leases", "err", err)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// extendLeases moves the end of every lease this dispatcher holds to a
+// full lease from now.
+func (d *Dispatcher) extendLeases() error {
+	ctx := context.Background()
+	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+		_, err := tx.ExecContext(ctx, `UPDATE hook_deliveries SET due_at = $1 WHERE lease_owner = $2 AND state = 'pending'`,
+			d.svc.now().Add(d.lease), d.owner)
+		return store.Normalize(err)
+	})
 }
 
 // record writes a batch of outcomes in one transaction: the deliveries
 // (only while this dispatcher still holds their lease), their hooks'
-// last_response, and the automatic retries of failures.
+// last_response, and the automatic retries of failures. Rows are written
+// in id order (deliveries, then hooks), so that the recorders of several
+// servers on one PostgreSQL database lock shared hook rows in the same
+// order; a transaction PostgreSQL still aborts (deadlock, serialization
+// failure) runs again. Recording is idempotent: a delivery already done,
+// or leased by another claimer, is left alone and gets no retry.
 func (d *Dispatcher) record(batch []outcome) error {
 	ctx := context.Background()
-	return d.svc.DB.Tx(ctx, func(tx store.Q) error {
+	batch = slices.Clone(batch)
+	slices.SortFunc(batch, func(a, b outcome) int { return cmp.Compare(a.ID, b.ID) })
+	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
 		latest := map[int64]outcome{}
 		retried := false
 		for _, o := range batch {
@@ -477,7 +526,9 @@ func (d *Dispatcher) record(batch []outcome) error {
 			if !kept || o.skip != "" {
 				continue
 			}
-			latest[o.HookID] = o
+			if prev, ok := latest[o.HookID]; !ok || !o.at.Before(prev.at) {
+				latest[o.HookID] = o
+			}
 			if !o.result.OK() && o.RetriesLeft > 0 {
 				if err := d.retry(ctx, tx, o); err != nil {
 					return err
@@ -485,8 +536,8 @@ func (d *Dispatcher) record(batch []outcome) error {
 				retried = true
 			}
 		}
-		for hookID, o := range latest {
-			if err := recordLastResponse(ctx, tx, hookID, o); err != nil {
+		for _, hookID := range slices.Sorted(maps.Keys(latest)) {
+			if err := recordLastResponse(ctx, tx, hookID, latest[hookID]); err != nil {
 				return err
 			}
 		}
