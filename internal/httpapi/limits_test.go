@@ -138,3 +138,66 @@ func TestBodyLimitRefusesLongContentLengthUnread(t *testing.T) {
 	apptest.Must(t, "read body", err)
 	want413(t, "Content-Length of 1 GiB", resp.StatusCode, resp.Header, string(body), httpapi.DefaultMaxBody)
 }
+
+// TestLargeBodiesAreAdmittedWithinTheBudget sends more concurrent
+// requests with bodies over DefaultMaxBody than httpapi.LargeBodyBudget
+// holds, to a route that accepts them and whose handler waits: at most
+// budget/size of them are in the handler at once, the others wait and
+// are served after; requests within DefaultMaxBody are never held back.
+func TestLargeBodiesAreAdmittedWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
+	apptest.Must(t, "open store", err)
+	t.Cleanup(func() { db.Close() })
+	const size = 4 << 20
+	inHandler, release := make(chan int64, 64), make(chan struct{})
+	wait := func(w http.ResponseWriter, r *http.Request) error {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			return err
+		}
+		inHandler <- n
+		<-release
+		httpapi.NoContent(w)
+		return nil
+	}
+	public := auth.Rule{Public: true}
+	routes := []httpapi.Route{{Method: "POST", Pattern: "/batch", Auth: public, Handle: wait, MaxBody: size}}
+	srv, err := httpapi.NewServer(httpapi.Config{BaseURL: testBaseURL}, &auth.Authenticator{DB: db}, &access.Guard{DB: db}, httpapi.NewMetrics(), routes)
+	apptest.Must(t, "new server", err)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	admitted := httpapi.LargeBodyBudget / size
+	done := make(chan int, admitted+3)
+	send := func(n int) {
+		resp, err := http.Post(ts.URL+"/batch", "application/json", strings.NewReader(strings.Repeat("x", n)))
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}
+	for range admitted + 2 {
+		go send(size)
+	}
+	for range admitted {
+		<-inHandler
+	}
+	go send(1 << 10) // a small body passes the waiting large ones
+	if n := <-inHandler; n != 1<<10 {
+		t.Fatalf("a %d-byte body reached the handler while the budget was spent; want only the small one", n)
+	}
+	select {
+	case n := <-inHandler:
+		t.Fatalf("a %d-byte body was admitted beyond the budget of %d bodies", n, admitted)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	for range admitted + 3 {
+		if status := <-done; status != http.StatusNoContent {
+			t.Fatalf("status %d, want 204", status)
+		}
+	}
+}

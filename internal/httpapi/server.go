@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 )
@@ -77,6 +79,9 @@ type Server struct {
 	metrics *Metrics
 	routes  []Route
 	buffers bufferPool // bodies of buffered GET responses
+	// largeBodies admits the bodies over DefaultMaxBody of routes that
+	// accept them, LargeBodyBudget bytes at once (see admitLargeBody).
+	largeBodies *semaphore.Weighted
 }
 
 // RequestIDHeader carries every response's request id.
@@ -89,7 +94,7 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 		cfg.Now = time.Now
 	}
 	s = &Server{cfg: cfg, mux: http.NewServeMux(), authn: authn, guard: guard,
-		limiter: NewRateLimiter(cfg.Now), metrics: metrics}
+		limiter: NewRateLimiter(cfg.Now), metrics: metrics, largeBodies: semaphore.NewWeighted(LargeBodyBudget)}
 	defer func() {
 		if p := recover(); p != nil { // ServeMux panics on conflicting patterns
 			err = fmt.Errorf("route table: %v", p)
@@ -243,10 +248,46 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 			return
 		}
 		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+		admitted, err := s.admitLargeBody(r, maxBody)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if admitted > 0 {
+			defer s.largeBodies.Release(admitted)
+		}
 		if err := s.authorizeAndServe(w, r, rt); err != nil {
 			WriteError(w, r, err)
 		}
 	})
+}
+
+// LargeBodyBudget is how many bytes of request bodies over DefaultMaxBody
+// the server admits at once, across the routes whose MaxBody allows them
+// (artifact cluster batches): a request beyond it waits until earlier
+// ones finish, so that a burst of maximum-size batches, whose handling
+// takes several times their size in memory, cannot take the server's
+// memory with it. Bodies within DefaultMaxBody are never held back.
+const LargeBodyBudget = 16 << 20
+
+// admitLargeBody waits until the request's body fits the large-body
+// budget and returns the weight to release when the request is done (0
+// for a body within DefaultMaxBody, or a route that accepts no more). A
+// body of unknown length (chunked) counts as the route's limit. It fails
+// only when the client goes away while waiting.
+func (s *Server) admitLargeBody(r *http.Request, limit int64) (int64, error) {
+	n := r.ContentLength
+	if n < 0 {
+		n = limit
+	}
+	if limit <= DefaultMaxBody || n <= DefaultMaxBody {
+		return 0, nil
+	}
+	n = min(n, LargeBodyBudget)
+	if err := s.largeBodies.Acquire(r.Context(), n); err != nil {
+		return 0, apierr.New(http.StatusServiceUnavailable, "The request was cancelled while waiting for other large requests to finish.")
+	}
+	return n, nil
 }
 
 // authorizeAndServe enforces the route's rule, resolves its target and
