@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -82,13 +81,11 @@ func runCrashPushes(ctx context.Context, args []string) error {
 	}
 	defer setup.close()
 	rcv := newReceiver("bench-secret")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	hookURL, stopReceiver, err := serveReceiver(rcv)
 	if err != nil {
 		return err
 	}
-	receiverServer := &http.Server{Handler: rcv}
-	go func() { _ = receiverServer.Serve(ln) }()
-	defer receiverServer.Close()
+	defer stopReceiver()
 
 	f := &fleet{setup: setup, extra: []string{"--webhook-allowed-hosts", "loopback", "--webhook-timeout", "2s"}}
 	defer f.stop()
@@ -98,7 +95,7 @@ func runCrashPushes(ctx context.Context, args []string) error {
 	}
 	f.srv = []*server{srv}
 	client := &http.Client{Timeout: 30 * time.Second}
-	if _, err := createHooks(ctx, client, f.url(0), setup.fx, "http://"+ln.Addr().String()+"/hook", "push", 1); err != nil {
+	if _, err := createHooks(ctx, client, f.url(0), setup.fx, hookURL, "push", 1); err != nil {
 		return err
 	}
 	if err := rcv.awaitPings(ctx, 1, 30*time.Second); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -128,13 +127,11 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 
 	rcv := newReceiver("bench-secret")
 	rcv.delay.Store(int64(*delay))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	hookURL, stopReceiver, err := serveReceiver(rcv)
 	if err != nil {
 		return err
 	}
-	receiverServer := &http.Server{Handler: rcv}
-	go func() { _ = receiverServer.Serve(ln) }()
-	defer receiverServer.Close()
+	defer stopReceiver()
 
 	// A short timeout keeps the lease (timeout + 10 s) and so the drain short.
 	f := &fleet{setup: setup, extra: []string{"--webhook-allowed-hosts", "loopback", "--webhook-timeout", "2s"}}
@@ -147,7 +144,7 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 		f.srv = append(f.srv, srv)
 	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers * 2}}
-	if _, err := createHooks(ctx, client, f.url(0), setup.fx, "http://"+ln.Addr().String()+"/hook", "repository", *hooks); err != nil {
+	if _, err := createHooks(ctx, client, f.url(0), setup.fx, hookURL, "repository", *hooks); err != nil {
 		return err
 	}
 	if err := rcv.awaitPings(ctx, *hooks, 30*time.Second); err != nil {

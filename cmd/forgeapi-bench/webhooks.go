@@ -96,13 +96,11 @@ func runWebhooks(ctx context.Context, args []string) error {
 		b.dataDir = dir
 	}
 	rcv := newReceiver("bench-secret")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	hookURL, stopReceiver, err := serveReceiver(rcv)
 	if err != nil {
 		return err
 	}
-	receiverServer := &http.Server{Handler: rcv}
-	go func() { _ = receiverServer.Serve(ln) }()
-	defer receiverServer.Close()
+	defer stopReceiver()
 
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -116,7 +114,7 @@ func runWebhooks(ctx context.Context, args []string) error {
 		return fmt.Errorf("fixture: %w", err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: b.workers * 2}}
-	hookIDs, err := b.createHooks(ctx, client, m.URL(), fx, "http://"+ln.Addr().String()+"/hook")
+	hookIDs, err := b.createHooks(ctx, client, m.URL(), fx, hookURL)
 	if err != nil {
 		return err
 	}
@@ -332,6 +330,18 @@ type receiver struct {
 	changed       chan struct{}
 	duplicates    atomic.Int64
 	badSignatures atomic.Int64
+}
+
+// serveReceiver serves rcv on a port of 127.0.0.1 and returns the URL
+// hooks deliver to, and the function that stops it.
+func serveReceiver(rcv *receiver) (hookURL string, stop func() error, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: rcv}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/hook", srv.Close, nil
 }
 
 func newReceiver(secret string) *receiver {
