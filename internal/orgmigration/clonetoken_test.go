@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,6 +87,15 @@ func TestTempCloneToken(t *testing.T) {
 	other := f.env.GitURL(f.org.Login, "other", "x-access-token", token)
 	if out, err := apptest.TryGit(t, dir, "clone", "-q", other, "other"); err == nil {
 		t.Errorf("the token of secret cloned other:\n%s", out)
+	}
+
+	// The repository is bound by the MAC: naming another one in the token breaks it.
+	otherRepo := repoByName(t, f, "other")
+	parts := strings.Split(token, "_")
+	parts[1] = strconv.FormatInt(otherRepo.ID, 36)
+	forged := f.env.GitURL(f.org.Login, "other", "x-access-token", strings.Join(parts, "_"))
+	if out, err := apptest.TryGit(t, dir, "clone", "-q", forged, "forged"); err == nil {
+		t.Errorf("a token edited to name other cloned it:\n%s", out)
 	}
 
 	for _, path := range []string{"/user", "/repos/" + f.org.Login + "/secret", "/orgs/" + f.org.Login} {
