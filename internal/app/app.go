@@ -205,10 +205,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
-	if a.Secrets, err = openSecretBox(cfg); err != nil {
+	serverKey, err := loadSecretKey(cfg)
+	if err == nil {
+		a.Secrets, err = secretbox.New(serverKey)
+	}
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	cloneTokens := auth.NewCloneTokens(serverKey, cfg.Now)
 	if _, err := auth.SealPlainTOTPSecrets(ctx, db, a.Secrets); err != nil {
 		db.Close()
 		return nil, err
@@ -219,7 +224,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets, Clone: cloneTokens}
 	if cfg.LookupCacheTTL >= 0 {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
@@ -249,6 +254,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
 	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
+	a.Migrations.CloneTokens = cloneTokens
 	return a, nil
 }
 
@@ -449,10 +455,10 @@ func (m *Main) startWebhookWorkers(ctx context.Context) {
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 }
 
-// openSecretBox returns the box that seals webhook secrets and TOTP
-// seeds: with the configured key, or with DATA/webhook.key (created on
-// first start).
-func openSecretBox(cfg Config) (*secretbox.Box, error) {
+// loadSecretKey returns the server's secret key, which seals webhook
+// secrets and TOTP seeds and keys the clone tokens: the configured key,
+// or DATA/webhook.key (created on first start).
+func loadSecretKey(cfg Config) ([]byte, error) {
 	var key []byte
 	var err error
 	if cfg.Webhooks.SecretKey != "" {
@@ -463,7 +469,7 @@ func openSecretBox(cfg Config) (*secretbox.Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret key: %w", err)
 	}
-	return secretbox.New(key)
+	return key, nil
 }
 
 // Handler is the server's HTTP handler (every route and middleware), for

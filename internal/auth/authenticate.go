@@ -26,6 +26,8 @@ type Authenticator struct {
 	Tokens *TokenCache
 	// Limits bound failed password and one-time-password attempts.
 	Limits LoginLimits
+	// Clone verifies clone tokens (KindClone); nil refuses them.
+	Clone *CloneTokens
 }
 
 // TokenCache caches what a token authenticates as, by the token's hash,
@@ -81,7 +83,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 		if !ok {
 			return nil, ErrBadCredentials()
 		}
-		if LooksLikeToken(secret) {
+		if LooksLikeToken(secret) || looksLikeCloneToken(secret) {
 			return a.byToken(ctx, secret)
 		}
 		return a.byPassword(ctx, login, secret, ClientAddress(r))
@@ -171,6 +173,9 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if token == "" {
 		return nil, ErrBadCredentials()
 	}
+	if looksLikeCloneToken(token) {
+		return a.byCloneToken(ctx, token)
+	}
 	sum := sha256.Sum256([]byte(token))
 	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, HashToken(token)) }
 	var rec *tokenRecord
@@ -191,6 +196,26 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	}
 	acct, t := rec.account, rec.token // the request's own copies
 	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
+}
+
+// byCloneToken authenticates a clone token as its user, with a Token of
+// KindClone that selects its one repository.
+func (a *Authenticator) byCloneToken(ctx context.Context, token string) (*Principal, error) {
+	claims, ok := a.Clone.verify(token)
+	if !ok {
+		return nil, ErrBadCredentials()
+	}
+	var acct Account
+	err := a.DB.QueryRowContext(ctx, `SELECT id, login, type, site_admin FROM accounts WHERE id = $1`,
+		claims.userID).Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+	if err != nil {
+		if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+			return nil, ErrBadCredentials()
+		}
+		return nil, err
+	}
+	t := &Token{Kind: KindClone, RepositoryIDs: []int64{claims.repoID}}
+	return &Principal{Account: &acct, Method: MethodToken, Token: t}, nil
 }
 
 // lookUpToken reads the token with the hash (see HashToken) and its account; a token

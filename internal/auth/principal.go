@@ -84,7 +84,13 @@ func (p *Principal) FineGrained() bool {
 
 // ScopeBased reports whether the principal uses a classic or OAuth token.
 func (p *Principal) ScopeBased() bool {
-	return p != nil && p.Token != nil && !p.Token.FineGrained()
+	return p != nil && p.Token != nil && (p.Token.Kind == KindClassic || p.Token.Kind == KindOAuth)
+}
+
+// CloneOnly reports whether the principal uses a clone token (KindClone):
+// it may only clone the one repository the token selects.
+func (p *Principal) CloneOnly() bool {
+	return p != nil && p.Token != nil && p.Token.Kind == KindClone
 }
 
 // CacheKey distinguishes callers whose responses may differ, for ETags.

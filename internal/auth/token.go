@@ -21,7 +21,22 @@ const (
 	KindFineGrained  Kind = "fine_grained" // fine-grained personal access token (permissions)
 	KindInstallation Kind = "installation" // app installation token, acts as a bot (permissions)
 	KindAppUser      Kind = "app_user"     // app user-to-server token (permissions)
+	// KindClone is a migration's temp_clone_token: it clones one
+	// repository over git HTTP and is good for nothing else (see
+	// CloneTokens). It is derived, never stored.
+	KindClone Kind = "clone"
 )
+
+// API reports whether tokens of the kind may call the REST API. Only
+// the kinds listed here may: a kind added later is refused by every API
+// route until it is added.
+func (k Kind) API() bool {
+	switch k {
+	case KindClassic, KindOAuth, KindFineGrained, KindInstallation, KindAppUser:
+		return true
+	}
+	return false
+}
 
 // tokenPrefixes gives each kind its prefix, so that a token's kind is seen
 // at a glance and secret scanners can find leaked ones.

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -151,6 +152,9 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 	if err != nil {
 		return nil, err
 	}
+	if p.CloneOnly() {
+		return repo, authorizeClone(p, repo, role, service)
+	}
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
@@ -164,6 +168,22 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 		return repo, nil
 	}
 	return repo, h.authorizePush(p, repo, role)
+}
+
+// authorizeClone lets a clone token (a migration's temp_clone_token)
+// fetch from its one repository, while its user still has admin rights
+// on it; it pushes nowhere.
+func authorizeClone(p *auth.Principal, repo *repos.Repository, role auth.Role, service githttp.Service) error {
+	if !slices.Contains(p.Token.RepositoryIDs, repo.ID) || role < auth.RoleAdmin {
+		return apierr.NotFound()
+	}
+	if err := access.SAMLRefusal(p, repo.Owner); err != nil {
+		return err
+	}
+	if service != githttp.ServiceUploadPack {
+		return apierr.Forbidden("Permission to %s denied to %s: a clone token is read-only.", repo.FullName(), p.Account.Login)
+	}
+	return nil
 }
 
 func (h *Handler) authorizePush(p *auth.Principal, repo *repos.Repository, role auth.Role) error {

@@ -216,6 +216,11 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		w.Header()[VersionSelectedHeader] = []string{version}
 		var ctx context.Context = rc
 		p, err := s.authn.Authenticate(ctx, r)
+		if err == nil && p.Token != nil && !p.Token.Kind.API() {
+			// A token of a kind made for something else (a clone token
+			// is for git) authenticates nobody here, on every route.
+			err = auth.ErrBadCredentials()
+		}
 		if err == nil && rt.Auth.OTP {
 			err = s.authn.CheckOTP(ctx, p, otpCode(r))
 		}

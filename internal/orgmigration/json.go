@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -161,7 +162,8 @@ func (rd renderer) migration(ctx context.Context, org *accounts.Account, m *Migr
 
 // repositories renders repository objects in the shape of the request's
 // API version: full repository objects, or simple ones from 2026-03-10.
-// The caller is an organization owner, hence the admin permissions.
+// The caller is an organization owner, hence the admin permissions; full
+// objects carry the caller's temp_clone_token (see cloneToken).
 func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (any, error) {
 	full := make([]repos.JSON, 0, len(list))
 	for _, r := range list {
@@ -169,7 +171,13 @@ func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (
 		if err != nil {
 			return nil, err
 		}
-		full = append(full, repos.ToJSON(rd.base, r, st, auth.RoleAdmin))
+		j := repos.ToJSON(rd.base, r, st, auth.RoleAdmin)
+		token, err := rd.cloneToken(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		j.TempCloneToken = &token
+		full = append(full, j)
 	}
 	if rd.version != httpapi.Version20260310 {
 		return full, nil
@@ -179,4 +187,23 @@ func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (
 		simple = append(simple, toSimpleRepository(j))
 	}
 	return simple, nil
+}
+
+// cloneToken returns the temp_clone_token of the repository for the
+// request's caller: a clone token (auth.CloneTokens) when the caller's
+// credentials give admin rights on the repository and could read its
+// contents themselves (a classic token without the repo scope gets none
+// for a private repository), "" otherwise. Tokens are derived, not
+// stored, so rendering a migration writes nothing.
+func (rd renderer) cloneToken(ctx context.Context, repo *repos.Repository) (string, error) {
+	p := auth.PrincipalFrom(ctx)
+	if rd.svc.CloneTokens == nil || p.Anonymous() || p.FineGrained() {
+		return "", nil
+	}
+	role, err := access.RepoRole(ctx, rd.q, p, repo)
+	if err != nil || role < auth.RoleAdmin {
+		return "", err
+	}
+	token, _ := rd.svc.CloneTokens.Mint(repo.ID, p.Account.ID)
+	return token, nil
 }

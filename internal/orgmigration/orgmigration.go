@@ -21,6 +21,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -46,6 +47,9 @@ type Service struct {
 	Blobs  blob.Store
 	Now    func() time.Time // clock; nil means time.Now
 	Logger *slog.Logger     // nil means slog.Default()
+	// CloneTokens mints the temp_clone_token of the repositories shown
+	// to callers with admin rights on them; nil shows "".
+	CloneTokens *auth.CloneTokens
 
 	wake chan struct{}
 }
