@@ -42,8 +42,9 @@ type crashPushesReport struct {
 	HookDuplicated int64 `json:"hook_duplicated"`
 	BadSignatures  int64 `json:"bad_signatures"`
 	// GitLeftAfterKill counts the server's git processes still running
-	// just after each kill (once the client's push ended); GitLeftAtEnd
-	// those running when the tool ends.
+	// gitGrace after each kill (once the client's push ended: a killed
+	// process group takes a moment to go); GitLeftAtEnd those running
+	// when the tool ends.
 	GitLeftAfterKill int      `json:"git_processes_left_after_kills"`
 	GitLeftAtEnd     int      `json:"git_processes_left_at_end"`
 	GitLeftExamples  []string `json:"git_processes_left_examples,omitempty"`
@@ -145,7 +146,7 @@ func runCrashPushes(ctx context.Context, args []string) error {
 			}
 			if kill {
 				progress("run %d: killed during push %d (%d acknowledged, %d cut off so far)", run+1, n, len(acked), len(cut))
-				for _, p := range gitProcesses(setup.dataDir) {
+				for _, p := range gitProcessesAfter(setup.dataDir, gitGrace) {
 					if !leftSeen[p] {
 						leftSeen[p] = true
 						rep.GitLeftAfterKill++
@@ -214,6 +215,20 @@ func runCrashPushes(ctx context.Context, args []string) error {
 	rep.GitLeftAtEnd = len(gitProcesses(setup.dataDir))
 	rep.ElapsedSec = time.Since(start).Seconds()
 	return printJSON(rep)
+}
+
+// gitGrace is how long after a kill the server's git processes may take
+// to go before they count as left behind.
+const gitGrace = 10 * time.Second
+
+// gitProcessesAfter returns the git processes of dataDir still running
+// when grace has passed, or none as soon as there are none.
+func gitProcessesAfter(dataDir string, grace time.Duration) []string {
+	left := gitProcesses(dataDir)
+	for end := time.Now().Add(grace); len(left) > 0 && time.Now().Before(end); left = gitProcesses(dataDir) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return left
 }
 
 // pushEventHeads counts the PushEvents of the repository's feed by head
