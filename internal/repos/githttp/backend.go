@@ -76,11 +76,16 @@ func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadC
 		_ = rc.EnableFullDuplex()
 	}
 	fed := make(chan struct{})
-	go func() {
-		defer close(fed)
-		_, _ = io.Copy(stdin, c.r.Body) // EPIPE when git stops reading: its answer says why
+	if c.r.Body == nil || c.r.Body == http.NoBody {
 		_ = stdin.Close()
-	}()
+		close(fed)
+	} else {
+		go func() {
+			defer close(fed)
+			_, _ = io.Copy(stdin, c.r.Body) // EPIPE when git stops reading: its answer says why
+			_ = stdin.Close()
+		}()
+	}
 	relayErr := c.relay(rc, stdout)
 	if c.s.idleTimeout > 0 {
 		_ = rc.SetWriteDeadline(time.Time{}) // the connection may serve more requests
@@ -90,16 +95,39 @@ func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadC
 	// yet), so its id cannot have been reused.
 	_ = killGroup(cmd.Process.Pid)
 	waitErr := cmd.Wait()
-	select {
-	case <-fed:
-	default:
-		// The body reader is blocked on a client that stopped sending: unblock it,
-		// the handler must not return while it reads r.Body.
+	// The handler must not return while the goroutine reads r.Body. It ends
+	// by itself once the body is read; only a client that stopped sending
+	// needs unblocking, with a read deadline in the past. That deadline
+	// fails the connection's background read too, which cancels the
+	// context of every later request on the connection: so never for a
+	// body that is merely still being copied (git answered first).
+	if !waitClosed(fed, bodyGrace) {
 		_ = rc.SetReadDeadline(time.Now())
 		<-fed
 	}
 	if relayErr != nil && c.r.Context().Err() == nil {
 		c.s.logger.WarnContext(c.r.Context(), "githttp: git http-backend", "repo", c.req.RepoDir, "err", relayErr, "exit", waitErr)
+	}
+}
+
+// bodyGrace is how long a finished backend call waits for the request
+// body's copy to end before it treats the client as stalled.
+const bodyGrace = 2 * time.Second
+
+// waitClosed reports whether ch is closed within d.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+		return false
 	}
 }
 

@@ -660,3 +660,28 @@ func TestMalformedRequestBodies(t *testing.T) {
 	b := newClient(t, "b")
 	b.git("clone", "-q", h.url, b.dir)
 }
+
+// TestKeepAliveConnectionServesManyRequests sends info/refs requests one
+// after another over one kept-alive connection: each must be served. (A
+// read deadline forced on the connection to stop copying a request body
+// that had in fact ended failed the connection's background read, which
+// cancelled the context of every later request on it: git then got a
+// 500 for its push.)
+func TestKeepAliveConnectionServesManyRequests(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	transport := &http.Transport{MaxConnsPerHost: 1}
+	t.Cleanup(transport.CloseIdleConnections)
+	client := &http.Client{Transport: transport}
+	for i := range 200 {
+		resp, err := client.Get(h.url + "/info/refs?service=git-upload-pack")
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d on the kept-alive connection: status %d", i, resp.StatusCode)
+		}
+	}
+}
