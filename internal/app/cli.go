@@ -202,6 +202,8 @@ func (c *cli) serveCommand() *cobra.Command {
 		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
 	f.StringVar(&cfg.Webhooks.AllowedHosts, "webhook-allowed-hosts", envOr("FORGEAPI_WEBHOOK_ALLOWED_HOSTS", "external"),
 		"comma-separated webhook destinations allowed: external, loopback, private, CIDRs, host globs (*.example.com) or * (env FORGEAPI_WEBHOOK_ALLOWED_HOSTS)")
+	f.StringVar((*string)(&cfg.Webhooks.HeaderNames), "webhook-header-names", envOr("FORGEAPI_WEBHOOK_HEADER_NAMES", "both"),
+		"names of the delivery headers: service (X-Service-*), platform (X-GitHub-*, which receivers' libraries route on) or both (env FORGEAPI_WEBHOOK_HEADER_NAMES)")
 	f.StringVar(&hookTimeout, "webhook-timeout", envOr("FORGEAPI_WEBHOOK_TIMEOUT", "10s"),
 		"timeout of one webhook delivery (env FORGEAPI_WEBHOOK_TIMEOUT)")
 	f.StringVar(&hookRetries, "webhook-retries", envOr("FORGEAPI_WEBHOOK_RETRIES", "0"),
@@ -318,6 +320,9 @@ func parseWebhookFlags(cfg *webhooks.Config, timeout, retries, rateLimit, retent
 	}
 	if _, err := hookshot.ParseAllowList(cfg.AllowedHosts); err != nil {
 		return fmt.Errorf("--webhook-allowed-hosts: %w", err)
+	}
+	if cfg.HeaderNames, err = hookshot.ParseHeaderNames(string(cfg.HeaderNames)); err != nil {
+		return fmt.Errorf("--webhook-header-names: %w", err)
 	}
 	return nil
 }

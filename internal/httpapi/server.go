@@ -84,8 +84,13 @@ type Server struct {
 	largeBodies *semaphore.Weighted
 }
 
-// RequestIDHeader carries every response's request id.
-const RequestIDHeader = "X-Service-Request-Id"
+// RequestIDHeader carries every response's request id, and so does
+// PlatformRequestIDHeader, the platform's name, which clients log
+// (octokit's "id" of a request).
+const (
+	RequestIDHeader         = "X-Service-Request-Id"
+	PlatformRequestIDHeader = "X-Github-Request-Id" // X-GitHub-Request-Id, canonical
+)
 
 // NewServer returns a server for the routes. It fails when two routes
 // collide or a pattern is malformed.
@@ -178,7 +183,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.begin()
 	requestID := newRequestID()
-	w.Header()[RequestIDHeader] = []string{requestID}
+	ids := []string{requestID}
+	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {

@@ -84,7 +84,8 @@ func NewDispatcher(s *Service) *Dispatcher {
 		s.logger().Error("webhook allow list; using the default", "err", err)
 		allow = hookshot.DefaultAllowList()
 	}
-	sender := hookshot.NewSender(hookshot.Config{Timeout: s.Config.Timeout, Allow: allow, Resolver: s.Config.Resolver})
+	sender := hookshot.NewSender(hookshot.Config{Timeout: s.Config.Timeout, Allow: allow, Resolver: s.Config.Resolver,
+		HeaderNames: s.Config.HeaderNames})
 	timeout := s.Config.Timeout
 	if timeout <= 0 {
 		timeout = hookshot.DefaultTimeout

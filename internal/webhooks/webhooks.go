@@ -37,6 +37,9 @@ const (
 
 // Config configures webhook delivery. Zero fields take their defaults.
 type Config struct {
+	// HeaderNames chooses the delivery headers' names: the spec's
+	// X-Service-*, the platform's X-GitHub-*, or both (default).
+	HeaderNames hookshot.HeaderNames
 	// AllowedHosts is the destination allow list (hookshot.ParseAllowList):
 	// "external" (default), "loopback", "private", CIDRs, host globs, "*".
 	AllowedHosts string

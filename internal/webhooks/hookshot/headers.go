@@ -23,13 +23,25 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) requestHead
 	h := requestHeaders{
 		{Name: "Accept", Value: "*/*"},
 		{Name: "User-Agent", Value: "Service-Hookshot/" + s.cfg.Version},
-		{Name: HeaderDelivery, Value: req.DeliveryGUID},
-		{Name: HeaderEvent, Value: req.Event},
-		{Name: HeaderHookID, Value: strconv.FormatInt(req.HookID, 10)},
-		{Name: HeaderInstallationTargetID, Value: strconv.FormatInt(req.TargetID, 10)},
-		{Name: HeaderInstallationTargetType, Value: string(req.TargetType)},
-		{Name: "content-type", Value: mediaType},
 	}
+	hookID, targetID := strconv.FormatInt(req.HookID, 10), strconv.FormatInt(req.TargetID, 10)
+	if s.cfg.HeaderNames != HeaderNamesPlatform {
+		h = append(h,
+			headerField{Name: HeaderDelivery, Value: req.DeliveryGUID},
+			headerField{Name: HeaderEvent, Value: req.Event},
+			headerField{Name: HeaderHookID, Value: hookID},
+			headerField{Name: HeaderInstallationTargetID, Value: targetID},
+			headerField{Name: HeaderInstallationTargetType, Value: string(req.TargetType)})
+	}
+	if s.cfg.HeaderNames != HeaderNamesService {
+		h = append(h,
+			headerField{Name: PlatformHeaderDelivery, Value: req.DeliveryGUID},
+			headerField{Name: PlatformHeaderEvent, Value: req.Event},
+			headerField{Name: PlatformHeaderHookID, Value: hookID},
+			headerField{Name: PlatformHeaderInstallationTargetID, Value: targetID},
+			headerField{Name: PlatformHeaderInstallationTargetType, Value: string(req.TargetType)})
+	}
+	h = append(h, headerField{Name: "content-type", Value: mediaType})
 	if sigs, ok := Sign(body, req.Secret); ok {
 		h = append(h, headerField{Name: HeaderSignature, Value: sigs.SHA1}, headerField{Name: HeaderSignature256, Value: sigs.SHA256})
 	}

@@ -32,6 +32,38 @@ const (
 	HeaderInstallationTargetType = "X-Service-Hook-Installation-Target-Type"
 )
 
+// The platform's names of the same headers, which receivers' libraries
+// route on (go-github's WebHookType, @octokit/webhooks).
+const (
+	PlatformHeaderDelivery               = "X-GitHub-Delivery"
+	PlatformHeaderEvent                  = "X-GitHub-Event"
+	PlatformHeaderHookID                 = "X-GitHub-Hook-ID"
+	PlatformHeaderInstallationTargetID   = "X-GitHub-Hook-Installation-Target-ID"
+	PlatformHeaderInstallationTargetType = "X-GitHub-Hook-Installation-Target-Type"
+)
+
+// HeaderNames says which names the delivery headers are sent under.
+type HeaderNames string
+
+// The header name sets: the spec's X-Service-* names, the platform's
+// X-GitHub-* names, or both (the default).
+const (
+	HeaderNamesService  HeaderNames = "service"
+	HeaderNamesPlatform HeaderNames = "platform"
+	HeaderNamesBoth     HeaderNames = "both"
+)
+
+// ParseHeaderNames checks a --webhook-header-names value ("" is both).
+func ParseHeaderNames(s string) (HeaderNames, error) {
+	switch n := HeaderNames(s); n {
+	case "":
+		return HeaderNamesBoth, nil
+	case HeaderNamesService, HeaderNamesPlatform, HeaderNamesBoth:
+		return n, nil
+	}
+	return "", fmt.Errorf("want service, platform or both, not %q", s)
+}
+
 // TargetType is the kind of object a hook is installed on.
 type TargetType string
 
@@ -53,6 +85,9 @@ type Config struct {
 	// MaxResponseBytes is how much of the response body is kept in the
 	// Result; the rest is discarded. Default 64 KiB.
 	MaxResponseBytes int64
+	// HeaderNames chooses the names of the delivery, event, hook and
+	// installation target headers. Default HeaderNamesBoth.
+	HeaderNames HeaderNames
 	// Version goes into the user agent, "Service-Hookshot/<Version>".
 	// Default "1".
 	Version string
@@ -68,6 +103,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	if c.HeaderNames == "" {
+		c.HeaderNames = HeaderNamesBoth
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}

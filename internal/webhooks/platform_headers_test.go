@@ -1,0 +1,136 @@
+package webhooks_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+	"forgeapi/internal/webhooks/hookshot"
+)
+
+// platformReceiver is a receiver written as integrations are, with
+// go-github's webhook helpers: it validates the signature, routes on
+// WebHookType (X-GitHub-Event) and parses the payload into its type.
+type platformReceiver struct {
+	mu     sync.Mutex
+	parsed []any
+	ids    []string
+	failed []string
+}
+
+func (p *platformReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	payload, err := github.ValidatePayload(r, []byte("topsecret"))
+	if err == nil {
+		var event any
+		if event, err = github.ParseWebHook(github.WebHookType(r), payload); err == nil {
+			p.mu.Lock()
+			p.parsed, p.ids = append(p.parsed, event), append(p.ids, github.DeliveryID(r))
+			p.mu.Unlock()
+			return
+		}
+	}
+	p.mu.Lock()
+	p.failed = append(p.failed, err.Error())
+	p.mu.Unlock()
+	http.Error(w, err.Error(), http.StatusBadRequest)
+}
+
+func (p *platformReceiver) wait(t *testing.T, n int) []any {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		parsed, failed := append([]any(nil), p.parsed...), len(p.failed)
+		p.mu.Unlock()
+		if failed > 0 || len(parsed) >= n {
+			break
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.failed) > 0 || len(p.parsed) < n {
+		t.Fatalf("receiver parsed %d events, want %d; failures %v", len(p.parsed), n, p.failed)
+	}
+	return p.parsed
+}
+
+// TestDeliveriesCarryPlatformHeaderNames: by default deliveries carry the
+// platform's X-GitHub-* headers beside the spec's X-Service-* ones, so a
+// go-github receiver routes and parses them (ping, repository), and the
+// delivery log records both; API responses carry X-GitHub-Request-Id
+// beside X-Service-Request-Id. With --webhook-header-names service only
+// the spec's names are sent.
+func TestDeliveriesCarryPlatformHeaderNames(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo", "admin:repo_hook")
+	client := env.Client(token)
+	rc := &platformReceiver{}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	hook := hookOn(t, client, "octo", "widgets", srv.URL, "json", "topsecret", "repository")
+	editDescription(t, env, token, "octo/widgets", "new words")
+	var pings, edits int // deliveries may arrive in either order
+	for _, e := range rc.wait(t, 2) {
+		switch e := e.(type) {
+		case *github.PingEvent:
+			pings++
+		case *github.RepositoryEvent:
+			if e.GetAction() == "edited" && e.GetRepo().GetFullName() == "octo/widgets" {
+				edits++
+			}
+		}
+	}
+	if pings != 1 || edits != 1 {
+		t.Errorf("go-github parsed %d pings and %d edited repository events, want 1 and 1", pings, edits)
+	}
+	list := loggedDeliveries(t, client, "octo", "widgets", hook.GetID(), 2)
+	detail, _, err := client.Repositories.GetHookDelivery(apptest.Ctx(), "octo", "widgets", hook.GetID(), list[0].GetID())
+	apptest.Must(t, "delivery detail", err)
+	headers := detail.GetRequest().Headers
+	for _, name := range []string{"X-GitHub-Event", "X-Service-Event", "X-GitHub-Delivery", "X-Service-Delivery", "X-GitHub-Hook-ID",
+		"X-GitHub-Hook-Installation-Target-ID", "X-GitHub-Hook-Installation-Target-Type"} {
+		if headers[name] == "" {
+			t.Errorf("delivery log lacks %s: %v", name, headers)
+		}
+	}
+	if headers["X-GitHub-Delivery"] != detail.GetGUID() || headers["X-GitHub-Event"] != "repository" {
+		t.Errorf("logged platform headers %v for delivery %s", headers, detail.GetGUID())
+	}
+
+	resp, _ := env.Do("GET", "/repos/octo/widgets", token, nil)
+	if id := resp.Header.Get("X-GitHub-Request-Id"); id == "" || id != resp.Header.Get("X-Service-Request-Id") {
+		t.Errorf("request ids: X-GitHub-Request-Id %q, X-Service-Request-Id %q", id, resp.Header.Get("X-Service-Request-Id"))
+	}
+
+	// Only the spec's names.
+	serviceOnly := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback", HeaderNames: hookshot.HeaderNamesService}))
+	got := make(chan http.Header, 1)
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case got <- r.Header.Clone():
+		default:
+		}
+	}))
+	t.Cleanup(plain.Close)
+	o2 := serviceOnly.User("octo")
+	serviceOnly.Repo(o2, "widgets")
+	hookOn(t, serviceOnly.Client(serviceOnly.Token(o2, "repo", "admin:repo_hook")), "octo", "widgets", plain.URL, "json", "")
+	select {
+	case h := <-got:
+		if h.Get("X-Service-Event") != "ping" || h.Get("X-GitHub-Event") != "" || h.Get("X-GitHub-Delivery") != "" {
+			t.Errorf("service names only: headers %v", h)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no ping delivery")
+	}
+}
