@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/githost"
+	"forgeapi/internal/repos"
 )
 
 // withImmediateRecovery lets the push recovery take push_log rows at
@@ -127,15 +128,8 @@ func TestRecoverPushAfterFailedRecording(t *testing.T) {
 // applied is recorded.
 func TestRecoverDropsUnappliedUpdate(t *testing.T) {
 	t.Parallel()
-	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
-	owner := env.User("octocat")
-	repo := env.Repo(owner, "hello")
-	token := env.Token(owner, "repo")
-	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
-	url := env.GitURL("octocat", "hello", "octocat", token)
-	apptest.Git(t, work, "push", url, "main")
-	first := headOf(t, work)
+	f := startRecovery(t)
+	rec, env, repo, work, url, first := f.rec, f.env, f.repo, f.work, f.url, f.first
 	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
 
 	// git runs pre-receive (which logs the push), creates feature, fails
@@ -175,15 +169,8 @@ func TestRecoverDropsUnappliedUpdate(t *testing.T) {
 // branch on before it ran; the later push is recorded once too.
 func TestRecoverPushMovedOnByLaterPush(t *testing.T) {
 	t.Parallel()
-	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
-	owner := env.User("octocat")
-	env.Repo(owner, "hello")
-	token := env.Token(owner, "repo")
-	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
-	url := env.GitURL("octocat", "hello", "octocat", token)
-	apptest.Git(t, work, "push", url, "main")
-	first := headOf(t, work)
+	f := startRecovery(t)
+	rec, env, work, url, first := f.rec, f.env, f.work, f.url, f.first
 
 	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
 	rec.Fail(true)
@@ -214,15 +201,8 @@ func TestRecoverPushMovedOnByLaterPush(t *testing.T) {
 // commit on the branch before it ran.
 func TestRecoverPushForcePushedOver(t *testing.T) {
 	t.Parallel()
-	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
-	owner := env.User("octocat")
-	env.Repo(owner, "hello")
-	token := env.Token(owner, "repo")
-	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
-	url := env.GitURL("octocat", "hello", "octocat", token)
-	apptest.Git(t, work, "push", url, "main")
-	first := headOf(t, work)
+	f := startRecovery(t)
+	rec, env, work, url, first := f.rec, f.env, f.work, f.url, f.first
 
 	second := apptest.Commit(t, work, "second", map[string]string{"a.txt": "a\n"})
 	rec.Fail(true)
@@ -252,15 +232,8 @@ func TestRecoverPushForcePushedOver(t *testing.T) {
 // updates.
 func TestRecoverBranchDeletedByLaterPush(t *testing.T) {
 	t.Parallel()
-	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
-	owner := env.User("octocat")
-	env.Repo(owner, "hello")
-	token := env.Token(owner, "repo")
-	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
-	url := env.GitURL("octocat", "hello", "octocat", token)
-	apptest.Git(t, work, "push", url, "main")
-	first := headOf(t, work)
+	f := startRecovery(t)
+	rec, env, work, url, first := f.rec, f.env, f.work, f.url, f.first
 
 	rec.Fail(true)
 	apptest.Git(t, work, "push", url, "main:refs/heads/feature")
@@ -277,6 +250,28 @@ func TestRecoverBranchDeletedByLaterPush(t *testing.T) {
 		t.Errorf("delete hooks: %d, want feature's", len(dels))
 	}
 	wantHeads(t, rec, first, first)
+}
+
+// recovery is a server whose push recovery runs at once, with its events
+// recorded in rec, and octocat/hello, whose main a work tree has pushed
+// its first commit to.
+type recovery struct {
+	rec              *apptest.Recorder
+	env              *apptest.Env
+	repo             *repos.Repository
+	work, url, first string
+}
+
+func startRecovery(t *testing.T) recovery {
+	t.Helper()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	owner := env.User("octocat")
+	repo := env.Repo(owner, "hello")
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	url := env.GitURL("octocat", "hello", "octocat", env.Token(owner, "repo"))
+	apptest.Git(t, work, "push", url, "main")
+	return recovery{rec: rec, env: env, repo: repo, work: work, url: url, first: headOf(t, work)}
 }
 
 func headOf(t *testing.T, work string) string {
