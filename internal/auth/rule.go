@@ -101,6 +101,12 @@ type Rule struct {
 	FineGrainedOnly bool
 	// PasswordOnly accepts only HTTP Basic with login and password.
 	PasswordOnly bool
+	// ClientCredentials marks a route an OAuth application calls with HTTP
+	// Basic client_id:client_secret (the application token endpoints):
+	// the Authorization header is not read as a user's credentials, the
+	// request reaches the handler as anonymous, and the handler checks the
+	// application's credentials itself.
+	ClientCredentials bool
 	// OTP requires a valid X-Service-OTP code from a password-authenticated
 	// user who has two-factor authentication set up.
 	OTP bool

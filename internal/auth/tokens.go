@@ -78,3 +78,21 @@ func joinScopes(s Scopes) string {
 	}
 	return out
 }
+
+// ResetToken gives the token with the id a new value of its kind and
+// returns it: the old value stops authenticating when q commits (the
+// token cache drops it with the write). Everything else about the token
+// stays. An unknown id is store.ErrNotFound.
+func ResetToken(ctx context.Context, q store.Q, id int64) (string, error) {
+	var kind string
+	if err := q.QueryRowContext(ctx, `SELECT kind FROM tokens WHERE id = $1`, id).Scan(&kind); err != nil {
+		return "", store.Normalize(err)
+	}
+	value := NewToken(Kind(kind))
+	_, err := q.ExecContext(ctx, `UPDATE tokens SET token_hash = $1, last_eight = $2, updated_at = $3 WHERE id = $4`,
+		HashToken(value), value[len(value)-8:], store.Now(), id)
+	if err != nil {
+		return "", store.Normalize(err)
+	}
+	return value, nil
+}

@@ -221,7 +221,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		rc.version = version
 		w.Header()[VersionSelectedHeader] = []string{version}
 		var ctx context.Context = rc
-		p, err := s.authn.Authenticate(ctx, r)
+		p, err := s.authenticate(ctx, r, rt.Auth)
 		if err == nil && p.Token != nil && !p.Token.Kind.API() {
 			// A token of a kind made for something else (a clone token
 			// is for git) authenticates nobody here, on every route.
@@ -392,11 +392,21 @@ func otpCode(r *http.Request) string {
 	return r.Header.Get("X-GitHub-OTP")
 }
 
+// authenticate returns the request's principal: anonymous for a route
+// whose caller is an application with client credentials (its handler
+// checks them), else who the Authorization header names.
+func (s *Server) authenticate(ctx context.Context, r *http.Request, rule auth.Rule) (*auth.Principal, error) {
+	if rule.ClientCredentials {
+		return &auth.Principal{}, nil
+	}
+	return s.authn.Authenticate(ctx, r)
+}
+
 // enforce checks what the rule says about the credentials themselves
 // (the one-time password is checked with them, before the rate limit);
 // the guard checks them against the target.
 func (s *Server) enforce(r *http.Request, p *auth.Principal, rule auth.Rule) error {
-	if p.Anonymous() && !rule.Public {
+	if p.Anonymous() && !rule.Public && !rule.ClientCredentials {
 		if !rule.Unauthorized401 {
 			return apierr.NotFound()
 		}

@@ -31,15 +31,15 @@ var basicOTP = auth.Rule{PasswordOnly: true, OTP: true, Unauthorized401: true}
 // documents no 401: anonymous callers get a 404.
 var basicOTPNo401 = auth.Rule{PasswordOnly: true, OTP: true}
 
-// Routes is the grants and authorizations route table.
+// Routes is the grants and authorizations route table, with the
+// application token endpoints (see applicationRoutes).
 func (h *Handler) Routes() []httpapi.Route {
+	routes := h.applicationRoutes()
 	if h.Removed {
-		return []httpapi.Route{
-			{Method: "POST", Pattern: "/authorizations", Handle: h.gone,
-				Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
-		}
+		return append(routes, httpapi.Route{Method: "POST", Pattern: "/authorizations", Handle: h.gone,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}})
 	}
-	return []httpapi.Route{
+	return append(routes, []httpapi.Route{
 		{Method: "GET", Pattern: "/applications/grants", Handle: h.listGrants, Auth: basic},
 		{Method: "GET", Pattern: "/applications/grants/{grant_id}", Handle: h.getGrant, Auth: basic},
 		{Method: "DELETE", Pattern: "/applications/grants/{grant_id}", Handle: h.deleteGrant, Auth: basic},
@@ -50,5 +50,5 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/authorizations/{authorization_id}", Handle: h.getAuthorization, Auth: basic},
 		{Method: "PATCH", Pattern: "/authorizations/{authorization_id}", Handle: h.updateAuthorization, Auth: basicOTPNo401},
 		{Method: "DELETE", Pattern: "/authorizations/{authorization_id}", Handle: h.deleteAuthorization, Auth: basic},
-	}
+	}...)
 }
