@@ -134,3 +134,85 @@ func TestDeliveriesCarryPlatformHeaderNames(t *testing.T) {
 		t.Fatal("no ping delivery")
 	}
 }
+
+// TestGoGithubParsesEveryEventForgeapiSends drives every kind of event
+// forgeapi delivers (ping, push, create, delete, repository, star, watch,
+// public, meta) to a receiver written with go-github's helpers, which
+// validates each signature and parses each payload into its typed
+// struct; the fields integrations read come out filled.
+func TestGoGithubParsesEveryEventForgeapiSends(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets", apptest.RepoOpts{Private: true})
+	token := env.Token(owner, "repo", "admin:repo_hook", "user")
+	client := env.Client(token)
+	rc := &platformReceiver{}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	hook := hookOn(t, client, "octo", "widgets", srv.URL, "json", "topsecret",
+		"push", "create", "delete", "repository", "star", "watch", "public")
+
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	remote := env.GitURL("octo", "widgets", "octo", token)
+	apptest.Git(t, work, "push", "-q", remote, "HEAD:refs/heads/main")    // push
+	apptest.Git(t, work, "push", "-q", remote, "HEAD:refs/heads/feature") // create, push
+	apptest.Git(t, work, "push", "-q", remote, ":refs/heads/feature")     // delete, push
+	editDescription(t, env, token, "octo/widgets", "now public")          // repository edited
+	if resp, body := env.DoJSON("PATCH", "/repos/octo/widgets", token, `{"private":false}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("publicize: %d %s", resp.StatusCode, body) // public, repository publicized
+	}
+	_, err := client.Activity.Star(apptest.Ctx(), "octo", "widgets") // star created, watch started
+	apptest.Must(t, "star", err)
+	_, err = client.Repositories.DeleteHook(apptest.Ctx(), "octo", "widgets", hook.GetID()) // meta deleted
+	apptest.Must(t, "delete hook", err)
+
+	seen := map[string]int{}
+	for _, e := range rc.wait(t, 13) {
+		switch e := e.(type) {
+		case *github.PingEvent:
+			if e.GetHookID() == hook.GetID() && e.GetZen() != "" {
+				seen["ping"]++
+			}
+		case *github.PushEvent:
+			if e.GetRepo().GetFullName() == "octo/widgets" && e.GetPusher().GetName() == "octo" && e.GetSender().GetLogin() == "octo" {
+				seen["push"]++
+			}
+		case *github.CreateEvent:
+			if e.GetRefType() == "branch" && e.GetMasterBranch() == "main" {
+				seen["create "+e.GetRef()]++
+			}
+		case *github.DeleteEvent:
+			if e.GetRef() == "feature" && e.GetRefType() == "branch" {
+				seen["delete"]++
+			}
+		case *github.RepositoryEvent:
+			seen["repository "+e.GetAction()]++
+		case *github.PublicEvent:
+			if e.GetRepo().GetFullName() == "octo/widgets" && !e.GetRepo().GetPrivate() {
+				seen["public"]++
+			}
+		case *github.StarEvent:
+			if e.GetAction() == "created" && e.StarredAt != nil {
+				seen["star"]++
+			}
+		case *github.WatchEvent:
+			if e.GetAction() == "started" && e.GetSender().GetLogin() == "octo" {
+				seen["watch"]++
+			}
+		case *github.MetaEvent:
+			if e.GetAction() == "deleted" && e.GetHookID() == hook.GetID() {
+				seen["meta"]++
+			}
+		default:
+			t.Errorf("unexpected event %T", e)
+		}
+	}
+	want := map[string]int{"ping": 1, "push": 3, "create main": 1, "create feature": 1, "delete": 1, "repository edited": 1,
+		"repository publicized": 1, "public": 1, "star": 1, "watch": 1, "meta": 1}
+	for k, n := range want {
+		if seen[k] != n {
+			t.Errorf("go-github parsed %d %s events with the expected fields, want %d (all: %v)", seen[k], k, n, seen)
+		}
+	}
+}
