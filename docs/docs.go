@@ -28,6 +28,7 @@ const (
 	ArtifactMetadata = "artifact-metadata"
 	DependencyReview = "dependency-review"
 	Migrations       = "migrations"
+	Organizations    = "organizations"
 	Operations       = "operations"
 	Performance      = "performance"
 	Permissions      = "permissions"

@@ -15,6 +15,7 @@ import (
 var documented401 = map[string]bool{
 	"GET /user":                                                    true,
 	"GET /user/repos":                                              true,
+	"GET /user/orgs":                                               true,
 	"POST /user/repos":                                             true,
 	"GET /applications/grants":                                     true,
 	"GET /applications/grants/{grant_id}":                          true,

@@ -33,6 +33,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/orgmigration"
+	"forgeapi/internal/orgs"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/secretbox"
@@ -278,6 +279,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
+	area(docs.Organizations, (&orgs.Handler{DB: a.DB}).Routes())
 	area(docs.Operations, operationalRoutes())
 	return routes
 }

@@ -1,0 +1,101 @@
+package orgs
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+)
+
+// writeOrgs answers a list of organizations as organization-simple.
+func writeOrgs(w http.ResponseWriter, r *http.Request, list []*accounts.Account) {
+	base := httpapi.BaseURL(r.Context())
+	out := make([]accounts.SimpleOrg, 0, len(list))
+	for _, a := range list {
+		out = append(out, accounts.ToSimpleOrg(base, a))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// listAllOrgs answers GET /organizations: every organization of the
+// server in the order of their ids, from the id after `since`, with a
+// Link to the next page (since the page's last id).
+func (h *Handler) listAllOrgs(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	var since int64
+	if s := r.URL.Query().Get("since"); s != "" {
+		if since, err = strconv.ParseInt(s, 10, 64); err != nil || since < 0 {
+			return apierr.Invalid("", "since", apierr.CodeInvalid)
+		}
+	}
+	list, err := accounts.OrgsSince(r.Context(), h.DB, since, page.PerPage)
+	if err != nil {
+		return err
+	}
+	if len(list) == page.PerPage {
+		q := url.Values{"since": {strconv.FormatInt(list[len(list)-1].ID, 10)}}
+		if r.URL.Query().Has("per_page") {
+			q.Set("per_page", strconv.Itoa(page.PerPage))
+		}
+		w.Header().Set("Link", `<`+httpapi.LinkURL(r, r.URL.Path, q)+`>; rel="next"`)
+	}
+	writeOrgs(w, r, list)
+	return nil
+}
+
+// listOwnOrgs answers GET /user/orgs: the organizations the caller
+// belongs to, concealed memberships included. Classic and OAuth tokens
+// need the user or read:org scope (403 otherwise, as the platform); a
+// fine-grained token sees only its resource owner.
+func (h *Handler) listOwnOrgs(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(r.Context())
+	if p.ScopeBased() && !p.Token.Scopes.GrantsAny([]string{"user", "read:org"}) {
+		return apierr.Forbidden("Listing your organizations needs the user or read:org scope.")
+	}
+	list, err := accounts.OrgsOfMember(r.Context(), h.DB, p.UserID(), false, page.Limit(), page.Offset())
+	if err != nil {
+		return err
+	}
+	if p.FineGrained() {
+		list = onlyResourceOwner(list, p.Token.ResourceOwnerID)
+	}
+	writeOrgs(w, r, list)
+	return nil
+}
+
+// onlyResourceOwner keeps the organization a fine-grained token is for.
+func onlyResourceOwner(list []*accounts.Account, ownerID int64) []*accounts.Account {
+	out := []*accounts.Account{}
+	for _, a := range list {
+		if a.ID == ownerID {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// listUserOrgs answers GET /users/{username}/orgs: the organizations
+// whose membership the user shows, whoever asks.
+func (h *Handler) listUserOrgs(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	list, err := accounts.OrgsOfMember(r.Context(), h.DB, accounts.UserFrom(r.Context()).ID, true, page.Limit(), page.Offset())
+	if err != nil {
+		return err
+	}
+	writeOrgs(w, r, list)
+	return nil
+}
