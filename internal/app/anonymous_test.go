@@ -16,6 +16,7 @@ var documented401 = map[string]bool{
 	"GET /user":                                                    true,
 	"GET /user/repos":                                              true,
 	"GET /user/orgs":                                               true,
+	"GET /user/memberships/orgs":                                   true,
 	"POST /user/repos":                                             true,
 	"GET /applications/grants":                                     true,
 	"GET /applications/grants/{grant_id}":                          true,

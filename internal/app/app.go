@@ -279,7 +279,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
-	area(docs.Organizations, (&orgs.Handler{DB: a.DB}).Routes())
+	area(docs.Organizations, (&orgs.Handler{Service: &orgs.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Operations, operationalRoutes())
 	return routes
 }

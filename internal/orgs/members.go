@@ -54,7 +54,7 @@ func memberFilter(r *http.Request, page httpapi.Page) (accounts.MemberFilter, er
 
 // writeMembers answers a page of members as simple users.
 func (h *Handler) writeMembers(w http.ResponseWriter, r *http.Request, page httpapi.Page, f accounts.MemberFilter) error {
-	list, total, err := accounts.Members(r.Context(), h.DB, accounts.OrgFrom(r.Context()).ID, f)
+	list, total, err := accounts.Members(r.Context(), h.Service.DB, accounts.OrgFrom(r.Context()).ID, f)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *Handler) listPublicMembers(w http.ResponseWriter, r *http.Request) erro
 
 // pathUser returns the account {username} names; a 404 for none.
 func (h *Handler) pathUser(r *http.Request) (*accounts.Account, error) {
-	u, err := accounts.ByLogin(r.Context(), h.DB, r.PathValue("username"))
+	u, err := accounts.ByLogin(r.Context(), h.Service.DB, r.PathValue("username"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.IsOrg()) {
 		return nil, apierr.NotFound()
 	}
@@ -111,7 +111,7 @@ func (h *Handler) checkMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	role, err := accounts.MemberRole(r.Context(), h.DB, org.ID, u.ID)
+	role, err := accounts.MemberRole(r.Context(), h.Service.DB, org.ID, u.ID)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (h *Handler) checkPublicMember(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	public, err := accounts.IsPublicMember(r.Context(), h.DB, accounts.OrgFrom(r.Context()).ID, u.ID)
+	public, err := accounts.IsPublicMember(r.Context(), h.Service.DB, accounts.OrgFrom(r.Context()).ID, u.ID)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (h *Handler) setPublic(w http.ResponseWriter, r *http.Request, public bool)
 	if u.ID != auth.PrincipalFrom(r.Context()).UserID() {
 		return apierr.Forbidden("You can only publicize or conceal your own membership.")
 	}
-	err = accounts.SetMemberPublic(r.Context(), h.DB, accounts.OrgFrom(r.Context()).ID, u.ID, public)
+	err = accounts.SetMemberPublic(r.Context(), h.Service.DB, accounts.OrgFrom(r.Context()).ID, u.ID, public)
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.Forbidden("You are not a member of this organization.")
 	}

@@ -35,7 +35,7 @@ func (h *Handler) listAllOrgs(w http.ResponseWriter, r *http.Request) error {
 			return apierr.Invalid("", "since", apierr.CodeInvalid)
 		}
 	}
-	list, err := accounts.OrgsSince(r.Context(), h.DB, since, page.PerPage)
+	list, err := accounts.OrgsSince(r.Context(), h.Service.DB, since, page.PerPage)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *Handler) listOwnOrgs(w http.ResponseWriter, r *http.Request) error {
 	if p.ScopeBased() && !p.Token.Scopes.GrantsAny([]string{"user", "read:org"}) {
 		return apierr.Forbidden("Listing your organizations needs the user or read:org scope.")
 	}
-	list, err := accounts.OrgsOfMember(r.Context(), h.DB, p.UserID(), false, page.Limit(), page.Offset())
+	list, err := accounts.OrgsOfMember(r.Context(), h.Service.DB, p.UserID(), false, page.Limit(), page.Offset())
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (h *Handler) listUserOrgs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := accounts.OrgsOfMember(r.Context(), h.DB, accounts.UserFrom(r.Context()).ID, true, page.Limit(), page.Offset())
+	list, err := accounts.OrgsOfMember(r.Context(), h.Service.DB, accounts.UserFrom(r.Context()).ID, true, page.Limit(), page.Offset())
 	if err != nil {
 		return err
 	}

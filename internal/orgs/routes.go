@@ -1,20 +1,21 @@
 // Package orgs serves organization lists and memberships as the platform
 // has them: the organizations of the authenticated user, of a user (public
 // memberships) and of the server, an organization's members (concealed
-// ones only to its members) and public members, and a member showing or
-// concealing a membership. Membership itself lives in internal/accounts
-// and decides access everywhere through internal/access.
+// ones only to its members) and public members, a member showing or
+// concealing a membership, and memberships managed by owners: invitations
+// (pending until the user accepts them), roles and removals, with the
+// organization webhook events. Membership rows live in internal/accounts
+// and decide access everywhere through internal/access.
 package orgs
 
 import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 )
 
 // Handler serves the organizations and members endpoints.
 type Handler struct {
-	DB *store.DB
+	Service *Service
 }
 
 // Routes is the organizations and members route table. Listing members
@@ -26,6 +27,11 @@ func (h *Handler) Routes() []httpapi.Route {
 	readMembers := auth.Rule{Target: auth.TargetOrg, Public: true, Permissions: auth.Perm("members:read"), TokenTypes: auth.AllTokenTypes}
 	publicize := auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"user", "write:org"},
 		Permissions: auth.Perm("members:write"), TokenTypes: auth.UAT | auth.FPAT}
+	manage := auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin, Scopes: []string{"admin:org"},
+		Permissions: auth.Perm("members:write"), TokenTypes: auth.AllTokenTypes}
+	ownOrg := func(perm string) auth.Rule {
+		return auth.Rule{Target: auth.TargetOrg, Permissions: auth.Perm(perm), TokenTypes: auth.UAT | auth.FPAT}
+	}
 	return []httpapi.Route{
 		{Method: "GET", Pattern: "/organizations", Handle: h.listAllOrgs,
 			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
@@ -40,5 +46,17 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/orgs/{org}/public_members/{username}", Handle: h.checkPublicMember, Auth: readMembers},
 		{Method: "PUT", Pattern: "/orgs/{org}/public_members/{username}", Handle: h.publicize, Auth: publicize},
 		{Method: "DELETE", Pattern: "/orgs/{org}/public_members/{username}", Handle: h.conceal, Auth: publicize},
+		{Method: "DELETE", Pattern: "/orgs/{org}/members/{username}", Handle: h.removeMember, Auth: manage},
+
+		{Method: "GET", Pattern: "/orgs/{org}/memberships/{username}", Handle: h.getMembership,
+			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Permissions: auth.Perm("members:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "PUT", Pattern: "/orgs/{org}/memberships/{username}", Handle: h.setMembership, Auth: manage},
+		{Method: "DELETE", Pattern: "/orgs/{org}/memberships/{username}", Handle: h.removeMembership, Auth: manage},
+		{Method: "GET", Pattern: "/orgs/{org}/invitations", Handle: h.listInvitations,
+			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin, Permissions: auth.Perm("members:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/user/memberships/orgs", Handle: h.listOwnMemberships,
+			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/user/memberships/orgs/{org}", Handle: h.getOwnMembership, Auth: ownOrg("members:read")},
+		{Method: "PATCH", Pattern: "/user/memberships/orgs/{org}", Handle: h.acceptMembership, Auth: ownOrg("members:write")},
 	}
 }
