@@ -54,6 +54,11 @@ func ValidLogin(s string) bool { return loginPattern.MatchString(s) }
 
 const accountColumns = `id, type, login, name, email, description, site_admin, saml_enforced, totp_secret <> '', created_at, updated_at`
 
+// prefixedAccountColumns are accountColumns of the accounts table
+// aliased a, for queries that join it.
+const prefixedAccountColumns = `a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced,
+	a.totp_secret <> '', a.created_at, a.updated_at`
+
 func scanAccount(row interface{ Scan(...any) error }) (*Account, error) {
 	var a Account
 	err := row.Scan(&a.ID, &a.Type, &a.Login, &a.Name, &a.Email, &a.Description, &a.SiteAdmin,

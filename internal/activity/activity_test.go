@@ -291,3 +291,61 @@ func TestWatching(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerLists: the followers and followed accounts of the caller
+// and of any user, in follow order and paged, and the check of one
+// follow.
+func TestFollowerLists(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	names := []string{"a1", "a2", "a3", "a4", "a5"}
+	for _, n := range names {
+		u := env.User(n)
+		_, err := env.Client(env.Token(u, "user:follow")).Users.Follow(ctx, "octo")
+		apptest.Must(t, n+" follows octo", err)
+	}
+	_, err := env.Client(env.Token(octo, "user:follow")).Users.Follow(ctx, "a3")
+	apptest.Must(t, "octo follows a3", err)
+
+	var all []string
+	opts := &github.ListOptions{PerPage: 2}
+	for {
+		page, resp, err := env.Client("").Users.ListFollowers(ctx, "octo", opts)
+		apptest.Must(t, "followers", err)
+		for _, u := range page {
+			all = append(all, u.GetLogin())
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if strings.Join(all, ",") != strings.Join(names, ",") {
+		t.Fatalf("followers of octo: %v, want %v", all, names)
+	}
+	own, _, err := env.Client(env.Token(octo)).Users.ListFollowing(ctx, "", nil)
+	apptest.Must(t, "own following", err)
+	if len(own) != 1 || own[0].GetLogin() != "a3" {
+		t.Fatalf("octo follows %v", own)
+	}
+	mine, _, err := env.Client(env.Token(octo)).Users.ListFollowers(ctx, "", &github.ListOptions{PerPage: 100})
+	apptest.Must(t, "own followers", err)
+	if len(mine) != 5 {
+		t.Fatalf("octo's own followers: %d", len(mine))
+	}
+	for _, c := range []struct {
+		user, target string
+		want         bool
+	}{{"octo", "a3", true}, {"octo", "a1", false}, {"a1", "octo", true}, {"a1", "nobody", false}} {
+		got, _, err := env.Client("").Users.IsFollowing(ctx, c.user, c.target)
+		apptest.Must(t, "is following", err)
+		if got != c.want {
+			t.Errorf("%s follows %s: %v, want %v", c.user, c.target, got, c.want)
+		}
+	}
+	if resp, _ := env.Do("GET", "/user/followers", "", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous /user/followers: %d", resp.StatusCode)
+	}
+}

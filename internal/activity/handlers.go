@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -161,4 +162,60 @@ func (h *Handler) deleteSubscription(w http.ResponseWriter, r *http.Request) err
 	}
 	httpapi.NoContent(w)
 	return nil
+}
+
+// followList is a page of the followers or the followed accounts of id.
+type followList func(ctx context.Context, q store.Q, id int64, limit, offset int) ([]*accounts.Account, error)
+
+// writeFollows answers a page of list for the account as simple users,
+// with a Link to the next page when the page is full.
+func (h *Handler) writeFollows(w http.ResponseWriter, r *http.Request, id int64, list followList) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	found, err := list(r.Context(), h.Service.DB, id, page.Limit()+1, page.Offset())
+	if err != nil {
+		return err
+	}
+	more := len(found) > page.Limit()
+	found = found[:min(len(found), page.Limit())]
+	base := httpapi.BaseURL(r.Context())
+	out := make([]accounts.SimpleUser, 0, len(found))
+	for _, a := range found {
+		out = append(out, accounts.ToSimpleUser(base, a))
+	}
+	httpapi.SetLinksMore(w, r, page, more)
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) listOwnFollowers(w http.ResponseWriter, r *http.Request) error {
+	return h.writeFollows(w, r, auth.PrincipalFrom(r.Context()).UserID(), accounts.Followers)
+}
+
+func (h *Handler) listOwnFollowing(w http.ResponseWriter, r *http.Request) error {
+	return h.writeFollows(w, r, auth.PrincipalFrom(r.Context()).UserID(), accounts.Following)
+}
+
+func (h *Handler) listFollowers(w http.ResponseWriter, r *http.Request) error {
+	return h.writeFollows(w, r, accounts.UserFrom(r.Context()).ID, accounts.Followers)
+}
+
+func (h *Handler) listFollowing(w http.ResponseWriter, r *http.Request) error {
+	return h.writeFollows(w, r, accounts.UserFrom(r.Context()).ID, accounts.Following)
+}
+
+// checkUserFollows answers GET /users/{username}/following/{target_user}:
+// 204 when the user follows the target, 404 otherwise.
+func (h *Handler) checkUserFollows(w http.ResponseWriter, r *http.Request) error {
+	target, err := accounts.ByLogin(r.Context(), h.Service.DB, r.PathValue("target_user"))
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound()
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := Follows(r.Context(), h.Service.DB, accounts.UserFrom(r.Context()).ID, target.ID)
+	return present(w, ok, err)
 }

@@ -43,5 +43,16 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/subscription", Handle: h.getSubscription,
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead,
 				Permissions: auth.Perm("watching:read"), TokenTypes: auth.UAT | auth.FPAT}},
+
+		{Method: "GET", Pattern: "/user/followers", Handle: h.listOwnFollowers,
+			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("followers:read"), TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/user/following", Handle: h.listOwnFollowing,
+			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("followers:read"), TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/users/{username}/followers", Handle: h.listFollowers,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/users/{username}/following", Handle: h.listFollowing,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/users/{username}/following/{target_user}", Handle: h.checkUserFollows,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 	}
 }

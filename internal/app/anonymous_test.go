@@ -16,6 +16,8 @@ var documented401 = map[string]bool{
 	"GET /user":                                                    true,
 	"GET /user/repos":                                              true,
 	"GET /user/orgs":                                               true,
+	"GET /user/followers":                                          true,
+	"GET /user/following":                                          true,
 	"GET /user/memberships/orgs":                                   true,
 	"POST /user/repos":                                             true,
 	"GET /applications/grants":                                     true,
