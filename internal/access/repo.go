@@ -54,7 +54,8 @@ func roleRefusal(need auth.Role) error {
 // its credentials: RoleNone means the repository is hidden from it.
 //
 // Users: the owner and owners of the owning organization are admins,
-// other organization members read; anyone reads a public repository.
+// other organization members have the organization's base repository
+// permission (read unless changed); anyone reads a public repository.
 // Classic and OAuth tokens see private repositories only with the repo
 // scope. Fine-grained tokens act on the repositories they select (capped
 // by the user's own role; an installation acts as its bot with admin
@@ -115,9 +116,23 @@ func userRepoRole(userID int64, repo *repos.Repository, memberRole string) auth.
 	case accounts.RoleOwner:
 		return auth.RoleAdmin
 	case accounts.RoleMember:
-		return auth.RoleRead
+		return BaseRole(repo.Owner)
 	}
 	return auth.RoleNone
+}
+
+// BaseRole is the role the organization's members have on its
+// repositories: its base repository permission (default read).
+func BaseRole(org *accounts.Account) auth.Role {
+	switch org.BaseRepoPermission {
+	case accounts.BaseNone:
+		return auth.RoleNone
+	case accounts.BaseWrite:
+		return auth.RoleWrite
+	case accounts.BaseAdmin:
+		return auth.RoleAdmin
+	}
+	return auth.RoleRead
 }
 
 // ListedRepoRole is RepoRole for the repository lists: it also hides the

@@ -39,9 +39,25 @@ type Account struct {
 	SiteAdmin    bool
 	SAMLEnforced bool
 	HasTOTP      bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// BaseRepoPermission is, for an organization, the role every member
+	// has on its repositories: BaseNone, BaseRead (the default),
+	// BaseWrite or BaseAdmin.
+	BaseRepoPermission string
+	// MembersCanCreateRepos is, for an organization, whether members who
+	// are not owners may create repositories in it.
+	MembersCanCreateRepos bool
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
 }
+
+// The values of Account.BaseRepoPermission, the platform's
+// default_repository_permission.
+const (
+	BaseNone  = "none"
+	BaseRead  = "read"
+	BaseWrite = "write"
+	BaseAdmin = "admin"
+)
 
 // IsOrg reports whether the account is an organization.
 func (a *Account) IsOrg() bool { return a.Type == TypeOrg }
@@ -52,18 +68,27 @@ var loginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){
 // 1 to 39 letters, digits or single inner hyphens.
 func ValidLogin(s string) bool { return loginPattern.MatchString(s) }
 
-const accountColumns = `id, type, login, name, email, description, site_admin, saml_enforced, totp_secret <> '', created_at, updated_at`
+const accountColumns = `id, type, login, name, email, description, site_admin, saml_enforced, totp_secret <> '',
+	base_repo_permission, members_can_create_repos, created_at, updated_at`
 
-// prefixedAccountColumns are accountColumns of the accounts table
-// aliased a, for queries that join it.
-const prefixedAccountColumns = `a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced,
-	a.totp_secret <> '', a.created_at, a.updated_at`
+// JoinedColumns are the columns ScanDest scans, of the accounts table
+// aliased a, for queries that join it (repositories with their owner).
+const JoinedColumns = `a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced,
+	a.totp_secret <> '', a.base_repo_permission, a.members_can_create_repos, a.created_at, a.updated_at`
+
+// prefixedAccountColumns is JoinedColumns, for this package's joins.
+const prefixedAccountColumns = JoinedColumns
+
+// ScanDest returns the scan destinations of JoinedColumns (and
+// accountColumns) in a.
+func (a *Account) ScanDest() []any {
+	return []any{&a.ID, &a.Type, &a.Login, &a.Name, &a.Email, &a.Description, &a.SiteAdmin, &a.SAMLEnforced, &a.HasTOTP,
+		&a.BaseRepoPermission, &a.MembersCanCreateRepos, &a.CreatedAt, &a.UpdatedAt}
+}
 
 func scanAccount(row interface{ Scan(...any) error }) (*Account, error) {
 	var a Account
-	err := row.Scan(&a.ID, &a.Type, &a.Login, &a.Name, &a.Email, &a.Description, &a.SiteAdmin,
-		&a.SAMLEnforced, &a.HasTOTP, &a.CreatedAt, &a.UpdatedAt)
-	if err != nil {
+	if err := row.Scan(a.ScanDest()...); err != nil {
 		return nil, store.Normalize(err)
 	}
 	return &a, nil

@@ -45,22 +45,39 @@ func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
-	a := OrgFrom(r.Context())
+	org := OrgFrom(r.Context())
+	httpapi.SetLastModified(w, org.UpdatedAt)
+	return h.writeOrg(w, r, org)
+}
+
+// writeOrg answers the organization as organization-full, with the
+// owners' fields to its owners.
+func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) error {
 	c, err := countsOf(r.Context(), h.DB, a.ID)
+	if err != nil {
+		return err
+	}
+	prof, err := ProfileOf(r.Context(), h.DB, a.ID)
 	if err != nil {
 		return err
 	}
 	base := httpapi.BaseURL(r.Context())
 	so := ToSimpleOrg(base, a)
-	httpapi.SetLastModified(w, a.UpdatedAt)
-	httpapi.WriteJSON(w, http.StatusOK, Organization{
+	out := Organization{
 		Login: so.Login, ID: so.ID, NodeID: so.NodeID, URL: so.URL, ReposURL: so.ReposURL, EventsURL: so.EventsURL,
 		HooksURL: so.HooksURL, IssuesURL: so.IssuesURL, MembersURL: so.MembersURL, PublicMembersURL: so.PublicMembersURL,
 		AvatarURL: so.AvatarURL, Description: so.Description, Name: optional(a.Name), Email: optional(a.Email),
+		Company: optional(prof.Company), Blog: prof.Blog, Location: optional(prof.Location), TwitterUsername: optional(prof.TwitterUsername),
 		HasOrganizationProjects: true, HasRepositoryProjects: true, PublicRepos: c.publicRepos,
 		Followers: c.followers, Following: c.following, HTMLURL: HTMLURL(base, a),
 		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt), Type: a.Type,
-	})
+	}
+	if auth.RoleFrom(r.Context()) >= auth.RoleAdmin {
+		out.OrgOwnerFields = &OrgOwnerFields{TotalPrivateRepos: c.privateRepos, OwnedPrivateRepos: c.privateRepos,
+			BillingEmail: optional(prof.BillingEmail), DefaultRepositoryPermission: a.BaseRepoPermission,
+			MembersCanCreateRepositories: a.MembersCanCreateRepos}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -69,9 +86,15 @@ func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
+	prof, err := ProfileOf(ctx, h.DB, a.ID)
+	if err != nil {
+		return User{}, err
+	}
 	return User{
 		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a),
 		Name:       optional(a.Name), Email: optional(a.Email),
+		Company: optional(prof.Company), Blog: prof.Blog, Location: optional(prof.Location), Hireable: prof.Hireable,
+		Bio: optional(prof.Bio), TwitterUsername: optional(prof.TwitterUsername),
 		PublicRepos: c.publicRepos, Followers: c.followers, Following: c.following,
 		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt),
 	}, nil

@@ -146,6 +146,18 @@ type Organization struct {
 	UpdatedAt               wire.Time `json:"updated_at"`
 	ArchivedAt              *string   `json:"archived_at"`
 	Type                    string    `json:"type"`
+	*OrgOwnerFields
+}
+
+// OrgOwnerFields are the fields of organization-full that only the
+// organization's owners see.
+type OrgOwnerFields struct {
+	TotalPrivateRepos            int     `json:"total_private_repos"`
+	OwnedPrivateRepos            int     `json:"owned_private_repos"`
+	BillingEmail                 *string `json:"billing_email"`
+	DefaultRepositoryPermission  string  `json:"default_repository_permission"`
+	MembersCanCreateRepositories bool    `json:"members_can_create_repositories"`
+	TwoFactorRequirementEnabled  bool    `json:"two_factor_requirement_enabled"`
 }
 
 // SimpleOrg is the platform's organization-simple object, embedded in

@@ -16,6 +16,7 @@ var documented401 = map[string]bool{
 	"GET /user":                                                    true,
 	"GET /user/repos":                                              true,
 	"GET /user/orgs":                                               true,
+	"PATCH /user":                                                  true,
 	"GET /user/followers":                                          true,
 	"GET /user/following":                                          true,
 	"GET /user/memberships/orgs":                                   true,

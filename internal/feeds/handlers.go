@@ -202,8 +202,8 @@ func (h *Handler) serveReceived(w http.ResponseWriter, r *http.Request, user *ac
 }
 
 // userOrgEvents is the user's organization dashboard: only the user may
-// read it. Members see the organization's private events too; others
-// its public events. A fine-grained token must be one on the
+// read it. Members see the organization's private events too (unless its
+// base repository permission is none); others its public events. A fine-grained token must be one on the
 // organization (the route requires its Events permission); an OAuth
 // token made through the authorizations API is refused when the
 // organization enforces SAML single sign-on, as /orgs/{org} routes do.
@@ -227,7 +227,10 @@ func (h *Handler) userOrgEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	member := role >= auth.RoleRead && (!p.ScopeBased() || p.Token.Scopes.Grants("repo"))
+	// Owners read every repository; members as the base repository
+	// permission lets them (none: public events only).
+	reads := role >= auth.RoleAdmin || role >= auth.RoleRead && access.BaseRole(org) > auth.RoleNone
+	member := reads && (!p.ScopeBased() || p.Token.Scopes.Grants("repo"))
 	key, build := ready(orgFeed(org.ID, member))
 	return h.serve(w, r, key, build)
 }

@@ -107,9 +107,17 @@ func (v viewer) selects(repoID, ownerID int64, samlOwner bool) bool {
 	return ownerID == v.owner && (v.all || slices.Contains(v.repos, repoID))
 }
 
+// memberReads is the SQL condition that the membership m of the
+// organization o reads the organization's private repositories: owners
+// do, members unless the organization's base repository permission is
+// none (see access.BaseRole).
+func memberReads(m, o string) string {
+	return "(" + m + ".role = '" + accounts.RoleOwner + "' OR " + o + ".base_repo_permission <> '" + accounts.BaseNone + "')"
+}
+
 // accessible is the condition that the event's repository is one the
 // viewer can read: the user's own, or one of an organization they belong
-// to, within the token's selection. It is correlated with the event's
+// to (see memberReads), within the token's selection. It is correlated with the event's
 // row, so it costs two primary-key lookups for each private event a
 // scan meets (public events short-circuit the OR of visibility) and
 // nothing up front: a union of dozens of parts no longer builds the set
@@ -119,7 +127,8 @@ func (b *sqlBuilder) accessible(v viewer) string {
 	if b.readable == "" {
 		u := b.arg(v.user)
 		c := "EXISTS (SELECT 1 FROM repositories r WHERE r.id = events.repo_id AND (r.owner_id = " + u +
-			" OR EXISTS (SELECT 1 FROM org_members m WHERE m.org_id = r.owner_id AND m.user_id = " + u + "))"
+			" OR EXISTS (SELECT 1 FROM org_members m JOIN accounts mo ON mo.id = m.org_id WHERE m.org_id = r.owner_id AND m.user_id = " + u +
+			" AND " + memberReads("m", "mo") + "))"
 		if v.scoped {
 			c += " AND r.owner_id = " + b.arg(v.owner)
 			if !v.all {
@@ -256,7 +265,8 @@ func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (so
 	src := sources{readable: map[int64]bool{}, viewer: v}
 	rows, err := q.QueryContext(ctx, `
 		SELECT 'repo', s.repository_id,
-		       r.owner_id = $2 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2), r.owner_id,
+		       r.owner_id = $2 OR r.owner_id IN (SELECT m.org_id FROM org_members m JOIN accounts mo ON mo.id = m.org_id
+		                                        WHERE m.user_id = $2 AND `+memberReads("m", "mo")+`), r.owner_id,
 		       o.type = $4 AND o.saml_enforced
 		FROM (SELECT repository_id FROM stars WHERE user_id = $1
 		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s

@@ -278,3 +278,23 @@ func TestUnionFeedsFollowTheirSources(t *testing.T) {
 	apptest.Must(t, "add carol to acme", err)
 	expect(t, env, "/users/carol/received_events", w.carol, carolStarOP, bobStarOPriv, createOPriv, createOPub, createPub)
 }
+
+// TestBasePermissionNoneHidesPrivateEventsFromMembers: once the
+// organization's base repository permission is none, its members who
+// are not owners see no private event of its repositories in any feed,
+// and see them again when it is read.
+func TestBasePermissionNoneHidesPrivateEventsFromMembers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	env := w.env
+	owner := env.Token(mustAccount(t, env, "alice"), "admin:org")
+	do(t, env, "PATCH", "/orgs/acme", owner, `{"default_repository_permission":"none"}`)
+	expect(t, env, "/users/bob/events/orgs/acme", w.bob, carolStarOP, createOPub)
+	expect(t, env, "/users/bob/received_events", w.bob, bobStarPub, createPub)
+	expect(t, env, "/repos/acme/opub/events", w.bob, carolStarOP, createOPub)
+	status(t, env, "/repos/acme/opriv/events", w.bob, http.StatusNotFound)
+	expect(t, env, "/users/alice/events/orgs/acme", w.alice, carolStarOP, bobStarOPriv, createOPriv, createOPub) // the owner
+	do(t, env, "PATCH", "/orgs/acme", owner, `{"default_repository_permission":"read"}`)
+	expect(t, env, "/users/bob/events/orgs/acme", w.bob, carolStarOP, bobStarOPriv, createOPriv, createOPub)
+	expect(t, env, "/users/bob/received_events", w.bob, bobStarPub, bobStarOPriv, createOPriv, createPub)
+}

@@ -79,13 +79,20 @@ func (h *Handler) createForUser(w http.ResponseWriter, r *http.Request) error {
 	return h.create(w, r, owner, owner)
 }
 
+// createForOrg answers POST /orgs/{org}/repos. Members who are not
+// owners create repositories only where the organization lets them
+// (members_can_create_repositories).
 func (h *Handler) createForOrg(w http.ResponseWriter, r *http.Request) error {
+	org := accounts.OrgFrom(r.Context())
+	if auth.RoleFrom(r.Context()) < auth.RoleAdmin && !org.MembersCanCreateRepos {
+		return apierr.Forbidden("Only owners of %s can create repositories in it.", org.Login)
+	}
 	p := auth.PrincipalFrom(r.Context())
 	actor, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
-	return h.create(w, r, accounts.OrgFrom(r.Context()), actor)
+	return h.create(w, r, org, actor)
 }
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *accounts.Account) error {

@@ -51,8 +51,7 @@ func ValidName(s string) bool {
 }
 
 const repoColumns = `r.id, r.name, r.description, r.private, r.default_branch, r.advanced_security,
-	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at,
-	a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced, a.totp_secret <> '', a.created_at, a.updated_at`
+	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at, ` + accounts.JoinedColumns
 
 const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 
@@ -60,10 +59,9 @@ const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 func scanRepo(row interface{ Scan(...any) error }, extra ...any) (*Repository, error) {
 	var r Repository
 	var o accounts.Account
-	err := row.Scan(append([]any{&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
-		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt,
-		&o.ID, &o.Type, &o.Login, &o.Name, &o.Email, &o.Description, &o.SiteAdmin, &o.SAMLEnforced, &o.HasTOTP, &o.CreatedAt, &o.UpdatedAt},
-		extra...)...)
+	dest := append([]any{&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
+		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt}, o.ScanDest()...)
+	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
