@@ -136,7 +136,8 @@ type NewAccount struct {
 	SiteAdmin        bool
 }
 
-// Create inserts an account. A login that breaks the rules is a 422
+// Create inserts an account (for a user created with an email address,
+// that address becomes the primary one). A login that breaks the rules is a 422
 // `invalid`; one that is taken (by any account type) is a 422
 // `already_exists`.
 func Create(ctx context.Context, q store.Q, n NewAccount) (*Account, error) {
@@ -157,7 +158,13 @@ func Create(ctx context.Context, q store.Q, n NewAccount) (*Account, error) {
 		return nil, apierr.Validation(apierr.FieldError{Resource: n.Type, Field: "login", Code: apierr.CodeAlreadyExists,
 			Message: "login " + n.Login + " is already taken"})
 	}
-	return a, err
+	if err == nil && n.Type == TypeUser && n.Email != "" {
+		// The address becomes the user's primary one, unless another
+		// account has it already.
+		_, err = q.ExecContext(ctx, `INSERT INTO user_emails (user_id, email, is_primary, visibility, created_at)
+			VALUES ($1, $2, TRUE, $3, $4) ON CONFLICT DO NOTHING`, a.ID, n.Email, EmailPublic, now)
+	}
+	return a, store.Normalize(err)
 }
 
 // MemberRole returns the user's role in the organization: RoleOwner,

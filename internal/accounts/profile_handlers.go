@@ -69,7 +69,8 @@ type userUpdateRequest struct {
 }
 
 // updateAuthenticatedUser answers PATCH /user: the profile fields sent
-// change; the answer is the private user object.
+// change (the public email must be one of the user's addresses); the
+// answer is the private user object.
 func (h *Handler) updateAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {
 	var body userUpdateRequest
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
@@ -85,6 +86,15 @@ func (h *Handler) updateAuthenticatedUser(w http.ResponseWriter, r *http.Request
 	}
 	id := auth.PrincipalFrom(r.Context()).UserID()
 	err := h.DB.Tx(r.Context(), func(tx store.Q) error {
+		if e := body.Email; e != nil && *e != "" {
+			mine, err := HasEmail(r.Context(), tx, id, *e)
+			if err != nil {
+				return err
+			}
+			if !mine {
+				return apierr.Custom("User", "email", "%s is not one of your email addresses (see /user/emails).", *e)
+			}
+		}
 		prof, err := ProfileOf(r.Context(), tx, id)
 		if err != nil {
 			return err

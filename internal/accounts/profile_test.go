@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
@@ -117,4 +118,78 @@ func mustUser(t *testing.T, env *apptest.Env, login string) *accounts.Account {
 	a, err := accounts.ByLogin(apptest.Ctx(), env.Q(), login)
 	apptest.Must(t, "account "+login, err)
 	return a
+}
+
+// TestEmailAddresses: the user's addresses are listed (the one the user
+// was created with is primary), added in the three body forms the
+// platform takes, deleted (never the primary one), the primary one's
+// visibility changes, and PATCH /user takes only an address of the
+// user's as its public email.
+func TestEmailAddresses(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	hubot := env.User("hubot")
+	token := env.Token(octo, "user")
+	c := env.Client(token)
+	list, _, err := c.Users.ListEmails(ctx, nil)
+	apptest.Must(t, "list", err)
+	if len(list) != 1 || list[0].GetEmail() != "octo@example.com" || !list[0].GetPrimary() || !list[0].GetVerified() || list[0].GetVisibility() != "public" {
+		t.Fatalf("emails: %+v", list)
+	}
+	added, _, err := c.Users.AddEmails(ctx, []string{"a@example.com", "b@example.com"})
+	apptest.Must(t, "add", err)
+	if len(added) != 2 || added[0].GetPrimary() {
+		t.Fatalf("added: %+v", added)
+	}
+	for _, body := range []string{`["c@example.com"]`, `"d@example.com"`} {
+		if resp, b := env.DoJSON("POST", "/user/emails", token, body); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST /user/emails %s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	list, _, err = c.Users.ListEmails(ctx, &github.ListOptions{PerPage: 100})
+	apptest.Must(t, "list", err)
+	if len(list) != 5 {
+		t.Fatalf("%d addresses, want 5: %+v", len(list), list)
+	}
+	_, err = c.Users.DeleteEmails(ctx, []string{"a@example.com", "c@example.com"})
+	apptest.Must(t, "delete", err)
+	if resp, _ := c.Users.DeleteEmails(ctx, []string{"octo@example.com"}); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("deleting the primary address: %d, want 422", apptest.ResponseStatus(resp))
+	}
+	if resp, _ := c.Users.DeleteEmails(ctx, []string{"nobody@example.com"}); apptest.ResponseStatus(resp) != http.StatusNotFound {
+		t.Fatalf("deleting an address the user lacks: %d, want 404", apptest.ResponseStatus(resp))
+	}
+	// Another user cannot take an address in use.
+	if resp, b := env.DoJSON("POST", "/user/emails", env.Token(hubot, "user"), `{"emails":["b@example.com"]}`); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("taking another user's address: %d %s", resp.StatusCode, b)
+	}
+	for _, body := range []string{`{"emails":[]}`, `{"emails":["not an address"]}`, `42`} {
+		if resp, b := env.DoJSON("POST", "/user/emails", token, body); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("POST /user/emails %s: %d %s, want 422", body, resp.StatusCode, b)
+		}
+	}
+
+	// Visibility of the primary address, and the public list.
+	_, _, err = c.Users.SetEmailVisibility(ctx, "private")
+	apptest.Must(t, "private", err)
+	if public, _, err := env.Client(env.Token(octo, "user:email")).Users.ListEmails(ctx, nil); err != nil || len(public) != 3 {
+		t.Fatalf("user:email lists the addresses: %d %v", len(public), err)
+	}
+	if resp, b := env.Do("GET", "/user/public_emails", token, nil); resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != "[]" {
+		t.Fatalf("public emails of a private primary address: %d %s", resp.StatusCode, b)
+	}
+	// The public email of the profile must be one of the user's.
+	if _, resp, _ := c.Users.Update(ctx, github.UserUpdateRequest{Email: github.Ptr("zzz@example.com")}); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("PATCH /user with someone else's address: %d, want 422", apptest.ResponseStatus(resp))
+	}
+	u, _, err := c.Users.Update(ctx, github.UserUpdateRequest{Email: github.Ptr("b@example.com")})
+	apptest.Must(t, "PATCH /user email", err)
+	if u.GetEmail() != "b@example.com" {
+		t.Fatalf("email %q", u.GetEmail())
+	}
+	if _, resp, _ := env.Client(env.Token(octo, "repo")).Users.ListEmails(ctx, nil); apptest.ResponseStatus(resp) != http.StatusForbidden {
+		t.Fatalf("listing addresses without user or user:email: %d, want 403", apptest.ResponseStatus(resp))
+	}
 }
