@@ -136,7 +136,13 @@ func (h *Handler) setSubscription(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	repo := repos.From(r.Context())
-	sub, err := h.Service.Subscribe(r.Context(), auth.PrincipalFrom(r.Context()).UserID(), repo.ID, ignored)
+	userID := auth.PrincipalFrom(r.Context()).UserID()
+	if !ignored {
+		if err := accounts.CheckNotBlocked(r.Context(), h.Service.DB, repo.Owner, userID); err != nil {
+			return err
+		}
+	}
+	sub, err := h.Service.Subscribe(r.Context(), userID, repo.ID, ignored)
 	if err != nil {
 		return err
 	}

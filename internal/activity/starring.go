@@ -13,9 +13,13 @@ import (
 
 // Star makes the user star the repository. A new star emits WatchEvent
 // (action started) with the watch webhook event, and the star webhook
-// event (action created, starred_at). Starring again changes nothing.
+// event (action created, starred_at). Starring again changes nothing. A
+// user the repository's owner blocks gets a 403.
 func (s *Service) Star(ctx context.Context, user *accounts.Account, r *repos.Repository) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
+		if err := accounts.CheckNotBlocked(ctx, tx, r.Owner, user.ID); err != nil {
+			return err
+		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO stars (user_id, repository_id, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT (user_id, repository_id) DO NOTHING`, user.ID, r.ID, now)

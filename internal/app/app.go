@@ -24,6 +24,7 @@ import (
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
+	"forgeapi/internal/blocks"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/docsite"
@@ -280,6 +281,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
 	area(docs.Organizations, (&orgs.Handler{Service: &orgs.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Operations, operationalRoutes())
 	return routes
 }

@@ -69,7 +69,8 @@ func getMembership(ctx context.Context, q store.Q, org, user *accounts.Account) 
 
 // SetMembership gives a member the role, or invites a user who is not a
 // member with it (a pending membership, and the organization event
-// member_invited). Demoting the last owner is a 422.
+// member_invited). Demoting the last owner, or inviting a user the
+// organization blocks, is a 422.
 func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.Account, role string) (*Membership, error) {
 	var m *Membership
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
@@ -88,6 +89,12 @@ func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.
 			return nil
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return err
+		}
+		if blocked, err := accounts.Blocks(ctx, tx, org.ID, user.ID); err != nil || blocked {
+			if err != nil {
+				return err
+			}
+			return apierr.Custom("Membership", "username", "%s blocks %s: unblock them before inviting them.", org.Login, user.Login)
 		}
 		_, err = tx.ExecContext(ctx, `
 			INSERT INTO org_invitations (org_id, user_id, role, inviter_id, created_at) VALUES ($1, $2, $3, $4, $5)
