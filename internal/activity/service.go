@@ -82,6 +82,15 @@ func (s *Service) RepositoryCreated(ctx context.Context, tx store.Q, r *repos.Re
 	})
 }
 
+// RepositoryDeleted emits the repository webhook with action deleted,
+// which the organization's hooks receive (the repository's own hooks go
+// with it); it is repos.Service.BeforeDelete. The feeds keep the
+// repository's earlier events.
+func (s *Service) RepositoryDeleted(ctx context.Context, tx store.Q, r *repos.Repository, actor *accounts.Account) error {
+	return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": "deleted"},
+		Actor: actor, Repo: r, Public: !r.Private, CreatedAt: s.now()})
+}
+
 // RepositoryUpdated emits the events of a repository change; it is
 // repos.Service.AfterUpdate.
 //

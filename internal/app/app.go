@@ -204,7 +204,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.OAuth = &oauth.Service{DB: db}
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
-		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated}
+		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated,
+		BeforeDelete: a.Activity.RepositoryDeleted}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
 	serverKey, err := loadSecretKey(cfg)

@@ -209,7 +209,9 @@ func (c *cli) repoDeleteCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("no repository %q", args[0])
 				}
-				if err := a.Repos.Delete(ctx, r); err != nil {
+				// The owner stands as the sender of the repository deleted
+				// event: an admin command has no user of its own.
+				if err := a.Repos.Delete(ctx, r, r.Owner); err != nil {
 					return fmt.Errorf("delete %s: %w", r.FullName(), err)
 				}
 				return nil

@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"time"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/store"
 )
 
-// Delete deletes the repository and its bare git repository. Its hooks
+// Delete deletes the repository and its bare git repository, acting as
+// actor (BeforeDelete runs in its transaction). Its hooks
 // and their deliveries, stars, watches, push log and maintenance state
 // go with the row (foreign keys); forks keep existing without a parent;
 // events stay in the feeds' history. Tokens forget it from their
@@ -20,7 +22,7 @@ import (
 // The git directory is moved aside before the transaction, so that a new
 // repository given the same id never finds it, and put back when the
 // transaction fails.
-func (s *Service) Delete(ctx context.Context, r *Repository) error {
+func (s *Service) Delete(ctx context.Context, r *Repository, actor *accounts.Account) error {
 	if err := CheckNotLocked(r); err != nil {
 		return err
 	}
@@ -33,6 +35,11 @@ func (s *Service) Delete(ctx context.Context, r *Repository) error {
 		return err
 	}
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		if s.BeforeDelete != nil {
+			if err := s.BeforeDelete(ctx, tx, r, actor); err != nil {
+				return err
+			}
+		}
 		if err := auth.ForgetRepository(ctx, tx, r.Owner.ID, r.ID); err != nil {
 			return err
 		}

@@ -169,3 +169,19 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	}
 	return h.write(w, r, http.StatusOK, repo, auth.RoleAdmin)
 }
+
+// delete answers DELETE /repos/{owner}/{repo} (admins; classic and OAuth
+// tokens need delete_repo): 204, the git data, hooks and deliveries go,
+// the feeds keep the repository's events, the organization's hooks get
+// repository deleted. A repository locked for a migration is refused.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	actor, err := accounts.ByID(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID())
+	if err != nil {
+		return err
+	}
+	if err := h.Service.Delete(r.Context(), From(r.Context()), actor); err != nil {
+		return err
+	}
+	httpapi.NoContent(w)
+	return nil
+}

@@ -25,6 +25,9 @@ type Service struct {
 	// AfterUpdate, when set, runs in the updating transaction with the
 	// repository before and after the change.
 	AfterUpdate func(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error
+	// BeforeDelete, when set, runs in the deleting transaction before the
+	// repository's row goes (the activity spine emits repository deleted).
+	BeforeDelete func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
 }
 
 // GitDir is the directory of the repository's bare git repository. It is
