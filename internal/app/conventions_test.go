@@ -331,7 +331,7 @@ func TestErrorShapes(t *testing.T) {
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/no/such/path"},
 		{"GET", "/"},
-		{"DELETE", "/repos/octocat/Hello"},
+		{"PUT", "/repos/octocat/Hello"},
 		{"PUT", "/user"},
 		{"PATCH", "/user/repos"},
 	} {
@@ -452,7 +452,7 @@ func TestRequestIDHealthAndMetrics(t *testing.T) {
 		{"GET", "/user", ""},
 		{"GET", "/user", "Bearer bad"},
 		{"GET", "/unknown", ""},
-		{"DELETE", "/repos/octocat/hello", ""},
+		{"PUT", "/repos/octocat/hello", ""},
 		{"GET", "/healthz", ""},
 		{"GET", "/metrics", ""},
 		{"GET", "/rate_limit", ""},
@@ -486,7 +486,7 @@ func TestRequestIDHealthAndMetrics(t *testing.T) {
 		`forgeapi_http_requests_total{method="GET",route="GET /repos/{owner}/{repo}",status="200"}`,
 		`forgeapi_http_requests_total{method="GET",route="GET /repos/{owner}/{repo}",status="404"}`,
 		`forgeapi_http_requests_total{method="GET",route="GET /user",status="401"}`,
-		`forgeapi_http_requests_total{method="DELETE",route="unmatched",status="404"}`,
+		`forgeapi_http_requests_total{method="PUT",route="unmatched",status="404"}`,
 		`forgeapi_http_request_duration_seconds_bucket{route="GET /repos/{owner}/{repo}",le="0.005"}`,
 		`forgeapi_http_request_duration_seconds_count{route="GET /repos/{owner}/{repo}"} 2`,
 	} {
