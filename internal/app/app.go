@@ -93,6 +93,9 @@ type Config struct {
 	// repositories after enough pushes or time (push threshold, maximum
 	// age, lease, poll interval).
 	GitMaintenance githost.MaintenanceConfig
+	// OrgDeletion configures the worker that deletes organizations in the
+	// background (DELETE /orgs/{org}).
+	OrgDeletion orgs.DeleterConfig
 	// Git bounds git over HTTP: push size (default 2 GiB), concurrent git
 	// processes (default githttp.DefaultMaxProcesses()) and their queue
 	// wait. Its Logger and IdleTimeout are filled in; its StateDir
@@ -167,6 +170,9 @@ type App struct {
 	// GitMaintenance runs git gc on the repositories that are due; Start
 	// runs it in the background.
 	GitMaintenance *githost.Maintainer
+	// Orgs changes memberships; its Deleter, which Start runs, deletes
+	// organizations in the background.
+	Orgs *orgs.Service
 	// Agents are the enterprise custom agents; their ruleset check runs
 	// before every push.
 	Agents *agents.Service
@@ -247,6 +253,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
+	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
 	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
@@ -281,7 +288,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
-	area(docs.Organizations, (&orgs.Handler{Service: &orgs.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Operations, operationalRoutes())
 	return routes
@@ -433,6 +440,8 @@ func (m *Main) startWorkers(ctx context.Context) {
 	m.startMigrationExporter(ctx)
 	m.startWebhookWorkers(ctx)
 	m.startPushRecovery(ctx)
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.App.Orgs.Deleter.Run(ctx) }()
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
 		m.wg.Add(1)

@@ -13,11 +13,15 @@ import (
 	"forgeapi/internal/store"
 )
 
-// Service changes organization memberships and emits their organization
-// webhook events in the change's transaction.
+// Service changes organization memberships and requests organization
+// deletions, and emits their organization webhook events in the change's
+// transaction.
 type Service struct {
 	DB     *store.DB
 	Events *events.Bus
+	// Deleter, when set, is woken when an organization's deletion is
+	// requested.
+	Deleter *Deleter
 }
 
 // The states of a membership.

@@ -99,3 +99,18 @@ func (h *Handler) listUserOrgs(w http.ResponseWriter, r *http.Request) error {
 	writeOrgs(w, r, list)
 	return nil
 }
+
+// deleteOrg answers DELETE /orgs/{org} (owners): 202 with an empty
+// object; the organization and its repositories are deleted in the
+// background (see Deleter).
+func (h *Handler) deleteOrg(w http.ResponseWriter, r *http.Request) error {
+	actor, err := h.caller(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Service.RequestDeletion(r.Context(), accounts.OrgFrom(r.Context()), actor); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, struct{}{})
+	return nil
+}

@@ -40,6 +40,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/users/{username}/orgs", Handle: h.listUserOrgs,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 
+		{Method: "DELETE", Pattern: "/orgs/{org}", Handle: h.deleteOrg,
+			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin, Scopes: []string{"admin:org"},
+				Permissions: auth.Perm("organization_administration:write"), TokenTypes: auth.AllTokenTypes}},
+
 		{Method: "GET", Pattern: "/orgs/{org}/members", Handle: h.listMembers, Auth: readMembers},
 		{Method: "GET", Pattern: "/orgs/{org}/members/{username}", Handle: h.checkMember, Auth: readMembers},
 		{Method: "GET", Pattern: "/orgs/{org}/public_members", Handle: h.listPublicMembers, Auth: readMembers},

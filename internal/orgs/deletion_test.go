@@ -1,0 +1,76 @@
+package orgs_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+)
+
+// TestDeleteOrganization: an owner deletes an organization: 202 at once,
+// its hook gets the organization event deleted, then in the background
+// its repositories (git data included, a locked one too) and the
+// organization go, its members lose it, and the feeds' table keeps its
+// events.
+func TestDeleteOrganization(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}),
+		func(c *app.Config) { c.OrgDeletion.PollInterval = 50 * time.Millisecond })
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	hubot := env.User("hubot")
+	acme := env.Org("acme", octo, hubot)
+	rockets := env.Repo(acme, "rockets")
+	env.Repo(acme, "anvils", apptest.RepoOpts{Private: true})
+	_, err := env.Q().ExecContext(ctx, `UPDATE repositories SET migration_locked = TRUE WHERE id = $1`, rockets.ID)
+	apptest.Must(t, "lock", err)
+	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook", "repo"))
+	rc := &orgEvents{}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	_, _, err = owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},
+		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+
+	if resp, _ := env.Client(env.Token(hubot, "admin:org")).Organizations.Delete(ctx, "acme"); apptest.ResponseStatus(resp) != http.StatusForbidden {
+		t.Fatalf("a member deletes the organization: %d, want 403", apptest.ResponseStatus(resp))
+	}
+	resp, err := owner.Organizations.Delete(ctx, "acme")
+	if apptest.ResponseStatus(resp) != http.StatusAccepted {
+		t.Fatalf("delete: %d %v, want 202", apptest.ResponseStatus(resp), err)
+	}
+	if got := rc.wait(t, 1); got[0] != "deleted  by octo in acme" {
+		t.Fatalf("organization events %v, want deleted by octo", got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, resp, _ := owner.Organizations.Get(ctx, "acme")
+		if apptest.ResponseStatus(resp) == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the organization is still there 30 s after its deletion: %d", apptest.ResponseStatus(resp))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(env.App.Repos.GitDir(rockets.ID)); !os.IsNotExist(err) {
+		t.Fatalf("git data of a deleted organization's repository: %v", err)
+	}
+	var repositories, events int
+	apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM repositories), (SELECT count(*) FROM events WHERE org_id = $1)`, acme.ID).Scan(&repositories, &events))
+	if repositories != 0 || events == 0 {
+		t.Fatalf("%d repositories left, %d events kept; want none and some", repositories, events)
+	}
+	orgs, _, err := env.Client(env.Token(hubot, "read:org")).Organizations.List(ctx, "", nil)
+	apptest.Must(t, "member's organizations", err)
+	if len(orgs) != 0 {
+		t.Fatalf("member still lists %d organizations", len(orgs))
+	}
+}
