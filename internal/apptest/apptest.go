@@ -2,7 +2,9 @@
 // on 127.0.0.1:0, with a temporary data directory, on SQLite, or on
 // PostgreSQL (a fresh schema per test) when FORGEAPI_TEST_POSTGRES_URL is
 // set. Small builders create users, organizations, repositories and
-// tokens with defaults; clients are google/go-github.
+// tokens with defaults; clients are google/go-github. Every response its
+// clients receive is validated against the platform's OpenAPI
+// descriptions when they are installed (openapi.go).
 package apptest
 
 import (
@@ -99,7 +101,7 @@ func StartConfig(t testing.TB, cfg app.Config) *Env {
 		t.Fatalf("start forgeapi: %v", err)
 	}
 	e := &Env{T: t, Main: m, App: m.App, URL: m.URL(), DataDir: cfg.DataDir, Config: cfg}
-	t.Cleanup(func() { _ = m.Close() })
+	t.Cleanup(func() { _ = m.Close(); CountValidated() })
 	return e
 }
 
@@ -324,7 +326,7 @@ func (e *Env) must(err error) {
 // token is ""). The client's own rate-limit bookkeeping is off, so tests
 // see the server's answers.
 func (e *Env) Client(token string) *github.Client {
-	opts := []github.ClientOptionsFunc{}
+	opts := []github.ClientOptionsFunc{github.WithTransport(e.Transport())}
 	if token != "" {
 		opts = append(opts, github.WithAuthToken(token))
 	}
@@ -334,7 +336,7 @@ func (e *Env) Client(token string) *github.Client {
 // BasicClient returns a go-github client using HTTP Basic with login and
 // password, sending otp (when not empty) in the OTP header.
 func (e *Env) BasicClient(login, password, otp string) *github.Client {
-	tr := &github.BasicAuthTransport{Username: login, Password: password, OTP: otp}
+	tr := &github.BasicAuthTransport{Username: login, Password: password, OTP: otp, Transport: e.Transport()}
 	return e.newClient(github.WithHTTPClient(tr.Client()))
 }
 
@@ -347,6 +349,14 @@ func (e *Env) newClient(opts ...github.ClientOptionsFunc) *github.Client {
 	}
 	return c
 }
+
+// Transport is the HTTP transport of the test's clients: every response
+// is validated against the platform's OpenAPI descriptions when they are
+// available (see OpenAPIDirEnv), and a mismatch fails the test.
+func (e *Env) Transport() http.RoundTripper { return Transport(e.T, nil) }
+
+// HTTPClient returns a plain HTTP client with the test's Transport.
+func (e *Env) HTTPClient() *http.Client { return &http.Client{Transport: e.Transport()} }
 
 // Do sends a raw request with the token (may be "") and returns the
 // response with its body read into the returned bytes.
@@ -362,7 +372,7 @@ func (e *Env) Do(method, path, token string, body io.Reader, headers ...string) 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.HTTPClient().Do(req)
 	if err != nil {
 		e.T.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -171,6 +171,9 @@ func TestEveryEventReachesRepositoryAndOrganizationHooks(t *testing.T) {
 		}
 	}
 
+	repoRC.waitFor("the repository hook's publicized event", func([]received) bool {
+		return len(repoRC.events("repository")) == 1
+	})
 	if _, err := client.Repositories.DeleteHook(apptest.Ctx(), "acme", "gadgets", repoHook.GetID()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,285 @@
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// OpenAPIDirEnv names the environment variable with the generated/ folder
+// of the npm package @octokit/openapi (the platform's OpenAPI
+// descriptions). When it is set, or when testdata/node/node_modules holds
+// the package (npm ci there), every response an apptest client receives
+// is validated against the descriptions, and a mismatch fails the test.
+const OpenAPIDirEnv = "FORGEAPI_TEST_OPENAPI_DIR"
+
+// ValidatedCountEnv names an optional file to which each test binary
+// appends, as each test server stops, how many exchanges it validated
+// and skipped so far, after its process id (see CountValidated): the last
+// line of each process id, summed, is the suite's count.
+const ValidatedCountEnv = "FORGEAPI_TEST_OPENAPI_COUNT_FILE"
+
+// description is one of the platform's OpenAPI documents, loaded the
+// first time an exchange needs it, with its router.
+type description struct {
+	file   string
+	once   sync.Once
+	router routers.Router
+	err    error
+}
+
+// load reads the document (servers dropped, so that the router matches
+// any host) and builds its router.
+func (d *description) load() (routers.Router, error) {
+	d.once.Do(func() {
+		loader := openapi3.NewLoader()
+		doc, err := loader.LoadFromFile(d.file)
+		if err != nil {
+			d.err = fmt.Errorf("load %s: %w", d.file, err)
+			return
+		}
+		doc.Servers = nil
+		for _, item := range doc.Paths.Map() {
+			item.Servers = nil
+		}
+		d.router, d.err = gorillamux.NewRouter(doc)
+		runtime.GC() // the loader's garbage is large
+	})
+	return d.router, d.err
+}
+
+// Validator checks exchanges against the platform's descriptions: the
+// hosted one (api.github.com.json) first, then the enterprise cloud one
+// (ghec.json: custom agents) and the self-managed one (ghes-3.19.json:
+// grants and authorizations) for the operations the hosted one lacks.
+type Validator struct {
+	docs      []*description
+	validated atomic.Int64
+	skipped   atomic.Int64
+}
+
+// validator is the test binary's Validator (nil when validation is off),
+// shared by every test: the descriptions are loaded once per binary.
+var (
+	validatorOnce sync.Once
+	validator     *Validator
+)
+
+// SharedValidator returns the test binary's Validator, or nil when the
+// descriptions are not available (validation off).
+func SharedValidator() *Validator {
+	validatorOnce.Do(func() {
+		dir := openAPIDir()
+		if dir == "" {
+			return
+		}
+		validator = NewValidator(dir)
+	})
+	return validator
+}
+
+// openAPIDir returns the descriptions' folder: OpenAPIDirEnv, else the
+// package installed under testdata/node, else "".
+func openAPIDir() string {
+	if dir := os.Getenv(OpenAPIDirEnv); dir != "" {
+		return dir
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "node", "node_modules", "@octokit", "openapi", "generated")
+	if _, err := os.Stat(filepath.Join(dir, "api.github.com.json")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// NewValidator returns a Validator over the descriptions in dir.
+func NewValidator(dir string) *Validator {
+	v := &Validator{}
+	for _, name := range []string{"api.github.com.json", "ghec.json", "ghes-3.19.json"} {
+		v.docs = append(v.docs, &description{file: filepath.Join(dir, name)})
+	}
+	return v
+}
+
+// Counts returns how many exchanges were validated and how many skipped
+// (paths no description has: git, health, docs, forgeapi's own).
+func (v *Validator) Counts() (validated, skipped int64) { return v.validated.Load(), v.skipped.Load() }
+
+// Check validates one exchange: req was sent, and the response had the
+// status, header and body. It returns nil for a valid exchange or one no
+// description knows (skipped), and otherwise the mismatch.
+func (v *Validator) Check(req *http.Request, status int, header http.Header, body []byte) error {
+	route, params, file, err := v.route(req)
+	if err != nil {
+		return err
+	}
+	if route == nil {
+		v.skipped.Add(1)
+		return nil
+	}
+	v.validated.Add(1)
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 platformHeader(header),
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	err = openapi3filter.ValidateResponse(context.Background(), in)
+	if err = remainingError(route, req, body, err); err != nil {
+		return fmt.Errorf("%s %s -> %d does not match %s (%s): %s", req.Method, req.URL.Path, status,
+			route.Operation.OperationID, filepath.Base(file), shorten(err.Error()))
+	}
+	return nil
+}
+
+// route finds the operation of the request in the first description that
+// has it, its path mapped from the spec's names to the platform's, and
+// names that description's file; nil when none has it.
+func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string, string, error) {
+	if skippedPath(req.URL.Path) {
+		return nil, nil, "", nil
+	}
+	mapped := req.Clone(req.Context())
+	mapped.URL.Path = platformPath(req.URL.Path)
+	mapped.URL.RawPath = ""
+	for _, d := range v.docs {
+		router, err := d.load()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		route, params, err := router.FindRoute(mapped)
+		switch {
+		case err == nil:
+			return route, params, d.file, nil
+		case errors.Is(err, routers.ErrPathNotFound), errors.Is(err, routers.ErrMethodNotAllowed):
+			continue
+		default:
+			return nil, nil, "", err
+		}
+	}
+	return nil, nil, "", nil
+}
+
+// skippedPath reports whether a path is outside the API the descriptions
+// cover: git over HTTP, health, metrics, forgeapi's documentation and
+// signed downloads.
+func skippedPath(p string) bool {
+	return strings.Contains(p, ".git/") || strings.HasSuffix(p, ".git") || p == "/healthz" || p == "/metrics" ||
+		strings.HasPrefix(p, "/docs") || strings.HasPrefix(p, "/_blobs/") || strings.HasPrefix(p, "/login/")
+}
+
+// platformPath maps the spec's path names to the platform's: the API
+// under /api/v3 is the same API, and the assistant product is copilot.
+func platformPath(p string) string {
+	p = strings.TrimPrefix(p, "/api/v3")
+	if p == "" {
+		p = "/"
+	}
+	return strings.Replace(p, "/assistant/", "/copilot/", 1)
+}
+
+// platformHeader returns the header with the spec's names read as the
+// platform's: X-Service-* as X-GitHub-*, and the spec's media type as
+// application/json.
+func platformHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if rest, ok := strings.CutPrefix(k, "X-Service-"); ok {
+			k = "X-Github-" + rest
+		}
+		out[k] = vs
+	}
+	if ct := out.Get("Content-Type"); strings.HasPrefix(ct, "application/vnd.service") || strings.HasPrefix(ct, "application/vnd.github") {
+		if strings.Contains(ct, "json") {
+			out.Set("Content-Type", "application/json")
+		}
+	}
+	return out
+}
+
+// shorten keeps a validation error readable in a test log.
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 1500 {
+		return s[:1500] + "..."
+	}
+	return s
+}
+
+// validatingTransport validates every response of its base transport
+// against the descriptions and reports mismatches to the test.
+type validatingTransport struct {
+	base http.RoundTripper
+	v    *Validator
+	t    testing.TB
+}
+
+// RoundTrip sends the request and validates the response, whose body it
+// reads and puts back for the caller.
+func (vt *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := vt.base.RoundTrip(req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err := vt.v.Check(req, resp.StatusCode, resp.Header, body); err != nil {
+		vt.t.Errorf("OpenAPI: %v", err)
+	}
+	return resp, nil
+}
+
+// Transport returns base (http.DefaultTransport when nil) wrapped so that
+// every response is validated for the test, or base itself when
+// validation is off.
+func Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	v := SharedValidator()
+	if v == nil {
+		return base
+	}
+	return &validatingTransport{base: base, v: v, t: t}
+}
+
+// CountValidated appends the binary's counts so far to the file
+// ValidatedCountEnv names (nothing when it is unset or validation is
+// off); every test server does as it stops.
+func CountValidated() {
+	file := os.Getenv(ValidatedCountEnv)
+	v := SharedValidator()
+	if file == "" || v == nil {
+		return
+	}
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	validated, skipped := v.Counts()
+	fmt.Fprintf(f, "%d %s %d %d\n", os.Getpid(), filepath.Base(os.Args[0]), validated, skipped)
+}
