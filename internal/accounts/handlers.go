@@ -29,6 +29,7 @@ func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	u.UserViewType = "private"
 	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: c.privateRepos,
 		OwnedPrivateRepos: c.privateRepos, TwoFactorAuthentication: a.HasTOTP})
 	return nil
@@ -91,7 +92,7 @@ func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
 		return User{}, err
 	}
 	return User{
-		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a),
+		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a), UserViewType: "public",
 		Name:       optional(a.Name), Email: optional(a.Email),
 		Company: optional(prof.Company), Blog: prof.Blog, Location: optional(prof.Location), Hireable: prof.Hireable,
 		Bio: optional(prof.Bio), TwitterUsername: optional(prof.TwitterUsername),

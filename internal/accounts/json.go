@@ -87,6 +87,9 @@ func itoa(v int64) string { return wire.Itoa(v) }
 // User is the platform's public user object (GET /users/{username}).
 type User struct {
 	SimpleUser
+	// UserViewType is "public" here and "private" in the authenticated
+	// user's own object: the platform's discriminator of the two.
+	UserViewType    string    `json:"user_view_type"`
 	Name            *string   `json:"name"`
 	Company         *string   `json:"company"`
 	Blog            string    `json:"blog"`
@@ -116,6 +119,8 @@ type PrivateUser struct {
 
 // Organization is the platform's organization-full object.
 type Organization struct {
+	// Name, Company, Location and Email are left out when unset: the
+	// platform's description types them as strings, never null.
 	Login                   string    `json:"login"`
 	ID                      int64     `json:"id"`
 	NodeID                  string    `json:"node_id"`
@@ -128,11 +133,11 @@ type Organization struct {
 	PublicMembersURL        string    `json:"public_members_url"`
 	AvatarURL               string    `json:"avatar_url"`
 	Description             *string   `json:"description"`
-	Name                    *string   `json:"name"`
-	Company                 *string   `json:"company"`
+	Name                    *string   `json:"name,omitempty"`
+	Company                 *string   `json:"company,omitempty"`
 	Blog                    string    `json:"blog"`
-	Location                *string   `json:"location"`
-	Email                   *string   `json:"email"`
+	Location                *string   `json:"location,omitempty"`
+	Email                   *string   `json:"email,omitempty"`
 	TwitterUsername         *string   `json:"twitter_username"`
 	IsVerified              bool      `json:"is_verified"`
 	HasOrganizationProjects bool      `json:"has_organization_projects"`

@@ -23,6 +23,10 @@ func operationalRoutes() []httpapi.Route {
 	}
 }
 
+// searchLimit is the platform's search budget per minute, which
+// GET /rate_limit reports.
+const searchLimit = 30
+
 // rateLimitStatus serves GET /rate_limit from the rate-limit headers the
 // middleware set. The route is Uncounted, as on the platform: asking for
 // the budget does not spend it.
@@ -38,7 +42,11 @@ func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	core := map[string]any{"limit": limit, "remaining": max(0, limit-used), "used": used, "reset": reset, "resource": "core"}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"resources": map[string]any{"core": core}, "rate": core})
+	// forgeapi serves no search endpoint, so the search budget (the
+	// platform's 30 requests a minute) is never spent; clients read it.
+	search := map[string]any{"limit": searchLimit, "remaining": searchLimit, "used": 0,
+		"reset": time.Now().Add(time.Minute).Unix(), "resource": "search"}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"resources": map[string]any{"core": core, "search": search}, "rate": core})
 	return nil
 }
 

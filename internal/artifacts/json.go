@@ -57,10 +57,10 @@ type storageRecordJSON struct {
 	Name              string    `json:"name"`
 	Version           *string   `json:"version"`
 	Digest            string    `json:"digest"`
-	ArtifactURL       *string   `json:"artifact_url"`
+	ArtifactURL       *string   `json:"artifact_url,omitempty"`
 	Path              *string   `json:"path"`
 	RegistryURL       string    `json:"registry_url"`
-	Repository        *string   `json:"repository"`
+	Repository        *string   `json:"repository,omitempty"`
 	Status            string    `json:"status"`
 	ServiceRepository *string   `json:"service_repository"`
 	CreatedAt         wire.Time `json:"created_at"`

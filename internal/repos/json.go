@@ -118,7 +118,7 @@ type JSON struct {
 	Permissions         *Permissions         `json:"permissions,omitempty"`
 	AllowRebaseMerge    bool                 `json:"allow_rebase_merge"`
 	TemplateRepository  *JSON                `json:"template_repository"`
-	TempCloneToken      *string              `json:"temp_clone_token"`
+	TempCloneToken      *string              `json:"temp_clone_token,omitempty"`
 	AllowSquashMerge    bool                 `json:"allow_squash_merge"`
 	AllowAutoMerge      bool                 `json:"allow_auto_merge"`
 	DeleteBranchOnMerge bool                 `json:"delete_branch_on_merge"`
@@ -167,7 +167,7 @@ func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
 		TreesURL: api + "/git/trees{/sha}", CloneURL: web + ".git", HooksURL: api + "/hooks", SvnURL: web,
 		ForksCount: st.Forks, StargazersCount: st.Stargazers, WatchersCount: st.Stargazers, Size: st.SizeKB,
 		DefaultBranch: r.DefaultBranch, Topics: []string{}, HasIssues: true, HasProjects: true, HasWiki: true,
-		HasDownloads: true, Visibility: r.Visibility(), PushedAt: wire.TP(r.PushedAt),
+		HasDownloads: true, Visibility: r.Visibility(), PushedAt: pushedAt(r),
 		CreatedAt: wire.T(r.CreatedAt), UpdatedAt: wire.T(r.UpdatedAt), AllowRebaseMerge: true,
 		AllowSquashMerge: true, AllowMergeCommit: true, SubscribersCount: st.Subscribers,
 		NetworkCount: st.Forks, Forks: st.Forks, Watchers: st.Stargazers,
@@ -217,4 +217,13 @@ func hostOf(u string) string {
 		}
 	}
 	return s
+}
+
+// pushedAt is the repository's pushed_at: its last push, or its creation
+// when nothing was pushed yet, as the platform shows a new repository.
+func pushedAt(r *Repository) *wire.Time {
+	if r.PushedAt != nil {
+		return wire.TP(r.PushedAt)
+	}
+	return wire.TP(&r.CreatedAt)
 }

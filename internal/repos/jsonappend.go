@@ -78,7 +78,9 @@ func (j *JSON) AppendJSON(b []byte) []byte {
 		o.Key("template_repository")
 		o.B = j.TemplateRepository.AppendJSON(o.B)
 	}
-	o.StringPtr("temp_clone_token", j.TempCloneToken)
+	if j.TempCloneToken != nil {
+		o.String("temp_clone_token", *j.TempCloneToken)
+	}
 	o.Bool("allow_squash_merge", j.AllowSquashMerge)
 	o.Bool("allow_auto_merge", j.AllowAutoMerge)
 	o.Bool("delete_branch_on_merge", j.DeleteBranchOnMerge)
