@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
 	"forgeapi/internal/githost"
+	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/orgmigration"
@@ -45,10 +46,17 @@ import (
 // Config is the server's configuration. The zero value of each field
 // means its documented default.
 type Config struct {
-	Addr        string // listen address; default 127.0.0.1:8080
-	DataDir     string // data directory; default ./forgeapi-data
-	DatabaseURL string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
-	BaseURL     string // public URL in url fields; default http://ADDR (the address actually bound)
+	Addr string // listen address; default 127.0.0.1:8080
+	// TLS is "" (plain HTTP, unless TLSCertFile and TLSKeyFile are set) or
+	// TLSSelfSigned: HTTPS with a certificate of a local CA made under
+	// DataDir/tls, whose file CAFile names.
+	TLS string
+	// TLSCertFile and TLSKeyFile are a PEM certificate (chain) and key to
+	// serve HTTPS with.
+	TLSCertFile, TLSKeyFile string
+	DataDir                 string // data directory; default ./forgeapi-data
+	DatabaseURL             string // empty: SQLite at DataDir/forgeapi.db; postgres://... for PostgreSQL
+	BaseURL                 string // public URL in url fields; default http://ADDR (the address actually bound)
 	// MetricsAddr is the listen address of GET /metrics (Prometheus);
 	// empty serves no metrics. The API port never serves them.
 	MetricsAddr string
@@ -145,6 +153,12 @@ func (c *Config) setDefaults() {
 func (c *Config) validate() error {
 	if c.AuthorizationsAPI != oauth.APIEnabled && c.AuthorizationsAPI != oauth.APIRemoved {
 		return fmt.Errorf("authorizations API must be %s or %s, not %q", oauth.APIEnabled, oauth.APIRemoved, c.AuthorizationsAPI)
+	}
+	if c.TLS != "" && c.TLS != TLSSelfSigned {
+		return fmt.Errorf("--tls must be %s (or use --tls-cert and --tls-key), not %q", TLSSelfSigned, c.TLS)
+	}
+	if _, err := webhooks.ReceiverRoots(c.Webhooks.CAFile); err != nil {
+		return fmt.Errorf("--webhook-ca-file: %w", err)
 	}
 	return nil
 }
@@ -291,6 +305,8 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Operations, operationalRoutes())
+	area(docs.API, rootRoutes())
+	area(docs.API, (&graphql.Handler{DB: a.DB}).Routes())
 	return routes
 }
 
@@ -317,6 +333,7 @@ type Main struct {
 	metricsURL  string
 	url         string
 	baseURL     string
+	caFile      string // the local CA of --tls self-signed
 	served      chan error
 	stopOnce    sync.Once
 	workers     context.CancelFunc
@@ -349,7 +366,17 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	m := &Main{App: a, listener: ln, served: make(chan error, 1), url: "http://" + ln.Addr().String()}
+	host, _, _ := net.SplitHostPort(cfg.Addr)
+	tlsConfig, caFile, err := serverTLS(cfg, host)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	scheme := "http://"
+	if tlsConfig != nil {
+		scheme = "https://"
+	}
+	m := &Main{App: a, listener: ln, served: make(chan error, 1), url: scheme + ln.Addr().String(), caFile: caFile}
 	base := cfg.BaseURL
 	if base == "" {
 		base = m.url
@@ -391,11 +418,20 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 		ReadHeaderTimeout: cfg.HeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConfig, // HTTP/2 is offered with TLS
 	}
 	go func() {
-		m.served <- m.http.Serve(ln)
+		if tlsConfig != nil {
+			m.served <- m.http.ServeTLS(ln, "", "")
+		} else {
+			m.served <- m.http.Serve(ln)
+		}
 		close(m.served) // Close still returns when a Done reader took the error
 	}()
+	if caFile != "" {
+		cfg.Logger.Info("serving HTTPS with a certificate of forgeapi's local CA: trust it with SSL_CERT_FILE, GIT_SSL_CAINFO or NODE_EXTRA_CA_CERTS",
+			"ca_file", caFile)
+	}
 	cfg.Logger.Info("listening on "+m.url, "addr", ln.Addr().String(), "base_url", m.baseURL,
 		"data_dir", cfg.DataDir, "database", databaseKind(cfg.DatabaseURL), "metrics", m.metricsURL,
 		"version", ReadBuildInfo().Version)
@@ -492,6 +528,10 @@ func (m *Main) Handler() http.Handler { return m.api }
 
 // URL is the address the server listens on, as http://HOST:PORT.
 func (m *Main) URL() string { return m.url }
+
+// CAFile is the local CA certificate clients trust for --tls self-signed
+// ("" otherwise).
+func (m *Main) CAFile() string { return m.caFile }
 
 // Done delivers the serve error once, then is closed, when the server
 // stops (on its own, or through Close).

@@ -193,6 +193,12 @@ func (c *cli) serveCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", envOr("FORGEAPI_ADDR", "127.0.0.1:8080"), "listen address (env FORGEAPI_ADDR)")
+	f.StringVar(&cfg.TLS, "tls", os.Getenv("FORGEAPI_TLS"),
+		"self-signed: serve HTTPS (API and git, HTTP/2 included) with a certificate of a local CA made under DATA/tls, whose file the start log names (env FORGEAPI_TLS)")
+	f.StringVar(&cfg.TLSCertFile, "tls-cert", os.Getenv("FORGEAPI_TLS_CERT"), "PEM certificate (chain) to serve HTTPS with, with --tls-key (env FORGEAPI_TLS_CERT)")
+	f.StringVar(&cfg.TLSKeyFile, "tls-key", os.Getenv("FORGEAPI_TLS_KEY"), "PEM private key of --tls-cert (env FORGEAPI_TLS_KEY)")
+	f.StringVar(&cfg.Webhooks.CAFile, "webhook-ca-file", os.Getenv("FORGEAPI_WEBHOOK_CA_FILE"),
+		"PEM certificates trusted for HTTPS webhook receivers besides the system's (env FORGEAPI_WEBHOOK_CA_FILE)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("FORGEAPI_METRICS_ADDR"),
 		"listen address of the Prometheus metrics (GET /metrics); empty (the default) serves no metrics; the API port never serves them (env FORGEAPI_METRICS_ADDR)")
 	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")

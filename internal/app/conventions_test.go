@@ -330,7 +330,7 @@ func TestErrorShapes(t *testing.T) {
 
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/no/such/path"},
-		{"GET", "/"},
+		{"GET", "/api/v3/no/such/path"},
 		{"PUT", "/repos/octocat/Hello"},
 		{"PUT", "/user"},
 		{"PATCH", "/user/repos"},

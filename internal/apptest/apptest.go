@@ -10,6 +10,8 @@ package apptest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"encoding/hex"
 	"io"
@@ -43,9 +45,12 @@ type Env struct {
 	T       testing.TB
 	Main    *app.Main
 	App     *app.App
-	URL     string // http://127.0.0.1:PORT
+	URL     string // http://127.0.0.1:PORT (https:// with WithTLS)
 	DataDir string
 	Config  app.Config
+	// base is the transport under the validation: the default one, or
+	// one that trusts the server's local CA (WithTLS).
+	base http.RoundTripper
 }
 
 // Option changes the configuration before the server starts.
@@ -65,6 +70,10 @@ func WithEventSink(s events.Sink) Option {
 // WithWebhooks sets the webhook delivery configuration (tests that run
 // receivers on 127.0.0.1 allow "loopback").
 func WithWebhooks(w webhooks.Config) Option { return func(c *app.Config) { c.Webhooks = w } }
+
+// WithTLS serves HTTPS with a certificate of forgeapi's local CA
+// (--tls self-signed); the Env's clients trust the CA (Main.CAFile).
+func WithTLS() Option { return func(c *app.Config) { c.TLS = app.TLSSelfSigned } }
 
 // WithMetrics serves the Prometheus metrics on a port of their own
 // (Env.Main.MetricsURL()); the API port never serves them.
@@ -100,7 +109,10 @@ func StartConfig(t testing.TB, cfg app.Config) *Env {
 	if err != nil {
 		t.Fatalf("start forgeapi: %v", err)
 	}
-	e := &Env{T: t, Main: m, App: m.App, URL: m.URL(), DataDir: cfg.DataDir, Config: cfg}
+	e := &Env{T: t, Main: m, App: m.App, URL: m.URL(), DataDir: cfg.DataDir, Config: cfg, base: http.DefaultTransport}
+	if ca := m.CAFile(); ca != "" {
+		e.base = TrustingTransport(t, ca)
+	}
 	t.Cleanup(func() { _ = m.Close(); CountValidated() })
 	return e
 }
@@ -353,7 +365,24 @@ func (e *Env) newClient(opts ...github.ClientOptionsFunc) *github.Client {
 // Transport is the HTTP transport of the test's clients: every response
 // is validated against the platform's OpenAPI descriptions when they are
 // available (see OpenAPIDirEnv), and a mismatch fails the test.
-func (e *Env) Transport() http.RoundTripper { return Transport(e.T, nil) }
+func (e *Env) Transport() http.RoundTripper { return Transport(e.T, e.base) }
+
+// TrustingTransport returns a transport that trusts the PEM certificates
+// of caFile (and nothing else).
+func TrustingTransport(t testing.TB, caFile string) http.RoundTripper {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatalf("read CA: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s holds no certificate", caFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr
+}
 
 // HTTPClient returns a plain HTTP client with the test's Transport.
 func (e *Env) HTTPClient() *http.Client { return &http.Client{Transport: e.Transport()} }

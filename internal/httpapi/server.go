@@ -71,8 +71,12 @@ type Config struct {
 
 // Server serves the route tables with the shared middleware.
 type Server struct {
-	cfg     Config
+	cfg Config
+	// mux serves every path at the host root: the API routes and the
+	// plain handlers (git, docs, health, downloads); apiMux serves the
+	// API routes alone, under APIPrefix.
 	mux     *http.ServeMux
+	apiMux  *http.ServeMux
 	authn   *auth.Authenticator
 	guard   Guard
 	limiter *RateLimiter
@@ -98,7 +102,7 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s = &Server{cfg: cfg, mux: http.NewServeMux(), authn: authn, guard: guard,
+	s = &Server{cfg: cfg, mux: http.NewServeMux(), apiMux: http.NewServeMux(), authn: authn, guard: guard,
 		limiter: NewRateLimiter(cfg.Now), metrics: metrics, largeBodies: semaphore.NewWeighted(LargeBodyBudget)}
 	defer func() {
 		if p := recover(); p != nil { // ServeMux panics on conflicting patterns
@@ -107,15 +111,39 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	}()
 	// Unknown paths and methods: a JSON 404 (the catch-all also takes the
 	// place of ServeMux's plain-text 405).
-	s.mux.Handle("/", http.HandlerFunc(s.notFound))
+	for _, mux := range []*http.ServeMux{s.mux, s.apiMux} {
+		mux.Handle("/", http.HandlerFunc(s.notFound))
+	}
 	for _, rt := range routes {
-		s.mux.Handle(rt.Method+" "+rt.Pattern, s.apiHandler(rt))
+		h := s.apiHandler(rt)
+		s.mux.Handle(rt.Method+" "+rt.Pattern, h)
+		s.apiMux.Handle(rt.Method+" "+rt.Pattern, h)
 		s.routes = append(s.routes, rt)
 	}
 	for _, rt := range routes { // after every route, which keeps its own root
-		s.handleRoot(rt.Method + " " + rt.Pattern)
+		s.handleRoot(s.mux, rt.Method+" "+rt.Pattern)
+		s.handleRoot(s.apiMux, rt.Method+" "+rt.Pattern)
 	}
 	return s, nil
+}
+
+// APIPrefix is the path under which the API is served as well as at the
+// host root: the self-managed edition's layout, which clients configured
+// for it (the gh CLI, go-github's enterprise URLs, octokit) use. Git and
+// the other plain handlers stay at the root only.
+const APIPrefix = "/api/v3"
+
+// apiPath returns the path of a request under APIPrefix without the
+// prefix ("/" for the prefix itself), and whether it was under it.
+func apiPath(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, APIPrefix)
+	if !ok || rest != "" && rest[0] != '/' {
+		return p, false
+	}
+	if rest == "" {
+		rest = "/"
+	}
+	return rest, true
 }
 
 // notFound answers the JSON 404 of a path or method no route serves.
@@ -132,15 +160,15 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 // that another pattern serves already keeps it.
 func (s *Server) handle(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
-	s.handleRoot(pattern)
+	s.handleRoot(s.mux, pattern)
 }
 
-// handleRoot registers the JSON 404 for the root of pattern's subtree, if
-// it is one and no pattern serves the root yet.
-func (s *Server) handleRoot(pattern string) {
+// handleRoot registers on mux the JSON 404 for the root of pattern's
+// subtree, if it is one and no pattern serves the root yet.
+func (s *Server) handleRoot(mux *http.ServeMux, pattern string) {
 	if root := subtreeRoot(pattern); root != "" {
 		defer func() { _ = recover() }() // a pattern serves the root already
-		s.mux.Handle(root, http.HandlerFunc(s.notFound))
+		mux.Handle(root, http.HandlerFunc(s.notFound))
 	}
 }
 
@@ -176,8 +204,9 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	}))
 }
 
-// ServeHTTP dispatches the request and records its metrics. The request
-// context gets its values (base URL, API version, principal) in the
+// ServeHTTP dispatches the request and records its metrics: a path under
+// APIPrefix to the API routes (as at the root), any other to every route
+// and handler. The request context gets its values (base URL, API version, principal) in the
 // handler the request reaches: one copy of the request per request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -201,6 +230,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.end()
 		s.logRequest(r, rec, requestID, elapsed)
 	}()
+	if p, ok := apiPath(r.URL.Path); ok {
+		r.URL.Path = p
+		if r.URL.RawPath != "" {
+			r.URL.RawPath, _ = apiPath(r.URL.RawPath)
+		}
+		s.apiMux.ServeHTTP(rec, r) // sets r.Pattern
+		return
+	}
 	s.mux.ServeHTTP(rec, r) // sets r.Pattern
 }
 
@@ -220,6 +257,8 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		}
 		rc.version = version
 		w.Header()[VersionSelectedHeader] = []string{version}
+		service, platform := mediaTypeValues(r.Header.Get("Accept"))
+		w.Header()[MediaTypeHeader], w.Header()[PlatformMediaTypeHeader] = []string{service}, []string{platform}
 		var ctx context.Context = rc
 		p, err := s.authenticate(ctx, r, rt.Auth)
 		if err == nil && p.Token != nil && !p.Token.Kind.API() {

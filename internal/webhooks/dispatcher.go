@@ -3,11 +3,14 @@ package webhooks
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -84,8 +87,12 @@ func NewDispatcher(s *Service) *Dispatcher {
 		s.logger().Error("webhook allow list; using the default", "err", err)
 		allow = hookshot.DefaultAllowList()
 	}
+	roots, err := ReceiverRoots(s.Config.CAFile)
+	if err != nil {
+		s.logger().Error("webhook CA file; verifying receivers with the system's roots only", "err", err)
+	}
 	sender := hookshot.NewSender(hookshot.Config{Timeout: s.Config.Timeout, Allow: allow, Resolver: s.Config.Resolver,
-		HeaderNames: s.Config.HeaderNames})
+		HeaderNames: s.Config.HeaderNames, RootCAs: roots})
 	timeout := s.Config.Timeout
 	if timeout <= 0 {
 		timeout = hookshot.DefaultTimeout
@@ -671,4 +678,25 @@ func (b *bucket) reserve(now time.Time) time.Time {
 		return now
 	}
 	return now.Add(time.Duration(-b.tokens / b.rate * float64(time.Second)))
+}
+
+// ReceiverRoots returns the roots that verify HTTPS receivers: nil (the
+// system's) without a CA file, else the system's plus the file's
+// certificates.
+func ReceiverRoots(caFile string) (*x509.CertPool, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	return pool, nil
 }

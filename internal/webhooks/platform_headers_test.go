@@ -110,6 +110,14 @@ func TestDeliveriesCarryPlatformHeaderNames(t *testing.T) {
 	if id := resp.Header.Get("X-GitHub-Request-Id"); id == "" || id != resp.Header.Get("X-Service-Request-Id") {
 		t.Errorf("request ids: X-GitHub-Request-Id %q, X-Service-Request-Id %q", id, resp.Header.Get("X-Service-Request-Id"))
 	}
+	// The media type used, in both names, for either vendor name asked.
+	for accept, want := range map[string]string{"application/vnd.github+json": "github.v3; format=json",
+		"application/vnd.service.raw+json": "github.v3; param=raw; format=json"} {
+		resp, _ := env.Do("GET", "/repos/octo/widgets", token, nil, "Accept", accept)
+		if got := resp.Header.Get("X-GitHub-Media-Type"); got != want || resp.Header.Get("X-Service-Media-Type") != "service"+want[len("github"):] {
+			t.Errorf("Accept %s: X-GitHub-Media-Type %q, X-Service-Media-Type %q", accept, got, resp.Header.Get("X-Service-Media-Type"))
+		}
+	}
 
 	// Only the spec's names.
 	serviceOnly := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback", HeaderNames: hookshot.HeaderNamesService}))

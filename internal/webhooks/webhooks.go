@@ -69,6 +69,10 @@ type Config struct {
 	// is larger is not delivered to any hook, as on the platform, and is
 	// logged as a warning. 0 means DefaultMaxPayloadBytes.
 	MaxPayloadBytes int
+	// CAFile names PEM certificates that verify HTTPS receivers besides
+	// the system's roots (a private CA); "" trusts the system's only.
+	// Hooks with insecure_ssl "1" are not verified at all.
+	CAFile string
 	// Resolver replaces the DNS resolver of deliveries (tests point a host
 	// name at 127.0.0.1 with it); nil means net.DefaultResolver.
 	Resolver hookshot.Resolver

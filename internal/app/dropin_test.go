@@ -1,0 +1,150 @@
+package app_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+)
+
+// enterpriseClient is a go-github client set up for a self-managed
+// server, as integrations configure it: WithEnterpriseURLs on the host,
+// which puts the API under /api/v3/.
+func enterpriseClient(t *testing.T, env *apptest.Env, token string) *github.Client {
+	t.Helper()
+	c, err := github.NewClient(github.WithTransport(env.Transport()), github.WithAuthToken(token),
+		github.WithEnterpriseURLs(env.URL+"/", env.URL+"/api/uploads/"), github.WithDisableRateLimitCheck())
+	apptest.Must(t, "enterprise client", err)
+	if c.BaseURL() != env.URL+"/api/v3/" {
+		t.Fatalf("go-github's enterprise base URL is %s", c.BaseURL())
+	}
+	return c
+}
+
+// TestAPIUnderAPIV3 drives hooks, deliveries, feeds and migrations with
+// go-github's enterprise URLs: the API answers under /api/v3/ as at the
+// root, and git stays at the root only.
+func TestAPIUnderAPIV3(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	acme := env.Org("acme", octo)
+	env.Repo(acme, "rockets")
+	token := env.Token(octo, "repo", "admin:org", "admin:repo_hook")
+	c := enterpriseClient(t, env, token)
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("X-GitHub-Event")
+	}))
+	t.Cleanup(srv.Close)
+
+	repo, _, err := c.Repositories.Get(ctx, "acme", "rockets")
+	apptest.Must(t, "get repository", err)
+	if repo.GetFullName() != "acme/rockets" {
+		t.Fatalf("repository %+v", repo)
+	}
+	hook, _, err := c.Repositories.CreateHook(ctx, "acme", "rockets", &github.Hook{Events: []string{"push"},
+		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json")}})
+	apptest.Must(t, "create hook", err)
+	select {
+	case e := <-got:
+		if e != "ping" {
+			t.Fatalf("first delivery %q, want ping", e)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no ping")
+	}
+	var deliveries []*github.HookDelivery
+	for deadline := time.Now().Add(20 * time.Second); len(deliveries) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		deliveries, _, err = c.Repositories.ListHookDeliveries(ctx, "acme", "rockets", hook.GetID(), nil)
+		apptest.Must(t, "deliveries", err)
+	}
+	if len(deliveries) != 1 || deliveries[0].GetEvent() != "ping" {
+		t.Fatalf("deliveries %+v", deliveries)
+	}
+	events, _, err := c.Activity.ListRepositoryEvents(ctx, "acme", "rockets", nil)
+	apptest.Must(t, "feed", err)
+	if len(events) == 0 || events[0].GetType() != "CreateEvent" {
+		t.Fatalf("feed %+v", events)
+	}
+	m, _, err := c.Migrations.StartMigration(ctx, "acme", []string{"rockets"}, nil)
+	apptest.Must(t, "start migration", err)
+	if m.GetState() != "pending" && m.GetState() != "exporting" && m.GetState() != "exported" {
+		t.Fatalf("migration %+v", m)
+	}
+
+	// Git stays at the host root: under /api/v3 it is not served.
+	if resp, body := env.Do("GET", "/api/v3/acme/rockets.git/info/refs?service=git-upload-pack", token, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("git under /api/v3: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := env.Do("GET", "/acme/rockets.git/info/refs?service=git-upload-pack", token, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("git at the root: %d", resp.StatusCode)
+	}
+}
+
+// TestRootMetaAndGraphQL: GET / and GET /api/v3/ answer the root
+// document, GET /meta the self-managed edition's meta document, and the
+// GraphQL endpoint a GraphQL error for what it does not serve.
+func TestRootMetaAndGraphQL(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	for _, path := range []string{"/", "/api/v3/", "/api/v3"} {
+		resp, body := env.Do("GET", path, "", nil)
+		var root map[string]string
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &root) != nil ||
+			root["repository_url"] != env.URL+"/repos/{owner}/{repo}" || root["current_user_url"] != env.URL+"/user" {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	resp, body := env.Do("GET", "/api/v3/meta", "", nil)
+	var meta struct {
+		Verifiable bool   `json:"verifiable_password_authentication"`
+		Version    string `json:"installed_version"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &meta) != nil || !meta.Verifiable || meta.Version != app.ReadBuildInfo().Version {
+		t.Fatalf("GET /meta: %d %s", resp.StatusCode, body)
+	}
+	octo := env.User("octo")
+	resp, body = env.DoJSON("POST", "/api/graphql", env.Token(octo), `{"query":"{ repository(owner:\"o\", name:\"r\") { id } }"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "forgeapi serves the REST API") {
+		t.Fatalf("POST /api/graphql: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestBaseURLWithAPIV3: with --base-url ending in /api/v3, url fields and
+// Link headers carry it, while clone and web URLs stay at the host root.
+func TestBaseURLWithAPIV3(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.BaseURL = "https://forge.example/api/v3" })
+	octo := env.User("octo")
+	for i := 0; i < 3; i++ {
+		env.Repo(octo, "r"+string(rune('a'+i)))
+	}
+	token := env.Token(octo, "repo")
+	resp, body := env.Do("GET", "/api/v3/repos/octo/ra", token, nil)
+	var repo struct {
+		URL, CloneURL, HTMLURL, HooksURL string
+	}
+	var raw map[string]any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &raw) != nil {
+		t.Fatalf("get: %d %s", resp.StatusCode, body)
+	}
+	repo.URL, repo.CloneURL, repo.HTMLURL = raw["url"].(string), raw["clone_url"].(string), raw["html_url"].(string)
+	if repo.URL != "https://forge.example/api/v3/repos/octo/ra" || repo.CloneURL != "https://forge.example/octo/ra.git" ||
+		repo.HTMLURL != "https://forge.example/octo/ra" {
+		t.Fatalf("url %s, clone_url %s, html_url %s", repo.URL, repo.CloneURL, repo.HTMLURL)
+	}
+	resp, _ = env.Do("GET", "/api/v3/user/repos?per_page=1", token, nil)
+	if link := resp.Header.Get("Link"); !strings.Contains(link, "<https://forge.example/api/v3/user/repos?page=2&per_page=1>") {
+		t.Fatalf("Link %q", link)
+	}
+}

@@ -1,0 +1,178 @@
+package app
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// TLSSelfSigned is the value of --tls that makes forgeapi serve HTTPS
+// with a certificate of its own local CA.
+const TLSSelfSigned = "self-signed"
+
+// The files of the self-signed TLS set-up, under DATA/tls.
+const (
+	tlsCAFile      = "ca.pem"
+	tlsCAKeyFile   = "ca-key.pem"
+	tlsCertFile    = "server.pem"
+	tlsCertKeyFile = "server-key.pem"
+)
+
+// serverTLS returns the TLS configuration of the API and git listener
+// (nil for plain HTTP), and for --tls self-signed the CA file that
+// clients should trust. With cert and key files those are served; with
+// self-signed, a CA and a server certificate for the listen host,
+// localhost, 127.0.0.1 and ::1 are made under DATA/tls on the first
+// start and reused after (the server certificate is made again when it
+// does not name the listen host or expires within 30 days).
+func serverTLS(cfg Config, listenHost string) (*tls.Config, string, error) {
+	var cert tls.Certificate
+	var caFile string
+	var err error
+	switch {
+	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
+		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+			return nil, "", errors.New("--tls-cert and --tls-key go together")
+		}
+		cert, err = tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	case cfg.TLS == TLSSelfSigned:
+		dir := filepath.Join(cfg.DataDir, "tls")
+		caFile = filepath.Join(dir, tlsCAFile)
+		cert, err = selfSigned(dir, listenHost, time.Now())
+	case cfg.TLS == "":
+		return nil, "", nil
+	default:
+		return nil, "", fmt.Errorf("--tls must be %s (or use --tls-cert and --tls-key), not %q", TLSSelfSigned, cfg.TLS)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("TLS: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"}}, caFile, nil
+}
+
+// selfSigned returns the server certificate of the local CA in dir,
+// making the CA and the certificate as needed.
+func selfSigned(dir, host string, now time.Time) (tls.Certificate, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return tls.Certificate{}, err
+	}
+	ca, caKey, err := loadOrCreateCA(dir, now)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	certFile, keyFile := filepath.Join(dir, tlsCertFile), filepath.Join(dir, tlsCertKeyFile)
+	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && certServes(cert, ca, host, now) {
+		return cert, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "forgeapi server"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+	} else if host != "" && ip == nil {
+		tmpl.DNSNames = append(tmpl.DNSNames, host)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := writePEM(certFile, "CERTIFICATE", der, 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := writeKey(keyFile, key); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.LoadX509KeyPair(certFile, keyFile)
+}
+
+// certServes reports whether cert was issued by ca, names host and stays
+// valid for 30 more days.
+func certServes(cert tls.Certificate, ca *x509.Certificate, host string, now time.Time) bool {
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil || leaf.CheckSignatureFrom(ca) != nil || now.AddDate(0, 0, 30).After(leaf.NotAfter) {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsUnspecified() || slices.ContainsFunc(leaf.IPAddresses, ip.Equal)
+	}
+	return host == "" || leaf.VerifyHostname(host) == nil
+}
+
+// loadOrCreateCA returns the CA of dir, made (valid ten years) when
+// there is none.
+func loadOrCreateCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	caFile, keyFile := filepath.Join(dir, tlsCAFile), filepath.Join(dir, tlsCAKeyFile)
+	if pair, err := tls.LoadX509KeyPair(caFile, keyFile); err == nil {
+		ca, err := x509.ParseCertificate(pair.Certificate[0])
+		key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+		if err == nil && ok {
+			return ca, key, nil
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "forgeapi local CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(10, 0, 0),
+		IsCA: true, BasicConstraintsValid: true, MaxPathLenZero: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writeKey(keyFile, key); err != nil {
+		return nil, nil, err
+	}
+	if err := writePEM(caFile, "CERTIFICATE", der, 0o644); err != nil {
+		return nil, nil, err
+	}
+	ca, err := x509.ParseCertificate(der)
+	return ca, key, err
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}
+
+func writeKey(file string, key *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return writePEM(file, "EC PRIVATE KEY", der, 0o600)
+}
+
+// writePEM writes one PEM block to file through a temporary file, so that
+// a crash never leaves half a certificate.
+func writePEM(file, typ string, der []byte, mode os.FileMode) error {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
