@@ -93,7 +93,7 @@ func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
 	}
 	return User{
 		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a), UserViewType: "public",
-		Name:       optional(a.Name), Email: optional(a.Email),
+		Name: optional(a.Name), Email: optional(a.Email),
 		Company: optional(prof.Company), Blog: prof.Blog, Location: optional(prof.Location), Hireable: prof.Hireable,
 		Bio: optional(prof.Bio), TwitterUsername: optional(prof.TwitterUsername),
 		PublicRepos: c.publicRepos, Followers: c.followers, Following: c.following,
