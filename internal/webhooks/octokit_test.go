@@ -67,7 +67,7 @@ func TestOctokitDrivesHooksDeliveriesAndFeeds(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "octokit-hooks.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FORGEAPI_URL="+env.URL, "FORGEAPI_TOKEN="+token, "OWNER=octo", "REPO=widgets")
+	cmd.Env = append(os.Environ(), "FORGEAPI_URL="+env.URL+"/api/v3", "FORGEAPI_TOKEN="+token, "OWNER=octo", "REPO=widgets")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -6,7 +6,8 @@
 // the Go test (internal/webhooks/octokit_test.go) starts the server, runs
 // this script and checks the summary.
 //
-// Environment: FORGEAPI_URL (the API base URL), FORGEAPI_TOKEN, OWNER, REPO.
+// Environment: FORGEAPI_URL (the API base URL, https://HOST/api/v3 as for a
+// self-managed server), FORGEAPI_TOKEN, OWNER, REPO.
 import http from "node:http";
 import { Octokit } from "@octokit/rest";
 import { Webhooks } from "@octokit/webhooks";
