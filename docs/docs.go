@@ -18,20 +18,21 @@ var files embed.FS
 
 // The pages that API areas link to from their error bodies.
 const (
-	Index            = "index"
-	API              = "api"
-	GitHosting       = "git-hosting"
-	Webhooks         = "webhooks"
-	EventFeeds       = "event-feeds"
-	OAuth            = "oauth"
-	CustomAgents     = "custom-agents"
-	ArtifactMetadata = "artifact-metadata"
-	DependencyReview = "dependency-review"
-	Migrations       = "migrations"
-	Organizations    = "organizations"
-	Operations       = "operations"
-	Performance      = "performance"
-	Permissions      = "permissions"
+	Index              = "index"
+	API                = "api"
+	GitHosting         = "git-hosting"
+	Webhooks           = "webhooks"
+	EventFeeds         = "event-feeds"
+	OAuth              = "oauth"
+	CustomAgents       = "custom-agents"
+	ArtifactMetadata   = "artifact-metadata"
+	DependencyReview   = "dependency-review"
+	Migrations         = "migrations"
+	Organizations      = "organizations"
+	RepositoryContents = "repository-contents"
+	Operations         = "operations"
+	Performance        = "performance"
+	Permissions        = "permissions"
 )
 
 // Pages returns the names of every page, sorted.

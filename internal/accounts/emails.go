@@ -127,3 +127,10 @@ func SetPrimaryEmailVisibility(ctx context.Context, q store.Q, userID int64, vis
 	}
 	return nil
 }
+
+// ByEmail returns the user who has the address (case-insensitive), or
+// store.ErrNotFound: how a commit's author email names an account.
+func ByEmail(ctx context.Context, q store.Q, address string) (*Account, error) {
+	return scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts
+		WHERE id = (SELECT user_id FROM user_emails WHERE lower(email) = lower($1))`, address))
+}

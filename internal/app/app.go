@@ -36,6 +36,7 @@ import (
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
+	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/secretbox"
@@ -294,6 +295,7 @@ func (a *App) Routes() []httpapi.Route {
 	}
 	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
+	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
