@@ -23,12 +23,11 @@ func (h *Handler) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	repo := repos.From(r.Context())
-	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+	g, repo, release, err := h.openRepo(r)
 	if err != nil {
-		return gitError(err, "")
+		return err
 	}
-	defer g.Close()
+	defer release()
 	branches, err := g.Branches()
 	if err != nil {
 		return err
@@ -52,12 +51,11 @@ func (h *Handler) listBranches(w http.ResponseWriter, r *http.Request) error {
 // getBranch answers GET /repos/{owner}/{repo}/branches/{branch}: the
 // branch with its head commit.
 func (h *Handler) getBranch(w http.ResponseWriter, r *http.Request) error {
-	repo := repos.From(r.Context())
-	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+	g, repo, release, err := h.openRepo(r)
 	if err != nil {
-		return gitError(err, "")
+		return err
 	}
-	defer g.Close()
+	defer release()
 	name := r.PathValue("branch")
 	sha, ok, err := g.RefTarget("refs/heads/" + name)
 	if err != nil {

@@ -1,6 +1,7 @@
 package repocontent
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"path"
@@ -14,24 +15,34 @@ import (
 	"forgeapi/internal/repos/gitread"
 )
 
-// open opens the git data of the route's repository; the caller closes
-// it. An empty repository is the platform's 404 "This repository is
-// empty.".
-func (h *Handler) open(r *http.Request) (*gitread.Repository, *repos.Repository, error) {
-	repo := repos.From(r.Context())
-	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+// openRepo returns the git data of the route's repository, for the
+// caller alone until it calls release.
+func (h *Handler) openRepo(r *http.Request) (g *gitread.Repository, repo *repos.Repository, release func(), err error) {
+	repo = repos.From(r.Context())
+	g, release, err = h.open.acquire(repo, h.Repos.GitDir(repo.ID))
 	if err != nil {
-		return nil, nil, gitError(err, "")
+		return nil, nil, nil, gitError(err, "")
 	}
-	branches, err := g.Branches()
-	if err == nil && len(branches) == 0 {
+	return g, repo, release, nil
+}
+
+// openContents is openRepo for the contents endpoints: an empty
+// repository is the platform's 404 "This repository is empty.".
+func (h *Handler) openContents(r *http.Request) (*gitread.Repository, *repos.Repository, func(), error) {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if repo.PushedAt == nil {
 		err = apierr.New(http.StatusNotFound, "This repository is empty.")
+	} else if branches, berr := g.Branches(); berr != nil || len(branches) == 0 {
+		err = cmp.Or(berr, error(apierr.New(http.StatusNotFound, "This repository is empty.")))
 	}
 	if err != nil {
-		g.Close()
-		return nil, nil, err
+		release()
+		return nil, nil, nil, err
 	}
-	return g, repo, nil
+	return g, repo, release, nil
 }
 
 // refOf is the request's ?ref=, or the repository's default branch.
@@ -60,11 +71,11 @@ func gitError(err error, ref string) error {
 // directory (its entries), a symlink (the file it points at when that is
 // a file of the repository, else the link itself) or a submodule.
 func (h *Handler) getContents(w http.ResponseWriter, r *http.Request) error {
-	g, repo, err := h.open(r)
+	g, repo, release, err := h.openContents(r)
 	if err != nil {
 		return err
 	}
-	defer g.Close()
+	defer release()
 	ref := refOf(r, repo)
 	p := strings.Trim(r.PathValue("path"), "/")
 	e, _, err := g.Stat(ref, p)
@@ -157,11 +168,11 @@ func writeRaw(w http.ResponseWriter, data []byte) error {
 // getRaw answers GET /raw/{owner}/{repo}/{ref}/{path}, the download_url
 // of files: the bytes of the file at the ref.
 func (h *Handler) getRaw(w http.ResponseWriter, r *http.Request) error {
-	g, _, err := h.open(r)
+	g, _, release, err := h.openContents(r)
 	if err != nil {
 		return err
 	}
-	defer g.Close()
+	defer release()
 	ref := r.PathValue("ref")
 	data, err := g.ReadFile(ref, r.PathValue("path"))
 	if err != nil {
@@ -177,11 +188,11 @@ var readmeNames = []string{"readme.md", "readme.markdown", "readme.rst", "readme
 // getReadme answers GET /repos/{owner}/{repo}/readme[/{dir}]: the README
 // of the directory (root by default), as a file's content.
 func (h *Handler) getReadme(w http.ResponseWriter, r *http.Request) error {
-	g, repo, err := h.open(r)
+	g, repo, release, err := h.openContents(r)
 	if err != nil {
 		return err
 	}
-	defer g.Close()
+	defer release()
 	ref := refOf(r, repo)
 	entries, err := g.ListDir(ref, strings.Trim(r.PathValue("dir"), "/"))
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 // Handler serves the repository contents endpoints.
 type Handler struct {
 	Repos *repos.Service
+	// open keeps repositories open between requests.
+	open openCache
 }
 
 // Routes is the contents route table. Public repositories are read

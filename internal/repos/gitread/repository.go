@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -44,6 +45,9 @@ type Repository struct {
 	dir     string
 	storage *filesystem.Storage
 	repo    *git.Repository
+	// sizes remembers blob sizes (objects never change): go-git looks
+	// each one up as a loose object first, a file system call per blob.
+	sizes map[plumbing.Hash]int64
 }
 
 // Open opens the repository whose git directory is dir (for a bare
@@ -64,7 +68,7 @@ func Open(dir string) (*Repository, error) {
 		}
 		return nil, fmt.Errorf("gitread: open %s: %w", dir, err)
 	}
-	return &Repository{dir: dir, storage: storage, repo: repo}, nil
+	return &Repository{dir: dir, storage: storage, repo: repo, sizes: map[plumbing.Hash]int64{}}, nil
 }
 
 // Close releases the resources held by r. r must not be used afterwards.

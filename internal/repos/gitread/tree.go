@@ -145,13 +145,32 @@ func (r *Repository) toEntry(dir string, te object.TreeEntry) (Entry, error) {
 	default:
 		e.Type = EntryFile
 	}
-	size, err := r.storage.EncodedObjectSize(te.Hash)
+	size, err := r.blobSize(te.Hash)
 	if err != nil {
-		return Entry{}, fmt.Errorf("gitread: size of blob %s: %w", te.Hash, err)
+		return Entry{}, err
 	}
 	e.Size = size
 	return e, nil
 }
+
+// blobSize returns the size of the blob, remembered after the first
+// lookup.
+func (r *Repository) blobSize(h plumbing.Hash) (int64, error) {
+	if size, ok := r.sizes[h]; ok {
+		return size, nil
+	}
+	size, err := r.storage.EncodedObjectSize(h)
+	if err != nil {
+		return 0, fmt.Errorf("gitread: size of blob %s: %w", h, err)
+	}
+	if len(r.sizes) < maxRememberedSizes {
+		r.sizes[h] = size
+	}
+	return size, nil
+}
+
+// maxRememberedSizes bounds the blob sizes a Repository remembers.
+const maxRememberedSizes = 100000
 
 // commitTree resolves rev and returns the root tree of its commit.
 func (r *Repository) commitTree(rev string) (*object.Tree, error) {
