@@ -52,7 +52,7 @@ func TestContents(t *testing.T) {
 	octo := env.User("octo", apptest.UserOpts{Email: "author@example.com"})
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo")
-	pushWorld(t, env, token)
+	work := pushWorld(t, env, token)
 	c := env.Client("")
 
 	// A file, at the default branch and at a tag.
@@ -132,6 +132,15 @@ func TestContents(t *testing.T) {
 	resp, body = env.Do("GET", "/repos/octo/hello/readme/docs", "", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"path":"docs/README.rst"`) {
 		t.Fatalf("readme of docs: %d %s", resp.StatusCode, body)
+	}
+
+	// A push is seen at once (the open repository is keyed by it).
+	apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+	file, _, _, err = c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
+	apptest.Must(t, "file after a push", err)
+	if got, _ := file.GetContent(); got != "guide v3\n" {
+		t.Fatalf("after a push: %q", got)
 	}
 
 	// Not found: path, ref, repository; a path with dot-dot.
