@@ -7,8 +7,8 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/gitjson"
 	"forgeapi/internal/repos/gitread"
-	"forgeapi/internal/wire"
 )
 
 // links are the _links of a content object.
@@ -122,14 +122,9 @@ const MaxRawSize = 100 << 20
 
 // shortBranchJSON is the platform's short-branch.
 type shortBranchJSON struct {
-	Name      string `json:"name"`
-	Commit    shaURL `json:"commit"`
-	Protected bool   `json:"protected"`
-}
-
-type shaURL struct {
-	SHA string `json:"sha"`
-	URL string `json:"url"`
+	Name      string         `json:"name"`
+	Commit    gitjson.SHAURL `json:"commit"`
+	Protected bool           `json:"protected"`
 }
 
 type branchLink struct {
@@ -137,57 +132,11 @@ type branchLink struct {
 	Self string `json:"self"`
 }
 
-// gitUserJSON is a commit's author or committer as git recorded them.
-type gitUserJSON struct {
-	Name  string    `json:"name"`
-	Email string    `json:"email"`
-	Date  wire.Time `json:"date"`
-}
-
-// commitJSON is the platform's commit object (without files and stats).
-type commitJSON struct {
-	SHA         string               `json:"sha"`
-	NodeID      string               `json:"node_id"`
-	Commit      commitDetailJSON     `json:"commit"`
-	URL         string               `json:"url"`
-	HTMLURL     string               `json:"html_url"`
-	CommentsURL string               `json:"comments_url"`
-	Author      *accounts.SimpleUser `json:"author"`
-	Committer   *accounts.SimpleUser `json:"committer"`
-	Parents     []parentJSON         `json:"parents"`
-}
-
-type commitDetailJSON struct {
-	URL          string           `json:"url"`
-	Author       gitUserJSON      `json:"author"`
-	Committer    gitUserJSON      `json:"committer"`
-	Message      string           `json:"message"`
-	Tree         shaURL           `json:"tree"`
-	CommentCount int              `json:"comment_count"`
-	Verification verificationJSON `json:"verification"`
-}
-
-// verificationJSON says a commit's signature is not verified: forgeapi
-// does not verify signatures.
-type verificationJSON struct {
-	Verified   bool    `json:"verified"`
-	Reason     string  `json:"reason"`
-	Signature  *string `json:"signature"`
-	Payload    *string `json:"payload"`
-	VerifiedAt *string `json:"verified_at"`
-}
-
-type parentJSON struct {
-	SHA     string `json:"sha"`
-	URL     string `json:"url"`
-	HTMLURL string `json:"html_url"`
-}
-
 // branchJSON is the platform's branch-with-protection; forgeapi's
 // branches are not protected.
 type branchJSON struct {
 	Name          string         `json:"name"`
-	Commit        commitJSON     `json:"commit"`
+	Commit        gitjson.Commit `json:"commit"`
 	Links         branchLink     `json:"_links"`
 	Protected     bool           `json:"protected"`
 	Protection    protectionJSON `json:"protection"`
