@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/secretbox"
+	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
 	"forgeapi/internal/webhooks"
 )
@@ -296,6 +297,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
