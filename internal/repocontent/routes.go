@@ -1,7 +1,8 @@
 // Package repocontent serves what a repository holds, read from the same
 // bare git repositories that git push and git clone use: contents (files,
 // directories, symlinks and submodules at any revision, as JSON or raw),
-// the README, and branches, with the platform's shapes. Its reads go
+// the README, branches, commits (history, one commit with its patches, a
+// comparison of two revisions), with the platform's shapes. Its reads go
 // through repos/gitread; it writes nothing.
 package repocontent
 
@@ -21,7 +22,7 @@ type Handler struct {
 // Routes is the contents route table. Public repositories are read
 // anonymously; private ones need read access (classic and OAuth tokens:
 // repo). Fine-grained tokens need Contents (read) for contents, the
-// README and raw files, Metadata (read) for branches.
+// README, raw files and commits, Metadata (read) for branches.
 func (h *Handler) Routes() []httpapi.Route {
 	contents := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
 		Permissions: auth.Perm("contents:read"), TokenTypes: auth.AllTokenTypes}
@@ -33,6 +34,9 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/readme", Handle: h.getReadme, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/readme/{dir...}", Handle: h.getReadme, Auth: contents},
 		{Method: "GET", Pattern: "/raw/{owner}/{repo}/{ref}/{path...}", Handle: h.getRaw, Auth: contents, Stream: true},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits", Handle: h.listCommits, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits/{ref}", Handle: h.getCommit, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/compare/{basehead}", Handle: h.compare, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches", Handle: h.listBranches, Auth: metadata},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches/{branch...}", Handle: h.getBranch, Auth: metadata},
 	}

@@ -67,8 +67,8 @@ func checkSupported(repo *repos.Repository) error {
 // parseBasehead splits BASE...HEAD at the first "...". Branch names may
 // contain "/" (and single dots); both sides must be non-empty.
 func parseBasehead(basehead string) (base, head string, err error) {
-	base, head, found := strings.Cut(basehead, "...")
-	if !found || base == "" || head == "" {
+	base, head, ok := gitread.SplitBasehead(basehead)
+	if !ok {
 		return "", "", apierr.BadRequest("Invalid basehead %q: write the base and head revisions as BASE...HEAD.", basehead)
 	}
 	return base, head, nil

@@ -72,13 +72,7 @@ func (r *Repository) CommitMeta(rev string) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	out := Commit{SHA: c.Hash.String(), TreeSHA: c.TreeHash.String(), AuthorName: c.Author.Name,
-		AuthorEmail: c.Author.Email, AuthorDate: c.Author.When, CommitterName: c.Committer.Name,
-		CommitterEmail: c.Committer.Email, CommitterDate: c.Committer.When, Message: c.Message}
-	for _, p := range c.ParentHashes {
-		out.ParentSHAs = append(out.ParentSHAs, p.String())
-	}
-	return out, nil
+	return metaOf(c), nil
 }
 
 // SubmoduleURL returns the URL that .gitmodules at revision rev gives the
