@@ -37,6 +37,12 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits", Handle: h.listCommits, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits/{ref}", Handle: h.getCommit, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/compare/{basehead}", Handle: h.compare, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/ref/{ref...}", Handle: h.getRef, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/matching-refs/{ref...}", Handle: h.listMatchingRefs, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/commits/{sha}", Handle: h.getGitCommit, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/trees/{sha}", Handle: h.getTree, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/blobs/{sha}", Handle: h.getBlob, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/tags", Handle: h.listTags, Auth: metadata},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches", Handle: h.listBranches, Auth: metadata},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches/{branch...}", Handle: h.getBranch, Auth: metadata},
 	}

@@ -1,0 +1,240 @@
+package repocontent
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos/gitjson"
+	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/wire"
+)
+
+// MaxTreeEntries is how many entries a tree lists before it is
+// truncated, as the platform's 100,000.
+const MaxTreeEntries = 100000
+
+// refJSON is the platform's git-ref.
+type refJSON struct {
+	Ref    string        `json:"ref"`
+	NodeID string        `json:"node_id"`
+	URL    string        `json:"url"`
+	Object refObjectJSON `json:"object"`
+}
+
+type refObjectJSON struct {
+	Type string `json:"type"`
+	SHA  string `json:"sha"`
+	URL  string `json:"url"`
+}
+
+func toRefJSON(api string, repoID int64, ref gitread.RefInfo) refJSON {
+	short := strings.TrimPrefix(ref.Name, "refs/")
+	return refJSON{Ref: ref.Name, NodeID: "REF_" + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repoID)+":"+ref.Name)),
+		URL:    api + "/git/refs/" + short,
+		Object: refObjectJSON{Type: ref.Type, SHA: ref.SHA, URL: api + "/git/" + ref.Type + "s/" + ref.SHA}}
+}
+
+// getRef answers GET /repos/{owner}/{repo}/git/ref/{ref} ("heads/main",
+// "tags/v1"): the one reference of that name.
+func (h *Handler) getRef(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	name := "refs/" + r.PathValue("ref")
+	refs, err := g.Refs(name)
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if ref.Name == name {
+			httpapi.WriteJSON(w, http.StatusOK, toRefJSON(httpapi.BaseURL(r.Context())+"/repos/"+repo.FullName(), repo.ID, ref))
+			return nil
+		}
+	}
+	return apierr.NotFound()
+}
+
+// listMatchingRefs answers GET /repos/{owner}/{repo}/git/matching-refs/{ref}:
+// the references whose name starts with refs/{ref} (an empty list when
+// none do).
+func (h *Handler) listMatchingRefs(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	refs, err := g.Refs("refs/" + r.PathValue("ref"))
+	if err != nil {
+		return err
+	}
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	out := make([]refJSON, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, toRefJSON(api, repo.ID, ref))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// tagJSON is the platform's tag.
+type tagJSON struct {
+	Name       string         `json:"name"`
+	Commit     gitjson.SHAURL `json:"commit"`
+	ZipballURL string         `json:"zipball_url"`
+	TarballURL string         `json:"tarball_url"`
+	NodeID     string         `json:"node_id"`
+}
+
+// listTags answers GET /repos/{owner}/{repo}/tags, paged.
+func (h *Handler) listTags(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tags, err := g.Tags()
+	if err != nil {
+		return err
+	}
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	shown := httpapi.Slice(page, tags)
+	out := make([]tagJSON, 0, len(shown))
+	for _, t := range shown {
+		name := url.PathEscape(t.Name)
+		out = append(out, tagJSON{Name: t.Name, Commit: gitjson.SHAURL{SHA: t.CommitSHA, URL: api + "/commits/" + t.CommitSHA},
+			ZipballURL: api + "/zipball/refs/tags/" + name, TarballURL: api + "/tarball/refs/tags/" + name,
+			NodeID: "TAG_" + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repo.ID)+":"+t.Name))})
+	}
+	httpapi.SetLinks(w, r, page, len(tags))
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// gitCommitJSON is the platform's git-commit.
+type gitCommitJSON struct {
+	SHA          string               `json:"sha"`
+	NodeID       string               `json:"node_id"`
+	URL          string               `json:"url"`
+	HTMLURL      string               `json:"html_url"`
+	Author       gitjson.GitUser      `json:"author"`
+	Committer    gitjson.GitUser      `json:"committer"`
+	Tree         gitjson.SHAURL       `json:"tree"`
+	Message      string               `json:"message"`
+	Parents      []gitjson.Parent     `json:"parents"`
+	Verification gitjson.Verification `json:"verification"`
+}
+
+// getGitCommit answers GET /repos/{owner}/{repo}/git/commits/{sha}.
+func (h *Handler) getGitCommit(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	c, err := g.CommitObject(r.PathValue("sha"))
+	if err != nil {
+		return gitError(err, r.PathValue("sha"))
+	}
+	base := httpapi.BaseURL(r.Context())
+	full, err := gitjson.CommitOf(r.Context(), h.Repos.DB, base, repo, c)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
+		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
+		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification})
+	return nil
+}
+
+// treeJSON is the platform's git-tree.
+type treeJSON struct {
+	SHA       string          `json:"sha"`
+	URL       string          `json:"url"`
+	Tree      []treeEntryJSON `json:"tree"`
+	Truncated bool            `json:"truncated"`
+}
+
+type treeEntryJSON struct {
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+	Type string `json:"type"`
+	SHA  string `json:"sha"`
+	Size *int64 `json:"size,omitempty"`
+	URL  string `json:"url,omitempty"`
+}
+
+// getTree answers GET /repos/{owner}/{repo}/git/trees/{sha}
+// (?recursive=1 for the whole tree, truncated past MaxTreeEntries).
+func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	recursive := r.URL.Query().Get("recursive")
+	sha, entries, truncated, err := g.Tree(r.PathValue("sha"), recursive != "" && recursive != "0" && recursive != "false", MaxTreeEntries)
+	if err != nil {
+		return gitError(err, r.PathValue("sha"))
+	}
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	out := treeJSON{SHA: sha, URL: api + "/git/trees/" + sha, Tree: make([]treeEntryJSON, 0, len(entries)), Truncated: truncated}
+	for _, e := range entries {
+		j := treeEntryJSON{Path: e.Path, Mode: e.Mode, Type: e.Type, SHA: e.SHA}
+		switch e.Type {
+		case "blob":
+			size := e.Size
+			j.Size, j.URL = &size, api+"/git/blobs/"+e.SHA
+		case "tree":
+			j.URL = api + "/git/trees/" + e.SHA
+		}
+		out.Tree = append(out.Tree, j)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// blobJSON is the platform's blob.
+type blobJSON struct {
+	SHA      string `json:"sha"`
+	NodeID   string `json:"node_id"`
+	Size     int    `json:"size"`
+	URL      string `json:"url"`
+	Content  string `json:"content"`
+	Encoding string `json:"encoding"`
+}
+
+// getBlob answers GET /repos/{owner}/{repo}/git/blobs/{sha}: the blob in
+// base64 (up to MaxRawSize), or its bytes with the raw media type.
+func (h *Handler) getBlob(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	sha := r.PathValue("sha")
+	data, err := g.ReadBlob(sha)
+	if err != nil {
+		return gitError(err, sha)
+	}
+	if httpapi.MediaParam(r) == "raw" {
+		return writeRaw(w, data)
+	}
+	if len(data) > MaxRawSize {
+		return apierr.Forbidden("This blob is larger than %d bytes: clone the repository to read it.", MaxRawSize)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, blobJSON{SHA: sha, NodeID: "B_" + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(repo.ID, 10)+":"+sha)),
+		Size: len(data), URL: httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName() + "/git/blobs/" + sha,
+		Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"})
+	return nil
+}

@@ -1,0 +1,161 @@
+package gitread
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// RefInfo is a reference under refs/: its full name, the object it
+// points at and that object's type (commit, tag, tree or blob).
+type RefInfo struct {
+	Name string
+	SHA  string
+	Type string
+}
+
+// Refs returns the references whose full name starts with prefix
+// ("refs/heads/", "refs/tags/v1", ...), sorted by name.
+func (r *Repository) Refs(prefix string) ([]RefInfo, error) {
+	iter, err := r.repo.References()
+	if err != nil {
+		return nil, fmt.Errorf("gitread: list references: %w", err)
+	}
+	defer iter.Close()
+	var out []RefInfo
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		if ref.Type() != plumbing.HashReference || !strings.HasPrefix(name, "refs/") || !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		typ, err := r.objectType(ref.Hash())
+		if err != nil {
+			return err
+		}
+		out = append(out, RefInfo{Name: name, SHA: ref.Hash().String(), Type: typ})
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return nil, fmt.Errorf("gitread: list references: %w", err)
+	}
+	slices.SortFunc(out, func(a, b RefInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// objectType names the type of the object with the hash.
+func (r *Repository) objectType(h plumbing.Hash) (string, error) {
+	o, err := r.storage.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return "", fmt.Errorf("gitread: read object %s: %w", h, err)
+	}
+	return o.Type().String(), nil
+}
+
+// Tag is a tag with the commit it leads to.
+type Tag struct {
+	Name      string
+	CommitSHA string
+}
+
+// Tags returns the tags that lead to a commit (annotated ones peeled),
+// by name descending.
+func (r *Repository) Tags() ([]Tag, error) {
+	refs, err := r.Refs("refs/tags/")
+	if err != nil {
+		return nil, err
+	}
+	var out []Tag
+	for _, ref := range refs {
+		c, err := r.peelToCommit(ref.Name, plumbing.NewHash(ref.SHA))
+		if err != nil {
+			continue // a tag of a tree or blob names no commit
+		}
+		out = append(out, Tag{Name: strings.TrimPrefix(ref.Name, "refs/tags/"), CommitSHA: c.Hash.String()})
+	}
+	slices.SortFunc(out, func(a, b Tag) int { return strings.Compare(b.Name, a.Name) })
+	return out, nil
+}
+
+// TreeEntry is an entry of a tree as the git database API shows it.
+type TreeEntry struct {
+	Path string // relative to the tree
+	Mode string // 100644, 100755, 040000, 120000, 160000
+	Type string // blob, tree or commit
+	SHA  string
+	Size int64 // blobs only
+}
+
+// Tree returns the entries of the tree with the SHA (or of a commit's
+// tree), recursively when recursive is true, at most limit of them; the
+// bool reports whether the list was truncated. An unknown SHA is
+// ErrPathNotFound.
+func (r *Repository) Tree(sha string, recursive bool, limit int) (string, []TreeEntry, bool, error) {
+	h := plumbing.NewHash(sha)
+	if !isHex(sha) || len(sha) != 40 {
+		return "", nil, false, ErrPathNotFound
+	}
+	tree, err := r.repo.TreeObject(h)
+	if err != nil {
+		c, cerr := r.repo.CommitObject(h)
+		if cerr != nil {
+			return "", nil, false, fmt.Errorf("gitread: tree %s: %w", sha, ErrPathNotFound)
+		}
+		if tree, err = c.Tree(); err != nil {
+			return "", nil, false, fmt.Errorf("gitread: tree of %s: %w", sha, err)
+		}
+	}
+	var out []TreeEntry
+	var walk func(dir string, t *object.Tree) (bool, error)
+	walk = func(dir string, t *object.Tree) (bool, error) {
+		for _, e := range t.Entries {
+			if len(out) == limit {
+				return true, nil
+			}
+			te := TreeEntry{Path: path.Join(dir, e.Name), Mode: fmt.Sprintf("%06o", uint32(e.Mode)), SHA: e.Hash.String()}
+			switch e.Mode {
+			case filemode.Dir:
+				te.Type = "tree"
+			case filemode.Submodule:
+				te.Type = "commit"
+			default:
+				te.Type = "blob"
+				if te.Size, err = r.blobSize(e.Hash); err != nil {
+					return false, err
+				}
+			}
+			out = append(out, te)
+			if recursive && e.Mode == filemode.Dir {
+				sub, err := r.repo.TreeObject(e.Hash)
+				if err != nil {
+					return false, fmt.Errorf("gitread: read tree %s: %w", e.Hash, err)
+				}
+				if truncated, err := walk(te.Path, sub); truncated || err != nil {
+					return truncated, err
+				}
+			}
+		}
+		return false, nil
+	}
+	truncated, err := walk("", tree)
+	return tree.Hash.String(), out, truncated, err
+}
+
+// CommitObject describes the commit with the full SHA, for the git
+// database API: ErrRevisionNotFound when it is not a commit.
+func (r *Repository) CommitObject(sha string) (Commit, error) {
+	if !isHex(sha) || len(sha) != 40 {
+		return Commit{}, ErrRevisionNotFound
+	}
+	c, err := r.repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return Commit{}, fmt.Errorf("gitread: commit %s: %w", sha, ErrRevisionNotFound)
+	}
+	return metaOf(c), nil
+}
