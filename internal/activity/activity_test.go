@@ -349,3 +349,59 @@ func TestFollowerLists(t *testing.T) {
 		t.Fatalf("anonymous /user/followers: %d", resp.StatusCode)
 	}
 }
+
+// TestStarredWatchedAndForkLists: who starred and watches a repository,
+// what a user starred and watches (private ones only to who may see
+// them), and a repository's forks.
+func TestStarredWatchedAndForkLists(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	hubot := env.User("hubot")
+	pub := env.Repo(octo, "pub")
+	env.Repo(octo, "priv", apptest.RepoOpts{Private: true})
+	env.Repo(hubot, "fork1", apptest.RepoOpts{ForkOf: pub})
+	env.Repo(hubot, "fork2", apptest.RepoOpts{ForkOf: pub})
+	me := env.Client(env.Token(octo, "repo", "user"))
+	them := env.Client(env.Token(hubot, "repo", "user"))
+	for _, name := range []string{"pub", "priv"} {
+		_, err := me.Activity.Star(ctx, "octo", name)
+		apptest.Must(t, "star", err)
+	}
+	_, err := them.Activity.Star(ctx, "octo", "pub")
+	apptest.Must(t, "star", err)
+	_, _, err = me.Activity.SetRepositorySubscription(ctx, "octo", "pub", &github.Subscription{Subscribed: github.Ptr(true)})
+	apptest.Must(t, "watch", err)
+
+	gazers, _, err := env.Client("").Activity.ListStargazers(ctx, "octo", "pub", nil)
+	apptest.Must(t, "stargazers", err)
+	if len(gazers) != 2 || gazers[0].GetUser().GetLogin() != "octo" || gazers[0].StarredAt == nil {
+		t.Fatalf("stargazers %+v", gazers)
+	}
+	watchers, _, err := env.Client("").Activity.ListWatchers(ctx, "octo", "pub", nil)
+	apptest.Must(t, "watchers", err)
+	if len(watchers) != 1 || watchers[0].GetLogin() != "octo" {
+		t.Fatalf("watchers %+v", watchers)
+	}
+	mine, _, err := me.Activity.ListStarred(ctx, "", nil)
+	apptest.Must(t, "own starred", err)
+	if len(mine) != 2 || mine[0].GetRepository().GetName() != "priv" {
+		t.Fatalf("own starred: %d, first %s", len(mine), mine[0].GetRepository().GetName())
+	}
+	seen, _, err := env.Client("").Activity.ListStarred(ctx, "octo", nil)
+	apptest.Must(t, "starred as seen anonymously", err)
+	if len(seen) != 1 || seen[0].GetRepository().GetName() != "pub" {
+		t.Fatalf("octo's starred, anonymously: %d", len(seen))
+	}
+	subs, _, err := me.Activity.ListWatched(ctx, "", nil)
+	apptest.Must(t, "own subscriptions", err)
+	if len(subs) != 1 || subs[0].GetName() != "pub" {
+		t.Fatalf("own subscriptions %+v", subs)
+	}
+	forks, _, err := env.Client("").Repositories.ListForks(ctx, "octo", "pub", &github.RepositoryListForksOptions{Sort: "oldest"})
+	apptest.Must(t, "forks", err)
+	if len(forks) != 2 || forks[0].GetFullName() != "hubot/fork1" {
+		t.Fatalf("forks %+v", forks)
+	}
+}

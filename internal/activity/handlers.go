@@ -225,3 +225,49 @@ func (h *Handler) checkUserFollows(w http.ResponseWriter, r *http.Request) error
 	ok, err := Follows(r.Context(), h.Service.DB, accounts.UserFrom(r.Context()).ID, target.ID)
 	return present(w, ok, err)
 }
+
+// stargazerJSON is a stargazer with the star media type
+// (application/vnd.github.star+json): when, and who.
+type stargazerJSON struct {
+	StarredAt wire.Time           `json:"starred_at"`
+	User      accounts.SimpleUser `json:"user"`
+}
+
+// listStargazers answers GET /repos/{owner}/{repo}/stargazers: the users
+// who starred it, in the order they did, paged; with the star media type
+// each with starred_at.
+func (h *Handler) listStargazers(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	list, err := accounts.Stargazers(r.Context(), h.Service.DB, repos.From(r.Context()).ID, page.Limit()+1, page.Offset())
+	if err != nil {
+		return err
+	}
+	more := len(list) > page.Limit()
+	list = list[:min(len(list), page.Limit())]
+	base := httpapi.BaseURL(r.Context())
+	httpapi.SetLinksMore(w, r, page, more)
+	if httpapi.MediaParam(r) == "star" {
+		out := make([]stargazerJSON, 0, len(list))
+		for _, s := range list {
+			out = append(out, stargazerJSON{StarredAt: wire.T(s.StarredAt), User: accounts.ToSimpleUser(base, s.User)})
+		}
+		httpapi.WriteJSON(w, http.StatusOK, out)
+		return nil
+	}
+	out := make([]accounts.SimpleUser, 0, len(list))
+	for _, s := range list {
+		out = append(out, accounts.ToSimpleUser(base, s.User))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// listWatchers answers GET /repos/{owner}/{repo}/subscribers: the users
+// who watch it, paged.
+func (h *Handler) listWatchers(w http.ResponseWriter, r *http.Request) error {
+	id := repos.From(r.Context()).ID
+	return h.writeFollows(w, r, id, accounts.Watchers)
+}

@@ -44,6 +44,10 @@ func (h *Handler) Routes() []httpapi.Route {
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead,
 				Permissions: auth.Perm("watching:read"), TokenTypes: auth.UAT | auth.FPAT}},
 
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/stargazers", Handle: h.listStargazers,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true, Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/subscribers", Handle: h.listWatchers,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true, Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/user/followers", Handle: h.listOwnFollowers,
 			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("followers:read"), TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/user/following", Handle: h.listOwnFollowing,

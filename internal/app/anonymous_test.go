@@ -18,6 +18,8 @@ var documented401 = map[string]bool{
 	"GET /user/repos":                                       true,
 	"GET /user/orgs":                                        true,
 	"PATCH /user":                                           true,
+	"GET /user/starred":                                     true,
+	"GET /user/subscriptions":                               true,
 	"GET /user/blocks":                                      true,
 	"GET /user/blocks/{username}":                           true,
 	"PUT /user/blocks/{username}":                           true,

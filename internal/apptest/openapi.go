@@ -19,6 +19,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"forgeapi/internal/httpapi"
 )
 
 // OpenAPIDirEnv names the environment variable with the generated/ folder
@@ -139,7 +141,7 @@ func (v *Validator) Check(req *http.Request, status int, header http.Header, bod
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 		Status:                 status,
-		Header:                 platformHeader(header),
+		Header:                 responseHeader(route, req, status, header),
 		Body:                   io.NopCloser(bytes.NewReader(body)),
 		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
@@ -214,6 +216,26 @@ func platformHeader(h http.Header) http.Header {
 		}
 	}
 	return out
+}
+
+// responseHeader is the response's header read as the platform's
+// (platformHeader); for a request that asked for a vendor media type
+// (star, ...) that the operation describes as a content type of its own,
+// the body is validated as that content.
+func responseHeader(route *routers.Route, req *http.Request, status int, header http.Header) http.Header {
+	h := platformHeader(header)
+	param := httpapi.MediaParam(req)
+	if param == "" || route.Operation.Responses == nil {
+		return h
+	}
+	resp := route.Operation.Responses.Status(status)
+	if resp == nil || resp.Value == nil {
+		return h
+	}
+	if ct := "application/vnd.github.v3." + param + "+json"; resp.Value.Content.Get(ct) != nil {
+		h.Set("Content-Type", ct)
+	}
+	return h
 }
 
 // shorten keeps a validation error readable in a test log.

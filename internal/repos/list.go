@@ -212,6 +212,13 @@ func (h *Handler) listForOrg(w http.ResponseWriter, r *http.Request) error {
 // writeList keeps the candidates the caller may see and the filter keeps,
 // sorts them, and writes the requested page with its Link header.
 func (h *Handler) writeList(w http.ResponseWriter, r *http.Request, candidates []*Repository, lq listQuery, keep func(*Repository) bool) error {
+	return h.writeListAs(w, r, candidates, lq, keep, nil)
+}
+
+// writeListAs is writeList rendering each repository through as (nil: the
+// repository object itself).
+func (h *Handler) writeListAs(w http.ResponseWriter, r *http.Request, candidates []*Repository, lq listQuery,
+	keep func(*Repository) bool, as func(*Repository, JSON) any) error {
 	ctx := r.Context()
 	p := auth.PrincipalFrom(ctx)
 	type visible struct {
@@ -239,7 +246,7 @@ func (h *Handler) writeList(w http.ResponseWriter, r *http.Request, candidates [
 		return c
 	})
 	page := httpapi.Slice(lq.page, shown)
-	out := make([]JSON, 0, len(page))
+	out := make([]any, 0, len(page))
 	base := httpapi.BaseURL(ctx)
 	for _, v := range page {
 		st, err := StatsOf(ctx, h.Service.DB, v.repo.ID)
@@ -250,7 +257,12 @@ func (h *Handler) writeList(w http.ResponseWriter, r *http.Request, candidates [
 		if p.Anonymous() {
 			role = auth.RoleNone
 		}
-		out = append(out, ToJSON(base, v.repo, st, role))
+		j := ToJSON(base, v.repo, st, role)
+		if as != nil {
+			out = append(out, as(v.repo, j))
+		} else {
+			out = append(out, &j) // *JSON renders itself (AppendJSON)
+		}
 	}
 	httpapi.SetLinks(w, r, lq.page, len(shown))
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -267,10 +279,13 @@ func (h *Handler) roleOf(ctx context.Context, p *auth.Principal, repo *Repositor
 	return h.RoleOf(ctx, h.Service.DB, p, repo)
 }
 
-// compareRepos orders by the sort key, ties broken by id.
+// compareRepos orders by the sort key, ties broken by id; the empty key
+// keeps the candidates' order.
 func compareRepos(a, b *Repository, sort string) int {
 	var c int
 	switch sort {
+	case "":
+		return 0 // the candidates' own order (the stable sort keeps it)
 	case "full_name":
 		c = strings.Compare(strings.ToLower(a.FullName()), strings.ToLower(b.FullName()))
 	case "updated":
