@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -79,6 +81,18 @@ func (s *Service) RepositoryCreated(ctx context.Context, tx store.Q, r *repos.Re
 		HookEvent:   "repository",
 		HookPayload: map[string]any{"action": "created"},
 		Actor:       actor, Repo: r, Public: !r.Private, CreatedAt: s.now(),
+	})
+}
+
+// RepositoryForked emits ForkEvent on the source repository (its payload
+// the fork) and the fork webhook event to the source's hooks; it is
+// repos.Service.AfterFork.
+func (s *Service) RepositoryForked(ctx context.Context, tx store.Q, src, fork *repos.Repository, actor *accounts.Account) error {
+	forkee := repos.ToJSON(httpapi.BaseURL(ctx), fork, repos.Stats{}, auth.RoleNone)
+	return s.Events.Emit(ctx, tx, &events.Event{
+		FeedType: "ForkEvent", FeedPayload: map[string]any{"forkee": &forkee},
+		HookEvent: "fork", HookPayload: map[string]any{"forkee": &forkee},
+		Actor: actor, Repo: src, Public: !src.Private, CreatedAt: s.now(),
 	})
 }
 

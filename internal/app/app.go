@@ -227,7 +227,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated,
-		BeforeDelete: a.Activity.RepositoryDeleted}
+		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: a.Activity.RepositoryForked}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
 	serverKey, err := loadSecretKey(cfg)

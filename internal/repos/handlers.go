@@ -1,12 +1,14 @@
 package repos
 
 import (
+	"errors"
 	"net/http"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/store"
 )
 
 // Handler serves the repository endpoints.
@@ -32,8 +34,54 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo
 	}
 	httpapi.SetLastModified(w, repo.UpdatedAt)
 	j := ToJSON(httpapi.BaseURL(r.Context()), repo, st, role)
+	if repo.ForkOfID != 0 {
+		if j.Parent, j.Source, err = h.network(r, repo); err != nil {
+			return err
+		}
+	}
 	httpapi.WriteJSON(w, status, &j) // a pointer: *JSON renders itself (AppendJSON)
 	return nil
+}
+
+// network returns the parent of a fork and the root of its network, as
+// the caller may see them (nil when hidden or gone).
+func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JSON, err error) {
+	ctx := r.Context()
+	p := auth.PrincipalFrom(ctx)
+	render := func(repo *Repository) (*JSON, error) {
+		role, err := h.roleOf(ctx, p, repo)
+		if err != nil || role == auth.RoleNone {
+			return nil, err
+		}
+		st, err := StatsOf(ctx, h.Service.DB, repo.ID)
+		if err != nil {
+			return nil, err
+		}
+		j := ToJSON(httpapi.BaseURL(ctx), repo, st, role)
+		return &j, nil
+	}
+	up, err := ByID(ctx, h.Service.DB, fork.ForkOfID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if parent, err = render(up); err != nil {
+		return nil, nil, err
+	}
+	for depth := 0; up.ForkOfID != 0 && depth < 100; depth++ {
+		next, err := ByID(ctx, h.Service.DB, up.ForkOfID)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		up = next
+	}
+	source, err = render(up)
+	return parent, source, err
 }
 
 // createRequest is the body of POST /user/repos and /orgs/{org}/repos.

@@ -131,6 +131,10 @@ type JSON struct {
 	Watchers            int                  `json:"watchers"`
 	Organization        *accounts.SimpleUser `json:"organization,omitempty"`
 	SecurityAndAnalysis *SecurityAndAnalysis `json:"security_and_analysis,omitempty"`
+	// Parent and Source are, for a fork shown alone, the repository it
+	// was forked from and the root of its network.
+	Parent *JSON `json:"parent,omitempty"`
+	Source *JSON `json:"source,omitempty"`
 }
 
 // SecurityAndAnalysis reports the advanced security flag (shown to admins).

@@ -108,6 +108,15 @@ func (j *JSON) AppendJSON(b []byte) []byte {
 		a.B = st.End()
 		o.B = a.End()
 	}
+	for _, rel := range []struct {
+		name string
+		repo *JSON
+	}{{"parent", j.Parent}, {"source", j.Source}} {
+		if rel.repo != nil {
+			o.Key(rel.name)
+			o.B = rel.repo.AppendJSON(o.B)
+		}
+	}
 	return o.End()
 }
 

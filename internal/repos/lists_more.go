@@ -144,3 +144,63 @@ func (h *Handler) sortByStars(r *http.Request, list []*Repository) error {
 	slices.SortStableFunc(list, func(a, b *Repository) int { return stars[b.ID] - stars[a.ID] })
 	return nil
 }
+
+// forkRequest is the body of POST /repos/{owner}/{repo}/forks.
+type forkRequest struct {
+	Organization      string `json:"organization"`
+	Name              string `json:"name"`
+	DefaultBranchOnly bool   `json:"default_branch_only"`
+}
+
+// createFork serves POST /repos/{owner}/{repo}/forks: 202 with the fork,
+// made at once (the platform's is asynchronous) for the caller or for the
+// organization named, which the caller must be able to create
+// repositories in. Asking again for a fork that exists answers it.
+func (h *Handler) createFork(w http.ResponseWriter, r *http.Request) error {
+	var body forkRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	src := From(ctx)
+	actor, err := accounts.ByID(ctx, h.Service.DB, auth.PrincipalFrom(ctx).UserID())
+	if err != nil {
+		return err
+	}
+	owner := actor
+	if body.Organization != "" {
+		if owner, err = h.forkOrganization(r, actor, body.Organization); err != nil {
+			return err
+		}
+	}
+	name := body.Name
+	if name == "" {
+		name = src.Name
+	}
+	if existing, err := ByOwnerAndName(ctx, h.Service.DB, owner.Login, name); err == nil && existing.ForkOfID == src.ID {
+		return h.write(w, r, http.StatusAccepted, existing, auth.RoleAdmin)
+	}
+	fork, err := h.Service.Fork(ctx, src, owner, name, body.DefaultBranchOnly, actor)
+	if err != nil {
+		return err
+	}
+	return h.write(w, r, http.StatusAccepted, fork, auth.RoleAdmin)
+}
+
+// forkOrganization is the organization a fork goes to: one the caller
+// belongs to and may create repositories in (422 otherwise, as the
+// platform answers an organization it cannot fork into).
+func (h *Handler) forkOrganization(r *http.Request, actor *accounts.Account, login string) (*accounts.Account, error) {
+	org, err := accounts.OrgByLogin(r.Context(), h.Service.DB, login)
+	if err != nil {
+		return nil, apierr.Invalid("Fork", "organization", apierr.CodeInvalid)
+	}
+	role, err := accounts.MemberRole(r.Context(), h.Service.DB, org.ID, actor.ID)
+	if err != nil {
+		return nil, err
+	}
+	if role == "" || role != accounts.RoleOwner && !org.MembersCanCreateRepos {
+		return nil, apierr.Custom("Fork", "organization", "You cannot create repositories in %s.", org.Login)
+	}
+	return org, nil
+}

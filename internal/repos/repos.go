@@ -137,6 +137,9 @@ type NewRepository struct {
 	DefaultBranch    string
 	AdvancedSecurity bool
 	ForkOfID         int64
+	// PushedAt is when the repository's git data was last pushed: nil for
+	// a new, empty repository; a fork carries its source's.
+	PushedAt *time.Time
 }
 
 // The length limits of a repository's fields, in characters.
@@ -200,9 +203,9 @@ func Insert(ctx context.Context, q store.Q, n NewRepository) (*Repository, error
 	}
 	var id int64
 	err := q.QueryRowContext(ctx, `
-		INSERT INTO repositories (owner_id, name, description, private, default_branch, advanced_security, fork_of_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id`,
-		n.Owner.ID, n.Name, n.Description, n.Private, n.DefaultBranch, n.AdvancedSecurity, forkOf, now).Scan(&id)
+		INSERT INTO repositories (owner_id, name, description, private, default_branch, advanced_security, fork_of_id, pushed_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+		n.Owner.ID, n.Name, n.Description, n.Private, n.DefaultBranch, n.AdvancedSecurity, forkOf, n.PushedAt, now).Scan(&id)
 	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 		return nil, apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})

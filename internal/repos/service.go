@@ -25,6 +25,10 @@ type Service struct {
 	// AfterUpdate, when set, runs in the updating transaction with the
 	// repository before and after the change.
 	AfterUpdate func(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error
+	// AfterFork, when set, runs in the transaction that creates a fork
+	// through Fork, after AfterCreate (the activity spine emits ForkEvent
+	// and the fork webhook event there).
+	AfterFork func(ctx context.Context, tx store.Q, src, fork *Repository, actor *accounts.Account) error
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
 	BeforeDelete func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
@@ -42,12 +46,52 @@ func (s *Service) GitDir(id int64) string {
 // transaction only renames, so that the database's write lock is never
 // held while git runs.
 func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.Account) (*Repository, error) {
+	return s.create(ctx, n, actor, nil, nil)
+}
+
+// Fork creates a fork of src named name for owner: a repository of the
+// same network (ForkOfID) whose git data holds src's branches and tags
+// (only its default branch when defaultBranchOnly), copied before the
+// transaction as Create's empty repository is.
+func (s *Service) Fork(ctx context.Context, src *Repository, owner *accounts.Account, name string, defaultBranchOnly bool, actor *accounts.Account) (*Repository, error) {
+	n := NewRepository{Owner: owner, Name: name, Private: src.Private, DefaultBranch: src.DefaultBranch,
+		Description: src.Description, ForkOfID: src.ID, PushedAt: src.PushedAt}
+	refspecs := []string{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}
+	if defaultBranchOnly {
+		refspecs = []string{"+refs/heads/" + src.DefaultBranch + ":refs/heads/" + src.DefaultBranch}
+	}
+	fill := func(staging string) error {
+		args := append([]string{"--git-dir=" + staging, "fetch", "--quiet", "--no-tags", s.GitDir(src.ID)}, refspecs...)
+		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("copy %s into its fork: %v: %s", src.FullName(), err, out)
+		}
+		return nil
+	}
+	return s.create(ctx, n, actor, fill, func(tx store.Q, fork *Repository) error {
+		if s.AfterFork == nil {
+			return nil
+		}
+		return s.AfterFork(ctx, tx, src, fork, actor)
+	})
+}
+
+// create is Create, with fill run on the new bare repository before the
+// transaction (nil for an empty one) and after run in it after
+// AfterCreate (nil for nothing).
+func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.Account,
+	fill func(staging string) error, after func(tx store.Q, r *Repository) error) (*Repository, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
 	staging, err := s.initStaging(n.DefaultBranch)
 	if err != nil {
 		return nil, err
+	}
+	if fill != nil {
+		if err := fill(staging); err != nil {
+			_ = os.RemoveAll(staging)
+			return nil, err
+		}
 	}
 	defer os.RemoveAll(staging) // gone already when renamed
 	var repo *Repository
@@ -58,6 +102,11 @@ func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.A
 		}
 		if s.AfterCreate != nil {
 			if err := s.AfterCreate(ctx, tx, repo, actor); err != nil {
+				return err
+			}
+		}
+		if after != nil {
+			if err := after(tx, repo); err != nil {
 				return err
 			}
 		}
