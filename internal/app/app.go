@@ -296,7 +296,7 @@ func (a *App) Routes() []httpapi.Route {
 	}
 	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
-	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())

@@ -8,6 +8,7 @@ package repocontent
 
 import (
 	"forgeapi/internal/auth"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 )
@@ -15,6 +16,8 @@ import (
 // Handler serves the repository contents endpoints.
 type Handler struct {
 	Repos *repos.Service
+	// Git records the contents writes as pushes (ServerPush).
+	Git *githost.Handler
 	// open keeps repositories open between requests.
 	open openCache
 }
@@ -26,11 +29,16 @@ type Handler struct {
 func (h *Handler) Routes() []httpapi.Route {
 	contents := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
 		Permissions: auth.Perm("contents:read"), TokenTypes: auth.AllTokenTypes}
+	write := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleWrite,
+		Permissions: auth.Perm("contents:write"), TokenTypes: auth.AllTokenTypes}
 	metadata := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
 		Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}
 	return []httpapi.Route{
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/contents", Handle: h.getContents, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/contents/{path...}", Handle: h.getContents, Auth: contents},
+		{Method: "PUT", Pattern: "/repos/{owner}/{repo}/contents/{path...}", Handle: h.putContents, Auth: write,
+			MaxBody: MaxWriteSize*4/3 + 1<<20},
+		{Method: "DELETE", Pattern: "/repos/{owner}/{repo}/contents/{path...}", Handle: h.deleteContents, Auth: write},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/readme", Handle: h.getReadme, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/readme/{dir...}", Handle: h.getReadme, Auth: contents},
 		{Method: "GET", Pattern: "/raw/{owner}/{repo}/{ref}/{path...}", Handle: h.getRaw, Auth: contents, Stream: true},

@@ -121,3 +121,11 @@ func (q *quarantineInspector) git(ctx context.Context, args ...string) ([]byte, 
 	}
 	return out, nil
 }
+
+// NewRepositoryInspector returns an Inspector of the objects already in
+// the bare repository dir: for updates the server makes itself (the
+// contents and refs API), whose objects are written before the
+// references move.
+func NewRepositoryInspector(dir string) Inspector {
+	return newQuarantineInspector("git", dir, nil)
+}

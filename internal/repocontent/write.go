@@ -1,0 +1,274 @@
+package repocontent
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/repos/gitjson"
+	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/repos/gitwrite"
+)
+
+// MaxWriteSize is the largest file a contents PUT writes (its decoded
+// content); the body limit of the route follows it.
+const MaxWriteSize = 50 << 20
+
+// identityJSON is an author or committer of a contents write.
+type identityJSON struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Date  string `json:"date"`
+}
+
+// writeRequest is the body of PUT and DELETE .../contents/{path}.
+type writeRequest struct {
+	Message   *string       `json:"message"`
+	Content   *string       `json:"content"`
+	SHA       string        `json:"sha"`
+	Branch    string        `json:"branch"`
+	Committer *identityJSON `json:"committer"`
+	Author    *identityJSON `json:"author"`
+}
+
+// writeResultJSON is the answer of a contents write: the file (null after
+// a deletion) and the commit.
+type writeResultJSON struct {
+	Content *contentJSON  `json:"content"`
+	Commit  gitCommitJSON `json:"commit"`
+}
+
+// putContents answers PUT /repos/{owner}/{repo}/contents/{path}: one
+// commit on the branch (the default one) that creates the file (201) or
+// updates it (200; sha must be the file's blob, 409 otherwise), pushed as
+// a git push is, with its events.
+func (h *Handler) putContents(w http.ResponseWriter, r *http.Request) error {
+	return h.writeContents(w, r, false)
+}
+
+// deleteContents answers DELETE /repos/{owner}/{repo}/contents/{path}: one
+// commit that removes the file (sha must be its blob).
+func (h *Handler) deleteContents(w http.ResponseWriter, r *http.Request) error {
+	return h.writeContents(w, r, true)
+}
+
+func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool) error {
+	var body writeRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	p := strings.Trim(r.PathValue("path"), "/")
+	content, err := body.validate(p, del)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	repo := repos.From(ctx)
+	pusher, err := accounts.ByID(ctx, h.Repos.DB, auth.PrincipalFrom(ctx).UserID())
+	if err != nil {
+		return err
+	}
+	branch := body.Branch
+	if branch == "" {
+		branch = repo.DefaultBranch
+	}
+	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	parent, existing, err := current(g, branch, p)
+	if err != nil {
+		return err
+	}
+	created, err := checkSHA(p, body.SHA, existing, del)
+	if err != nil {
+		return err
+	}
+	change, err := h.change(ctx, pusher, body, parent, p, content, del)
+	if err != nil {
+		return err
+	}
+	commitSHA, _, err := gitwrite.Commit(ctx, h.Repos.GitDir(repo.ID), change)
+	if err != nil {
+		return err
+	}
+	old := parent
+	if old == "" {
+		old = strings.Repeat("0", 40)
+	}
+	if err := h.Git.ServerPush(ctx, repo, pusher, []githttp.RefUpdate{{Ref: "refs/heads/" + branch, OldSHA: old, NewSHA: commitSHA}}); err != nil {
+		return err
+	}
+	return h.writeResult(w, r, repo, commitSHA, p, branch, del, created)
+}
+
+// validate checks the body of a write and returns the decoded content.
+func (b writeRequest) validate(p string, del bool) ([]byte, error) {
+	var f apierr.Fields
+	if b.Message == nil || strings.TrimSpace(*b.Message) == "" {
+		f.Add("Contents", "message", apierr.CodeMissingField)
+	}
+	if p == "" || strings.Contains("/"+p+"/", "/../") || strings.Contains("/"+p+"/", "/./") || strings.Contains(p, "//") {
+		f.Add("Contents", "path", apierr.CodeInvalid)
+	}
+	var content []byte
+	if !del {
+		if b.Content == nil {
+			f.Add("Contents", "content", apierr.CodeMissingField)
+		} else {
+			var err error
+			if content, err = base64.StdEncoding.DecodeString(strings.ReplaceAll(*b.Content, "\n", "")); err != nil {
+				f.Addf("Contents", "content", "content is not valid Base64")
+			} else if len(content) > MaxWriteSize {
+				f.Addf("Contents", "content", "content is larger than %d bytes", MaxWriteSize)
+			}
+		}
+	} else if b.SHA == "" {
+		f.Add("Contents", "sha", apierr.CodeMissingField)
+	}
+	for _, id := range []*identityJSON{b.Author, b.Committer} {
+		if id != nil && (id.Name == "" || id.Email == "") {
+			f.Addf("Contents", "committer", "name and email are both required")
+		}
+	}
+	return content, f.Err()
+}
+
+// current returns the branch's head ("" when the repository has no
+// branch yet) and the entry at p there (zero when nothing is). A branch
+// that does not exist in a repository that has branches is a 404.
+func current(g *gitread.Repository, branch, p string) (head string, entry gitread.Entry, err error) {
+	head, ok, err := g.RefTarget("refs/heads/" + branch)
+	if err != nil {
+		return "", gitread.Entry{}, err
+	}
+	if !ok {
+		branches, err := g.Branches()
+		if err != nil {
+			return "", gitread.Entry{}, err
+		}
+		if len(branches) > 0 {
+			return "", gitread.Entry{}, apierr.New(http.StatusNotFound, "Branch %s not found", branch)
+		}
+		return "", gitread.Entry{}, nil
+	}
+	entry, _, err = g.Stat(head, p)
+	if errors.Is(err, gitread.ErrPathNotFound) {
+		return head, gitread.Entry{}, nil
+	}
+	return head, entry, err
+}
+
+// checkSHA applies the platform's rule: updating or deleting a file needs
+// its blob SHA (422 without, 409 when it is not the file's); deleting
+// what is not there is a 404. It reports whether the write creates the
+// file.
+func checkSHA(p, sha string, existing gitread.Entry, del bool) (bool, error) {
+	switch {
+	case existing.Type == "":
+		if del {
+			return false, apierr.NotFound()
+		}
+		return true, nil
+	case existing.Type != gitread.EntryFile && existing.Type != gitread.EntrySymlink:
+		return false, apierr.Custom("Contents", "path", "%s is a directory or a submodule, not a file.", p)
+	case sha == "":
+		return false, apierr.Custom("Contents", "sha", `"sha" wasn't supplied.`)
+	case sha != existing.SHA:
+		return false, apierr.New(http.StatusConflict, "%s does not match %s", p, sha)
+	}
+	return false, nil
+}
+
+// change is the commit a write makes: by the body's author and committer,
+// or by the pusher (name and primary email address; the noreply address
+// of the login when there is none).
+func (h *Handler) change(ctx context.Context, pusher *accounts.Account, body writeRequest, parent, p string, content []byte, del bool) (gitwrite.Change, error) {
+	self, err := h.identityOf(ctx, pusher)
+	if err != nil {
+		return gitwrite.Change{}, err
+	}
+	committer := self
+	if body.Committer != nil {
+		committer = toIdentity(*body.Committer)
+	}
+	author := committer
+	if body.Author != nil {
+		author = toIdentity(*body.Author)
+	}
+	return gitwrite.Change{Parent: parent, Path: p, Content: content, Delete: del, Message: *body.Message,
+		Author: author, Committer: committer}, nil
+}
+
+// identityOf is an account as a commit's author or committer.
+func (h *Handler) identityOf(ctx context.Context, a *accounts.Account) (gitwrite.Identity, error) {
+	name := a.Name
+	if name == "" {
+		name = a.Login
+	}
+	id := gitwrite.Identity{Name: name, Email: a.Login + "@users.noreply.forgeapi.local", When: time.Now()}
+	emails, err := accounts.Emails(ctx, h.Repos.DB, a.ID, false)
+	if err != nil {
+		return id, err
+	}
+	if len(emails) > 0 {
+		id.Email = emails[0].Address
+	}
+	return id, nil
+}
+
+// toIdentity reads an author or committer of the body; a date that does
+// not parse is now.
+func toIdentity(j identityJSON) gitwrite.Identity {
+	when, err := time.Parse(time.RFC3339, j.Date)
+	if err != nil {
+		when = time.Now()
+	}
+	return gitwrite.Identity{Name: j.Name, Email: j.Email, When: when}
+}
+
+// writeResult answers a write: the file at the new commit (null after a
+// deletion) and the commit; 201 for a new file.
+func (h *Handler) writeResult(w http.ResponseWriter, r *http.Request, repo *repos.Repository, commitSHA, p, branch string, del, created bool) error {
+	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	c, err := g.CommitObject(commitSHA)
+	if err != nil {
+		return err
+	}
+	base := httpapi.BaseURL(r.Context())
+	full, err := gitjson.CommitOf(r.Context(), h.Repos.DB, base, repo, c)
+	if err != nil {
+		return err
+	}
+	out := writeResultJSON{Commit: gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
+		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
+		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification}}
+	if !del {
+		e, _, err := g.Stat(commitSHA, p)
+		if err != nil {
+			return err
+		}
+		j := newPlace(base, repo, branch).toContentJSON(e)
+		out.Content = &j
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	httpapi.WriteJSON(w, status, out)
+	return nil
+}
