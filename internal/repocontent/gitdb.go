@@ -1,14 +1,19 @@
 package repocontent
 
 import (
+	"cmp"
 	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/repos/gitjson"
 	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/wire"
@@ -237,4 +242,156 @@ func (h *Handler) getBlob(w http.ResponseWriter, r *http.Request) error {
 		Size: len(data), URL: httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName() + "/git/blobs/" + sha,
 		Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"})
 	return nil
+}
+
+// refWriteRequest is the body of POST and PATCH .../git/refs.
+type refWriteRequest struct {
+	Ref   *string `json:"ref"`
+	SHA   *string `json:"sha"`
+	Force bool    `json:"force"`
+}
+
+// zeroSHA is the old or new value of a reference that does not exist.
+var zeroSHA = strings.Repeat("0", 40)
+
+// pushRef moves one reference as a push by the caller and answers it
+// (204 for a deletion).
+func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate) error {
+	ctx := r.Context()
+	repo := repos.From(ctx)
+	pusher, err := accounts.ByID(ctx, h.Repos.DB, auth.PrincipalFrom(ctx).UserID())
+	if err != nil {
+		return err
+	}
+	if err := h.Git.ServerPush(ctx, repo, pusher, []githttp.RefUpdate{u}); err != nil {
+		return err
+	}
+	if u.IsDelete() {
+		httpapi.NoContent(w)
+		return nil
+	}
+	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	refs, err := g.Refs(u.Ref)
+	if err != nil || len(refs) == 0 || refs[0].Name != u.Ref {
+		return cmp.Or(err, error(apierr.NotFound()))
+	}
+	httpapi.WriteJSON(w, status, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, refs[0]))
+	return nil
+}
+
+// refNow returns the value of a full reference name, "" when it does not
+// exist, and checks that sha names a commit of the repository (422).
+func (h *Handler) refNow(r *http.Request, name, sha string) (string, error) {
+	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
+	if err != nil {
+		return "", err
+	}
+	defer g.Close()
+	if sha != "" {
+		if _, err := g.CommitObject(sha); err != nil {
+			return "", apierr.Custom("Reference", "sha", "Object does not exist")
+		}
+	}
+	value, ok, err := g.RefTarget(name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return value, nil
+}
+
+// createRef answers POST /repos/{owner}/{repo}/git/refs: a new branch or
+// tag (ref "refs/heads/..." or "refs/tags/...") at a commit, pushed as a
+// git push of it is (CreateEvent, create).
+func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
+	var body refWriteRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	var f apierr.Fields
+	if body.Ref == nil || !(strings.HasPrefix(*body.Ref, "refs/heads/") || strings.HasPrefix(*body.Ref, "refs/tags/")) ||
+		!validRefName(*body.Ref) {
+		f.Addf("Reference", "ref", "ref must be a valid refs/heads/... or refs/tags/... name")
+	}
+	if body.SHA == nil {
+		f.Add("Reference", "sha", apierr.CodeMissingField)
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	old, err := h.refNow(r, *body.Ref, *body.SHA)
+	if err != nil {
+		return err
+	}
+	if old != "" {
+		return apierr.Custom("Reference", "ref", "Reference already exists")
+	}
+	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA})
+}
+
+// updateRef answers PATCH /repos/{owner}/{repo}/git/refs/{ref}: the
+// reference moves to sha, a fast forward unless force (422 otherwise).
+func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
+	var body refWriteRequest
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.SHA == nil {
+		return apierr.Invalid("Reference", "sha", apierr.CodeMissingField)
+	}
+	name := "refs/" + r.PathValue("ref")
+	old, err := h.refNow(r, name, *body.SHA)
+	if err != nil {
+		return err
+	}
+	if old == "" {
+		return apierr.Custom("Reference", "ref", "Reference does not exist")
+	}
+	if !body.Force {
+		g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
+		if err != nil {
+			return err
+		}
+		ff, err := g.IsAncestor(r.Context(), old, *body.SHA)
+		g.Close()
+		if err != nil {
+			return err
+		}
+		if !ff {
+			return apierr.Custom("Reference", "sha", "Update is not a fast forward")
+		}
+	}
+	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA})
+}
+
+// deleteRef answers DELETE /repos/{owner}/{repo}/git/refs/{ref}: 204,
+// pushed as a deletion (DeleteEvent, delete); 422 when there is none.
+func (h *Handler) deleteRef(w http.ResponseWriter, r *http.Request) error {
+	name := "refs/" + r.PathValue("ref")
+	old, err := h.refNow(r, name, "")
+	if err != nil {
+		return err
+	}
+	if old == "" {
+		return apierr.Custom("Reference", "ref", "Reference does not exist")
+	}
+	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA})
+}
+
+// validRefName reports whether name follows git's rules for reference
+// names, as far as a client can break them.
+func validRefName(name string) bool {
+	if strings.Contains(name, "..") || strings.ContainsAny(name, " ~^:?*[\\\x7f") || strings.HasSuffix(name, "/") ||
+		strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, ".") || strings.Contains(name, "//") || strings.Contains(name, "@{") {
+		return false
+	}
+	for _, c := range name {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return len(strings.Split(name, "/")) >= 3 && !strings.HasSuffix(name, "/")
 }

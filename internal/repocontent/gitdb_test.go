@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-github/v92/github"
+
 	"forgeapi/internal/apptest"
 )
 
@@ -81,5 +83,64 @@ func TestGitDatabaseReads(t *testing.T) {
 		if resp, body := env.Do("GET", p, "", nil); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d %s", p, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestRefWrites creates, moves and deletes references with go-github's
+// Git service; each is a push (CreateEvent, PushEvent, DeleteEvent).
+func TestRefWrites(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	work := apptest.WorkTree(t, map[string]string{"a": "1\n"})
+	first := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	second := apptest.Commit(t, work, "two", map[string]string{"a": "2\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+	c := env.Client(token)
+
+	ref, resp, err := c.Git.CreateRef(ctx, "octo", "hello", github.CreateRef{Ref: "refs/heads/feature", SHA: first})
+	apptest.Must(t, "create ref", err)
+	if resp.StatusCode != http.StatusCreated || ref.GetObject().GetSHA() != first {
+		t.Fatalf("create ref: %d %+v", resp.StatusCode, ref)
+	}
+	if _, resp, _ := c.Git.CreateRef(ctx, "octo", "hello", github.CreateRef{Ref: "refs/heads/feature", SHA: first}); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("create an existing ref: %d", apptest.ResponseStatus(resp))
+	}
+	ref, _, err = c.Git.UpdateRef(ctx, "octo", "hello", "heads/feature", github.UpdateRef{SHA: second})
+	apptest.Must(t, "fast-forward", err)
+	if ref.GetObject().GetSHA() != second {
+		t.Fatalf("fast-forward: %+v", ref)
+	}
+	if _, resp, _ := c.Git.UpdateRef(ctx, "octo", "hello", "heads/feature", github.UpdateRef{SHA: first}); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("a non-fast-forward without force: %d", apptest.ResponseStatus(resp))
+	}
+	_, _, err = c.Git.UpdateRef(ctx, "octo", "hello", "heads/feature", github.UpdateRef{SHA: first, Force: github.Ptr(true)})
+	apptest.Must(t, "forced update", err)
+	_, err = c.Git.DeleteRef(ctx, "octo", "hello", "heads/feature")
+	apptest.Must(t, "delete ref", err)
+	if _, resp, _ := c.Git.GetRef(ctx, "octo", "hello", "heads/feature"); apptest.ResponseStatus(resp) != http.StatusNotFound {
+		t.Fatalf("deleted ref: %d", apptest.ResponseStatus(resp))
+	}
+	if resp, _ := c.Git.DeleteRef(ctx, "octo", "hello", "heads/feature"); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("delete a missing ref: %d", apptest.ResponseStatus(resp))
+	}
+	for _, body := range []string{`{"ref":"heads/x","sha":"` + first + `"}`, `{"ref":"refs/heads/a..b","sha":"` + first + `"}`,
+		`{"ref":"refs/heads/x","sha":"` + strings.Repeat("b", 40) + `"}`, `{"ref":"refs/heads/x"}`} {
+		if resp, b := env.DoJSON("POST", "/repos/octo/hello/git/refs", token, body); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("POST git/refs %s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	events, _, err := c.Activity.ListRepositoryEvents(ctx, "octo", "hello", &github.ListOptions{PerPage: 100})
+	apptest.Must(t, "events", err)
+	var types []string
+	for _, e := range events {
+		types = append(types, e.GetType())
+	}
+	// As for git pushes: a new branch is CreateEvent and PushEvent.
+	if got := strings.Join(types, " "); got != "DeleteEvent PushEvent PushEvent PushEvent CreateEvent PushEvent CreateEvent CreateEvent" {
+		t.Fatalf("events, newest first: %s", got)
 	}
 }
