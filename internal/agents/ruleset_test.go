@@ -2,6 +2,7 @@ package agents_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -135,4 +136,31 @@ func TestRulesetRefusesInstallationsAndOtherEnterprisesOwners(t *testing.T) {
 	// Made an owner of this one, dev may push.
 	f.env.EnterpriseOwner(f.ent, f.dev)
 	apptest.Git(t, work, "push", "-q", f.gitURL(f.repo, f.dev, f.devToken), "main")
+}
+
+// TestRulesetRefusesContentsWrites: a write through the contents API to a
+// protected agent file is refused as a push of it is (409 naming the
+// ruleset), and nothing moves; other files are written.
+func TestRulesetRefusesContentsWrites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	work := apptest.WorkTree(t, map[string]string{"agents/x.md": "v1", "README.md": "r"})
+	f.bossPush(t, work, f.repo)
+	f.putSource(t, f.acme, nil)
+	head, events := f.serverHead(t, f.repo), eventCount(t, f, f.repo)
+	path := "/repos/" + f.repo.FullName() + "/contents/agents/new.md"
+	resp, body := f.env.DoJSON("PUT", path, f.devToken, `{"message":"add an agent","content":"bmV3"}`)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "Protect custom agents") || !strings.Contains(string(body), "agents/new.md") {
+		t.Fatalf("PUT %s by dev: %d %s, want a 409 naming the ruleset", path, resp.StatusCode, body)
+	}
+	if got := f.serverHead(t, f.repo); got != head {
+		t.Fatalf("main moved from %s to %s after a refused write", head, got)
+	}
+	if n := eventCount(t, f, f.repo); n != events {
+		t.Fatalf("a refused write recorded events: %d -> %d", events, n)
+	}
+	resp, body = f.env.DoJSON("PUT", "/repos/"+f.repo.FullName()+"/contents/docs/ok.md", f.devToken, `{"message":"docs","content":"b2s="}`)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("PUT of an unprotected file by dev: %d %s", resp.StatusCode, body)
+	}
 }
