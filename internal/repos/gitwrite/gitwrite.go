@@ -45,8 +45,15 @@ func Commit(ctx context.Context, dir string, c Change) (commitSHA, blobSHA strin
 	index.Close()
 	os.Remove(index.Name()) // git creates it; the name stays unique
 	defer os.Remove(index.Name())
-	env := []string{"GIT_DIR=" + dir, "GIT_INDEX_FILE=" + index.Name(), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir,
-		"PATH=" + os.Getenv("PATH")}
+	// update-index wants a work tree even for index-only changes: an
+	// empty one, which nothing reads or writes.
+	worktree, err := os.MkdirTemp("", "forgeapi-worktree-*")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(worktree)
+	env := []string{"GIT_DIR=" + dir, "GIT_WORK_TREE=" + worktree, "GIT_INDEX_FILE=" + index.Name(), "GIT_CONFIG_NOSYSTEM=1",
+		"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	run := func(stdin []byte, extra []string, args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Env = append(env, extra...)
