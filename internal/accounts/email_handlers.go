@@ -51,7 +51,9 @@ func (h *Handler) listPublicEmails(w http.ResponseWriter, r *http.Request) error
 
 // emailsBody reads the addresses of POST and DELETE /user/emails: an
 // object {"emails": [...]}, an array of addresses or one address, as the
-// platform accepts. None, or one that is not an address, is a 422.
+// platform accepts. None, or one that is not an address, is a 422; an
+// address over MaxEmailLength characters is the 422 of apierr.TooLong
+// (field "email"), which states the limit.
 func emailsBody(r *http.Request) ([]string, error) {
 	var raw json.RawMessage
 	if err := httpapi.DecodeJSON(r, &raw); err != nil {
@@ -74,7 +76,10 @@ func emailsBody(r *http.Request) ([]string, error) {
 	}
 	var f apierr.Fields
 	for _, e := range list {
-		if !ValidEmail(e) {
+		switch {
+		case apierr.TooLongFor(e, MaxEmailLength):
+			f = append(f, apierr.TooLong("UserEmail", "email", MaxEmailLength))
+		case !ValidEmail(e):
 			f = append(f, apierr.FieldError{Resource: "UserEmail", Field: "email", Code: apierr.CodeInvalid, Value: e,
 				Message: e + " is not a valid email address."})
 		}
