@@ -11,11 +11,11 @@ import (
 )
 
 func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule, owner, name string, write bool) (context.Context, error) {
-	repo, memberRole, err := repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, p.UserID())
+	repo, standing, err := repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, p.UserID())
 	if err != nil {
 		return nil, notFoundOr(err)
 	}
-	role := repoRole(p, repo, memberRole)
+	role := repoRole(p, repo, standing)
 	if role == auth.RoleNone {
 		return nil, apierr.NotFound()
 	}
@@ -55,33 +55,39 @@ func roleRefusal(need auth.Role) error {
 //
 // Users: the owner and owners of the owning organization are admins,
 // other organization members have the organization's base repository
-// permission (read unless changed); anyone reads a public repository.
+// permission (read unless changed), collaborators their permission (the
+// higher of the two); anyone reads a public repository.
 // Classic and OAuth tokens see private repositories only with the repo
 // scope. Fine-grained tokens act on the repositories they select (capped
 // by the user's own role; an installation acts as its bot with admin
 // standing, limited by its permissions), and read other public ones.
 func RepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Repository) (auth.Role, error) {
-	memberRole := ""
-	if needsMembership(p, repo) {
+	var st repos.Standing
+	if needsStanding(p, repo) {
 		var err error
-		if memberRole, err = accounts.MemberRole(ctx, q, repo.Owner.ID, p.Account.ID); err != nil {
+		if repo.Owner.IsOrg() {
+			if st.OrgRole, err = accounts.MemberRole(ctx, q, repo.Owner.ID, p.Account.ID); err != nil {
+				return auth.RoleNone, err
+			}
+		}
+		if st.Collaborator, err = repos.CollaboratorPermission(ctx, q, repo.ID, p.Account.ID); err != nil {
 			return auth.RoleNone, err
 		}
 	}
-	return repoRole(p, repo, memberRole), nil
+	return repoRole(p, repo, st), nil
 }
 
-// needsMembership reports whether repoRole depends on the principal's
-// role in the organization that owns the repository.
-func needsMembership(p *auth.Principal, repo *repos.Repository) bool {
-	return !p.Anonymous() && (p.Token == nil || p.Token.Kind != auth.KindInstallation) &&
-		repo.Owner.ID != p.Account.ID && repo.Owner.IsOrg()
+// needsStanding reports whether repoRole depends on the principal's role
+// in the organization that owns the repository or on their collaborator
+// permission.
+func needsStanding(p *auth.Principal, repo *repos.Repository) bool {
+	return !p.Anonymous() && (p.Token == nil || p.Token.Kind != auth.KindInstallation) && repo.Owner.ID != p.Account.ID
 }
 
-// repoRole is RepoRole given the user's role in the owning organization
-// (accounts.RoleOwner, accounts.RoleMember or "", as accounts.MemberRole
-// reports it; ignored when needsMembership is false).
-func repoRole(p *auth.Principal, repo *repos.Repository, memberRole string) auth.Role {
+// repoRole is RepoRole given the user's standing (as
+// repos.ByOwnerAndNameWithMembership reports it; ignored when
+// needsStanding is false).
+func repoRole(p *auth.Principal, repo *repos.Repository, st repos.Standing) auth.Role {
 	public := auth.RoleNone
 	if !repo.Private {
 		public = auth.RoleRead
@@ -95,7 +101,7 @@ func repoRole(p *auth.Principal, repo *repos.Repository, memberRole string) auth
 		}
 		return public
 	}
-	role := max(userRepoRole(p.Account.ID, repo, memberRole), public)
+	role := max(userRepoRole(p.Account.ID, repo, st.OrgRole), CollaboratorRole(st.Collaborator), public)
 	switch {
 	case p.FineGrained() && !p.Token.Selects(repo.ID, repo.Owner.ID):
 		return public
@@ -133,6 +139,20 @@ func BaseRole(org *accounts.Account) auth.Role {
 		return auth.RoleAdmin
 	}
 	return auth.RoleRead
+}
+
+// CollaboratorRole is the role a collaborator's permission gives: pull
+// and triage read, push and maintain write, admin administers.
+func CollaboratorRole(perm string) auth.Role {
+	switch perm {
+	case repos.CollaboratorPull, repos.CollaboratorTriage:
+		return auth.RoleRead
+	case repos.CollaboratorPush, repos.CollaboratorMaintain:
+		return auth.RoleWrite
+	case repos.CollaboratorAdmin:
+		return auth.RoleAdmin
+	}
+	return auth.RoleNone
 }
 
 // ListedRepoRole is RepoRole for the repository lists: it also hides the

@@ -32,6 +32,7 @@ var documented401 = map[string]bool{
 	"GET /user/followers":                                   true,
 	"GET /user/following":                                   true,
 	"GET /user/memberships/orgs":                            true,
+	"GET /user/repository_invitations":                      true,
 	"POST /user/repos":                                      true,
 	"GET /applications/grants":                              true,
 	"GET /applications/grants/{grant_id}":                   true,

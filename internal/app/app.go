@@ -25,6 +25,7 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
+	"forgeapi/internal/collaborators"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/docsite"
@@ -297,6 +298,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
+	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())

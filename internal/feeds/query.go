@@ -116,8 +116,9 @@ func memberReads(m, o string) string {
 }
 
 // accessible is the condition that the event's repository is one the
-// viewer can read: the user's own, or one of an organization they belong
-// to (see memberReads), within the token's selection. It is correlated with the event's
+// viewer can read: the user's own, one of an organization they belong
+// to (see memberReads), or one they collaborate on, within the token's
+// selection. It is correlated with the event's
 // row, so it costs two primary-key lookups for each private event a
 // scan meets (public events short-circuit the OR of visibility) and
 // nothing up front: a union of dozens of parts no longer builds the set
@@ -128,7 +129,8 @@ func (b *sqlBuilder) accessible(v viewer) string {
 		u := b.arg(v.user)
 		c := "EXISTS (SELECT 1 FROM repositories r WHERE r.id = events.repo_id AND (r.owner_id = " + u +
 			" OR EXISTS (SELECT 1 FROM org_members m JOIN accounts mo ON mo.id = m.org_id WHERE m.org_id = r.owner_id AND m.user_id = " + u +
-			" AND " + memberReads("m", "mo") + "))"
+			" AND " + memberReads("m", "mo") + ")" +
+			" OR EXISTS (SELECT 1 FROM repo_collaborators rc WHERE rc.repository_id = r.id AND rc.user_id = " + u + "))"
 		if v.scoped {
 			c += " AND r.owner_id = " + b.arg(v.owner)
 			if !v.all {
@@ -266,7 +268,8 @@ func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (so
 	rows, err := q.QueryContext(ctx, `
 		SELECT 'repo', s.repository_id,
 		       r.owner_id = $2 OR r.owner_id IN (SELECT m.org_id FROM org_members m JOIN accounts mo ON mo.id = m.org_id
-		                                        WHERE m.user_id = $2 AND `+memberReads("m", "mo")+`), r.owner_id,
+		                                        WHERE m.user_id = $2 AND `+memberReads("m", "mo")+`)
+		                   OR r.id IN (SELECT repository_id FROM repo_collaborators WHERE user_id = $2), r.owner_id,
 		       o.type = $4 AND o.saml_enforced
 		FROM (SELECT repository_id FROM stars WHERE user_id = $1
 		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s

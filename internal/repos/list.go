@@ -104,14 +104,26 @@ func (h *Handler) listForAuthenticatedUser(w http.ResponseWriter, r *http.Reques
 	}
 	p := auth.PrincipalFrom(r.Context())
 	candidates, err := list(r.Context(), h.Service.DB, `SELECT `+repoColumns+repoFrom+`
-		WHERE r.owner_id = $1 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $1)`, p.Account.ID)
+		WHERE r.owner_id = $1 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $1)
+		   OR r.id IN (SELECT repository_id FROM repo_collaborators WHERE user_id = $1)`, p.Account.ID)
+	if err != nil {
+		return err
+	}
+	orgs, err := accounts.OrgsOf(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
 	keep := func(repo *Repository) bool {
-		owned := repo.Owner.ID == p.Account.ID
-		return (owned && slices.Contains(affiliation, "owner") || !owned && slices.Contains(affiliation, "organization_member")) &&
-			(visibility == "all" || visibility == repo.Visibility())
+		var aff string
+		switch {
+		case repo.Owner.ID == p.Account.ID:
+			aff = "owner"
+		case slices.Contains(orgs, repo.Owner.ID):
+			aff = "organization_member"
+		default:
+			aff = "collaborator"
+		}
+		return slices.Contains(affiliation, aff) && (visibility == "all" || visibility == repo.Visibility())
 	}
 	return h.writeList(w, r, candidates, lq, keep)
 }

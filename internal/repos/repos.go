@@ -81,15 +81,46 @@ func ByOwnerAndName(ctx context.Context, q store.Q, owner, name string) (*Reposi
 // user is not a member or the owner is not an organization (userID 0:
 // always ""). The access guard uses it to resolve a repository and the
 // caller's standing on it in one round trip.
-func ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name string, userID int64) (*Repository, string, error) {
-	var memberRole string
-	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+`, COALESCE(m.role, '')`+repoFrom+
+func ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name string, userID int64) (*Repository, Standing, error) {
+	var st Standing
+	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+`, COALESCE(m.role, ''), COALESCE(c.permission, '')`+repoFrom+
 		`LEFT JOIN org_members m ON m.org_id = a.id AND m.user_id = $3
-		WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name, userID), &memberRole)
+		LEFT JOIN repo_collaborators c ON c.repository_id = r.id AND c.user_id = $3
+		WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name, userID), &st.OrgRole, &st.Collaborator)
 	if err != nil {
-		return nil, "", err
+		return nil, Standing{}, err
 	}
-	return r, memberRole, nil
+	return r, st, nil
+}
+
+// Standing is a user's standing toward a repository besides owning it:
+// their role in the owning organization (accounts.RoleOwner,
+// accounts.RoleMember or "") and their permission as a collaborator
+// (CollaboratorPull ... CollaboratorAdmin, or "").
+type Standing struct {
+	OrgRole      string
+	Collaborator string
+}
+
+// The permissions of a collaborator, the platform's names.
+const (
+	CollaboratorPull     = "pull"
+	CollaboratorTriage   = "triage"
+	CollaboratorPush     = "push"
+	CollaboratorMaintain = "maintain"
+	CollaboratorAdmin    = "admin"
+)
+
+// CollaboratorPermission returns the user's collaborator permission on
+// the repository, "" when they are not a collaborator.
+func CollaboratorPermission(ctx context.Context, q store.Q, repoID, userID int64) (string, error) {
+	var perm string
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT permission FROM repo_collaborators WHERE repository_id = $1 AND user_id = $2`,
+		repoID, userID).Scan(&perm))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return perm, err
 }
 
 // ByID returns the repository with the id.
