@@ -92,7 +92,7 @@ func NewDispatcher(s *Service) *Dispatcher {
 		s.logger().Error("webhook CA file; verifying receivers with the system's roots only", "err", err)
 	}
 	sender := hookshot.NewSender(hookshot.Config{Timeout: s.Config.Timeout, Allow: allow, Resolver: s.Config.Resolver,
-		HeaderNames: s.Config.HeaderNames, RootCAs: roots})
+		HeaderNames: s.Config.HeaderNames, RootCAs: roots, MaxPayloadBytes: int64(s.maxPayloadBytes())})
 	timeout := s.Config.Timeout
 	if timeout <= 0 {
 		timeout = hookshot.DefaultTimeout

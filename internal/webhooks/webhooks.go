@@ -31,8 +31,6 @@ const (
 	DefaultRedeliveryWindow = 3 * 24 * time.Hour
 	// MaxHooksPerEvent is the most hooks of one target subscribed to one event.
 	MaxHooksPerEvent = 250
-	// DefaultMaxPayloadBytes is the platform's payload cap: 25 MB of JSON.
-	DefaultMaxPayloadBytes = 25_000_000
 )
 
 // Config configures webhook delivery. Zero fields take their defaults.
@@ -67,7 +65,9 @@ type Config struct {
 	SecretKey string
 	// MaxPayloadBytes caps an event's JSON payload; an event whose payload
 	// is larger is not delivered to any hook, as on the platform, and is
-	// logged as a warning. 0 means DefaultMaxPayloadBytes.
+	// logged as a warning. The dispatcher's sender refuses a stored
+	// payload over it (one stored before the cap was lowered). 0 means
+	// hookshot.DefaultMaxPayloadBytes, the platform's 25 MB.
 	MaxPayloadBytes int
 	// CAFile names PEM certificates that verify HTTPS receivers besides
 	// the system's roots (a private CA); "" trusts the system's only.
@@ -109,7 +109,7 @@ func (s *Service) maxPayloadBytes() int {
 	if s.Config.MaxPayloadBytes > 0 {
 		return s.Config.MaxPayloadBytes
 	}
-	return DefaultMaxPayloadBytes
+	return hookshot.DefaultMaxPayloadBytes
 }
 
 func (s *Service) logger() *slog.Logger {

@@ -17,8 +17,11 @@ import (
 
 // Defaults applied by [NewSender] to zero Config fields.
 const (
-	DefaultTimeout          = 10 * time.Second
-	DefaultMaxPayloadBytes  = 25 << 20 // 25 MiB, the platform's payload cap
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxPayloadBytes is the platform's payload cap, 25 MB of JSON
+	// (not 25 MiB): the sender's default and the events sink's
+	// (webhooks.Config.MaxPayloadBytes), one number for both.
+	DefaultMaxPayloadBytes  = 25_000_000
 	DefaultMaxResponseBytes = 64 << 10 // 64 KiB of response body kept for the delivery log
 	DefaultVersion          = "1"
 )
@@ -79,8 +82,11 @@ type Config struct {
 	// Timeout bounds one delivery: connecting, sending, and reading the
 	// response headers and the kept part of the body. Default 10 s.
 	Timeout time.Duration
-	// MaxPayloadBytes is the largest request body (after encoding) that is
-	// sent; larger ones are not sent. Default 25 MiB.
+	// MaxPayloadBytes is the largest payload (Request.Payload, the JSON
+	// before any form encoding) that is sent; larger ones are not sent.
+	// It caps the JSON, as the platform's cap does, so that a form hook
+	// is sent every payload a JSON hook is, though URL encoding makes its
+	// body up to three times as large. Default DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
 	// MaxResponseBytes is how much of the response body is kept in the
 	// Result; the rest is discarded. Default 64 KiB.
@@ -228,7 +234,7 @@ func (s *Sender) Close() {
 
 // Send delivers req once and records the outcome. It never returns an error:
 // every failure is described by the Result (StatusCode 0, Status and Err).
-// Redirects are not followed; a 3xx response is recorded as it is. A body
+// Redirects are not followed; a 3xx response is recorded as it is. A payload
 // larger than Config.MaxPayloadBytes, a URL that is not http or https, and a
 // destination refused by the allow list are not sent. ctx cancels the
 // delivery; Config.Timeout bounds it.
@@ -246,8 +252,8 @@ func (s *Sender) send(ctx context.Context, req Request) Result {
 	}
 	headers := s.headers(req, mediaType, body)
 	res := Result{RequestHeaders: headers.logged()}
-	if int64(len(body)) > s.cfg.MaxPayloadBytes {
-		return failure(res, fmt.Sprintf("payload too large: %d bytes, limit %d", len(body), s.cfg.MaxPayloadBytes), ErrPayloadTooLarge)
+	if int64(len(req.Payload)) > s.cfg.MaxPayloadBytes {
+		return failure(res, fmt.Sprintf("payload too large: %d bytes, limit %d", len(req.Payload), s.cfg.MaxPayloadBytes), ErrPayloadTooLarge)
 	}
 	target, err := parseTarget(req.URL)
 	if err != nil {
@@ -307,7 +313,7 @@ func statusText(code int) string {
 	return "Invalid HTTP Response: " + strconv.Itoa(code)
 }
 
-// ErrPayloadTooLarge is the Result.Err of a delivery whose body exceeds
+// ErrPayloadTooLarge is the Result.Err of a delivery whose payload exceeds
 // Config.MaxPayloadBytes; such a delivery is not sent.
 var ErrPayloadTooLarge = errors.New("payload too large")
 

@@ -361,25 +361,34 @@ func TestSendCapsResponseBody(t *testing.T) {
 	}
 }
 
+// TestSendRefusesPayloadOverMax: the cap is on the payload (the JSON),
+// not on the encoded body: a payload of exactly MaxPayloadBytes is sent
+// as JSON and as a form, whose body is larger; one byte over is sent as
+// neither, and its headers are still recorded.
 func TestSendRefusesPayloadOverMax(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, "", nil)
-	s := loopbackSender(t, Config{MaxPayloadBytes: int64(len(testPayload)) + 5})
+	atCap := loopbackSender(t, Config{MaxPayloadBytes: int64(len(testPayload))})
+	underCap := loopbackSender(t, Config{MaxPayloadBytes: int64(len(testPayload)) - 1})
 
-	jsonRes := s.Send(t.Context(), newRequest(rc.URL, ContentJSON, testSecret))
-	formRes := s.Send(t.Context(), newRequest(rc.URL, ContentForm, testSecret)) // form encoding makes it bigger
-
-	if !jsonRes.OK() {
-		t.Errorf("json payload under the limit: %q", jsonRes.Status)
+	for _, ct := range []ContentType{ContentJSON, ContentForm} {
+		body, _, err := EncodeBody(ct, testPayload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := atCap.Send(t.Context(), newRequest(rc.URL, ct, testSecret)); !res.OK() {
+			t.Errorf("%s payload of exactly the cap (a %d-byte body): %q", ct, len(body), res.Status)
+		}
+		res := underCap.Send(t.Context(), newRequest(rc.URL, ct, testSecret))
+		if res.StatusCode != 0 || !strings.HasPrefix(res.Status, "payload too large") || !errors.Is(res.Err, ErrPayloadTooLarge) {
+			t.Errorf("%s payload over the cap: %d %q %v, want payload too large", ct, res.StatusCode, res.Status, res.Err)
+		}
+		if res.RequestHeaders["X-Service-Delivery"] == "" {
+			t.Errorf("%s: headers of an unsent delivery are not recorded", ct)
+		}
 	}
-	if formRes.StatusCode != 0 || !strings.HasPrefix(formRes.Status, "payload too large") || !errors.Is(formRes.Err, ErrPayloadTooLarge) {
-		t.Errorf("form result = %d %q %v, want payload too large", formRes.StatusCode, formRes.Status, formRes.Err)
-	}
-	if formRes.RequestHeaders["X-Service-Delivery"] == "" {
-		t.Error("headers of an unsent delivery are not recorded")
-	}
-	if n := rc.hits.Load(); n != 1 {
-		t.Errorf("receiver hit %d times, want 1 (the json delivery only)", n)
+	if n := rc.hits.Load(); n != 2 {
+		t.Errorf("receiver hit %d times, want 2 (the payloads of exactly the cap)", n)
 	}
 }
 
