@@ -25,11 +25,15 @@ const (
 	StateSuccess = "success"
 )
 
-// Limits of a status, as on the platform where it states them.
+// Limits of a status, in characters for the strings. The count per
+// context (documented) and the context and description lengths are the
+// platform's: it answers a longer description with "description is too
+// long (maximum is 140 characters)", the apierr.TooLong entry. The
+// platform states no target_url limit; 2048 is forgeapi's.
 const (
 	MaxPerContext      = 1000 // statuses of one commit and context
 	MaxContextLength   = 255
-	MaxDescriptionLen  = 1024
+	MaxDescriptionLen  = 140
 	MaxTargetURLLength = 2048
 )
 
