@@ -3,6 +3,7 @@ package accounts
 import (
 	"strings"
 
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/wire"
 )
 
@@ -79,8 +80,8 @@ func HTMLURL(base string, a *Account) string {
 }
 
 // WebBase is the web (and git) root for an API base URL: the API base
-// without a trailing /api/v3.
-func WebBase(base string) string { return strings.TrimSuffix(base, "/api/v3") }
+// without a trailing /api/v3 (httpapi.WebBase).
+func WebBase(base string) string { return httpapi.WebBase(base) }
 
 func itoa(v int64) string { return wire.Itoa(v) }
 

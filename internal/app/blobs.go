@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/secretbox"
@@ -20,7 +21,9 @@ const blobSigningKeyFile = "blob-signing.key"
 // hands it to the migrations service. It returns the store when it is the
 // local backend, whose signed URLs the server itself serves at
 // GET /_blobs/{key} (archive keys hold no '/', so that route does not
-// overlap git's /{owner}/{repo}/info/refs).
+// overlap git's /{owner}/{repo}/info/refs). Those URLs are on the web
+// root of the base URL (accounts.WebBase: without /api/v3), where the
+// server serves them, as it serves git, and not under /api/v3.
 func (m *Main) openBlobs() (*blob.Local, error) {
 	cfg := m.App.Config
 	opts := cfg.BlobOptions
@@ -28,7 +31,7 @@ func (m *Main) openBlobs() (*blob.Local, error) {
 		opts.Dir = filepath.Join(cfg.DataDir, "blobs")
 	}
 	if opts.BaseURL == "" {
-		opts.BaseURL = m.baseURL
+		opts.BaseURL = accounts.WebBase(m.baseURL)
 	}
 	if opts.Now == nil {
 		opts.Now = cfg.Now

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/store"
@@ -22,14 +23,21 @@ import (
 const DefaultDocsPage = "api"
 
 // DocumentationURL is the documentation_url of an error answered under
-// base for a route whose area is documented on page (empty for
-// DefaultDocsPage): the server's own rendering of docs/<page>.md.
+// the API base URL base for a route whose area is documented on page
+// (empty for DefaultDocsPage): the server's own rendering of
+// docs/<page>.md, which is served at the web root (WebBase), never under
+// APIPrefix, as the platform's documentation is not under /api/v3.
 func DocumentationURL(base, page string) string {
 	if page == "" {
 		page = DefaultDocsPage
 	}
-	return base + "/docs/" + page
+	return WebBase(base) + "/docs/" + page
 }
+
+// WebBase is the web root for an API base URL: base without a trailing
+// APIPrefix. Web pages, git, the documentation pages and signed
+// downloads are served there, not under APIPrefix.
+func WebBase(base string) string { return strings.TrimSuffix(base, APIPrefix) }
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {

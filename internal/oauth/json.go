@@ -11,8 +11,9 @@ import (
 const PersonalClientID = "00000000000000000000"
 
 // PersonalAppURL is the app url shown for personal authorizations under
-// base: the server's documentation of this API.
-func PersonalAppURL(base string) string { return base + "/docs/" + docs.OAuth }
+// the API base URL base: the server's documentation of this API, on the
+// web root (the documentation is not served under /api/v3).
+func PersonalAppURL(base string) string { return accounts.WebBase(base) + "/docs/" + docs.OAuth }
 
 // appJSON is the app object of a grant or an authorization.
 type appJSON struct {
