@@ -37,8 +37,10 @@ func (g *Guard) renamedRepo(r *http.Request, p *auth.Principal, notFound error) 
 	return apierr.Moved(r.Method, movedLocation(r, owner, name, repo))
 }
 
-// movedLocation is the request's URL, on the public base URL's host, with
-// the path segments owner/name replaced by the repository's full name.
+// movedLocation is the request's URL on the public base URL, with the
+// path segments owner/name replaced by the repository's full name: the
+// base URL's scheme and host, its path prefix (such as /api/v3, which the
+// server strips before routing) and the request's path and query.
 func movedLocation(r *http.Request, owner, name string, repo *repos.Repository) string {
 	segments := strings.Split(r.URL.Path, "/")
 	for i := 0; i+1 < len(segments); i++ {
@@ -50,6 +52,7 @@ func movedLocation(r *http.Request, owner, name string, repo *repos.Repository) 
 	loc := url.URL{Path: strings.Join(segments, "/"), RawQuery: r.URL.RawQuery}
 	if base, err := url.Parse(httpapi.BaseURL(r.Context())); err == nil {
 		loc.Scheme, loc.Host = base.Scheme, base.Host
+		loc.Path = strings.TrimSuffix(base.Path, "/") + loc.Path
 	}
 	return loc.String()
 }
