@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,10 +34,11 @@ const (
 // serverTLS returns the TLS configuration of the API and git listener
 // (nil for plain HTTP), and for --tls self-signed the CA file that
 // clients should trust. With cert and key files those are served; with
-// self-signed, a CA and a server certificate for the listen host,
-// localhost, 127.0.0.1 and ::1 are made under DATA/tls on the first
-// start and reused after (the server certificate is made again when it
-// does not name the listen host or expires within 30 days).
+// self-signed, a CA and a server certificate for the listen host, the
+// host of Config.BaseURL, localhost, 127.0.0.1 and ::1 are made under
+// DATA/tls on the first start and reused after (the server certificate
+// is made again when it does not name the listen host and the base URL's
+// host, or expires within 30 days).
 func serverTLS(cfg Config, listenHost string) (*tls.Config, string, error) {
 	var cert tls.Certificate
 	var caFile string
@@ -50,7 +52,7 @@ func serverTLS(cfg Config, listenHost string) (*tls.Config, string, error) {
 	case cfg.TLS == TLSSelfSigned:
 		dir := filepath.Join(cfg.DataDir, "tls")
 		caFile = filepath.Join(dir, tlsCAFile)
-		cert, err = selfSigned(dir, listenHost, time.Now())
+		cert, err = selfSigned(dir, certHosts(listenHost, cfg.BaseURL), time.Now())
 	case cfg.TLS == "":
 		return nil, "", nil
 	default:
@@ -63,9 +65,30 @@ func serverTLS(cfg Config, listenHost string) (*tls.Config, string, error) {
 		NextProtos: []string{"h2", "http/1.1"}}, caFile, nil
 }
 
-// selfSigned returns the server certificate of the local CA in dir,
-// making the CA and the certificate as needed.
-func selfSigned(dir, host string, now time.Time) (tls.Certificate, error) {
+// certHosts returns the host names (DNS names or IP addresses) that the
+// self-signed server certificate names beside localhost and loopback:
+// the listen host and the host of the public base URL, the one clients
+// connect to (an empty or unspecified listen address names none, nor
+// does a base URL that does not parse).
+func certHosts(listenHost, baseURL string) []string {
+	var hosts []string
+	add := func(h string) {
+		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() || slices.Contains(hosts, h) {
+			return
+		}
+		hosts = append(hosts, h)
+	}
+	add(listenHost)
+	if u, err := url.Parse(baseURL); err == nil {
+		add(u.Hostname())
+	}
+	return hosts
+}
+
+// selfSigned returns the server certificate of the local CA in dir for
+// localhost, 127.0.0.1, ::1 and hosts (see certHosts), making the CA and
+// the certificate as needed.
+func selfSigned(dir string, hosts []string, now time.Time) (tls.Certificate, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tls.Certificate{}, err
 	}
@@ -74,7 +97,7 @@ func selfSigned(dir, host string, now time.Time) (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	certFile, keyFile := filepath.Join(dir, tlsCertFile), filepath.Join(dir, tlsCertKeyFile)
-	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && certServes(cert, ca, host, now) {
+	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && certServes(cert, ca, hosts, now) {
 		return cert, nil
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -88,10 +111,14 @@ func selfSigned(dir, host string, now time.Time) (tls.Certificate, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
-	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
-		tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-	} else if host != "" && ip == nil {
-		tmpl.DNSNames = append(tmpl.DNSNames, host)
+	for _, host := range hosts {
+		if ip := net.ParseIP(host); ip != nil {
+			if !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			}
+		} else if !slices.Contains(tmpl.DNSNames, host) {
+			tmpl.DNSNames = append(tmpl.DNSNames, host)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
@@ -106,17 +133,23 @@ func selfSigned(dir, host string, now time.Time) (tls.Certificate, error) {
 	return tls.LoadX509KeyPair(certFile, keyFile)
 }
 
-// certServes reports whether cert was issued by ca, names host and stays
-// valid for 30 more days.
-func certServes(cert tls.Certificate, ca *x509.Certificate, host string, now time.Time) bool {
+// certServes reports whether cert was issued by ca, names every one of
+// hosts and stays valid for 30 more days.
+func certServes(cert tls.Certificate, ca *x509.Certificate, hosts []string, now time.Time) bool {
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	if err != nil || leaf.CheckSignatureFrom(ca) != nil || now.AddDate(0, 0, 30).After(leaf.NotAfter) {
 		return false
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.IsUnspecified() || slices.ContainsFunc(leaf.IPAddresses, ip.Equal)
+	for _, host := range hosts {
+		if ip := net.ParseIP(host); ip != nil {
+			if !slices.ContainsFunc(leaf.IPAddresses, ip.Equal) {
+				return false
+			}
+		} else if leaf.VerifyHostname(host) != nil {
+			return false
+		}
 	}
-	return host == "" || leaf.VerifyHostname(host) == nil
+	return true
 }
 
 // loadOrCreateCA returns the CA of dir, made (valid ten years) when

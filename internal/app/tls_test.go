@@ -2,7 +2,15 @@ package app_test
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +22,7 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/webhooks"
 )
@@ -175,5 +184,53 @@ func TestGitHubCLI(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the hook gh made got no ping")
+	}
+}
+
+// TestTLSCertificateFiles: --tls-cert FILE --tls-key FILE serve the API
+// over HTTPS with that certificate: a client that trusts it (and nothing
+// else) verifies the server, and one that does not refuses it.
+func TestTLSCertificateFiles(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	apptest.Must(t, "key", err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test server"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:        true, BasicConstraintsValid: true,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	apptest.Must(t, "certificate", err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	apptest.Must(t, "marshal key", err)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	apptest.Must(t, "write certificate", os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	apptest.Must(t, "write key", os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+
+	env := apptest.Start(t, func(c *app.Config) { c.TLSCertFile, c.TLSKeyFile = certFile, keyFile })
+	if !strings.HasPrefix(env.URL, "https://") || env.Main.CAFile() != "" {
+		t.Fatalf("URL %s, CA file %q", env.URL, env.Main.CAFile())
+	}
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	client := &http.Client{Transport: apptest.Transport(t, apptest.TrustingTransport(t, certFile))}
+	req, err := http.NewRequest("GET", env.URL+"/api/v3/repos/octo/hello", nil)
+	apptest.Must(t, "request", err)
+	req.Header.Set("Authorization", "Bearer "+env.Token(octo, "repo"))
+	resp, err := client.Do(req)
+	apptest.Must(t, "GET over HTTPS", err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	apptest.Must(t, "read", err)
+	if resp.StatusCode != http.StatusOK || resp.TLS == nil || !bytes.Equal(resp.TLS.PeerCertificates[0].Raw, der) ||
+		!strings.Contains(string(body), `"full_name":"octo/hello"`) {
+		t.Fatalf("GET over HTTPS: %d %.200s", resp.StatusCode, body)
+	}
+	if _, err := http.Get(env.URL + "/api/v3/"); err == nil {
+		t.Fatal("a client that does not trust the certificate was served")
 	}
 }
