@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -146,5 +149,97 @@ func TestBaseURLWithAPIV3(t *testing.T) {
 	resp, _ = env.Do("GET", "/api/v3/user/repos?per_page=1", token, nil)
 	if link := resp.Header.Get("Link"); !strings.Contains(link, "<https://forge.example/api/v3/user/repos?page=2&per_page=1>") {
 		t.Fatalf("Link %q", link)
+	}
+}
+
+// TestAPIV3BaseURLLinksWork: with --base-url https://HOST/api/v3 (and
+// --tls self-signed, as a self-managed server is reached), the links the
+// server hands out answer when a client follows them: an error's
+// documentation_url (a page on the host root, as the platform's
+// documentation is not under /api/v3), a migration archive's download
+// URL (on the host root too), and a renamed repository's redirect, which
+// keeps /api/v3. The client reaches HOST at the server's address and
+// verifies the certificate for HOST, which the self-signed certificate
+// names because it is the base URL's host.
+func TestAPIV3BaseURLLinksWork(t *testing.T) {
+	t.Parallel()
+	const host = "forge.test"
+	env := apptest.Start(t, apptest.WithTLS(), func(c *app.Config) { c.BaseURL = "https://" + host + "/api/v3" })
+	tr := apptest.TrustingTransport(t, env.Main.CAFile()).(*http.Transport)
+	addr := strings.TrimPrefix(env.URL, "https://")
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	client := &http.Client{Transport: apptest.Transport(t, tr)}
+	get := func(url, token string, follow bool) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest("GET", url, nil)
+		apptest.Must(t, "request", err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		c := *client
+		if !follow {
+			c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		}
+		resp, err := c.Do(req)
+		apptest.Must(t, "GET "+url, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		apptest.Must(t, "read "+url, err)
+		return resp, body
+	}
+	octo := env.User("octo")
+	acme := env.Org("acme", octo)
+	env.Repo(acme, "rockets")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "admin:org")
+	gh, err := github.NewClient(github.WithHTTPClient(client), github.WithAuthToken(token),
+		github.WithEnterpriseURLs("https://"+host+"/", "https://"+host+"/api/uploads/"), github.WithDisableRateLimitCheck())
+	apptest.Must(t, "enterprise client", err)
+
+	// An error's documentation_url is a page on the host root that answers.
+	resp, body := get("https://"+host+"/api/v3/repos/octo/nothing", token, true)
+	var e struct {
+		DocumentationURL string `json:"documentation_url"`
+	}
+	if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || !strings.HasPrefix(e.DocumentationURL, "https://"+host+"/docs/") {
+		t.Fatalf("404: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := get(e.DocumentationURL, "", true); resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET %s: %d %.200s", e.DocumentationURL, resp.StatusCode, body)
+	}
+
+	// A migration archive downloads from its URL.
+	m, _, err := gh.Migrations.StartMigration(apptest.Ctx(), "acme", []string{"rockets"}, nil)
+	apptest.Must(t, "start migration", err)
+	for deadline := time.Now().Add(time.Minute); m.GetState() != "exported"; time.Sleep(20 * time.Millisecond) {
+		if m.GetState() == "failed" || time.Now().After(deadline) {
+			t.Fatalf("migration %d is %s", m.GetID(), m.GetState())
+		}
+		m, _, err = gh.Migrations.MigrationStatus(apptest.Ctx(), "acme", m.GetID())
+		apptest.Must(t, "migration status", err)
+	}
+	archive, err := gh.Migrations.MigrationArchiveURL(apptest.Ctx(), "acme", m.GetID())
+	apptest.Must(t, "archive URL", err)
+	if !strings.HasPrefix(archive, "https://"+host+"/_blobs/") {
+		t.Fatalf("archive URL %s", archive)
+	}
+	if resp, body := get(archive, "", true); resp.StatusCode != http.StatusOK || len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		t.Fatalf("GET %s: %d %.200q", archive, resp.StatusCode, body)
+	}
+
+	// A renamed repository's redirect keeps /api/v3, and following it
+	// reaches the repository.
+	renamed, _, err := gh.Repositories.Edit(apptest.Ctx(), "octo", "hello", &github.Repository{Name: github.Ptr("world")})
+	apptest.Must(t, "rename", err)
+	resp, body = get("https://"+host+"/api/v3/repos/octo/hello?per_page=5", token, false)
+	if want := "https://" + host + "/api/v3/repos/octo/world?per_page=5"; resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != want {
+		t.Fatalf("old name: %d Location %q, want %q: %s", resp.StatusCode, resp.Header.Get("Location"), want, body)
+	}
+	got, _, err := gh.Repositories.Get(apptest.Ctx(), "octo", "hello")
+	apptest.Must(t, "get by the old name", err)
+	if got.GetID() != renamed.GetID() || got.GetFullName() != "octo/world" {
+		t.Fatalf("the old name reached %d %s", got.GetID(), got.GetFullName())
 	}
 }
