@@ -108,6 +108,8 @@ func (s *Service) RepositoryDeleted(ctx context.Context, tx store.Q, r *repos.Re
 // RepositoryUpdated emits the events of a repository change; it is
 // repos.Service.AfterUpdate.
 //
+//   - a transfer: repository webhook, action transferred, with the old
+//     owner in changes.owner.from (user or organization);
 //   - a rename: repository webhook, action renamed;
 //   - a new description or default branch: repository webhook, action
 //     edited, with changes;
@@ -122,6 +124,12 @@ func (s *Service) RepositoryUpdated(ctx context.Context, tx store.Q, before, aft
 	emit := func(e *events.Event) error {
 		e.Actor, e.Repo, e.Public, e.CreatedAt = actor, after, !after.Private, now
 		return s.Events.Emit(ctx, tx, e)
+	}
+	if before.Owner.ID != after.Owner.ID {
+		if err := emit(&events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": "transferred",
+			"changes": map[string]any{"owner": map[string]any{"from": ownerJSON(httpapi.BaseURL(ctx), before.Owner)}}}}); err != nil {
+			return err
+		}
 	}
 	if before.Name != after.Name {
 		if err := emit(&events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": "renamed",
@@ -148,6 +156,15 @@ func (s *Service) RepositoryUpdated(ctx context.Context, tx store.Q, before, aft
 		return emit(&events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": "privatized"}})
 	}
 	return nil
+}
+
+// ownerJSON is a repository owner as the transferred event names the
+// old one: {"user": ...} or {"organization": ...}.
+func ownerJSON(base string, a *accounts.Account) map[string]any {
+	if a.IsOrg() {
+		return map[string]any{"organization": accounts.ToSimpleOrg(base, a)}
+	}
+	return map[string]any{"user": accounts.ToSimpleUser(base, a)}
 }
 
 func editChanges(before, after *repos.Repository) map[string]any {

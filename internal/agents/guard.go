@@ -20,18 +20,19 @@ import (
 // CheckPush enforces. For anyone who is not an owner of the ruleset's
 // enterprise it refuses with a 422 naming the ruleset:
 //
-//   - renaming a repository that an active ruleset targets (renaming it
-//     away, pushing restricted files and renaming it back would otherwise
-//     change them), and renaming a repository to a name a ruleset targets;
+//   - renaming or transferring a repository that an active ruleset
+//     targets (renaming it away, pushing restricted files and renaming it
+//     back would otherwise change them), and renaming or transferring a
+//     repository to a name a ruleset targets;
 //   - changing the default branch of a targeted repository to a branch
 //     whose restricted files differ (what the custom agents list shows).
 //
 // A change of letter case only keeps the target and passes.
 func (s *Service) CheckRepositoryUpdate(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
-	if !strings.EqualFold(before.Name, after.Name) {
-		for _, name := range []string{before.Name, after.Name} {
-			if err := s.refuseUpdate(ctx, tx, before.Owner.ID, name, actor, func(rs *Ruleset) error {
-				return updateRefusal(rs, "name", "The repository %s cannot be renamed to %s", before.FullName(), after.Name)
+	if !strings.EqualFold(before.Name, after.Name) || before.Owner.ID != after.Owner.ID {
+		for _, r := range []*repos.Repository{before, after} {
+			if err := s.refuseUpdate(ctx, tx, r.Owner.ID, r.Name, actor, func(rs *Ruleset) error {
+				return updateRefusal(rs, "name", "The repository %s cannot be renamed to %s", before.FullName(), after.FullName())
 			}); err != nil {
 				return err
 			}

@@ -195,12 +195,19 @@ func (h *Handler) forkOrganization(r *http.Request, actor *accounts.Account, log
 	if err != nil {
 		return nil, apierr.Invalid("Fork", "organization", apierr.CodeInvalid)
 	}
+	return org, h.checkCreatesIn(r, actor, org, "Fork", "organization")
+}
+
+// checkCreatesIn returns the 422 (naming resource and field) of an
+// organization the actor may not create repositories in: one they are
+// not an owner of, nor a member of when it lets members create them.
+func (h *Handler) checkCreatesIn(r *http.Request, actor, org *accounts.Account, resource, field string) error {
 	role, err := accounts.MemberRole(r.Context(), h.Service.DB, org.ID, actor.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if role == "" || role != accounts.RoleOwner && !org.MembersCanCreateRepos {
-		return nil, apierr.Custom("Fork", "organization", "You cannot create repositories in %s.", org.Login)
+		return apierr.Custom(resource, field, "You cannot create repositories in %s.", org.Login)
 	}
-	return org, nil
+	return nil
 }

@@ -301,6 +301,8 @@ type Changes struct {
 	Description   *string
 	Private       *bool
 	DefaultBranch *string
+	// Owner, when set, transfers the repository to another account.
+	Owner *accounts.Account
 }
 
 // Validate checks the fields a client sends.
@@ -319,12 +321,17 @@ func (c Changes) Validate() error {
 }
 
 // Update applies the changes to the repository row. A name the owner
-// already has is a 422 already_exists.
+// (the new one, for a transfer) already has is a 422 already_exists. The
+// old owner and name of a renamed or transferred repository lead to it
+// (Renamed) until a repository takes them.
 func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.Time) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	name, description, private, branch := r.Name, r.Description, r.Private, r.DefaultBranch
+	ownerID, name, description, private, branch := r.Owner.ID, r.Name, r.Description, r.Private, r.DefaultBranch
+	if c.Owner != nil {
+		ownerID = c.Owner.ID
+	}
 	if c.Name != nil {
 		name = *c.Name
 	}
@@ -338,16 +345,16 @@ func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.T
 		branch = *c.DefaultBranch
 	}
 	_, err := q.ExecContext(ctx, `
-		UPDATE repositories SET name = $1, description = $2, private = $3, default_branch = $4, updated_at = $5
-		WHERE id = $6`, name, description, private, branch, now, r.ID)
+		UPDATE repositories SET owner_id = $1, name = $2, description = $3, private = $4, default_branch = $5, updated_at = $6
+		WHERE id = $7`, ownerID, name, description, private, branch, now, r.ID)
 	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})
 	}
-	if err != nil || strings.EqualFold(name, r.Name) {
+	if err != nil || ownerID == r.Owner.ID && strings.EqualFold(name, r.Name) {
 		return err
 	}
-	if err := dropRedirect(ctx, q, r.Owner.ID, name); err != nil {
+	if err := dropRedirect(ctx, q, ownerID, name); err != nil {
 		return err
 	}
 	return addRedirect(ctx, q, r, now)

@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
@@ -121,9 +122,9 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 	return repo, nil
 }
 
-// Update changes the repository's name, description, visibility or
-// default branch in one transaction with AfterUpdate. A new default
-// branch must exist unless the repository has no branch yet; the bare
+// Update changes the repository's name, description, visibility, default
+// branch or owner (a transfer) in one transaction with AfterUpdate. A new
+// default branch must exist unless the repository has no branch yet; the bare
 // repository's HEAD follows it once the transaction commits (git never
 // runs while the database's write lock is held).
 func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *accounts.Account) (*Repository, error) {
@@ -143,6 +144,12 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		}
 		if err := Update(ctx, tx, before, c, store.Now()); err != nil {
 			return err
+		}
+		if c.Owner != nil && c.Owner.ID != before.Owner.ID {
+			// The old owner's fine-grained tokens no longer select it.
+			if err := auth.ForgetRepository(ctx, tx, before.Owner.ID, r.ID); err != nil {
+				return err
+			}
 		}
 		if after, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
