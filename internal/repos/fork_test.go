@@ -79,3 +79,22 @@ func TestForks(t *testing.T) {
 		t.Fatalf("%d ForkEvents on the source, want 2", forkEvents)
 	}
 }
+
+// TestForkRefusedToABlockedUser: a user the owner blocks cannot fork its
+// repositories (403), as they cannot star or watch them.
+func TestForkRefusedToABlockedUser(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	troll := env.User("troll")
+	env.Repo(octo, "hello")
+	if resp, body := env.DoJSON("PUT", "/user/blocks/troll", env.Token(octo, "user"), ``); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("block: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := env.DoJSON("POST", "/repos/octo/hello/forks", env.Token(troll, "repo"), `{}`); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a blocked user forks: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := env.Do("GET", "/repos/troll/hello", env.Token(troll, "repo"), nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the refused fork exists: %d", resp.StatusCode)
+	}
+}

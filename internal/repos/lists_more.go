@@ -155,7 +155,8 @@ type forkRequest struct {
 // createFork serves POST /repos/{owner}/{repo}/forks: 202 with the fork,
 // made at once (the platform's is asynchronous) for the caller or for the
 // organization named, which the caller must be able to create
-// repositories in. Asking again for a fork that exists answers it.
+// repositories in. A user the source's owner blocks is refused (403).
+// Asking again for a fork that exists answers it.
 func (h *Handler) createFork(w http.ResponseWriter, r *http.Request) error {
 	var body forkRequest
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
@@ -165,6 +166,9 @@ func (h *Handler) createFork(w http.ResponseWriter, r *http.Request) error {
 	src := From(ctx)
 	actor, err := accounts.ByID(ctx, h.Service.DB, auth.PrincipalFrom(ctx).UserID())
 	if err != nil {
+		return err
+	}
+	if err := accounts.CheckNotBlocked(ctx, h.Service.DB, src.Owner, actor.ID); err != nil {
 		return err
 	}
 	owner := actor
