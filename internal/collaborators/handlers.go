@@ -128,18 +128,24 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 // permissionOf is the user's highest permission on the repository ("" for
-// none).
+// none), from the same sources as accessList.
 func permissionOf(ctx context.Context, q store.Q, repo *repos.Repository, userID int64) (string, error) {
-	all, err := accessList(ctx, q, repo)
-	if err != nil {
+	if repo.Owner.ID == userID {
+		return repos.CollaboratorAdmin, nil
+	}
+	perm, err := repos.CollaboratorPermission(ctx, q, repo.ID, userID)
+	if err != nil || !repo.Owner.IsOrg() {
+		return perm, err
+	}
+	switch role, err := accounts.MemberRole(ctx, q, repo.Owner.ID, userID); {
+	case err != nil:
 		return "", err
+	case role == accounts.RoleOwner:
+		return repos.CollaboratorAdmin, nil
+	case role == accounts.RoleMember:
+		return higher(perm, basePermission(repo.Owner)), nil
 	}
-	for _, a := range all {
-		if a.userID == userID {
-			return a.perm, nil
-		}
-	}
-	return "", nil
+	return perm, nil
 }
 
 // user returns the user {username} names: a 404 for none or an
