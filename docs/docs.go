@@ -33,6 +33,7 @@ const (
 	Operations         = "operations"
 	Performance        = "performance"
 	Permissions        = "permissions"
+	Apps               = "apps"
 )
 
 // Pages returns the names of every page, sorted.

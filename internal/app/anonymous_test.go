@@ -50,6 +50,8 @@ var documented401 = map[string]bool{
 	"PUT /user/following/{username}":                               true,
 	"DELETE /user/following/{username}":                            true,
 	"GET /user/following/{username}":                               true,
+	"POST /app/installations/{installation_id}/access_tokens":      true,
+	"GET /installation/repositories":                               true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

@@ -21,6 +21,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
+	"forgeapi/internal/apps"
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
@@ -250,7 +251,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	for _, s := range cfg.EventSinks {
 		a.Events.Subscribe(s)
 	}
-	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets, Clone: cloneTokens}
+	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets, Clone: cloneTokens, AppKeys: auth.NewAppKeys(db, cfg.LookupCacheTTL)}
 	if cfg.LookupCacheTTL >= 0 {
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
@@ -310,6 +311,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
+	area(docs.Apps, (&apps.Handler{Service: &apps.Service{DB: a.DB, Secrets: a.Secrets}}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
 	area(docs.API, (&graphql.Handler{DB: a.DB}).Routes())

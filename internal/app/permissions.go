@@ -127,7 +127,8 @@ type CredentialRow struct {
 
 // CredentialOnlyEndpoints lists the routes that no token can use: those
 // that take a user's password (the grants and authorizations API) and
-// those that take an OAuth application's client id and secret.
+// those that take an OAuth application's client id and secret, and
+// those an app calls with its JSON web token.
 func CredentialOnlyEndpoints(routes []httpapi.Route) []CredentialRow {
 	var out []CredentialRow
 	for _, rt := range routes {
@@ -139,6 +140,8 @@ func CredentialOnlyEndpoints(routes []httpapi.Route) []CredentialRow {
 			out = append(out, CredentialRow{endpoint, "HTTP Basic with the user's login and password"})
 		case rt.Auth.ClientCredentials:
 			out = append(out, CredentialRow{endpoint, "HTTP Basic with the OAuth application's client id and client secret"})
+		case rt.Auth.AppJWT:
+			out = append(out, CredentialRow{endpoint, "the app's JSON web token (RS256, signed with one of its private keys)"})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return endpointPath(out[i].Endpoint) < endpointPath(out[j].Endpoint) })

@@ -28,6 +28,9 @@ type Authenticator struct {
 	Limits LoginLimits
 	// Clone verifies clone tokens (KindClone); nil refuses them.
 	Clone *CloneTokens
+	// AppKeys finds apps' public keys for their JWTs (AuthenticateApp);
+	// nil refuses every JWT.
+	AppKeys *AppKeys
 }
 
 // TokenCache caches what a token authenticates as, by the token's hash,
@@ -39,7 +42,8 @@ type TokenCache = store.ReadCache[[sha256.Size]byte, *tokenRecord]
 // NewTokenCache returns a token cache over db keeping lookups for at
 // most ttl (0: store.DefaultReadCacheTTL).
 func NewTokenCache(db *store.DB, ttl time.Duration) *TokenCache {
-	return store.NewReadCache[[sha256.Size]byte, *tokenRecord](db, ttl, "tokens", "accounts", "oauth_apps")
+	return store.NewReadCache[[sha256.Size]byte, *tokenRecord](db, ttl, "tokens", "accounts", "oauth_apps",
+		"app_installations", "apps")
 }
 
 // tokenRecord is what a token's lookup finds; shared by the requests that
@@ -48,6 +52,8 @@ type tokenRecord struct {
 	account   Account
 	token     Token
 	expiresAt *time.Time
+	// suspended is set for a token of an installation that is suspended.
+	suspended bool
 }
 
 func (a *Authenticator) now() time.Time {
@@ -73,6 +79,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 	cred = strings.TrimSpace(cred)
 	switch strings.ToLower(scheme) {
 	case "token", "bearer":
+		if LooksLikeJWT(cred) {
+			// An app's JWT authenticates only the routes made for it
+			// (AuthenticateApp); everywhere else it is no credential.
+			return nil, ErrBadCredentials()
+		}
 		return a.byToken(ctx, cred)
 	case "basic":
 		raw, err := base64.StdEncoding.DecodeString(cred)
@@ -194,6 +205,9 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if rec.expiresAt != nil && !a.now().Before(*rec.expiresAt) {
 		return nil, ErrBadCredentials()
 	}
+	if rec.suspended {
+		return nil, ErrInstallationSuspended()
+	}
 	acct, t := rec.account, rec.token // the request's own copies
 	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
 }
@@ -222,19 +236,22 @@ func (a *Authenticator) byCloneToken(ctx context.Context, token string) (*Princi
 // that does not exist is store.ErrNotFound.
 func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRecord, error) {
 	var (
-		rec            tokenRecord
-		scopes, grant  string
-		repoIDs        string
-		ownerID, appID *int64
+		rec                    tokenRecord
+		scopes, grant          string
+		repoIDs                string
+		ownerID, appID, instID *int64
 	)
 	acct, t := &rec.account, &rec.token
 	err := a.DB.QueryRowContext(ctx, `
 		SELECT t.id, t.kind, t.scopes, t.permissions, t.resource_owner_id, t.all_repositories,
-		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin
+		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin,
+		       t.installation_id, i.suspended_at IS NOT NULL
 		FROM tokens t JOIN accounts a ON a.id = t.user_id
+		LEFT JOIN app_installations i ON i.id = t.installation_id
 		WHERE t.token_hash = $1`, hash).Scan(
 		&t.ID, &t.Kind, &scopes, &grant, &ownerID, &t.AllRepositories,
-		&repoIDs, &appID, &rec.expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+		&repoIDs, &appID, &rec.expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin,
+		&instID, &rec.suspended)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -252,6 +269,9 @@ func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRec
 	}
 	if appID != nil {
 		t.AppID = *appID
+	}
+	if instID != nil {
+		t.InstallationID = *instID
 	}
 	return &rec, nil
 }

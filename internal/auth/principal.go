@@ -24,6 +24,10 @@ type Token struct {
 	AllRepositories bool
 	RepositoryIDs   []int64
 	AppID           int64 // OAuth tokens: the application that holds it
+	// InstallationID is, for an installation token minted through an
+	// app's installation, that installation (0 for the tokens the admin
+	// command mints without an app).
+	InstallationID int64
 }
 
 // FineGrained reports whether the token is one of the permission-based
@@ -49,6 +53,7 @@ const (
 	MethodNone     Method = iota // anonymous
 	MethodPassword               // HTTP Basic with login and password
 	MethodToken                  // a token, in Authorization or as a Basic password
+	MethodAppJWT                 // an app's JSON web token (routes with Rule.AppJWT only)
 )
 
 // Principal is who a request acts as and with what.
@@ -56,6 +61,10 @@ type Principal struct {
 	Account *Account // nil when anonymous
 	Method  Method
 	Token   *Token // set when Method is MethodToken
+	// App is the app a JSON web token authenticated (Method
+	// MethodAppJWT); Account is nil then: an app is not a user, and only
+	// the routes whose Rule has AppJWT ever see such a principal.
+	App *App
 	// OTPStep is the TOTP step verified for this request (0 when none), so
 	// that a second check in the same request does not count as a replay.
 	OTPStep int64
@@ -67,11 +76,11 @@ type Principal struct {
 }
 
 // Anonymous reports whether the request carries no credentials.
-func (p *Principal) Anonymous() bool { return p == nil || p.Account == nil }
+func (p *Principal) Anonymous() bool { return p == nil || p.Account == nil && p.App == nil }
 
-// UserID returns the account id, or 0 when anonymous.
+// UserID returns the account id, or 0 when anonymous or an app.
 func (p *Principal) UserID() int64 {
-	if p.Anonymous() {
+	if p == nil || p.Account == nil {
 		return 0
 	}
 	return p.Account.ID
@@ -97,6 +106,9 @@ func (p *Principal) CloneOnly() bool {
 func (p *Principal) CacheKey() string {
 	if p.Anonymous() {
 		return "anon"
+	}
+	if p.App != nil {
+		return "app" + itoa(p.App.ID)
 	}
 	var b strings.Builder
 	b.WriteString("u")

@@ -107,6 +107,11 @@ type Rule struct {
 	// request reaches the handler as anonymous, and the handler checks the
 	// application's credentials itself.
 	ClientCredentials bool
+	// AppJWT marks a route an app calls as itself, with a JSON web token
+	// signed by its private key (Authenticator.AuthenticateApp): the
+	// principal is the app (Principal.App), every other credential is a
+	// 401, and a JWT on any other route is no credential at all.
+	AppJWT bool
 	// OTP requires a valid X-Service-OTP code from a password-authenticated
 	// user who has two-factor authentication set up.
 	OTP bool

@@ -18,6 +18,7 @@ type TokenSpec struct {
 	AllRepositories bool
 	RepositoryIDs   []int64
 	AppID           int64 // OAuth tokens
+	InstallationID  int64 // installation tokens minted through an app's installation
 	Note            string
 	NoteURL         string
 	Fingerprint     string
@@ -45,27 +46,29 @@ func CreateToken(ctx context.Context, q store.Q, spec TokenSpec) (CreatedToken, 
 	if grant == nil {
 		grant = Grant{}
 	}
-	var owner, app *int64
-	if spec.ResourceOwnerID != 0 {
-		owner = &spec.ResourceOwnerID
-	}
-	if spec.AppID != 0 {
-		app = &spec.AppID
-	}
+	owner, app, inst := nullID(spec.ResourceOwnerID), nullID(spec.AppID), nullID(spec.InstallationID)
 	var id int64
 	err := q.QueryRowContext(ctx, `
 		INSERT INTO tokens (kind, token_hash, last_eight, user_id, scopes, permissions, resource_owner_id,
 		                    all_repositories, repository_ids, app_id, note, note_url, fingerprint,
-		                    expires_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)
+		                    expires_at, created_at, updated_at, installation_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)
 		RETURNING id`,
 		string(spec.Kind), HashToken(value), value[len(value)-8:], spec.UserID,
 		joinScopes(spec.Scopes), grant.JSON(), owner, spec.AllRepositories, string(idsJSON), app,
-		spec.Note, spec.NoteURL, spec.Fingerprint, spec.ExpiresAt, now).Scan(&id)
+		spec.Note, spec.NoteURL, spec.Fingerprint, spec.ExpiresAt, now, inst).Scan(&id)
 	if err != nil {
 		return CreatedToken{}, store.Normalize(err)
 	}
 	return CreatedToken{ID: id, Value: value, CreatedAt: now}, nil
+}
+
+// nullID is id as a nullable column value: nil for 0.
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 func joinScopes(s Scopes) string {

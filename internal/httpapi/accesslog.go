@@ -45,12 +45,14 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, requestID stri
 
 // principalAttrs names how a request authenticated: "anonymous",
 // "password", or the token kind ("classic", "fine_grained",
-// "installation", "oauth", "app_user"); with the account id and the
-// token id (0 when none).
+// "installation", "oauth", "app_user"), or "app_jwt" for an app; with the
+// account id (the app id for an app) and the token id (0 when none).
 func principalAttrs(p *auth.Principal) (kind string, accountID, tokenID int64) {
 	switch {
 	case p.Anonymous():
 		return "anonymous", 0, 0
+	case p.App != nil:
+		return "app_jwt", p.App.ID, 0
 	case p.Token != nil:
 		return string(p.Token.Kind), p.Account.ID, p.Token.ID
 	default:

@@ -44,6 +44,9 @@ type RateKey struct {
 }
 
 func rateKey(r *http.Request, p *auth.Principal) RateKey {
+	if p != nil && p.App != nil {
+		return RateKey{ID: "app" + strconv.FormatInt(p.App.ID, 10), Limit: AuthenticatedLimit}
+	}
 	if !p.Anonymous() {
 		return RateKey{ID: "u" + strconv.FormatInt(p.Account.ID, 10), Limit: AuthenticatedLimit}
 	}

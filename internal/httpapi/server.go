@@ -433,10 +433,14 @@ func otpCode(r *http.Request) string {
 
 // authenticate returns the request's principal: anonymous for a route
 // whose caller is an application with client credentials (its handler
-// checks them), else who the Authorization header names.
+// checks them), the app for a route that takes apps' JWTs, else who the
+// Authorization header names.
 func (s *Server) authenticate(ctx context.Context, r *http.Request, rule auth.Rule) (*auth.Principal, error) {
-	if rule.ClientCredentials {
+	switch {
+	case rule.ClientCredentials:
 		return &auth.Principal{}, nil
+	case rule.AppJWT:
+		return s.authn.AuthenticateApp(ctx, r)
 	}
 	return s.authn.Authenticate(ctx, r)
 }

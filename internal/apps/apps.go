@@ -1,0 +1,240 @@
+// Package apps holds apps as the platform has them: registration (by the
+// admin command line), their keys, their installations on users and
+// organizations, and the routes an app calls as itself with a JSON web
+// token (GET /app, installations, minting installation tokens) or with an
+// installation token (GET /installation/repositories, DELETE
+// /installation/token). An app acts through its bot account,
+// {slug}[bot] of type Bot; the tokens of an installation are
+// auth.KindInstallation tokens that name it, deleted with it and refused
+// while it is suspended.
+//
+// The app's own webhook (its URL, secret and content type are stored
+// here) and the installation events are not delivered yet.
+package apps
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/secretbox"
+	"forgeapi/internal/store"
+)
+
+// App is a registered app.
+type App struct {
+	ID          int64
+	Slug        string
+	Name        string
+	Description string
+	OwnerID     int64
+	BotID       int64
+	ClientID    string
+	// Permissions always hold metadata:read, as every app's do.
+	Permissions        auth.Grant
+	Events             []string
+	WebhookURL         string
+	WebhookContentType string
+	Public             bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// NewApp describes an app to register.
+type NewApp struct {
+	Name        string
+	Description string
+	Owner       *accounts.Account // a user or an organization
+	Permissions auth.Grant
+	Events      []string
+	WebhookURL  string
+	// WebhookSecret is stored sealed with the service's secret box.
+	WebhookSecret      string
+	WebhookContentType string // json (default) or form
+	Public             bool
+}
+
+// Created is an app just registered, with the secrets known only now: the
+// client secret and the PEM of its first private key.
+type Created struct {
+	App
+	ClientSecret  string
+	PrivateKeyPEM []byte
+}
+
+// Service registers apps and manages their installations and tokens.
+type Service struct {
+	DB *store.DB
+	// Secrets seals the apps' webhook secrets.
+	Secrets *secretbox.Box
+}
+
+// ErrInvalid wraps the reasons an app or installation is refused.
+var ErrInvalid = errors.New("invalid")
+
+// PrivateKeyBits is the size of the RSA keys Create generates.
+const PrivateKeyBits = 2048
+
+// ClientIDLength is the length of an app's client id ("Iv23" and 16
+// base62 characters, the form of the platform's newer client ids).
+const ClientIDLength = 20
+
+var eventName = regexp.MustCompile(`^[a-z_]{1,64}$`)
+
+// Slug returns the URL-friendly name of an app name: lower case, runs of
+// other characters than letters and digits as one '-'.
+func Slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}
+
+// Create registers an app with a new bot account, client id and secret
+// and RSA private key (whose public half it keeps). A slug or bot login
+// already taken is a store.ErrConflict; bad input wraps ErrInvalid.
+func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
+	slug := Slug(n.Name)
+	if slug == "" || !accounts.ValidLogin(slug) {
+		return nil, fmt.Errorf("%w: app name %q gives no valid slug", ErrInvalid, n.Name)
+	}
+	if n.Owner == nil || n.Owner.Type == accounts.TypeBot {
+		return nil, fmt.Errorf("%w: an app is owned by a user or an organization", ErrInvalid)
+	}
+	for _, e := range n.Events {
+		if !eventName.MatchString(e) {
+			return nil, fmt.Errorf("%w: event %q", ErrInvalid, e)
+		}
+	}
+	if n.WebhookContentType == "" {
+		n.WebhookContentType = "json"
+	}
+	if n.WebhookContentType != "json" && n.WebhookContentType != "form" {
+		return nil, fmt.Errorf("%w: webhook content type must be json or form", ErrInvalid)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, PrivateKeyBits)
+	if err != nil {
+		return nil, err
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.Secrets.Seal(n.WebhookSecret)
+	if err != nil {
+		return nil, err
+	}
+	c := &Created{
+		App: App{Slug: slug, Name: n.Name, Description: n.Description, OwnerID: n.Owner.ID,
+			ClientID: "Iv23" + auth.RandomString(ClientIDLength-4), Permissions: withMetadata(n.Permissions),
+			Events: nonNil(n.Events), WebhookURL: n.WebhookURL, WebhookContentType: n.WebhookContentType,
+			Public: n.Public, CreatedAt: store.Now()},
+		ClientSecret:  auth.RandomString(40),
+		PrivateKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+	}
+	c.UpdatedAt = c.CreatedAt
+	pubPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+	err = s.DB.Tx(ctx, func(tx store.Q) error {
+		bot, err := accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeBot, Login: slug + "[bot]"})
+		if err != nil {
+			return err
+		}
+		c.BotID = bot.ID
+		if err := insertApp(ctx, tx, &c.App, auth.HashToken(c.ClientSecret), sealed); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO app_keys (app_id, public_key, created_at) VALUES ($1, $2, $3)`,
+			c.ID, pubPEM, c.CreatedAt)
+		return store.Normalize(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func insertApp(ctx context.Context, q store.Q, a *App, secretHash, sealedSecret string) error {
+	events, _ := json.Marshal(a.Events)
+	err := q.QueryRowContext(ctx, `
+		INSERT INTO apps (slug, name, description, owner_id, bot_id, client_id, client_secret_hash, permissions,
+		                  events, webhook_url, webhook_secret, webhook_content_type, public, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) RETURNING id`,
+		a.Slug, a.Name, a.Description, a.OwnerID, a.BotID, a.ClientID, secretHash, a.Permissions.JSON(),
+		string(events), a.WebhookURL, sealedSecret, a.WebhookContentType, a.Public, a.CreatedAt).Scan(&a.ID)
+	return store.Normalize(err)
+}
+
+// withMetadata returns the grant with metadata:read added, which every
+// app holds.
+func withMetadata(g auth.Grant) auth.Grant {
+	out := auth.Grant{"metadata": auth.Read}
+	for n, l := range g {
+		out[n] = l
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const appColumns = `id, slug, name, description, owner_id, bot_id, client_id, permissions, events, webhook_url,
+	webhook_content_type, public, created_at, updated_at`
+
+func scanApp(row interface{ Scan(...any) error }) (*App, error) {
+	var a App
+	var perms, events string
+	err := row.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.OwnerID, &a.BotID, &a.ClientID, &perms, &events,
+		&a.WebhookURL, &a.WebhookContentType, &a.Public, &a.CreatedAt, &a.UpdatedAt)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	if a.Permissions, err = auth.ParseGrantJSON(perms); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(events), &a.Events); err != nil {
+		return nil, err
+	}
+	a.Events = nonNil(a.Events)
+	return &a, nil
+}
+
+// ByID returns the app with the id; store.ErrNotFound when none.
+func ByID(ctx context.Context, q store.Q, id int64) (*App, error) {
+	return scanApp(q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE id = $1`, id))
+}
+
+// BySlug returns the app with the slug; store.ErrNotFound when none.
+func BySlug(ctx context.Context, q store.Q, slug string) (*App, error) {
+	return scanApp(q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE slug = $1`, strings.ToLower(slug)))
+}
+
+// InstallationsCount returns how many installations the app has.
+func InstallationsCount(ctx context.Context, q store.Q, appID int64) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM app_installations WHERE app_id = $1`, appID).Scan(&n)
+	return n, store.Normalize(err)
+}
