@@ -94,7 +94,7 @@ func (c *cli) command() *cobra.Command {
 	pf.StringVar(&c.logLevel, "log-level", envOr("FORGEAPI_LOG_LEVEL", "info"), "debug, info, warn or error; requests are logged at info (env FORGEAPI_LOG_LEVEL)")
 	pf.StringVar(&c.logFormat, "log-format", envOr("FORGEAPI_LOG_FORMAT", LogFormatText), "text or json (env FORGEAPI_LOG_FORMAT)")
 	root.AddCommand(c.serveCommand(), c.versionCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
-		c.repoCommand(), c.appCommand(), c.tokenCommand(), c.permissionsCommand(),
+		c.repoCommand(), c.appCommand(), c.oauthAppCommand(), c.tokenCommand(), c.permissionsCommand(),
 		c.advisoriesCommand())
 	return root
 }

@@ -237,8 +237,10 @@ func (c *cli) repoCommand() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) appCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "app", Short: "Manage OAuth applications"}
+// oauthAppCommand manages OAuth applications (the grants and
+// authorizations API's); apps are appCommand's.
+func (c *cli) oauthAppCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "oauth-app", Short: "Manage OAuth applications"}
 	var owner, url string
 	create := &cobra.Command{
 		Use: "create NAME --owner USER|ORG", Short: "Register an OAuth application; prints client_id and client_secret", Args: cobra.ExactArgs(1),

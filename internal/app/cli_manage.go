@@ -220,7 +220,7 @@ func (c *cli) repoDeleteCommand() *cobra.Command {
 	}
 }
 
-// appJSON is an OAuth application as `app list` prints it.
+// appJSON is an OAuth application as `oauth-app list` prints it.
 type appJSON struct {
 	ID       int64  `json:"id"`
 	Name     string `json:"name"`

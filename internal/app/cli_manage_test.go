@@ -152,20 +152,20 @@ func TestCLIOrgEnterpriseAndAppRemovals(t *testing.T) {
 	var created struct {
 		ClientID string `json:"client_id"`
 	}
-	apptest.Must(t, "app create", json.Unmarshal([]byte(run("app", "create", "CI", "--owner", "acme", "--url", "https://ci.example")), &created))
-	run("app", "create", "Other", "--owner", "octocat")
+	apptest.Must(t, "oauth-app create", json.Unmarshal([]byte(run("oauth-app", "create", "CI", "--owner", "acme", "--url", "https://ci.example")), &created))
+	run("oauth-app", "create", "Other", "--owner", "octocat")
 	var apps []map[string]any
-	apptest.Must(t, "app list", json.Unmarshal([]byte(run("app", "list", "--owner", "acme")), &apps))
+	apptest.Must(t, "oauth-app list", json.Unmarshal([]byte(run("oauth-app", "list", "--owner", "acme")), &apps))
 	if len(apps) != 1 || apps[0]["client_id"] != created.ClientID || apps[0]["owner"] != "acme" || apps[0]["name"] != "CI" {
-		t.Fatalf("app list --owner acme: %v", apps)
+		t.Fatalf("oauth-oauth-app list --owner acme: %v", apps)
 	}
 	if _, ok := apps[0]["client_secret"]; ok {
-		t.Errorf("app list prints the secret")
+		t.Errorf("oauth-oauth-app list prints the secret")
 	}
-	run("app", "delete", created.ClientID)
-	apptest.Must(t, "app list", json.Unmarshal([]byte(run("app", "list")), &apps))
+	run("oauth-app", "delete", created.ClientID)
+	apptest.Must(t, "oauth-app list", json.Unmarshal([]byte(run("oauth-app", "list")), &apps))
 	if len(apps) != 1 || apps[0]["name"] != "Other" {
-		t.Errorf("app list after delete: %v", apps)
+		t.Errorf("oauth-oauth-app list after delete: %v", apps)
 	}
 }
 

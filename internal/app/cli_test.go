@@ -72,8 +72,8 @@ func TestCLICreatesEverythingOnAFreshDataDir(t *testing.T) {
 	}
 	run("repo", "create", "octocat/hello")
 	var oauthApp map[string]any
-	if err := json.Unmarshal([]byte(run("app", "create", "My CI", "--owner", "acme", "--url", "https://ci.example")), &oauthApp); err != nil {
-		t.Fatalf("app create prints JSON: %v", err)
+	if err := json.Unmarshal([]byte(run("oauth-app", "create", "My CI", "--owner", "acme", "--url", "https://ci.example")), &oauthApp); err != nil {
+		t.Fatalf("oauth-app create prints JSON: %v", err)
 	}
 	if id, _ := oauthApp["client_id"].(string); len(id) != 20 || oauthApp["client_secret"] == "" {
 		t.Errorf("app: %v", oauthApp)
@@ -162,8 +162,8 @@ func TestCLIBadInputWritesNothing(t *testing.T) {
 		{"repo", "create", "noslash"},
 		{"repo", "create", "acme/bad name"},
 		{"repo", "create", "acme/x", "--default-branch", "a..b"},
-		{"app", "create", "CI"},
-		{"app", "create", "CI", "--owner", "ghost"},
+		{"oauth-app", "create", "CI"},
+		{"oauth-app", "create", "CI", "--owner", "ghost"},
 		{"token", "create"},
 		{"token", "create", "--user", "ghost"},
 		{"token", "create", "--user", "octocat", "--scopes", "repo,bogus"},
@@ -195,8 +195,8 @@ func TestCLIBadInputWritesNothing(t *testing.T) {
 		{"org", "remove-member", "acme", "ghost"},
 		{"repo", "delete", "acme/ghost"},
 		{"repo", "delete", "noslash"},
-		{"app", "list", "--owner", "ghost"},
-		{"app", "delete", "no-such-client-id"},
+		{"oauth-app", "list", "--owner", "ghost"},
+		{"oauth-app", "delete", "no-such-client-id"},
 		{"enterprise", "remove-org", "ghost", "acme"},
 		{"enterprise", "remove-org", "ent", "ghost"},
 		{"enterprise", "remove-org", "ent", "beta"}, // not in it

@@ -96,17 +96,27 @@ func seesPrivateApp(ctx context.Context, q store.Q, p *auth.Principal, owner *ac
 // renderInstallation renders an installation of the app with its account
 // and the user who suspended it.
 func (h *Handler) renderInstallation(ctx context.Context, a *App, inst *Installation) (installationJSON, error) {
-	account, err := accounts.ByID(ctx, h.Service.DB, inst.AccountID)
+	return renderInstallation(ctx, h.Service.DB, httpapi.BaseURL(ctx), a, inst)
+}
+
+// InstallationJSON renders an installation of the app as the platform's
+// installation object with URLs under base (for the admin command line).
+func InstallationJSON(ctx context.Context, q store.Q, base string, a *App, inst *Installation) (any, error) {
+	return renderInstallation(ctx, q, base, a, inst)
+}
+
+func renderInstallation(ctx context.Context, q store.Q, base string, a *App, inst *Installation) (installationJSON, error) {
+	account, err := accounts.ByID(ctx, q, inst.AccountID)
 	if err != nil {
 		return installationJSON{}, err
 	}
 	var by *accounts.Account
 	if inst.SuspendedByID != nil {
-		if by, err = accounts.ByID(ctx, h.Service.DB, *inst.SuspendedByID); err != nil && !isNotFound(err) {
+		if by, err = accounts.ByID(ctx, q, *inst.SuspendedByID); err != nil && !isNotFound(err) {
 			return installationJSON{}, err
 		}
 	}
-	return toInstallation(httpapi.BaseURL(ctx), a, inst, account, by), nil
+	return toInstallation(base, a, inst, account, by), nil
 }
 
 // writeInstallation answers 200 with the installation.
