@@ -1,11 +1,14 @@
 package repocontent_test
 
 import (
+	"bytes"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -104,5 +107,94 @@ func TestContentsWrites(t *testing.T) {
 	}
 	if pushes != 4 { // create, update, git push, delete
 		t.Fatalf("%d PushEvents, want 4", pushes)
+	}
+}
+
+// TestContentsWriteObjectsAreGits: the blob, trees and commit a contents
+// write makes are the ones git's own commands make of the same content,
+// identities, dates and message (the same SHAs: git hash-object, git
+// mktree and git commit-tree in a repository of their own), for a first
+// commit, a commit on it and a deletion, and git fsck finds nothing wrong
+// in the server's repository afterwards.
+func TestContentsWriteObjectsAreGits(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	repo := env.Repo(octo, "objects")
+	c := env.Client(env.Token(octo, "repo"))
+
+	// git's side: a repository that never sees the server's objects.
+	scratch := t.TempDir()
+	gitIn := func(stdin string, extraEnv []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(apptest.GitEnv(scratch), append([]string{"GIT_DIR=" + scratch}, extraEnv...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, stderr.String())
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("", nil, "init", "-q", "--bare", scratch)
+	author := &github.CommitAuthor{Name: github.Ptr(" Bot "), Email: github.Ptr("bot@example.com"),
+		Date: &github.Timestamp{Time: time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("", 2*3600))}}
+	committer := &github.CommitAuthor{Name: github.Ptr("Zoë Committer"), Email: github.Ptr("zoe@example.com"),
+		Date: &github.Timestamp{Time: time.Date(2024, 5, 6, 9, 30, 0, 0, time.FixedZone("", -(5*3600+30*60)))}}
+	identities := []string{
+		"GIT_AUTHOR_NAME= Bot ", "GIT_AUTHOR_EMAIL=bot@example.com", "GIT_AUTHOR_DATE=2024-05-06T07:08:09+02:00",
+		"GIT_COMMITTER_NAME=Zoë Committer", "GIT_COMMITTER_EMAIL=zoe@example.com", "GIT_COMMITTER_DATE=2024-05-06T09:30:00-05:30",
+	}
+	check := func(what string, res *github.RepositoryContentResponse, blob, tree, commit string) {
+		t.Helper()
+		if blob != "" && res.GetContent().GetSHA() != blob {
+			t.Errorf("%s: blob %s, git's %s", what, res.GetContent().GetSHA(), blob)
+		}
+		if res.Commit.GetTree().GetSHA() != tree {
+			t.Errorf("%s: tree %s, git's %s", what, res.Commit.GetTree().GetSHA(), tree)
+		}
+		if res.Commit.GetSHA() != commit {
+			t.Errorf("%s: commit %s, git's %s", what, res.Commit.GetSHA(), commit)
+		}
+	}
+
+	// A first commit: the file two directories down.
+	message := "Add the guide\n\nWith a body.\n"
+	first, _, err := c.Repositories.CreateFile(ctx, "octo", "objects", "docs/guide/hello.md", &github.RepositoryContentFileOptions{
+		Message: github.Ptr(message), Content: []byte("hello, guide\n"), Author: author, Committer: committer})
+	apptest.Must(t, "create", err)
+	hello := gitIn("hello, guide\n", nil, "hash-object", "-w", "--stdin")
+	guide := gitIn("100644 blob "+hello+"\thello.md\n", nil, "mktree")
+	docs := gitIn("040000 tree "+guide+"\tguide\n", nil, "mktree")
+	root := gitIn("040000 tree "+docs+"\tdocs\n", nil, "mktree")
+	commit := gitIn(message, identities, "commit-tree", root, "-F", "-")
+	check("first commit", first, hello, root, commit)
+
+	// A commit on it: a file beside the directory, sorted after it.
+	second, _, err := c.Repositories.CreateFile(ctx, "octo", "objects", "docs/guide.txt", &github.RepositoryContentFileOptions{
+		Message: github.Ptr("Add a note"), Content: []byte{0, 1, 2, 0xff}, Author: author, Committer: committer})
+	apptest.Must(t, "create beside", err)
+	note := gitIn("\x00\x01\x02\xff", nil, "hash-object", "-w", "--stdin")
+	docs2 := gitIn("040000 tree "+guide+"\tguide\n100644 blob "+note+"\tguide.txt\n", nil, "mktree")
+	root2 := gitIn("040000 tree "+docs2+"\tdocs\n", nil, "mktree")
+	commit2 := gitIn("Add a note", identities, "commit-tree", root2, "-p", commit, "-F", "-")
+	check("second commit", second, note, root2, commit2)
+
+	// A deletion: back to the first tree.
+	third, _, err := c.Repositories.DeleteFile(ctx, "octo", "objects", "docs/guide.txt", &github.RepositoryContentFileOptions{
+		Message: github.Ptr("Remove the note\n"), SHA: github.Ptr(note), Author: author, Committer: committer})
+	apptest.Must(t, "delete", err)
+	commit3 := gitIn("Remove the note\n", identities, "commit-tree", root, "-p", commit2, "-F", "-")
+	check("deletion", third, "", root, commit3)
+
+	dir := env.App.Repos.GitDir(repo.ID)
+	if out, err := exec.Command("git", "--git-dir="+dir, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("git fsck of the server's repository: %v\n%s", err, out)
+	}
+	if head := strings.TrimSpace(apptest.Git(t, scratch, "--git-dir="+dir, "rev-parse", "refs/heads/main")); head != commit3 {
+		t.Fatalf("main is at %s, want %s", head, commit3)
 	}
 }

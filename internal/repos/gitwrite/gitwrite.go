@@ -1,22 +1,36 @@
-// Package gitwrite writes git objects into a bare repository with the git
-// binary: a blob, and a commit that changes one path of a parent commit's
-// tree. It never moves a reference: the caller does, as a push (see
+// Package gitwrite writes git objects into a bare repository: a blob, and
+// a commit that changes one path of a parent commit's tree. It writes
+// them in process, as loose objects, exactly as git's read-tree,
+// hash-object, update-index, write-tree and commit-tree would (the same
+// objects, so the same SHAs, and the same refusals), without running git.
+// It never moves a reference: the caller does, as a push (see
 // githost.Handler.ServerPush), so that every change of a reference is
 // checked, logged and recorded the same way.
+//
+// The repository is taken to have git's defaults where they would change
+// what git writes (the server creates its repositories so): SHA-1 object
+// names, i18n.commitEncoding UTF-8, no commit.gpgSign, core.protectNTFS
+// on and core.protectHFS off.
 package gitwrite
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// Identity is a commit's author or committer.
+// Identity is a commit's author or committer. When is the date; the zero
+// time is the time of the write.
 type Identity struct {
 	Name, Email string
 	When        time.Time
@@ -25,7 +39,7 @@ type Identity struct {
 // Change is a commit that sets or removes one path.
 type Change struct {
 	Parent    string // the parent commit's SHA; "" for a root commit
-	Path      string
+	Path      string // slash-separated, relative to the root
 	Content   []byte // the file's new content; nil with Delete
 	Delete    bool
 	Message   string
@@ -35,75 +49,135 @@ type Change struct {
 
 // Commit writes the blob and the commit of the change into the bare
 // repository dir and returns the commit's and the blob's SHAs (the blob's
-// "" for a deletion). The trees are built in a temporary index, so the
-// repository's own state is untouched.
+// "" for a deletion). No reference moves and nothing else of the
+// repository changes.
+//
+// The commit is the one `git read-tree Parent`, `git hash-object -w
+// --stdin` of the content, `git update-index --add --cacheinfo
+// 100644,BLOB,Path` (for a deletion `--force-remove Path`), `git
+// write-tree` and `git commit-tree -F -` (the message as is, after -p
+// Parent) with GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and the
+// committer's set from the identities would write:
+//
+//   - the file is written with mode 100644, whatever the path held (an
+//     executable file or a symbolic link becomes a regular file);
+//   - only the trees along Path are rewritten (in git's order, with
+//     canonical modes and no subtree that holds no file); every other
+//     subtree keeps its SHA;
+//   - deleting a path that is not there, or that git refuses as a path,
+//     changes no entry;
+//   - names and emails lose git's "crud" at their ends and '\n', '<',
+//     '>' inside; dates keep their zone; the commit's bytes that are not
+//     UTF-8 as git reads it are re-encoded as Latin-1.
+//
+// It fails, having written no commit, where git fails: a parent tree
+// holding a path git refuses (".git" in any case, NTFS aliases of it, and
+// so on) anywhere, a Path git refuses or that would be both a file and a
+// directory, an empty name or one of only disallowed characters, a date
+// before 1973-03-03 or from 2100 (which git does not read as seconds), a
+// NUL byte in the message, a name or an email. Deleting a directory that
+// holds files is an error (git would rewrite the whole directory; callers
+// delete files). Unlike git's write-tree it does not check that the
+// objects named by the trees it rewrites exist: the parent is a branch
+// head, whose objects git checked when it was pushed.
 func Commit(ctx context.Context, dir string, c Change) (commitSHA, blobSHA string, err error) {
-	index, err := os.CreateTemp("", "forgeapi-index-*")
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
+	if strings.IndexByte(c.Message, 0) >= 0 {
+		return "", "", errors.New("gitwrite: a NUL byte in commit log message not allowed")
+	}
+	if strings.IndexByte(c.Path, 0) >= 0 {
+		return "", "", errors.New("gitwrite: a NUL byte in the path")
+	}
+	author, err := identLine(c.Author)
 	if err != nil {
 		return "", "", err
 	}
-	index.Close()
-	os.Remove(index.Name()) // git creates it; the name stays unique
-	defer os.Remove(index.Name())
-	// update-index wants a work tree even for index-only changes: an
-	// empty one, which nothing reads or writes.
-	worktree, err := os.MkdirTemp("", "forgeapi-worktree-*")
+	committer, err := identLine(c.Committer)
 	if err != nil {
 		return "", "", err
 	}
-	defer os.RemoveAll(worktree)
-	env := []string{"GIT_DIR=" + dir, "GIT_WORK_TREE=" + worktree, "GIT_INDEX_FILE=" + index.Name(), "GIT_CONFIG_NOSYSTEM=1",
-		"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-	run := func(stdin []byte, extra []string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Env = append(env, extra...)
-		cmd.Dir = dir
-		if stdin != nil {
-			cmd.Stdin = bytes.NewReader(stdin)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("gitwrite: git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-		}
-		return strings.TrimSpace(string(out)), nil
+	if info, err := os.Stat(filepath.Join(dir, "objects")); err != nil || !info.IsDir() {
+		return "", "", fmt.Errorf("gitwrite: no repository at %s", dir)
 	}
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(cache.MiByte), filesystem.Options{KeepDescriptors: true})
+	defer st.Close()
+	r := &treeReader{st: st}
+
+	var root []entry // the parent's tree; nil for a root commit
+	var parentTree plumbing.Hash
 	if c.Parent != "" {
-		if _, err := run(nil, nil, "read-tree", c.Parent); err != nil {
+		if parentTree, err = r.commitTree(c.Parent); err != nil {
+			return "", "", err
+		}
+		if root, err = r.tree(parentTree); err != nil {
+			return "", "", err
+		}
+		s, ok := cachedSummary(parentTree)
+		if !ok {
+			if s, err = r.summaryOf(root); err != nil {
+				return "", "", err
+			}
+			rememberSummary(parentTree, s)
+		}
+		if !s.valid {
+			return "", "", fmt.Errorf("gitwrite: the tree of %s holds a path git refuses", c.Parent)
+		}
+	}
+
+	ed := &edit{r: r, dir: dir, path: c.Path, delete: c.Delete}
+	if !c.Delete {
+		if !verifyPath(c.Path, modeFile) {
+			return "", "", fmt.Errorf("gitwrite: invalid path '%s'", c.Path)
+		}
+		if ed.blob, err = writeObject(dir, "blob", c.Content); err != nil {
+			return "", "", err
+		}
+		blobSHA = ed.blob.String()
+	}
+	// update-index --force-remove ignores a path git refuses: the
+	// index stays the parent's, and so does the tree.
+	tree, ok := parentTree, c.Parent != ""
+	if !c.Delete || verifyPath(c.Path, 0) {
+		if tree, ok, err = ed.apply(root, strings.Split(c.Path, "/")); err != nil {
 			return "", "", err
 		}
 	}
-	if c.Delete {
-		if _, err := run(nil, nil, "update-index", "--force-remove", "--", c.Path); err != nil {
-			return "", "", err
-		}
-	} else {
-		if blobSHA, err = run(c.Content, nil, "hash-object", "-w", "--stdin"); err != nil {
-			return "", "", err
-		}
-		if _, err := run(nil, nil, "update-index", "--add", "--cacheinfo", "100644,"+blobSHA+","+filepath.ToSlash(c.Path)); err != nil {
+	if !ok {
+		if tree, err = writeObject(dir, "tree", nil); err != nil { // the empty tree
 			return "", "", err
 		}
 	}
-	tree, err := run(nil, nil, "write-tree")
+
+	var buf bytes.Buffer
+	buf.Grow(256 + len(c.Message))
+	fmt.Fprintf(&buf, "tree %s\n", tree)
+	if c.Parent != "" {
+		fmt.Fprintf(&buf, "parent %s\n", plumbing.NewHash(c.Parent))
+	}
+	fmt.Fprintf(&buf, "author %s\ncommitter %s\n\n", author, committer)
+	buf.WriteString(c.Message)
+	commit, err := writeObject(dir, "commit", verifyUTF8(buf.Bytes()))
 	if err != nil {
 		return "", "", err
 	}
-	args := []string{"commit-tree", tree, "-F", "-"}
-	if c.Parent != "" {
-		args = append(args, "-p", c.Parent)
-	}
-	ids := []string{"GIT_AUTHOR_NAME=" + c.Author.Name, "GIT_AUTHOR_EMAIL=" + c.Author.Email, "GIT_AUTHOR_DATE=" + gitDate(c.Author.When),
-		"GIT_COMMITTER_NAME=" + c.Committer.Name, "GIT_COMMITTER_EMAIL=" + c.Committer.Email, "GIT_COMMITTER_DATE=" + gitDate(c.Committer.When)}
-	commitSHA, err = run([]byte(c.Message), ids, args...)
-	return commitSHA, blobSHA, err
+	return commit.String(), blobSHA, nil
 }
 
-// gitDate renders a time as git's raw date: seconds and zone.
-func gitDate(t time.Time) string {
-	if t.IsZero() {
-		t = time.Now()
+// commitTree returns the tree of the commit sha.
+func (r *treeReader) commitTree(sha string) (plumbing.Hash, error) {
+	if !plumbing.IsHash(sha) {
+		return plumbing.ZeroHash, fmt.Errorf("gitwrite: not a valid object name %s", sha)
 	}
-	return fmt.Sprintf("%d %s", t.Unix(), t.Format("-0700"))
+	data, err := r.object(plumbing.CommitObject, plumbing.NewHash(sha))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	hexID, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok || !plumbing.IsHash(string(hexID)) {
+		return plumbing.ZeroHash, fmt.Errorf("gitwrite: commit %s has no tree", sha)
+	}
+	return plumbing.NewHash(string(hexID)), nil
 }
