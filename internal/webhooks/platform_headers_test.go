@@ -44,7 +44,7 @@ func (p *platformReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *platformReceiver) wait(t *testing.T, n int) []any {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		p.mu.Lock()
 		parsed, failed := append([]any(nil), p.parsed...), len(p.failed)
 		p.mu.Unlock()
@@ -172,6 +172,9 @@ func TestGoGithubParsesEveryEventForgeapiSends(t *testing.T) {
 	}
 	_, err := client.Activity.Star(apptest.Ctx(), "octo", "widgets") // star created, watch started
 	apptest.Must(t, "star", err)
+	// Deleting a hook drops its deliveries still queued: wait for them
+	// first (under load they can be many seconds behind).
+	rc.wait(t, 12)
 	_, err = client.Repositories.DeleteHook(apptest.Ctx(), "octo", "widgets", hook.GetID()) // meta deleted
 	apptest.Must(t, "delete hook", err)
 
