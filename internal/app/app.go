@@ -206,6 +206,9 @@ type App struct {
 	// Webhooks holds the hooks and their deliveries; it is a sink of every
 	// event.
 	Webhooks *webhooks.Service
+	// Apps registers and installs apps and resolves the apps an event
+	// reaches (Webhooks.Apps).
+	Apps *apps.Service
 	// Secrets seals secrets at rest: webhook secrets and passwords, TOTP
 	// seeds (auth.SealTOTPSecret).
 	Secrets *secretbox.Box
@@ -246,6 +249,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Webhooks = webhooks.NewService(db, a.Secrets, cfg.Webhooks, cfg.Now, cfg.Logger)
+	a.Apps = &apps.Service{DB: db, Secrets: a.Secrets, Events: a.Events}
+	a.Webhooks.Apps = a.Apps
 	a.Events.Subscribe(a.Webhooks)
 	a.Activity.AfterChange = a.Feeds.Invalidate
 	for _, s := range cfg.EventSinks {
@@ -311,7 +316,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
-	area(docs.Apps, (&apps.Handler{Service: &apps.Service{DB: a.DB, Secrets: a.Secrets}}).Routes())
+	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
 	area(docs.API, (&graphql.Handler{DB: a.DB}).Routes())

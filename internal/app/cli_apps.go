@@ -11,6 +11,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -24,7 +25,7 @@ func (c *cli) appCommand() *cobra.Command {
 }
 
 // appsService returns the apps service over the App's store.
-func appsService(a *App) *apps.Service { return &apps.Service{DB: a.DB, Secrets: a.Secrets} }
+func appsService(a *App) *apps.Service { return a.Apps }
 
 // appCreateFlags are the flags of `forgeapi app create`.
 type appCreateFlags struct {
@@ -126,7 +127,7 @@ func (c *cli) appInstallCommand() *cobra.Command {
 					}
 					ids = append(ids, r.ID)
 				}
-				inst, err := appsService(a).Install(ctx, app, acct, all, ids)
+				inst, err := appsService(a).Install(httpapi.WithBaseURL(ctx, c.cliBaseURL()), app, acct, all, ids, nil)
 				if err != nil {
 					return err
 				}
@@ -145,17 +146,17 @@ func (c *cli) appInstallCommand() *cobra.Command {
 	return install
 }
 
-// installationArg resolves an app's installation on an account.
-func installationArg(ctx context.Context, q store.Q, slug, login string) (*apps.Installation, error) {
+// installationArg resolves an app and its installation on an account.
+func installationArg(ctx context.Context, q store.Q, slug, login string) (*apps.App, *apps.Installation, error) {
 	app, acct, err := appAndAccount(ctx, q, slug, login)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inst, err := apps.InstallationOn(ctx, q, app.ID, acct.ID)
 	if err != nil {
-		return nil, fmt.Errorf("app %q is not installed on %q", slug, login)
+		return nil, nil, fmt.Errorf("app %q is not installed on %q", slug, login)
 	}
-	return inst, nil
+	return app, inst, nil
 }
 
 func (c *cli) appUninstallCommand() *cobra.Command {
@@ -164,11 +165,11 @@ func (c *cli) appUninstallCommand() *cobra.Command {
 		Use: "uninstall SLUG --account USER|ORG", Short: "Uninstall an app; its installation tokens stop at once", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
-				inst, err := installationArg(ctx, a.DB, args[0], account)
+				app, inst, err := installationArg(ctx, a.DB, args[0], account)
 				if err != nil {
 					return err
 				}
-				return appsService(a).Uninstall(ctx, inst)
+				return appsService(a).Uninstall(httpapi.WithBaseURL(ctx, c.cliBaseURL()), app, inst, nil)
 			})
 		},
 	}
@@ -184,11 +185,11 @@ func (c *cli) appSuspendCommand() *cobra.Command {
 		Use: "suspend SLUG --account USER|ORG [--unsuspend]", Short: "Suspend an installation (its tokens are refused) or lift the suspension", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
-				inst, err := installationArg(ctx, a.DB, args[0], account)
+				app, inst, err := installationArg(ctx, a.DB, args[0], account)
 				if err != nil {
 					return err
 				}
-				return appsService(a).Suspend(ctx, inst, !unsuspend, 0)
+				return appsService(a).Suspend(httpapi.WithBaseURL(ctx, c.cliBaseURL()), app, inst, !unsuspend, nil)
 			})
 		},
 	}

@@ -8,8 +8,11 @@
 // auth.KindInstallation tokens that name it, deleted with it and refused
 // while it is suspended.
 //
-// The app's own webhook (its URL, secret and content type are stored
-// here) and the installation events are not delivered yet.
+// An app's own webhook is a hook row of internal/webhooks (created with
+// the app): it receives the events of its installations that the app
+// subscribes to and holds the permission for (Service.Recipients,
+// EventPermissions), and installation and installation_repositories,
+// which Install, Uninstall and Suspend emit in their transaction.
 package apps
 
 import (
@@ -27,8 +30,10 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks"
 )
 
 // App is a registered app.
@@ -41,13 +46,11 @@ type App struct {
 	BotID       int64
 	ClientID    string
 	// Permissions always hold metadata:read, as every app's do.
-	Permissions        auth.Grant
-	Events             []string
-	WebhookURL         string
-	WebhookContentType string
-	Public             bool
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	Permissions auth.Grant
+	Events      []string
+	Public      bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // NewApp describes an app to register.
@@ -75,8 +78,11 @@ type Created struct {
 // Service registers apps and manages their installations and tokens.
 type Service struct {
 	DB *store.DB
-	// Secrets seals the apps' webhook secrets.
+	// Secrets seals the apps' webhook secrets (the box the webhooks
+	// service opens them with).
 	Secrets *secretbox.Box
+	// Events receives the installation events; nil emits none.
+	Events *events.Bus
 }
 
 // ErrInvalid wraps the reasons an app or installation is refused.
@@ -147,8 +153,7 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 	c := &Created{
 		App: App{Slug: slug, Name: n.Name, Description: n.Description, OwnerID: n.Owner.ID,
 			ClientID: "Iv23" + auth.RandomString(ClientIDLength-4), Permissions: withMetadata(n.Permissions),
-			Events: nonNil(n.Events), WebhookURL: n.WebhookURL, WebhookContentType: n.WebhookContentType,
-			Public: n.Public, CreatedAt: store.Now()},
+			Events: nonNil(n.Events), Public: n.Public, CreatedAt: store.Now()},
 		ClientSecret:  auth.RandomString(40),
 		PrivateKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
 	}
@@ -160,7 +165,11 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 			return err
 		}
 		c.BotID = bot.ID
-		if err := insertApp(ctx, tx, &c.App, auth.HashToken(c.ClientSecret), sealed); err != nil {
+		if err := insertApp(ctx, tx, &c.App, auth.HashToken(c.ClientSecret)); err != nil {
+			return err
+		}
+		if _, err := webhooks.CreateAppHook(ctx, tx, webhooks.NewAppHook{AppID: c.ID, URL: n.WebhookURL,
+			SealedSecret: sealed, ContentType: n.WebhookContentType}, c.CreatedAt); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO app_keys (app_id, public_key, created_at) VALUES ($1, $2, $3)`,
@@ -173,14 +182,14 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 	return c, nil
 }
 
-func insertApp(ctx context.Context, q store.Q, a *App, secretHash, sealedSecret string) error {
+func insertApp(ctx context.Context, q store.Q, a *App, secretHash string) error {
 	events, _ := json.Marshal(a.Events)
 	err := q.QueryRowContext(ctx, `
 		INSERT INTO apps (slug, name, description, owner_id, bot_id, client_id, client_secret_hash, permissions,
-		                  events, webhook_url, webhook_secret, webhook_content_type, public, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) RETURNING id`,
+		                  events, public, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING id`,
 		a.Slug, a.Name, a.Description, a.OwnerID, a.BotID, a.ClientID, secretHash, a.Permissions.JSON(),
-		string(events), a.WebhookURL, sealedSecret, a.WebhookContentType, a.Public, a.CreatedAt).Scan(&a.ID)
+		string(events), a.Public, a.CreatedAt).Scan(&a.ID)
 	return store.Normalize(err)
 }
 
@@ -201,14 +210,14 @@ func nonNil(s []string) []string {
 	return s
 }
 
-const appColumns = `id, slug, name, description, owner_id, bot_id, client_id, permissions, events, webhook_url,
-	webhook_content_type, public, created_at, updated_at`
+const appColumns = `id, slug, name, description, owner_id, bot_id, client_id, permissions, events,
+	public, created_at, updated_at`
 
 func scanApp(row interface{ Scan(...any) error }) (*App, error) {
 	var a App
 	var perms, events string
 	err := row.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.OwnerID, &a.BotID, &a.ClientID, &perms, &events,
-		&a.WebhookURL, &a.WebhookContentType, &a.Public, &a.CreatedAt, &a.UpdatedAt)
+		&a.Public, &a.CreatedAt, &a.UpdatedAt)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}

@@ -69,11 +69,15 @@ func (h *Handler) getInstallation(w http.ResponseWriter, r *http.Request) error 
 // deleteInstallation serves DELETE /app/installations/{installation_id}:
 // the app uninstalls itself; the installation's tokens stop at once.
 func (h *Handler) deleteInstallation(w http.ResponseWriter, r *http.Request) error {
-	_, inst, err := h.callerInstallation(r)
+	a, inst, err := h.callerInstallation(r)
 	if err != nil {
 		return err
 	}
-	if err := h.Service.Uninstall(r.Context(), inst); err != nil {
+	bot, err := accounts.ByID(r.Context(), h.Service.DB, a.BotID)
+	if err != nil {
+		return err
+	}
+	if err := h.Service.Uninstall(r.Context(), a, inst, bot); err != nil {
 		return notFoundOr(err)
 	}
 	httpapi.NoContent(w)
@@ -90,12 +94,18 @@ func (h *Handler) unsuspend(w http.ResponseWriter, r *http.Request) error {
 	return h.setSuspended(w, r, false)
 }
 
+// setSuspended suspends the path's installation or lifts its suspension,
+// as the app's bot.
 func (h *Handler) setSuspended(w http.ResponseWriter, r *http.Request, suspend bool) error {
-	_, inst, err := h.callerInstallation(r)
+	a, inst, err := h.callerInstallation(r)
 	if err != nil {
 		return err
 	}
-	if err := h.Service.Suspend(r.Context(), inst, suspend, 0); err != nil {
+	bot, err := accounts.ByID(r.Context(), h.Service.DB, a.BotID)
+	if err != nil {
+		return err
+	}
+	if err := h.Service.Suspend(r.Context(), a, inst, suspend, bot); err != nil {
 		return notFoundOr(err)
 	}
 	httpapi.NoContent(w)

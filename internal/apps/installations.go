@@ -97,8 +97,11 @@ func Installations(ctx context.Context, q store.Q, appID int64) ([]*Installation
 // (repoIDs nil and all set) or on the repositories with the ids, which
 // must be the account's. Installing again changes the selection of the
 // existing installation (and keeps its id, suspension and tokens' grants
-// as minted). A private app installs only on its owner.
-func (s *Service) Install(ctx context.Context, app *App, account *accounts.Account, all bool, repoIDs []int64) (*Installation, error) {
+// as minted). A private app installs only on its owner. In the same
+// transaction the app's webhook is sent installation created, or
+// installation_repositories for the repositories the change added or
+// removed; actor is their sender (nil: the account).
+func (s *Service) Install(ctx context.Context, app *App, account *accounts.Account, all bool, repoIDs []int64, actor *accounts.Account) (*Installation, error) {
 	if account.Type == accounts.TypeBot {
 		return nil, fmt.Errorf("%w: an app is installed on a user or an organization", ErrInvalid)
 	}
@@ -117,21 +120,52 @@ func (s *Service) Install(ctx context.Context, app *App, account *accounts.Accou
 	now := store.Now()
 	var inst *Installation
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		var err error
+		before, err := s.reachedBefore(ctx, tx, app, account)
+		if err != nil {
+			return err
+		}
 		inst, err = scanInstallation(tx.QueryRowContext(ctx, `
 			INSERT INTO app_installations (app_id, account_id, repository_selection, repository_ids, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $5)
 			ON CONFLICT (app_id, account_id) DO UPDATE SET repository_selection = $3, repository_ids = $4, updated_at = $5
 			RETURNING `+installationColumns, app.ID, account.ID, selection, string(b), now))
-		return err
+		if err != nil {
+			return err
+		}
+		if before == nil {
+			return s.emitInstallationAction(ctx, tx, "created", app, inst, actor)
+		}
+		return s.emitSelectionChange(ctx, tx, app, inst, before, actor)
 	})
 	return inst, err
 }
 
-// Uninstall deletes the installation and, in the same transaction, every
-// token minted through it: they stop authenticating at once.
-func (s *Service) Uninstall(ctx context.Context, inst *Installation) error {
+// reachedBefore returns the repositories the app's installation on the
+// account reaches, never nil; nil when the app is not installed there.
+func (s *Service) reachedBefore(ctx context.Context, q store.Q, app *App, account *accounts.Account) ([]*repos.Repository, error) {
+	old, err := InstallationOn(ctx, q, app.ID, account.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rs, err := Repositories(ctx, q, old)
+	if rs == nil {
+		rs = []*repos.Repository{}
+	}
+	return rs, err
+}
+
+// Uninstall deletes the installation of the app and, in the same
+// transaction, every token minted through it (they stop authenticating
+// at once), and sends the app's webhook installation deleted, whose
+// sender is actor (nil: the account).
+func (s *Service) Uninstall(ctx context.Context, app *App, inst *Installation, actor *accounts.Account) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
+		if err := s.emitInstallationAction(ctx, tx, "deleted", app, inst, actor); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE installation_id = $1`, inst.ID); err != nil {
 			return store.Normalize(err)
 		}
@@ -146,30 +180,39 @@ func (s *Service) Uninstall(ctx context.Context, inst *Installation) error {
 	})
 }
 
-// Suspend suspends the installation (by the user with the id, 0 for an
-// administrator or the app itself), or lifts its suspension. While it is
-// suspended its tokens are refused and it mints none.
-func (s *Service) Suspend(ctx context.Context, inst *Installation, suspend bool, byID int64) error {
+// Suspend suspends the installation of the app, or lifts its
+// suspension, and sends the app's webhook installation suspend or
+// unsuspend in the same transaction. actor did it: a user is recorded as
+// suspended_by; nil (an administrator) or the app's bot is not, and the
+// sender is then the account or the bot. While it is suspended its tokens
+// are refused, it mints none and its app receives no other event.
+func (s *Service) Suspend(ctx context.Context, app *App, inst *Installation, suspend bool, actor *accounts.Account) error {
 	var at *time.Time
 	var by *int64
 	if suspend {
 		now := store.Now()
 		at = &now
-		if byID != 0 {
-			by = &byID
+		if actor != nil && actor.Type == accounts.TypeUser {
+			by = &actor.ID
 		}
 	}
-	res, err := s.DB.ExecContext(ctx,
-		`UPDATE app_installations SET suspended_at = $1, suspended_by_id = $2, updated_at = $3 WHERE id = $4`,
-		at, by, store.Now(), inst.ID)
-	if err != nil {
-		return store.Normalize(err)
+	action := "unsuspend"
+	if suspend {
+		action = "suspend"
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return store.ErrNotFound
-	}
-	inst.SuspendedAt, inst.SuspendedByID = at, by
-	return nil
+	return s.DB.Tx(ctx, func(tx store.Q) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE app_installations SET suspended_at = $1, suspended_by_id = $2, updated_at = $3 WHERE id = $4`,
+			at, by, store.Now(), inst.ID)
+		if err != nil {
+			return store.Normalize(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return store.ErrNotFound
+		}
+		inst.SuspendedAt, inst.SuspendedByID = at, by
+		return s.emitInstallationAction(ctx, tx, action, app, inst, actor)
+	})
 }
 
 // Repositories returns the repositories the installation reaches, by

@@ -10,13 +10,16 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 )
 
 // AppOpts are the optional settings of a registered app.
 type AppOpts struct {
-	Events []string
-	Public bool
+	Events        []string
+	Public        bool
+	WebhookURL    string
+	WebhookSecret string
 }
 
 // RegisterApp registers an app owned by owner with the permissions
@@ -30,15 +33,16 @@ func (e *Env) RegisterApp(owner *accounts.Account, name, permissions string, opt
 	}
 	n := apps.NewApp{Name: name, Owner: owner, Permissions: grant}
 	if len(opts) > 0 {
-		n.Events, n.Public = opts[0].Events, opts[0].Public
+		o := opts[0]
+		n.Events, n.Public, n.WebhookURL, n.WebhookSecret = o.Events, o.Public, o.WebhookURL, o.WebhookSecret
 	}
-	a, err := e.Apps().Create(context.Background(), n)
+	a, err := e.Apps().Create(e.Context(), n)
 	e.must(err)
 	return a
 }
 
-// Install installs the app on the account: on the selected repositories,
-// or on all of them when selected is AllRepos.
+// Install installs the app on the account (as the account): on the
+// selected repositories, or on all of them when selected is one nil.
 func (e *Env) Install(a *apps.Created, account *accounts.Account, selected ...*repos.Repository) *apps.Installation {
 	e.T.Helper()
 	all := len(selected) == 1 && selected[0] == nil
@@ -48,13 +52,20 @@ func (e *Env) Install(a *apps.Created, account *accounts.Account, selected ...*r
 			ids = append(ids, r.ID)
 		}
 	}
-	inst, err := e.Apps().Install(context.Background(), &a.App, account, all, ids)
+	inst, err := e.Apps().Install(e.Context(), &a.App, account, all, ids, nil)
 	e.must(err)
 	return inst
 }
 
-// Apps returns the apps service over the test's store.
-func (e *Env) Apps() *apps.Service { return &apps.Service{DB: e.App.DB, Secrets: e.App.Secrets} }
+// Apps returns the server's apps service (its installation events reach
+// the apps' webhooks).
+func (e *Env) Apps() *apps.Service { return e.App.Apps }
+
+// Context is a background context that carries the server's base URL,
+// for service calls that render API objects (installation events).
+func (e *Env) Context() context.Context {
+	return httpapi.WithBaseURL(context.Background(), e.APIBase())
+}
 
 // ClientWith returns a go-github client for the server that sends its
 // requests through rt (an app's or an installation's transport, built

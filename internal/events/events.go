@@ -38,8 +38,19 @@ type Event struct {
 	Repo  *repos.Repository
 	Org   *accounts.Account
 	// Public events show in public feeds: events of public repositories.
-	Public    bool
+	Public bool
+	// ToApp, when set, addresses the event to that app's own webhook
+	// alone (installation and installation_repositories): no repository
+	// or organization hook, and no other app, receives it.
+	ToApp     *AppInstallation
 	CreatedAt time.Time
+}
+
+// AppInstallation names an app's installation: a recipient of an event
+// on the app's webhook.
+type AppInstallation struct {
+	AppID          int64
+	InstallationID int64
 }
 
 // Sink receives every emitted event inside its transaction. An error

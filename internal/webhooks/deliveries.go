@@ -150,7 +150,8 @@ func (s *Service) Redeliver(ctx context.Context, h *Hook, d *Delivery) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
 		store.AfterCommit(tx, s.Wake)
 		return insertDelivery(ctx, tx, newDelivery{HookID: h.ID, PayloadID: d.PayloadID, GUID: d.GUID,
-			Event: d.Event, Action: d.Action, Redelivery: true, RepositoryID: d.RepositoryID, URL: h.URL,
+			Event: d.Event, Action: d.Action, Redelivery: true, RepositoryID: d.RepositoryID,
+			InstallationID: d.InstallationID, URL: h.URL,
 			DueAt: now, CreatedAt: now})
 	})
 }

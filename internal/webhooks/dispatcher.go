@@ -114,6 +114,7 @@ type claimed struct {
 	ID, HookID, PayloadID int64
 	GUID, Event, Action   string
 	RepositoryID          *int64
+	InstallationID        *int64
 	RetriesLeft           int
 }
 
@@ -225,7 +226,7 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
 			WHERE id IN (
 				SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at <= $3
 				ORDER BY due_at, id LIMIT $4`+db.SkipLocked()+`)
-			RETURNING id, hook_id, payload_id, guid, event, action, repository_id, retries_left`,
+			RETURNING id, hook_id, payload_id, guid, event, action, repository_id, installation_id, retries_left`,
 			now.Add(d.lease), d.owner, now, limit)
 		if err != nil {
 			return store.Normalize(err)
@@ -233,11 +234,12 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
 		defer rows.Close()
 		for rows.Next() {
 			var c claimed
-			var repoID sql.NullInt64
-			if err := rows.Scan(&c.ID, &c.HookID, &c.PayloadID, &c.GUID, &c.Event, &c.Action, &repoID, &c.RetriesLeft); err != nil {
+			var repoID, installationID sql.NullInt64
+			if err := rows.Scan(&c.ID, &c.HookID, &c.PayloadID, &c.GUID, &c.Event, &c.Action, &repoID, &installationID,
+				&c.RetriesLeft); err != nil {
 				return err
 			}
-			c.RepositoryID = nullInt(repoID)
+			c.RepositoryID, c.InstallationID = nullInt(repoID), nullInt(installationID)
 			out = append(out, c)
 		}
 		return rows.Err()
@@ -589,8 +591,8 @@ func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) 
 func (d *Dispatcher) retry(ctx context.Context, tx store.Q, o outcome) error {
 	attempt := max(d.svc.Config.Retries-o.RetriesLeft, 0)
 	return insertDelivery(ctx, tx, newDelivery{HookID: o.HookID, PayloadID: o.PayloadID, GUID: o.GUID,
-		Event: o.Event, Action: o.Action, Redelivery: true, RepositoryID: o.RepositoryID, URL: o.hook.URL,
-		RetriesLeft: o.RetriesLeft - 1, DueAt: o.at.Add(d.backoff(attempt)), CreatedAt: o.at})
+		Event: o.Event, Action: o.Action, Redelivery: true, RepositoryID: o.RepositoryID,
+		InstallationID: o.InstallationID, URL: o.hook.URL, RetriesLeft: o.RetriesLeft - 1, DueAt: o.at.Add(d.backoff(attempt)), CreatedAt: o.at})
 }
 
 // backoff is the delay before automatic retry number attempt (from 0):

@@ -29,61 +29,95 @@ type payload struct {
 
 // newDelivery is a delivery row about to be written.
 type newDelivery struct {
-	HookID       int64
-	PayloadID    int64
-	GUID         string
-	Event        string
-	Action       string
-	Redelivery   bool
-	RepositoryID *int64
-	URL          string
-	RetriesLeft  int
-	DueAt        time.Time
-	CreatedAt    time.Time
+	HookID         int64
+	PayloadID      int64
+	GUID           string
+	Event          string
+	Action         string
+	Redelivery     bool
+	RepositoryID   *int64
+	InstallationID *int64 // deliveries to an app's webhook
+	URL            string
+	RetriesLeft    int
+	DueAt          time.Time
+	CreatedAt      time.Time
 }
 
 // HandleEvent is the events sink. For an event with a HookEvent it
 // stores the payload once and one pending delivery per subscribed hook
-// of the event's repository and organization, all in tx, and wakes the
-// dispatcher after commit. A push payload is stored even when no hook
-// receives it: the tests endpoint re-sends a repository's latest push.
-// A payload over the cap (Config.MaxPayloadBytes) is neither stored nor
-// delivered (the platform drops it too); a warning logs the drop.
+// of the event's repository and organization, and, for each app
+// installation that receives it (appRecipients), a payload naming the
+// installation and a delivery to the app's webhook; all in tx, and it
+// wakes the dispatcher after commit. A push payload is stored even when
+// no hook receives it: the tests endpoint re-sends a repository's latest
+// push. A payload over the cap (Config.MaxPayloadBytes) is neither stored
+// nor delivered (the platform drops it too); a warning logs the drop.
 func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
 	if e.HookEvent == "" {
 		return nil
 	}
-	hooks, err := SubscribedHooks(ctx, tx, e.Repo, e.Org, e.HookEvent)
+	var hooks []*Hook
+	if e.ToApp == nil {
+		var err error
+		if hooks, err = SubscribedHooks(ctx, tx, e.Repo, e.Org, e.HookEvent); err != nil {
+			return err
+		}
+	}
+	apps, err := s.appRecipients(ctx, tx, e)
 	if err != nil {
 		return err
 	}
-	if len(hooks) == 0 && e.HookEvent != "push" {
+	if len(hooks) == 0 && len(apps) == 0 && (e.HookEvent != "push" || e.ToApp != nil) {
 		return nil
 	}
 	body, err := s.eventPayload(ctx, tx, e)
 	if err != nil {
 		return err
 	}
-	if s.overCap(ctx, e.HookEvent, e.Repo, len(body), len(hooks)) {
-		return nil
+	written := 0
+	if e.ToApp == nil {
+		if written, err = s.enqueueHookDeliveries(ctx, tx, e, body, hooks); err != nil {
+			return err
+		}
 	}
+	n, err := s.enqueueAppDeliveries(ctx, tx, e, body, apps)
+	if written+n > 0 {
+		store.AfterCommit(tx, s.Wake)
+	}
+	return err
+}
+
+// enqueueHookDeliveries stores body as the event's payload and writes
+// its delivery to each of the repository and organization hooks; it
+// reports how many it wrote.
+func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		return 0, fmt.Errorf("encode %s payload: %w", e.HookEvent, err)
+	}
+	if s.overCap(ctx, e.HookEvent, e.Repo, len(encoded), len(hooks)) {
+		return 0, nil
+	}
+	p := s.newPayload(e, encoded)
+	payloadID, err := insertPayload(ctx, tx, p)
+	if err != nil {
+		return 0, err
+	}
+	for _, h := range hooks {
+		if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
+			return 0, err
+		}
+	}
+	return len(hooks), nil
+}
+
+// newPayload is the payload row of e with the encoded body.
+func (s *Service) newPayload(e *events.Event, body []byte) payload {
 	p := payload{GUID: wire.NewGUID(), Event: e.HookEvent, Action: actionOf(e.HookPayload), Body: body, CreatedAt: e.CreatedAt}
 	if e.Repo != nil {
 		p.RepositoryID = &e.Repo.ID
 	}
-	payloadID, err := insertPayload(ctx, tx, p)
-	if err != nil {
-		return err
-	}
-	for _, h := range hooks {
-		if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
-			return err
-		}
-	}
-	if len(hooks) > 0 {
-		store.AfterCommit(tx, s.Wake)
-	}
-	return nil
+	return p
 }
 
 // overCap reports whether a payload of size bytes is over the cap, and
@@ -109,8 +143,8 @@ func (s *Service) deliveryOf(h *Hook, payloadID int64, p payload) newDelivery {
 
 // eventPayload is the webhook payload of e: its HookPayload plus
 // repository, organization and sender (unless the emitter set them).
-func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) ([]byte, error) {
-	body := make(map[string]any, len(e.HookPayload)+3)
+func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) (map[string]any, error) {
+	body := make(map[string]any, len(e.HookPayload)+4)
 	maps.Copy(body, e.HookPayload)
 	if e.Repo != nil && body["repository"] == nil {
 		repo, err := s.repositoryJSON(ctx, q, e.Repo)
@@ -118,6 +152,9 @@ func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) 
 			return nil, err
 		}
 		body["repository"] = repo
+		if e.HookEvent == "push" && repo.Organization != nil {
+			body["repository"] = pushRepositoryJSON{JSON: repo, Organization: repo.Organization.Login}
+		}
 	}
 	if e.Org != nil && body["organization"] == nil {
 		body["organization"] = accounts.ToSimpleOrg(s.BaseURL, e.Org)
@@ -125,11 +162,15 @@ func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) 
 	if e.Actor != nil && body["sender"] == nil {
 		body["sender"] = accounts.ToSimpleUser(s.BaseURL, e.Actor)
 	}
-	encoded, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s payload: %w", e.HookEvent, err)
-	}
-	return encoded, nil
+	return body, nil
+}
+
+// pushRepositoryJSON is the repository of a push payload, which names
+// its organization by login (a string, as go-github's PushEventRepository
+// and octokit's push schema read it) rather than as an object.
+type pushRepositoryJSON struct {
+	repos.JSON
+	Organization string `json:"organization,omitempty"`
 }
 
 func (s *Service) repositoryJSON(ctx context.Context, q store.Q, r *repos.Repository) (repos.JSON, error) {
@@ -223,9 +264,9 @@ func insertPayload(ctx context.Context, tx store.Q, p payload) (int64, error) {
 func insertDelivery(ctx context.Context, tx store.Q, d newDelivery) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
-			url, retries_left, due_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			installation_id, url, retries_left, due_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.Redelivery, d.RepositoryID,
-		d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
+		d.InstallationID, d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
 	return store.Normalize(err)
 }

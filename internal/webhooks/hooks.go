@@ -297,7 +297,10 @@ func (s *Service) lockTarget(ctx context.Context, tx store.Q, h *Hook) error {
 		return nil
 	}
 	query := `SELECT id FROM repositories WHERE id = $1 FOR UPDATE`
-	if h.IsOrg() {
+	switch {
+	case h.IsApp():
+		query = `SELECT id FROM apps WHERE id = $1 FOR UPDATE`
+	case h.IsOrg():
 		query = `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`
 	}
 	var id int64
@@ -305,9 +308,10 @@ func (s *Service) lockTarget(ctx context.Context, tx store.Q, h *Hook) error {
 }
 
 // targetHooks returns the undeleted hooks of the hook's target other than
-// the hook itself, after locking the target (lockTarget).
+// the hook itself, after locking the target (lockTarget). An app has no
+// hook but its own.
 func (s *Service) targetHooks(ctx context.Context, q store.Q, h *Hook) ([]*Hook, error) {
-	if err := s.lockTarget(ctx, q, h); err != nil {
+	if err := s.lockTarget(ctx, q, h); err != nil || h.IsApp() {
 		return nil, err
 	}
 	query := repoHooksQuery
@@ -532,6 +536,9 @@ func lastResponse(l LastResponse, now time.Time) *lastResponseJSON {
 
 // hookURL is the API URL of a hook of the target under base.
 func hookURL(base string, t target, id int64) string {
+	if t.AppID != 0 {
+		return base + "/app/hook"
+	}
 	if t.Repo != nil {
 		return base + "/repos/" + t.Repo.FullName() + "/hooks/" + strconv.FormatInt(id, 10)
 	}
@@ -558,8 +565,12 @@ func (s *Service) HookJSON(h *Hook) any {
 	return toHookJSON(u, h, s.now())
 }
 
-// hookTarget loads the repository or organization of a hook.
+// hookTarget loads the repository or organization of a hook, or names
+// its app.
 func (s *Service) hookTarget(ctx context.Context, q store.Q, h *Hook) (target, error) {
+	if h.IsApp() {
+		return target{AppID: h.IntegrationID}, nil
+	}
 	if h.IsOrg() {
 		org, err := accounts.ByID(ctx, q, h.OrgID)
 		return target{Org: org}, err

@@ -34,6 +34,9 @@ var (
 	orgHookWrite = auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin,
 		Scopes: []string{"admin:org_hook"}, Permissions: auth.Perm("organization_hooks:write"), TokenTypes: auth.AllTokenTypes,
 		Extra: "organization owners; OAuth apps see only the hooks they created, users only the hooks no OAuth app created"}
+
+	// appHook: an app's own webhook, which only the app's JWT reaches.
+	appHook = auth.Rule{AppJWT: true}
 )
 
 // Routes is the webhooks area's route table.
@@ -65,5 +68,12 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: org + "/{hook_id}/deliveries/{delivery_id}", Handle: h.getDelivery, Auth: orgHookRead},
 		{Method: "POST", Pattern: org + "/{hook_id}/deliveries/{delivery_id}/attempts", Handle: h.redeliver, Auth: orgHookWrite},
 		{Method: "POST", Pattern: org + "/{hook_id}/pings", Handle: h.ping, Auth: orgHookWrite},
+
+		// The app's webhook: the same handlers, whose target is the calling app.
+		{Method: "GET", Pattern: "/app/hook/config", Handle: h.getConfig, Auth: appHook},
+		{Method: "PATCH", Pattern: "/app/hook/config", Handle: h.updateConfig, Auth: appHook},
+		{Method: "GET", Pattern: "/app/hook/deliveries", Handle: h.listDeliveries, Auth: appHook},
+		{Method: "GET", Pattern: "/app/hook/deliveries/{delivery_id}", Handle: h.getDelivery, Auth: appHook},
+		{Method: "POST", Pattern: "/app/hook/deliveries/{delivery_id}/attempts", Handle: h.redeliver, Auth: appHook},
 	}
 }

@@ -14,13 +14,18 @@ import (
 )
 
 // target is the repository or organization of a hook route, as the access
-// guard resolved it. Exactly one of Repo and Org is set.
+// guard resolved it, or the app whose JWT calls an /app/hook route.
+// Exactly one of Repo, Org and AppID is set.
 type target struct {
-	Repo *repos.Repository
-	Org  *accounts.Account
+	Repo  *repos.Repository
+	Org   *accounts.Account
+	AppID int64
 }
 
 func targetFrom(ctx context.Context) target {
+	if p := auth.PrincipalFrom(ctx); p != nil && p.App != nil {
+		return target{AppID: p.App.ID}
+	}
 	if r := repos.From(ctx); r != nil {
 		return target{Repo: r}
 	}
@@ -29,7 +34,10 @@ func targetFrom(ctx context.Context) target {
 
 // owns reports whether the hook belongs to the target.
 func (t target) owns(h *Hook) bool {
-	if t.Repo != nil {
+	switch {
+	case t.AppID != 0:
+		return h.IntegrationID == t.AppID
+	case t.Repo != nil:
 		return h.RepoID == t.Repo.ID
 	}
 	return t.Org != nil && h.OrgID == t.Org.ID
@@ -50,15 +58,12 @@ func callerAppID(p *auth.Principal) int64 {
 	return p.Token.AppID
 }
 
-// pathHook loads the {hook_id} of the request's target. A hook of another
-// target, a deleted one or one the caller may not see is 404.
+// pathHook loads the {hook_id} of the request's target, or the calling
+// app's own webhook on the /app/hook routes. A hook of another target, a
+// deleted one or one the caller may not see is 404.
 func (h *Handler) pathHook(r *http.Request) (*Hook, target, error) {
 	t := targetFrom(r.Context())
-	id, err := httpapi.PathInt64(r, "hook_id")
-	if err != nil {
-		return nil, t, apierr.NotFound()
-	}
-	hook, err := HookByID(r.Context(), h.Service.DB, id)
+	hook, err := h.lookupHook(r, t)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, t, apierr.NotFound()
 	}
@@ -69,4 +74,17 @@ func (h *Handler) pathHook(r *http.Request) (*Hook, target, error) {
 		return nil, t, apierr.NotFound()
 	}
 	return hook, t, nil
+}
+
+// lookupHook reads the hook a route names: the app's own for an app
+// target, else the path's {hook_id} (store.ErrNotFound when not a number).
+func (h *Handler) lookupHook(r *http.Request, t target) (*Hook, error) {
+	if t.AppID != 0 {
+		return AppHook(r.Context(), h.Service.DB, t.AppID)
+	}
+	id, err := httpapi.PathInt64(r, "hook_id")
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	return HookByID(r.Context(), h.Service.DB, id)
 }

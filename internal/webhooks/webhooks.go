@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
@@ -89,7 +90,19 @@ type Service struct {
 	// once the server knows its address.
 	BaseURL string
 
+	// Apps finds the app installations whose app webhook receives an
+	// event; nil delivers no event to apps.
+	Apps AppResolver
+
 	wake chan struct{}
+}
+
+// AppResolver finds the recipients of an event among apps: the
+// installations, not suspended, of the apps subscribed to the event and
+// holding the permission it needs, on the account where it happened and
+// (for a repository's event) reaching the repository.
+type AppResolver interface {
+	Recipients(ctx context.Context, q store.Q, e *events.Event) ([]events.AppInstallation, error)
 }
 
 // NewService returns a Service over db sealing secrets with box.
@@ -128,18 +141,21 @@ func (s *Service) Wake() {
 	}
 }
 
-// Hook is a repository or organization webhook. Exactly one of RepoID and
-// OrgID is set.
+// Hook is a repository, organization or app webhook. Exactly one of
+// RepoID, OrgID and IntegrationID is set.
 type Hook struct {
-	ID          int64
-	RepoID      int64 // 0 for organization hooks
-	OrgID       int64 // 0 for repository hooks
-	Name        string
-	Active      bool
-	Events      []string // sorted; may hold "*"
-	URL         string
-	ContentType string // json | form
-	InsecureSSL string // "0" | "1"
+	ID     int64
+	RepoID int64 // set on repository hooks
+	OrgID  int64 // set on organization hooks
+	// IntegrationID is set on an app's own webhook (the app's id): it
+	// receives the events of the app's installations (AppResolver).
+	IntegrationID int64
+	Name          string
+	Active        bool
+	Events        []string // sorted; may hold "*"
+	URL           string
+	ContentType   string // json | form
+	InsecureSSL   string // "0" | "1"
 	// SealedSecret is the secret sealed with the server key; "" for none.
 	// Open it with Service.Secret.
 	SealedSecret   string
@@ -165,9 +181,15 @@ type LastResponse struct {
 // IsOrg reports whether the hook is an organization hook.
 func (h *Hook) IsOrg() bool { return h.OrgID != 0 }
 
-// TargetID is the id of the repository or organization the hook is on.
+// IsApp reports whether the hook is an app's own webhook.
+func (h *Hook) IsApp() bool { return h.IntegrationID != 0 }
+
+// TargetID is the id of the repository, organization or app the hook is on.
 func (h *Hook) TargetID() int64 {
-	if h.IsOrg() {
+	switch {
+	case h.IsApp():
+		return h.IntegrationID
+	case h.IsOrg():
 		return h.OrgID
 	}
 	return h.RepoID
@@ -175,7 +197,10 @@ func (h *Hook) TargetID() int64 {
 
 // TargetType is the hook's X-Service-Hook-Installation-Target-Type.
 func (h *Hook) TargetType() hookshot.TargetType {
-	if h.IsOrg() {
+	switch {
+	case h.IsApp():
+		return hookshot.TargetIntegration
+	case h.IsOrg():
 		return hookshot.TargetOrganization
 	}
 	return hookshot.TargetRepository
@@ -214,22 +239,23 @@ func (s *Service) Password(h *Hook) (string, error) {
 // hookColumns are the columns scanHook reads, in order.
 const hookColumns = `id, repo_id, org_id, name, active, events, url, content_type, insecure_ssl, secret,
 	username, password, app_id, creator_id, last_response_code, last_response_status,
-	last_response_message, last_response_at, deleted_at, created_at, updated_at`
+	last_response_message, last_response_at, deleted_at, created_at, updated_at, integration_id`
 
 func scanHook(row interface{ Scan(...any) error }) (*Hook, error) {
 	var h Hook
-	var repoID, orgID, appID, creatorID sql.NullInt64
+	var repoID, orgID, appID, creatorID, integrationID sql.NullInt64
 	var code sql.NullInt64
 	var status, message sql.NullString
 	var at, deleted sql.NullTime
 	var events string
 	err := row.Scan(&h.ID, &repoID, &orgID, &h.Name, &h.Active, &events, &h.URL, &h.ContentType, &h.InsecureSSL,
 		&h.SealedSecret, &h.Username, &h.SealedPassword, &appID, &creatorID, &code, &status, &message, &at,
-		&deleted, &h.CreatedAt, &h.UpdatedAt)
+		&deleted, &h.CreatedAt, &h.UpdatedAt, &integrationID)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
 	h.RepoID, h.OrgID, h.AppID, h.CreatorID = repoID.Int64, orgID.Int64, appID.Int64, creatorID.Int64
+	h.IntegrationID = integrationID.Int64
 	if err := json.Unmarshal([]byte(events), &h.Events); err != nil {
 		return nil, err
 	}

@@ -74,6 +74,8 @@ type TargetType string
 const (
 	TargetRepository   TargetType = "repository"
 	TargetOrganization TargetType = "organization"
+	// TargetIntegration is an app's own webhook; its target id is the app's.
+	TargetIntegration TargetType = "integration"
 )
 
 // Config configures a [Sender]. The zero value is usable: every zero field
@@ -146,8 +148,8 @@ type Request struct {
 	Event              string // event name, e.g. "push"
 	DeliveryGUID       string // X-Service-Delivery
 	HookID             int64
-	TargetID           int64      // id of the repository or organization the hook is on
-	TargetType         TargetType // TargetRepository or TargetOrganization
+	TargetID           int64      // id of the repository, organization or app the hook is on
+	TargetType         TargetType // TargetRepository, TargetOrganization or TargetIntegration
 	Payload            []byte     // the JSON payload
 }
 
