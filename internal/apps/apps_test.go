@@ -135,7 +135,7 @@ func TestGhinstallationAppAndInstallation(t *testing.T) {
 }
 
 // jwtFor signs claims with key as an app's JWT (RS256).
-func jwtFor(t *testing.T, key []byte, claims jwt.MapClaims) string {
+func jwtFor(t testing.TB, key []byte, claims jwt.MapClaims) string {
 	t.Helper()
 	k, err := jwt.ParseRSAPrivateKeyFromPEM(key)
 	apptest.Must(t, "private key", err)
