@@ -5,31 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"forgeapi/internal/apptest"
 )
-
-// nodeModules returns the testdata/node folder with its modules installed
-// (`npm ci` there; .ci/run does it). Without node or the modules the test
-// is skipped, except in CI (CI set), where it fails: CI installs them.
-func nodeModules(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "node"))
-	apptest.Must(t, "testdata/node", err)
-	_, nodeErr := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@octokit", "rest"))
-	if nodeErr != nil || modErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI lacks node (%v) or the npm modules of testdata/node (%v)", nodeErr, modErr)
-		}
-		t.Skip("node or testdata/node/node_modules missing (run npm ci in testdata/node)")
-	}
-	return dir
-}
 
 // octokitSummary is what testdata/node/octokit-hooks.mjs prints.
 type octokitSummary struct {
@@ -57,7 +38,7 @@ type octokitSummary struct {
 // If-None-Match to a 304; its request log names every request's id.
 func TestOctokitDrivesHooksDeliveriesAndFeeds(t *testing.T) {
 	t.Parallel()
-	dir := nodeModules(t)
+	dir := apptest.NodeModules(t, "@octokit/rest")
 	env := apptest.Start(t, loopback)
 	owner := env.User("octo")
 	env.Repo(owner, "widgets")
