@@ -256,6 +256,29 @@ func TestReadFileAndListDir(t *testing.T) {
 			t.Errorf("ListDir(%q) = %v, want %v", path, err, want)
 		}
 	}
+
+	// ListTree of the SHA Stat gives lists what ListDir lists.
+	for _, dir := range []string{"", "agents", "/agents/", "docs/guide"} {
+		e, _, err := r.Stat("main", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := r.ListDir("main", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.ListTree(e.SHA, dir)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ListTree(%s, %q) = %+v, %v; want %+v", e.SHA, dir, got, err, want)
+		}
+	}
+	readme := gotRoot["README.md"].SHA
+	for _, c := range []struct{ sha, dir string }{{readme, ""}, {"nope", ""}, {strings.Repeat("0", 40), ""},
+		{agents[0].SHA, "../x"}} {
+		if _, err := r.ListTree(c.sha, c.dir); !errors.Is(err, gitread.ErrPathNotFound) {
+			t.Errorf("ListTree(%q, %q) = %v, want ErrPathNotFound", c.sha, c.dir, err)
+		}
+	}
 }
 
 func TestChangedPaths(t *testing.T) {

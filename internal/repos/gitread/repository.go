@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -47,13 +48,49 @@ type Repository struct {
 	repo    *git.Repository
 	// sizes remembers blob sizes (objects never change): go-git looks
 	// each one up as a loose object first, a file system call per blob.
-	sizes map[plumbing.Hash]int64
+	sizes *Sizes
+}
+
+// Sizes remembers the sizes of blobs, for the Repositories that share it
+// (OpenShared): a blob's size never changes, so what one opening of a
+// repository learnt serves the next (after a push, say). It keeps at
+// most maxRememberedSizes of them, forgetting all of them when full (a
+// repository that lives long keeps learning the sizes of its new
+// blobs), and is safe for concurrent use.
+type Sizes struct {
+	mu sync.Mutex
+	m  map[plumbing.Hash]int64
+}
+
+// NewSizes returns an empty Sizes.
+func NewSizes() *Sizes { return &Sizes{m: map[plumbing.Hash]int64{}} }
+
+func (s *Sizes) get(h plumbing.Hash) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size, ok := s.m[h]
+	return size, ok
+}
+
+func (s *Sizes) put(h plumbing.Hash, size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= maxRememberedSizes {
+		clear(s.m)
+	}
+	s.m[h] = size
 }
 
 // Open opens the repository whose git directory is dir (for a bare
 // repository, the repository directory itself). It fails with
 // ErrRepositoryNotFound when dir does not exist or holds no repository.
 func Open(dir string) (*Repository, error) {
+	return OpenShared(dir, NewSizes())
+}
+
+// OpenShared is Open with the blob sizes that other openings of the same
+// repository remember, and will remember with them (Repository.Sizes).
+func OpenShared(dir string, sizes *Sizes) (*Repository, error) {
 	info, err := os.Stat(dir)
 	if err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("gitread: open %s: %w", dir, ErrRepositoryNotFound)
@@ -68,8 +105,12 @@ func Open(dir string) (*Repository, error) {
 		}
 		return nil, fmt.Errorf("gitread: open %s: %w", dir, err)
 	}
-	return &Repository{dir: dir, storage: storage, repo: repo, sizes: map[plumbing.Hash]int64{}}, nil
+	return &Repository{dir: dir, storage: storage, repo: repo, sizes: sizes}, nil
 }
+
+// Sizes returns the blob sizes r remembers, to share with a later
+// opening of the repository (OpenShared).
+func (r *Repository) Sizes() *Sizes { return r.sizes }
 
 // Close releases the resources held by r. r must not be used afterwards.
 func (r *Repository) Close() error {

@@ -1,10 +1,12 @@
 package gitread
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -90,7 +92,7 @@ func (r *Repository) readBlob(hash plumbing.Hash) ([]byte, error) {
 // a bad revision, ErrPathNotFound when nothing is at dirPath and
 // ErrNotADirectory when dirPath is not a directory.
 func (r *Repository) ListDir(rev, dirPath string) ([]Entry, error) {
-	tree, err := r.commitTree(rev)
+	c, err := r.resolveCommit(rev)
 	if err != nil {
 		return nil, err
 	}
@@ -98,36 +100,138 @@ func (r *Repository) ListDir(rev, dirPath string) ([]Entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("gitread: list %q at %s: %w", dirPath, rev, ErrPathNotFound)
 	}
+	h := c.TreeHash
 	if p != "" {
-		if tree, err = r.subtree(tree, p, rev); err != nil {
-			return nil, err
-		}
-	}
-	entries := make([]Entry, 0, len(tree.Entries))
-	for _, te := range tree.Entries {
-		e, err := r.toEntry(p, te)
+		root, err := c.Tree()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("gitread: read tree of %s: %w", c.Hash, err)
 		}
-		entries = append(entries, e)
+		entry, err := r.findEntry(root, p)
+		if err != nil {
+			return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, err)
+		}
+		if entry.Mode != filemode.Dir {
+			return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, ErrNotADirectory)
+		}
+		h = entry.Hash
 	}
-	return entries, nil
+	o, err := r.storage.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read tree %s: %w", h, err)
+	}
+	return r.treeEntries(o, p)
 }
 
-// subtree returns the tree at p below root, with typed errors.
-func (r *Repository) subtree(root *object.Tree, p, rev string) (*object.Tree, error) {
-	entry, err := r.findEntry(root, p)
+// ListTree lists the tree whose full SHA is sha as the directory at
+// dirPath, in git's tree order: the entries ListDir returns for a
+// revision at which dirPath is that tree (dirPath only prefixes their
+// Path, cleaned as ListDir cleans it). A caller that has the directory's
+// SHA (Stat's Entry.SHA) lists it without resolving the revision and
+// walking the path again. It fails with ErrPathNotFound when sha is
+// malformed, names no tree, or dirPath has a ".." segment.
+func (r *Repository) ListTree(sha, dirPath string) ([]Entry, error) {
+	p, ok := cleanPath(dirPath)
+	if !ok || !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return nil, fmt.Errorf("gitread: list tree %q as %q: %w", sha, dirPath, ErrPathNotFound)
+	}
+	o, err := r.storage.EncodedObject(plumbing.TreeObject, plumbing.NewHash(sha))
+	if errors.Is(err, plumbing.ErrObjectNotFound) { // also: not a tree
+		return nil, fmt.Errorf("gitread: list tree %s: %w", sha, ErrPathNotFound)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, err)
+		return nil, fmt.Errorf("gitread: read tree %s: %w", sha, err)
 	}
-	if entry.Mode != filemode.Dir {
-		return nil, fmt.Errorf("gitread: list %q at %s: %w", p, rev, ErrNotADirectory)
-	}
-	tree, err := r.repo.TreeObject(entry.Hash)
+	return r.treeEntries(o, p)
+}
+
+// treeEntries lists the tree object o as the directory at the clean path
+// dir. It reads the raw object itself rather than through go-git's Tree,
+// which makes strings of every entry's mode and name: the names and the
+// paths and SHAs of all entries share three strings. Modes are read as
+// go-git reads them (040000 a directory, 100xxx a file, 120000 a
+// symlink, anything else a submodule), and a malformed tree is an error
+// as there.
+func (r *Repository) treeEntries(o plumbing.EncodedObject, dir string) ([]Entry, error) {
+	rd, err := o.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("gitread: read tree %s: %w", entry.Hash, err)
+		return nil, fmt.Errorf("gitread: read tree %s: %w", o.Hash(), err)
 	}
-	return tree, nil
+	raw := make([]byte, o.Size())
+	_, err = io.ReadFull(rd, raw)
+	_ = rd.Close()
+	if err != nil {
+		return nil, fmt.Errorf("gitread: read tree %s: %w", o.Hash(), err)
+	}
+	type rawEntry struct {
+		name string
+		mode uint64
+		hash plumbing.Hash
+	}
+	data := string(raw)
+	list := make([]rawEntry, 0, len(data)/32+1) // "100644 name\0" and 20 bytes of id
+	for data != "" {
+		sp := strings.IndexByte(data, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("gitread: read tree %s: %w: missing mode terminator", o.Hash(), object.ErrMalformedTree)
+		}
+		mode, err := strconv.ParseUint(data[:sp], 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("gitread: read tree %s: %w: malformed mode", o.Hash(), object.ErrMalformedTree)
+		}
+		data = data[sp+1:]
+		nul := strings.IndexByte(data, 0)
+		if nul <= 0 {
+			return nil, fmt.Errorf("gitread: read tree %s: %w: missing or empty file name", o.Hash(), object.ErrMalformedTree)
+		}
+		e := rawEntry{name: data[:nul], mode: mode}
+		data = data[nul+1:]
+		if len(data) < len(e.hash) {
+			return nil, fmt.Errorf("gitread: read tree %s: %w: truncated object id", o.Hash(), object.ErrMalformedTree)
+		}
+		copy(e.hash[:], data)
+		data = data[len(e.hash):]
+		list = append(list, e)
+	}
+
+	// The SHAs, and the paths below dir, each in one string.
+	shas := make([]byte, 0, 2*len(plumbing.ZeroHash)*len(list))
+	var paths []byte
+	for _, e := range list {
+		shas = hex.AppendEncode(shas, e.hash[:])
+		if dir != "" {
+			paths = append(append(append(paths, dir...), '/'), e.name...)
+		}
+	}
+	shaText, pathText := string(shas), string(paths)
+	entries := make([]Entry, 0, len(list))
+	at := 0
+	for i, e := range list {
+		entry := Entry{Name: e.name, Path: e.name, SHA: shaText[2*len(plumbing.ZeroHash)*i:][:2*len(plumbing.ZeroHash)]}
+		if dir != "" {
+			n := len(dir) + 1 + len(e.name)
+			entry.Path, at = pathText[at:at+n], at+n
+		}
+		if strings.IndexByte(e.name, '/') >= 0 || e.name == "." || e.name == ".." {
+			entry.Path = path.Join(dir, e.name) // not in a valid tree: as path.Join cleans it
+		}
+		switch e.mode & 0o170000 {
+		case 0o040000:
+			entry.Type = EntryDir
+		case 0o100000:
+			entry.Type = EntryFile
+		case 0o120000:
+			entry.Type = EntrySymlink
+		default:
+			entry.Type = EntrySubmodule
+		}
+		if entry.Type == EntryFile || entry.Type == EntrySymlink {
+			if entry.Size, err = r.blobSize(e.hash); err != nil {
+				return nil, err
+			}
+		}
+		entries = append(entries, entry)
+	}
+	return entries, nil
 }
 
 // toEntry converts a tree entry of directory dir.
@@ -156,20 +260,18 @@ func (r *Repository) toEntry(dir string, te object.TreeEntry) (Entry, error) {
 // blobSize returns the size of the blob, remembered after the first
 // lookup.
 func (r *Repository) blobSize(h plumbing.Hash) (int64, error) {
-	if size, ok := r.sizes[h]; ok {
+	if size, ok := r.sizes.get(h); ok {
 		return size, nil
 	}
 	size, err := r.storage.EncodedObjectSize(h)
 	if err != nil {
 		return 0, fmt.Errorf("gitread: size of blob %s: %w", h, err)
 	}
-	if len(r.sizes) < maxRememberedSizes {
-		r.sizes[h] = size
-	}
+	r.sizes.put(h, size)
 	return size, nil
 }
 
-// maxRememberedSizes bounds the blob sizes a Repository remembers.
+// maxRememberedSizes bounds the blob sizes a Sizes remembers.
 const maxRememberedSizes = 100000
 
 // commitTree resolves rev and returns the root tree of its commit.
