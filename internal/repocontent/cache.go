@@ -17,7 +17,10 @@ const openCacheSize = 32
 // on a long history. An entry is keyed by the repository and its last
 // push, so a push (which moves pushed_at) makes the next request open the
 // repository again and see the new objects; git gc after it leaves the
-// old pack files readable through the descriptors the entry keeps. A
+// old pack files readable through the descriptors the entry keeps; the
+// new opening shares the blob sizes the old one learnt (gitread.Sizes:
+// blobs never change), so that listing a directory after a push looks up
+// only the sizes of the blobs the push added. A
 // gitread.Repository is not safe for concurrent use: each entry has its
 // lock, held for one request.
 type openCache struct {
@@ -64,7 +67,13 @@ func (c *openCache) entry(key openKey, dir string) (*openEntry, error) {
 		c.lru.MoveToFront(el)
 		return el.Value.(*openEntry), nil
 	}
-	g, err := gitread.Open(dir)
+	sizes := gitread.NewSizes()
+	for k, el := range c.entries {
+		if k.repoID == key.repoID {
+			sizes = el.Value.(*openEntry).repo.Sizes()
+		}
+	}
+	g, err := gitread.OpenShared(dir, sizes)
 	if err != nil {
 		return nil, err
 	}

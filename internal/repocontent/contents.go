@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitread"
@@ -90,7 +91,7 @@ func (h *Handler) getContents(w http.ResponseWriter, r *http.Request) error {
 	pl := newPlace(httpapi.BaseURL(r.Context()), repo, ref)
 	switch e.Type {
 	case gitread.EntryDir:
-		return writeDir(w, g, pl, ref, p)
+		return h.writeDir(w, r, g, pl, e)
 	case gitread.EntrySubmodule:
 		j := pl.toContentJSON(e)
 		j.SubmoduleGitURL, err = g.SubmoduleURL(ref, e.Path)
@@ -136,19 +137,32 @@ func followSymlink(g *gitread.Repository, ref string, link gitread.Entry) (gitre
 	return e, nil
 }
 
-// writeDir answers a directory's entries, directories and files in the
-// order the platform lists them (by name).
-func writeDir(w http.ResponseWriter, g *gitread.Repository, pl place, ref, p string) error {
-	entries, err := g.ListDir(ref, p)
-	if err != nil {
-		return gitError(err, ref)
+// writeDir answers the directory dir (an entry Stat gave) with its
+// entries, directories and files in the order the platform lists them
+// (by name), rendered once per listingKey and kept in h.listings. Its
+// ETag is made, as the server's own, of the caller and a version, here
+// the listing's digest (listingDigest) rather than the whole body: a
+// client polling an unchanged directory gets its 304, or its 200,
+// without the body being rendered or hashed again, and, like the
+// server's, the ETag changes with the body and with the caller.
+func (h *Handler) writeDir(w http.ResponseWriter, r *http.Request, g *gitread.Repository, pl place, dir gitread.Entry) error {
+	key := listingKey{api: pl.api, web: pl.web, rawBase: pl.rawBase, ref: pl.ref, path: dir.Path, tree: dir.SHA}
+	l, ok := h.listings.get(key)
+	if !ok {
+		entries, err := g.ListTree(dir.SHA, dir.Path)
+		if err != nil {
+			return gitError(err, pl.ref)
+		}
+		slices.SortStableFunc(entries, func(a, b gitread.Entry) int { return strings.Compare(a.Name, b.Name) })
+		l = newListing(key, pl, entries)
+		h.listings.add(l)
 	}
-	slices.SortStableFunc(entries, func(a, b gitread.Entry) int { return strings.Compare(a.Name, b.Name) })
-	out := make([]contentJSON, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, pl.toContentJSON(e))
+	if httpapi.NotModified(w, r, httpapi.ETag(auth.PrincipalFrom(r.Context()).CacheKey(), l.digest)) {
+		return nil
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(l.body)
 	return nil
 }
 

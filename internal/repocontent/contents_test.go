@@ -134,13 +134,58 @@ func TestContents(t *testing.T) {
 		t.Fatalf("readme of docs: %d %s", resp.StatusCode, body)
 	}
 
-	// A push is seen at once (the open repository is keyed by it).
-	apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n"})
+	// A directory listing is rendered once and kept (by tree SHA, path,
+	// ref and URLs): read again, it is the same body and ETag, and
+	// If-None-Match gives a 304; another caller has its own ETag; another
+	// ref, its own URLs.
+	docs := func(caller string, headers ...string) (*http.Response, string) {
+		t.Helper()
+		resp, body := env.Do("GET", "/repos/octo/hello/contents/docs", caller, nil, headers...)
+		return resp, string(body)
+	}
+	resp, listing := docs("")
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != http.StatusOK || etag == "" || !strings.Contains(listing, `"path":"docs/guide.md"`) ||
+		!strings.Contains(listing, `"url":"`+env.URL+`/repos/octo/hello/contents/docs/guide.md?ref=main"`) {
+		t.Fatalf("docs: %d %q %s", resp.StatusCode, etag, listing)
+	}
+	if resp, again := docs(""); again != listing || resp.Header.Get("ETag") != etag {
+		t.Fatalf("docs read again: %q %s", resp.Header.Get("ETag"), again)
+	}
+	if resp, body := docs("", "If-None-Match", etag); resp.StatusCode != http.StatusNotModified || body != "" {
+		t.Fatalf("docs with If-None-Match: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := docs(token); body != listing || resp.Header.Get("ETag") == etag {
+		t.Fatalf("docs as octo: ETag %q (anonymous %q), %s", resp.Header.Get("ETag"), etag, body)
+	}
+	if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=feature/x", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=feature%2Fx") ||
+		!strings.Contains(string(body), "/octo/hello/blob/feature/x/docs/guide.md") || strings.Contains(string(body), "ref=main") {
+		t.Fatalf("docs at feature/x (the same tree as main): %s", body)
+	}
+	if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=v1", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=v1") ||
+		!strings.Contains(string(body), `"sha":"`+old.GetSHA()+`"`) {
+		t.Fatalf("docs at v1: %s", body)
+	}
+
+	// A push is seen at once (the open repository is keyed by it), by
+	// file and directory reads alike.
+	apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n", "docs/new.md": "new\n"})
 	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
 	file, _, _, err = c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
 	apptest.Must(t, "file after a push", err)
 	if got, _ := file.GetContent(); got != "guide v3\n" {
 		t.Fatalf("after a push: %q", got)
+	}
+	resp, after := docs("", "If-None-Match", etag)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == etag || !strings.Contains(after, `"path":"docs/new.md"`) ||
+		!strings.Contains(after, `"sha":"`+file.GetSHA()+`"`) {
+		t.Fatalf("docs after a push: %d %q %s", resp.StatusCode, resp.Header.Get("ETag"), after)
+	}
+	_, dirAfter, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs", nil)
+	apptest.Must(t, "docs after a push", err)
+	if len(dirAfter) != 3 || dirAfter[1].GetName() != "guide.md" || dirAfter[1].GetSHA() != file.GetSHA() ||
+		dirAfter[2].GetName() != "new.md" || dirAfter[2].GetSize() != 4 || dirAfter[0].GetSize() != 12 {
+		t.Fatalf("docs after a push: %+v", dirAfter)
 	}
 
 	// Not found: path, ref, repository; a path with dot-dot.
@@ -149,6 +194,15 @@ func TestContents(t *testing.T) {
 		if resp, body := env.Do("GET", p, "", nil); resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message"`) {
 			t.Errorf("GET %s: %d %s, want a JSON 404", p, resp.StatusCode, body)
 		}
+	}
+
+	// After a rename, the same tree lists with the new URLs.
+	if resp, body := env.DoJSON("PATCH", "/repos/octo/hello", token, `{"name":"renamed"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("rename: %d %s", resp.StatusCode, body)
+	}
+	if _, body := env.Do("GET", "/repos/octo/renamed/contents/docs", "", nil); !strings.Contains(string(body), env.URL+"/repos/octo/renamed/contents/docs/new.md?ref=main") ||
+		strings.Contains(string(body), "/octo/hello/") {
+		t.Fatalf("docs after a rename: %s", body)
 	}
 }
 

@@ -20,6 +20,8 @@ type Handler struct {
 	Git *githost.Handler
 	// open keeps repositories open between requests.
 	open openCache
+	// listings keeps directory listings rendered (see listingCache).
+	listings listingCache
 }
 
 // Routes is the contents route table. Public repositories are read
