@@ -154,7 +154,7 @@ func TestRefusedEventRollsTheChangeBack(t *testing.T) {
 	env.Repo(owner, "widgets")
 	client := env.Client(env.Token(fan, "repo"))
 	rec.Fail(true)
-	resp, err := client.Activity.Star(apptest.Ctx(), "owner", "widgets")
+	resp, err := client.Activity.Star(apptest.InjectedFault(apptest.Ctx()), "owner", "widgets")
 	if apptest.ResponseStatus(resp) != http.StatusInternalServerError || err == nil {
 		t.Fatalf("star with a failing sink: %v", err)
 	}

@@ -129,6 +129,10 @@ func (v *Validator) Counts() (validated, skipped int64) { return v.validated.Loa
 // status, header and body. It returns nil for a valid exchange or one no
 // description knows (skipped), and otherwise the mismatch.
 func (v *Validator) Check(req *http.Request, status int, header http.Header, body []byte) error {
+	if status == http.StatusInternalServerError && req.Context().Value(injectedFaultKey{}) != nil {
+		v.skipped.Add(1)
+		return nil
+	}
 	route, params, file, err := v.route(req)
 	if err != nil {
 		return err
@@ -147,21 +151,65 @@ func (v *Validator) Check(req *http.Request, status int, header http.Header, bod
 	}
 	err = openapi3filter.ValidateResponse(context.Background(), in)
 	if err = remainingError(route, req, body, err); err != nil {
-		return fmt.Errorf("%s %s -> %d does not match %s (%s): %s", req.Method, req.URL.Path, status,
-			route.Operation.OperationID, filepath.Base(file), shorten(err.Error()))
+		return fmt.Errorf("%s %s -> %d%s does not match %s (%s %s in %s): %s", req.Method, req.URL.Path, status,
+			quotedMessage(status, body), route.Operation.OperationID, route.Method, route.Path, filepath.Base(file), shorten(err.Error()))
 	}
 	return nil
 }
 
+// injectedFaultKey marks the context of a request that a test makes fail
+// inside the server on purpose.
+type injectedFaultKey struct{}
+
+// InjectedFault returns ctx marked for a request that the test makes fail
+// inside the server on purpose (a Recorder that refuses events): its 500
+// is forgeapi's answer to the fault the test injected, which no
+// description can have, so that response is skipped rather than
+// validated. Every other status of such a request is validated as usual;
+// a 500 of an unmarked request always fails.
+func InjectedFault(ctx context.Context) context.Context {
+	return context.WithValue(ctx, injectedFaultKey{}, true)
+}
+
 // route finds the operation of the request in the first description that
 // has it, its path mapped from the spec's names to the platform's, and
-// names that description's file; nil when none has it.
+// names that description's file; nil when none has it. A parameter that
+// the platform reads as the rest of the path (restParams: a file path, a
+// reference or branch name, a basehead) may hold slashes, which the
+// descriptions' router does not match: the path is tried again with its
+// tail as one segment.
 func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string, string, error) {
-	if skippedPath(req.URL.Path) {
-		return nil, nil, "", nil
+	p := platformPath(req.URL.Path)
+	route, params, file, err := v.find(req, p)
+	if route != nil || err != nil {
+		return route, params, file, err
 	}
+	segs := strings.Split(p, "/")
+	for i := len(segs) - 1; i >= 2; i-- {
+		route, params, file, err := v.find(req, strings.Join(segs[:i], "/")+"/_")
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if route == nil {
+			continue
+		}
+		last := route.Path[strings.LastIndex(route.Path, "/")+1:]
+		if name, ok := strings.CutPrefix(last, "{"); ok && restParams[strings.TrimSuffix(name, "}")] {
+			params[strings.TrimSuffix(name, "}")] = strings.Join(segs[i:], "/")
+			return route, params, file, nil
+		}
+	}
+	return nil, nil, "", nil
+}
+
+// restParams are the path parameters that the platform reads as the rest
+// of the path, slashes included.
+var restParams = map[string]bool{"path": true, "ref": true, "branch": true, "basehead": true}
+
+// find looks the request up with the path p in each description in turn.
+func (v *Validator) find(req *http.Request, p string) (*routers.Route, map[string]string, string, error) {
 	mapped := req.Clone(req.Context())
-	mapped.URL.Path = platformPath(req.URL.Path)
+	mapped.URL.Path = p
 	mapped.URL.RawPath = ""
 	for _, d := range v.docs {
 		router, err := d.load()
@@ -179,14 +227,6 @@ func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string,
 		}
 	}
 	return nil, nil, "", nil
-}
-
-// skippedPath reports whether a path is outside the API the descriptions
-// cover: git over HTTP, health, metrics, forgeapi's documentation and
-// signed downloads.
-func skippedPath(p string) bool {
-	return strings.Contains(p, ".git/") || strings.HasSuffix(p, ".git") || p == "/healthz" || p == "/metrics" ||
-		strings.HasPrefix(p, "/docs") || strings.HasPrefix(p, "/_blobs/") || strings.HasPrefix(p, "/login/")
 }
 
 // platformPath maps the spec's path names to the platform's: the API
@@ -236,6 +276,15 @@ func responseHeader(route *routers.Route, req *http.Request, status int, header 
 		h.Set("Content-Type", ct)
 	}
 	return h
+}
+
+// quotedMessage is the error message of an error response, quoted after
+// a space, for a mismatch's report; "" for other responses.
+func quotedMessage(status int, body []byte) string {
+	if m := errorMessage(body); status >= 400 && m != "" {
+		return fmt.Sprintf(" %q", m)
+	}
+	return ""
 }
 
 // shorten keeps a validation error readable in a test log.

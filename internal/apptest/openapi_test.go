@@ -75,3 +75,69 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		t.Fatalf("skipped paths counted as validated (%d, then %d)", validated, after)
 	}
 }
+
+// TestValidatorStatuses: an undocumented status passes only by a reasoned
+// rule: a write's 422, the rate limits, an unsupported API version, a
+// token without the scope, or a statusRules entry for that operation; a
+// 500 never passes, a 401 or 404 only where the operation documents it
+// or a rule names the operation.
+func TestValidatorStatuses(t *testing.T) {
+	v := validatorForTest(t)
+	check := func(method, path string, status int, body string, header ...string) error {
+		req, err := http.NewRequest(method, "http://127.0.0.1:1"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
+		for i := 0; i+1 < len(header); i += 2 {
+			h.Set(header[i], header[i+1])
+		}
+		return v.Check(req, status, h, []byte(body))
+	}
+	e := func(msg string) string { return `{"message":"` + msg + `","documentation_url":"https://x/docs"}` }
+	invalid := `{"message":"Validation Failed","errors":[{"resource":"Hook","field":"url","code":"invalid"}],"documentation_url":"https://x/docs"}`
+	for name, c := range map[string]struct {
+		method, path string
+		status       int
+		body         string
+		header       []string
+	}{
+		"a write's 422":                 {"PATCH", "/repos/o/r/hooks/1/config", 422, invalid, nil},
+		"a GET's 422 on its query":      {"GET", "/repos/o/r/hooks?per_page=x", 422, invalid, nil},
+		"the rate limit":                {"GET", "/repos/o/r/hooks/1/config", 403, e("API rate limit exceeded for user."), []string{"X-Ratelimit-Remaining", "0"}},
+		"a token without the scope":     {"GET", "/repos/o/r/hooks/1/config", 403, e("This token lacks the scope this endpoint needs; accepted scopes: repo."), []string{"X-Accepted-Oauth-Scopes", "repo"}},
+		"a 404 with its rule":           {"GET", "/repos/o/r/hooks/1/config", 404, e("Not Found"), nil},
+		"a 401 with its rule":           {"GET", "/repos/o/r", 401, e("Bad credentials"), nil},
+		"a path no operation has, 404":  {"GET", "/octocat/hello", 404, e("Not Found"), nil},
+		"a path parameter with slashes": {"GET", "/repos/o/r/contents/docs/guide.md", 404, e("Not Found"), nil},
+	} {
+		if err := check(c.method, c.path, c.status, c.body, c.header...); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		"a 500":                                {"GET", "/repos/o/r/hooks/1/config", 500, e("Internal Server Error")},
+		"a 401 the operation lacks, no rule":   {"GET", "/repos/o/r/hooks/1/config", 401, e("Bad credentials")},
+		"a rule's status with another message": {"GET", "/repos/o/r", 401, e("Requires authentication")},
+		"a 404 the operation lacks, no rule":   {"GET", "/user", 404, e("Not Found")},
+		"a GET's 422 without a query":          {"GET", "/repos/o/r/hooks", 422, invalid},
+		"a 403 without a reason":               {"GET", "/repos/o/r/hooks/1/config", 403, e("Forbidden")},
+		"a 418":                                {"GET", "/repos/o/r/hooks/1/config", 418, e("I'm a teapot")},
+		"an error status without an error":     {"PATCH", "/repos/o/r/hooks/1/config", 422, `{}`},
+	} {
+		if err := check(c.method, c.path, c.status, c.body); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	req, err := http.NewRequestWithContext(InjectedFault(Ctx()), "PUT", "http://127.0.0.1:1/user/starred/o/r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Check(req, 500, http.Header{"Content-Type": {"application/json"}}, []byte(e("Internal Server Error"))); err != nil {
+		t.Errorf("the 500 of an injected fault: %v", err)
+	}
+}
