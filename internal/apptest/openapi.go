@@ -122,12 +122,17 @@ func NewValidator(dir string) *Validator {
 }
 
 // Counts returns how many exchanges were validated and how many skipped
-// (paths no description has: git, health, docs, forgeapi's own).
+// (requests to forgeapi's paths that no description has, listed in
+// undescribedPaths with their reasons: git, health, docs, downloads).
 func (v *Validator) Counts() (validated, skipped int64) { return v.validated.Load(), v.skipped.Load() }
 
 // Check validates one exchange: req was sent, and the response had the
-// status, header and body. It returns nil for a valid exchange or one no
-// description knows (skipped), and otherwise the mismatch.
+// status, header and body. It returns nil for a valid exchange, or for
+// one on a path that undescribedPaths lists (skipped), and otherwise the
+// mismatch. A request that no description's operation has is a mismatch,
+// except a path that no operation has at all answered with the
+// platform's JSON 404 (what the platform answers for a path it does not
+// serve).
 func (v *Validator) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	if status == http.StatusInternalServerError && req.Context().Value(injectedFaultKey{}) != nil {
 		v.skipped.Add(1)
@@ -138,7 +143,14 @@ func (v *Validator) Check(req *http.Request, status int, header http.Header, bod
 		return err
 	}
 	if route == nil {
-		v.skipped.Add(1)
+		if undescribed(req.URL.Path) != "" {
+			v.skipped.Add(1)
+			return nil
+		}
+		v.validated.Add(1)
+		if err := unknownOperation(req, status, body); err != nil {
+			return fmt.Errorf("%s %s -> %d%s: %w", req.Method, req.URL.Path, status, quotedMessage(status, body), err)
+		}
 		return nil
 	}
 	v.validated.Add(1)
@@ -169,6 +181,22 @@ type injectedFaultKey struct{}
 // a 500 of an unmarked request always fails.
 func InjectedFault(ctx context.Context) context.Context {
 	return context.WithValue(ctx, injectedFaultKey{}, true)
+}
+
+// errUnknownPath is the mismatch of a request to a path that no
+// description has, answered with anything but the platform's JSON 404.
+var errUnknownPath = errors.New("no operation of the descriptions has this method and path, and the response is not the platform's JSON 404 for what it does not serve " +
+	"(list a path forgeapi serves beyond the platform's API in undescribedPaths, with its reason)")
+
+// unknownOperation checks the response to a request that no description's
+// operation has (no path, or not that method): it must be the platform's
+// JSON 404, its answer to what it does not serve. Anything else is an
+// operation forgeapi serves that the platform does not describe.
+func unknownOperation(req *http.Request, status int, body []byte) error {
+	if status == http.StatusNotFound && isErrorBody(body) {
+		return nil
+	}
+	return errUnknownPath
 }
 
 // route finds the operation of the request in the first description that

@@ -276,6 +276,38 @@ func errorMessage(body []byte) string {
 	return e.Message
 }
 
+// undescribedPath is a path that forgeapi serves beyond the platform's
+// REST API, which no description has; its requests are not validated.
+type undescribedPath struct {
+	Pattern *regexp.Regexp
+	Reason  string
+}
+
+// undescribedPaths lists forgeapi's paths that no description has, each
+// with its reason. A request to any other path that no description has
+// fails the test, unless it is answered with the platform's JSON 404.
+var undescribedPaths = []undescribedPath{
+	{regexp.MustCompile(`^/[^/]+/[^/]+\.git(/|$)`), "git's smart HTTP protocol (clone, fetch, push), not the REST API"},
+	{regexp.MustCompile(`^/healthz$`), "forgeapi's health check, for load balancers and orchestrators"},
+	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
+	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},
+	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
+	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
+	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
+	{regexp.MustCompile(`^/api/graphql$`), "the GraphQL endpoint, which the REST descriptions do not cover"},
+}
+
+// undescribed returns the reason a path is outside the descriptions, ""
+// when it is not listed.
+func undescribed(p string) string {
+	for _, u := range undescribedPaths {
+		if u.Pattern.MatchString(p) {
+			return u.Reason
+		}
+	}
+	return ""
+}
+
 // isErrorBody reports whether body is the platform's error object
 // (basic-error, or validation-error with errors[]): a message and a
 // documentation_url, both strings.

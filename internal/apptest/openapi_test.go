@@ -65,6 +65,11 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		}
 	}
 	validated, _ := v.Counts()
+	for _, p := range []string{"/octo/hello.git/info/refs", "/raw/octo/hello/main/README.md", "/_blobs/k", "/docs/webhooks"} {
+		if err := check("GET", p, 200, "binary"); err != nil {
+			t.Fatalf("%s is skipped: %v", p, err)
+		}
+	}
 	if err := check("GET", "/octo/hello.git/info/refs", 200, "binary"); err != nil {
 		t.Fatalf("git is skipped: %v", err)
 	}
@@ -128,6 +133,7 @@ func TestValidatorStatuses(t *testing.T) {
 		"a 403 without a reason":               {"GET", "/repos/o/r/hooks/1/config", 403, e("Forbidden")},
 		"a 418":                                {"GET", "/repos/o/r/hooks/1/config", 418, e("I'm a teapot")},
 		"an error status without an error":     {"PATCH", "/repos/o/r/hooks/1/config", 422, `{}`},
+		"a path no description has, 200":       {"GET", "/octocat/hello", 200, `{}`},
 	} {
 		if err := check(c.method, c.path, c.status, c.body); err == nil {
 			t.Errorf("%s: accepted", name)
