@@ -152,6 +152,29 @@ func TestAppWebhook(t *testing.T) {
 		}
 	}
 	checkDeliveryRoutes(t, env, ac, rc, log)
+	checkTestsEndpoint(t, env, token)
+}
+
+// checkTestsEndpoint: a repository hook's tests endpoint re-sends the
+// repository's latest push, never the app's copy of it (which names the
+// installation).
+func checkTestsEndpoint(t *testing.T, env *apptest.Env, token string) {
+	t.Helper()
+	ctx := apptest.Ctx()
+	plain := newAppReceiver(t, "")
+	c := env.Client(token)
+	hook, _, err := c.Repositories.CreateHook(ctx, "acme", "inside", &github.Hook{Events: []string{"push"},
+		Config: &github.HookConfig{URL: github.Ptr(plain.srv.URL), ContentType: github.Ptr("json")}})
+	apptest.Must(t, "create a repository hook", err)
+	_, err = c.Repositories.TestHook(ctx, "acme", "inside", hook.GetID())
+	apptest.Must(t, "test the hook", err)
+	got := plain.waitFor("the tests endpoint's push", func(ds []delivery) bool { return count(ds, "push") == 1 })
+	for _, d := range got {
+		if e, ok := d.Body.(*github.PushEvent); ok && (e.Installation != nil || e.GetSender().GetLogin() != "hook-bot[bot]") {
+			t.Fatalf("the tests endpoint sent %+v (installation %+v), want the latest push, the bot's, without installation",
+				e, e.Installation)
+		}
+	}
 }
 
 // checkAppDeliveries checks the deliveries' headers and payloads.

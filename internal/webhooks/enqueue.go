@@ -75,7 +75,7 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 		return err
 	}
 	written := 0
-	if e.ToApp == nil {
+	if e.ToApp == nil && (len(hooks) > 0 || e.HookEvent == "push") {
 		if written, err = s.enqueueHookDeliveries(ctx, tx, e, body, hooks); err != nil {
 			return err
 		}
