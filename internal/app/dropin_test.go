@@ -46,6 +46,8 @@ func TestAPIUnderAPIV3(t *testing.T) {
 	c := enterpriseClient(t, env, token)
 	got := make(chan string, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		apptest.CheckWebhook(t, r.Header.Get("X-GitHub-Event"), body)
 		got <- r.Header.Get("X-GitHub-Event")
 	}))
 	t.Cleanup(srv.Close)

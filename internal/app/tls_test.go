@@ -72,6 +72,8 @@ func tlsReceiver(t *testing.T) (url, caFile string, got chan string) {
 	t.Helper()
 	got = make(chan string, 10)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		apptest.CheckWebhook(t, r.Header.Get("X-GitHub-Event"), body)
 		got <- r.Header.Get("X-GitHub-Event")
 	}))
 	t.Cleanup(srv.Close)
@@ -147,6 +149,8 @@ func TestGitHubCLI(t *testing.T) {
 	token := env.Token(octo, "repo", "admin:repo_hook", "read:org")
 	got := make(chan string, 10)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		apptest.CheckWebhook(t, r.Header.Get("X-GitHub-Event"), body)
 		got <- r.Header.Get("X-GitHub-Event")
 	}))
 	t.Cleanup(receiver.Close)

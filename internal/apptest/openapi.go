@@ -41,6 +41,7 @@ const ValidatedCountEnv = "FORGEAPI_TEST_OPENAPI_COUNT_FILE"
 type description struct {
 	file   string
 	once   sync.Once
+	doc    *openapi3.T
 	router routers.Router
 	err    error
 }
@@ -59,6 +60,7 @@ func (d *description) load() (routers.Router, error) {
 		for _, item := range doc.Paths.Map() {
 			item.Servers = nil
 		}
+		d.doc = doc
 		d.router, d.err = gorillamux.NewRouter(doc)
 		runtime.GC() // the loader's garbage is large
 	})

@@ -147,3 +147,26 @@ func TestValidatorStatuses(t *testing.T) {
 		t.Errorf("the 500 of an injected fault: %v", err)
 	}
 }
+
+// TestCheckWebhook: a delivery's body is validated against the schema of
+// its event and action; a body without the required fields, and an event
+// the description has no schema for, are mismatches.
+func TestCheckWebhook(t *testing.T) {
+	v := validatorForTest(t)
+	validated, _ := v.Counts()
+	if err := v.CheckWebhook("star", []byte(`{"action":"created"}`)); err == nil || !strings.Contains(err.Error(), "webhook-star-created") {
+		t.Errorf("a star without its repository and sender: %v", err)
+	}
+	if err := v.CheckWebhook("org_block", []byte(`{"action":"blocked","blocked_user":5}`)); err == nil || !strings.Contains(err.Error(), "webhook-org-block-blocked") {
+		t.Errorf("an org_block with a number for its user: %v", err)
+	}
+	if err := v.CheckWebhook("no_such_event", []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "no schema") {
+		t.Errorf("an unknown event: %v", err)
+	}
+	if err := v.CheckWebhook("push", []byte(`not json`)); err == nil {
+		t.Error("a body that is not JSON: accepted")
+	}
+	if after, _ := v.Counts(); after != validated+2 {
+		t.Errorf("validated %d webhook bodies, want 2", after-validated)
+	}
+}

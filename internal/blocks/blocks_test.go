@@ -65,6 +65,7 @@ func TestUserBlocks(t *testing.T) {
 
 // orgBlockEvents counts the org_block deliveries go-github parses.
 type orgBlockEvents struct {
+	t    testing.TB // each delivery's body is validated for it (apptest.CheckWebhook)
 	mu   sync.Mutex
 	seen []string
 }
@@ -72,6 +73,7 @@ type orgBlockEvents struct {
 func (o *orgBlockEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	payload, err := github.ValidatePayload(r, []byte("s"))
 	if err == nil {
+		apptest.CheckWebhook(o.t, github.WebHookType(r), payload)
 		var event any
 		if event, err = github.ParseWebHook(github.WebHookType(r), payload); err == nil {
 			if e, ok := event.(*github.OrgBlockEvent); ok {
@@ -99,7 +101,7 @@ func TestOrganizationBlocks(t *testing.T) {
 	acme := env.Org("acme", octo, hubot)
 	env.Repo(acme, "rockets")
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook"))
-	rc := &orgBlockEvents{}
+	rc := &orgBlockEvents{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"org_block"},

@@ -32,7 +32,7 @@ func TestDeleteOrganization(t *testing.T) {
 	_, err := env.Q().ExecContext(ctx, `UPDATE repositories SET migration_locked = TRUE WHERE id = $1`, rockets.ID)
 	apptest.Must(t, "lock", err)
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook", "repo"))
-	rc := &orgEvents{}
+	rc := &orgEvents{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	_, _, err = owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},

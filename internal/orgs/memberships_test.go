@@ -16,6 +16,7 @@ import (
 // orgEvents is a receiver that parses organization deliveries with
 // go-github and keeps their actions and the user each one names.
 type orgEvents struct {
+	t       testing.TB // each delivery's body is validated for it (apptest.CheckWebhook)
 	mu      sync.Mutex
 	actions []string
 }
@@ -26,6 +27,7 @@ func (o *orgEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	apptest.CheckWebhook(o.t, github.WebHookType(r), payload)
 	event, err := github.ParseWebHook(github.WebHookType(r), payload)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -71,7 +73,7 @@ func TestInvitationFlow(t *testing.T) {
 	env.Repo(acme, "secret", apptest.RepoOpts{Private: true})
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook"))
 	invitee := env.Client(env.Token(hubot, "read:org", "repo"))
-	rc := &orgEvents{}
+	rc := &orgEvents{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},

@@ -34,6 +34,7 @@ func TestCommitStatuses(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		apptest.CheckWebhook(t, github.WebHookType(r), payload)
 		if e, err := github.ParseWebHook(github.WebHookType(r), payload); err == nil {
 			if se, ok := e.(*github.StatusEvent); ok {
 				mu.Lock()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
 )
 
 // received is one delivery as a receiver saw it.
@@ -76,6 +78,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body, &payload); err != nil {
 		rc.t.Errorf("delivery payload: %v", err)
 	}
+	apptest.CheckWebhook(rc.t, r.Header.Get("X-Service-Event"), body)
 	rc.mu.Lock()
 	rc.got = append(rc.got, received{Event: r.Header.Get("X-Service-Event"), GUID: r.Header.Get("X-Service-Delivery"),
 		HookID: r.Header.Get("X-Service-Hook-ID"), Header: r.Header.Clone(), Raw: raw, Payload: payload})

@@ -1,0 +1,71 @@
+package apptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// CheckWebhook validates the body of a webhook delivery of the event (the
+// X-Service-Event header) against the hosted description's schema for
+// it, and reports a mismatch to t; it does nothing when validation is off.
+// A receiver in a test calls it for each delivery it gets.
+func CheckWebhook(t testing.TB, event string, body []byte) {
+	t.Helper()
+	v := SharedValidator()
+	if v == nil {
+		return
+	}
+	if err := v.CheckWebhook(event, body); err != nil {
+		t.Errorf("OpenAPI: %v", err)
+	}
+}
+
+// CheckWebhook validates a webhook delivery's body against the hosted
+// description's components/schemas/webhook-<event>-<action> (the body's
+// action), or webhook-<event> for an event without actions, the names'
+// underscores read as hyphens. It returns nil for a valid body, and
+// otherwise the mismatch; an event the description has no schema for is
+// a mismatch too. Every validated body counts as a validated exchange.
+func (v *Validator) CheckWebhook(event string, body []byte) error {
+	if _, err := v.docs[0].load(); err != nil {
+		return err
+	}
+	var value any
+	if err := json.Unmarshal(body, &value); err != nil {
+		return fmt.Errorf("webhook %s: the body is not JSON: %w", event, err)
+	}
+	var payload struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(body, &payload)
+	name, schema := webhookSchema(v.docs[0].doc, event, payload.Action)
+	if schema == nil {
+		return fmt.Errorf("webhook %s (action %q): the description has no schema %s", event, payload.Action, name)
+	}
+	v.validated.Add(1)
+	if err := schema.VisitJSON(value, openapi3.MultiErrors()); err != nil {
+		return fmt.Errorf("webhook %s (action %q) does not match %s: %s", event, payload.Action, name, shorten(err.Error()))
+	}
+	return nil
+}
+
+// webhookSchema returns the name and schema of an event's payload with the
+// action in doc: webhook-<event>-<action>, else webhook-<event>; a nil
+// schema when doc has neither (the name is then the first one tried).
+func webhookSchema(doc *openapi3.T, event, action string) (string, *openapi3.Schema) {
+	base := "webhook-" + strings.ReplaceAll(event, "_", "-")
+	names := []string{base}
+	if action != "" {
+		names = []string{base + "-" + strings.ReplaceAll(action, "_", "-"), base}
+	}
+	for _, name := range names {
+		if ref := doc.Components.Schemas[name]; ref != nil && ref.Value != nil {
+			return name, ref.Value
+		}
+	}
+	return names[0], nil
+}
