@@ -120,23 +120,9 @@ func Slug(name string) string {
 // and RSA private key (whose public half it keeps). A slug or bot login
 // already taken is a store.ErrConflict; bad input wraps ErrInvalid.
 func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
-	slug := Slug(n.Name)
-	if slug == "" || !accounts.ValidLogin(slug) {
-		return nil, fmt.Errorf("%w: app name %q gives no valid slug", ErrInvalid, n.Name)
-	}
-	if n.Owner == nil || n.Owner.Type == accounts.TypeBot {
-		return nil, fmt.Errorf("%w: an app is owned by a user or an organization", ErrInvalid)
-	}
-	for _, e := range n.Events {
-		if !eventName.MatchString(e) {
-			return nil, fmt.Errorf("%w: event %q", ErrInvalid, e)
-		}
-	}
-	if n.WebhookContentType == "" {
-		n.WebhookContentType = "json"
-	}
-	if n.WebhookContentType != "json" && n.WebhookContentType != "form" {
-		return nil, fmt.Errorf("%w: webhook content type must be json or form", ErrInvalid)
+	slug, err := n.check()
+	if err != nil {
+		return nil, err
 	}
 	key, err := rsa.GenerateKey(rand.Reader, PrivateKeyBits)
 	if err != nil {
@@ -146,7 +132,7 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := s.Secrets.Seal(n.WebhookSecret)
+	sealed, err := s.sealSecret(n.WebhookSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +166,41 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// check validates n, defaults its webhook content type to json, and
+// returns the app's slug; bad input wraps ErrInvalid.
+func (n *NewApp) check() (string, error) {
+	slug := Slug(n.Name)
+	if slug == "" || !accounts.ValidLogin(slug) {
+		return "", fmt.Errorf("%w: app name %q gives no valid slug", ErrInvalid, n.Name)
+	}
+	if n.Owner == nil || n.Owner.Type == accounts.TypeBot {
+		return "", fmt.Errorf("%w: an app is owned by a user or an organization", ErrInvalid)
+	}
+	for _, e := range n.Events {
+		if !eventName.MatchString(e) {
+			return "", fmt.Errorf("%w: event %q", ErrInvalid, e)
+		}
+	}
+	if n.WebhookContentType == "" {
+		n.WebhookContentType = "json"
+	}
+	if n.WebhookContentType != "json" && n.WebhookContentType != "form" {
+		return "", fmt.Errorf("%w: webhook content type must be json or form", ErrInvalid)
+	}
+	if n.WebhookURL != "" && !webhooks.ValidURL(n.WebhookURL) {
+		return "", fmt.Errorf("%w: webhook URL %q is not an http or https URL with a host", ErrInvalid, n.WebhookURL)
+	}
+	return slug, nil
+}
+
+// sealSecret seals a webhook secret; "" stays "" (no secret).
+func (s *Service) sealSecret(secret string) (string, error) {
+	if secret == "" {
+		return "", nil
+	}
+	return s.Secrets.Seal(secret)
 }
 
 func insertApp(ctx context.Context, q store.Q, a *App, secretHash string) error {

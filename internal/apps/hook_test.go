@@ -2,6 +2,7 @@ package apps_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -308,6 +309,12 @@ func TestAppWebhookInstallationLifecycle(t *testing.T) {
 	apptest.Must(t, "apps transport", err)
 	atr.BaseURL = env.APIBase()
 	ac := env.ClientWith(atr)
+	if cfg, _, err := ac.Apps.GetHookConfig(ctx); err != nil || cfg.Secret != nil || cfg.GetURL() != rc.srv.URL {
+		t.Fatalf("config of a hook without a secret: %+v, %v", cfg, err)
+	}
+	if _, err := env.Apps().Create(env.Context(), apps.NewApp{Name: "Bad URL", Owner: octo, WebhookURL: "ftp://x"}); !errors.Is(err, apps.ErrInvalid) {
+		t.Fatalf("an app with an ftp webhook URL: %v", err)
+	}
 	token := env.Token(octo, "repo")
 	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
 	push := func(ref string) {

@@ -162,11 +162,17 @@ func checkURL(h *Hook, f *apierr.Fields) {
 			Message: "Config must contain URL"})
 		return
 	}
-	u, err := url.Parse(h.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+	if !ValidURL(h.URL) {
 		*f = append(*f, apierr.FieldError{Resource: hookResource, Field: "url", Code: apierr.CodeInvalid,
 			Message: "url is not a supported format"})
 	}
+}
+
+// ValidURL reports whether s is a URL a hook may deliver to: http or
+// https, with a host.
+func ValidURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Hostname() != ""
 }
 
 // checkEvents adds a field error for each event name the platform does
