@@ -32,7 +32,8 @@ type delivery struct {
 
 // appReceiver receives an app's webhook as an app does with go-github:
 // github.ValidatePayload with the app's secret (a bad signature fails the
-// test), WebHookType, ParseWebHook.
+// test), WebHookType, ParseWebHook; each body is also checked against the
+// platform's payload schema (apptest.CheckWebhook).
 type appReceiver struct {
 	t      *testing.T
 	secret string
@@ -50,6 +51,7 @@ func newAppReceiver(t *testing.T, secret string) *appReceiver {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		apptest.CheckWebhook(t, github.WebHookType(r), body)
 		parsed, err := github.ParseWebHook(github.WebHookType(r), body)
 		if err != nil {
 			t.Errorf("parse %s: %v", github.WebHookType(r), err)
