@@ -99,7 +99,9 @@ func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool
 		return err
 	}
 	commitSHA, _, err := gitwrite.Commit(ctx, h.Repos.GitDir(repo.ID), change)
-	if err != nil {
+	if refusal, ok := errors.AsType[*gitwrite.Refusal](err); ok {
+		return apierr.Unprocessable("%s", refusal.Reason)
+	} else if err != nil {
 		return err
 	}
 	old := parent

@@ -89,6 +89,20 @@ func TestContentsWrites(t *testing.T) {
 			t.Errorf("PUT %s: %d %s", body, resp.StatusCode, b)
 		}
 	}
+	// Paths git refuses, and a path that would be both a file and a
+	// directory, are the client's error, and move nothing.
+	if resp, b := env.DoJSON("PUT", "/repos/octo/hello/contents/tree/leaf.txt", token, `{"message":"m","content":"aGk="}`); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create tree/leaf.txt: %d %s", resp.StatusCode, b)
+	}
+	head := apptest.Git(t, clone, "ls-remote", "origin", "refs/heads/main")
+	for _, path := range []string{".git/config", "a/.GIT/b", "tree", "tree/leaf.txt/below"} {
+		if resp, b := env.DoJSON("PUT", "/repos/octo/hello/contents/"+path, token, `{"message":"m","content":"aGk="}`); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("PUT %s: %d %s, want 422", path, resp.StatusCode, b)
+		}
+	}
+	if after := apptest.Git(t, clone, "ls-remote", "origin", "refs/heads/main"); after != head {
+		t.Fatalf("a refused write moved the branch: %s -> %s", head, after)
+	}
 	if resp, _ := env.DoJSON("PUT", "/repos/octo/hello/contents/x.txt", token, `{"message":"m","content":"aGk=","branch":"nope"}`); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown branch: %d", resp.StatusCode)
 	}
@@ -105,8 +119,8 @@ func TestContentsWrites(t *testing.T) {
 			pushes++
 		}
 	}
-	if pushes != 4 { // create, update, git push, delete
-		t.Fatalf("%d PushEvents, want 4", pushes)
+	if pushes != 5 { // create, update, git push, delete, tree/leaf.txt
+		t.Fatalf("%d PushEvents, want 5", pushes)
 	}
 }
 

@@ -72,7 +72,7 @@ func TestTransferRepository(t *testing.T) {
 		{token, `{"new_owner":"octo"}`, http.StatusUnprocessableEntity},
 		{token, `{"new_owner":"octo","new_name":"x/y"}`, http.StatusUnprocessableEntity},
 		{env.Token(hubot, "repo"), `{"new_owner":"other"}`, http.StatusNotFound}, // hubot cannot see it
-		{fine, `{"new_owner":"acme"}`, http.StatusForbidden}, // app user tokens only
+		{fine, `{"new_owner":"acme"}`, http.StatusForbidden},                     // app user tokens only
 	} {
 		if resp, body := env.DoJSON("POST", "/repos/octo/hello/transfer", c.token, c.body); resp.StatusCode != c.want {
 			t.Errorf("transfer %s: %d %s, want %d", c.body, resp.StatusCode, body, c.want)

@@ -16,7 +16,6 @@ package gitwrite
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,16 +78,17 @@ type Change struct {
 // holds files is an error (git would rewrite the whole directory; callers
 // delete files). Unlike git's write-tree it does not check that the
 // objects named by the trees it rewrites exist: the parent is a branch
-// head, whose objects git checked when it was pushed.
+// head, whose objects git checked when it was pushed. Every refusal of
+// what the change asks is a *Refusal; other errors are the server's.
 func Commit(ctx context.Context, dir string, c Change) (commitSHA, blobSHA string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", "", err
 	}
 	if strings.IndexByte(c.Message, 0) >= 0 {
-		return "", "", errors.New("gitwrite: a NUL byte in commit log message not allowed")
+		return "", "", refuse("a NUL byte in commit log message not allowed")
 	}
 	if strings.IndexByte(c.Path, 0) >= 0 {
-		return "", "", errors.New("gitwrite: a NUL byte in the path")
+		return "", "", refuse("a NUL byte in the path")
 	}
 	author, err := identLine(c.Author)
 	if err != nil {
@@ -122,14 +122,14 @@ func Commit(ctx context.Context, dir string, c Change) (commitSHA, blobSHA strin
 			rememberSummary(parentTree, s)
 		}
 		if !s.valid {
-			return "", "", fmt.Errorf("gitwrite: the tree of %s holds a path git refuses", c.Parent)
+			return "", "", refuse("the tree of %s holds a path git refuses", c.Parent)
 		}
 	}
 
 	ed := &edit{r: r, dir: dir, path: c.Path, delete: c.Delete}
 	if !c.Delete {
 		if !verifyPath(c.Path, modeFile) {
-			return "", "", fmt.Errorf("gitwrite: invalid path '%s'", c.Path)
+			return "", "", refuse("invalid path '%s'", c.Path)
 		}
 		if ed.blob, err = writeObject(dir, "blob", c.Content); err != nil {
 			return "", "", err
@@ -181,3 +181,14 @@ func (r *treeReader) commitTree(sha string) (plumbing.Hash, error) {
 	}
 	return plumbing.NewHash(string(hexID)), nil
 }
+
+// Refusal is the error of a change git refuses for what it asks: its
+// path, an identity, a date, the message, or a parent tree that holds a
+// path git refuses. Callers answer it as the client's error (422), never
+// as the server's.
+type Refusal struct{ Reason string }
+
+func (e *Refusal) Error() string { return "gitwrite: " + e.Reason }
+
+// refuse returns the Refusal with the formatted reason.
+func refuse(format string, args ...any) error { return &Refusal{Reason: fmt.Sprintf(format, args...)} }

@@ -1,7 +1,6 @@
 package gitwrite
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -57,10 +56,10 @@ func withoutCrud(s string) string {
 // committer line; what git refuses is an error.
 func identLine(id Identity) (string, error) {
 	if strings.IndexByte(id.Name, 0) >= 0 || strings.IndexByte(id.Email, 0) >= 0 {
-		return "", errors.New("gitwrite: a NUL byte in a name or an email")
+		return "", refuse("a NUL byte in a name or an email")
 	}
 	if id.Name == "" {
-		return "", fmt.Errorf("gitwrite: empty ident name (for <%s>) not allowed", id.Email)
+		return "", refuse("empty ident name (for <%s>) not allowed", id.Email)
 	}
 	hasNonCrud := false
 	for i := range len(id.Name) {
@@ -70,7 +69,7 @@ func identLine(id Identity) (string, error) {
 		}
 	}
 	if !hasNonCrud {
-		return "", fmt.Errorf("gitwrite: name consists only of disallowed characters: %s", id.Name)
+		return "", refuse("name consists only of disallowed characters: %s", id.Name)
 	}
 	date, err := parseGitDate(gitDate(id.When))
 	if err != nil {
@@ -96,7 +95,7 @@ func parseGitDate(s string) (string, error) {
 	secText, zone, ok := strings.Cut(s, " ")
 	secs, err := strconv.ParseInt(secText, 10, 64)
 	if !ok || err != nil || secs < minGitSeconds || secs >= endGitSeconds {
-		return "", fmt.Errorf("gitwrite: invalid date format: %s", s)
+		return "", refuse("invalid date format: %s", s)
 	}
 	offset, ok := zoneMinutes(zone)
 	if !ok {

@@ -2,7 +2,6 @@ package gitwrite
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -236,7 +235,9 @@ func (r *treeReader) summaryOf(entries []entry) (summary, error) {
 }
 
 // errConflict is a path that would be both a file and a directory.
-var errConflict = errors.New("appears as both a file and as a directory")
+// conflictReason is git's word for a path that would be both a file
+// and a directory.
+const conflictReason = "appears as both a file and as a directory"
 
 // edit is the change of one path applied to trees.
 type edit struct {
@@ -281,16 +282,16 @@ func (ed *edit) apply(entries []entry, comps []string) (plumbing.Hash, bool, err
 	switch {
 	case len(comps) == 1 && ed.delete:
 		if foundFiles {
-			return plumbing.ZeroHash, false, fmt.Errorf("gitwrite: %s is a directory, not a file", ed.path)
+			return plumbing.ZeroHash, false, refuse("%s is a directory, not a file", ed.path)
 		}
 	case len(comps) == 1:
 		if foundFiles {
-			return plumbing.ZeroHash, false, fmt.Errorf("gitwrite: '%s' %w", ed.path, errConflict)
+			return plumbing.ZeroHash, false, refuse("'%s' %s", ed.path, conflictReason)
 		}
 		out = append(out, entry{mode: modeFile, name: name, id: ed.blob})
 	case found != nil && !isDirMode(found.mode):
 		if !ed.delete {
-			return plumbing.ZeroHash, false, fmt.Errorf("gitwrite: '%s' %w", ed.path, errConflict)
+			return plumbing.ZeroHash, false, refuse("'%s' %s", ed.path, conflictReason)
 		}
 		out = append(out, *found) // nothing to remove below a file
 	case found != nil || !ed.delete:
