@@ -61,7 +61,13 @@ func commitWithGit(ctx context.Context, dir string, c gitwrite.Change) (commitSH
 		if blobSHA, err = run(c.Content, nil, "hash-object", "-w", "--stdin"); err != nil {
 			return "", "", err
 		}
-		if _, err := run(nil, nil, "update-index", "--add", "--cacheinfo", "100644,"+blobSHA+","+c.Path); err != nil {
+		mode := "100644" // an executable file keeps its mode (gitwrite.Commit's contract)
+		if c.Parent != "" {
+			if listed, _ := run(nil, nil, "ls-tree", c.Parent, "--", c.Path); strings.HasPrefix(listed, "100755 blob ") {
+				mode = "100755"
+			}
+		}
+		if _, err := run(nil, nil, "update-index", "--add", "--cacheinfo", mode+","+blobSHA+","+c.Path); err != nil {
 			return "", "", err
 		}
 	}
@@ -258,7 +264,7 @@ func TestCommitMatchesGit(t *testing.T) {
 		{name: "update nested", c: add(p.plain, "docs/guide.md"), fsck: true},
 		{name: "update at root", c: add(p.plain, "README.md"), fsck: true},
 		{name: "same content", c: with(add(p.plain, "README.md"), func(c *gitwrite.Change) { c.Content = []byte("# readme\n") }), fsck: true},
-		{name: "executable becomes 100644", c: add(p.plain, "run.sh"), fsck: true},
+		{name: "executable stays 100755", c: add(p.plain, "run.sh"), fsck: true},
 		{name: "link becomes a file", c: add(p.plain, "link"), fsck: true},
 		{name: "submodule becomes a file", c: add(p.plain, "sub"), fsck: true},
 		{name: "beside an empty directory", c: add(p.plain, "keep/f.txt"), fsck: true},

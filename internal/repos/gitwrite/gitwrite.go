@@ -58,8 +58,9 @@ type Change struct {
 // Parent) with GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and the
 // committer's set from the identities would write:
 //
-//   - the file is written with mode 100644, whatever the path held (an
-//     executable file or a symbolic link becomes a regular file);
+//   - the file is written with mode 100644, or 100755 where the path
+//     held an executable file, which stays one as on the platform (a
+//     symbolic link or a submodule becomes a regular file);
 //   - only the trees along Path are rewritten (in git's order, with
 //     canonical modes and no subtree that holds no file); every other
 //     subtree keeps its SHA;

@@ -288,7 +288,11 @@ func (ed *edit) apply(entries []entry, comps []string) (plumbing.Hash, bool, err
 		if foundFiles {
 			return plumbing.ZeroHash, false, refuse("'%s' %s", ed.path, conflictReason)
 		}
-		out = append(out, entry{mode: modeFile, name: name, id: ed.blob})
+		mode := uint32(modeFile)
+		if found != nil && found.mode == modeExec {
+			mode = modeExec // an executable stays one, as on the platform
+		}
+		out = append(out, entry{mode: mode, name: name, id: ed.blob})
 	case found != nil && !isDirMode(found.mode):
 		if !ed.delete {
 			return plumbing.ZeroHash, false, refuse("'%s' %s", ed.path, conflictReason)
