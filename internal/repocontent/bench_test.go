@@ -132,9 +132,9 @@ func BenchmarkDirAfterPush(b *testing.B) {
 }
 
 // BenchmarkPutContents measures the server's own time of one
-// PUT .../contents creating a file (a commit written with git and pushed
-// as a git push is, with its events), on SQLite (the target:
-// under 20 ms).
+// PUT .../contents creating a file (the objects written in process by
+// gitwrite, the branch moved as a git push moves it, with its events), on
+// SQLite (the target: under 20 ms).
 func BenchmarkPutContents(b *testing.B) {
 	env := apptest.Start(b)
 	octo := env.User("octo")
