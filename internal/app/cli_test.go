@@ -89,6 +89,8 @@ func TestCLICreatesEverythingOnAFreshDataDir(t *testing.T) {
 	fine := tokenOf(run("token", "create", "--user", "octocat", "--fine-grained", "--resource-owner", "acme",
 		"--repositories", "widgets", "--permissions", "contents:read,repository_hooks:write"))
 	installation := tokenOf(run("token", "create", "--installation", "--org", "acme", "--all-repositories", "--permissions", "administration:write"))
+	// Again: the same app and installation, a token narrowed to one repository.
+	narrowed := tokenOf(run("token", "create", "--installation", "--org", "acme", "--repositories", "widgets", "--permissions", "administration:read"))
 	if _, err := os.Stat(filepath.Join(data, "forgeapi.db")); err != nil {
 		t.Fatalf("no SQLite database under --data: %v", err)
 	}
@@ -103,6 +105,24 @@ func TestCLICreatesEverythingOnAFreshDataDir(t *testing.T) {
 	wantStatus(t, "password from the CLI", resp, body, 200)
 	resp, body = env.DoJSON("POST", "/orgs/acme/repos", installation, `{"name":"by-bot"}`)
 	wantStatus(t, "installation token from the CLI creates", resp, body, 201)
+	// The CLI's installation token belongs to a real installation of the
+	// app it registered: the installation's own routes know it, and the
+	// creation was the app's bot's.
+	resp, body = env.Do("GET", "/installation/repositories", installation, nil)
+	wantStatus(t, "the CLI token's installation", resp, body, 200)
+	if !strings.Contains(string(body), `"repository_selection":"all"`) || !strings.Contains(string(body), `"full_name":"acme/widgets"`) {
+		t.Errorf("installation repositories: %s", body)
+	}
+	resp, body = env.Do("GET", "/installation/repositories", narrowed, nil)
+	wantStatus(t, "the narrowed CLI token's installation", resp, body, 200)
+	if !strings.Contains(string(body), `"total_count":1`) || !strings.Contains(string(body), `"repository_selection":"selected"`) {
+		t.Errorf("narrowed installation repositories: %s", body)
+	}
+	resp, body = env.Do("GET", "/repos/acme/by-bot/events", classic, nil)
+	wantStatus(t, "events of the bot's repository", resp, body, 200)
+	if !strings.Contains(string(body), `"login":"forgeapi-app[bot]"`) {
+		t.Errorf("the bot did not create acme/by-bot: %s", body)
+	}
 	resp, body = env.Do("GET", "/orgs/beta/repos", classic, nil)
 	wantStatus(t, "second organization", resp, body, 200)
 }

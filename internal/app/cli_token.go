@@ -2,13 +2,16 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -37,6 +40,14 @@ func (c *cli) tokenCommand() *cobra.Command {
 				return err
 			}
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+				if spec.Kind == auth.KindInstallation {
+					token, err := tf.installationToken(httpapi.WithBaseURL(ctx, c.cliBaseURL()), a, spec)
+					if err != nil {
+						return err
+					}
+					_, err = fmt.Fprintln(c.stdout, token)
+					return err
+				}
 				var token auth.CreatedToken
 				err := a.DB.Tx(ctx, func(tx store.Q) error {
 					if err := tf.resolve(ctx, tx, &spec); err != nil {
@@ -63,7 +74,7 @@ func (c *cli) tokenCommand() *cobra.Command {
 	f.StringVar(&tf.permissions, "permissions", "", "permissions as name:read|write, comma separated (see `forgeapi permissions`)")
 	f.BoolVar(&tf.installation, "installation", false, "create an app installation token (acts as the app's bot)")
 	f.StringVar(&tf.org, "org", "", "installation: the organization the app is installed on")
-	f.StringVar(&tf.appName, "app", "forgeapi-app", "installation: the app's name; its bot is NAME[bot]")
+	f.StringVar(&tf.appName, "app", "forgeapi-app", "installation: the app (registered on --org and installed when missing); its bot is SLUG[bot]")
 	cmd.AddCommand(create)
 	cmd.AddCommand(c.tokenManageCommands()...)
 	return cmd
@@ -127,17 +138,6 @@ func (tf *tokenFlags) resolve(ctx context.Context, q store.Q, spec *auth.TokenSp
 		}
 		spec.UserID = u.ID
 		return nil
-	case auth.KindInstallation:
-		org, err := accounts.OrgByLogin(ctx, q, tf.org)
-		if err != nil {
-			return fmt.Errorf("no organization %q", tf.org)
-		}
-		bot, err := botAccount(ctx, q, tf.appName)
-		if err != nil {
-			return err
-		}
-		spec.UserID, spec.ResourceOwnerID = bot.ID, org.ID
-		return tf.selectRepositories(ctx, q, org, spec)
 	}
 	u, err := userArg(ctx, q, "--user", tf.user)
 	if err != nil {
@@ -177,14 +177,48 @@ func (tf *tokenFlags) selectRepositories(ctx context.Context, q store.Q, owner *
 	return nil
 }
 
-// botAccount returns the bot account of an app, creating it on first use.
-func botAccount(ctx context.Context, q store.Q, appName string) (*accounts.Account, error) {
-	if !accounts.ValidLogin(appName) {
-		return nil, fmt.Errorf("--app %q is not a valid app name", appName)
+// installationToken mints an installation token through the apps model,
+// as the API's access_tokens does: the app --app (registered now, owned
+// by --org, private, with the permissions asked for, when no app has its
+// slug), installed on --org (now, on the repositories asked for, when it
+// is not), then a token narrowed to the repositories and permissions
+// asked for. Like every installation token it expires after
+// apps.TokenLifetime.
+func (tf *tokenFlags) installationToken(ctx context.Context, a *App, spec auth.TokenSpec) (string, error) {
+	org, err := accounts.OrgByLogin(ctx, a.DB, tf.org)
+	if err != nil {
+		return "", fmt.Errorf("no organization %q", tf.org)
 	}
-	login := appName + "[bot]"
-	if a, err := accounts.ByLogin(ctx, q, login); err == nil {
-		return a, nil
+	if err := tf.selectRepositories(ctx, a.DB, org, &spec); err != nil {
+		return "", err
 	}
-	return accounts.Create(ctx, q, accounts.NewAccount{Type: accounts.TypeBot, Login: login})
+	app, err := apps.BySlug(ctx, a.DB, apps.Slug(tf.appName))
+	if errors.Is(err, store.ErrNotFound) {
+		var created *apps.Created
+		if created, err = a.Apps.Create(ctx, apps.NewApp{Name: tf.appName, Owner: org, Permissions: spec.Grant}); err == nil {
+			app = &created.App
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("app %q: %w", tf.appName, err)
+	}
+	inst, err := apps.InstallationOn(ctx, a.DB, app.ID, org.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		inst, err = a.Apps.Install(ctx, app, org, spec.AllRepositories, spec.RepositoryIDs, nil)
+	}
+	if err != nil {
+		return "", fmt.Errorf("install app %q on %s: %w", app.Slug, org.Login, err)
+	}
+	req := apps.TokenRequest{Permissions: map[string]string{}}
+	if !spec.AllRepositories {
+		req.RepositoryIDs = spec.RepositoryIDs
+	}
+	for name, level := range spec.Grant {
+		req.Permissions[name] = string(level)
+	}
+	minted, err := a.Apps.Mint(ctx, app, inst, req)
+	if err != nil {
+		return "", fmt.Errorf("mint a token of app %q on %s: %w", app.Slug, org.Login, err)
+	}
+	return minted.Token, nil
 }
