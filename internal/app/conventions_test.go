@@ -346,7 +346,9 @@ func TestErrorShapes(t *testing.T) {
 	// GET /{owner}/{repo}/{rest...} made every two-segment path one).
 	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/user/keys", "/user/teams", "/search/repositories", "/octocat/hello",
-		"/enterprises/acme-corp", "/octocat/hello/", "/applications/grants/", "/no/such/path/"} {
+		"/enterprises/acme-corp", "/octocat/hello/", "/applications/grants/", "/no/such/path/",
+		// Dot and empty segments: ServeMux would redirect to the cleaned path.
+		"/repos/octocat/hello/contents/a/../README.md", "/repos//octocat/hello", "/api/v3/../user", "/docs/./api"} {
 		for _, method := range []string{"GET", "HEAD", "POST"} {
 			req, err := http.NewRequest(method, env.URL+path, nil)
 			apptest.Must(t, "request", err)

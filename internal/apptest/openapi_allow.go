@@ -33,13 +33,6 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		return (req.Method == http.MethodGet || req.Method == http.MethodHead) &&
 			(req.Header.Get("If-None-Match") != "" || req.Header.Get("If-Modified-Since") != "")
 	}
-	if status == http.StatusTemporaryRedirect && req.Method == http.MethodGet && route.Path == "/repos/{owner}/{repo}/contents/{path}" &&
-		strings.Contains(req.URL.Path, "/../") {
-		// A deviation, reported: Go's ServeMux answers a path with
-		// dot-dot segments with a redirect to the cleaned path before
-		// any route runs; the platform does not redirect.
-		return true
-	}
 	if status < 400 || status >= 500 || !isErrorBody(body) {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -230,6 +231,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.end()
 		s.logRequest(r, rec, requestID, elapsed)
 	}()
+	if !cleanPath(r.URL.Path) {
+		// ServeMux would redirect to the cleaned path; the platform
+		// answers a path with dot or empty segments like any unknown one.
+		WriteError(rec, r, apierr.NotFound())
+		return
+	}
 	if p, ok := apiPath(r.URL.Path); ok {
 		r.URL.Path = p
 		if r.URL.RawPath != "" {
@@ -239,6 +246,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(rec, r) // sets r.Pattern
+}
+
+// cleanPath reports whether p is what path.Clean makes of it (a trailing
+// slash aside): no ".", ".." or empty segments.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	return c == p || c+"/" == p
 }
 
 func (s *Server) apiHandler(rt Route) http.Handler {
