@@ -17,6 +17,7 @@ import (
 // memberEvents is a receiver that parses member deliveries with
 // go-github and keeps "action member permission-change by sender".
 type memberEvents struct {
+	t      testing.TB
 	mu     sync.Mutex
 	events []string
 }
@@ -27,6 +28,7 @@ func (m *memberEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	apptest.CheckWebhook(m.t, github.WebHookType(r), payload)
 	event, err := github.ParseWebHook(github.WebHookType(r), payload)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -74,7 +76,7 @@ func TestCollaboratorFlow(t *testing.T) {
 	owner := env.Client(ownerToken)
 	bobToken := env.Token(bob, "repo")
 	bobClient := env.Client(bobToken)
-	rc := &memberEvents{}
+	rc := &memberEvents{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "secret", &github.Hook{Events: []string{"member"},

@@ -45,6 +45,7 @@ func TestTransferRepository(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		apptest.CheckWebhook(t, github.WebHookType(r), payload)
 		if e, err := github.ParseWebHook(github.WebHookType(r), payload); err == nil {
 			if re, ok := e.(*github.RepositoryEvent); ok && re.GetAction() == "transferred" {
 				mu.Lock()
