@@ -3,6 +3,7 @@ package githttp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -30,6 +31,25 @@ type Inspector interface {
 	// an older commit changes files without any). It is empty for a
 	// creation or a deletion.
 	TreeChanges(ctx context.Context, u RefUpdate) ([]string, error)
+	// IsAncestor reports whether the commit ancestor is reachable from
+	// the commit descendant (`git merge-base --is-ancestor`): an update
+	// from ancestor to descendant is a fast-forward.
+	IsAncestor(ctx context.Context, ancestor, descendant string) (bool, error)
+	// MergeCommits lists the commits of NewCommits that have more than
+	// one parent.
+	MergeCommits(ctx context.Context, u RefUpdate) ([]string, error)
+	// NewBlobs lists the file contents (blobs) that u brings into the
+	// repository, each with a path it has in the new commits and its size
+	// in bytes (`git rev-list --objects NEW --not --all`). It is empty
+	// for a deletion.
+	NewBlobs(ctx context.Context, u RefUpdate) ([]Blob, error)
+}
+
+// Blob is a file content a push brings: one path it is found at, and its
+// size in bytes.
+type Blob struct {
+	Path string
+	Size int64
 }
 
 // quarantineInspector implements Inspector with the git binary, run with
@@ -96,6 +116,77 @@ func (q *quarantineInspector) TreeChanges(ctx context.Context, u RefUpdate) ([]s
 	return splitPaths(out), nil
 }
 
+// IsAncestor implements Inspector.
+func (q *quarantineInspector) IsAncestor(ctx context.Context, ancestor, descendant string) (bool, error) {
+	if !isSHA(ancestor) || !isSHA(descendant) {
+		return false, fmt.Errorf("githttp: inspect: bad SHA %q..%q", ancestor, descendant)
+	}
+	_, err := q.git(ctx, "merge-base", "--is-ancestor", ancestor, descendant)
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MergeCommits implements Inspector.
+func (q *quarantineInspector) MergeCommits(ctx context.Context, u RefUpdate) ([]string, error) {
+	if u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
+	}
+	out, err := q.git(ctx, "rev-list", "--min-parents=2", u.NewSHA, "--not", "--all")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// NewBlobs implements Inspector: the new objects with a path, then their
+// types and sizes from one `git cat-file --batch-check`.
+func (q *quarantineInspector) NewBlobs(ctx context.Context, u RefUpdate) ([]Blob, error) {
+	if u.IsDelete() {
+		return nil, nil
+	}
+	if !isSHA(u.NewSHA) {
+		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
+	}
+	out, err := q.git(ctx, "rev-list", "--objects", u.NewSHA, "--not", "--all")
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	paths, names := objectPaths(out)
+	cmd := q.command(ctx, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	cmd.Stdin = strings.NewReader(names)
+	sizes, err := q.run(cmd, "cat-file")
+	if err != nil {
+		return nil, err
+	}
+	var blobs []Blob
+	for line := range strings.Lines(string(sizes)) {
+		var sha, typ string
+		var size int64
+		if _, err := fmt.Sscan(line, &sha, &typ, &size); err == nil && typ == "blob" {
+			blobs = append(blobs, Blob{Path: paths[sha], Size: size})
+		}
+	}
+	return blobs, nil
+}
+
+// objectPaths reads `git rev-list --objects` output: the path each object
+// is listed with, and the object names one a line (cat-file's input).
+func objectPaths(out []byte) (map[string]string, string) {
+	paths := map[string]string{}
+	var names strings.Builder
+	for line := range strings.Lines(string(out)) {
+		sha, p, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		paths[sha] = p
+		names.WriteString(sha + "\n")
+	}
+	return paths, names.String()
+}
+
 // splitPaths turns NUL-separated git output into sorted, distinct paths.
 func splitPaths(out []byte) []string {
 	var paths []string
@@ -110,14 +201,25 @@ func splitPaths(out []byte) []string {
 
 // git runs the git binary on the repository with the quarantine environment.
 func (q *quarantineInspector) git(ctx context.Context, args ...string) ([]byte, error) {
+	return q.run(q.command(ctx, args...), args[0])
+}
+
+// command is git with args on the repository, in the quarantine environment.
+func (q *quarantineInspector) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, q.gitPath, args...)
 	cmd.Env = q.env
 	cmd.Dir = q.repoDir
+	return cmd
+}
+
+// run runs cmd and returns its output; its error wraps the *exec.ExitError
+// and quotes git's stderr.
+func (q *quarantineInspector) run(cmd *exec.Cmd, name string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("githttp: git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("githttp: git %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }
