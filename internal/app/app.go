@@ -35,12 +35,14 @@ import (
 	"forgeapi/internal/githost"
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/issues"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
@@ -194,6 +196,8 @@ type App struct {
 	// Agents are the enterprise custom agents; their ruleset check runs
 	// before every push.
 	Agents *agents.Service
+	// Rulesets are the organization rulesets; their check runs before every push.
+	Rulesets *rulesets.Service
 	// Advisories is the advisory database of dependency review.
 	Advisories *advisorydb.Source
 	// DepReview serves dependency review; it owns the parsed-manifest cache.
@@ -274,6 +278,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
+	a.Rulesets = &rulesets.Service{DB: db}
+	a.Git.AddCheck(a.Rulesets.CheckPush)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
@@ -305,6 +311,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.Issues, (&issues.Handler{Service: &issues.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
@@ -316,6 +323,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
+	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())

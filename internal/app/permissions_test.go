@@ -59,8 +59,12 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 		t.Errorf("administration row %+v", r)
 	}
 	// The spec's examples that forgeapi does not serve are there, marked.
-	if r := find("organization_administration", "GET /orgs/{org}/rulesets"); r.Served || r.Access != "write" {
-		t.Errorf("rulesets example %+v", r)
+	if r := find("actions", "GET /repos/{owner}/{repo}/actions/runs"); r.Served || r.Access != "read" {
+		t.Errorf("actions example %+v", r)
+	}
+	// Organization rulesets are served, with the spec's write access for reading.
+	if r := find("organization_administration", "GET /orgs/{org}/rulesets"); !r.Served || r.Access != "write" {
+		t.Errorf("rulesets row %+v", r)
 	}
 	// A spec example that is served takes the route's declaration, which
 	// keeps the spec's token types.
@@ -82,7 +86,7 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 
 	md := cliOK(t, "permissions")
 	for _, want := range []string{"## Organization permissions", "## Repository permissions", "## User permissions",
-		"| Endpoint | Access | Token types | Additional permissions |", "`GET /orgs/{org}/rulesets` *(not served)*"} {
+		"| Endpoint | Access | Token types | Additional permissions |", "`GET /repos/{owner}/{repo}/actions/runs` *(not served)*"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}

@@ -158,6 +158,7 @@ var statusRules = []statusRule{
 	{"GET", "/orgs/{org}/migrations", 403, "You must be an organization owner to do this.", orgOwner},
 	{"PATCH", "/orgs/{org}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/users/{username}/events/orgs/{org}", 403, "Only ", ownDashboard},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/deployment-records", 422, "Validation Failed", digestForm},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/storage-records", 422, "Validation Failed", digestForm},
