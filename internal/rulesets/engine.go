@@ -30,9 +30,9 @@ func newInspection(inspect githttp.Inspector) *inspection {
 	return &inspection{inspect: inspect, paths: map[string][]string{}, blobs: map[string][]githttp.Blob{}}
 }
 
-// changedPaths are the paths the update's new commits change, and those
-// it changes in the branch's files as a whole (a force push back to an
-// older commit changes files without new commits).
+// changedPaths are the paths the update's new commits change, and, for a
+// branch, those it changes in the branch's files as a whole (a force push
+// back to an older commit changes files without new commits).
 func (in *inspection) changedPaths(ctx context.Context, u githttp.RefUpdate) ([]string, error) {
 	if p, ok := in.paths[u.Ref]; ok {
 		return p, nil
@@ -41,11 +41,14 @@ func (in *inspection) changedPaths(ctx context.Context, u githttp.RefUpdate) ([]
 	if err != nil {
 		return nil, err
 	}
-	tree, err := in.inspect.TreeChanges(ctx, u)
-	if err != nil {
-		return nil, err
+	if u.IsBranch() {
+		tree, err := in.inspect.TreeChanges(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, tree...)
 	}
-	in.paths[u.Ref] = append(paths, tree...)
+	in.paths[u.Ref] = paths
 	return in.paths[u.Ref], nil
 }
 

@@ -205,3 +205,53 @@ func TestRulesetsRefusePushes(t *testing.T) {
 	f.setEnforcement(t, force, github.RulesetEnforcementDisabled)
 	apptest.Git(t, f.work, "push", "-q", "--force", f.url(f.dev, f.devToken), base+":refs/heads/main")
 }
+
+func TestRulesetsOtherRules(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	all := &github.RepositoryRulesetRepositoryNamesConditionParameters{Include: []string{"~ALL"}, Exclude: []string{}}
+	f.create(t, github.RepositoryRuleset{
+		Name: "Files", Target: new(github.RulesetTargetPush), Enforcement: github.RulesetEnforcementActive,
+		Conditions: &github.RepositoryRulesetConditions{RepositoryName: all},
+		Rules: &github.RepositoryRulesetRules{
+			FilePathRestriction:      &github.FilePathRestrictionRuleParameters{RestrictedFilePaths: []string{"secrets/**"}},
+			FileExtensionRestriction: &github.FileExtensionRestrictionRuleParameters{RestrictedFileExtensions: []string{".exe"}},
+		},
+	})
+	f.create(t, github.RepositoryRuleset{
+		Name: "Releases", Target: new(github.RulesetTargetTag), Enforcement: github.RulesetEnforcementActive,
+		Conditions: &github.RepositoryRulesetConditions{RepositoryName: all,
+			RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"refs/tags/v*"}, Exclude: []string{}}},
+		Rules: &github.RepositoryRulesetRules{Creation: &github.EmptyRuleParameters{}},
+	})
+	linear := f.create(t, github.RepositoryRuleset{
+		Name: "Linear", Target: new(github.RulesetTargetBranch), Enforcement: github.RulesetEnforcementActive,
+		Conditions: &github.RepositoryRulesetConditions{RepositoryName: all,
+			RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"~ALL"}, Exclude: []string{}}},
+		Rules: &github.RepositoryRulesetRules{RequiredLinearHistory: &github.EmptyRuleParameters{}},
+	})
+	base := strings.TrimSpace(apptest.Git(t, f.work, "rev-parse", "HEAD"))
+
+	apptest.Commit(t, f.work, "secret", map[string]string{"secrets/deep/key.txt": "k"})
+	refused(t, f, "HEAD:refs/heads/main", false, `Ruleset "Files"`, "secrets/deep/key.txt")
+	apptest.Git(t, f.work, "reset", "-q", "--hard", base)
+	apptest.Commit(t, f.work, "exe", map[string]string{"bin/tool.EXE": "MZ"})
+	refused(t, f, "HEAD:refs/heads/main", false, `Ruleset "Files"`, "bin/tool.EXE")
+	apptest.Git(t, f.work, "reset", "-q", "--hard", base)
+
+	refused(t, f, "HEAD:refs/tags/v1", false, `Ruleset "Releases"`, "Cannot create ref")
+	apptest.Git(t, f.work, "push", "-q", f.url(f.dev, f.devToken), "HEAD:refs/tags/nightly")
+
+	apptest.Git(t, f.work, "checkout", "-q", "-b", "side")
+	apptest.Commit(t, f.work, "side", map[string]string{"s.txt": "s"})
+	apptest.Git(t, f.work, "checkout", "-q", "-")
+	apptest.Commit(t, f.work, "main", map[string]string{"m.txt": "m"})
+	apptest.Git(t, f.work, "-c", "user.name=t", "-c", "user.email=t@example.com", "merge", "-q", "--no-ff", "-m", "merge", "side")
+	refused(t, f, "HEAD:refs/heads/main", false, `Ruleset "Linear"`, "must not contain merge commits")
+
+	// A RepositoryRole bypass actor: dev has write on the repository.
+	linear.BypassActors = []*github.BypassActor{{ActorID: new(int64(4)), ActorType: new(github.BypassActorTypeRepositoryRole), BypassMode: new(github.BypassModeAlways)}}
+	_, _, err := f.boss_.Organizations.UpdateRepositoryRuleset(context.Background(), "acme", linear.GetID(), *linear)
+	apptest.Must(t, "add bypass", err)
+	apptest.Git(t, f.work, "push", "-q", f.url(f.dev, f.devToken), "HEAD:refs/heads/main")
+}
