@@ -34,6 +34,7 @@ const (
 	Performance        = "performance"
 	Permissions        = "permissions"
 	Apps               = "apps"
+	Issues             = "issues"
 )
 
 // Pages returns the names of every page, sorted.

@@ -136,6 +136,11 @@ const (
 		"documents only 200."
 	digestForm = "The spec: subject_digest is sha256: and 64 lowercase hexadecimal digits, and another form is a 422 " +
 		"validation error; the description documents only 200."
+	issueTriage = "A caller who reads the repository without triage or push access gets the platform's 403 \"Must " +
+		"have push access to repository.\" on labelling, assigning, locking and the repository's labels and milestones; " +
+		"the description omits it."
+	commentAuthor = "A reader who did not write the comment gets the platform's 403 \"Must have push access to " +
+		"repository.\" on editing or deleting it; the description omits it."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -163,6 +168,27 @@ var statusRules = []statusRule{
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/deployment-records", 422, "Validation Failed", digestForm},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/storage-records", 422, "Validation Failed", digestForm},
 	{"PUT", "/repos/{owner}/{repo}/subscription", 403, " has blocked you from this.", blocked},
+	{"POST", "/repos/{owner}/{repo}/labels", 403, "Must have push access to repository.", issueTriage},
+	{"PATCH", "/repos/{owner}/{repo}/labels/{name}", 403, "Must have push access to repository.", issueTriage},
+	{"DELETE", "/repos/{owner}/{repo}/labels/{name}", 403, "Must have push access to repository.", issueTriage},
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", 403, "Must have push access to repository.", issueTriage},
+	{"PUT", "/repos/{owner}/{repo}/issues/{issue_number}/labels", 403, "Must have push access to repository.", issueTriage},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels", 403, "Must have push access to repository.", issueTriage},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", 403, "Must have push access to repository.", issueTriage},
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 403, "Must have push access to repository.", issueTriage},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 403, "Must have push access to repository.", issueTriage},
+	{"POST", "/repos/{owner}/{repo}/milestones", 403, "Must have push access to repository.", issueTriage},
+	{"PATCH", "/repos/{owner}/{repo}/milestones/{milestone_number}", 403, "Must have push access to repository.", issueTriage},
+	{"DELETE", "/repos/{owner}/{repo}/milestones/{milestone_number}", 403, "Must have push access to repository.", issueTriage},
+	{"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}", 404, "Not Found", hidden},
+	{"PATCH", "/repos/{owner}/{repo}/labels/{name}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/labels/{name}", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
+	{"PATCH", "/repos/{owner}/{repo}/milestones/{milestone_number}", 404, "Not Found", hidden},
 	{"GET", "/app", 404, "Not Found", appCredentials},
 	{"GET", "/app/installations", 404, "Not Found", appCredentials},
 	{"GET", "/app/hook/config", 404, "Not Found", appCredentials},

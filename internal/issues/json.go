@@ -1,0 +1,198 @@
+package issues
+
+import (
+	"net/url"
+	"strconv"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/wire"
+)
+
+// issueJSON is the platform's issue object.
+type issueJSON struct {
+	ID                int64                 `json:"id"`
+	NodeID            string                `json:"node_id"`
+	URL               string                `json:"url"`
+	RepositoryURL     string                `json:"repository_url"`
+	LabelsURL         string                `json:"labels_url"`
+	CommentsURL       string                `json:"comments_url"`
+	EventsURL         string                `json:"events_url"`
+	HTMLURL           string                `json:"html_url"`
+	TimelineURL       string                `json:"timeline_url"`
+	Number            int64                 `json:"number"`
+	State             string                `json:"state"`
+	StateReason       *string               `json:"state_reason"`
+	Title             string                `json:"title"`
+	Body              *string               `json:"body"`
+	User              *accounts.SimpleUser  `json:"user"`
+	Labels            []labelJSON           `json:"labels"`
+	Assignee          *accounts.SimpleUser  `json:"assignee"`
+	Assignees         []accounts.SimpleUser `json:"assignees"`
+	Milestone         *milestoneJSON        `json:"milestone"`
+	Locked            bool                  `json:"locked"`
+	ActiveLockReason  *string               `json:"active_lock_reason"`
+	Comments          int                   `json:"comments"`
+	PullRequest       *pullRequestRef       `json:"pull_request,omitempty"`
+	ClosedAt          *wire.Time            `json:"closed_at"`
+	CreatedAt         wire.Time             `json:"created_at"`
+	UpdatedAt         wire.Time             `json:"updated_at"`
+	ClosedBy          *accounts.SimpleUser  `json:"closed_by"`
+	AuthorAssociation string                `json:"author_association"`
+	Reactions         reactionsJSON         `json:"reactions"`
+	ViaApp            *struct{}             `json:"performed_via_github_app"`
+}
+
+// pullRequestRef is the pull_request key of an issue that is a pull
+// request.
+type pullRequestRef struct {
+	URL      string  `json:"url"`
+	HTMLURL  string  `json:"html_url"`
+	DiffURL  string  `json:"diff_url"`
+	PatchURL string  `json:"patch_url"`
+	MergedAt *string `json:"merged_at"`
+}
+
+// reactionsJSON is the reaction rollup; forgeapi has no reactions, so
+// every count is 0.
+type reactionsJSON struct {
+	URL        string `json:"url"`
+	TotalCount int    `json:"total_count"`
+	PlusOne    int    `json:"+1"`
+	MinusOne   int    `json:"-1"`
+	Laugh      int    `json:"laugh"`
+	Confused   int    `json:"confused"`
+	Heart      int    `json:"heart"`
+	Hooray     int    `json:"hooray"`
+	Eyes       int    `json:"eyes"`
+	Rocket     int    `json:"rocket"`
+}
+
+// labelJSON is the platform's label object.
+type labelJSON struct {
+	ID          int64   `json:"id"`
+	NodeID      string  `json:"node_id"`
+	URL         string  `json:"url"`
+	Name        string  `json:"name"`
+	Color       string  `json:"color"`
+	Default     bool    `json:"default"`
+	Description *string `json:"description"`
+}
+
+// milestoneJSON is the platform's milestone object.
+type milestoneJSON struct {
+	URL          string               `json:"url"`
+	HTMLURL      string               `json:"html_url"`
+	LabelsURL    string               `json:"labels_url"`
+	ID           int64                `json:"id"`
+	NodeID       string               `json:"node_id"`
+	Number       int64                `json:"number"`
+	State        string               `json:"state"`
+	Title        string               `json:"title"`
+	Description  *string              `json:"description"`
+	Creator      *accounts.SimpleUser `json:"creator"`
+	OpenIssues   int                  `json:"open_issues"`
+	ClosedIssues int                  `json:"closed_issues"`
+	CreatedAt    wire.Time            `json:"created_at"`
+	UpdatedAt    wire.Time            `json:"updated_at"`
+	ClosedAt     *wire.Time           `json:"closed_at"`
+	DueOn        *wire.Time           `json:"due_on"`
+}
+
+// commentJSON is the platform's issue-comment object.
+type commentJSON struct {
+	ID                int64                `json:"id"`
+	NodeID            string               `json:"node_id"`
+	URL               string               `json:"url"`
+	HTMLURL           string               `json:"html_url"`
+	IssueURL          string               `json:"issue_url"`
+	Body              string               `json:"body"`
+	User              *accounts.SimpleUser `json:"user"`
+	CreatedAt         wire.Time            `json:"created_at"`
+	UpdatedAt         wire.Time            `json:"updated_at"`
+	AuthorAssociation string               `json:"author_association"`
+	Reactions         reactionsJSON        `json:"reactions"`
+	ViaApp            *struct{}            `json:"performed_via_github_app"`
+}
+
+// urls are a repository's API and web addresses.
+type urls struct{ base, api, web string }
+
+func urlsOf(base string, repo *repos.Repository) urls {
+	return urls{base: base, api: base + "/repos/" + repo.FullName(), web: httpapi.WebBase(base) + "/" + repo.FullName()}
+}
+
+func simpleUser(base string, a *accounts.Account) *accounts.SimpleUser {
+	if a == nil {
+		return nil
+	}
+	u := accounts.ToSimpleUser(base, a)
+	return &u
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toIssueJSON(u urls, is *Issue) issueJSON {
+	n := strconv.FormatInt(is.Number, 10)
+	api := u.api + "/issues/" + n
+	j := issueJSON{ID: is.ID, NodeID: wire.NodeID("I", is.ID), URL: api, RepositoryURL: u.api,
+		LabelsURL: api + "/labels{/name}", CommentsURL: api + "/comments", EventsURL: api + "/events",
+		HTMLURL: u.web + "/issues/" + n, TimelineURL: api + "/timeline", Number: is.Number, State: is.State,
+		StateReason: optional(is.StateReason), Title: is.Title, Body: optional(is.Body), User: simpleUser(u.base, is.User),
+		Labels: make([]labelJSON, 0, len(is.Labels)), Assignees: make([]accounts.SimpleUser, 0, len(is.Assignees)),
+		Locked: is.Locked, ActiveLockReason: optional(is.LockReason), Comments: is.Comments,
+		ClosedAt: wire.TP(is.ClosedAt), CreatedAt: wire.T(is.CreatedAt), UpdatedAt: wire.T(is.UpdatedAt),
+		ClosedBy: simpleUser(u.base, is.ClosedBy), AuthorAssociation: is.Association, Reactions: reactions(api)}
+	for _, lb := range is.Labels {
+		j.Labels = append(j.Labels, toLabelJSON(u, lb))
+	}
+	for _, a := range is.Assignees {
+		j.Assignees = append(j.Assignees, accounts.ToSimpleUser(u.base, a))
+	}
+	if len(j.Assignees) > 0 {
+		j.Assignee = &j.Assignees[0]
+	}
+	if is.Milestone != nil {
+		m := toMilestoneJSON(u, is.Milestone)
+		j.Milestone = &m
+	}
+	if is.PullRequest {
+		j.PullRequest = &pullRequestRef{URL: u.api + "/pulls/" + n, HTMLURL: u.web + "/pull/" + n,
+			DiffURL: u.web + "/pull/" + n + ".diff", PatchURL: u.web + "/pull/" + n + ".patch"}
+	}
+	return j
+}
+
+func reactions(api string) reactionsJSON { return reactionsJSON{URL: api + "/reactions"} }
+
+func toLabelJSON(u urls, lb *Label) labelJSON {
+	return labelJSON{ID: lb.ID, NodeID: wire.NodeID("LA", lb.ID), URL: u.api + "/labels/" + pathEscape(lb.Name),
+		Name: lb.Name, Color: lb.Color, Description: optional(lb.Description)}
+}
+
+func toMilestoneJSON(u urls, m *Milestone) milestoneJSON {
+	n := strconv.FormatInt(m.Number, 10)
+	return milestoneJSON{URL: u.api + "/milestones/" + n, HTMLURL: u.web + "/milestone/" + n,
+		LabelsURL: u.api + "/milestones/" + n + "/labels", ID: m.ID, NodeID: wire.NodeID("MI", m.ID), Number: m.Number,
+		State: m.State, Title: m.Title, Description: optional(m.Description), Creator: simpleUser(u.base, m.Creator),
+		OpenIssues: m.OpenIssues, ClosedIssues: m.ClosedIssues, CreatedAt: wire.T(m.CreatedAt), UpdatedAt: wire.T(m.UpdatedAt),
+		ClosedAt: wire.TP(m.ClosedAt), DueOn: wire.TP(m.DueOn)}
+}
+
+func toCommentJSON(u urls, c *Comment) commentJSON {
+	id := strconv.FormatInt(c.ID, 10)
+	api := u.api + "/issues/comments/" + id
+	return commentJSON{ID: c.ID, NodeID: wire.NodeID("IC", c.ID), URL: api,
+		HTMLURL:  u.web + "/issues/" + strconv.FormatInt(c.IssueNumber, 10) + "#issuecomment-" + id,
+		IssueURL: u.api + "/issues/" + strconv.FormatInt(c.IssueNumber, 10), Body: c.Body, User: simpleUser(u.base, c.User),
+		CreatedAt: wire.T(c.CreatedAt), UpdatedAt: wire.T(c.UpdatedAt), AuthorAssociation: c.Association, Reactions: reactions(api)}
+}
+
+// pathEscape escapes a label name for a URL path segment.
+func pathEscape(s string) string { return url.PathEscape(s) }

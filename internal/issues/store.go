@@ -1,0 +1,322 @@
+package issues
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// issueColumns are the columns scanIssue reads, of issues aliased i.
+const issueColumns = `i.id, i.repository_id, i.number, i.is_pull_request, i.title, i.body, i.state, i.state_reason,
+	i.locked, i.active_lock_reason, i.user_id, i.closed_by_id, i.milestone_id, i.comments, i.created_at, i.updated_at, i.closed_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanIssue(s scanner) (*Issue, error) {
+	is := &Issue{}
+	err := s.Scan(&is.ID, &is.RepoID, &is.Number, &is.PullRequest, &is.Title, &is.Body, &is.State, &is.StateReason,
+		&is.Locked, &is.LockReason, &is.userID, &is.closedByID, &is.milestoneID, &is.Comments, &is.CreatedAt, &is.UpdatedAt, &is.ClosedAt)
+	return is, err
+}
+
+// loader completes issues, comments and milestones with their people,
+// labels and milestones, each account read once.
+type loader struct {
+	q        store.Q
+	repo     *repos.Repository
+	accounts map[int64]*accounts.Account
+	assoc    map[int64]string
+	miles    map[int64]*Milestone
+}
+
+func newLoader(q store.Q, repo *repos.Repository) *loader {
+	return &loader{q: q, repo: repo, accounts: map[int64]*accounts.Account{}, assoc: map[int64]string{}, miles: map[int64]*Milestone{}}
+}
+
+// account is the account of id, nil when id is nil or the account is gone.
+func (l *loader) account(ctx context.Context, id *int64) (*accounts.Account, error) {
+	if id == nil {
+		return nil, nil
+	}
+	if a, ok := l.accounts[*id]; ok {
+		return a, nil
+	}
+	a, err := accounts.ByID(ctx, l.q, *id)
+	if errors.Is(err, store.ErrNotFound) {
+		a, err = nil, nil
+	}
+	l.accounts[*id] = a
+	return a, err
+}
+
+// association is the platform's author_association of a user with the
+// repository: OWNER, MEMBER (of the owning organization), COLLABORATOR or
+// NONE.
+func (l *loader) association(ctx context.Context, a *accounts.Account) (string, error) {
+	if a == nil {
+		return "NONE", nil
+	}
+	if v, ok := l.assoc[a.ID]; ok {
+		return v, nil
+	}
+	v := "NONE"
+	switch {
+	case a.ID == l.repo.Owner.ID:
+		v = "OWNER"
+	default:
+		perm, err := repos.CollaboratorPermission(ctx, l.q, l.repo.ID, a.ID)
+		if err != nil {
+			return "", err
+		}
+		if perm != "" {
+			v = "COLLABORATOR"
+		} else if l.repo.Owner.IsOrg() {
+			role, err := accounts.MemberRole(ctx, l.q, l.repo.Owner.ID, a.ID)
+			if err != nil {
+				return "", err
+			}
+			if role != "" {
+				v = "MEMBER"
+			}
+		}
+	}
+	l.assoc[a.ID] = v
+	return v, nil
+}
+
+// issues completes the issues: people, milestone, labels and assignees.
+func (l *loader) issues(ctx context.Context, list []*Issue) error {
+	if len(list) == 0 {
+		return nil
+	}
+	byID := map[int64]*Issue{}
+	ids := make([]any, 0, len(list))
+	for _, is := range list {
+		byID[is.ID] = is
+		ids = append(ids, is.ID)
+		is.Labels, is.Assignees = []*Label{}, []*accounts.Account{}
+		var err error
+		if is.User, err = l.account(ctx, is.userID); err != nil {
+			return err
+		}
+		if is.ClosedBy, err = l.account(ctx, is.closedByID); err != nil {
+			return err
+		}
+		if is.Association, err = l.association(ctx, is.User); err != nil {
+			return err
+		}
+		if is.Milestone, err = l.milestone(ctx, is.milestoneID); err != nil {
+			return err
+		}
+	}
+	if err := l.labels(ctx, byID, ids); err != nil {
+		return err
+	}
+	return l.assignees(ctx, byID, ids)
+}
+
+// in is "($1, $2, ...)" for n values.
+func in(n int) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) error {
+	rows, err := l.q.QueryContext(ctx, `SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
+		WHERE il.issue_id IN `+in(len(ids))+` ORDER BY lower(l.name)`, ids...)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var issueID int64
+		lb := &Label{}
+		if err := rows.Scan(&issueID, &lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description); err != nil {
+			return store.Normalize(err)
+		}
+		byID[issueID].Labels = append(byID[issueID].Labels, lb)
+	}
+	return store.Normalize(rows.Err())
+}
+
+func (l *loader) assignees(ctx context.Context, byID map[int64]*Issue, ids []any) error {
+	rows, err := l.q.QueryContext(ctx, `SELECT issue_id, user_id FROM issue_assignees WHERE issue_id IN `+in(len(ids))+` ORDER BY user_id`, ids...)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	type pair struct{ issue, user int64 }
+	var pairs []pair
+	for rows.Next() {
+		var p pair
+		if err := rows.Scan(&p.issue, &p.user); err != nil {
+			rows.Close()
+			return store.Normalize(err)
+		}
+		pairs = append(pairs, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return store.Normalize(err)
+	}
+	for _, p := range pairs {
+		a, err := l.account(ctx, &p.user)
+		if err != nil {
+			return err
+		}
+		if a != nil {
+			byID[p.issue].Assignees = append(byID[p.issue].Assignees, a)
+		}
+	}
+	return nil
+}
+
+// milestone is the milestone of id with its counts, nil for nil.
+func (l *loader) milestone(ctx context.Context, id *int64) (*Milestone, error) {
+	if id == nil {
+		return nil, nil
+	}
+	if m, ok := l.miles[*id]; ok {
+		return m, nil
+	}
+	m, err := scanMilestone(l.q.QueryRowContext(ctx, `SELECT `+milestoneColumns+` FROM milestones m WHERE m.id = $1`, *id))
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	if err := l.completeMilestone(ctx, m); err != nil {
+		return nil, err
+	}
+	l.miles[*id] = m
+	return m, nil
+}
+
+func (l *loader) completeMilestone(ctx context.Context, m *Milestone) error {
+	var err error
+	if m.Creator, err = l.account(ctx, m.creatorID); err != nil {
+		return err
+	}
+	return store.Normalize(l.q.QueryRowContext(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN state = 'closed' THEN 1 ELSE 0 END), 0)
+		FROM issues WHERE milestone_id = $1`, m.ID).Scan(&m.OpenIssues, &m.ClosedIssues))
+}
+
+// comments completes comments with their authors.
+func (l *loader) comments(ctx context.Context, list []*Comment) error {
+	for _, c := range list {
+		var err error
+		if c.User, err = l.account(ctx, c.userID); err != nil {
+			return err
+		}
+		if c.Association, err = l.association(ctx, c.User); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const labelColumns = `l.id, l.repository_id, l.name, l.color, l.description`
+
+func scanLabel(s scanner) (*Label, error) {
+	lb := &Label{}
+	err := s.Scan(&lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description)
+	return lb, err
+}
+
+const milestoneColumns = `m.id, m.repository_id, m.number, m.title, m.description, m.state, m.due_on, m.closed_at, m.creator_id, m.created_at, m.updated_at`
+
+func scanMilestone(s scanner) (*Milestone, error) {
+	m := &Milestone{}
+	err := s.Scan(&m.ID, &m.RepoID, &m.Number, &m.Title, &m.Description, &m.State, &m.DueOn, &m.ClosedAt, &m.creatorID, &m.CreatedAt, &m.UpdatedAt)
+	return m, err
+}
+
+const commentColumns = `c.id, c.repository_id, c.issue_id, i.number, c.user_id, c.body, c.created_at, c.updated_at`
+
+func scanComment(s scanner) (*Comment, error) {
+	c := &Comment{}
+	err := s.Scan(&c.ID, &c.RepoID, &c.IssueID, &c.IssueNumber, &c.userID, &c.Body, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// collect returns a function that scans every row of a query with scan.
+func collect[T any](scan func(scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) { return scanAll(rows, err, scan) }
+}
+
+func scanAll[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, store.Normalize(err)
+		}
+		out = append(out, v)
+	}
+	return out, store.Normalize(rows.Err())
+}
+
+// issueByNumber loads the repository's issue with its details.
+func issueByNumber(ctx context.Context, q store.Q, repo *repos.Repository, number int64) (*Issue, error) {
+	is, err := scanIssue(q.QueryRowContext(ctx, `SELECT `+issueColumns+` FROM issues i WHERE i.repository_id = $1 AND i.number = $2`, repo.ID, number))
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return is, newLoader(q, repo).issues(ctx, []*Issue{is})
+}
+
+// labelByName is the repository's label of that name (any case).
+func labelByName(ctx context.Context, q store.Q, repoID int64, name string) (*Label, error) {
+	lb, err := scanLabel(q.QueryRowContext(ctx, `SELECT `+labelColumns+` FROM labels l WHERE l.repository_id = $1 AND lower(l.name) = lower($2)`, repoID, name))
+	return lb, store.Normalize(err)
+}
+
+// milestoneByNumber is the repository's milestone with its counts.
+func milestoneByNumber(ctx context.Context, q store.Q, repo *repos.Repository, number int64) (*Milestone, error) {
+	m, err := scanMilestone(q.QueryRowContext(ctx, `SELECT `+milestoneColumns+` FROM milestones m WHERE m.repository_id = $1 AND m.number = $2`, repo.ID, number))
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return m, newLoader(q, repo).completeMilestone(ctx, m)
+}
+
+// commentByID is the repository's comment.
+func commentByID(ctx context.Context, q store.Q, repo *repos.Repository, id int64) (*Comment, error) {
+	c, err := scanComment(q.QueryRowContext(ctx, `SELECT `+commentColumns+` FROM issue_comments c JOIN issues i ON i.id = c.issue_id
+		WHERE c.id = $1 AND c.repository_id = $2`, id, repo.ID))
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return c, newLoader(q, repo).comments(ctx, []*Comment{c})
+}
+
+// nextNumber allocates the repository's next issue (or milestone) number
+// in the transaction: the counter row's update holds its lock until the
+// transaction ends, so concurrent creates get distinct numbers.
+func nextNumber(ctx context.Context, tx store.Q, repoID int64, milestone bool) (int64, error) {
+	query := `INSERT INTO issue_counters (repository_id, last_issue, last_milestone) VALUES ($1, 1, 0)
+		ON CONFLICT (repository_id) DO UPDATE SET last_issue = issue_counters.last_issue + 1 RETURNING last_issue`
+	if milestone {
+		query = `INSERT INTO issue_counters (repository_id, last_issue, last_milestone) VALUES ($1, 0, 1)
+		ON CONFLICT (repository_id) DO UPDATE SET last_milestone = issue_counters.last_milestone + 1 RETURNING last_milestone`
+	}
+	var n int64
+	err := tx.QueryRowContext(ctx, query, repoID).Scan(&n)
+	return n, store.Normalize(err)
+}
