@@ -18,7 +18,7 @@ func TestAppReceives(t *testing.T) {
 		"status":       false, // statuses not held
 		"organization": false, // members not held
 		"star":         false, // not subscribed
-		"issues":       false, // not an event forgeapi sends apps
+		"issues":       false, // issues not held
 	} {
 		if got := a.Receives(event); got != want {
 			t.Errorf("Receives(%q) = %v, want %v", event, got, want)
