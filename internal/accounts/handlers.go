@@ -13,6 +13,10 @@ import (
 // Handler serves the accounts endpoints.
 type Handler struct {
 	DB *store.DB
+	// OrgUpdated, when set, runs in the transaction of PATCH /orgs/{org}
+	// with the organization before and after the change (the audit log
+	// records the settings changed).
+	OrgUpdated func(ctx context.Context, tx store.Q, before, after *Account) error
 }
 
 func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {

@@ -169,7 +169,10 @@ func (h *Handler) updateOrg(w http.ResponseWriter, r *http.Request) error {
 		updated, err = Update(r.Context(), tx, org.ID, AccountUpdate{Name: body.Name, Email: body.Email,
 			Description: body.Description, BaseRepoPermission: body.DefaultRepositoryPermission,
 			MembersCanCreateRepos: body.MembersCanCreateRepositories})
-		return err
+		if err != nil || h.OrgUpdated == nil {
+			return err
+		}
+		return h.OrgUpdated(r.Context(), tx, org, updated)
 	})
 	if err != nil {
 		return err

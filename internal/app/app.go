@@ -23,6 +23,7 @@ import (
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/artifacts"
+	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
@@ -239,6 +240,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: a.Activity.RepositoryForked}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
+	a.Events.Subscribe(auditlog.Sink{})
 	serverKey, err := loadSecretKey(cfg)
 	if err == nil {
 		a.Secrets, err = secretbox.New(serverKey)
@@ -307,7 +309,7 @@ func (a *App) Routes() []httpapi.Route {
 	area := func(page string, rs []httpapi.Route) {
 		routes = append(routes, documentedOn(page, rs)...)
 	}
-	area(docs.API, (&accounts.Handler{DB: a.DB}).Routes())
+	area(docs.API, (&accounts.Handler{DB: a.DB, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
@@ -324,6 +326,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
+	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())

@@ -62,6 +62,18 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 	if r := find("actions", "GET /repos/{owner}/{repo}/actions/runs"); r.Served || r.Access != "read" {
 		t.Errorf("actions example %+v", r)
 	}
+	// The rest of the spec's examples are served: only Actions and Gists,
+	// which forgeapi does not host, are not.
+	for _, tbl := range tables {
+		for _, r := range tbl.Endpoints {
+			if !r.Served && tbl.Permission != "actions" && tbl.Permission != "gists" {
+				t.Errorf("%s: %s not served", tbl.Permission, r.Endpoint)
+			}
+		}
+	}
+	if r := find("organization_administration", "GET /orgs/{org}/audit-log"); !r.Served || r.Access != "read" {
+		t.Errorf("audit log row %+v", r)
+	}
 	// Organization rulesets are served, with the spec's write access for reading.
 	if r := find("organization_administration", "GET /orgs/{org}/rulesets"); !r.Served || r.Access != "write" {
 		t.Errorf("rulesets row %+v", r)
@@ -86,7 +98,8 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 
 	md := cliOK(t, "permissions")
 	for _, want := range []string{"## Organization permissions", "## Repository permissions", "## User permissions",
-		"| Endpoint | Access | Token types | Additional permissions |", "`GET /repos/{owner}/{repo}/actions/runs` *(not served)*"} {
+		"| Endpoint | Access | Token types | Additional permissions |", "`GET /repos/{owner}/{repo}/actions/runs` *(not served)*",
+		"areas forgeapi does not host (Actions, Gists)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}

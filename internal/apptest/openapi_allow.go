@@ -164,6 +164,8 @@ var statusRules = []statusRule{
 	{"PATCH", "/orgs/{org}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/audit-log", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/audit-log", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/events/orgs/{org}", 403, "Only ", ownDashboard},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/deployment-records", 422, "Validation Failed", digestForm},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/storage-records", 422, "Validation Failed", digestForm},

@@ -21,6 +21,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/repos"
@@ -128,6 +129,11 @@ func (s *Service) Start(ctx context.Context, org *accounts.Account, req Request)
 		}
 		m, err = insertMigration(ctx, tx, newMigration{GUID: wire.NewGUID(), OrgID: org.ID, Flags: req.Flags,
 			Exclude: req.Exclude, Repos: list, Now: s.now()})
+		if err != nil {
+			return err
+		}
+		err = auditlog.Record(ctx, tx, auditlog.Entry{OrgID: org.ID, Action: "migration.create",
+			Data: map[string]any{"migration_id": m.ID, "repositories": len(list)}})
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/apps"
+	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
@@ -84,7 +85,13 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := h.check(r.Context(), rs); err != nil {
 		return err
 	}
-	if err := h.Service.DB.Tx(r.Context(), func(tx store.Q) error { return insert(r.Context(), tx, rs) }); err != nil {
+	err := h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+		if err := insert(r.Context(), tx, rs); err != nil {
+			return err
+		}
+		return audit(r.Context(), tx, rs, "repository_ruleset.create")
+	})
+	if err != nil {
 		return nameTaken(err)
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, toJSON(httpapi.BaseURL(r.Context()), org, rs))
@@ -105,7 +112,13 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := h.check(r.Context(), rs); err != nil {
 		return err
 	}
-	if err := h.Service.DB.Tx(r.Context(), func(tx store.Q) error { return update(r.Context(), tx, rs) }); err != nil {
+	err = h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+		if err := update(r.Context(), tx, rs); err != nil {
+			return err
+		}
+		return audit(r.Context(), tx, rs, "repository_ruleset.update")
+	})
+	if err != nil {
 		return nameTaken(err)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), accounts.OrgFrom(r.Context()), rs))
@@ -118,7 +131,16 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	org := accounts.OrgFrom(r.Context())
-	err = h.Service.DB.Tx(r.Context(), func(tx store.Q) error { return remove(r.Context(), tx, org.ID, id) })
+	err = h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+		rs, err := ByID(r.Context(), tx, org.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := remove(r.Context(), tx, org.ID, id); err != nil {
+			return err
+		}
+		return audit(r.Context(), tx, rs, "repository_ruleset.destroy")
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.NotFound()
 	}
@@ -159,6 +181,12 @@ func (h *Handler) check(ctx context.Context, rs *Ruleset) error {
 		}
 	}
 	return nil
+}
+
+// audit records the change of the ruleset in its organization's audit log.
+func audit(ctx context.Context, tx store.Q, rs *Ruleset, action string) error {
+	return auditlog.Record(ctx, tx, auditlog.Entry{OrgID: rs.OrgID, Action: action,
+		Data: map[string]any{"ruleset_id": rs.ID, "name": rs.Name, "enforcement": rs.Enforcement, "target": rs.Target}})
 }
 
 // nameTaken turns a second ruleset of the same name into the 422.

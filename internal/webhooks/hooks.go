@@ -13,6 +13,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auditlog"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -384,6 +385,9 @@ func (s *Service) CreateHook(ctx context.Context, t target, b *hookBody, appID i
 		if err := storeNewHook(ctx, tx, h, s.now()); err != nil {
 			return err
 		}
+		if err := audit(ctx, tx, h, "hook.create"); err != nil {
+			return err
+		}
 		return s.EnqueuePing(ctx, tx, h, sender)
 	})
 	if err != nil {
@@ -422,7 +426,10 @@ func (s *Service) EditHook(ctx context.Context, id int64, edit func(h *Hook) err
 			return err
 		}
 		out = h
-		return storeHook(ctx, tx, h, s.now())
+		if err := storeHook(ctx, tx, h, s.now()); err != nil {
+			return err
+		}
+		return audit(ctx, tx, h, "hook.config_changed")
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound()
@@ -449,8 +456,30 @@ func (s *Service) DeleteHook(ctx context.Context, h *Hook, sender *accounts.Acco
 			return apierr.NotFound()
 		}
 		h.DeletedAt = &now
+		if err := audit(ctx, tx, h, "hook.destroy"); err != nil {
+			return err
+		}
 		return s.EnqueueMeta(ctx, tx, h, sender)
 	})
+}
+
+// audit records a change of an organization's hook, or of a hook of one
+// of its repositories, in the organization's audit log; apps' own hooks
+// and the hooks of users' repositories are in none.
+func audit(ctx context.Context, tx store.Q, h *Hook, action string) error {
+	if h.IntegrationID != 0 {
+		return nil
+	}
+	e := auditlog.Entry{OrgID: h.OrgID, Action: action,
+		Data: map[string]any{"hook_id": h.ID, "name": h.Name, "active": h.Active, "content_type": h.ContentType}}
+	if h.RepoID != 0 {
+		r, err := repos.ByID(ctx, tx, h.RepoID)
+		if err != nil || !r.Owner.IsOrg() {
+			return err
+		}
+		e.OrgID, e.Repo = r.Owner.ID, r.Owner.Login+"/"+r.Name
+	}
+	return auditlog.Record(ctx, tx, e)
 }
 
 // hookConfigJSON is a hook's config as responses show it: secrets masked,
