@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 	"forgeapi/internal/webhooks"
 )
 
@@ -58,7 +59,7 @@ func TestIssueAccess(t *testing.T) {
 	for login, perm := range map[string]string{"carol": "triage", "dave": "pull"} {
 		user := map[string]int64{"carol": carol.ID, "dave": dave.ID}[login]
 		if _, err := env.Q().ExecContext(ctx, `INSERT INTO repo_collaborators (repository_id, user_id, permission, created_at)
-			VALUES ($1, $2, $3, CURRENT_TIMESTAMP)`, secret.ID, user, perm); err != nil {
+			VALUES ($1, $2, $3, $4)`, secret.ID, user, perm, store.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestIssueAccess(t *testing.T) {
 	apptest.Must(t, "all user issues", err)
 	theirs, _, err := stranger.Issues.ListUserIssues(ctx, &github.ListUserIssuesOptions{Filter: "all"})
 	apptest.Must(t, "stranger's issues", err)
-	if len(mine) != 1 || mine[0].GetTitle() != "hidden" || len(everything) != 3 || len(theirs) != 0 {
+	if len(mine) != 1 || mine[0].GetTitle() != "hidden" || mine[0].GetRepository().GetFullName() != "octo/secret" || len(everything) != 3 || len(theirs) != 0 {
 		t.Fatalf("user issues: assigned %d, all %d, stranger %d", len(mine), len(everything), len(theirs))
 	}
 }
@@ -140,4 +141,9 @@ func TestAppReceivesIssues(t *testing.T) {
 	_, _, err = bot.Issues.CreateComment(ctx, "acme", "tracker", 1, github.IssueCommentRequest{Body: "thanks"})
 	apptest.Must(t, "bot comments", err)
 	rc.waitFor(t, "issues opened", "issue_comment created")
+	inOrg, _, err := owner.Issues.ListByOrg(ctx, "acme", &github.IssueListByOrgOptions{Filter: "all"})
+	apptest.Must(t, "organization issues", err)
+	if len(inOrg) != 1 || inOrg[0].GetComments() != 1 || inOrg[0].GetRepository().GetFullName() != "acme/tracker" {
+		t.Fatalf("organization issues: %+v", inOrg)
+	}
 }

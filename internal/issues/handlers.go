@@ -398,16 +398,39 @@ func (h *Handler) listAcross(w http.ResponseWriter, r *http.Request, orgID int64
 	if err != nil {
 		return err
 	}
-	base := httpapi.BaseURL(ctx)
-	out := make([]issueJSON, 0, len(list))
-	for _, is := range list {
-		repo, err := h.Service.RepoOf(ctx, is)
-		if err != nil {
-			return err
-		}
-		out = append(out, toIssueJSON(urlsOf(base, repo), is))
+	out, err := h.withRepositories(r, list)
+	if err != nil {
+		return err
 	}
 	httpapi.SetLinksMore(w, r, page, more)
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// withRepositories renders issues of several repositories, each with its
+// repository object, as the lists across repositories show them.
+func (h *Handler) withRepositories(r *http.Request, list []*Issue) ([]issueJSON, error) {
+	ctx := r.Context()
+	base := httpapi.BaseURL(ctx)
+	p := auth.PrincipalFrom(ctx)
+	out := make([]issueJSON, 0, len(list))
+	for _, is := range list {
+		repo, err := h.Service.RepoOf(ctx, is)
+		if err != nil {
+			return nil, err
+		}
+		st, err := repos.StatsOf(ctx, h.Service.DB, repo.ID)
+		if err != nil {
+			return nil, err
+		}
+		role, err := access.RepoRole(ctx, h.Service.DB, p, repo)
+		if err != nil {
+			return nil, err
+		}
+		j := toIssueJSON(urlsOf(base, repo), is)
+		rj := repos.ToJSON(base, repo, st, role)
+		j.Repository = &rj
+		out = append(out, j)
+	}
+	return out, nil
 }

@@ -299,6 +299,16 @@ func TestIssueFlow(t *testing.T) {
 		t.Fatalf("issue keeps a deleted milestone: %+v", is.Milestone)
 	}
 
+	feed, _, err := owner.Activity.ListRepositoryEvents(ctx, "octo", "hello", nil)
+	apptest.Must(t, "repository events", err)
+	types := map[string]int{}
+	for _, e := range feed {
+		types[e.GetType()]++
+	}
+	if types["IssuesEvent"] < 3 || types["IssueCommentEvent"] != 2 {
+		t.Fatalf("feed event types %v", types)
+	}
+
 	rc.waitFor(t, "issues opened", "issues opened", "issues edited", "issues labeled", "issues labeled", "issues closed",
 		"issues reopened", "issues locked", "issues unlocked", "issues assigned", "issues unassigned", "issues unlabeled",
 		"issue_comment created", "issue_comment created", "issue_comment edited", "issue_comment deleted",

@@ -42,6 +42,8 @@ type issueJSON struct {
 	AuthorAssociation string                `json:"author_association"`
 	Reactions         reactionsJSON         `json:"reactions"`
 	ViaApp            *struct{}             `json:"performed_via_github_app"`
+	// Repository is set in the lists across repositories.
+	Repository *repos.JSON `json:"repository,omitempty"`
 }
 
 // pullRequestRef is the pull_request key of an issue that is a pull
