@@ -281,6 +281,16 @@ func TestIssueFlow(t *testing.T) {
 	_, err = owner.Issues.RemoveLabelsForIssue(ctx, "octo", "hello", 2)
 	apptest.Must(t, "remove all labels", err)
 
+	withMs, _, err := owner.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{Milestone: github.Ptr(1)})
+	apptest.Must(t, "set milestone", err)
+	withoutMs, _, err := owner.Issues.RemoveMilestone(ctx, "octo", "hello", 1)
+	apptest.Must(t, "remove milestone", err)
+	if withMs.GetMilestone().GetTitle() != "v1" || withoutMs.Milestone != nil {
+		t.Fatalf("milestone set %+v, removed %+v", withMs.Milestone, withoutMs.Milestone)
+	}
+	_, _, err = owner.Issues.UpdateMilestone(ctx, "octo", "hello", 1, github.UpdateMilestoneRequest{Title: github.Ptr("v1.0"),
+		DueOn: &github.Timestamp{Time: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}})
+	apptest.Must(t, "edit milestone", err)
 	ms, _, err := owner.Issues.UpdateMilestone(ctx, "octo", "hello", 1, github.UpdateMilestoneRequest{State: github.Ptr("closed")})
 	apptest.Must(t, "close milestone", err)
 	if ms.GetState() != "closed" || ms.GetOpenIssues() != 1 || ms.ClosedAt == nil {
@@ -290,9 +300,11 @@ func TestIssueFlow(t *testing.T) {
 	apptest.Must(t, "open milestones", err)
 	everyMs, _, err := owner.Issues.ListMilestones(ctx, "octo", "hello", &github.MilestoneListOptions{State: "all"})
 	apptest.Must(t, "all milestones", err)
-	if len(open) != 0 || len(everyMs) != 1 {
+	if len(open) != 0 || len(everyMs) != 1 || everyMs[0].GetTitle() != "v1.0" || everyMs[0].GetDueOn().Year() != 2030 {
 		t.Fatalf("milestones: %d open, %d in all", len(open), len(everyMs))
 	}
+	_, _, err = owner.Issues.UpdateMilestone(ctx, "octo", "hello", 1, github.UpdateMilestoneRequest{State: github.Ptr("open")})
+	apptest.Must(t, "reopen milestone", err)
 	_, err = owner.Issues.DeleteMilestone(ctx, "octo", "hello", 1)
 	apptest.Must(t, "delete milestone", err)
 	if is, _, _ := owner.Issues.Get(ctx, "octo", "hello", 2); is.Milestone != nil {
@@ -312,5 +324,6 @@ func TestIssueFlow(t *testing.T) {
 	rc.waitFor(t, "issues opened", "issues opened", "issues edited", "issues labeled", "issues labeled", "issues closed",
 		"issues reopened", "issues locked", "issues unlocked", "issues assigned", "issues unassigned", "issues unlabeled",
 		"issue_comment created", "issue_comment created", "issue_comment edited", "issue_comment deleted",
-		"label created", "label edited", "label deleted", "milestone created", "milestone closed", "milestone deleted")
+		"label created", "label edited", "label deleted", "milestone created", "milestone closed", "milestone deleted",
+		"issues milestoned", "issues demilestoned", "milestone edited", "milestone opened")
 }
