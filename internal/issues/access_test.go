@@ -3,6 +3,7 @@ package issues_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -70,12 +71,54 @@ func TestIssueAccess(t *testing.T) {
 	_, resp, _ = env.Client(env.Token(dave, "repo")).Issues.Update(ctx, "octo", "secret", 1, github.UpdateIssueRequest{State: github.Ptr("closed")})
 	status(t, "pull collaborator closes another's issue", resp, http.StatusForbidden)
 
+	for what, call := range map[string]func() (*github.Response, error){
+		"bad state": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.Update(ctx, "octo", "secret", 1, github.UpdateIssueRequest{State: github.Ptr("done")})
+			return resp, err
+		},
+		"bad state_reason": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.Update(ctx, "octo", "secret", 1, github.UpdateIssueRequest{StateReason: github.Ptr("bored")})
+			return resp, err
+		},
+		"unknown milestone": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.Update(ctx, "octo", "secret", 1, github.UpdateIssueRequest{Milestone: github.Ptr(9)})
+			return resp, err
+		},
+		"bad lock reason": func() (*github.Response, error) {
+			return owner.Issues.Lock(ctx, "octo", "secret", 1, &github.LockIssueOptions{LockReason: "bored"})
+		},
+		"bad list state": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.ListByRepo(ctx, "octo", "secret", &github.IssueListByRepoOptions{State: "done"})
+			return resp, err
+		},
+		"bad list sort": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.ListByRepo(ctx, "octo", "secret", &github.IssueListByRepoOptions{Sort: "votes"})
+			return resp, err
+		},
+		"title too long": func() (*github.Response, error) {
+			_, resp, err := owner.Issues.Create(ctx, "octo", "secret", github.CreateIssueRequest{Title: strings.Repeat("t", 257)})
+			return resp, err
+		},
+	} {
+		resp, err := call()
+		if err == nil || apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+			t.Errorf("%s: status %d (%v), want 422", what, apptest.ResponseStatus(resp), err)
+		}
+	}
+	_, resp, _ = owner.Issues.Get(ctx, "octo", "secret", 99)
+	status(t, "missing issue", resp, http.StatusNotFound)
+
 	mine, _, err := owner.Issues.ListUserIssues(ctx, nil)
 	apptest.Must(t, "user issues", err)
 	everything, _, err := owner.Issues.ListUserIssues(ctx, &github.ListUserIssuesOptions{Filter: "all"})
 	apptest.Must(t, "all user issues", err)
 	theirs, _, err := stranger.Issues.ListUserIssues(ctx, &github.ListUserIssuesOptions{Filter: "all"})
 	apptest.Must(t, "stranger's issues", err)
+	viaIssues, _, err := owner.Issues.ListAllIssues(ctx, &github.ListAllIssuesOptions{Filter: "created"})
+	apptest.Must(t, "GET /issues", err)
+	if len(viaIssues) != 3 {
+		t.Fatalf("created by octo: %d", len(viaIssues))
+	}
 	if len(mine) != 1 || mine[0].GetTitle() != "hidden" || mine[0].GetRepository().GetFullName() != "octo/secret" || len(everything) != 3 || len(theirs) != 0 {
 		t.Fatalf("user issues: assigned %d, all %d, stranger %d", len(mine), len(everything), len(theirs))
 	}
