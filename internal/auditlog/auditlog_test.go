@@ -158,3 +158,35 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 		t.Errorf("a stranger read the audit log: %v", err)
 	}
 }
+
+func TestAuditLogRolesAndTransfers(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := context.Background()
+	boss, dev := env.User("boss"), env.User("dev")
+	acme := env.Org("acme", boss, dev)
+	env.Org("beta", boss)
+	gh := env.Client(env.Token(boss, "admin:org", "repo", "read:audit_log"))
+
+	_, _, err := gh.Organizations.EditOrgMembership(ctx, "dev", "acme", &github.Membership{Role: new("admin")})
+	apptest.Must(t, "make dev an owner", err)
+	env.Repo(acme, "app")
+	_, _, err = gh.Repositories.Transfer(ctx, "acme", "app", github.TransferRequest{NewOwner: "beta"})
+	if _, ok := err.(*github.AcceptedError); err != nil && !ok {
+		t.Fatalf("transfer: %v", err)
+	}
+
+	log, _, err := gh.Organizations.GetAuditLog(ctx, "acme", nil)
+	apptest.Must(t, "acme log", err)
+	if got := actions(log); !slices.Equal(got, []string{"repo.transfer", "repo.create", "org.update_member"}) {
+		t.Fatalf("acme actions %v", got)
+	}
+	if e := log[2]; e.GetUser() != "dev" || e.AdditionalFields["permission"] != "admin" || e.AdditionalFields["old_permission"] != "member" {
+		t.Errorf("role change %+v %v", e, e.AdditionalFields)
+	}
+	beta, _, err := gh.Organizations.GetAuditLog(ctx, "beta", nil)
+	apptest.Must(t, "beta log", err)
+	if got := actions(beta); !slices.Equal(got, []string{"repo.transfer"}) || beta[0].AdditionalFields["repo"] != "beta/app" {
+		t.Errorf("beta entries %v", got)
+	}
+}

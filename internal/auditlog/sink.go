@@ -10,7 +10,8 @@ import (
 
 // Sink records the organization's administrative changes that emit
 // domain events, in the event's transaction: repositories created,
-// deleted, renamed, transferred, made public or private; members added,
+// deleted, renamed, transferred (in the logs of the organizations on both
+// sides), made public or private; members added,
 // invited, removed; users blocked and unblocked; collaborators added,
 // changed, removed. Other events it ignores.
 type Sink struct{}
@@ -36,16 +37,16 @@ var actions = map[[2]string]string{
 
 // HandleEvent implements events.Sink.
 func (Sink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
-	if e.Org == nil || e.HookEvent == "" {
+	if e.HookEvent == "" || e.Org == nil && !(e.HookEvent == "repository" && e.Repo != nil) {
 		return nil
 	}
-	payload := decoded(e.HookPayload)
-	verb, _ := payload["action"].(string)
+	verb, _ := e.HookPayload["action"].(string)
 	action, ok := actions[[2]string{e.HookEvent, verb}]
 	if !ok {
 		return nil
 	}
-	entry := Entry{OrgID: e.Org.ID, Action: action, Actor: e.Actor, User: affectedUser(payload), At: e.CreatedAt,
+	payload := decoded(e.HookPayload)
+	entry := Entry{Action: action, Actor: e.Actor, User: affectedUser(payload), At: e.CreatedAt,
 		Data: map[string]any{}}
 	if e.Repo != nil {
 		entry.Repo = e.Repo.Owner.Login + "/" + e.Repo.Name
@@ -54,6 +55,31 @@ func (Sink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error 
 	if verb == "privatized" || verb == "publicized" {
 		entry.Data["previous_visibility"] = visibility(verb == "publicized")
 	}
+	if e.Org != nil {
+		entry.OrgID = e.Org.ID
+		if err := Record(ctx, tx, entry); err != nil {
+			return err
+		}
+	}
+	return recordTransferOut(ctx, tx, entry, payload)
+}
+
+// recordTransferOut records a repository transferred from one
+// organization to another owner in the former's audit log too (the event
+// names the new owner's organization, if any).
+func recordTransferOut(ctx context.Context, tx store.Q, entry Entry, payload map[string]any) error {
+	if entry.Action != "repo.transfer" {
+		return nil
+	}
+	changes, _ := payload["changes"].(map[string]any)
+	owner, _ := changes["owner"].(map[string]any)
+	from, _ := owner["from"].(map[string]any)
+	org, _ := from["organization"].(map[string]any)
+	id, ok := org["id"].(float64)
+	if !ok || int64(id) == entry.OrgID {
+		return nil
+	}
+	entry.OrgID = int64(id)
 	return Record(ctx, tx, entry)
 }
 

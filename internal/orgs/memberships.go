@@ -8,6 +8,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auditlog"
 	"forgeapi/internal/events"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
@@ -90,7 +91,11 @@ func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.
 				return err
 			}
 			m = &Membership{Org: org, User: user, State: StateActive, Role: role}
-			return nil
+			if cur.Role == role {
+				return nil
+			}
+			return auditlog.Record(ctx, tx, auditlog.Entry{OrgID: org.ID, Action: "org.update_member", Actor: actor,
+				User: user.Login, Data: map[string]any{"permission": apiRole(role), "old_permission": apiRole(cur.Role)}})
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return err
 		}
