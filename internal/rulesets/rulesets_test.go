@@ -192,6 +192,16 @@ func TestRulesetsRefusePushes(t *testing.T) {
 	if err == nil || resp.StatusCode != http.StatusConflict || !strings.Contains(err.Error(), `Ruleset "Small files"`) {
 		t.Errorf("contents PUT of a big file: %v", err)
 	}
+	// The git references API moves references as pushes too: a forced
+	// update of main and its deletion are refused for dev.
+	_, resp, err = f.dev_.Git.UpdateRef(ctx, "acme", "app", "heads/main", github.UpdateRef{SHA: base, Force: new(true)})
+	if err == nil || resp.StatusCode != http.StatusConflict || !strings.Contains(err.Error(), `Ruleset "No force pushes"`) {
+		t.Errorf("forced ref update: %v", err)
+	}
+	resp, err = f.dev_.Git.DeleteRef(ctx, "acme", "app", "heads/main")
+	if err == nil || resp.StatusCode != http.StatusConflict || !strings.Contains(err.Error(), "Cannot delete this branch") {
+		t.Errorf("ref deletion: %v", err)
+	}
 	// A small file through the API passes.
 	_, _, err = f.dev_.Repositories.CreateFile(ctx, "acme", "app", "small.txt", &github.RepositoryContentFileOptions{
 		Message: new("small"), Content: []byte("s"), Branch: new("main")})
