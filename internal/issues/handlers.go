@@ -28,6 +28,17 @@ func (h *Handler) canTriage(r *http.Request) (bool, error) {
 	return CanTriage(ctx, h.Service.DB, auth.PrincipalFrom(ctx), auth.RoleFrom(ctx), repos.From(ctx))
 }
 
+// caller returns the caller's account and whether they may triage the
+// route's repository's issues.
+func (h *Handler) caller(r *http.Request) (*accounts.Account, bool, error) {
+	actor, err := h.actor(r)
+	if err != nil {
+		return nil, false, err
+	}
+	triage, err := h.canTriage(r)
+	return actor, triage, err
+}
+
 // needTriage is a 403 unless the caller may triage.
 func (h *Handler) needTriage(r *http.Request) error {
 	ok, err := h.canTriage(r)
@@ -129,11 +140,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := body.validate(true); err != nil {
 		return err
 	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	triage, err := h.canTriage(r)
+	actor, triage, err := h.caller(r)
 	if err != nil {
 		return err
 	}
@@ -188,11 +195,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := body.validate(false); err != nil {
 		return err
 	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	triage, err := h.canTriage(r)
+	actor, triage, err := h.caller(r)
 	if err != nil {
 		return err
 	}

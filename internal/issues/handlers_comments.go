@@ -122,11 +122,7 @@ func (h *Handler) createComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	triage, err := h.canTriage(r)
+	actor, triage, err := h.caller(r)
 	if err != nil {
 		return err
 	}
@@ -150,11 +146,7 @@ func (h *Handler) updateComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	triage, err := h.canTriage(r)
+	actor, triage, err := h.caller(r)
 	if err != nil {
 		return err
 	}
@@ -172,11 +164,7 @@ func (h *Handler) deleteComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	triage, err := h.canTriage(r)
+	actor, triage, err := h.caller(r)
 	if err != nil {
 		return err
 	}
