@@ -46,6 +46,17 @@ func TestIssueAccess(t *testing.T) {
 	if resp, _ := env.Do("GET", "/repos/octo/secret/issues/1", "", nil); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("anonymous get of a private issue: %d", resp.StatusCode)
 	}
+	// A user the owner blocks can neither open issues nor comment on its
+	// repositories (issue 24.3).
+	troll := env.User("troll")
+	if resp, body := env.DoJSON("PUT", "/user/blocks/troll", env.Token(octo, "user"), ``); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("block: %d %s", resp.StatusCode, body)
+	}
+	blocked := env.Client(env.Token(troll, "repo"))
+	_, resp, _ = blocked.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "spam"})
+	status(t, "a blocked user opens", resp, http.StatusForbidden)
+	_, resp, _ = blocked.Issues.CreateComment(ctx, "octo", "hello", 1, github.IssueCommentRequest{Body: "spam"})
+	status(t, "a blocked user comments", resp, http.StatusForbidden)
 
 	withIssues := env.Client(env.FineGrainedToken(octo, octo, apptest.AllRepos, "issues:write"))
 	_, resp, err = withIssues.Issues.Create(ctx, "octo", "secret", github.CreateIssueRequest{Title: "from a fine-grained token"})

@@ -54,6 +54,9 @@ func (s *Service) Comment(ctx context.Context, repo *repos.Repository, id int64)
 func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, body string, triage bool) (*Comment, error) {
 	var out *Comment
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
+			return err
+		}
 		is, err := issueByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err

@@ -39,6 +39,9 @@ type Changes struct {
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, n NewIssue, triage bool) (*Issue, error) {
 	var out *Issue
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
+			return err
+		}
 		number, err := nextNumber(ctx, tx, repo.ID, false)
 		if err != nil {
 			return err
