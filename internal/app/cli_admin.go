@@ -9,6 +9,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -118,8 +119,30 @@ func (c *cli) orgCommand() *cobra.Command {
 		},
 	}
 	addMember.Flags().StringVar(&role, "role", accounts.RoleMember, "member or owner")
-	cmd.AddCommand(create, addMember, c.orgRemoveMemberCommand())
+	cmd.AddCommand(create, addMember, c.orgRemoveMemberCommand(), c.orgRenameCommand())
 	return cmd
+}
+
+// orgRenameCommand is `org rename OLD NEW`: PATCH /admin/organizations/{org}
+// through the same service (the event's sender is the organization), then
+// the renamed organization printed as JSON.
+func (c *cli) orgRenameCommand() *cobra.Command {
+	return &cobra.Command{
+		Use: "rename OLD NEW", Short: "Rename an organization; repository paths under OLD redirect until OLD is taken", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+				org, err := accounts.OrgByLogin(ctx, a.DB, args[0])
+				if err != nil {
+					return fmt.Errorf("no organization %q", args[0])
+				}
+				renamed, err := a.Orgs.Rename(httpapi.WithBaseURL(ctx, c.cliBaseURL()), org, nil, args[1])
+				if err != nil {
+					return err
+				}
+				return c.printJSON(accounts.ToSimpleOrg(c.cliBaseURL(), renamed))
+			})
+		},
+	}
 }
 
 func userArg(ctx context.Context, q store.Q, flag, login string) (*accounts.Account, error) {

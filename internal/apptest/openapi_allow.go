@@ -141,6 +141,8 @@ const (
 		"the description omits it."
 	commentAuthor = "A reader who did not write the comment gets the platform's 403 \"Must have push access to " +
 		"repository.\" on editing or deleting it; the description omits it."
+	siteAdmin = "A site administrator's operation called by another user gets 403 \"You must be a site administrator " +
+		"to do this.\" (the operation is documented publicly: it reveals nothing); the description documents only its 202."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -167,6 +169,8 @@ var statusRules = []statusRule{
 	{"GET", "/orgs/{org}/audit-log", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/audit-log", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/events/orgs/{org}", 403, "Only ", ownDashboard},
+	{"PATCH", "/admin/organizations/{org}", 403, "You must be a site administrator to do this.", siteAdmin},
+	{"PATCH", "/admin/organizations/{org}", 404, "Not Found", hidden},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/deployment-records", 422, "Validation Failed", digestForm},
 	{"GET", "/orgs/{org}/artifacts/{subject_digest}/metadata/storage-records", 422, "Validation Failed", digestForm},
 	{"PUT", "/repos/{owner}/{repo}/subscription", 403, " has blocked you from this.", blocked},

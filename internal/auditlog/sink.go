@@ -11,8 +11,9 @@ import (
 // Sink records the organization's administrative changes that emit
 // domain events, in the event's transaction: repositories created,
 // deleted, renamed, transferred (in the logs of the organizations on both
-// sides), made public or private; members added,
-// invited, removed; users blocked and unblocked; collaborators added,
+// sides), made public or private; members added, invited, removed; the
+// organization renamed or its deletion requested (the entries go with the
+// organization's row); users blocked and unblocked; collaborators added,
 // changed, removed. Other events it ignores.
 type Sink struct{}
 
@@ -28,6 +29,7 @@ var actions = map[[2]string]string{
 	{"organization", "member_invited"}: "org.invite_member",
 	{"organization", "member_removed"}: "org.remove_member",
 	{"organization", "renamed"}:        "org.rename",
+	{"organization", "deleted"}:        "org.delete",
 	{"org_block", "blocked"}:           "org.block_user",
 	{"org_block", "unblocked"}:         "org.unblock_user",
 	{"member", "added"}:                "repo.add_member",

@@ -18,7 +18,8 @@ import (
 // its hook gets the organization event deleted, then in the background
 // its repositories (git data included, a locked one too) and the
 // organization go, its members lose it, and the feeds' table keeps its
-// events.
+// events; the audit log has org.delete until the organization goes with
+// its log.
 func TestDeleteOrganization(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}),
@@ -49,6 +50,12 @@ func TestDeleteOrganization(t *testing.T) {
 	if got := rc.wait(t, 1); got[0] != "deleted  by octo in acme" {
 		t.Fatalf("organization events %v, want deleted by octo", got)
 	}
+	entries, _, err := env.Client(env.Token(octo, "read:audit_log")).Organizations.GetAuditLog(ctx, "acme",
+		&github.GetAuditLogOptions{Phrase: github.Ptr("action:org.delete")})
+	apptest.Must(t, "audit log of the organization being deleted", err)
+	if len(entries) != 1 || entries[0].GetActor() != "octo" {
+		t.Fatalf("org.delete entries: %+v", entries)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, resp, _ := owner.Organizations.Get(ctx, "acme")
@@ -63,10 +70,12 @@ func TestDeleteOrganization(t *testing.T) {
 	if _, err := os.Stat(env.App.Repos.GitDir(rockets.ID)); !os.IsNotExist(err) {
 		t.Fatalf("git data of a deleted organization's repository: %v", err)
 	}
-	var repositories, events int
-	apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM repositories), (SELECT count(*) FROM events WHERE org_id = $1)`, acme.ID).Scan(&repositories, &events))
-	if repositories != 0 || events == 0 {
-		t.Fatalf("%d repositories left, %d events kept; want none and some", repositories, events)
+	// The audit log goes with the organization's row (ON DELETE CASCADE).
+	var repositories, events, audit int
+	apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM repositories),
+		(SELECT count(*) FROM events WHERE org_id = $1), (SELECT count(*) FROM audit_log WHERE org_id = $1)`, acme.ID).Scan(&repositories, &events, &audit))
+	if repositories != 0 || events == 0 || audit != 0 {
+		t.Fatalf("%d repositories left, %d events kept, %d audit entries left; want none, some, none", repositories, events, audit)
 	}
 	orgs, _, err := env.Client(env.Token(hubot, "read:org")).Organizations.List(ctx, "", nil)
 	apptest.Must(t, "member's organizations", err)

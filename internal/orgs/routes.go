@@ -44,6 +44,11 @@ func (h *Handler) Routes() []httpapi.Route {
 			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin, Scopes: []string{"admin:org"},
 				Permissions: auth.Perm("organization_administration:write"), TokenTypes: auth.AllTokenTypes}},
 
+		// Site administrators only (checked by the handler); classic
+		// tokens need admin:org, the catalog having no site_admin scope.
+		{Method: "PATCH", Pattern: "/admin/organizations/{org}", Handle: h.renameOrg,
+			Auth: auth.Rule{Target: auth.TargetOrg, Scopes: []string{"admin:org"}}},
+
 		{Method: "GET", Pattern: "/orgs/{org}/members", Handle: h.listMembers, Auth: readMembers},
 		{Method: "GET", Pattern: "/orgs/{org}/members/{username}", Handle: h.checkMember, Auth: readMembers},
 		{Method: "GET", Pattern: "/orgs/{org}/public_members", Handle: h.listPublicMembers, Auth: readMembers},

@@ -250,13 +250,22 @@ func Insert(ctx context.Context, q store.Q, n NewRepository) (*Repository, error
 }
 
 // Renamed returns the repository that was called OWNER/NAME (both
-// case-insensitive) before a rename, while no repository has taken that
-// name: ErrNotFound otherwise.
+// case-insensitive) before a rename or transfer, while no repository has
+// taken that name, or, when OWNER is the old login of a renamed account
+// that no account has taken, the repository NAME of that account:
+// ErrNotFound otherwise.
 func Renamed(ctx context.Context, q store.Q, owner, name string) (*Repository, error) {
-	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`
+	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`
 		JOIN repo_redirects d ON d.repository_id = r.id
 		JOIN accounts oa ON oa.id = d.owner_id
 		WHERE lower(oa.login) = lower($1) AND d.name_lower = lower($2)`, owner, name))
+	if !errors.Is(err, store.ErrNotFound) {
+		return r, err
+	}
+	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`
+		JOIN account_redirects ar ON ar.account_id = r.owner_id
+		WHERE ar.login_lower = lower($1) AND lower(r.name) = lower($2)
+		AND NOT EXISTS (SELECT 1 FROM accounts x WHERE lower(x.login) = lower($1))`, owner, name))
 }
 
 // addRedirect makes the old name of a renamed repository lead to it.
