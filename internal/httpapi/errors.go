@@ -100,6 +100,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// WriteCreated answers 201 with v as JSON and its address in Location.
+func WriteCreated(w http.ResponseWriter, location string, v any) {
+	w.Header().Set("Location", location)
+	WriteJSON(w, http.StatusCreated, v)
+}
+
 // JSONAppender is a response value that renders itself, byte for byte
 // as encoding/json would (the value's tests check it), for hot
 // responses where reflection costs too much.

@@ -163,8 +163,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j := toIssueJSON(h.urls(r), is)
-	w.Header().Set("Location", j.URL)
-	httpapi.WriteJSON(w, http.StatusCreated, j)
+	httpapi.WriteCreated(w, j.URL, j)
 	return nil
 }
 

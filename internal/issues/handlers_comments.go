@@ -131,8 +131,7 @@ func (h *Handler) createComment(w http.ResponseWriter, r *http.Request) error {
 		return notFound(err)
 	}
 	j := toCommentJSON(h.urls(r), c)
-	w.Header().Set("Location", j.URL)
-	httpapi.WriteJSON(w, http.StatusCreated, j)
+	httpapi.WriteCreated(w, j.URL, j)
 	return nil
 }
 

@@ -107,8 +107,7 @@ func (h *Handler) createLabel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j := toLabelJSON(h.urls(r), created)
-	w.Header().Set("Location", j.URL)
-	httpapi.WriteJSON(w, http.StatusCreated, j)
+	httpapi.WriteCreated(w, j.URL, j)
 	return nil
 }
 

@@ -123,8 +123,7 @@ func (h *Handler) createMilestone(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	j := toMilestoneJSON(h.urls(r), m)
-	w.Header().Set("Location", j.URL)
-	httpapi.WriteJSON(w, http.StatusCreated, j)
+	httpapi.WriteCreated(w, j.URL, j)
 	return nil
 }
 

@@ -76,8 +76,7 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", j.URL)
-	httpapi.WriteJSON(w, http.StatusCreated, j)
+	httpapi.WriteCreated(w, j.URL, j)
 	return nil
 }
 
