@@ -23,6 +23,11 @@ type Service struct {
 	// Deleter, when set, is woken when an organization's deletion is
 	// requested.
 	Deleter *Deleter
+	// Accepting, when set, runs in the transaction that turns a user's
+	// invitation into a membership, after the membership row is written
+	// and before the invitation is deleted (teams turn the invitation's
+	// pending team memberships active there).
+	Accepting func(ctx context.Context, tx store.Q, org, user *accounts.Account) error
 }
 
 // The states of a membership.
@@ -79,6 +84,17 @@ func getMembership(ctx context.Context, q store.Q, org, user *accounts.Account) 
 func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.Account, role string) (*Membership, error) {
 	var m *Membership
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		var err error
+		m, err = s.SetMembershipTx(ctx, tx, org, user, actor, role)
+		return err
+	})
+	return m, err
+}
+
+// SetMembershipTx is SetMembership within the caller's transaction.
+func (s *Service) SetMembershipTx(ctx context.Context, tx store.Q, org, user, actor *accounts.Account, role string) (*Membership, error) {
+	var m *Membership
+	err := func() error {
 		cur, err := getMembership(ctx, tx, org, user)
 		switch {
 		case err == nil && cur.State == StateActive:
@@ -119,7 +135,7 @@ func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.
 		}
 		return s.emit(ctx, tx, actor, org, map[string]any{"action": "member_invited",
 			"invitation": toInvitationJSON(httpapi.BaseURL(ctx), m), "user": accounts.ToSimpleUser(httpapi.BaseURL(ctx), user)})
-	})
+	}()
 	return m, err
 }
 
@@ -134,10 +150,15 @@ func (s *Service) Accept(ctx context.Context, org, user *accounts.Account) (*Mem
 			m = cur
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM org_invitations WHERE id = $1`, cur.InvitationID); err != nil {
+		if err := accounts.SetMember(ctx, tx, org.ID, user.ID, cur.Role); err != nil {
 			return err
 		}
-		if err := accounts.SetMember(ctx, tx, org.ID, user.ID, cur.Role); err != nil {
+		if s.Accepting != nil {
+			if err := s.Accepting(ctx, tx, org, user); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM org_invitations WHERE id = $1`, cur.InvitationID); err != nil {
 			return err
 		}
 		m = &Membership{Org: org, User: user, State: StateActive, Role: cur.Role}
