@@ -38,6 +38,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/oauth"
+	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/repocontent"
@@ -91,6 +92,9 @@ type Config struct {
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
 	// the OAuth grants and authorizations API (Part A's deprecation).
 	AuthorizationsAPI string
+	// OAuthWeb tunes the web application and device flows (the device
+	// flow's polling interval).
+	OAuthWeb oauthweb.Config
 	// Webhooks configures webhook delivery: allowed destinations, timeout,
 	// retries, per-hook rate limit, retention and the secret key.
 	Webhooks webhooks.Config
@@ -208,6 +212,8 @@ type App struct {
 	Migrations *orgmigration.Service
 	// OAuth holds the grants and authorizations.
 	OAuth *oauth.Service
+	// OAuthWeb runs the web application flow and the device flow.
+	OAuthWeb *oauthweb.Service
 	// Webhooks holds the hooks and their deliveries; it is a sink of every
 	// event.
 	Webhooks *webhooks.Service
@@ -234,6 +240,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{Now: cfg.Now}}
 	a.OAuth = &oauth.Service{DB: db}
+	a.OAuthWeb = &oauthweb.Service{DB: db, OAuth: a.OAuth, Now: cfg.Now, Config: cfg.OAuthWeb}
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated,
@@ -426,6 +433,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
+	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	docsite.New().Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	if local != nil {
