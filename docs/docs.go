@@ -35,6 +35,7 @@ const (
 	Permissions        = "permissions"
 	Apps               = "apps"
 	Issues             = "issues"
+	Pulls              = "pulls"
 )
 
 // Pages returns the names of every page, sorted.

@@ -41,6 +41,7 @@ import (
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
+	"forgeapi/internal/pulls"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
@@ -217,6 +218,9 @@ type App struct {
 	// Webhooks holds the hooks and their deliveries; it is a sink of every
 	// event.
 	Webhooks *webhooks.Service
+	// Pulls holds the pull requests; its Checker, which Start runs,
+	// computes their mergeability in the background.
+	Pulls *pulls.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -289,6 +293,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
 	a.Git.AddCheck(a.Rulesets.CheckPush)
+	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
+	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
@@ -321,6 +327,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: &issues.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
@@ -510,6 +517,8 @@ func (m *Main) startWorkers(ctx context.Context) {
 	m.startPushRecovery(ctx)
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); m.App.Orgs.Deleter.Run(ctx) }()
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.App.Pulls.Checker.Run(ctx) }()
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
 		m.wg.Add(1)

@@ -141,6 +141,8 @@ const (
 		"the description omits it."
 	commentAuthor = "A reader who did not write the comment gets the platform's 403 \"Must have push access to " +
 		"repository.\" on editing or deleting it; the description omits it."
+	pullAuthor = "A reader who did not open the pull request gets the platform's 403 \"Must have push access to " +
+		"repository.\" on editing it; the description omits it."
 	siteAdmin = "A site administrator's operation called by another user gets 403 \"You must be a site administrator " +
 		"to do this.\" (the operation is documented publicly: it reveals nothing); the description documents only its 202."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
@@ -195,6 +197,9 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/milestones/{milestone_number}", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/pulls", 404, "Not Found", hidden},
+	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 404, "Not Found", hidden},
+	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 403, "Must have push access to repository.", pullAuthor},
 	{"GET", "/app", 404, "Not Found", appCredentials},
 	{"GET", "/app/installations", 404, "Not Found", appCredentials},
 	{"GET", "/app/hook/config", 404, "Not Found", appCredentials},

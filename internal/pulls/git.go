@@ -1,0 +1,179 @@
+package pulls
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// gitDir runs git in a bare repository, without a work tree.
+type gitDir string
+
+// person is a commit's author or committer.
+type person struct {
+	Name, Email string
+	When        time.Time
+}
+
+// errConflict is a merge that does not apply cleanly.
+var errConflict = errors.New("pulls: merge conflict")
+
+// run runs git with args and extra environment, stdin when not "", and
+// returns its standard output without the trailing newline.
+func (g gitDir) run(ctx context.Context, env []string, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = string(g)
+	cmd.Env = append([]string{"GIT_DIR=" + string(g), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + string(g),
+		"PATH=" + os.Getenv("PATH")}, env...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimRight(out.String(), "\n"), nil
+}
+
+// commit resolves rev to a commit SHA; ok is false when it names none.
+func (g gitDir) commit(ctx context.Context, rev string) (sha string, ok bool, err error) {
+	out, err := g.run(ctx, nil, "", "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return out, true, nil
+}
+
+// setRef points ref at sha, whatever it was.
+func (g gitDir) setRef(ctx context.Context, ref, sha string) error {
+	_, err := g.run(ctx, nil, "", "update-ref", ref, sha)
+	return err
+}
+
+// deleteRef removes ref when it exists.
+func (g gitDir) deleteRef(ctx context.Context, ref string) error {
+	_, err := g.run(ctx, nil, "", "update-ref", "-d", ref)
+	return err
+}
+
+// fetch copies the commit sha of the repository at from into ref (the
+// head of a pull request from a fork: forks hold copies, not alternates).
+func (g gitDir) fetch(ctx context.Context, from, sha, ref string) error {
+	if _, ok, err := g.commit(ctx, sha); err != nil || ok {
+		if err == nil {
+			err = g.setRef(ctx, ref, sha)
+		}
+		return err
+	}
+	_, err := g.run(ctx, nil, "", "fetch", "--quiet", "--no-tags", from, "+"+sha+":"+ref)
+	return err
+}
+
+// mergeTree merges the commits ours and theirs (their merge base found
+// by git) into a tree without a work tree; errConflict when they conflict.
+func (g gitDir) mergeTree(ctx context.Context, ours, theirs string) (string, error) {
+	out, err := g.run(ctx, nil, "", "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+			return "", errConflict
+		}
+		return "", err
+	}
+	tree, _, _ := strings.Cut(out, "\n")
+	return tree, nil
+}
+
+// commitTree writes a commit of tree with the parents, message, author
+// and committer, and returns its SHA.
+func (g gitDir) commitTree(ctx context.Context, tree string, parents []string, message string, author, committer person) (string, error) {
+	args := []string{"commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	env := []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email, "GIT_AUTHOR_DATE=" + gitDate(author.When),
+		"GIT_COMMITTER_NAME=" + committer.Name, "GIT_COMMITTER_EMAIL=" + committer.Email, "GIT_COMMITTER_DATE=" + gitDate(committer.When)}
+	return g.run(ctx, env, message, args...)
+}
+
+func gitDate(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return strconv.FormatInt(t.Unix(), 10) + " " + t.Format("-0700")
+}
+
+// commitInfo is what a rebase keeps of a commit.
+type commitInfo struct {
+	SHA, Tree string
+	Parents   []string
+	Author    person
+	Message   string
+}
+
+// readCommit reads a commit's tree, parents, author and message.
+func (g gitDir) readCommit(ctx context.Context, sha string) (commitInfo, error) {
+	out, err := g.run(ctx, nil, "", "show", "-s", "--format=%T%n%P%n%an%n%ae%n%at%n%B", sha)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	lines := strings.SplitN(out, "\n", 6)
+	if len(lines) < 5 {
+		return commitInfo{}, fmt.Errorf("git show %s: unexpected output", sha)
+	}
+	secs, _ := strconv.ParseInt(lines[4], 10, 64)
+	c := commitInfo{SHA: sha, Tree: lines[0], Parents: strings.Fields(lines[1]),
+		Author: person{Name: lines[2], Email: lines[3], When: time.Unix(secs, 0).UTC()}}
+	if len(lines) == 6 {
+		c.Message = lines[5]
+	}
+	return c, nil
+}
+
+// between lists the commits of head that base does not reach, oldest
+// first.
+func (g gitDir) between(ctx context.Context, base, head string) ([]string, error) {
+	out, err := g.run(ctx, nil, "", "rev-list", "--reverse", "--topo-order", head, "^"+base)
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// stats counts the commits of head that base does not reach and the
+// files, added and deleted lines of head against their merge base.
+func (g gitDir) stats(ctx context.Context, base, head string) (commits, additions, deletions, files int, err error) {
+	list, err := g.between(ctx, base, head)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	mb, err := g.run(ctx, nil, "", "merge-base", base, head)
+	if err != nil {
+		return len(list), 0, 0, 0, nil // unrelated histories: nothing to diff against
+	}
+	out, err := g.run(ctx, nil, "", "diff", "--numstat", "--no-renames", mb, head)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		a, _ := strconv.Atoi(f[0]) // "-" for binary files
+		d, _ := strconv.Atoi(f[1])
+		additions, deletions, files = additions+a, deletions+d, files+1
+	}
+	return len(list), additions, deletions, files, nil
+}

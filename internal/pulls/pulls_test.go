@@ -1,0 +1,268 @@
+package pulls_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+)
+
+// receiver verifies each delivery's signature, checks it against the
+// platform's webhook schema, parses it with go-github and keeps the
+// pull_request events.
+type receiver struct {
+	t      testing.TB
+	mu     sync.Mutex
+	events []string
+	pulls  []*github.PullRequestEvent
+	srv    *httptest.Server
+}
+
+func newReceiver(t testing.TB) *receiver {
+	rc := &receiver{t: t}
+	rc.srv = httptest.NewServer(rc)
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	payload, err := github.ValidatePayload(r, []byte("s"))
+	if err != nil {
+		rc.t.Errorf("delivery signature: %v", err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	kind := github.WebHookType(r)
+	apptest.CheckWebhook(rc.t, kind, payload)
+	event, err := github.ParseWebHook(kind, payload)
+	if err != nil {
+		rc.t.Errorf("parse %s: %v", kind, err)
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	switch e := event.(type) {
+	case *github.PullRequestEvent:
+		rc.events = append(rc.events, kind+" "+e.GetAction())
+		rc.pulls = append(rc.pulls, e)
+	case *github.PushEvent:
+		rc.events = append(rc.events, kind+" "+e.GetRef())
+	}
+}
+
+// waitFor waits until every wanted "event action" arrived and returns the
+// pull_request events received so far.
+func (rc *receiver) waitFor(t *testing.T, want ...string) []*github.PullRequestEvent {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rc.mu.Lock()
+		got, pulls := slices.Clone(rc.events), slices.Clone(rc.pulls)
+		rc.mu.Unlock()
+		if containsAll(got, want) {
+			return pulls
+		}
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	t.Fatalf("received %v, want %v", rc.events, want)
+	return nil
+}
+
+func containsAll(got, want []string) bool {
+	left := slices.Clone(got)
+	for _, w := range want {
+		i := slices.Index(left, w)
+		if i < 0 {
+			return false
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	return true
+}
+
+func status(t *testing.T, what string, resp *github.Response, want int) {
+	t.Helper()
+	if got := apptest.ResponseStatus(resp); got != want {
+		t.Fatalf("%s: status %d, want %d", what, got, want)
+	}
+}
+
+// waitMergeable polls the pull request until its mergeability is known
+// and returns it.
+func waitMergeable(t *testing.T, c *github.Client, owner, repo string, number int) *github.PullRequest {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pr, _, err := c.PullRequests.Get(apptest.Ctx(), owner, repo, number)
+		apptest.Must(t, "get pull request", err)
+		if pr.Mergeable != nil {
+			return pr
+		}
+	}
+	t.Fatalf("pull request %d: mergeability never computed", number)
+	return nil
+}
+
+// project is a local clone pushing to a repository of the server.
+type project struct {
+	t   *testing.T
+	dir string
+}
+
+func newProject(t *testing.T, env *apptest.Env, owner, repo, login, token string) *project {
+	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n", "app.txt": "one\ntwo\nthree\n"})
+	apptest.Git(t, dir, "remote", "add", "origin", env.GitURL(owner, repo, login, token))
+	apptest.Git(t, dir, "push", "-q", "origin", "main")
+	return &project{t: t, dir: dir}
+}
+
+// commitOn commits the files on branch (created from main when new) and
+// pushes it; it returns the commit.
+func (p *project) commitOn(branch, message string, files map[string]string) string {
+	if out, _ := apptest.TryGit(p.t, p.dir, "rev-parse", "--verify", "-q", "refs/heads/"+branch); strings.TrimSpace(out) == "" {
+		apptest.Git(p.t, p.dir, "branch", branch, "main")
+	}
+	apptest.Git(p.t, p.dir, "checkout", "-q", branch)
+	sha := apptest.Commit(p.t, p.dir, message, files)
+	apptest.Git(p.t, p.dir, "push", "-q", "origin", branch)
+	apptest.Git(p.t, p.dir, "checkout", "-q", "main")
+	return sha
+}
+
+// remoteRef fetches ref from origin and returns the commit it names.
+func (p *project) remoteRef(ref string) string {
+	apptest.Git(p.t, p.dir, "fetch", "-q", "origin", "+"+ref+":refs/remotes/check/x")
+	return strings.TrimSpace(apptest.Git(p.t, p.dir, "rev-parse", "refs/remotes/check/x"))
+}
+
+// TestPullRequestFlow opens, lists, edits, synchronizes and merges a pull
+// request through go-github and git: refs/pull/1/head follows the head
+// branch, mergeability is computed in the background (null first), the
+// sha guard refuses a stale head, the merge moves main (seen by git
+// fetch) as a push, and every delivery matches the webhook schemas.
+func TestPullRequestFlow(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "admin:repo_hook")
+	owner := env.Client(token)
+	reader := env.Client(env.Token(bob, "public_repo"))
+	rc := newReceiver(t)
+	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request", "push"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	first := proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
+
+	_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Nothing"),
+		Head: "main", Base: "main"})
+	status(t, "no commits between", resp, http.StatusUnprocessableEntity)
+	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Ghost"),
+		Head: "ghost", Base: "main"})
+	status(t, "head not found", resp, http.StatusUnprocessableEntity)
+	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Head: "feature", Base: "main"})
+	status(t, "no title", resp, http.StatusUnprocessableEntity)
+
+	pr, resp, err := reader.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Add a feature"),
+		Head: "octo:feature", Base: "main", Body: github.Ptr("Please review.")})
+	apptest.Must(t, "open", err)
+	status(t, "open", resp, http.StatusCreated)
+	if pr.GetNumber() != 1 || pr.GetState() != "open" || pr.GetHead().GetSHA() != first || pr.GetHead().GetRef() != "feature" ||
+		pr.GetBase().GetRef() != "main" || pr.GetHead().GetRepo().GetFullName() != "octo/hello" || pr.GetMerged() ||
+		pr.GetCommits() != 1 || pr.GetAdditions() != 1 || pr.GetChangedFiles() != 1 || pr.GetUser().GetLogin() != "bob" {
+		t.Fatalf("opened: %+v", pr)
+	}
+	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Again"),
+		Head: "feature", Base: "main"})
+	status(t, "already open", resp, http.StatusUnprocessableEntity)
+	if got := proj.remoteRef("refs/pull/1/head"); got != first {
+		t.Fatalf("refs/pull/1/head = %s, want %s", got, first)
+	}
+	issue, _, err := owner.Issues.Get(ctx, "octo", "hello", 1)
+	apptest.Must(t, "its issue", err)
+	if !issue.IsPullRequest() {
+		t.Fatalf("issue 1 has no pull_request key: %+v", issue)
+	}
+
+	pr = waitMergeable(t, owner, "octo", "hello", 1)
+	if !pr.GetMergeable() || pr.GetMergeableState() != "clean" {
+		t.Fatalf("mergeable %v %q", pr.GetMergeable(), pr.GetMergeableState())
+	}
+	mergeRef := proj.remoteRef("refs/pull/1/merge")
+	if parents := strings.Fields(apptest.Git(t, proj.dir, "show", "-s", "--format=%P", mergeRef)); len(parents) != 2 || parents[1] != first {
+		t.Fatalf("refs/pull/1/merge parents %v", parents)
+	}
+
+	list, _, err := owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{Head: "octo:feature", Base: "main"})
+	apptest.Must(t, "list", err)
+	if len(list) != 1 || list[0].GetNumber() != 1 {
+		t.Fatalf("list by head: %d", len(list))
+	}
+	list, _, err = owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "closed"})
+	apptest.Must(t, "list closed", err)
+	if len(list) != 0 {
+		t.Fatalf("closed list: %d", len(list))
+	}
+	_, resp, _ = owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "weird"})
+	status(t, "bad state", resp, http.StatusUnprocessableEntity)
+
+	_, resp, _ = reader.PullRequests.Edit(ctx, "octo", "hello", 1, &github.PullRequest{Title: github.Ptr("Add the feature")})
+	status(t, "author edits", resp, http.StatusOK)
+
+	second := proj.commitOn("feature", "Polish", map[string]string{"feature.txt": "new\npolished\n"})
+	events := rc.waitFor(t, "pull_request opened", "pull_request edited", "pull_request synchronize")
+	for _, e := range events {
+		if e.GetAction() == "synchronize" && (e.GetBefore() != first || e.GetAfter() != second) {
+			t.Fatalf("synchronize before %s after %s", e.GetBefore(), e.GetAfter())
+		}
+		if e.GetAction() == "edited" && e.GetChanges().GetTitle().GetFrom() != "Add a feature" {
+			t.Fatalf("edited changes %+v", e.GetChanges())
+		}
+	}
+	if got := proj.remoteRef("refs/pull/1/head"); got != second {
+		t.Fatalf("refs/pull/1/head after push = %s, want %s", got, second)
+	}
+
+	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: first})
+	status(t, "stale sha", resp, http.StatusConflict)
+	_, resp, _ = reader.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
+	status(t, "reader merges", resp, http.StatusForbidden)
+	_, resp, _ = owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
+	status(t, "not merged yet", resp, http.StatusNotFound)
+	res, resp, err := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: second})
+	apptest.Must(t, "merge", err)
+	if !res.GetMerged() || res.GetSHA() == "" {
+		t.Fatalf("merge result %+v", res)
+	}
+	if got := proj.remoteRef("refs/heads/main"); got != res.GetSHA() {
+		t.Fatalf("main = %s, want the merge %s", got, res.GetSHA())
+	}
+	msg := apptest.Git(t, proj.dir, "show", "-s", "--format=%s%n%P", res.GetSHA())
+	if !strings.HasPrefix(msg, "Merge pull request #1 from octo/feature\n") || !strings.Contains(msg, second) {
+		t.Fatalf("merge commit: %q", msg)
+	}
+	_, resp, _ = owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
+	status(t, "merged", resp, http.StatusNoContent)
+	pr, _, err = owner.PullRequests.Get(ctx, "octo", "hello", 1)
+	apptest.Must(t, "get merged", err)
+	if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergedBy().GetLogin() != "octo" || pr.GetMergeCommitSHA() != res.GetSHA() {
+		t.Fatalf("merged pull request: %+v", pr)
+	}
+	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
+	status(t, "merge again", resp, http.StatusMethodNotAllowed)
+	events = rc.waitFor(t, "pull_request closed", "push refs/heads/main")
+	for _, e := range events {
+		if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != res.GetSHA()) {
+			t.Fatalf("closed event: %+v", e.GetPullRequest())
+		}
+	}
+}
