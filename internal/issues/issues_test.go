@@ -1,6 +1,7 @@
 package issues_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,12 +17,14 @@ import (
 )
 
 // receiver parses deliveries with go-github, checks each against the
-// platform's webhook schema, and keeps "event action" per delivery.
+// platform's webhook schema, and keeps "event action" per delivery (and
+// "#number action" per issues delivery).
 type receiver struct {
-	t      testing.TB
-	mu     sync.Mutex
-	events []string
-	srv    *httptest.Server
+	t            testing.TB
+	mu           sync.Mutex
+	events       []string
+	issueActions []string
+	srv          *httptest.Server
 }
 
 func newReceiver(t testing.TB) *receiver {
@@ -48,6 +51,9 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch e := event.(type) {
 	case *github.IssuesEvent:
 		action = e.GetAction()
+		rc.mu.Lock()
+		rc.issueActions = append(rc.issueActions, fmt.Sprintf("#%d %s", e.GetIssue().GetNumber(), action))
+		rc.mu.Unlock()
 	case *github.IssueCommentEvent:
 		action = e.GetAction()
 	case *github.LabelEvent:
@@ -66,9 +72,21 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // as listed).
 func (rc *receiver) waitFor(t *testing.T, want ...string) {
 	t.Helper()
+	rc.waitIn(t, &rc.events, want)
+}
+
+// waitForIssue waits until every wanted "#number action" of the issues
+// event arrived (as many times as listed).
+func (rc *receiver) waitForIssue(t *testing.T, want ...string) {
+	t.Helper()
+	rc.waitIn(t, &rc.issueActions, want)
+}
+
+func (rc *receiver) waitIn(t *testing.T, list *[]string, want []string) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		rc.mu.Lock()
-		got := slices.Clone(rc.events)
+		got := slices.Clone(*list)
 		rc.mu.Unlock()
 		if containsAll(got, want) {
 			return
@@ -76,7 +94,7 @@ func (rc *receiver) waitFor(t *testing.T, want ...string) {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	t.Fatalf("received %v, want %v", rc.events, want)
+	t.Fatalf("received %v, want %v", *list, want)
 }
 
 func containsAll(got, want []string) bool {
@@ -158,6 +176,9 @@ func TestIssueFlow(t *testing.T) {
 		second.GetMilestone().GetNumber() != 1 || second.GetAuthorAssociation() != "OWNER" {
 		t.Fatalf("second issue: %+v", second)
 	}
+	// Opened with a label, an assignee and a milestone: the platform sends
+	// labeled, assigned and milestoned after opened.
+	rc.waitForIssue(t, "#2 opened", "#2 labeled", "#2 assigned", "#2 milestoned")
 	_, resp, _ = owner.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "x", Assignees: []string{"bob"}})
 	status(t, "assignee without access", resp, http.StatusUnprocessableEntity)
 

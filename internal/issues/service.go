@@ -35,7 +35,8 @@ type Changes struct {
 }
 
 // Create opens an issue with the next number of the repository and emits
-// issues opened and IssuesEvent.
+// issues opened and IssuesEvent, then labeled, assigned and milestoned
+// for what a triager opened it with.
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, n NewIssue, triage bool) (*Issue, error) {
 	var out *Issue
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
@@ -52,17 +53,43 @@ func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *acc
 			VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`, repo.ID, number, n.Title, n.Body, actor.ID, now).Scan(&id); err != nil {
 			return store.Normalize(err)
 		}
-		if triage {
-			if err := applyTriage(ctx, tx, repo, id, n.Labels, n.Assignees, n.Milestone, false); err != nil {
-				return err
-			}
-		}
 		if out, err = issueByNumber(ctx, tx, repo, number); err != nil {
 			return err
 		}
-		return s.emitIssue(ctx, tx, repo, actor, "opened", out, nil)
+		var ev []issueEvent
+		if triage {
+			if ev, err = triageChanges(ctx, tx, repo, out, n.asChanges()); err != nil {
+				return err
+			}
+			if out, err = issueByNumber(ctx, tx, repo, number); err != nil {
+				return err
+			}
+		}
+		if err := s.emitIssue(ctx, tx, repo, actor, "opened", out, nil); err != nil {
+			return err
+		}
+		for _, e := range ev {
+			if err := s.emitIssue(ctx, tx, repo, actor, e.action, out, e.extra); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return out, err
+}
+
+// asChanges is the labels, assignees and milestone a new issue is opened
+// with, as an update of the bare issue: its events are the labeled,
+// assigned and milestoned the platform sends after opened.
+func (n NewIssue) asChanges() Changes {
+	c := Changes{Milestone: n.Milestone}
+	if n.Labels != nil {
+		c.Labels = &n.Labels
+	}
+	if n.Assignees != nil {
+		c.Assignees = &n.Assignees
+	}
+	return c
 }
 
 // applyTriage sets an issue's labels, assignees and milestone where
