@@ -4,15 +4,33 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // RefCommits returns the commit SHAs that the repository's branches and
 // tags point at (annotated tags peeled), without duplicates. References
 // that lead to no commit are skipped. An empty repository gives none.
+//
+// go-git reads every file under refs/, the lock file of a reference that
+// git is writing at that moment included (created empty, then filled and
+// renamed), and fails with dotgit.ErrEmptyRefFile on it; the listing is
+// read again, a few times over a few milliseconds, until the write is
+// done.
 func (r *Repository) RefCommits() ([]string, error) {
+	for wait := time.Millisecond; ; wait *= 2 {
+		out, err := r.refCommits()
+		if !errors.Is(err, dotgit.ErrEmptyRefFile) || wait > 64*time.Millisecond {
+			return out, err
+		}
+		time.Sleep(wait)
+	}
+}
+
+func (r *Repository) refCommits() ([]string, error) {
 	iter, err := r.repo.References()
 	if err != nil {
 		return nil, fmt.Errorf("gitread: list references: %w", err)

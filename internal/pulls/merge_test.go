@@ -1,0 +1,126 @@
+package pulls_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+)
+
+// TestMergeMethods merges with squash and rebase (authors kept, the
+// merger as committer), finds a conflict in the background (mergeable
+// false, dirty, 405 on merge), closes and reopens, refuses reopening a
+// merged one, and merges a pull request from a fork whose commits were
+// copied into refs/pull/N/head.
+func TestMergeMethods(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	base := env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	owner := env.Client(token)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	open := func(head, title string) *github.PullRequest {
+		t.Helper()
+		pr, _, err := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr(title), Head: head, Base: "main"})
+		apptest.Must(t, "open "+head, err)
+		return pr
+	}
+
+	proj.commitOn("squashed", "First", map[string]string{"a.txt": "a\n"})
+	proj.commitOn("squashed", "Second", map[string]string{"b.txt": "b\n"})
+	sq := open("squashed", "Squash me")
+	res, _, err := owner.PullRequests.Merge(ctx, "octo", "hello", sq.GetNumber(), "", &github.PullRequestOptions{MergeMethod: "squash"})
+	apptest.Must(t, "squash", err)
+	got := apptest.Git(t, proj.dir, "show", "-s", "--format=%P|%s|%b|%an|%cn", proj.remoteRef("refs/heads/main"))
+	if proj.remoteRef("refs/heads/main") != res.GetSHA() || len(strings.Fields(strings.Split(got, "|")[0])) != 1 ||
+		!strings.Contains(got, "|Squash me (#1)|") || !strings.Contains(got, "* First") || !strings.Contains(got, "|octo|octo") {
+		t.Fatalf("squash commit: %q", got)
+	}
+	apptest.Git(t, proj.dir, "pull", "-q", "--ff-only", "origin", "main")
+
+	proj.commitOn("rebased", "Third", map[string]string{"c.txt": "c\n"})
+	proj.commitOn("rebased", "Fourth", map[string]string{"c.txt": "c\nd\n"})
+	proj.commitOn("other", "Unrelated", map[string]string{"z.txt": "z\n"})
+	other := open("other", "Other")
+	_, _, err = owner.PullRequests.Merge(ctx, "octo", "hello", other.GetNumber(), "", nil)
+	apptest.Must(t, "merge other", err)
+	rb := open("rebased", "Rebase me")
+	res, _, err = owner.PullRequests.Merge(ctx, "octo", "hello", rb.GetNumber(), "", &github.PullRequestOptions{MergeMethod: "rebase"})
+	apptest.Must(t, "rebase", err)
+	log := apptest.Git(t, proj.dir, "log", "--format=%s|%an|%cn|%P", "-3", proj.remoteRef("refs/heads/main"))
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "Fourth|Test Author|octo|") || !strings.HasPrefix(lines[1], "Third|Test Author|octo|") ||
+		!strings.HasPrefix(lines[2], "Merge pull request #2") || res.GetSHA() != proj.remoteRef("refs/heads/main") {
+		t.Fatalf("rebased history:\n%s", log)
+	}
+	apptest.Git(t, proj.dir, "pull", "-q", "--ff-only", "origin", "main")
+
+	proj.commitOn("left", "Left", map[string]string{"app.txt": "one\nleft\nthree\n"})
+	proj.commitOn("right", "Right", map[string]string{"app.txt": "one\nright\nthree\n"})
+	left, right := open("left", "Left"), open("right", "Right")
+	if left.Mergeable != nil || left.GetMergeableState() != "unknown" {
+		t.Fatalf("a new pull request's mergeability: %v %q", left.Mergeable, left.GetMergeableState())
+	}
+	_, _, err = owner.PullRequests.Merge(ctx, "octo", "hello", left.GetNumber(), "", nil)
+	apptest.Must(t, "merge left", err)
+	pr := waitMergeable(t, owner, "octo", "hello", right.GetNumber())
+	if pr.GetMergeable() || pr.GetMergeableState() != "dirty" {
+		t.Fatalf("conflicting: %v %q", pr.GetMergeable(), pr.GetMergeableState())
+	}
+	_, resp, _ := owner.PullRequests.Merge(ctx, "octo", "hello", right.GetNumber(), "", nil)
+	status(t, "merge a conflict", resp, http.StatusMethodNotAllowed)
+
+	pr, _, err = owner.PullRequests.Edit(ctx, "octo", "hello", right.GetNumber(), &github.PullRequest{State: github.Ptr("closed")})
+	apptest.Must(t, "close", err)
+	if pr.GetState() != "closed" || pr.GetMerged() || pr.ClosedAt == nil {
+		t.Fatalf("closed: %+v", pr)
+	}
+	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", right.GetNumber(), "", nil)
+	status(t, "merge a closed one", resp, http.StatusMethodNotAllowed)
+	pr, _, err = owner.PullRequests.Edit(ctx, "octo", "hello", right.GetNumber(), &github.PullRequest{State: github.Ptr("open")})
+	apptest.Must(t, "reopen", err)
+	if pr.GetState() != "open" {
+		t.Fatalf("reopened: %+v", pr)
+	}
+	_, resp, _ = owner.PullRequests.Edit(ctx, "octo", "hello", left.GetNumber(), &github.PullRequest{State: github.Ptr("open")})
+	status(t, "reopen a merged one", resp, http.StatusUnprocessableEntity)
+
+	fork, err := env.App.Repos.Fork(ctx, base, bob, "hello", false, bob)
+	apptest.Must(t, "fork", err)
+	bobToken := env.Token(bob, "public_repo")
+	forkProj := &project{t: t, dir: apptest.WorkTree(t, nil)}
+	apptest.Git(t, forkProj.dir, "remote", "add", "origin", env.GitURL("bob", fork.Name, "bob", bobToken))
+	apptest.Git(t, forkProj.dir, "fetch", "-q", "origin", "main")
+	apptest.Git(t, forkProj.dir, "checkout", "-q", "-b", "main", "FETCH_HEAD")
+	fromFork := forkProj.commitOn("idea", "An idea from a fork", map[string]string{"idea.txt": "idea\n"})
+	bobClient := env.Client(bobToken)
+	fpr, resp, err := bobClient.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Idea"),
+		Head: "bob:idea", Base: "main"})
+	apptest.Must(t, "open from a fork", err)
+	status(t, "open from a fork", resp, http.StatusCreated)
+	if fpr.GetHead().GetRepo().GetFullName() != "bob/hello" || fpr.GetHead().GetLabel() != "bob:idea" || fpr.GetHead().GetSHA() != fromFork {
+		t.Fatalf("fork head: %+v", fpr.GetHead())
+	}
+	if got := proj.remoteRef("refs/pull/" + itoa(fpr.GetNumber()) + "/head"); got != fromFork {
+		t.Fatalf("fork's refs/pull head %s, want %s", got, fromFork)
+	}
+	again := forkProj.commitOn("idea", "More of the idea", map[string]string{"idea.txt": "idea\nmore\n"})
+	pr = waitMergeable(t, owner, "octo", "hello", fpr.GetNumber())
+	if pr.GetHead().GetSHA() != again || !pr.GetMergeable() || pr.GetCommits() != 2 {
+		t.Fatalf("fork pull request after a push: head %s mergeable %v commits %d", pr.GetHead().GetSHA(), pr.GetMergeable(), pr.GetCommits())
+	}
+	res, _, err = owner.PullRequests.Merge(ctx, "octo", "hello", fpr.GetNumber(), "", &github.PullRequestOptions{SHA: again})
+	apptest.Must(t, "merge from a fork", err)
+	if proj.remoteRef("refs/heads/main") != res.GetSHA() {
+		t.Fatal("main did not move to the fork's merge")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
