@@ -197,6 +197,8 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/assignees", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/milestones/{milestone_number}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/events", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/issues/events", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/pulls", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 403, "Must have push access to repository.", pullAuthor},
@@ -325,6 +327,7 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
+	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
 	{regexp.MustCompile(`^/api/graphql$`), "the GraphQL endpoint, which the REST descriptions do not cover"},
 }
 

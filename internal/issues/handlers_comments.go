@@ -43,17 +43,8 @@ func commentBody(r *http.Request) (string, error) {
 }
 
 func (h *Handler) writeComments(w http.ResponseWriter, r *http.Request, page httpapi.Page, list []*Comment) {
-	more := len(list) > page.Limit()
-	if more {
-		list = list[:page.Limit()]
-	}
 	u := h.urls(r)
-	out := make([]commentJSON, 0, len(list))
-	for _, c := range list {
-		out = append(out, toCommentJSON(u, c))
-	}
-	httpapi.SetLinksMore(w, r, page, more)
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	writePage(w, r, page, list, func(c *Comment) commentJSON { return toCommentJSON(u, c) })
 }
 
 // listComments answers GET .../issues/{issue_number}/comments: oldest
@@ -98,8 +89,12 @@ func (h *Handler) listRepoComments(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// getComment answers GET .../issues/comments/{comment_id}.
+// getComment answers GET .../issues/comments/{comment_id}, and
+// GET .../issues/events/{event_id}, which shares its route.
 func (h *Handler) getComment(w http.ResponseWriter, r *http.Request) error {
+	if r.PathValue("comments") == "events" {
+		return h.getRepoEvent(w, r)
+	}
 	id, err := commentID(r)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package issues
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -198,3 +199,74 @@ func toCommentJSON(u urls, c *Comment) commentJSON {
 
 // pathEscape escapes a label name for a URL path segment.
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// eventJSON is the platform's issue-event object (the issue only in the
+// repository's list and a single event).
+type eventJSON struct {
+	ID           int64                `json:"id"`
+	NodeID       string               `json:"node_id"`
+	URL          string               `json:"url"`
+	Actor        *accounts.SimpleUser `json:"actor"`
+	Event        string               `json:"event"`
+	CommitID     *string              `json:"commit_id"`
+	CommitURL    *string              `json:"commit_url"`
+	CreatedAt    wire.Time            `json:"created_at"`
+	Label        *eventLabelJSON      `json:"label,omitempty"`
+	Assignee     *accounts.SimpleUser `json:"assignee,omitempty"`
+	Assigner     *accounts.SimpleUser `json:"assigner,omitempty"`
+	Milestone    *eventMilestoneJSON  `json:"milestone,omitempty"`
+	Rename       *eventRenameJSON     `json:"rename,omitempty"`
+	LockReason   json.RawMessage      `json:"lock_reason,omitempty"` // a string or null, for locked only
+	StateReason  *string              `json:"state_reason,omitempty"`
+	Issue        *issueJSON           `json:"issue,omitempty"`
+	PerformedVia *struct{}            `json:"performed_via_github_app"`
+}
+
+type eventLabelJSON struct {
+	Name  string `json:"name"`
+	Color string `json:"color"`
+}
+
+type eventMilestoneJSON struct {
+	Title string `json:"title"`
+}
+
+type eventRenameJSON struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+func toEventJSON(u urls, e *Event) eventJSON {
+	j := eventJSON{ID: e.ID, NodeID: wire.NodeID("IE", e.ID), URL: u.api + "/issues/events/" + strconv.FormatInt(e.ID, 10),
+		Actor: simpleUser(u.base, e.Actor), Event: e.Event, CommitID: optional(e.CommitID), CreatedAt: wire.T(e.CreatedAt)}
+	if e.CommitID != "" {
+		j.CommitURL = optional(u.api + "/commits/" + e.CommitID)
+	}
+	switch e.Event {
+	case "labeled", "unlabeled":
+		j.Label = &eventLabelJSON{Name: e.LabelName, Color: e.LabelColor}
+	case "assigned", "unassigned":
+		j.Assignee, j.Assigner = simpleUser(u.base, e.Assignee), simpleUser(u.base, e.Actor)
+	case "milestoned", "demilestoned":
+		j.Milestone = &eventMilestoneJSON{Title: e.MilestoneTitle}
+	case "renamed":
+		j.Rename = &eventRenameJSON{From: e.RenameFrom, To: e.RenameTo}
+	case "locked":
+		j.LockReason, _ = json.Marshal(optional(e.LockReason))
+	case "closed", "reopened":
+		j.StateReason = optional(e.StateReason)
+	}
+	if e.issue != nil {
+		is := toIssueJSON(u, e.issue)
+		j.Issue = &is
+	}
+	return j
+}
+
+// timelineCommentJSON is a comment in an issue's timeline: the comment
+// with event "commented" and its author as actor.
+type timelineCommentJSON struct {
+	Event string               `json:"event"`
+	Actor *accounts.SimpleUser `json:"actor"`
+	commentJSON
+}

@@ -25,7 +25,8 @@ const triageNote = "Needs triage or push access (a collaborator's triage permiss
 // Pull requests permissions too, as on the platform.
 //
 // GET and DELETE of one comment are declared .../issues/{comments}/{comment_id}
-// (the handlers answer 404 unless {comments} is "comments"): the literal
+// (the handlers answer 404 unless {comments} is "comments"; GET serves
+// .../issues/events/{event_id} when it is "events"): the literal
 // pattern would conflict in net/http.ServeMux with
 // .../issues/{issue_number}/comments (GET) and .../issues/{issue_number}/labels,
 // /lock and /assignees (DELETE), which stay more specific than it.
@@ -61,6 +62,9 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: repo + "/issues/{comments}/{comment_id}", Handle: h.getComment, Auth: read},
 		{Method: "PATCH", Pattern: repo + "/issues/comments/{comment_id}", Handle: h.updateComment, Auth: author},
 		{Method: "DELETE", Pattern: repo + "/issues/{comments}/{comment_id}", Handle: h.deleteComment, Auth: author},
+		{Method: "GET", Pattern: repo + "/issues/events", Handle: h.listRepoEvents, Auth: read},
+		{Method: "GET", Pattern: issue + "/events", Handle: h.listIssueEvents, Auth: read},
+		{Method: "GET", Pattern: issue + "/timeline", Handle: h.timeline, Auth: read},
 		{Method: "GET", Pattern: issue + "/comments", Handle: h.listComments, Auth: read},
 		{Method: "POST", Pattern: issue + "/comments", Handle: h.createComment,
 			Auth: rule(auth.RoleRead, false, "A locked issue takes comments from triagers only.", "issues:write")},

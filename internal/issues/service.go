@@ -307,13 +307,19 @@ func (s *Service) emitChanges(ctx context.Context, tx store.Q, repo *repos.Repos
 var feedActions = []string{"opened", "edited", "closed", "reopened", "assigned", "unassigned", "labeled", "unlabeled"}
 
 // emitIssue emits the issues webhook event (and IssuesEvent for the
-// actions the feeds show) with the issue as it is now.
+// actions the feeds show) with the issue as it is now, and records the
+// issue event the platform keeps for the action.
 func (s *Service) emitIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, is *Issue, extra map[string]any) error {
 	payload := map[string]any{"action": action, "issue": toIssueJSON(urlsOf(httpapi.BaseURL(ctx), repo), is)}
 	maps.Copy(payload, extra)
 	e := &events.Event{HookEvent: "issues", HookPayload: payload, Actor: actor, Repo: repo, Public: !repo.Private}
 	if slices.Contains(feedActions, action) {
 		e.FeedType, e.FeedPayload = "IssuesEvent", maps.Clone(payload)
+	}
+	if r, ok := recordFor(action, is, extra); ok {
+		if err := RecordEvent(ctx, tx, is, actor, r); err != nil {
+			return err
+		}
 	}
 	return s.Events.Emit(ctx, tx, e)
 }
