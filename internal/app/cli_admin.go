@@ -290,5 +290,6 @@ func (c *cli) oauthAppCommand() *cobra.Command {
 	_ = create.MarkFlagRequired("owner")
 	cmd.AddCommand(create)
 	cmd.AddCommand(c.appManageCommands()...)
+	cmd.AddCommand(c.oauthWebConfigureCommand())
 	return cmd
 }

@@ -98,3 +98,13 @@ func (s *Service) Configure(ctx context.Context, clientID string, set ClientSett
 		return store.ErrNotFound
 	})
 }
+
+// Settings returns the flow settings of the OAuth application or app
+// with the client id (store.ErrNotFound for none).
+func (s *Service) Settings(ctx context.Context, clientID string) (ClientSettings, error) {
+	c, err := clientByID(ctx, s.DB, clientID)
+	if err != nil {
+		return ClientSettings{}, err
+	}
+	return ClientSettings{CallbackURL: c.CallbackURL, DeviceFlow: c.DeviceFlow}, nil
+}
