@@ -55,8 +55,9 @@ func roleRefusal(need auth.Role) error {
 //
 // Users: the owner and owners of the owning organization are admins,
 // other organization members have the organization's base repository
-// permission (read unless changed), collaborators their permission (the
-// higher of the two); anyone reads a public repository.
+// permission (read unless changed), collaborators and members of teams
+// their granted permission (repos.GrantedPermission; the highest of
+// these); anyone reads a public repository.
 // Classic and OAuth tokens see private repositories only with the repo
 // scope. Fine-grained tokens act on the repositories they select (capped
 // by the user's own role; an installation acts as its bot with admin
@@ -70,7 +71,7 @@ func RepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *repos.Rep
 				return auth.RoleNone, err
 			}
 		}
-		if st.Collaborator, err = repos.CollaboratorPermission(ctx, q, repo.ID, p.Account.ID); err != nil {
+		if st.Collaborator, err = repos.GrantedPermission(ctx, q, repo.ID, p.Account.ID); err != nil {
 			return auth.RoleNone, err
 		}
 	}

@@ -49,6 +49,7 @@ import (
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
+	"forgeapi/internal/teams"
 	"forgeapi/internal/webhooks"
 )
 
@@ -199,6 +200,8 @@ type App struct {
 	// Orgs changes memberships; its Deleter, which Start runs, deletes
 	// organizations in the background.
 	Orgs *orgs.Service
+	// Teams changes teams; Orgs.Accepting turns their pending memberships active.
+	Teams *teams.Service
 	// Agents are the enterprise custom agents; their ruleset check runs
 	// before every push.
 	Agents *agents.Service
@@ -252,6 +255,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
 	a.Events.Subscribe(auditlog.Sink{})
+	a.Events.Subscribe(teams.Sink{})
 	serverKey, err := loadSecretKey(cfg)
 	if err == nil {
 		a.Secrets, err = secretbox.New(serverKey)
@@ -298,6 +302,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
+	a.Teams = &teams.Service{DB: db, Events: a.Events, Orgs: a.Orgs}
+	a.Orgs.Accepting = a.Teams.Accepting
 	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
@@ -341,6 +347,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
+	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())

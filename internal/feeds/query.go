@@ -130,7 +130,7 @@ func (b *sqlBuilder) accessible(v viewer) string {
 		c := "EXISTS (SELECT 1 FROM repositories r WHERE r.id = events.repo_id AND (r.owner_id = " + u +
 			" OR EXISTS (SELECT 1 FROM org_members m JOIN accounts mo ON mo.id = m.org_id WHERE m.org_id = r.owner_id AND m.user_id = " + u +
 			" AND " + memberReads("m", "mo") + ")" +
-			" OR EXISTS (SELECT 1 FROM repo_collaborators rc WHERE rc.repository_id = r.id AND rc.user_id = " + u + "))"
+			" OR EXISTS (SELECT 1 FROM repo_grants rc WHERE rc.repository_id = r.id AND rc.user_id = " + u + "))"
 		if v.scoped {
 			c += " AND r.owner_id = " + b.arg(v.owner)
 			if !v.all {
@@ -269,7 +269,7 @@ func receivedSources(ctx context.Context, q querier, userID int64, v viewer) (so
 		SELECT 'repo', s.repository_id,
 		       r.owner_id = $2 OR r.owner_id IN (SELECT m.org_id FROM org_members m JOIN accounts mo ON mo.id = m.org_id
 		                                        WHERE m.user_id = $2 AND `+memberReads("m", "mo")+`)
-		                   OR r.id IN (SELECT repository_id FROM repo_collaborators WHERE user_id = $2), r.owner_id,
+		                   OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $2), r.owner_id,
 		       o.type = $4 AND o.saml_enforced
 		FROM (SELECT repository_id FROM stars WHERE user_id = $1
 		      UNION SELECT repository_id FROM subscriptions WHERE user_id = $1 AND NOT ignored) AS s

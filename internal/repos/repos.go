@@ -83,9 +83,8 @@ func ByOwnerAndName(ctx context.Context, q store.Q, owner, name string) (*Reposi
 // caller's standing on it in one round trip.
 func ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name string, userID int64) (*Repository, Standing, error) {
 	var st Standing
-	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+`, COALESCE(m.role, ''), COALESCE(c.permission, '')`+repoFrom+
+	r, err := scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+`, COALESCE(m.role, ''), COALESCE((`+grantOf("r.id", "$3")+`), '')`+repoFrom+
 		`LEFT JOIN org_members m ON m.org_id = a.id AND m.user_id = $3
-		LEFT JOIN repo_collaborators c ON c.repository_id = r.id AND c.user_id = $3
 		WHERE lower(a.login) = lower($1) AND lower(r.name) = lower($2)`, owner, name, userID), &st.OrgRole, &st.Collaborator)
 	if err != nil {
 		return nil, Standing{}, err
@@ -95,8 +94,9 @@ func ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name st
 
 // Standing is a user's standing toward a repository besides owning it:
 // their role in the owning organization (accounts.RoleOwner,
-// accounts.RoleMember or "") and their permission as a collaborator
-// (CollaboratorPull ... CollaboratorAdmin, or "").
+// accounts.RoleMember or "") and the highest permission they are granted
+// on it as a collaborator or through a team (CollaboratorPull ...
+// CollaboratorAdmin, or ""; see GrantedPermission).
 type Standing struct {
 	OrgRole      string
 	Collaborator string
@@ -117,6 +117,28 @@ func CollaboratorPermission(ctx context.Context, q store.Q, repoID, userID int64
 	var perm string
 	err := store.Normalize(q.QueryRowContext(ctx, `SELECT permission FROM repo_collaborators WHERE repository_id = $1 AND user_id = $2`,
 		repoID, userID).Scan(&perm))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return perm, err
+}
+
+// grantOf is the scalar subquery of the highest permission granted on
+// the repository (SQL expression repoID) to the user (userID): the
+// repo_grants view unites direct collaborators and teams, the one place
+// access reads them.
+func grantOf(repoID, userID string) string {
+	return `SELECT g.permission FROM repo_grants g WHERE g.repository_id = ` + repoID + ` AND g.user_id = ` + userID +
+		` ORDER BY g.rank DESC LIMIT 1`
+}
+
+// GrantedPermission returns the highest permission the user is granted on
+// the repository, as a collaborator or through the teams they belong to
+// ("" for none). Access decisions read it; CollaboratorPermission is the
+// direct collaborator's alone.
+func GrantedPermission(ctx context.Context, q store.Q, repoID, userID int64) (string, error) {
+	var perm string
+	err := store.Normalize(q.QueryRowContext(ctx, grantOf("$1", "$2"), repoID, userID).Scan(&perm))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}

@@ -152,6 +152,10 @@ func (s *Service) eventPayload(ctx context.Context, q store.Q, e *events.Event) 
 			return nil, err
 		}
 		body["repository"] = repo
+		if e.HookEvent == "team" { // its schema types repository.organization as a string, go-github as an object: left out
+			repo.Organization = nil
+			body["repository"] = repo
+		}
 		if e.HookEvent == "push" && repo.Organization != nil {
 			body["repository"] = pushRepositoryJSON{JSON: repo, Organization: repo.Organization.Login}
 		}
