@@ -83,20 +83,21 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 	if err := s.Git.ServerPush(ctx, repo, merger, []githttp.RefUpdate{update}); err != nil {
 		return nil, err
 	}
-	return &Merged{SHA: sha}, s.recordMerge(ctx, repo, merger, number, sha)
+	return &Merged{SHA: sha}, s.recordMerge(ctx, repo, merger, number, sha, baseTip)
 }
 
-// recordMerge marks the pull request merged by merger at sha, closes it
-// and emits pull_request closed, in one transaction.
-func (s *Service) recordMerge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, number int64, sha string) error {
+// recordMerge marks the pull request merged by merger at sha into the
+// base commit baseTip (which its commits and files are read against from
+// then on), closes it and emits pull_request closed, in one transaction.
+func (s *Service) recordMerge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
 		p, err := byNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pull_requests SET merged_at = $1, merged_by_id = $2, merge_commit_sha = $3,
-			mergeable = NULL, mergeable_state = 'unknown', check_due = FALSE, lease_owner = NULL, lease_until = NULL WHERE id = $4`,
-			store.Now(), merger.ID, sha, p.ID); err != nil {
+			base_sha = $4, mergeable = NULL, mergeable_state = 'unknown', check_due = FALSE, lease_owner = NULL, lease_until = NULL
+			WHERE id = $5`, store.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
 			return store.Normalize(err)
 		}
 		closed := issues.StateClosed

@@ -232,6 +232,8 @@ func TestPullRequestFlow(t *testing.T) {
 		t.Fatalf("refs/pull/1/head after push = %s, want %s", got, second)
 	}
 
+	checkCommitsAndFiles(t, owner, first, second)
+
 	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: first})
 	status(t, "stale sha", resp, http.StatusConflict)
 	_, resp, _ = reader.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
@@ -259,10 +261,35 @@ func TestPullRequestFlow(t *testing.T) {
 	}
 	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
 	status(t, "merge again", resp, http.StatusMethodNotAllowed)
+	checkCommitsAndFiles(t, owner, first, second)
 	events = rc.waitFor(t, "pull_request closed", "push refs/heads/main")
 	for _, e := range events {
 		if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != res.GetSHA()) {
 			t.Fatalf("closed event: %+v", e.GetPullRequest())
 		}
+	}
+}
+
+// checkCommitsAndFiles reads pull request 1's commits (first, second,
+// oldest first) and its one file, and pages the commits.
+func checkCommitsAndFiles(t *testing.T, c *github.Client, first, second string) {
+	t.Helper()
+	ctx := apptest.Ctx()
+	commits, _, err := c.PullRequests.ListCommits(ctx, "octo", "hello", 1, nil)
+	apptest.Must(t, "commits", err)
+	if len(commits) != 2 || commits[0].GetSHA() != first || commits[1].GetSHA() != second ||
+		strings.TrimSpace(commits[1].GetCommit().GetMessage()) != "Polish" || commits[0].GetCommit().GetAuthor().GetName() != "Test Author" {
+		t.Fatalf("commits: %d %s %s %q %q", len(commits), commits[0].GetSHA(), commits[len(commits)-1].GetSHA(), commits[len(commits)-1].GetCommit().GetMessage(), commits[0].GetCommit().GetAuthor().GetName())
+	}
+	page, resp, err := c.PullRequests.ListCommits(ctx, "octo", "hello", 1, &github.ListOptions{PerPage: 1, Page: 2})
+	apptest.Must(t, "commits page 2", err)
+	if len(page) != 1 || page[0].GetSHA() != second || resp.PrevPage != 1 {
+		t.Fatalf("commits page 2: %d, prev %d", len(page), resp.PrevPage)
+	}
+	files, _, err := c.PullRequests.ListFiles(ctx, "octo", "hello", 1, nil)
+	apptest.Must(t, "files", err)
+	if len(files) != 1 || files[0].GetFilename() != "feature.txt" || files[0].GetStatus() != "added" || files[0].GetAdditions() != 2 ||
+		files[0].GetChanges() != 2 || !strings.Contains(files[0].GetPatch(), "+polished") || !strings.Contains(files[0].GetRawURL(), second) {
+		t.Fatalf("files: %+v", files)
 	}
 }

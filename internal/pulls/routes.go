@@ -28,6 +28,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "POST", Pattern: repo + "/pulls", Handle: h.create, Auth: write},
 		{Method: "GET", Pattern: pull, Handle: h.get, Auth: read},
 		{Method: "PATCH", Pattern: pull, Handle: h.update, Auth: author},
+		{Method: "GET", Pattern: pull + "/commits", Handle: h.listCommits, Auth: read},
+		{Method: "GET", Pattern: pull + "/files", Handle: h.listFiles, Auth: read},
 		{Method: "GET", Pattern: pull + "/merge", Handle: h.checkMerged, Auth: read},
 		{Method: "PUT", Pattern: pull + "/merge", Handle: h.merge, Auth: merge},
 	}
