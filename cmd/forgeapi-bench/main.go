@@ -5,6 +5,7 @@
 //
 //	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
+//	forgeapi-bench read [-compare-bare] [flags]
 //	forgeapi-bench webhooks [flags]
 //	forgeapi-bench crash webhooks|pushes [flags]
 package main
@@ -21,12 +22,13 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"artifacts": runArtifacts,
 	"crash":     runCrash,
 	"feeds":     runFeeds,
+	"read":      runRead,
 	"webhooks":  runWebhooks,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, webhooks")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, webhooks")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -39,6 +39,14 @@ type webhooksBench struct {
 	database   string
 	dataDir    string
 	cpuProfile string
+	memProfile string
+	// -compare-bare: alternating rounds with the bare loop, then a paced
+	// run at latencyShare of the bare rate.
+	compareBare  bool
+	rounds       int
+	round        time.Duration
+	bareSenders  int
+	latencyShare float64
 }
 
 // webhooksReport is the scenario's JSON output.
@@ -81,6 +89,12 @@ func runWebhooks(ctx context.Context, args []string) error {
 	fs.StringVar(&b.database, "database", "", "postgres://... (default SQLite in -data)")
 	fs.StringVar(&b.dataDir, "data", "", "data directory (default a temporary one, removed after)")
 	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&b.memProfile, "memprofile", "", "write an allocation profile (after the run) to this file")
+	fs.BoolVar(&b.compareBare, "compare-bare", false, "alternate rounds of forgeapi deliveries with a bare signed POST loop, print both rates and the ratio, then run paced at -latency-share of the bare rate")
+	fs.IntVar(&b.rounds, "rounds", 4, "-compare-bare: rounds of each")
+	fs.DurationVar(&b.round, "round", 3*time.Second, "-compare-bare: length of one round")
+	fs.IntVar(&b.bareSenders, "bare-senders", 32, "-compare-bare: goroutines of the bare loop")
+	fs.Float64Var(&b.latencyShare, "latency-share", 0.4, "-compare-bare: the paced run offers this share of the bare rate (0: no paced run)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -126,6 +140,30 @@ func runWebhooks(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopProfile()
+	var loggedBefore int64
+	if b.compareBare {
+		defer func() {
+			if n, err := countLogged(ctx, m.App.DB, hookIDs); err == nil {
+				fmt.Printf("delivery log: %d deliveries logged done with a 2xx in all\n", n)
+			}
+		}()
+		bareRate, forgeReceived := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)
+		if b.latencyShare <= 0 {
+			return writeAllocProfile(b.memProfile)
+		}
+		// The rounds' last deliveries are logged just after their receipt.
+		for deadline := time.Now().Add(b.drain); ; time.Sleep(10 * time.Millisecond) {
+			if loggedBefore, err = countLogged(ctx, m.App.DB, hookIDs); err != nil {
+				return err
+			}
+			if loggedBefore >= forgeReceived || time.Now().After(deadline) {
+				break
+			}
+		}
+		b.rate = b.latencyShare * bareRate / float64(b.hooks)
+		fmt.Printf("paced run: %.0f events/s (%.0f deliveries/s, %.2f of the bare rate) for %s, load %s\n",
+			b.rate, b.rate*float64(b.hooks), b.latencyShare, b.duration, loadAverage())
+	}
 	rep := b.measure(ctx, client, m.URL(), fx, rcv)
 	rep.Database = string(m.App.DB.Dialect)
 	// A delivery is logged just after its receiver answers: poll for the
@@ -134,7 +172,7 @@ func runWebhooks(ctx context.Context, args []string) error {
 		if rep.DeliveriesLogged, err = countLogged(ctx, m.App.DB, hookIDs); err != nil {
 			return err
 		}
-		if rep.DeliveriesLogged >= rep.DeliveriesExpected || time.Now().After(deadline) {
+		if rep.DeliveriesLogged -= loggedBefore; rep.DeliveriesLogged >= rep.DeliveriesExpected || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -142,7 +180,10 @@ func runWebhooks(ctx context.Context, args []string) error {
 		rep.DeliveriesLogged >= rep.DeliveriesExpected
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	if err := enc.Encode(rep); err != nil {
+		return err
+	}
+	return writeAllocProfile(b.memProfile)
 }
 
 // benchFixture is the repository events are triggered on.
@@ -205,6 +246,8 @@ func createHooks(ctx context.Context, client *http.Client, base string, fx *benc
 // measure triggers events for b.duration and waits for their deliveries.
 func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver) webhooksReport {
 	var next, apiErrors atomic.Int64
+	// A -compare-bare run measured before: count only what follows.
+	eventsBefore, receivedBefore := rcv.eventCount(), rcv.receivedCount()
 	start := time.Now()
 	genCtx, cancel := context.WithTimeout(ctx, b.duration)
 	defer cancel()
@@ -236,14 +279,14 @@ func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base s
 	}
 	wg.Wait()
 	generation := time.Since(start)
-	events := rcv.eventCount()
+	events := rcv.eventCount() - eventsBefore
 	expected := events * int64(b.hooks)
-	rcv.await(ctx, expected, b.drain)
+	rcv.await(ctx, receivedBefore+expected, b.drain)
 	elapsed := rcv.lastReceipt().Sub(start)
 	if elapsed <= 0 {
 		elapsed = time.Since(start)
 	}
-	lat := rcv.latencies()
+	lat := rcv.latenciesSince(receivedBefore)
 	rep := webhooksReport{Scenario: "webhooks", Hooks: b.hooks, TargetEventsPerSec: b.rate, Events: events,
 		APIErrors: apiErrors.Load(), EventsPerSec: float64(events) / generation.Seconds(),
 		DeliveriesExpected: expected, DeliveriesReceived: int64(len(lat)), Duplicates: rcv.duplicates.Load(),
@@ -328,6 +371,7 @@ type receiver struct {
 	last          time.Time
 	pings         int
 	changed       chan struct{}
+	seq           atomic.Int64
 	duplicates    atomic.Int64
 	badSignatures atomic.Int64
 }
@@ -483,10 +527,24 @@ func (r *receiver) lastReceipt() time.Time {
 	return r.last
 }
 
-func (r *receiver) latencies() []time.Duration {
+func (r *receiver) latencies() []time.Duration { return r.latenciesSince(0) }
+
+// receivedCount is how many deliveries were received (pings excluded).
+func (r *receiver) receivedCount() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := slices.Clone(r.lat)
+	return int64(len(r.lat))
+}
+
+// nextSeq is a number not returned before, for unique event keys.
+func (r *receiver) nextSeq() int64 { return r.seq.Add(1) }
+
+// latenciesSince returns the latencies of the deliveries received after
+// the first n, sorted.
+func (r *receiver) latenciesSince(n int64) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.lat[n:])
 	slices.Sort(out)
 	return out
 }
