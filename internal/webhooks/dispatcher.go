@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/x509"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -38,10 +37,18 @@ const (
 	// slow or dead receiver holds at most this many sends while the
 	// others go on.
 	perHookInFlight = 16
-	// busyHookDelay is how long a delivery to a hook at perHookInFlight
-	// waits before it is claimed again.
+	// perHookWaiting is how many claimed deliveries to a hook at
+	// perHookInFlight wait in memory for one of its sends to finish; each
+	// starts as soon as one does, without a round trip to the database.
+	perHookWaiting = perHookInFlight
+	// busyHookDelay is how long a delivery to a hook at perHookInFlight,
+	// beyond those waiting in memory, waits before it is claimed again.
 	busyHookDelay = 100 * time.Millisecond
-	pollInterval  = time.Second // how often due deliveries are looked for without a wake
+	// waitMargin is how much of a lease a delivery waiting in memory must
+	// have left, beyond the delivery timeout, to be started from there;
+	// one that waited longer is put back to be claimed again.
+	waitMargin   = 5 * time.Second
+	pollInterval = time.Second // how often due deliveries are looked for without a wake
 	// recordPatience is how long a batch of outcomes is tried again
 	// when the database fails to record it.
 	recordPatience = time.Minute
@@ -73,6 +80,15 @@ type Dispatcher struct {
 	buckets      map[int64]*bucket
 	reserved     map[int64]bool // deliveries put back with a reserved send slot
 	freed        chan struct{}
+	// waiting holds, per hook at perHookInFlight, claimed deliveries
+	// (at most perHookWaiting) that start when one of its sends finishes;
+	// they count in total. closing stops starting them (shutdown).
+	waiting map[int64][]waitingJob
+	closing bool
+	// maxWait is how long a delivery may wait in memory after its claim:
+	// the lease less the delivery timeout and waitMargin.
+	maxWait time.Duration
+	results chan<- outcome // where sends started by finish report
 
 	payloads map[int64][]byte // payload bodies by id (immutable rows); claim loop only
 	sends    sync.WaitGroup
@@ -104,9 +120,11 @@ func NewDispatcher(s *Service) *Dispatcher {
 	case rate < 0:
 		rate = 0
 	}
-	return &Dispatcher{svc: s, sender: sender, allow: allow, owner: wire.NewGUID(), lease: timeout + 10*time.Second, rate: rate,
+	lease := timeout + 10*time.Second
+	return &Dispatcher{svc: s, sender: sender, allow: allow, owner: wire.NewGUID(), lease: lease, rate: rate,
 		inFlight: map[int64]int{}, refusedHooks: map[int64]bool{}, buckets: map[int64]*bucket{}, reserved: map[int64]bool{},
-		freed: make(chan struct{}, 1), payloads: map[int64][]byte{}}
+		freed: make(chan struct{}, 1), payloads: map[int64][]byte{}, waiting: map[int64][]waitingJob{},
+		maxWait: max(lease-timeout-waitMargin, 0)}
 }
 
 // claimed is a delivery under this dispatcher's lease.
@@ -126,6 +144,13 @@ type job struct {
 	skip    string // when set, the delivery is not sent and this is its status
 }
 
+// waitingJob is a claimed delivery waiting in memory for a send slot of
+// its hook.
+type waitingJob struct {
+	job
+	claimedAt time.Time
+}
+
 // outcome is a job's result, for the recorder.
 type outcome struct {
 	job
@@ -138,9 +163,15 @@ type outcome struct {
 func (d *Dispatcher) Run(ctx context.Context) {
 	defer d.sender.Close()
 	results := make(chan outcome, maxInFlight)
+	d.results = results
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); d.recordLoop(results) }()
 	d.claimLoop(ctx, results)
+	if waiting := d.close(); len(waiting) > 0 {
+		if err := d.putBack(context.Background(), waiting); err != nil {
+			d.svc.logger().Error("put back webhook deliveries", "err", err)
+		}
+	}
 	d.sends.Wait()
 	close(results)
 	<-recorded
@@ -264,33 +295,71 @@ func earliest(t time.Time, items []putBackItem) time.Time {
 }
 
 // admit splits a claimed batch into the deliveries to send now and the
-// ones to put back: those of hooks already at perHookInFlight, and those
-// over their hook's rate limit (which reserve a later send slot).
+// ones to put back: those over their hook's rate limit (which reserve a
+// later send slot), and those of hooks already at perHookInFlight beyond
+// the perHookWaiting that wait in memory for a send slot of their hook.
 func (d *Dispatcher) admit(batch []job, now time.Time) (admitted []job, putBack []putBackItem) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range batch {
 		if d.inFlight[c.HookID] >= perHookInFlight {
+			if len(d.waiting[c.HookID]) < perHookWaiting {
+				d.waiting[c.HookID] = append(d.waiting[c.HookID], waitingJob{job: c, claimedAt: now})
+				d.total++
+				continue
+			}
 			putBack = append(putBack, putBackItem{ID: c.ID, Due: now.Add(busyHookDelay)})
 			continue
 		}
-		if d.reserved[c.ID] {
-			delete(d.reserved, c.ID)
-		} else if c.skip == "" {
-			if at := d.bucket(c.HookID, now).reserve(now); at.After(now) {
-				if len(d.reserved) >= 1<<16 { // rows claimed elsewhere since: forget them
-					clear(d.reserved)
-				}
-				d.reserved[c.ID] = true
-				putBack = append(putBack, putBackItem{ID: c.ID, Due: at, Throttled: true})
-				continue
-			}
+		if pb, ok := d.throttle(c, now); !ok {
+			putBack = append(putBack, pb)
+			continue
 		}
 		d.inFlight[c.HookID]++
 		d.total++
 		admitted = append(admitted, c)
 	}
 	return admitted, putBack
+}
+
+// throttle takes a send slot of c's hook's rate limit at now; when there
+// is none, ok is false and pb puts c back until its reserved slot. d.mu
+// is held.
+func (d *Dispatcher) throttle(c job, now time.Time) (pb putBackItem, ok bool) {
+	if d.reserved[c.ID] {
+		delete(d.reserved, c.ID)
+		return pb, true
+	}
+	if c.skip != "" {
+		return pb, true
+	}
+	at := d.bucket(c.HookID, now).reserve(now)
+	if !at.After(now) {
+		return pb, true
+	}
+	if len(d.reserved) >= 1<<16 { // rows claimed elsewhere since: forget them
+		clear(d.reserved)
+	}
+	d.reserved[c.ID] = true
+	return putBackItem{ID: c.ID, Due: at, Throttled: true}, false
+}
+
+// close stops starting waiting deliveries and returns them, to be put
+// back due now.
+func (d *Dispatcher) close() []putBackItem {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closing = true
+	var items []putBackItem
+	now := d.svc.now()
+	for hookID, list := range d.waiting {
+		for _, w := range list {
+			items = append(items, putBackItem{ID: w.ID, Due: now})
+			d.total--
+		}
+		delete(d.waiting, hookID)
+	}
+	return items
 }
 
 // putBack releases unsent deliveries until their due time.
@@ -437,7 +506,9 @@ func (d *Dispatcher) explainRefusal(h *Hook, res *hookshot.Result) {
 	}
 }
 
-// finish frees a send slot and wakes a claim loop that waits for one.
+// finish frees a send slot: it starts the next delivery waiting for the
+// hook (puts back those that waited too long or are over the rate
+// limit), and wakes a claim loop that waits for a slot.
 func (d *Dispatcher) finish(hookID int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -445,12 +516,56 @@ func (d *Dispatcher) finish(hookID int64) {
 		delete(d.inFlight, hookID)
 	}
 	d.total--
+	d.startWaiting(hookID)
 	if d.starved {
 		d.starved = false
 		select {
 		case d.freed <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// startWaiting starts the first delivery waiting for hookID that may be
+// sent now; d.mu is held. Deliveries that waited longer than maxWait, or
+// are over the hook's rate limit, are put back (in a goroutine counted
+// in d.sends, so that Run waits for it).
+func (d *Dispatcher) startWaiting(hookID int64) {
+	if d.closing || d.inFlight[hookID] >= perHookInFlight {
+		return
+	}
+	now := d.svc.now()
+	var putBack []putBackItem
+	for len(d.waiting[hookID]) > 0 {
+		w := d.waiting[hookID][0]
+		if d.waiting[hookID] = d.waiting[hookID][1:]; len(d.waiting[hookID]) == 0 {
+			delete(d.waiting, hookID)
+		}
+		if now.Sub(w.claimedAt) > d.maxWait {
+			putBack = append(putBack, putBackItem{ID: w.ID, Due: now})
+			d.total--
+			continue
+		}
+		pb, ok := d.throttle(w.job, now)
+		if !ok {
+			putBack = append(putBack, pb)
+			d.total--
+			continue
+		}
+		d.inFlight[hookID]++
+		d.sends.Add(1)
+		go d.send(w.job, d.results)
+		break
+	}
+	if len(putBack) > 0 {
+		d.sends.Add(1)
+		go func() {
+			defer d.sends.Done()
+			if err := d.putBack(context.Background(), putBack); err != nil {
+				d.svc.logger().Error("put back webhook deliveries", "err", err)
+			}
+			d.svc.Wake()
+		}()
 	}
 }
 
@@ -561,14 +676,8 @@ func (d *Dispatcher) record(batch []outcome) error {
 // recordDelivery marks the delivery done with its outcome; kept is false
 // when the lease was lost (another claimer owns the row now).
 func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) (kept bool, err error) {
-	reqHeaders, err := json.Marshal(orEmpty(o.result.RequestHeaders))
-	if err != nil {
-		return false, err
-	}
-	respHeaders, err := json.Marshal(flatten(o.result.ResponseHeaders))
-	if err != nil {
-		return false, err
-	}
+	reqHeaders := headersJSON(o.result.RequestHeaders)
+	respHeaders := headersJSON(flatten(o.result.ResponseHeaders))
 	url := ""
 	if o.hook != nil {
 		url = o.hook.URL
@@ -577,8 +686,8 @@ func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) 
 		UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = $1, duration = $2, status = $3,
 			status_code = $4, url = $5, request_headers = $6, response_headers = $7, response_body = $8
 		WHERE id = $9 AND lease_owner = $10 AND state = 'pending'`,
-		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, string(reqHeaders),
-		string(respHeaders), strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD"), o.ID, d.owner)
+		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, reqHeaders,
+		respHeaders, strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD"), o.ID, d.owner)
 	if err != nil {
 		return false, store.Normalize(err)
 	}
@@ -629,11 +738,25 @@ func recordLastResponse(ctx context.Context, tx store.Q, hookID int64, o outcome
 	return store.Normalize(err)
 }
 
-func orEmpty(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
+// headersJSON is the delivery log's JSON object of headers (nil is {}),
+// names sorted, as json.Marshal orders them; written without reflection,
+// it is a third of the cost of recording a delivery otherwise.
+func headersJSON(m map[string]string) string {
+	n := 2
+	for k, v := range m {
+		n += len(k) + len(v) + 6
 	}
-	return m
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, k)
+		b = append(b, ':')
+		b = wire.AppendString(b, m[k])
+	}
+	return string(append(b, '}'))
 }
 
 // flatten turns response headers into the delivery log's object, the

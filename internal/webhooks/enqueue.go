@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -103,10 +104,12 @@ func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *even
 	if err != nil {
 		return 0, err
 	}
-	for _, h := range hooks {
-		if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
-			return 0, err
-		}
+	rows := make([]newDelivery, len(hooks))
+	for i, h := range hooks {
+		rows[i] = s.deliveryOf(h, payloadID, p)
+	}
+	if err := insertDeliveries(ctx, tx, rows); err != nil {
+		return 0, err
 	}
 	return len(hooks), nil
 }
@@ -266,11 +269,54 @@ func insertPayload(ctx context.Context, tx store.Q, p payload) (int64, error) {
 }
 
 func insertDelivery(ctx context.Context, tx store.Q, d newDelivery) error {
-	_, err := tx.ExecContext(ctx, `
-		INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
-			installation_id, url, retries_left, due_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.Redelivery, d.RepositoryID,
-		d.InstallationID, d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
-	return store.Normalize(err)
+	return insertDeliveries(ctx, tx, []newDelivery{d})
+}
+
+// insertRowsPerStatement is how many deliveries one INSERT writes: an
+// event's deliveries to its hooks go in one statement (or a few), whose
+// texts, one per row count up to this, stay in the statement cache.
+const insertRowsPerStatement = 16
+
+// insertDeliveryQueries are the INSERT texts by row count (index n-1).
+var insertDeliveryQueries = func() (q [insertRowsPerStatement]string) {
+	const head = `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
+			installation_id, url, retries_left, due_at, created_at) VALUES `
+	var b strings.Builder
+	b.WriteString(head)
+	for n := 1; n <= insertRowsPerStatement; n++ {
+		if n > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range insertDeliveryColumns {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", (n-1)*insertDeliveryColumns+c+1)
+		}
+		b.WriteByte(')')
+		q[n-1] = b.String()
+	}
+	return q
+}()
+
+// insertDeliveryColumns is the number of columns insertDeliveries writes.
+const insertDeliveryColumns = 12
+
+// insertDeliveries writes the deliveries, up to insertRowsPerStatement
+// in one statement.
+func insertDeliveries(ctx context.Context, tx store.Q, rows []newDelivery) error {
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), insertRowsPerStatement)]
+		rows = rows[len(chunk):]
+		args := make([]any, 0, len(chunk)*insertDeliveryColumns)
+		for _, d := range chunk {
+			args = append(args, d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.Redelivery, d.RepositoryID,
+				d.InstallationID, d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
+		}
+		if _, err := tx.ExecContext(ctx, insertDeliveryQueries[len(chunk)-1], args...); err != nil {
+			return store.Normalize(err)
+		}
+	}
+	return nil
 }

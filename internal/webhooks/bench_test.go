@@ -1,0 +1,89 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
+)
+
+// BenchmarkRepositoryEventToTenHooks measures the whole delivery path:
+// one op is a PATCH /repos/{owner}/{repo} through the API (8 concurrent
+// clients) whose repository event goes to ten hooks, each delivery
+// claimed, signed, sent to a receiver on 127.0.0.1 that checks the
+// signature, and recorded. The clock stops when every delivery of the
+// b.N events has arrived; deliveries/s is the rate.
+//
+//	go test ./internal/webhooks -run '^$' -bench RepositoryEventToTenHooks -benchtime 2000x
+func BenchmarkRepositoryEventToTenHooks(b *testing.B) {
+	const hooks, clients = 10, 8
+	env := apptest.Start(b, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback", RateLimit: -1}))
+	owner := env.User("bench")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo", "admin:repo_hook")
+	var got atomic.Int64
+	arrived := make(chan struct{}, 1)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		if _, err := github.ValidatePayload(r, []byte("s3cret")); err != nil {
+			b.Errorf("delivery: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if r.Header.Get("X-Service-Event") == "repository" {
+			got.Add(1)
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	b.Cleanup(rcv.Close)
+	client := env.Client(token)
+	for i := range hooks {
+		cfg := &github.HookConfig{URL: github.Ptr(fmt.Sprintf("%s/hook/%d", rcv.URL, i)), ContentType: github.Ptr("json"), Secret: github.Ptr("s3cret")}
+		_, _, err := client.Repositories.CreateHook(apptest.Ctx(), "bench", "widgets",
+			&github.Hook{Config: cfg, Events: []string{"repository"}, Active: github.Ptr(true)})
+		apptest.Must(b, "create hook", err)
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				resp, body := env.DoJSON("PATCH", "/repos/bench/widgets", token, fmt.Sprintf(`{"description":"d%d"}`, i))
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("PATCH: %d %s", resp.StatusCode, body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := int64(b.N) * hooks
+	deadline := time.After(5 * time.Minute)
+	for got.Load() < want {
+		select {
+		case <-arrived:
+		case <-deadline:
+			b.Fatalf("received %d of %d deliveries", got.Load(), want)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(want)/b.Elapsed().Seconds(), "deliveries/s")
+}
