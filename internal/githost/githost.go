@@ -117,6 +117,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		remoteUser = p.Account.Login
 	}
 	req := githttp.Request{RepoDir: h.Repos.GitDir(repo.ID), SubPath: subPath, RemoteUser: remoteUser}
+	if service == githttp.ServiceUploadPack && r.Method == http.MethodPost {
+		if err := h.recordFetch(ctx, r, p, repo); err != nil {
+			h.refuse(w, p, err)
+			return
+		}
+	}
 	if service == githttp.ServiceReceivePack {
 		push := &pushRecorder{h: h, repoID: repo.ID, principal: p, key: newPushKey()}
 		req.PushID, req.PreReceive, req.PostReceive = push.key, push.preReceive, push.postReceive

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
@@ -32,7 +33,7 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 		return err
 	}
 	defer g.Close()
-	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, Key: pr.key, RefsBefore: pr.refsBefore}
+	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, Key: pr.key, RefsBefore: pr.refsBefore, ViaGit: true}
 	return pr.h.recordPush(ctx, g, e, updates)
 }
 
@@ -81,6 +82,11 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 		}
 		for _, ev := range evs {
 			if err := h.Events.Emit(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+		if e.ViaGit && repo.Owner.IsOrg() {
+			if err := recordGit(ctx, tx, &auth.Principal{Account: &auth.Account{ID: pusher.ID, Login: pusher.Login}}, repo, "git.push"); err != nil {
 				return err
 			}
 		}

@@ -61,6 +61,9 @@ type pushLogEntry struct {
 	// reflog before the push ("" when it had none).
 	LogStarts  []string
 	RefsBefore []string
+	// ViaGit marks a push over git (audit log git.push), not a server
+	// push of the API nor one the Recoverer records.
+	ViaGit bool
 	// PushedAt, when set, stamps the push's events instead of the time
 	// they are recorded: the Recoverer sets it to when the push was logged.
 	PushedAt time.Time
