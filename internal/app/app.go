@@ -28,6 +28,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/collaborators"
+	"forgeapi/internal/console"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/docsite"
@@ -448,6 +449,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	a.Webhooks.BaseURL = trimSlash(base)
 	a.Git.Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
+	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	if local != nil {
