@@ -24,6 +24,7 @@ const (
 	Webhooks           = "webhooks"
 	EventFeeds         = "event-feeds"
 	OAuth              = "oauth"
+	Console            = "console"
 	CustomAgents       = "custom-agents"
 	ArtifactMetadata   = "artifact-metadata"
 	DependencyReview   = "dependency-review"

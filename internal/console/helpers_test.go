@@ -1,0 +1,226 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"forgeapi/internal/apptest"
+)
+
+// browserTimeout bounds one test's browser session.
+const browserTimeout = 120 * time.Second
+
+// actionTimeout bounds one step, so that a failing step leaves time to
+// read the page it failed on.
+const actionTimeout = 20 * time.Second
+
+// browser starts headless chromium with a fresh profile and returns the
+// context of its tab; the test is skipped when chromium is not installed
+// (.ci/run installs it). Screenshots go to a directory under t.TempDir()
+// that the test logs.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+	n     int
+}
+
+func newBrowser(t *testing.T, opts ...chromedp.ExecAllocatorOption) *browser {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed")
+	}
+	all := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(412, 915), // a phone's viewport
+	}, opts...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), all...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("start chromium: %v", err)
+	}
+	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "screenshots")}
+	if err := os.MkdirAll(b.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", b.shots)
+	return b
+}
+
+// run runs browser actions, failing the test on an error.
+func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		b.t.Fatalf("%s: %v (at %s)\n%s", what, err, b.location(), html)
+	}
+}
+
+// location is the tab's URL.
+func (b *browser) location() string {
+	loc, _ := chromedp.Run(b.ctx, chromedp.Location())
+	return loc
+}
+
+// text returns the text of the element the selector finds (waiting for it).
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("read %s: %v (at %s)", sel, err, b.location())
+	}
+	return s
+}
+
+// shot saves a full-page screenshot named after the page.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	b.n++
+	file := filepath.Join(b.shots, strings.Join([]string{twoDigits(b.n), name}, "-")+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func twoDigits(n int) string { return string([]byte{byte('0' + n/10%10), byte('0' + n%10)}) }
+
+// signIn signs in on the page the browser is at (the sign-in form).
+func (b *browser) signIn(login, password string) {
+	b.t.Helper()
+	b.run("sign in",
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.Clear(chromedp.CSS("#login")),
+		chromedp.SendKeys(chromedp.CSS("#login"), login),
+		chromedp.SendKeys(chromedp.CSS("#password"), password),
+	)
+	b.shot("sign-in")
+	b.run("submit sign-in", chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitReady(chromedp.CSS("body")))
+}
+
+// goTo navigates to a path of the server.
+func (b *browser) goTo(e *apptest.Env, path string) {
+	b.t.Helper()
+	b.run("navigate to "+path, chromedp.Navigate(e.URL+path), chromedp.WaitReady(chromedp.CSS("body")))
+}
+
+// cookies returns the browser's cookies.
+func (b *browser) cookies() []*network.Cookie {
+	b.t.Helper()
+	res, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		b.t.Fatalf("read cookies: %v", err)
+	}
+	return res.Cookies
+}
+
+// waitFor polls cond until it holds, failing the test at the deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not an assertion
+	}
+}
+
+// pageClient is an HTTP client with a cookie jar that does not follow
+// redirects, for checking the pages' answers without a browser.
+func pageClient(t *testing.T, e *apptest.Env) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Transport: e.Transport(),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// form posts a form with the client and returns the status, Location and body.
+func form(t *testing.T, c *http.Client, target string, v url.Values) (int, string, string) {
+	t.Helper()
+	resp, err := c.PostForm(target, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+// get fetches a page with the client.
+func get(t *testing.T, c *http.Client, target string) (int, string, string) {
+	t.Helper()
+	resp, err := c.Get(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+// csrfOf returns the authenticity_token of the first form of a page.
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	const marker = `name="authenticity_token" value="`
+	i := strings.Index(page, marker)
+	if i < 0 {
+		t.Fatalf("no CSRF token in page:\n%s", page)
+	}
+	rest := page[i+len(marker):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// postJSON posts a form to a path of the web root asking for JSON and
+// decodes the answer.
+func postJSON(t *testing.T, e *apptest.Env, path string, v url.Values) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest("POST", e.URL+path, strings.NewReader(v.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	return m
+}
