@@ -6,7 +6,8 @@
 //	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
 //	forgeapi-bench read [-compare-bare] [flags]
-//	forgeapi-bench webhooks [flags]
+//	forgeapi-bench webhooks [-compare-bare] [flags]
+//	forgeapi-bench writes [-database postgres://...] [flags]
 //	forgeapi-bench crash webhooks|pushes [flags]
 package main
 
@@ -24,11 +25,12 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"feeds":     runFeeds,
 	"read":      runRead,
 	"webhooks":  runWebhooks,
+	"writes":    runWrites,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, webhooks")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, webhooks, writes")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

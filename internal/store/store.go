@@ -59,6 +59,9 @@ type DB struct {
 	// writes (see Watch); listening is closed when it has ended.
 	stopListening context.CancelFunc
 	listening     chan struct{}
+	// notes sends the notifications of this process's committed writes
+	// to watched tables (PostgreSQL only; see notifier).
+	notes *notifier
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -138,6 +141,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, pool: pool, listening: make(chan struct{})}
 	listenCtx, stop := context.WithCancel(context.Background())
 	db.stopListening = stop
+	db.notes = newNotifier(db.DB)
 	go func() {
 		defer close(db.listening)
 		db.listenForChanges(listenCtx)
@@ -151,6 +155,7 @@ func (db *DB) Close() error {
 		db.stopListening()
 		<-db.listening
 	}
+	db.notes.close()
 	db.cache.close()
 	err := db.DB.Close()
 	if db.pool != nil {
@@ -223,16 +228,12 @@ func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) e
 		_ = sqlTx.Rollback()
 		return err
 	}
-	if len(tx.written) > 0 && db.Dialect == Postgres {
-		// Delivered to the other servers when, and only if, this commits.
-		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tx.written, ",")); err != nil {
-			_ = sqlTx.Rollback()
-			return err
-		}
-	}
 	if err := sqlTx.Commit(); err != nil {
 		return Normalize(err)
 	}
+	// The other servers hear of the writes after the commit, batched
+	// (see notifier): never of a write that rolled back.
+	db.notes.send(tx.written)
 	db.changed(tx.written)
 	for _, f := range tx.afterCommit {
 		f()

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,9 +25,9 @@ import (
 // writes to watched tables that return rows in a transaction.
 //
 // Across processes: on PostgreSQL a committed write to a watched table
-// also sends a notification (in the writer's transaction) that every
-// other server sharing the database receives with LISTEN and passes to
-// its watchers. A process notifies only of the tables it watches itself,
+// also sends a notification, just after the commit (see notifier), that
+// every other server sharing the database receives with LISTEN and
+// passes to its watchers. A process notifies only of the tables it watches itself,
 // which is enough because every server registers the same watches. Writes of other processes on SQLite (admin commands) are
 // not seen; caches bound that with a short lifetime (see ReadCache).
 
@@ -190,4 +191,97 @@ func (db *DB) listenOnce(ctx context.Context) error {
 		}
 		db.changed(strings.Split(n.Payload, ","))
 	}
+}
+
+// notifier sends the notifications of committed writes to watched tables
+// to the other processes (PostgreSQL), after the commit and batched: one
+// pg_notify names the tables of every write committed while the one
+// before it was being sent. PostgreSQL serialises the commits of
+// transactions that NOTIFY (a global lock held through the commit's WAL
+// flush); sent in the writer's transaction, the notification capped
+// every write to a watched table (a repository, an account) at one
+// commit per WAL flush, whatever the number of connections. A
+// notification lost to a crash between a commit and its sending leaves
+// the other servers' caches stale for at most their TTL, as a lost
+// LISTEN connection does.
+type notifier struct {
+	db      *sql.DB
+	mu      sync.Mutex
+	pending []string // tables written since the last notification
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newNotifier(db *sql.DB) *notifier {
+	n := &notifier{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go n.run()
+	return n
+}
+
+// send queues a notification of writes to the tables. A nil notifier
+// (SQLite) does nothing.
+func (n *notifier) send(tables []string) {
+	if n == nil || len(tables) == 0 {
+		return
+	}
+	n.mu.Lock()
+	for _, t := range tables {
+		if !slices.Contains(n.pending, t) {
+			n.pending = append(n.pending, t)
+		}
+	}
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run sends the pending notifications until close, then the last ones.
+func (n *notifier) run() {
+	defer close(n.done)
+	for {
+		select {
+		case <-n.kick:
+			n.flush()
+		case <-n.stop:
+			n.flush()
+			return
+		}
+	}
+}
+
+// flush sends one notification of the pending tables; when that fails
+// (a lost connection) they stay pending for the next write's, and the
+// listeners, which run every watcher when they reconnect, cover the gap.
+func (n *notifier) flush() {
+	n.mu.Lock()
+	tables := n.pending
+	n.pending = nil
+	n.mu.Unlock()
+	if len(tables) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := n.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tables, ",")); err != nil {
+		n.mu.Lock()
+		for _, t := range tables {
+			if !slices.Contains(n.pending, t) {
+				n.pending = append(n.pending, t)
+			}
+		}
+		n.mu.Unlock()
+	}
+}
+
+// close sends what is pending and stops the notifier. A nil notifier
+// does nothing.
+func (n *notifier) close() {
+	if n == nil {
+		return
+	}
+	close(n.stop)
+	<-n.done
 }
