@@ -168,6 +168,7 @@ var statusRules = []statusRule{
 	{"PATCH", "/orgs/{org}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/rulesets/rule-suites", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/audit-log", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/audit-log", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/events/orgs/{org}", 403, "Only ", ownDashboard},

@@ -32,7 +32,9 @@ var repositoryRoles = map[int64]auth.Role{2: auth.RoleWrite, 4: auth.RoleWrite, 
 // mode always or exempt). A violation refuses the whole push with a
 // message naming the reference, each ruleset and what it refuses. Rulesets
 // in evaluate mode are evaluated but never refuse; disabled ones are not
-// read. A push to a repository no ruleset selects costs one indexed query.
+// read. Each update that an active or evaluated ruleset applies to is
+// recorded as a rule suite (one insert, refused or not). A push to a
+// repository no ruleset selects costs one indexed query.
 func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
 	if !push.Repo.Owner.IsOrg() {
 		return nil
@@ -43,15 +45,19 @@ func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
 	}
 	in := newInspection(push.Inspect)
 	for _, u := range push.Updates {
+		suite := &Suite{Repo: push.Repo, Actor: push.Pusher, Update: u}
 		var lines []string
 		for _, rs := range all {
-			msgs, err := s.refusals(ctx, rs, push, in, u)
+			msgs, err := s.evaluate(ctx, rs, push, in, u, suite)
 			if err != nil {
 				return err
 			}
 			for _, m := range msgs {
 				lines = append(lines, fmt.Sprintf("- Ruleset %q (id %d): %s", rs.Name, rs.ID, m))
 			}
+		}
+		if err := s.record(ctx, suite); err != nil {
+			return err
 		}
 		if len(lines) > 0 {
 			return githttp.Refuse("Repository rule violations found for %s.\n%s", u.Ref, strings.Join(lines, "\n"))
@@ -60,19 +66,38 @@ func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
 	return nil
 }
 
-// refusals returns what the ruleset refuses of the update: nothing when
-// it does not apply, is only evaluated, or the pusher may bypass it.
-func (s *Service) refusals(ctx context.Context, rs *Ruleset, push *githost.Push, in *inspection, u githttp.RefUpdate) ([]string, error) {
+// evaluate evaluates the ruleset's rules on the update into the suite and
+// returns what it refuses: nothing when it does not apply, is only
+// evaluated, or the pusher may bypass it.
+func (s *Service) evaluate(ctx context.Context, rs *Ruleset, push *githost.Push, in *inspection, u githttp.RefUpdate, suite *Suite) ([]string, error) {
 	if !rs.AppliesToRepo(push.Repo) || !rs.AppliesToRef(push.Repo, u) {
 		return nil, nil
 	}
-	msgs, err := rs.violations(ctx, in, u)
-	if err != nil || len(msgs) == 0 || rs.Enforcement != EnforcementActive {
-		return nil, err
+	var msgs []string
+	for _, r := range rs.Rules {
+		msg, err := r.violation(ctx, in, u)
+		if err != nil {
+			return nil, err
+		}
+		suite.add(rs, r, msg)
+		if msg != "" {
+			msgs = append(msgs, msg)
+		}
 	}
-	bypass, err := s.CanBypass(ctx, rs, push.Repo, push.Pusher)
-	if err != nil || bypass {
-		return nil, err
+	outcome := ResultPass
+	if len(msgs) > 0 {
+		bypass, err := s.CanBypass(ctx, rs, push.Repo, push.Pusher)
+		if err != nil {
+			return nil, err
+		}
+		outcome = ResultFail
+		if bypass {
+			outcome, msgs = ResultBypass, nil
+		}
+	}
+	suite.conclude(rs.Enforcement, outcome)
+	if rs.Enforcement != EnforcementActive {
+		return nil, nil
 	}
 	return msgs, nil
 }

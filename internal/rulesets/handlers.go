@@ -17,7 +17,7 @@ import (
 	"forgeapi/internal/wire"
 )
 
-// Handler serves /orgs/{org}/rulesets.
+// Handler serves /orgs/{org}/rulesets and the rule suites.
 type Handler struct {
 	Service *Service
 }
@@ -25,15 +25,24 @@ type Handler struct {
 // Routes is the rulesets route table: organization owners only; classic
 // and OAuth tokens need admin:org, fine-grained tokens the organization
 // permission Administration write, for reading too (the platform's table).
+// The rule suites (evaluations of pushes) are read by the same owners, and
+// a repository's by its admins.
 func (h *Handler) Routes() []httpapi.Route {
 	rule := auth.Rule{Target: auth.TargetOrg, Role: auth.RoleAdmin, Scopes: []string{"admin:org"},
 		Permissions: auth.Perm("organization_administration:write"), TokenTypes: auth.AllTokenTypes}
+	// A repository's rule suites: its admins, Administration read.
+	repoRule := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleAdmin, Permissions: auth.Perm("administration:read"),
+		TokenTypes: auth.AllTokenTypes}
 	return []httpapi.Route{
 		{Method: "GET", Pattern: "/orgs/{org}/rulesets", Handle: h.list, Auth: rule},
 		{Method: "POST", Pattern: "/orgs/{org}/rulesets", Handle: h.create, Auth: rule},
 		{Method: "GET", Pattern: "/orgs/{org}/rulesets/{ruleset_id}", Handle: h.get, Auth: rule},
 		{Method: "PUT", Pattern: "/orgs/{org}/rulesets/{ruleset_id}", Handle: h.update, Auth: rule},
 		{Method: "DELETE", Pattern: "/orgs/{org}/rulesets/{ruleset_id}", Handle: h.delete, Auth: rule},
+		{Method: "GET", Pattern: "/orgs/{org}/rulesets/rule-suites", Handle: h.listOrgSuites, Auth: rule},
+		{Method: "GET", Pattern: "/orgs/{org}/rulesets/rule-suites/{rule_suite_id}", Handle: h.getOrgSuite, Auth: rule},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/rulesets/rule-suites", Handle: h.listRepoSuites, Auth: repoRule},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/rulesets/rule-suites/{rule_suite_id}", Handle: h.getRepoSuite, Auth: repoRule},
 	}
 }
 
