@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/oauthweb"
@@ -64,4 +65,31 @@ func TestAppUserTokenRefresh(t *testing.T) {
 	refresh.Set("client_secret", "wrong")
 	refresh.Set("refresh_token", second.Get("refresh_token"))
 	wantError(t, post(t, e, "/login/oauth/access_token", refresh, false, true), "incorrect_client_credentials")
+}
+
+// TestAppUserTokenExpires checks that an app's user access token stops
+// working after UserTokenLifetime, and that its refresh token then still
+// gets a new one.
+func TestAppUserTokenExpires(t *testing.T) {
+	clk := newClock()
+	e := apptest.Start(t, apptest.WithClock(clk.Now))
+	ctx := context.Background()
+	ian := e.User("ian")
+	app := e.RegisterApp(e.User("owner11"), "Octo Timer", "contents:read")
+	configure(t, e, app.ClientID)
+	code := approve(t, e, ian.ID, oauthweb.AuthorizeRequest{ClientID: app.ClientID})
+	got := post(t, e, "/login/oauth/access_token",
+		url.Values{"client_id": {app.ClientID}, "client_secret": {app.ClientSecret}, "code": {code}}, false, true)
+	if _, _, err := e.Client(got.Get("access_token")).Users.Get(ctx, ""); err != nil {
+		t.Fatalf("GET /user: %v", err)
+	}
+	clk.Advance(oauthweb.UserTokenLifetime + time.Second)
+	if _, resp, err := e.Client(got.Get("access_token")).Users.Get(ctx, ""); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /user with the expired token: %v", err)
+	}
+	next := post(t, e, "/login/oauth/access_token", url.Values{"client_id": {app.ClientID}, "client_secret": {app.ClientSecret},
+		"grant_type": {"refresh_token"}, "refresh_token": {got.Get("refresh_token")}}, false, true)
+	if u, _, err := e.Client(next.Get("access_token")).Users.Get(ctx, ""); err != nil || u.GetLogin() != "ian" {
+		t.Fatalf("GET /user with the refreshed token: %v", err)
+	}
 }

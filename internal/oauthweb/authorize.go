@@ -206,6 +206,9 @@ func (s *Service) Approve(ctx context.Context, userID int64, r AuthorizeRequest)
 	if err != nil {
 		return "", err
 	}
+	if err := s.sweep(ctx); err != nil {
+		return "", err
+	}
 	code := auth.RandomString(20)
 	now := s.now()
 	oauthAppID, appID := c.client.ids()

@@ -74,6 +74,9 @@ func (s *Service) StartDevice(ctx context.Context, clientID, scope, verification
 	}
 	d := &DeviceCode{DeviceCode: auth.RandomString(40), VerificationURI: verificationURI,
 		ExpiresIn: int64(DeviceCodeLifetime / time.Second), Interval: interval}
+	if err := s.sweep(ctx); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	oauthAppID, appID := c.ids()
 	for range 5 { // a user code taken by another pending code: draw again
@@ -86,10 +89,6 @@ func (s *Service) StartDevice(ctx context.Context, clientID, scope, verification
 			now.Add(DeviceCodeLifetime), now)
 		if err = store.Normalize(err); !errors.Is(err, store.ErrConflict) {
 			break
-		}
-		// An expired code keeps its user code until it is swept; sweep now.
-		if _, err := s.DB.ExecContext(ctx, `DELETE FROM oauth_device_codes WHERE expires_at <= $1`, now); err != nil {
-			return nil, err
 		}
 	}
 	if err != nil {

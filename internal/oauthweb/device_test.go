@@ -100,6 +100,10 @@ func TestDeviceFlowDeniedAndExpired(t *testing.T) {
 		t.Fatalf("approval of an expired code: %v", err)
 	}
 	wantError(t, post(t, e, "/login/oauth/access_token", pollOf(expired), false, true), "expired_token")
+	// An hour on, the next device code sweeps it away.
+	clk.Advance(2 * time.Hour)
+	startDevice(t, e, clientID, "", false)
+	wantError(t, post(t, e, "/login/oauth/access_token", pollOf(expired), false, true), "incorrect_device_code")
 
 	wantError(t, post(t, e, "/login/oauth/access_token", pollOf(url.Values{"device_code": {"nope"}}), false, true), "incorrect_device_code")
 	wantError(t, post(t, e, "/login/device/code", url.Values{"client_id": {"nope"}}, false, true), "incorrect_client_credentials")

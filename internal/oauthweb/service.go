@@ -21,6 +21,7 @@
 package oauthweb
 
 import (
+	"context"
 	"time"
 
 	"forgeapi/internal/oauth"
@@ -67,4 +68,22 @@ func (s *Service) deviceInterval() time.Duration {
 		return s.Config.DeviceInterval
 	}
 	return DefaultDeviceInterval
+}
+
+// sweepAfter is how long expired codes are kept, so that a late poll of
+// a device code still learns it expired (expired_token) rather than
+// that it never existed.
+const sweepAfter = time.Hour
+
+// sweep deletes the codes, device codes and refresh tokens that expired
+// over sweepAfter ago. The flows call it as they create rows, so that the
+// tables hold about what is live.
+func (s *Service) sweep(ctx context.Context) error {
+	before := s.now().Add(-sweepAfter)
+	for _, table := range []string{"oauth_codes", "oauth_device_codes", "app_refresh_tokens"} {
+		if _, err := s.DB.ExecContext(ctx, `DELETE FROM `+table+` WHERE expires_at <= $1`, before); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -54,6 +54,12 @@ func TestWebFlowOAuthApp(t *testing.T) {
 		t.Errorf("X-OAuth-Scopes %q", resp.Header.Get("X-OAuth-Scopes"))
 	}
 
+	// The endpoint is at the web root only, not under /api/v3.
+	if resp, _ := e.Do("POST", "/api/v3/login/oauth/access_token", "", strings.NewReader(form.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /api/v3/login/oauth/access_token: %d", resp.StatusCode)
+	}
+
 	// The code is single use; the token made by its first use stays.
 	wantError(t, post(t, e, "/login/oauth/access_token", form, false, false), "bad_verification_code")
 	if _, _, err := e.Client(token).Users.Get(ctx, ""); err != nil {
