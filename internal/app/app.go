@@ -309,6 +309,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
 		}
+		if err := a.Rulesets.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
+			return err
+		}
 		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
 	}
 	a.Advisories = advisorydb.NewSource(db)

@@ -59,8 +59,8 @@ type Patterns struct {
 	Exclude []string `json:"exclude"`
 }
 
-// NamePatterns are repository name patterns. Protected (rename
-// protection) is kept as given; forgeapi does not enforce it.
+// NamePatterns are repository name patterns. Protected prevents renaming
+// the repositories they select (Service.CheckRepositoryUpdate).
 type NamePatterns struct {
 	Patterns
 	Protected bool `json:"protected"`

@@ -103,3 +103,30 @@ func TestRuleSuites(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestProtectedRepositoryNames: an active ruleset whose repository_name
+// condition is protected refuses renaming a repository it targets (422,
+// naming the ruleset), even for an owner who is no bypass actor; in
+// evaluate mode the rename passes.
+func TestProtectedRepositoryNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	rs := f.create(t, github.RepositoryRuleset{
+		Name: "Keep names", Target: new(github.RulesetTargetBranch), Enforcement: github.RulesetEnforcementActive,
+		Conditions: &github.RepositoryRulesetConditions{
+			RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"~ALL"}, Exclude: []string{}},
+			RepositoryName: &github.RepositoryRulesetRepositoryNamesConditionParameters{Include: []string{"app"}, Exclude: []string{},
+				Protected: new(true)}},
+		Rules: &github.RepositoryRulesetRules{Deletion: &github.EmptyRuleParameters{}},
+	})
+	_, resp, err := f.boss_.Repositories.Edit(ctx, "acme", "app", &github.Repository{Name: new("renamed")})
+	if apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity || !strings.Contains(err.Error(), `"Keep names"`) {
+		t.Fatalf("renaming a protected repository: %d %v", apptest.ResponseStatus(resp), err)
+	}
+	_, _, err = f.boss_.Repositories.Edit(ctx, "acme", "app", &github.Repository{Description: new("still app")})
+	apptest.Must(t, "edit without renaming", err)
+	f.setEnforcement(t, rs, github.RulesetEnforcementEvaluate)
+	_, _, err = f.boss_.Repositories.Edit(ctx, "acme", "app", &github.Repository{Name: new("renamed")})
+	apptest.Must(t, "rename under an evaluated ruleset", err)
+}
