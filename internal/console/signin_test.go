@@ -213,4 +213,6 @@ func TestReturnToNotFollowed(t *testing.T) {
 	}
 }
 
-func basic(login, pw string) string { return base64.StdEncoding.EncodeToString([]byte(login + ":" + pw)) }
+func basic(login, pw string) string {
+	return base64.StdEncoding.EncodeToString([]byte(login + ":" + pw))
+}
