@@ -143,6 +143,8 @@ const (
 		"repository.\" on editing or deleting it; the description omits it."
 	pullAuthor = "A reader who did not open the pull request gets the platform's 403 \"Must have push access to " +
 		"repository.\" on editing it; the description omits it."
+	reviewAuthor = "A review is changed by its author only: another caller gets the platform's 403; the description " +
+		"omits it."
 	siteAdmin = "A site administrator's operation called by another user gets 403 \"You must be a site administrator " +
 		"to do this.\" (the operation is documented publicly: it reveals nothing); the description documents only its 202."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
@@ -168,7 +170,6 @@ var statusRules = []statusRule{
 	{"PATCH", "/orgs/{org}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
-	{"GET", "/orgs/{org}/rulesets/rule-suites", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/audit-log", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/audit-log", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/events/orgs/{org}", 403, "Only ", ownDashboard},
@@ -203,6 +204,18 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/pulls", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 404, "Not Found", hidden},
 	{"PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", 403, "Must have push access to repository.", pullAuthor},
+	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/dismissals", 403, "Must have push access to repository.", repoPush},
+	{"PATCH", "/repos/{owner}/{repo}/pulls/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"DELETE", "/repos/{owner}/{repo}/pulls/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"PATCH", "/repos/{owner}/{repo}/pulls/comments/{comment_id}", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews", 404, "Not Found", hidden},
+	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 404, "Not Found", hidden},
+	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}", 403, "Must be the author of the review.", reviewAuthor},
+	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 403, "Must have push access to repository.", repoPush},
+	{"DELETE", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/app", 404, "Not Found", appCredentials},
 	{"GET", "/app/installations", 404, "Not Found", appCredentials},
 	{"GET", "/app/hook/config", 404, "Not Found", appCredentials},

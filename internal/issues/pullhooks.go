@@ -95,3 +95,9 @@ func LabelJSON(base string, repo *repos.Repository, lb *Label) any {
 func MilestoneJSON(base string, repo *repos.Repository, m *Milestone) any {
 	return toMilestoneJSON(urlsOf(base, repo), m)
 }
+
+// Association is the platform's author_association of the account with
+// the repository: OWNER, MEMBER, COLLABORATOR or NONE (nil is NONE).
+func Association(ctx context.Context, q store.Q, repo *repos.Repository, a *accounts.Account) (string, error) {
+	return newLoader(q, repo).association(ctx, a)
+}

@@ -51,10 +51,12 @@ type PullRequest struct {
 	// base last moved.
 	Mergeable      *bool
 	MergeableState string
-	Commits        int
-	Additions      int
-	Deletions      int
-	ChangedFiles   int
+	// RequestedReviewers are the users asked to review, by login.
+	RequestedReviewers []*accounts.Account
+	Commits            int
+	Additions          int
+	Deletions          int
+	ChangedFiles       int
 
 	headRepoID, mergedByID *int64
 	checkDue               bool

@@ -55,6 +55,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.pulls = append(rc.pulls, e)
 	case *github.PushEvent:
 		rc.events = append(rc.events, kind+" "+e.GetRef())
+	case *github.PullRequestReviewEvent:
+		rc.events = append(rc.events, kind+" "+e.GetAction())
+	case *github.PullRequestReviewCommentEvent:
+		rc.events = append(rc.events, kind+" "+e.GetAction())
 	}
 }
 

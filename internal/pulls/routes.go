@@ -11,7 +11,17 @@ import (
 // read a repository opens pull requests (public_repo or repo; Pull
 // requests write); their authors edit them, anyone else needs push
 // access, which the handler checks. Merging needs push access and, for
-// fine-grained tokens, Contents write, as on the platform.
+// fine-grained tokens, Contents write, as on the platform. Readers
+// review and comment; a review is changed and submitted by its author
+// only, and dismissed with push access; review comments are changed by
+// their authors or with push access; reviews are requested by the pull
+// request's author or with push access.
+//
+// GET and DELETE of one review comment are declared
+// .../pulls/{comments}/{comment_id} (the handlers answer 404 unless
+// {comments} is "comments"), as issues declares its comments: the literal
+// pattern would conflict in net/http.ServeMux with the GET and DELETE
+// routes of .../pulls/{pull_number}/..., which stay more specific.
 func (h *Handler) Routes() []httpapi.Route {
 	rule := func(role auth.Role, public bool, extra string, perms ...string) auth.Rule {
 		return auth.Rule{Target: auth.TargetRepo, Role: role, Public: public, Permissions: auth.Perm(perms...),
@@ -21,6 +31,8 @@ func (h *Handler) Routes() []httpapi.Route {
 	write := rule(auth.RoleRead, false, "", "pull_requests:write")
 	author := rule(auth.RoleRead, false, "Authors may change their own; anyone else needs push access.", "pull_requests:write")
 	merge := rule(auth.RoleWrite, false, "", "contents:write")
+	push := rule(auth.RoleWrite, false, "", "pull_requests:write")
+	reviewer := rule(auth.RoleRead, false, "Only the review's author.", "pull_requests:write")
 	const repo = "/repos/{owner}/{repo}"
 	const pull = repo + "/pulls/{pull_number}"
 	return []httpapi.Route{
@@ -32,5 +44,25 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: pull + "/files", Handle: h.listFiles, Auth: read},
 		{Method: "GET", Pattern: pull + "/merge", Handle: h.checkMerged, Auth: read},
 		{Method: "PUT", Pattern: pull + "/merge", Handle: h.merge, Auth: merge},
+
+		{Method: "GET", Pattern: pull + "/reviews", Handle: h.listReviews, Auth: read},
+		{Method: "POST", Pattern: pull + "/reviews", Handle: h.createReview, Auth: write},
+		{Method: "GET", Pattern: pull + "/reviews/{review_id}", Handle: h.getReview, Auth: read},
+		{Method: "PUT", Pattern: pull + "/reviews/{review_id}", Handle: h.updateReview, Auth: reviewer},
+		{Method: "POST", Pattern: pull + "/reviews/{review_id}/events", Handle: h.submitReview, Auth: reviewer},
+		{Method: "PUT", Pattern: pull + "/reviews/{review_id}/dismissals", Handle: h.dismissReview, Auth: push},
+		{Method: "GET", Pattern: pull + "/reviews/{review_id}/comments", Handle: h.listReviewComments, Auth: read},
+
+		{Method: "GET", Pattern: repo + "/pulls/comments", Handle: h.listRepoComments, Auth: read},
+		{Method: "GET", Pattern: repo + "/pulls/{comments}/{comment_id}", Handle: h.getComment, Auth: read},
+		{Method: "PATCH", Pattern: repo + "/pulls/comments/{comment_id}", Handle: h.updateComment, Auth: author},
+		{Method: "DELETE", Pattern: repo + "/pulls/{comments}/{comment_id}", Handle: h.deleteComment, Auth: author},
+		{Method: "GET", Pattern: pull + "/comments", Handle: h.listComments, Auth: read},
+		{Method: "POST", Pattern: pull + "/comments", Handle: h.createComment, Auth: write},
+		{Method: "POST", Pattern: pull + "/comments/{comment_id}/replies", Handle: h.replyComment, Auth: write},
+
+		{Method: "GET", Pattern: pull + "/requested_reviewers", Handle: h.listRequestedReviewers, Auth: read},
+		{Method: "POST", Pattern: pull + "/requested_reviewers", Handle: h.requestReviewers, Auth: author},
+		{Method: "DELETE", Pattern: pull + "/requested_reviewers", Handle: h.requestReviewers, Auth: author},
 	}
 }

@@ -54,6 +54,9 @@ func complete(ctx context.Context, q store.Q, repo *repos.Repository, p *PullReq
 			return err
 		}
 	}
+	if p.RequestedReviewers, err = requestedReviewers(ctx, q, p); err != nil {
+		return err
+	}
 	if p.mergedByID != nil {
 		if p.MergedBy, err = accounts.ByID(ctx, q, *p.mergedByID); errors.Is(err, store.ErrNotFound) {
 			p.MergedBy, err = nil, nil
@@ -78,4 +81,23 @@ func openFor(ctx context.Context, q store.Q, repo *repos.Repository, headRepoID 
 // touch sets the pull request's updated_at (its issue row's) to now.
 func touch(ctx context.Context, tx store.Q, p *PullRequest) error {
 	return issues.Touch(ctx, tx, p.Issue.ID)
+}
+
+// scanRows scans every row with scan.
+func scanRows[T any](rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, store.Normalize(err)
+		}
+		out = append(out, v)
+	}
+	return out, store.Normalize(rows.Err())
 }

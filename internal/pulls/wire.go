@@ -122,6 +122,9 @@ func (r *renderer) repo(ctx context.Context, repo *repos.Repository) (*repos.JSO
 		return nil, err
 	}
 	j := repos.ToJSON(r.base, repo, st, auth.RoleNone)
+	// The platform's head and base repositories carry no organization (the
+	// webhook schemas of several pull_request actions even type it a string).
+	j.Organization = nil
 	r.repos[repo.ID] = &j
 	return &j, nil
 }
@@ -164,6 +167,9 @@ func (r *renderer) pull(ctx context.Context, p *PullRequest, full bool) (*pullJS
 			Commits: link{self + "/commits"}, Statuses: link{statuses}}}
 	for _, lb := range is.Labels {
 		j.Labels = append(j.Labels, issues.LabelJSON(r.base, p.Repo, lb))
+	}
+	for _, a := range p.RequestedReviewers {
+		j.RequestedReviewers = append(j.RequestedReviewers, accounts.ToSimpleUser(r.base, a))
 	}
 	for _, a := range is.Assignees {
 		j.Assignees = append(j.Assignees, accounts.ToSimpleUser(r.base, a))
