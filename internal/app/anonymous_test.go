@@ -52,6 +52,7 @@ var documented401 = map[string]bool{
 	"GET /user/following/{username}":                               true,
 	"POST /app/installations/{installation_id}/access_tokens":      true,
 	"GET /installation/repositories":                               true,
+	"POST /applications/{client_id}/token/scoped":                  true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

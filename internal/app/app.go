@@ -343,6 +343,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
+	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
 	area(docs.CustomAgents, (&agents.Handler{Service: a.Agents}).Routes())
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
