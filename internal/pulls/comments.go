@@ -74,7 +74,7 @@ func (s *Service) Comments(ctx context.Context, p *PullRequest) ([]*ReviewCommen
 
 // RepoComments lists the repository's review comments, oldest first.
 func (s *Service) RepoComments(ctx context.Context, repo *repos.Repository) ([]*ReviewComment, error) {
-	return s.comments(ctx, s.DB, repo, `$2 = $2`, 0)
+	return s.comments(ctx, s.DB, repo, `c.repository_id = $2`, repo.ID)
 }
 
 // Comment returns one of the repository's review comments with its pull
