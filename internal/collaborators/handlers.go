@@ -25,8 +25,9 @@ type access struct {
 
 // accessList returns everyone with access to the repository, by user id:
 // the owner of a user's repository (admin), the owning organization's
-// owners (admin) and members (its base permission), and collaborators;
-// each with the highest permission of these.
+// owners (admin) and members (its base permission), collaborators, and
+// the members of teams that hold a permission on it; each with the
+// highest permission of these.
 func accessList(ctx context.Context, q store.Q, repo *repos.Repository) ([]access, error) {
 	byUser := map[int64]*access{}
 	give := func(userID int64, perm string, direct, member bool) {
@@ -50,6 +51,13 @@ func accessList(ctx context.Context, q store.Q, repo *repos.Repository) ([]acces
 	}
 	if err := scanPairs(ctx, q, `SELECT user_id, permission FROM repo_collaborators WHERE repository_id = $1`, repo.ID, func(id int64, perm string) {
 		give(id, perm, true, false)
+	}); err != nil {
+		return nil, err
+	}
+	// Members of the teams that hold a permission on it (not direct).
+	if err := scanPairs(ctx, q, `SELECT tm.user_id, tr.permission FROM team_repos tr JOIN team_members tm ON tm.team_id = tr.team_id
+		WHERE tr.repository_id = $1`, repo.ID, func(id int64, perm string) {
+		give(id, perm, false, true)
 	}); err != nil {
 		return nil, err
 	}
@@ -133,7 +141,7 @@ func permissionOf(ctx context.Context, q store.Q, repo *repos.Repository, userID
 	if repo.Owner.ID == userID {
 		return repos.CollaboratorAdmin, nil
 	}
-	perm, err := repos.CollaboratorPermission(ctx, q, repo.ID, userID)
+	perm, err := repos.GrantedPermission(ctx, q, repo.ID, userID)
 	if err != nil || !repo.Owner.IsOrg() {
 		return perm, err
 	}

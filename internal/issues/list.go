@@ -184,7 +184,7 @@ func (s *Service) Across(ctx context.Context, userID int64, login, which string,
 		q.add(`(i.user_id = ? OR EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id AND ia.user_id = ?) OR lower(i.body) LIKE ?)`, userID, userID, like)
 	case WhichAll:
 		q.add(`i.repository_id IN (SELECT r.id FROM repositories r WHERE r.owner_id = ? OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
-			OR r.id IN (SELECT repository_id FROM repo_collaborators WHERE user_id = ?))`, userID, userID, userID)
+			OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = ?))`, userID, userID, userID)
 	default:
 		q.add(`EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id AND ia.user_id = ?)`, userID)
 	}

@@ -155,6 +155,16 @@ func TestTeams(t *testing.T) {
 	}) {
 		t.Fatalf("/user/repos of dev lacks acme/secret with push")
 	}
+	level, _, err := owner.Repositories.GetPermissionLevel(ctx, "acme", "secret", "dev")
+	apptest.Must(t, "dev's permission level", err)
+	if level.GetPermission() != "write" {
+		t.Fatalf("dev's permission level through the team: %q", level.GetPermission())
+	}
+	collaborators, _, err := owner.Repositories.ListCollaborators(ctx, "acme", "secret", nil)
+	apptest.Must(t, "collaborators", err)
+	if !slices.ContainsFunc(collaborators, func(u *github.User) bool { return u.GetLogin() == "dev" && u.GetPermissions().GetPush() }) {
+		t.Fatalf("collaborators (affiliation all) lack dev with push")
+	}
 	repoTeams, _, err := devGH.Repositories.ListTeams(ctx, "acme", "secret", nil)
 	apptest.Must(t, "repository teams", err)
 	if len(repoTeams) != 1 || repoTeams[0].GetSlug() != "core-devs" {
