@@ -21,11 +21,11 @@ import (
 )
 
 // browserTimeout bounds one test's browser session.
-const browserTimeout = 120 * time.Second
+const browserTimeout = 5 * time.Minute
 
 // actionTimeout bounds one step, so that a failing step leaves time to
 // read the page it failed on.
-const actionTimeout = 20 * time.Second
+const actionTimeout = time.Minute
 
 // browser starts headless chromium with a fresh profile and returns the
 // context of its tab; the test is skipped when chromium is not installed
@@ -77,6 +77,12 @@ func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > 5*time.Second {
+			b.t.Logf("%s took %s", what, d.Round(time.Millisecond))
+		}
+	}()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("main")))
 		b.t.Fatalf("%s: %v (at %s)\n%s", what, err, b.location(), html)
