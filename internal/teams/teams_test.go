@@ -157,7 +157,9 @@ func TestTeams(t *testing.T) {
 	}
 	evs, _, err := devGH.Activity.ListEventsPerformedByUser(ctx, "dev", false, nil)
 	apptest.Must(t, "dev's events", err)
-	if !slices.ContainsFunc(evs, func(e *github.Event) bool { return e.GetType() == "PushEvent" && e.GetRepo().GetName() == "acme/secret" }) {
+	if !slices.ContainsFunc(evs, func(e *github.Event) bool {
+		return e.GetType() == "PushEvent" && e.GetRepo().GetName() == "acme/secret"
+	}) {
 		t.Fatalf("dev's feed lacks the push to acme/secret, which the team lets dev read")
 	}
 	level, _, err := owner.Repositories.GetPermissionLevel(ctx, "acme", "secret", "dev")
