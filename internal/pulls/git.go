@@ -177,3 +177,13 @@ func (g gitDir) stats(ctx context.Context, base, head string) (commits, addition
 	}
 	return len(list), additions, deletions, files, nil
 }
+
+// isAncestor reports whether commit a is reachable from commit b.
+func (g gitDir) isAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := g.run(ctx, nil, "", "merge-base", "--is-ancestor", a, b)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}

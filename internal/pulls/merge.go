@@ -91,24 +91,30 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 // then on), closes it and emits pull_request closed, in one transaction.
 func (s *Service) recordMerge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
-		p, err := byNumber(ctx, tx, repo, number)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pull_requests SET merged_at = $1, merged_by_id = $2, merge_commit_sha = $3,
-			base_sha = $4, mergeable = NULL, mergeable_state = 'unknown', check_due = FALSE, lease_owner = NULL, lease_until = NULL
-			WHERE id = $5`, store.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
-			return store.Normalize(err)
-		}
-		closed := issues.StateClosed
-		if _, _, err := issues.SetFields(ctx, tx, repo, merger, number, issues.Changes{State: &closed}); err != nil {
-			return err
-		}
-		if p, err = byNumber(ctx, tx, repo, number); err != nil {
-			return err
-		}
-		return s.emit(ctx, tx, merger, "closed", p, nil)
+		return s.markMerged(ctx, tx, repo, merger, number, sha, baseTip)
 	})
+}
+
+// markMerged is recordMerge in tx; nothing when the pull request is
+// merged already (the push that moved the base recorded it).
+func (s *Service) markMerged(ctx context.Context, tx store.Q, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
+	p, err := byNumber(ctx, tx, repo, number)
+	if err != nil || p.MergedAt != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE pull_requests SET merged_at = $1, merged_by_id = $2, merge_commit_sha = $3,
+		base_sha = $4, mergeable = NULL, mergeable_state = 'unknown', check_due = FALSE, lease_owner = NULL, lease_until = NULL
+		WHERE id = $5`, store.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
+		return store.Normalize(err)
+	}
+	closed := issues.StateClosed
+	if _, _, err := issues.SetFields(ctx, tx, repo, merger, number, issues.Changes{State: &closed}); err != nil {
+		return err
+	}
+	if p, err = byNumber(ctx, tx, repo, number); err != nil {
+		return err
+	}
+	return s.emit(ctx, tx, merger, "closed", p, nil)
 }
 
 // mergeCommit writes the commit the base branch moves to.

@@ -124,3 +124,40 @@ func TestMergeMethods(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestMergedByPush merges a pull request by pushing the merge over git:
+// the push's transaction records it merged by the pusher at the pushed
+// commit and sends pull_request closed with merged true.
+func TestMergedByPush(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "admin:repo_hook")
+	owner := env.Client(token)
+	rc := newReceiver(t)
+	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	proj.commitOn("topic", "Topic", map[string]string{"t.txt": "t\n"})
+	pr, _, err := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Topic"), Head: "topic", Base: "main"})
+	apptest.Must(t, "open", err)
+	apptest.Git(t, proj.dir, "merge", "-q", "--no-ff", "-m", "Merge topic by hand", "topic")
+	apptest.Git(t, proj.dir, "push", "-q", "origin", "main")
+	merge := strings.TrimSpace(apptest.Git(t, proj.dir, "rev-parse", "HEAD"))
+	got, _, err := owner.PullRequests.Get(ctx, "octo", "hello", pr.GetNumber())
+	apptest.Must(t, "get", err)
+	if !got.GetMerged() || got.GetState() != "closed" || got.GetMergeCommitSHA() != merge || got.GetMergedBy().GetLogin() != "octo" {
+		t.Fatalf("after the pushed merge: merged %v state %q sha %s", got.GetMerged(), got.GetState(), got.GetMergeCommitSHA())
+	}
+	for _, e := range rc.waitFor(t, "pull_request opened", "pull_request closed") {
+		if e.GetAction() == "closed" && !e.GetPullRequest().GetMerged() {
+			t.Fatal("closed without merged")
+		}
+	}
+	if commits, _, _ := owner.PullRequests.ListCommits(ctx, "octo", "hello", pr.GetNumber(), nil); len(commits) != 1 {
+		t.Fatalf("commits of the merged pull request: %d", len(commits))
+	}
+}

@@ -33,6 +33,11 @@ func (k PushSink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	if err := k.baseMoved(ctx, tx, e.Repo, branch); err != nil {
 		return err
 	}
+	if strings.Trim(after, "0") != "" {
+		if err := k.Service.mergedByPush(ctx, tx, e, branch, before, after); err != nil {
+			return err
+		}
+	}
 	if strings.Trim(after, "0") == "" {
 		return nil // a deleted head leaves its pull requests as they are
 	}
@@ -120,4 +125,41 @@ func (s *Service) synchronize(ctx context.Context, tx store.Q, e *events.Event, 
 	}
 	s.wake(tx)
 	return s.emit(ctx, tx, e.Actor, "synchronize", p, map[string]any{"before": before, "after": after})
+}
+
+// mergedByPush records as merged, in the push's transaction, the open
+// pull requests into the branch whose head the push's new commit
+// contains: a merge pushed over git, and a merge commit the API's merge
+// moved the base to (whose own recording then finds it done). The pusher
+// merged them at after; base is the base commit before the push.
+func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event, branch, before, after string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT p.number, p.head_sha FROM pull_requests p JOIN issues i ON i.id = p.issue_id
+		WHERE p.repository_id = $1 AND p.base_ref = $2 AND i.state = 'open' AND p.merged_at IS NULL ORDER BY p.id`, e.Repo.ID, branch)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	type open struct {
+		number int64
+		head   string
+	}
+	list, err := scanRows(rows, func(sc scanner) (open, error) { var o open; return o, sc.Scan(&o.number, &o.head) })
+	if err != nil {
+		return err
+	}
+	git := gitDir(s.Repos.GitDir(e.Repo.ID))
+	for _, o := range list {
+		if in, err := git.isAncestor(ctx, o.head, after); err != nil {
+			return err
+		} else if !in {
+			continue
+		}
+		base := before
+		if strings.Trim(base, "0") == "" {
+			base = after
+		}
+		if err := s.markMerged(ctx, tx, e.Repo, e.Actor, o.number, after, base); err != nil {
+			return err
+		}
+	}
+	return nil
 }
