@@ -336,7 +336,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
-	area(docs.Issues, (&issues.Handler{Service: &issues.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.Issues, (&issues.Handler{Service: &issues.Service{DB: a.DB, Events: a.Events, PullRequests: a.Pulls}}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())

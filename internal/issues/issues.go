@@ -58,6 +58,9 @@ type Issue struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	ClosedAt    *time.Time
+	// MergedAt is when the pull request of this issue row was merged;
+	// nil for issues and unmerged pull requests.
+	MergedAt *time.Time
 
 	userID, closedByID, milestoneID *int64
 }
@@ -94,4 +97,7 @@ type Comment struct {
 type Service struct {
 	DB     *store.DB
 	Events *events.Bus
+	// PullRequests sends the pull_request events of changes to pull
+	// requests; nil sends issues events for them too.
+	PullRequests PullRequestEvents
 }

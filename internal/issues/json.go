@@ -50,11 +50,11 @@ type issueJSON struct {
 // pullRequestRef is the pull_request key of an issue that is a pull
 // request.
 type pullRequestRef struct {
-	URL      string  `json:"url"`
-	HTMLURL  string  `json:"html_url"`
-	DiffURL  string  `json:"diff_url"`
-	PatchURL string  `json:"patch_url"`
-	MergedAt *string `json:"merged_at"`
+	URL      string     `json:"url"`
+	HTMLURL  string     `json:"html_url"`
+	DiffURL  string     `json:"diff_url"`
+	PatchURL string     `json:"patch_url"`
+	MergedAt *wire.Time `json:"merged_at"`
 }
 
 // reactionsJSON is the reaction rollup; forgeapi has no reactions, so
@@ -167,7 +167,7 @@ func toIssueJSON(u urls, is *Issue) issueJSON {
 	}
 	if is.PullRequest {
 		j.PullRequest = &pullRequestRef{URL: u.api + "/pulls/" + n, HTMLURL: u.web + "/pull/" + n,
-			DiffURL: u.web + "/pull/" + n + ".diff", PatchURL: u.web + "/pull/" + n + ".patch"}
+			DiffURL: u.web + "/pull/" + n + ".diff", PatchURL: u.web + "/pull/" + n + ".patch", MergedAt: wire.TP(is.MergedAt)}
 	}
 	return j
 }

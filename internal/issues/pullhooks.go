@@ -101,3 +101,21 @@ func MilestoneJSON(base string, repo *repos.Repository, m *Milestone) any {
 func Association(ctx context.Context, q store.Q, repo *repos.Repository, a *accounts.Account) (string, error) {
 	return newLoader(q, repo).association(ctx, a)
 }
+
+// MarkMerged records, in tx, that the pull request of the issue row was
+// merged at sha by merger: the row's merged_at (the issue view's
+// pull_request.merged_at) and the merged event of its history.
+func MarkMerged(ctx context.Context, tx store.Q, is *Issue, merger *accounts.Account, sha string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE issues SET merged_at = $1 WHERE id = $2`, store.Now(), is.ID); err != nil {
+		return store.Normalize(err)
+	}
+	return RecordEvent(ctx, tx, is, merger, EventRecord{Event: "merged", CommitID: sha})
+}
+
+// PullRequestEvents sends the pull_request event of a change made to a
+// pull request through the issues endpoints (a label, an assignee, a
+// milestone, its title, state or lock), which the platform sends instead
+// of issues. internal/pulls implements it.
+type PullRequestEvents interface {
+	EmitForIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error
+}

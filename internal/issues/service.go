@@ -308,18 +308,23 @@ var feedActions = []string{"opened", "edited", "closed", "reopened", "assigned",
 
 // emitIssue emits the issues webhook event (and IssuesEvent for the
 // actions the feeds show) with the issue as it is now, and records the
-// issue event the platform keeps for the action.
+// issue event the platform keeps for the action. For a pull request's
+// row it sends pull_request through PullRequests instead, as the
+// platform does.
 func (s *Service) emitIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, is *Issue, extra map[string]any) error {
+	if r, ok := recordFor(action, is, extra); ok {
+		if err := RecordEvent(ctx, tx, is, actor, r); err != nil {
+			return err
+		}
+	}
+	if is.PullRequest && s.PullRequests != nil {
+		return s.PullRequests.EmitForIssue(ctx, tx, repo, actor, action, is.Number, extra)
+	}
 	payload := map[string]any{"action": action, "issue": toIssueJSON(urlsOf(httpapi.BaseURL(ctx), repo), is)}
 	maps.Copy(payload, extra)
 	e := &events.Event{HookEvent: "issues", HookPayload: payload, Actor: actor, Repo: repo, Public: !repo.Private}
 	if slices.Contains(feedActions, action) {
 		e.FeedType, e.FeedPayload = "IssuesEvent", maps.Clone(payload)
-	}
-	if r, ok := recordFor(action, is, extra); ok {
-		if err := RecordEvent(ctx, tx, is, actor, r); err != nil {
-			return err
-		}
 	}
 	return s.Events.Emit(ctx, tx, e)
 }

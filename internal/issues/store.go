@@ -14,14 +14,14 @@ import (
 
 // issueColumns are the columns scanIssue reads, of issues aliased i.
 const issueColumns = `i.id, i.repository_id, i.number, i.is_pull_request, i.title, i.body, i.state, i.state_reason,
-	i.locked, i.active_lock_reason, i.user_id, i.closed_by_id, i.milestone_id, i.comments, i.created_at, i.updated_at, i.closed_at`
+	i.locked, i.active_lock_reason, i.user_id, i.closed_by_id, i.milestone_id, i.comments, i.created_at, i.updated_at, i.closed_at, i.merged_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanIssue(s scanner) (*Issue, error) {
 	is := &Issue{}
 	err := s.Scan(&is.ID, &is.RepoID, &is.Number, &is.PullRequest, &is.Title, &is.Body, &is.State, &is.StateReason,
-		&is.Locked, &is.LockReason, &is.userID, &is.closedByID, &is.milestoneID, &is.Comments, &is.CreatedAt, &is.UpdatedAt, &is.ClosedAt)
+		&is.Locked, &is.LockReason, &is.userID, &is.closedByID, &is.milestoneID, &is.Comments, &is.CreatedAt, &is.UpdatedAt, &is.ClosedAt, &is.MergedAt)
 	return is, err
 }
 

@@ -95,8 +95,9 @@ func (s *Service) recordMerge(ctx context.Context, repo *repos.Repository, merge
 	})
 }
 
-// markMerged is recordMerge in tx; nothing when the pull request is
-// merged already (the push that moved the base recorded it).
+// markMerged is recordMerge in tx, with the merged and closed events of
+// the pull request's history; nothing when the pull request is merged
+// already (the push that moved the base recorded it).
 func (s *Service) markMerged(ctx context.Context, tx store.Q, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
 	p, err := byNumber(ctx, tx, repo, number)
 	if err != nil || p.MergedAt != nil {
@@ -107,8 +108,14 @@ func (s *Service) markMerged(ctx context.Context, tx store.Q, repo *repos.Reposi
 		WHERE id = $5`, store.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
 		return store.Normalize(err)
 	}
+	if err := issues.MarkMerged(ctx, tx, p.Issue, merger, sha); err != nil {
+		return err
+	}
 	closed := issues.StateClosed
 	if _, _, err := issues.SetFields(ctx, tx, repo, merger, number, issues.Changes{State: &closed}); err != nil {
+		return err
+	}
+	if err := issues.RecordEvent(ctx, tx, p.Issue, merger, issues.EventRecord{Event: "closed", CommitID: sha}); err != nil {
 		return err
 	}
 	if p, err = byNumber(ctx, tx, repo, number); err != nil {

@@ -55,6 +55,8 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.pulls = append(rc.pulls, e)
 	case *github.PushEvent:
 		rc.events = append(rc.events, kind+" "+e.GetRef())
+	case *github.IssuesEvent:
+		rc.events = append(rc.events, kind+" "+e.GetAction())
 	case *github.PullRequestReviewEvent:
 		rc.events = append(rc.events, kind+" "+e.GetAction())
 	case *github.PullRequestReviewCommentEvent:

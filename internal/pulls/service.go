@@ -230,7 +230,8 @@ func (s *Service) checkReopen(ctx context.Context, tx store.Q, before *PullReque
 }
 
 // emitUpdate emits edited (when the title, body or base changed), then
-// closed or reopened.
+// closed or reopened, and records renamed, closed and reopened in the
+// pull request's history.
 func (s *Service) emitUpdate(ctx context.Context, tx store.Q, actor *accounts.Account, before, after *PullRequest) error {
 	changes := map[string]any{}
 	if before.Issue.Title != after.Issue.Title {
@@ -247,6 +248,12 @@ func (s *Service) emitUpdate(ctx context.Context, tx store.Q, actor *accounts.Ac
 			return err
 		}
 	}
+	if before.Issue.Title != after.Issue.Title {
+		rename := issues.EventRecord{Event: "renamed", RenameFrom: before.Issue.Title, RenameTo: after.Issue.Title}
+		if err := issues.RecordEvent(ctx, tx, after.Issue, actor, rename); err != nil {
+			return err
+		}
+	}
 	if before.Issue.State == after.Issue.State {
 		return nil
 	}
@@ -258,7 +265,22 @@ func (s *Service) emitUpdate(ctx context.Context, tx store.Q, actor *accounts.Ac
 		}
 		s.wake(tx)
 	}
+	if err := issues.RecordEvent(ctx, tx, after.Issue, actor, issues.EventRecord{Event: action}); err != nil {
+		return err
+	}
 	return s.emit(ctx, tx, actor, action, after, nil)
+}
+
+// EmitForIssue sends the pull_request event of a change made to the
+// repository's pull request number through the issues endpoints (labeled,
+// assigned, milestoned, edited, closed, locked and their opposites), in
+// that change's transaction; it implements issues.PullRequestEvents.
+func (s *Service) EmitForIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error {
+	p, err := byNumber(ctx, tx, repo, number)
+	if err != nil {
+		return err
+	}
+	return s.emit(ctx, tx, actor, action, p, extra)
 }
 
 // feedActions are the pull_request actions the feeds show as
