@@ -8,7 +8,10 @@ package auditlog
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"maps"
+	"strings"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -47,7 +50,7 @@ func Record(ctx context.Context, q store.Q, e Entry) error {
 	} else if p := auth.PrincipalFrom(ctx); p != nil && p.Account != nil {
 		actorID, e.ActorLogin = &p.Account.ID, p.Account.Login
 	}
-	data, err := json.Marshal(nonNilMap(e.Data))
+	data, err := json.Marshal(withToken(nonNilMap(e.Data), auth.PrincipalFrom(ctx)))
 	if err != nil {
 		return err
 	}
@@ -55,6 +58,36 @@ func Record(ctx context.Context, q store.Q, e Entry) error {
 		user_login, git, data, created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		e.OrgID, wire.NewGUID(), e.Action, actorID, e.ActorLogin, e.Repo, e.User, e.Git, string(data), e.At.UnixMilli())
 	return err
+}
+
+// accessTypes are the platform's programmatic_access_type of each kind
+// of token.
+var accessTypes = map[auth.Kind]string{
+	auth.KindClassic:      "Personal access token (classic)",
+	auth.KindOAuth:        "OAuth access token",
+	auth.KindFineGrained:  "Fine-grained personal access token",
+	auth.KindInstallation: "GitHub App server-to-server token",
+	auth.KindAppUser:      "GitHub App user-to-server token",
+}
+
+// withToken adds to an entry's data the token the change was made with,
+// as the platform records it: programmatic_access_type, token_id,
+// hashed_token (base64 of its SHA-256) and, for scoped tokens,
+// token_scopes. Changes made without a token (a password, a git push
+// over a clone token, the server itself) add nothing.
+func withToken(data map[string]any, p *auth.Principal) map[string]any {
+	if p == nil || p.Token == nil || accessTypes[p.Token.Kind] == "" {
+		return data
+	}
+	t := p.Token
+	data = maps.Clone(data)
+	data["programmatic_access_type"] = accessTypes[t.Kind]
+	data["token_id"] = t.ID
+	data["hashed_token"] = base64.StdEncoding.EncodeToString(t.Sum[:])
+	if t.Kind == auth.KindClassic || t.Kind == auth.KindOAuth {
+		data["token_scopes"] = strings.Join(t.Scopes, ",")
+	}
+	return data
 }
 
 func nonNilMap(m map[string]any) map[string]any {

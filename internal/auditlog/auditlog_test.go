@@ -2,6 +2,8 @@ package auditlog_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,7 +31,8 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 	ctx := context.Background()
 	boss, dev := env.User("boss"), env.User("dev")
 	acme := env.Org("acme", boss, dev)
-	gh := env.Client(env.Token(boss, "admin:org", "admin:org_hook", "repo", "delete_repo", "read:audit_log"))
+	bossToken := env.Token(boss, "admin:org", "admin:org_hook", "repo", "delete_repo", "read:audit_log")
+	gh := env.Client(bossToken)
 
 	_, _, err := gh.Repositories.Create(ctx, "acme", &github.Repository{Name: new("app")})
 	apptest.Must(t, "create repo", err)
@@ -67,6 +70,16 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 		if e.GetActor() != "boss" || e.GetOrg() != "acme" || e.GetDocumentID() == "" || e.Timestamp == nil ||
 			time.Since(e.Timestamp.Time) > time.Hour || e.CreatedAt == nil {
 			t.Errorf("entry %+v", e)
+		}
+	}
+	// Each entry names the token the change was made with.
+	sum := sha256.Sum256([]byte(bossToken))
+	for _, e := range all {
+		if e.GetTokenID() == 0 || e.GetHashedToken() != base64.StdEncoding.EncodeToString(sum[:]) ||
+			!strings.Contains(e.GetTokenScopes(), "admin:org") ||
+			e.AdditionalFields["programmatic_access_type"] != "Personal access token (classic)" {
+			t.Errorf("%s: token fields %v %q %q %v", e.GetAction(), e.GetTokenID(), e.GetHashedToken(), e.GetTokenScopes(),
+				e.AdditionalFields["programmatic_access_type"])
 		}
 	}
 	if e := all[1]; e.GetUser() != "dev" {

@@ -209,6 +209,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 		return nil, ErrInstallationSuspended()
 	}
 	acct, t := rec.account, rec.token // the request's own copies
+	t.Sum = sum
 	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
 }
 

@@ -28,6 +28,9 @@ type Token struct {
 	// app's installation, that installation (0 for the tokens the admin
 	// command mints without an app).
 	InstallationID int64
+	// Sum is the SHA-256 of the token's value (the audit log's
+	// hashed_token); zero for clone tokens.
+	Sum [32]byte
 }
 
 // FineGrained reports whether the token is one of the permission-based
