@@ -1,28 +1,43 @@
 // Package graphql answers the platform's GraphQL endpoint
-// (POST /api/graphql) for the one query that clients of the REST API make
-// before anything else: the viewer's login (the gh CLI's
-// `query UserCurrent{viewer{login}}`, run by `gh auth status`). Every
-// other query is answered with a GraphQL error that says forgeapi serves
-// the REST API; the HTTP status stays 200, as GraphQL servers answer.
+// (POST /api/graphql) for the few operations that clients of the REST API
+// make through it: the viewer (the gh CLI's
+// `query UserCurrent{viewer{login}}`, run by `gh auth status`), a pull
+// request by number (`repository(owner,name){pullRequest(number){...}}`,
+// which `gh pr ready` runs first) and the draft mutations the REST API
+// lacks, markPullRequestReadyForReview and convertPullRequestToDraft
+// (`gh pr ready [--undo]`). Arguments are literals or `$variables` of the
+// request's variables. Every other query is answered with a GraphQL error
+// that says forgeapi serves the REST API; the HTTP status stays 200, as
+// GraphQL servers answer, and so do the errors of a field (NOT_FOUND,
+// FORBIDDEN), reported in errors[] with the field's path and null in
+// data.
 package graphql
 
 import (
 	"net/http"
-	"unicode"
+	"slices"
+	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/pulls"
 	"forgeapi/internal/store"
 )
 
 // Handler serves the GraphQL endpoint.
 type Handler struct {
-	DB *store.DB
+	DB    *store.DB
+	Pulls *pulls.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is
-// whom they authenticate), 401 without.
+// whom they authenticate), 401 without. What a caller may read or change
+// is checked per field, as the REST routes check it: a pull request is
+// read with read access to its repository (fine-grained tokens: Pull
+// requests read on a private one), and marked draft or ready by its
+// author or with push access (classic tokens: repo or public_repo;
+// fine-grained: Pull requests write on a selected repository).
 func (h *Handler) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: "POST", Pattern: "/api/graphql", Handle: h.query,
@@ -32,12 +47,46 @@ func (h *Handler) Routes() []httpapi.Route {
 
 // request is a GraphQL request body.
 type request struct {
-	Query string `json:"query"`
+	Query     string    `json:"query"`
+	Variables variables `json:"variables"`
 }
 
 // gqlError is one entry of a GraphQL response's errors.
 type gqlError struct {
+	Type    string `json:"type,omitempty"`
+	Path    []any  `json:"path,omitempty"`
 	Message string `json:"message"`
+}
+
+// unsupported is the error of every operation forgeapi does not answer.
+var unsupported = "forgeapi serves the REST API; of GraphQL it answers only the viewer's login, name, databaseId, id and url, " +
+	"repository(owner, name) { pullRequest(number) } and the mutations markPullRequestReadyForReview and convertPullRequestToDraft " +
+	"(pull request fields: " + strings.Join(sortedKeys(pullFields), ", ") + ")."
+
+func (h *Handler) query(w http.ResponseWriter, r *http.Request) error {
+	var body request
+	if err := httpapi.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	op, err := parse(body.Query)
+	if err == nil && !op.valid() {
+		err = errSyntax
+	}
+	if err != nil {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"errors": []gqlError{{Message: unsupported}}})
+		return nil
+	}
+	ex := &executor{h: h, ctx: r.Context(), principal: auth.PrincipalFrom(r.Context()), base: httpapi.BaseURL(r.Context()), vars: body.Variables}
+	data, err := ex.run(op)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"data": data}
+	if len(ex.errs) > 0 {
+		out["errors"] = ex.errs
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // viewerFields are the fields of the viewer that forgeapi answers.
@@ -49,82 +98,51 @@ var viewerFields = map[string]func(base string, a *accounts.Account) any{
 	"url":        func(base string, a *accounts.Account) any { return accounts.HTMLURL(base, a) },
 }
 
-func (h *Handler) query(w http.ResponseWriter, r *http.Request) error {
-	var body request
-	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
+// object is a type of the schema forgeapi answers: its fields, each nil
+// for a scalar or the object it selects.
+type object map[string]*object
+
+var (
+	viewerType      = object{"login": nil, "name": nil, "databaseId": nil, "id": nil, "url": nil}
+	pullRequestType = object{}
+	repositoryType  = object{"pullRequest": &pullRequestType}
+	payloadType     = object{"pullRequest": &pullRequestType, "clientMutationId": nil}
+	queryType       = object{"viewer": &viewerType, "repository": &repositoryType}
+	mutationType    = object{"markPullRequestReadyForReview": &payloadType, "convertPullRequestToDraft": &payloadType}
+)
+
+func init() {
+	for name := range pullFields {
+		pullRequestType[name] = nil
 	}
-	fields, ok := viewerQuery(body.Query)
-	if !ok {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"errors": []gqlError{{
-			Message: "forgeapi serves the REST API; of GraphQL it answers only the viewer's login, name, databaseId, id and url.",
-		}}})
-		return nil
-	}
-	viewer, err := accounts.ByID(r.Context(), h.DB, auth.PrincipalFrom(r.Context()).UserID())
-	if err != nil {
-		return err
-	}
-	base := httpapi.BaseURL(r.Context())
-	out := map[string]any{}
-	for _, f := range fields {
-		out[f] = viewerFields[f](base, viewer)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"viewer": out}})
-	return nil
 }
 
-// viewerQuery parses a query of the form
-// `[query [Name]] { viewer { field ... } }` and returns its fields; false
-// for anything else (other roots, arguments, fragments, unknown fields).
-func viewerQuery(q string) ([]string, bool) {
-	toks := tokens(q)
-	if len(toks) > 0 && toks[0] == "query" {
-		toks = toks[1:]
-		if len(toks) > 0 && toks[0] != "{" {
-			toks = toks[1:] // the operation's name
-		}
+// valid reports whether every selected field is one forgeapi answers,
+// scalars without and objects with a selection.
+func (op *operation) valid() bool {
+	root := queryType
+	if op.kind == "mutation" {
+		root = mutationType
 	}
-	if len(toks) < 5 || toks[0] != "{" || toks[1] != "viewer" || toks[2] != "{" ||
-		toks[len(toks)-1] != "}" || toks[len(toks)-2] != "}" {
-		return nil, false
-	}
-	fields := toks[3 : len(toks)-2]
-	if len(fields) == 0 {
-		return nil, false
-	}
-	for _, f := range fields {
-		if viewerFields[f] == nil {
-			return nil, false
-		}
-	}
-	return fields, true
+	return validSelection(op.fields, root)
 }
 
-// tokens splits a query into names and punctuation, dropping commas,
-// white space and comments; any other character is its own token.
-func tokens(q string) []string {
-	var out []string
-	for i := 0; i < len(q); {
-		c := rune(q[i])
-		switch {
-		case c == '#':
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-		case c == ',' || unicode.IsSpace(c):
-			i++
-		case c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c):
-			j := i
-			for j < len(q) && (q[j] == '_' || unicode.IsLetter(rune(q[j])) || unicode.IsDigit(rune(q[j]))) {
-				j++
-			}
-			out = append(out, q[i:j])
-			i = j
-		default:
-			out = append(out, string(c))
-			i++
+func validSelection(fields []field, typ object) bool {
+	for _, f := range fields {
+		child, ok := typ[f.name]
+		if !ok || (child == nil) != (f.sel == nil) || child != nil && !validSelection(f.sel, *child) {
+			return false
 		}
 	}
+	return true
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
 	return out
 }
