@@ -2,8 +2,16 @@ package graphql_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
 )
@@ -42,5 +50,148 @@ func TestViewerQuery(t *testing.T) {
 	}
 	if resp, _ := env.DoJSON("POST", "/api/graphql", "", `{"query":"{viewer{login}}"}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("anonymous: %d, want 401", resp.StatusCode)
+	}
+}
+
+// result is a GraphQL response.
+type result struct {
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Path    []any  `json:"path"`
+	} `json:"errors"`
+}
+
+func post(t *testing.T, env *apptest.Env, token, query string, vars map[string]any) result {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, out := env.DoJSON("POST", "/api/graphql", token, string(body))
+	var r result
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(out, &r) != nil {
+		t.Fatalf("%q: %d %s", query, resp.StatusCode, out)
+	}
+	return r
+}
+
+// pushFeature pushes main and a feature branch one commit ahead to the
+// repository and opens a draft pull request of it as octo.
+func pushFeature(t *testing.T, env *apptest.Env, repo, token string, gitArgs ...string) *github.PullRequest {
+	t.Helper()
+	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+	remote := env.GitURL("octo", repo, "octo", token)
+	apptest.Git(t, dir, append(gitArgs, "push", "-q", remote, "main")...)
+	apptest.Git(t, dir, "checkout", "-q", "-b", "feature")
+	apptest.Commit(t, dir, "Add a feature", map[string]string{"feature.txt": "new\n"})
+	apptest.Git(t, dir, append(gitArgs, "push", "-q", remote, "feature")...)
+	pr, _, err := env.Client(token).PullRequests.Create(apptest.Ctx(), "octo", repo, github.CreatePullRequest{
+		Title: github.Ptr("WIP"), Head: "feature", Base: "main", Draft: github.Ptr(true)})
+	apptest.Must(t, "open a draft", err)
+	return pr
+}
+
+// TestPullRequestByNumber: repository(owner, name) { pullRequest(number) }
+// answers the fields asked, under their aliases, with the arguments as
+// variables (as gh's PullRequestByNumber) or literals; an unknown number
+// or a repository the caller may not see is a NOT_FOUND error with its
+// path and null data; unknown fields are the REST API error.
+func TestPullRequestByNumber(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo, bob := env.User("octo"), env.User("bob")
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo")
+	pr := pushFeature(t, env, "secret", token)
+	const q = `query PullRequestByNumber($owner: String!, $repo: String!, $pr_number: Int!) {
+		repository(owner: $owner, name: $repo) { pullRequest(number: $pr_number) { id, number state isDraft draft: isDraft url title } } }`
+	vars := map[string]any{"owner": "octo", "repo": "secret", "pr_number": 1}
+	r := post(t, env, token, q, vars)
+	var got struct {
+		PullRequest map[string]any `json:"pullRequest"`
+	}
+	if len(r.Errors) != 0 || json.Unmarshal(r.Data["repository"], &got) != nil {
+		t.Fatalf("by number: %+v", r)
+	}
+	want := map[string]any{"id": pr.GetNodeID(), "number": 1.0, "state": "OPEN", "isDraft": true, "draft": true,
+		"url": pr.GetHTMLURL(), "title": "WIP"}
+	if !maps.Equal(got.PullRequest, want) {
+		t.Fatalf("by number: %v, want %v", got.PullRequest, want)
+	}
+	r = post(t, env, token, `{ repository(owner: "octo", name: "secret") { pullRequest(number: 7) { id } } }`, nil)
+	if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" || string(r.Data["repository"]) != `{"pullRequest":null}` ||
+		!slices.Equal(r.Errors[0].Path, []any{"repository", "pullRequest"}) {
+		t.Fatalf("unknown number: %+v %s", r, r.Data["repository"])
+	}
+	for name, tok := range map[string]string{"stranger": env.Token(bob, "repo"), "no repo scope": env.Token(octo, "public_repo"),
+		"fine-grained without Pull requests": env.FineGrainedToken(octo, octo, apptest.AllRepos, "contents:read")} {
+		r = post(t, env, tok, q, vars)
+		if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" || string(r.Data["repository"]) != "null" {
+			t.Errorf("%s: %+v, want NOT_FOUND", name, r)
+		}
+		r = post(t, env, tok, `mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { clientMutationId } }`,
+			map[string]any{"id": pr.GetNodeID()})
+		if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" {
+			t.Errorf("%s mutation: %+v, want NOT_FOUND", name, r)
+		}
+	}
+	for _, bad := range []string{
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`,
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`,
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { ...F } } }`,
+		`mutation { markPullRequestReadyForReview(input: {pullRequestId: "x"}) { pullRequest { id } } } extra`,
+		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`,
+		`{ repository(owner: "octo, name: "secret") { id } }`,
+	} {
+		r = post(t, env, token, bad, nil)
+		if len(r.Errors) != 1 || r.Data != nil || r.Errors[0].Type != "" {
+			t.Errorf("%q: %+v, want the REST API error", bad, r)
+		}
+	}
+}
+
+// TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
+// and `gh pr ready --undo` against a server on --tls self-signed: gh
+// queries the pull request by number, then runs the mutation; REST shows
+// the draft flag follow.
+func TestGitHubCLIPullRequestReady(t *testing.T) {
+	t.Parallel()
+	gh, err := exec.LookPath("gh")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI lacks the gh CLI")
+		}
+		t.Skip("gh is not installed")
+	}
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "read:org")
+	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
+	host := strings.TrimPrefix(env.URL, "https://")
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gh, args...)
+		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
+			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
+			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	draft := func() bool {
+		pr, _, err := env.Client(token).PullRequests.Get(apptest.Ctx(), "octo", "hello", 1)
+		apptest.Must(t, "get", err)
+		return pr.GetDraft()
+	}
+	run("pr", "ready", "1", "--repo", host+"/octo/hello")
+	if draft() {
+		t.Fatal("gh pr ready: still a draft")
+	}
+	run("pr", "ready", "1", "--undo", "--repo", host+"/octo/hello")
+	if !draft() {
+		t.Fatal("gh pr ready --undo: not a draft")
 	}
 }
