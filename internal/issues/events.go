@@ -164,10 +164,7 @@ func (s *Service) Timeline(ctx context.Context, repo *repos.Repository, number i
 			SELECT 'e' AS kind, id, created_at FROM issue_events WHERE issue_id = $1
 			UNION ALL SELECT 'c' AS kind, id, created_at FROM issue_comments WHERE issue_id = $1) t
 		ORDER BY created_at, kind DESC, id LIMIT $2 OFFSET $3`, is.ID, limit+1, offset)
-	if err != nil {
-		return nil, err
-	}
-	refs, err := scanAll(rows, nil, func(s scanner) (timelineRef, error) {
+	refs, err := store.ScanAll(rows, err, func(s scanner) (timelineRef, error) {
 		var r timelineRef
 		return r, s.Scan(&r.kind, &r.id)
 	})

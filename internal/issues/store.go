@@ -16,7 +16,7 @@ import (
 const issueColumns = `i.id, i.repository_id, i.number, i.is_pull_request, i.title, i.body, i.state, i.state_reason,
 	i.locked, i.active_lock_reason, i.user_id, i.closed_by_id, i.milestone_id, i.comments, i.created_at, i.updated_at, i.closed_at, i.merged_at`
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanIssue(s scanner) (*Issue, error) {
 	is := &Issue{}
@@ -253,23 +253,7 @@ func scanComment(s scanner) (*Comment, error) {
 
 // collect returns a function that scans every row of a query with scan.
 func collect[T any](scan func(scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
-	return func(rows *sql.Rows, err error) ([]T, error) { return scanAll(rows, err, scan) }
-}
-
-func scanAll[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, store.Normalize(err)
-		}
-		out = append(out, v)
-	}
-	return out, store.Normalize(rows.Err())
+	return func(rows *sql.Rows, err error) ([]T, error) { return store.ScanAll(rows, err, scan) }
 }
 
 // issueByNumber loads the repository's issue with its details.

@@ -142,7 +142,7 @@ func requestedReviewers(ctx context.Context, q store.Q, p *PullRequest) ([]*acco
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
-	logins, err := scanRows(rows, func(s scanner) (string, error) { var l string; return l, s.Scan(&l) })
+	logins, err := store.ScanAll(rows, nil, func(s scanner) (string, error) { var l string; return l, s.Scan(&l) })
 	if err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (s *Service) Reviews(ctx context.Context, p *PullRequest, viewer int64) ([]
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
-	out, err := scanRows(rows, scanReview)
+	out, err := store.ScanAll(rows, nil, scanReview)
 	for _, r := range out {
 		if r.User, r.Association, err = people(ctx, s.DB, p.Repo, r.userID); err != nil {
 			return nil, err
@@ -418,7 +418,7 @@ func (s *Service) comments(ctx context.Context, q store.Q, repo *repos.Repositor
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
-	out, err := scanRows(rows, scanComment)
+	out, err := store.ScanAll(rows, nil, scanComment)
 	for _, c := range out {
 		if c.User, c.Association, err = people(ctx, q, repo, c.userID); err != nil {
 			return nil, err

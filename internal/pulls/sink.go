@@ -142,7 +142,7 @@ func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event,
 		number int64
 		head   string
 	}
-	list, err := scanRows(rows, func(sc scanner) (open, error) { var o open; return o, sc.Scan(&o.number, &o.head) })
+	list, err := store.ScanAll(rows, nil, func(sc scanner) (open, error) { var o open; return o, sc.Scan(&o.number, &o.head) })
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ const prColumns = `p.id, p.number, p.head_repository_id, p.head_ref, p.head_sha,
 	p.merged_at, p.merged_by_id, p.merge_commit_sha, p.mergeable, p.mergeable_state, p.check_due,
 	p.commits, p.additions, p.deletions, p.changed_files`
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanPR(s scanner) (*PullRequest, int64, error) {
 	p := &PullRequest{}
@@ -81,23 +81,4 @@ func openFor(ctx context.Context, q store.Q, repo *repos.Repository, headRepoID 
 // touch sets the pull request's updated_at (its issue row's) to now.
 func touch(ctx context.Context, tx store.Q, p *PullRequest) error {
 	return issues.Touch(ctx, tx, p.Issue.ID)
-}
-
-// scanRows scans every row with scan.
-func scanRows[T any](rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, store.Normalize(err)
-		}
-		out = append(out, v)
-	}
-	return out, store.Normalize(rows.Err())
 }
