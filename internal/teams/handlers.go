@@ -241,7 +241,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 // members answers GET .../members: the team's members by login, filtered
-// by role (member, maintainer or all).
+// by role (member, maintainer or all). As on the platform it includes the
+// members of its child teams (at any depth): those who are not members of
+// the team itself are listed with inherited true and role member.
 func (h *Handler) members(w http.ResponseWriter, r *http.Request) error {
 	page, err := httpapi.ParsePage(r)
 	if err != nil {
@@ -256,36 +258,18 @@ func (h *Handler) members(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	rows, err := h.Service.DB.QueryContext(ctx, `SELECT m.user_id, m.role FROM team_members m JOIN accounts a ON a.id = m.user_id
-		WHERE m.team_id = $1 AND ($2 = '' OR $2 = 'all' OR m.role = $2) ORDER BY lower(a.login)`, t.ID, roleFilter)
+	list, err := members(ctx, h.Service.DB, t.ID, roleFilter)
 	if err != nil {
-		return store.Normalize(err)
-	}
-	type member struct {
-		id   int64
-		role string
-	}
-	var list []member
-	for rows.Next() {
-		var m member
-		if err := rows.Scan(&m.id, &m.role); err != nil {
-			rows.Close()
-			return store.Normalize(err)
-		}
-		list = append(list, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return store.Normalize(err)
+		return err
 	}
 	base := httpapi.BaseURL(ctx)
 	out := []memberJSON{}
 	for _, m := range httpapi.Slice(page, list) {
-		user, err := accounts.ByID(ctx, h.Service.DB, m.id)
+		user, err := accounts.ByID(ctx, h.Service.DB, m.userID)
 		if err != nil {
 			return err
 		}
-		out = append(out, memberJSON{SimpleUser: accounts.ToSimpleUser(base, user), Role: m.role})
+		out = append(out, memberJSON{SimpleUser: accounts.ToSimpleUser(base, user), Role: m.role, Inherited: m.inherited})
 	}
 	httpapi.SetLinks(w, r, page, len(list))
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -316,6 +300,13 @@ func (h *Handler) getMembership(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && role == "" {
 		state = StatePending
 		role, err = pendingRole(ctx, h.Service.DB, t.ID, user.ID)
+	}
+	if err == nil && role == "" {
+		// A member of a child team is a member of the team, as on the platform.
+		var inherited bool
+		if inherited, err = inheritedMember(ctx, h.Service.DB, t.ID, user.ID); inherited {
+			state, role = StateActive, RoleMember
+		}
 	}
 	if err != nil {
 		return err
@@ -410,8 +401,11 @@ func (h *Handler) repos(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	rows, err := h.Service.DB.QueryContext(ctx, `SELECT tr.repository_id, tr.permission FROM team_repos tr
-		JOIN repositories r ON r.id = tr.repository_id WHERE tr.team_id = $1 ORDER BY lower(r.name)`, t.ID)
+	// The team's repositories and its parent teams' (at any depth), each
+	// once with the highest permission.
+	rows, err := h.Service.DB.QueryContext(ctx, `SELECT tr.repository_id, tr.permission FROM team_ancestors ta
+		JOIN team_repos tr ON tr.team_id = ta.ancestor_id JOIN repositories r ON r.id = tr.repository_id
+		WHERE ta.team_id = $1 ORDER BY lower(r.name), r.id, `+rankSQL+` DESC`, t.ID)
 	if err != nil {
 		return store.Normalize(err)
 	}
@@ -426,7 +420,9 @@ func (h *Handler) repos(w http.ResponseWriter, r *http.Request) error {
 			rows.Close()
 			return store.Normalize(err)
 		}
-		grants = append(grants, g)
+		if n := len(grants); n == 0 || grants[n-1].repoID != g.repoID {
+			grants = append(grants, g)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -477,7 +473,7 @@ func (h *Handler) checkRepo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	perm, err := RepoPermission(ctx, h.Service.DB, t.ID, repo.ID)
+	perm, err := InheritedRepoPermission(ctx, h.Service.DB, t.ID, repo.ID)
 	if err != nil {
 		return err
 	}

@@ -137,6 +137,9 @@ func (s *Service) Create(ctx context.Context, org, actor *accounts.Account, n Ne
 		if err := insertTeam(ctx, tx, t); err != nil {
 			return err
 		}
+		if err := nest(ctx, tx, t.ID, t.ParentID); err != nil {
+			return err
+		}
 		if err := s.emitTeam(ctx, tx, actor, t, "created", nil, nil); err != nil {
 			return err
 		}
@@ -215,6 +218,40 @@ func insertTeam(ctx context.Context, tx store.Q, t *Team) error {
 	return err
 }
 
+// nest records a new team's place in team_ancestors (the closure of
+// parent_id that repo_grants reads): the team itself and, under a
+// parent (0: none), the parent's ancestors.
+func nest(ctx context.Context, tx store.Q, teamID, parentID int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO team_ancestors (team_id, ancestor_id) VALUES ($1, $1)`, teamID); err != nil {
+		return store.Normalize(err)
+	}
+	if parentID == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO team_ancestors (team_id, ancestor_id)
+		SELECT $1, ancestor_id FROM team_ancestors WHERE team_id = $2`, teamID, parentID)
+	return store.Normalize(err)
+}
+
+// renest moves the team, with its child teams, under a new parent (0:
+// top level) in team_ancestors: the subtree loses the teams above the
+// team and gains the new parent's ancestors. validate has refused a
+// parent inside the subtree.
+func renest(ctx context.Context, tx store.Q, teamID, parentID int64) error {
+	const subtree = `SELECT team_id FROM team_ancestors WHERE ancestor_id = $1`
+	if _, err := tx.ExecContext(ctx, `DELETE FROM team_ancestors WHERE team_id IN (`+subtree+`)
+		AND ancestor_id NOT IN (`+subtree+`)`, teamID); err != nil {
+		return store.Normalize(err)
+	}
+	if parentID == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO team_ancestors (team_id, ancestor_id)
+		SELECT d.team_id, a.ancestor_id FROM team_ancestors d JOIN team_ancestors a ON a.team_id = $2
+		WHERE d.ancestor_id = $1`, teamID, parentID)
+	return store.Normalize(err)
+}
+
 // Update changes the team's fields (the team event edited with the
 // previous values of those that changed).
 func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, f Fields) (*Team, error) {
@@ -257,6 +294,11 @@ func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, 
 			return apierr.Custom(resource, "name", "Name must be unique for this org")
 		} else if err != nil {
 			return err
+		}
+		if next.ParentID != t.ParentID {
+			if err := renest(ctx, tx, t.ID, next.ParentID); err != nil {
+				return err
+			}
 		}
 		out = &next
 		if len(changes) == 0 {

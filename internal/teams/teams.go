@@ -130,6 +130,54 @@ func MemberRole(ctx context.Context, q store.Q, teamID, userID int64) (string, e
 	return role, err
 }
 
+// member is a user in a team's members list.
+type member struct {
+	userID    int64
+	role      string // the role in the team itself; member when inherited
+	inherited bool   // a member of a child team only
+}
+
+// members lists the users of the team and of its child teams at any depth
+// (through team_ancestors) by login, each once, filtered by role ("" or
+// all: every role).
+func members(ctx context.Context, q store.Q, teamID int64, roleFilter string) ([]member, error) {
+	rows, err := q.QueryContext(ctx, `SELECT g.user_id, g.direct FROM (
+			SELECT m.user_id, MAX(CASE WHEN m.team_id = $1 THEN m.role END) AS direct
+			FROM team_ancestors ta JOIN team_members m ON m.team_id = ta.team_id
+			WHERE ta.ancestor_id = $1 GROUP BY m.user_id) g
+		JOIN accounts a ON a.id = g.user_id
+		WHERE $2 = '' OR $2 = 'all' OR COALESCE(g.direct, 'member') = $2
+		ORDER BY lower(a.login)`, teamID, roleFilter)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	var list []member
+	for rows.Next() {
+		var m member
+		var direct *string
+		if err := rows.Scan(&m.userID, &direct); err != nil {
+			return nil, store.Normalize(err)
+		}
+		m.role, m.inherited = RoleMember, direct == nil
+		if direct != nil {
+			m.role = *direct
+		}
+		list = append(list, m)
+	}
+	return list, store.Normalize(rows.Err())
+}
+
+// inheritedMember reports whether the user is a member of one of the
+// team's child teams at any depth.
+func inheritedMember(ctx context.Context, q store.Q, teamID, userID int64) (bool, error) {
+	var n int
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT COUNT(*) FROM team_ancestors ta
+		JOIN team_members m ON m.team_id = ta.team_id AND m.user_id = $2
+		WHERE ta.ancestor_id = $1 AND ta.team_id <> $1`, teamID, userID).Scan(&n))
+	return n > 0, err
+}
+
 // pendingRole returns the role of the user's pending membership of the
 // team ("" when there is none).
 func pendingRole(ctx context.Context, q store.Q, teamID, userID int64) (string, error) {
@@ -148,6 +196,23 @@ func counts(ctx context.Context, q store.Q, teamID int64) (members, repos int, e
 		(SELECT count(*) FROM team_members WHERE team_id = $1), (SELECT count(*) FROM team_repos WHERE team_id = $1)`,
 		teamID).Scan(&members, &repos))
 	return members, repos, err
+}
+
+// rankSQL orders a permission column named tr.permission, admin highest.
+const rankSQL = `CASE tr.permission WHEN 'admin' THEN 5 WHEN 'maintain' THEN 4 WHEN 'push' THEN 3 WHEN 'triage' THEN 2 ELSE 1 END`
+
+// InheritedRepoPermission returns the highest permission the team holds
+// on the repository itself or through a parent team at any depth (""
+// when none): what its members get from it.
+func InheritedRepoPermission(ctx context.Context, q store.Q, teamID, repoID int64) (string, error) {
+	var perm string
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT tr.permission FROM team_ancestors ta
+		JOIN team_repos tr ON tr.team_id = ta.ancestor_id AND tr.repository_id = $2
+		WHERE ta.team_id = $1 ORDER BY `+rankSQL+` DESC LIMIT 1`, teamID, repoID).Scan(&perm))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return perm, err
 }
 
 // RepoPermission returns the team's permission on the repository ("" when
