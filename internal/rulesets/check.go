@@ -106,7 +106,8 @@ func (s *Service) evaluate(ctx context.Context, rs *Ruleset, push *githost.Push,
 // actors for pushes (bypass mode always or exempt): an owner of the
 // organization for OrganizationAdmin, a user with at least the role on
 // the repository for RepositoryRole, the app's bot for Integration, the
-// user for User.
+// user for User, a member of the team or of one of its child teams for
+// Team.
 func (s *Service) CanBypass(ctx context.Context, rs *Ruleset, repo *repos.Repository, who *accounts.Account) (bool, error) {
 	for _, a := range rs.BypassActors {
 		if a.BypassMode == "pull_request" {
@@ -131,6 +132,8 @@ func (s *Service) isActor(ctx context.Context, a BypassActor, repo *repos.Reposi
 		return role == accounts.RoleOwner, err
 	case "User":
 		return id == who.ID, nil
+	case "Team":
+		return access.InTeam(ctx, s.DB, id, who.ID)
 	case "Integration":
 		app, err := apps.ByID(ctx, s.DB, id)
 		if errors.Is(err, store.ErrNotFound) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/apps"
@@ -174,12 +175,21 @@ func (h *Handler) ruleset(r *http.Request) (*Ruleset, error) {
 }
 
 // check validates the ruleset and that its Integration bypass actors
-// name apps that exist.
+// name apps that exist and its Team bypass actors teams of the
+// organization.
 func (h *Handler) check(ctx context.Context, rs *Ruleset) error {
 	if err := validate(rs); err != nil {
 		return err
 	}
 	for _, a := range rs.BypassActors {
+		if a.ActorType == "Team" {
+			if ok, err := access.TeamInOrg(ctx, h.Service.DB, rs.OrgID, *a.ActorID); err != nil {
+				return err
+			} else if !ok {
+				return apierr.Custom("Ruleset", "bypass_actors", "No team with id %d in the organization", *a.ActorID)
+			}
+			continue
+		}
 		if a.ActorType != "Integration" {
 			continue
 		}

@@ -5,7 +5,7 @@
 // max_file_size for pushes), their conditions (repository names, reference
 // names with ~DEFAULT_BRANCH and ~ALL), enforcement (active blocks,
 // evaluate and disabled do not) and bypass actors (OrganizationAdmin,
-// RepositoryRole, Integration, User). Service.CheckPush is the githost
+// RepositoryRole, Integration, User, Team). Service.CheckPush is the githost
 // push check that enforces them on every git push and every server push
 // (the contents and git refs API).
 package rulesets

@@ -103,12 +103,12 @@ func validateActors(actors []BypassActor) error {
 			if a.ActorID == nil || repositoryRoles[*a.ActorID] == 0 {
 				return apierr.Custom("Ruleset", "bypass_actors", "RepositoryRole actor_id must be 2 (maintain), 4 (write) or 5 (admin)")
 			}
-		case "Integration", "User":
+		case "Integration", "User", "Team":
 			if a.ActorID == nil {
 				return apierr.Custom("Ruleset", "bypass_actors", "%s bypass actors need an actor_id", a.ActorType)
 			}
 		default:
-			return apierr.Custom("Ruleset", "bypass_actors", "Invalid actor type: %q (forgeapi serves OrganizationAdmin, RepositoryRole, Integration and User)", a.ActorType)
+			return apierr.Custom("Ruleset", "bypass_actors", "Invalid actor type: %q (forgeapi serves OrganizationAdmin, RepositoryRole, Integration, Team and User)", a.ActorType)
 		}
 	}
 	return nil
