@@ -351,6 +351,30 @@ func (c Changes) Validate() error {
 	return fields.Err()
 }
 
+// keepsPlace reports whether the changes keep r's owner and name (a
+// description, visibility or default branch change): no redirect, no
+// name conflict, no token to forget.
+func (c Changes) keepsPlace(r *Repository) bool {
+	return (c.Name == nil || *c.Name == r.Name) && (c.Owner == nil || c.Owner.ID == r.Owner.ID)
+}
+
+// with is r with the changes that keep its place applied and updated at
+// now: the repository as the row reads once Update wrote them.
+func (r *Repository) with(c Changes, now time.Time) *Repository {
+	after := *r
+	if c.Description != nil {
+		after.Description = *c.Description
+	}
+	if c.Private != nil {
+		after.Private = *c.Private
+	}
+	if c.DefaultBranch != nil {
+		after.DefaultBranch = *c.DefaultBranch
+	}
+	after.UpdatedAt = now
+	return &after
+}
+
 // Update applies the changes to the repository row. A name the owner
 // (the new one, for a transfer) already has is a 422 already_exists. The
 // old owner and name of a renamed or transferred repository lead to it

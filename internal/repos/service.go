@@ -24,7 +24,13 @@ type Service struct {
 	// activity spine emits its events there).
 	AfterCreate func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
 	// AfterUpdate, when set, runs in the updating transaction with the
-	// repository before and after the change.
+	// repository before and after the change. When the change keeps the
+	// name and owner (Changes.keepsPlace), it runs before the repository's
+	// row is written, so that on PostgreSQL the row, which concurrent
+	// writers of the repository wait for, is locked only from that last
+	// statement to the commit: AfterUpdate must take the new state from
+	// after, not from the row. A rename or transfer writes the row first
+	// (its name conflict is refused before AfterUpdate's checks run).
 	AfterUpdate func(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error
 	// AfterFork, when set, runs in the transaction that creates a fork
 	// through Fork, after AfterCreate (the activity spine emits ForkEvent
@@ -142,7 +148,16 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		if before, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
 		}
-		if err := Update(ctx, tx, before, c, store.Now()); err != nil {
+		now := store.Now()
+		if c.keepsPlace(before) {
+			after = before.with(c, now)
+			if err := s.afterUpdate(ctx, tx, before, after, actor); err != nil {
+				return err
+			}
+			// Last: the row stays locked only until the commit.
+			return Update(ctx, tx, before, c, now)
+		}
+		if err := Update(ctx, tx, before, c, now); err != nil {
 			return err
 		}
 		if c.Owner != nil && c.Owner.ID != before.Owner.ID {
@@ -154,10 +169,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		if after, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
 		}
-		if s.AfterUpdate != nil {
-			return s.AfterUpdate(ctx, tx, before, after, actor)
-		}
-		return nil
+		return s.afterUpdate(ctx, tx, before, after, actor)
 	})
 	if err != nil {
 		return nil, err
@@ -166,6 +178,14 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		return after, setHead(s.GitDir(r.ID), after.DefaultBranch)
 	}
 	return after, nil
+}
+
+// afterUpdate runs AfterUpdate, when set.
+func (s *Service) afterUpdate(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error {
+	if s.AfterUpdate == nil {
+		return nil
+	}
+	return s.AfterUpdate(ctx, tx, before, after, actor)
 }
 
 // checkBranch refuses a branch that does not exist in a repository that
