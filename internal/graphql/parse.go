@@ -113,9 +113,27 @@ type token struct {
 func (t token) is(punct string) bool { return t.kind == tokPunct && t.text == punct }
 
 type parser struct {
-	toks []token
-	pos  int
+	toks  []token
+	pos   int
+	depth int // of selections, lists and objects being read
 }
+
+// maxDepth bounds the nesting of selections, lists and objects: no
+// operation forgeapi answers comes near it, and a deeper one is refused
+// before it costs a deep recursion.
+const maxDepth = 16
+
+// enter counts one more level of nesting; errSyntax beyond maxDepth.
+// The caller defers p.leave().
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return errSyntax
+	}
+	return nil
+}
+
+func (p *parser) leave() { p.depth-- }
 
 func (p *parser) peek() token {
 	if p.pos < len(p.toks) {
@@ -160,6 +178,10 @@ func (p *parser) skipVariableDefinitions() error {
 
 // selection reads `{ field ... }`.
 func (p *parser) selection() ([]field, error) {
+	defer p.leave()
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
@@ -228,6 +250,10 @@ func (p *parser) argument() (string, value, error) {
 // value reads a variable, string, integer, true/false/null, enum name,
 // list or object.
 func (p *parser) value() (value, error) {
+	defer p.leave()
+	if err := p.enter(); err != nil {
+		return value{}, err
+	}
 	t := p.next()
 	switch {
 	case t.kind == tokVariable:
@@ -296,7 +322,9 @@ func tokens(q string) []token {
 			for j < len(q) && isNameChar(rune(q[j])) {
 				j++
 			}
-			if c == '$' {
+			if c == '$' && j == i+1 {
+				out = append(out, token{tokPunct, "$"}) // no name: read by nothing
+			} else if c == '$' {
 				out = append(out, token{tokVariable, q[i+1 : j]})
 			} else {
 				out = append(out, token{tokName, q[i:j]})
