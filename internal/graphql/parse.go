@@ -31,7 +31,7 @@ type value struct {
 	literal  any    // string, int64, bool, nil, []value, map[string]value
 }
 
-// variableRef is how a value names a variable.
+// variables are the request's variables, by name, as sent.
 type variables map[string]json.RawMessage
 
 // resolve returns the argument's value with variables substituted,

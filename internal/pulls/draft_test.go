@@ -60,8 +60,9 @@ func waitMergeableState(t *testing.T, c *github.Client, number int, want string)
 // author who only reads the repository (id inline), REST shows draft and
 // mergeable_state follow, the hook receives ready_for_review and
 // converted_to_draft (signed, valid against the schema) once each (a
-// repeated mutation is a no-op), the feed shows neither, and callers
-// without rights or with an unknown id get FORBIDDEN / NOT_FOUND.
+// repeated mutation is a no-op), the feed shows neither, callers
+// without rights or with an unknown id get FORBIDDEN / NOT_FOUND, and a
+// closed pull request UNPROCESSABLE.
 func TestDraftThroughGraphQL(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
@@ -175,5 +176,10 @@ func TestDraftThroughGraphQL(t *testing.T) {
 	}
 	if got := waitMergeableState(t, owner, 1, "clean"); got.GetDraft() {
 		t.Fatal("fine-grained ready: still a draft")
+	}
+	_, _, err = owner.PullRequests.Edit(ctx, "octo", "hello", 1, &github.PullRequest{State: github.Ptr("closed")})
+	apptest.Must(t, "close", err)
+	if r := graphql(t, env, bobToken, toDraft, nil); len(r.Errors) != 1 || r.Errors[0].Type != "UNPROCESSABLE" {
+		t.Fatalf("closed: %+v, want UNPROCESSABLE", r)
 	}
 }
