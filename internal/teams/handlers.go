@@ -406,27 +406,19 @@ func (h *Handler) repos(w http.ResponseWriter, r *http.Request) error {
 	rows, err := h.Service.DB.QueryContext(ctx, `SELECT tr.repository_id, tr.permission FROM team_ancestors ta
 		JOIN team_repos tr ON tr.team_id = ta.ancestor_id JOIN repositories r ON r.id = tr.repository_id
 		WHERE ta.team_id = $1 ORDER BY lower(r.name), r.id, `+rankSQL+` DESC`, t.ID)
-	if err != nil {
-		return store.Normalize(err)
-	}
 	type grant struct {
 		repoID int64
 		perm   string
 	}
-	var grants []grant
-	for rows.Next() {
-		var g grant
-		if err := rows.Scan(&g.repoID, &g.perm); err != nil {
-			rows.Close()
-			return store.Normalize(err)
-		}
+	ranked, err := store.ScanAll(rows, err, func(s store.Scanner) (g grant, err error) { return g, s.Scan(&g.repoID, &g.perm) })
+	if err != nil {
+		return err
+	}
+	var grants []grant // the first, highest, of each repository's rows
+	for _, g := range ranked {
 		if n := len(grants); n == 0 || grants[n-1].repoID != g.repoID {
 			grants = append(grants, g)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return store.Normalize(err)
 	}
 	p := auth.PrincipalFrom(ctx)
 	type shown struct {
@@ -575,22 +567,10 @@ func (h *Handler) userTeams(w http.ResponseWriter, r *http.Request) error {
 	}
 	rows, err := h.Service.DB.QueryContext(ctx, `SELECT t.org_id, t.id FROM team_members m JOIN teams t ON t.id = m.team_id
 		WHERE m.user_id = $1 AND ($2 = 0 OR t.org_id = $2) ORDER BY t.org_id, lower(t.name), t.id`, p.Account.ID, owner)
-	if err != nil {
-		return store.Normalize(err)
-	}
 	type ref struct{ orgID, teamID int64 }
-	var refs []ref
-	for rows.Next() {
-		var x ref
-		if err := rows.Scan(&x.orgID, &x.teamID); err != nil {
-			rows.Close()
-			return store.Normalize(err)
-		}
-		refs = append(refs, x)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return store.Normalize(err)
+	refs, err := store.ScanAll(rows, err, func(s store.Scanner) (x ref, err error) { return x, s.Scan(&x.orgID, &x.teamID) })
+	if err != nil {
+		return err
 	}
 	out := []fullJSON{}
 	for _, x := range httpapi.Slice(page, refs) {

@@ -84,19 +84,7 @@ func ByID(ctx context.Context, q store.Q, org *accounts.Account, id int64) (*Tea
 // listTeams runs a query of teamColumns for teams of one organization.
 func listTeams(ctx context.Context, q store.Q, org *accounts.Account, query string, args ...any) ([]*Team, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Team
-	for rows.Next() {
-		t, err := scanTeam(org, rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, store.Normalize(rows.Err())
+	return store.ScanAll(rows, err, func(s store.Scanner) (*Team, error) { return scanTeam(org, s) })
 }
 
 // Slugify is the platform's slug of a team name: lower case, every run of
