@@ -155,5 +155,5 @@ func (h *Handler) pullAndPage(r *http.Request) (*PullRequest, httpapi.Page, erro
 		return nil, page, err
 	}
 	p, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
-	return p, page, notFound(err)
+	return p, page, err
 }

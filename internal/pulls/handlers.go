@@ -1,7 +1,6 @@
 package pulls
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/store"
 )
 
 // Handler serves the pull request endpoints.
@@ -32,14 +30,6 @@ func pullNumber(r *http.Request) (int64, error) {
 		return 0, apierr.NotFound()
 	}
 	return n, nil
-}
-
-// notFound turns store.ErrNotFound into the platform's 404.
-func notFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound()
-	}
-	return err
 }
 
 func (h *Handler) render(r *http.Request) *renderer {
@@ -118,7 +108,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	j, err := h.render(r).pull(r.Context(), p, true)
 	if err != nil {
@@ -226,7 +216,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.Service.Update(r.Context(), repos.From(r.Context()), actor, n,
 		Changes{Title: body.Title, Body: body.Body, State: body.State, Base: body.Base}, mayPush)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	j, err := h.render(r).pull(r.Context(), p, true)
 	if err != nil {
@@ -245,7 +235,7 @@ func (h *Handler) checkMerged(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	if p.MergedAt == nil {
 		return apierr.NotFound()
@@ -296,7 +286,7 @@ func (h *Handler) merge(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := h.Service.Merge(r.Context(), repos.From(r.Context()), actor, who, n, m)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"sha": res.SHA, "merged": true, "message": "Pull Request successfully merged"})
 	return nil

@@ -26,7 +26,7 @@ func (h *Handler) routePull(r *http.Request) (*PullRequest, error) {
 		return nil, err
 	}
 	p, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
-	return p, notFound(err)
+	return p, err
 }
 
 // pathID is the route's numeric {name}: a 404 when it is not a number.
@@ -101,7 +101,7 @@ func (h *Handler) createReview(w http.ResponseWriter, r *http.Request) error {
 	}
 	rv, err := h.Service.CreateReview(r.Context(), p.Repo, actor, p.Number(), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toReviewJSON(httpapi.BaseURL(r.Context()), p, rv, false))
 	return nil
@@ -138,7 +138,7 @@ func (h *Handler) getReview(w http.ResponseWriter, r *http.Request) error {
 	}
 	rv, err := h.Service.Review(r.Context(), p, id, viewer(r))
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toReviewJSON(httpapi.BaseURL(r.Context()), p, rv, false))
 	return nil
@@ -160,7 +160,7 @@ func (h *Handler) reviewAction(w http.ResponseWriter, r *http.Request, body any,
 	}
 	rv, err := run(p, id)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toReviewJSON(httpapi.BaseURL(r.Context()), p, rv, false))
 	return nil
@@ -229,7 +229,7 @@ func (h *Handler) listReviewComments(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if _, err := h.Service.Review(r.Context(), p, id, viewer(r)); err != nil {
-		return notFound(err)
+		return err
 	}
 	list, err := h.Service.ReviewCommentsOf(r.Context(), p, id)
 	if err != nil {
@@ -321,7 +321,7 @@ func (h *Handler) addComment(w http.ResponseWriter, r *http.Request, body commen
 	}
 	c, err := h.Service.CreateComment(r.Context(), p.Repo, actor, p.Number(), body.toNew())
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	j := toCommentJSON(httpapi.BaseURL(r.Context()), p.Repo, p.Number(), c)
 	httpapi.WriteCreated(w, j.URL, j)
@@ -346,7 +346,7 @@ func (h *Handler) getComment(w http.ResponseWriter, r *http.Request) error {
 	repo := repos.From(r.Context())
 	c, n, err := h.Service.Comment(r.Context(), repo, id)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toCommentJSON(httpapi.BaseURL(r.Context()), repo, n, c))
 	return nil
@@ -383,7 +383,7 @@ func (h *Handler) changeComment(w http.ResponseWriter, r *http.Request, body *st
 	repo := repos.From(r.Context())
 	c, n, err := h.Service.UpdateComment(r.Context(), repo, actor, id, body, auth.RoleFrom(r.Context()) >= auth.RoleWrite)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	if body == nil {
 		httpapi.NoContent(w)
@@ -441,7 +441,7 @@ func (h *Handler) requestReviewers(w http.ResponseWriter, r *http.Request) error
 	}
 	p, err = h.Service.RequestReviewers(r.Context(), p.Repo, actor, p.Number(), body.Reviewers, body.TeamReviewers, remove)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	j, err := h.render(r).pull(r.Context(), p, false)
 	if err != nil {
