@@ -105,6 +105,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 // test reuses the DataDir and DatabaseURL of an earlier Env).
 func StartConfig(t testing.TB, cfg app.Config) *Env {
 	t.Helper()
+	if v := SharedValidator(); v != nil {
+		// Loaded here, before any server runs: loading takes seconds
+		// (tens under -race on a busy machine), and a test receiver that
+		// validated the first webhook it got would otherwise load it
+		// inside the delivery, past the sender's 10-second timeout.
+		v.Preload()
+	}
 	m, err := app.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start forgeapi: %v", err)

@@ -97,6 +97,10 @@ func SharedValidator() *Validator {
 	return validator
 }
 
+// Preload loads the hosted description now, so no later check pays for
+// the loading; an error is reported by the first check.
+func (v *Validator) Preload() { _, _ = v.docs[0].load() }
+
 // openAPIDir returns the descriptions' folder: OpenAPIDirEnv, else the
 // package installed under testdata/node, else "".
 func openAPIDir() string {
