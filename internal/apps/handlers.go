@@ -15,14 +15,6 @@ import (
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
-// notFoundOr turns store.ErrNotFound into the API's 404.
-func notFoundOr(err error) error {
-	if isNotFound(err) {
-		return apierr.NotFound()
-	}
-	return err
-}
-
 // caller returns the app the request's JWT authenticated.
 func (h *Handler) caller(ctx context.Context) (*App, error) {
 	p := auth.PrincipalFrom(ctx)
@@ -30,7 +22,7 @@ func (h *Handler) caller(ctx context.Context) (*App, error) {
 		return nil, apierr.Unauthorized("A JSON web token could not be decoded")
 	}
 	a, err := ByID(ctx, h.Service.DB, p.App.ID)
-	return a, notFoundOr(err)
+	return a, err
 }
 
 // getApp serves GET /app: the app itself, with its installations_count.
@@ -58,7 +50,7 @@ func (h *Handler) getAppBySlug(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	a, err := BySlug(ctx, h.Service.DB, r.PathValue("app_slug"))
 	if err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	owner, err := accounts.ByID(ctx, h.Service.DB, a.OwnerID)
 	if err != nil {

@@ -24,7 +24,7 @@ func (h *Handler) callerInstallation(r *http.Request) (*App, *Installation, erro
 	}
 	inst, err := InstallationByID(r.Context(), h.Service.DB, a.ID, id)
 	if err != nil {
-		return nil, nil, notFoundOr(err)
+		return nil, nil, err
 	}
 	return a, inst, nil
 }
@@ -78,7 +78,7 @@ func (h *Handler) deleteInstallation(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if err := h.Service.Uninstall(r.Context(), a, inst, bot); err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil
@@ -106,7 +106,7 @@ func (h *Handler) setSuspended(w http.ResponseWriter, r *http.Request, suspend b
 		return err
 	}
 	if err := h.Service.Suspend(r.Context(), a, inst, suspend, bot); err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil
@@ -148,11 +148,11 @@ func (h *Handler) getRepoInstallation(w http.ResponseWriter, r *http.Request) er
 	}
 	repo, err := repos.ByOwnerAndName(ctx, h.Service.DB, r.PathValue("owner"), r.PathValue("repo"))
 	if err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	inst, err := InstallationOn(ctx, h.Service.DB, a.ID, repo.Owner.ID)
 	if err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	if !inst.Selects(repo) {
 		return apierr.NotFound()
@@ -180,11 +180,11 @@ func (h *Handler) accountInstallation(w http.ResponseWriter, r *http.Request, lo
 	}
 	account, err := accounts.ByLogin(ctx, h.Service.DB, login)
 	if err != nil || account.IsOrg() != org || account.Type == accounts.TypeBot {
-		return notFoundOr(err)
+		return err
 	}
 	inst, err := InstallationOn(ctx, h.Service.DB, a.ID, account.ID)
 	if err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	return h.writeInstallation(w, r, a, inst)
 }
@@ -223,7 +223,7 @@ func (h *Handler) listInstallationRepos(w http.ResponseWriter, r *http.Request) 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	t := auth.PrincipalFrom(r.Context()).Token
 	if err := auth.RevokeToken(r.Context(), h.Service.DB, t.ID); err != nil {
-		return notFoundOr(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil

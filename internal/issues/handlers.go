@@ -57,14 +57,6 @@ func issueNumber(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-// notFound turns store.ErrNotFound into the platform's 404.
-func notFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound()
-	}
-	return err
-}
-
 func (h *Handler) urls(r *http.Request) urls {
 	return urlsOf(httpapi.BaseURL(r.Context()), repos.From(r.Context()))
 }
@@ -175,7 +167,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	is, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toIssueJSON(h.urls(r), is))
 	return nil
@@ -205,7 +197,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	}
 	is, err := h.Service.Update(r.Context(), repos.From(r.Context()), actor, n, c, triage)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toIssueJSON(h.urls(r), is))
 	return nil
@@ -250,7 +242,7 @@ func (h *Handler) setLock(w http.ResponseWriter, r *http.Request, lock bool) err
 		return err
 	}
 	if err := h.Service.Lock(r.Context(), repos.From(r.Context()), actor, n, lock, reason); err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil

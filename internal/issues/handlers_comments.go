@@ -60,7 +60,7 @@ func (h *Handler) listComments(w http.ResponseWriter, r *http.Request) error {
 	}
 	list, err := h.Service.Comments(r.Context(), repos.From(r.Context()), n, page.Limit(), page.Offset())
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	h.writeComments(w, r, page, list)
 	return nil
@@ -101,7 +101,7 @@ func (h *Handler) getComment(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.Service.Comment(r.Context(), repos.From(r.Context()), id)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toCommentJSON(h.urls(r), c))
 	return nil
@@ -123,7 +123,7 @@ func (h *Handler) createComment(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.Service.CreateComment(r.Context(), repos.From(r.Context()), actor, n, body, triage)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	j := toCommentJSON(h.urls(r), c)
 	httpapi.WriteCreated(w, j.URL, j)
@@ -146,7 +146,7 @@ func (h *Handler) updateComment(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.Service.UpdateComment(r.Context(), repos.From(r.Context()), actor, id, body, triage)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toCommentJSON(h.urls(r), c))
 	return nil
@@ -163,7 +163,7 @@ func (h *Handler) deleteComment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := h.Service.DeleteComment(r.Context(), repos.From(r.Context()), actor, id, triage); err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil

@@ -36,7 +36,7 @@ func (h *Handler) listIssueEvents(w http.ResponseWriter, r *http.Request) error 
 	}
 	list, err := h.Service.IssueEvents(r.Context(), repos.From(r.Context()), n, page.Limit(), page.Offset())
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	u := h.urls(r)
 	writePage(w, r, page, list, func(e *Event) eventJSON { return toEventJSON(u, e) })
@@ -67,7 +67,7 @@ func (h *Handler) getRepoEvent(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := h.Service.RepoEvent(r.Context(), repos.From(r.Context()), id)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toEventJSON(h.urls(r), e))
 	return nil
@@ -86,7 +86,7 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	list, err := h.Service.Timeline(r.Context(), repos.From(r.Context()), n, page.Limit(), page.Offset())
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	u := h.urls(r)
 	writePage(w, r, page, list, func(it TimelineItem) any {

@@ -76,7 +76,7 @@ func (h *Handler) listLabels(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) getLabel(w http.ResponseWriter, r *http.Request) error {
 	lb, err := h.Service.Label(r.Context(), repos.From(r.Context()).ID, r.PathValue("name"))
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toLabelJSON(h.urls(r), lb))
 	return nil
@@ -126,7 +126,7 @@ func (h *Handler) updateLabel(w http.ResponseWriter, r *http.Request) error {
 	}
 	lb, err := h.Service.UpdateLabel(r.Context(), repos.From(r.Context()), actor, r.PathValue("name"), body.NewName, body.Color, body.Description)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toLabelJSON(h.urls(r), lb))
 	return nil
@@ -139,7 +139,7 @@ func (h *Handler) deleteLabel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := h.Service.DeleteLabel(r.Context(), repos.From(r.Context()), actor, r.PathValue("name")); err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil
@@ -153,7 +153,7 @@ func (h *Handler) listIssueLabels(w http.ResponseWriter, r *http.Request) error 
 	}
 	is, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	h.writeLabels(w, r, http.StatusOK, is.Labels)
 	return nil
@@ -189,7 +189,7 @@ func (h *Handler) changeLabels(w http.ResponseWriter, r *http.Request, names []s
 	}
 	list, err := h.Service.IssueLabels(r.Context(), repos.From(r.Context()), actor, n, names, replace, remove)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	if replace && names == nil {
 		httpapi.NoContent(w)

@@ -98,7 +98,7 @@ func (h *Handler) getMilestone(w http.ResponseWriter, r *http.Request) error {
 	}
 	m, err := h.Service.Milestone(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toMilestoneJSON(h.urls(r), m))
 	return nil
@@ -147,7 +147,7 @@ func (h *Handler) updateMilestone(w http.ResponseWriter, r *http.Request) error 
 	}
 	m, err := h.Service.UpdateMilestone(r.Context(), repos.From(r.Context()), actor, n, c)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toMilestoneJSON(h.urls(r), m))
 	return nil
@@ -164,7 +164,7 @@ func (h *Handler) deleteMilestone(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if err := h.Service.DeleteMilestone(r.Context(), repos.From(r.Context()), actor, n); err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil
@@ -201,7 +201,7 @@ func (h *Handler) checkAssignee(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if _, err := h.Service.Get(r.Context(), repo, n); err != nil {
-			return notFound(err)
+			return err
 		}
 	}
 	ok, err := h.Service.IsAssignable(r.Context(), repo, r.PathValue("assignee"))
@@ -247,7 +247,7 @@ func (h *Handler) changeAssignees(w http.ResponseWriter, r *http.Request, remove
 	}
 	is, err := h.Service.AddAssignees(r.Context(), repos.From(r.Context()), actor, n, body.Assignees, remove)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	status := http.StatusCreated
 	if remove {

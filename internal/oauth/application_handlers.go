@@ -1,14 +1,12 @@
 package oauth
 
 import (
-	"errors"
 	"net/http"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 )
 
 // appTokenRequest is the body of the application token endpoints.
@@ -48,7 +46,7 @@ func (h *Handler) callingApp(r *http.Request) (*accounts.App, error) {
 	}
 	app, err := appByClientID(r.Context(), h.Service.DB, clientID)
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	match, err := accounts.CheckAppSecret(r.Context(), h.Service.DB, app.ID, secret)
 	if err != nil {
@@ -77,14 +75,6 @@ func (h *Handler) appTokenCall(r *http.Request) (*accounts.App, string, error) {
 	return app, body.AccessToken, nil
 }
 
-// notFound turns store.ErrNotFound into the API's 404.
-func notFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound()
-	}
-	return err
-}
-
 // writeAppAuthorization answers the authorization of an application's
 // token, with its owner.
 func (h *Handler) writeAppAuthorization(w http.ResponseWriter, r *http.Request, z *Authorization) error {
@@ -103,7 +93,7 @@ func (h *Handler) checkAppToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	z, err := h.Service.AppToken(r.Context(), app, token)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	return h.writeAppAuthorization(w, r, z)
 }
@@ -115,7 +105,7 @@ func (h *Handler) resetAppToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	z, err := h.Service.ResetAppToken(r.Context(), app, token)
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	return h.writeAppAuthorization(w, r, z)
 }
@@ -135,7 +125,7 @@ func (h *Handler) revokeAppTokenOrGrant(w http.ResponseWriter, r *http.Request) 
 		err = h.Service.RevokeAppGrant(r.Context(), app, token)
 	}
 	if err != nil {
-		return notFound(err)
+		return err
 	}
 	httpapi.NoContent(w)
 	return nil

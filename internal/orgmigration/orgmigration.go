@@ -225,9 +225,9 @@ func (s *Service) Get(ctx context.Context, org *accounts.Account, id int64) (*Mi
 func (s *Service) Unlock(ctx context.Context, org *accounts.Account, id int64, repoName string) error {
 	return s.DB.Tx(ctx, func(tx store.Q) error {
 		if _, err := migrationByID(ctx, tx, org.ID, id); err != nil {
-			return notFoundOr(err)
+			return err
 		}
-		return notFoundOr(unlockRepo(ctx, tx, id, repoName))
+		return unlockRepo(ctx, tx, id, repoName)
 	})
 }
 
@@ -261,12 +261,5 @@ func (s *Service) deleteArchive(ctx context.Context, m *Migration) error {
 		return fmt.Errorf("delete archive of migration %d: %w", m.ID, err)
 	}
 	_, err := markArchiveDeleted(ctx, s.DB, m.ID, s.now())
-	return err
-}
-
-func notFoundOr(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound()
-	}
 	return err
 }
