@@ -209,6 +209,14 @@ func NewSender(cfg Config) *Sender {
 	}
 }
 
+// MaxIdleConnsPerHost is how many idle connections a Sender keeps to one
+// receiver. Many hooks often point at one receiver (a CI service, a chat
+// bridge), each with up to 16 concurrent sends in the dispatcher: with
+// fewer idle connections than concurrent sends, every burst closes the
+// surplus and the next dials again (before: 64, and dialing was 90% of
+// the sender's CPU with 40 hooks on one receiver).
+const MaxIdleConnsPerHost = 256
+
 func newClient(d *guardedDialer, tlsConfig *tls.Config) *http.Client {
 	transport := &http.Transport{
 		Proxy:               nil,
@@ -216,8 +224,8 @@ func newClient(d *guardedDialer, tlsConfig *tls.Config) *http.Client {
 		TLSClientConfig:     tlsConfig,
 		ForceAttemptHTTP2:   true,
 		DisableCompression:  true, // send exactly the recorded headers; keep the raw body
-		MaxIdleConns:        512,
-		MaxIdleConnsPerHost: 64,
+		MaxIdleConns:        4 * MaxIdleConnsPerHost,
+		MaxIdleConnsPerHost: MaxIdleConnsPerHost,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{
