@@ -146,7 +146,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	org := accounts.OrgFrom(ctx)
-	all, err := listTeams(ctx, h.Service.DB, org, `SELECT `+teamColumns+` FROM teams WHERE org_id = $1 ORDER BY lower(name), id`, org.ID)
+	all, err := orgTeams(ctx, h.Service.DB, org)
 	if err != nil {
 		return err
 	}
@@ -401,24 +401,9 @@ func (h *Handler) repos(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	// The team's repositories and its parent teams' (at any depth), each
-	// once with the highest permission.
-	rows, err := h.Service.DB.QueryContext(ctx, `SELECT tr.repository_id, tr.permission FROM team_ancestors ta
-		JOIN team_repos tr ON tr.team_id = ta.ancestor_id JOIN repositories r ON r.id = tr.repository_id
-		WHERE ta.team_id = $1 ORDER BY lower(r.name), r.id, `+rankSQL+` DESC`, t.ID)
-	type grant struct {
-		repoID int64
-		perm   string
-	}
-	ranked, err := store.ScanAll(rows, err, func(s store.Scanner) (g grant, err error) { return g, s.Scan(&g.repoID, &g.perm) })
+	grants, err := repoGrants(ctx, h.Service.DB, t.ID)
 	if err != nil {
 		return err
-	}
-	var grants []grant // the first, highest, of each repository's rows
-	for _, g := range ranked {
-		if n := len(grants); n == 0 || grants[n-1].repoID != g.repoID {
-			grants = append(grants, g)
-		}
 	}
 	p := auth.PrincipalFrom(ctx)
 	type shown struct {
@@ -565,10 +550,7 @@ func (h *Handler) userTeams(w http.ResponseWriter, r *http.Request) error {
 	if p.FineGrained() {
 		owner = p.Token.ResourceOwnerID
 	}
-	rows, err := h.Service.DB.QueryContext(ctx, `SELECT t.org_id, t.id FROM team_members m JOIN teams t ON t.id = m.team_id
-		WHERE m.user_id = $1 AND ($2 = 0 OR t.org_id = $2) ORDER BY t.org_id, lower(t.name), t.id`, p.Account.ID, owner)
-	type ref struct{ orgID, teamID int64 }
-	refs, err := store.ScanAll(rows, err, func(s store.Scanner) (x ref, err error) { return x, s.Scan(&x.orgID, &x.teamID) })
+	refs, err := memberTeams(ctx, h.Service.DB, p.Account.ID, owner)
 	if err != nil {
 		return err
 	}
@@ -612,9 +594,7 @@ func (h *Handler) repoTeams(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		all, err := listTeams(ctx, h.Service.DB, repo.Owner, `SELECT `+teamColumns+` FROM teams
-			WHERE org_id = $1 AND id IN (SELECT team_id FROM team_repos WHERE repository_id = $2) ORDER BY lower(name), id`,
-			repo.Owner.ID, repo.ID)
+		all, err := repoTeams(ctx, h.Service.DB, repo)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
 
@@ -85,6 +86,56 @@ func ByID(ctx context.Context, q store.Q, org *accounts.Account, id int64) (*Tea
 func listTeams(ctx context.Context, q store.Q, org *accounts.Account, query string, args ...any) ([]*Team, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	return store.ScanAll(rows, err, func(s store.Scanner) (*Team, error) { return scanTeam(org, s) })
+}
+
+// orgTeams returns the organization's teams, by name.
+func orgTeams(ctx context.Context, q store.Q, org *accounts.Account) ([]*Team, error) {
+	return listTeams(ctx, q, org, `SELECT `+teamColumns+` FROM teams WHERE org_id = $1 ORDER BY lower(name), id`, org.ID)
+}
+
+// repoTeams returns the teams of the repository's owner that have a
+// permission on the repository, by name.
+func repoTeams(ctx context.Context, q store.Q, repo *repos.Repository) ([]*Team, error) {
+	return listTeams(ctx, q, repo.Owner, `SELECT `+teamColumns+` FROM teams
+		WHERE org_id = $1 AND id IN (SELECT team_id FROM team_repos WHERE repository_id = $2) ORDER BY lower(name), id`,
+		repo.Owner.ID, repo.ID)
+}
+
+// teamRef names a team and its organization.
+type teamRef struct{ orgID, teamID int64 }
+
+// memberTeams returns the teams the user is a direct member of, in the
+// organization orgID (every organization when 0), by organization, then
+// by name.
+func memberTeams(ctx context.Context, q store.Q, userID, orgID int64) ([]teamRef, error) {
+	rows, err := q.QueryContext(ctx, `SELECT t.org_id, t.id FROM team_members m JOIN teams t ON t.id = m.team_id
+		WHERE m.user_id = $1 AND ($2 = 0 OR t.org_id = $2) ORDER BY t.org_id, lower(t.name), t.id`, userID, orgID)
+	return store.ScanAll(rows, err, func(s store.Scanner) (x teamRef, err error) { return x, s.Scan(&x.orgID, &x.teamID) })
+}
+
+// repoGrant is a repository and the permission a team has on it.
+type repoGrant struct {
+	repoID int64
+	perm   string
+}
+
+// repoGrants returns the repositories of the team and of its parent teams
+// (at any depth), each once with the highest permission, by name.
+func repoGrants(ctx context.Context, q store.Q, teamID int64) ([]repoGrant, error) {
+	rows, err := q.QueryContext(ctx, `SELECT tr.repository_id, tr.permission FROM team_ancestors ta
+		JOIN team_repos tr ON tr.team_id = ta.ancestor_id JOIN repositories r ON r.id = tr.repository_id
+		WHERE ta.team_id = $1 ORDER BY lower(r.name), r.id, `+rankSQL+` DESC`, teamID)
+	ranked, err := store.ScanAll(rows, err, func(s store.Scanner) (g repoGrant, err error) { return g, s.Scan(&g.repoID, &g.perm) })
+	if err != nil {
+		return nil, err
+	}
+	var grants []repoGrant // the first, highest, of each repository's rows
+	for _, g := range ranked {
+		if n := len(grants); n == 0 || grants[n-1].repoID != g.repoID {
+			grants = append(grants, g)
+		}
+	}
+	return grants, nil
 }
 
 // Slugify is the platform's slug of a team name: lower case, every run of
