@@ -60,7 +60,7 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	var hooks []*Hook
 	if e.ToApp == nil {
 		var err error
-		if hooks, err = SubscribedHooks(ctx, tx, e.Repo, e.Org, e.HookEvent); err != nil {
+		if hooks, err = s.subscribedHooks(ctx, tx, e.Repo, e.Org, e.HookEvent); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -95,6 +96,9 @@ type Service struct {
 	Apps AppResolver
 
 	wake chan struct{}
+
+	targetsOnce sync.Once
+	targets     *store.ReadCache[hookTarget, []*Hook] // see activeHooks
 }
 
 // AppResolver finds the recipients of an event among apps: the
@@ -289,20 +293,71 @@ func HookByID(ctx context.Context, q store.Q, id int64) (*Hook, error) {
 // event: the repository's hooks (when repo is set) and the organization's
 // (when org is set), repository hooks first.
 func SubscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org *accounts.Account, event string) ([]*Hook, error) {
-	var repoID, orgID int64 = -1, -1
-	if repo != nil {
-		repoID = repo.ID
-	}
-	if org != nil {
-		orgID = org.ID
-	}
-	all, err := queryHooks(ctx, q, `SELECT `+hookColumns+` FROM hooks
-		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
-		ORDER BY org_id IS NOT NULL, id`, repoID, orgID)
+	all, err := activeHooks(ctx, q, targetOf(repo, org))
 	if err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(all, func(h *Hook) bool { return !h.Subscribed(event) }), nil
+}
+
+// hookTarget names a repository and its organization (either may be
+// absent: id -1) by id and creation time: SQLite may give a deleted
+// row's id to the next row, which the creation time tells apart.
+type hookTarget struct {
+	repoID, orgID           int64
+	repoCreated, orgCreated time.Time
+}
+
+func targetOf(repo *repos.Repository, org *accounts.Account) hookTarget {
+	t := hookTarget{repoID: -1, orgID: -1}
+	if repo != nil {
+		t.repoID, t.repoCreated = repo.ID, repo.CreatedAt
+	}
+	if org != nil {
+		t.orgID, t.orgCreated = org.ID, org.CreatedAt
+	}
+	return t
+}
+
+// activeHooks returns the active, undeleted hooks of the target,
+// repository hooks first.
+func activeHooks(ctx context.Context, q store.Q, t hookTarget) ([]*Hook, error) {
+	return queryHooks(ctx, q, `SELECT `+hookColumns+` FROM hooks
+		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
+		ORDER BY org_id IS NOT NULL, id`, t.repoID, t.orgID)
+}
+
+// subscribedHooks is SubscribedHooks through a cache of each target's
+// active hooks: the events sink looks them up for every event, inside
+// the API's write transaction. The cache (a store.ReadCache) is dropped
+// by every committed write to hooks, so a hook created, edited,
+// deactivated or deleted is honoured by the next event. The hooks of a
+// deleted repository or organization go by cascade, unseen by the cache,
+// but its key (id and creation time) is never looked up again; the
+// transaction that deletes one emits its events before the delete. A
+// transaction that writes hooks must not emit events after that write
+// (none does): the cache would not show it.
+//
+// The hooks returned are shared: callers must not change them.
+func (s *Service) subscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org *accounts.Account, event string) ([]*Hook, error) {
+	if s.DB == nil {
+		return SubscribedHooks(ctx, q, repo, org, event)
+	}
+	s.targetsOnce.Do(func() {
+		s.targets = store.NewReadCache[hookTarget, []*Hook](s.DB, 0, "hooks")
+	})
+	t := targetOf(repo, org)
+	all, err := s.targets.Get(t, func() ([]*Hook, error) { return activeHooks(ctx, q, t) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Hook, 0, len(all))
+	for _, h := range all {
+		if h.Subscribed(event) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // queryHooks runs a query of hookColumns and scans its hooks.

@@ -1,0 +1,107 @@
+package webhooks_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
+)
+
+// TestNextEventHonoursHookChanges: the events sink keeps each
+// repository's and organization's hooks in a cache; a hook created,
+// edited, deactivated, reactivated or deleted (repository and
+// organization hooks) must decide the deliveries of the very next event.
+// Every event's deliveries are committed with the API call, so they are
+// counted in the table right after it.
+func TestNextEventHonoursHookChanges(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User(apptest.Unique("owner"))
+	org := env.Org(apptest.Unique("org"), owner)
+	repo := env.Repo(org, "cached")
+	token := env.Token(owner, "repo", "admin:repo_hook", "admin:org_hook")
+	client := env.Client(token)
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(rcv.Close)
+
+	events := 0
+	event := func() {
+		t.Helper()
+		events++
+		editDescription(t, env, token, repo.FullName(), fmt.Sprintf("d%d", events))
+	}
+	// deliveries counts the repository events delivered to each hook.
+	deliveries := func(ids ...int64) []int {
+		t.Helper()
+		out := make([]int, len(ids))
+		for i, id := range ids {
+			err := env.Q().QueryRowContext(apptest.Ctx(), `SELECT count(*) FROM hook_deliveries
+				WHERE hook_id = $1 AND event = 'repository'`, id).Scan(&out[i])
+			apptest.Must(t, "count deliveries", store.Normalize(err))
+		}
+		return out
+	}
+	check := func(step string, ids []int64, want ...int) {
+		t.Helper()
+		if got := deliveries(ids...); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: deliveries per hook %v, want %v", step, got, want)
+		}
+	}
+	hookOf := func(path string, events ...string) *github.Hook {
+		return &github.Hook{Config: &github.HookConfig{URL: github.Ptr(rcv.URL + path), ContentType: github.Ptr("json")}, Events: events}
+	}
+	ctx := apptest.Ctx()
+
+	event() // the cache holds "no hooks" now
+	a, _, err := client.Repositories.CreateHook(ctx, org.Login, repo.Name, hookOf("/a", "repository"))
+	apptest.Must(t, "create a", err)
+	event()
+	ids := []int64{a.GetID()}
+	check("repository hook created", ids, 1)
+
+	b, _, err := client.Repositories.CreateHook(ctx, org.Login, repo.Name, hookOf("/b", "push"))
+	apptest.Must(t, "create b", err)
+	event()
+	ids = append(ids, b.GetID())
+	check("hook not subscribed", ids, 2, 0)
+
+	_, _, err = client.Repositories.EditHook(ctx, org.Login, repo.Name, b.GetID(), &github.Hook{Events: []string{"repository"}})
+	apptest.Must(t, "edit b", err)
+	event()
+	check("hook edited to subscribe", ids, 3, 1)
+
+	_, _, err = client.Repositories.EditHook(ctx, org.Login, repo.Name, a.GetID(), &github.Hook{Active: github.Ptr(false)})
+	apptest.Must(t, "deactivate a", err)
+	event()
+	check("hook deactivated", ids, 3, 2)
+
+	_, err = client.Repositories.DeleteHook(ctx, org.Login, repo.Name, b.GetID())
+	apptest.Must(t, "delete b", err)
+	_, _, err = client.Repositories.EditHook(ctx, org.Login, repo.Name, a.GetID(), &github.Hook{Active: github.Ptr(true)})
+	apptest.Must(t, "reactivate a", err)
+	event()
+	check("hook deleted, other reactivated", ids, 4, 2)
+
+	o, _, err := client.Organizations.CreateHook(ctx, org.Login, hookOf("/o", "repository"))
+	apptest.Must(t, "create organization hook", err)
+	event()
+	ids = append(ids, o.GetID())
+	check("organization hook created", ids, 5, 2, 1)
+
+	_, _, err = client.Organizations.EditHook(ctx, org.Login, o.GetID(), &github.Hook{Events: []string{"push"}})
+	apptest.Must(t, "edit organization hook", err)
+	event()
+	check("organization hook edited to unsubscribe", ids, 6, 2, 1)
+
+	_, err = client.Organizations.DeleteHook(ctx, org.Login, o.GetID())
+	apptest.Must(t, "delete organization hook", err)
+	_, err = client.Repositories.DeleteHook(ctx, org.Login, repo.Name, a.GetID())
+	apptest.Must(t, "delete a", err)
+	event()
+	check("every hook deleted", ids, 6, 2, 1)
+}
