@@ -6,6 +6,7 @@
 //	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
 //	forgeapi-bench read [-compare-bare] [flags]
+//	forgeapi-bench start -data DIR [flags]
 //	forgeapi-bench webhooks [-compare-bare] [flags]
 //	forgeapi-bench writes [-database postgres://...] [flags]
 //	forgeapi-bench crash webhooks|pushes [flags]
@@ -24,13 +25,14 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"crash":     runCrash,
 	"feeds":     runFeeds,
 	"read":      runRead,
+	"start":     runStart,
 	"webhooks":  runWebhooks,
 	"writes":    runWrites,
 }
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, webhooks, writes")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, start, webhooks, writes")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
