@@ -6,6 +6,7 @@
 //	forgeapi-bench artifacts [flags]
 //	forgeapi-bench feeds [flags]
 //	forgeapi-bench read [-compare-bare] [flags]
+//	forgeapi-bench rss [-deliveries 3000] [flags]
 //	forgeapi-bench start -data DIR [flags]
 //	forgeapi-bench webhooks [-compare-bare] [flags]
 //	forgeapi-bench writes [-database postgres://...] [flags]
@@ -25,6 +26,7 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"crash":     runCrash,
 	"feeds":     runFeeds,
 	"read":      runRead,
+	"rss":       runRSS,
 	"start":     runStart,
 	"webhooks":  runWebhooks,
 	"writes":    runWrites,
@@ -32,7 +34,7 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 
 func main() {
 	if len(os.Args) < 2 || scenarios[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, start, webhooks, writes")
+		fmt.Fprintln(os.Stderr, "usage: forgeapi-bench SCENARIO [flags]; scenarios: artifacts, crash, feeds, read, rss, start, webhooks, writes")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

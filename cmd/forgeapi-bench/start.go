@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -279,19 +278,7 @@ func buildBare(ctx context.Context) (string, func(), error) {
 }
 
 // peakRSS returns the process's VmHWM in KB, 0 when unknown.
-func peakRSS(pid int) int64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func peakRSS(pid int) int64 { return processRSS(pid).hwm }
 
 func durations(runs []startRun, f func(startRun) time.Duration) []time.Duration {
 	out := make([]time.Duration, len(runs))
