@@ -273,9 +273,11 @@ func insertDelivery(ctx context.Context, tx store.Q, d newDelivery) error {
 }
 
 // insertRowsPerStatement is how many deliveries one INSERT writes: an
-// event's deliveries to its hooks go in one statement (or a few), whose
-// texts, one per row count up to this, stay in the statement cache.
-const insertRowsPerStatement = 16
+// event's deliveries to its hooks go in one statement (a few past 64
+// hooks), whose texts, one per row count up to this, stay in the
+// statement cache. 64 rows are 768 parameters, far below SQLite's and
+// PostgreSQL's limits; at 16, an event to 40 hooks took three statements.
+const insertRowsPerStatement = 64
 
 // insertDeliveryQueries are the INSERT texts by row count (index n-1).
 var insertDeliveryQueries = func() (q [insertRowsPerStatement]string) {

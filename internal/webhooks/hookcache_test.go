@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -104,4 +105,38 @@ func TestNextEventHonoursHookChanges(t *testing.T) {
 	apptest.Must(t, "delete a", err)
 	event()
 	check("every hook deleted", ids, 6, 2, 1)
+}
+
+// TestEventToManyHooks: an event's deliveries are written several rows
+// per INSERT; with more hooks than one statement holds, each hook still
+// gets exactly one delivery.
+func TestEventToManyHooks(t *testing.T) {
+	t.Parallel()
+	const hooks = 150 // two full statements and a partial one
+	env := apptest.Start(t, loopback)
+	owner := env.User(apptest.Unique("owner"))
+	repo := env.Repo(owner, "many")
+	token := env.Token(owner, "repo")
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(rcv.Close)
+	ctx := apptest.Ctx()
+	now := time.Now().UTC()
+	err := env.App.DB.Tx(ctx, func(tx store.Q) error {
+		for i := range hooks {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO hooks (repo_id, events, url, content_type, created_at, updated_at)
+				VALUES ($1, '["repository"]', $2, 'json', $3, $3)`, repo.ID, fmt.Sprintf("%s/%d", rcv.URL, i), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	apptest.Must(t, "insert hooks", err)
+	editDescription(t, env, token, repo.FullName(), "to many")
+	var deliveries, distinct int
+	err = env.Q().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT d.hook_id) FROM hook_deliveries d
+		JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1 AND d.event = 'repository'`, repo.ID).Scan(&deliveries, &distinct)
+	apptest.Must(t, "count deliveries", store.Normalize(err))
+	if deliveries != hooks || distinct != hooks {
+		t.Fatalf("%d deliveries to %d hooks, want one to each of %d", deliveries, distinct, hooks)
+	}
 }
