@@ -21,21 +21,14 @@ type Handler struct {
 
 func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {
 	p := auth.PrincipalFrom(r.Context())
-	a, err := ByID(r.Context(), h.DB, p.Account.ID)
+	a, d, err := withDetails(r.Context(), h.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
-	u, err := h.toUser(r.Context(), a)
-	if err != nil {
-		return err
-	}
-	c, err := countsOf(r.Context(), h.DB, a.ID)
-	if err != nil {
-		return err
-	}
+	u := toUser(r.Context(), a, d)
 	u.UserViewType = "private"
-	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: c.privateRepos,
-		OwnedPrivateRepos: c.privateRepos, TwoFactorAuthentication: a.HasTOTP})
+	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: d.counts.privateRepos,
+		OwnedPrivateRepos: d.counts.privateRepos, TwoFactorAuthentication: a.HasTOTP})
 	return nil
 }
 
@@ -58,14 +51,11 @@ func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
 // writeOrg answers the organization as organization-full, with the
 // owners' fields to its owners.
 func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) error {
-	c, err := countsOf(r.Context(), h.DB, a.ID)
+	d, err := detailsOf(r.Context(), h.DB, a.ID)
 	if err != nil {
 		return err
 	}
-	prof, err := ProfileOf(r.Context(), h.DB, a.ID)
-	if err != nil {
-		return err
-	}
+	c, prof := d.counts, d.profile
 	base := httpapi.BaseURL(r.Context())
 	so := ToSimpleOrg(base, a)
 	out := Organization{
@@ -87,14 +77,16 @@ func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) e
 }
 
 func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
-	c, err := countsOf(ctx, h.DB, a.ID)
+	d, err := detailsOf(ctx, h.DB, a.ID)
 	if err != nil {
 		return User{}, err
 	}
-	prof, err := ProfileOf(ctx, h.DB, a.ID)
-	if err != nil {
-		return User{}, err
-	}
+	return toUser(ctx, a, d), nil
+}
+
+// toUser is the full user object of the account with its details.
+func toUser(ctx context.Context, a *Account, d details) User {
+	c, prof := d.counts, d.profile
 	return User{
 		SimpleUser: ToSimpleUser(httpapi.BaseURL(ctx), a), UserViewType: "public",
 		Name: optional(a.Name), Email: optional(a.Email),
@@ -102,20 +94,55 @@ func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
 		Bio: optional(prof.Bio), TwitterUsername: optional(prof.TwitterUsername),
 		PublicRepos: c.publicRepos, Followers: c.followers, Following: c.following,
 		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt),
-	}, nil
+	}
+}
+
+// details are what the full user object shows beside the account row:
+// its counters and its profile.
+type details struct {
+	counts  counts
+	profile Profile
+}
+
+// detailsColumns select the counters and the profile of the account
+// aliased a, with account_profiles aliased p left-joined on it (no
+// profile: the zero Profile).
+const detailsColumns = `(SELECT count(*) FROM repositories WHERE owner_id = a.id AND NOT private),
+	(SELECT count(*) FROM repositories WHERE owner_id = a.id AND private),
+	(SELECT count(*) FROM follows WHERE followee_id = a.id),
+	(SELECT count(*) FROM follows WHERE follower_id = a.id),
+	COALESCE(p.company, ''), COALESCE(p.blog, ''), COALESCE(p.location, ''), COALESCE(p.bio, ''),
+	COALESCE(p.twitter_username, ''), p.hireable, COALESCE(p.billing_email, '')`
+
+const detailsFrom = ` FROM accounts a LEFT JOIN account_profiles p ON p.account_id = a.id WHERE a.id = $1`
+
+func (d *details) scanDest() []any {
+	c, p := &d.counts, &d.profile
+	return []any{&c.publicRepos, &c.privateRepos, &c.followers, &c.following,
+		&p.Company, &p.Blog, &p.Location, &p.Bio, &p.TwitterUsername, &p.Hireable, &p.BillingEmail}
+}
+
+// detailsOf reads the account's counters and profile in one query
+// (store.ErrNotFound when the account is gone).
+func detailsOf(ctx context.Context, q store.Q, id int64) (details, error) {
+	var d details
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT `+detailsColumns+detailsFrom, id).Scan(d.scanDest()...))
+	return d, err
+}
+
+// withDetails reads the account with its counters and profile in one
+// query: GET /user's single round trip.
+func withDetails(ctx context.Context, q store.Q, id int64) (*Account, details, error) {
+	var a Account
+	var d details
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT `+prefixedAccountColumns+`, `+detailsColumns+detailsFrom, id).
+		Scan(append(a.ScanDest(), d.scanDest()...)...))
+	if err != nil {
+		return nil, details{}, err
+	}
+	return &a, d, nil
 }
 
 type counts struct {
 	publicRepos, privateRepos, followers, following int
-}
-
-func countsOf(ctx context.Context, q store.Q, id int64) (counts, error) {
-	var c counts
-	err := q.QueryRowContext(ctx, `
-		SELECT (SELECT count(*) FROM repositories WHERE owner_id = $1 AND NOT private),
-		       (SELECT count(*) FROM repositories WHERE owner_id = $1 AND private),
-		       (SELECT count(*) FROM follows WHERE followee_id = $1),
-		       (SELECT count(*) FROM follows WHERE follower_id = $1)`, id).
-		Scan(&c.publicRepos, &c.privateRepos, &c.followers, &c.following)
-	return c, err
 }
