@@ -10,11 +10,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
 
@@ -22,8 +24,23 @@ import (
 type Guard struct {
 	DB *store.DB
 	// Accounts, when set, serves the {username} and {org} lookups from
-	// its cache; nil reads them from DB.
+	// its cache, and turns on the cache of the {owner}/{repo} lookups with
+	// the caller's standing (repos.StandingCache, same TTL); nil reads
+	// both from DB.
 	Accounts *accounts.Cache
+
+	reposOnce sync.Once
+	repos     *repos.StandingCache
+}
+
+// repository returns the repository OWNER/NAME with the user's standing
+// toward it, through the guard's cache when Accounts is set.
+func (g *Guard) repository(ctx context.Context, owner, name string, userID int64) (*repos.Repository, repos.Standing, error) {
+	if g.Accounts == nil {
+		return repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, userID)
+	}
+	g.reposOnce.Do(func() { g.repos = repos.NewStandingCache(g.DB, g.Accounts.TTL()) })
+	return g.repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, userID)
 }
 
 // account returns the account with the login.

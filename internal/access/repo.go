@@ -11,7 +11,7 @@ import (
 )
 
 func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule, owner, name string, write bool) (context.Context, error) {
-	repo, standing, err := repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, p.UserID())
+	repo, standing, err := g.repository(ctx, owner, name, p.UserID())
 	if err != nil {
 		return nil, notFoundOr(err)
 	}

@@ -214,14 +214,19 @@ func OrgsOf(ctx context.Context, q store.Q, userID int64) ([]int64, error) {
 // once (see store.ReadCache).
 type Cache struct {
 	db      *store.DB
+	ttl     time.Duration
 	byLogin *store.ReadCache[string, *Account]
 }
 
 // NewCache returns an account cache over db keeping lookups for at most
 // ttl (0: store.DefaultReadCacheTTL).
 func NewCache(db *store.DB, ttl time.Duration) *Cache {
-	return &Cache{db: db, byLogin: store.NewReadCache[string, *Account](db, ttl, "accounts")}
+	return &Cache{db: db, ttl: ttl, byLogin: store.NewReadCache[string, *Account](db, ttl, "accounts")}
 }
+
+// TTL is the bound given to NewCache (0: store.DefaultReadCacheTTL), for
+// the caches kept beside this one with the same lifetime.
+func (c *Cache) TTL() time.Duration { return c.ttl }
 
 // ByLogin is ByLogin through the cache. The account returned is the
 // caller's own copy.

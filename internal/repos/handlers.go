@@ -28,7 +28,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role) error {
-	st, err := StatsOf(r.Context(), h.Service.DB, repo.ID)
+	st, err := h.Service.Stats(r.Context(), repo.ID)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JS
 		if err != nil || role == auth.RoleNone {
 			return nil, err
 		}
-		st, err := StatsOf(ctx, h.Service.DB, repo.ID)
+		st, err := h.Service.Stats(ctx, repo.ID)
 		if err != nil {
 			return nil, err
 		}

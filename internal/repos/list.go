@@ -261,7 +261,7 @@ func (h *Handler) writeListAs(w http.ResponseWriter, r *http.Request, candidates
 	out := make([]any, 0, len(page))
 	base := httpapi.BaseURL(ctx)
 	for _, v := range page {
-		st, err := StatsOf(ctx, h.Service.DB, v.repo.ID)
+		st, err := h.Service.Stats(ctx, v.repo.ID)
 		if err != nil {
 			return err
 		}

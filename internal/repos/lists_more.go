@@ -135,7 +135,7 @@ func withoutSort(r *http.Request) string {
 func (h *Handler) sortByStars(r *http.Request, list []*Repository) error {
 	stars := map[int64]int{}
 	for _, repo := range list {
-		st, err := StatsOf(r.Context(), h.Service.DB, repo.ID)
+		st, err := h.Service.Stats(r.Context(), repo.ID)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,153 @@
+package repos_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"forgeapi/internal/apptest"
+)
+
+// repoView is what TestReadCachesSeeWritesAtOnce reads of GET
+// /repos/{owner}/{repo}.
+type repoView struct {
+	status      int
+	location    string
+	name        string
+	private     bool
+	stars       int
+	watchers    int
+	forks       int
+	push, admin bool
+}
+
+// TestReadCachesSeeWritesAtOnce: GET /repos/{owner}/{repo} is served from
+// caches (the access guard's repository with the caller's standing,
+// repos.StandingCache, and the counters, Service.Stats), kept here for an
+// hour: every write that changes the answer is seen by the very next GET.
+// Each step reads first (filling the caches), writes through the API,
+// then reads again. It fails if one of the tables the lookups read is not
+// watched.
+func TestReadCachesSeeWritesAtOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)                 // lookup caches kept for an hour
+	env.App.Repos.StatsCacheTTL = time.Hour // before any request made the cache
+	octo := env.User("octo")
+	hubot := env.User("hubot")
+	mona := env.User("mona")
+	org := env.Org("acme", octo, hubot)
+	octoTok, hubotTok, monaTok := env.Token(octo, "repo", "admin:org", "user", "delete_repo"), env.Token(hubot, "repo", "user"), env.Token(mona, "repo", "user")
+	env.Repo(octo, "tool")
+	env.Repo(org, "secret", apptest.RepoOpts{Private: true})
+
+	get := func(path, token string) repoView {
+		t.Helper()
+		resp, body := env.Do("GET", path, token, nil)
+		v := repoView{status: resp.StatusCode, location: resp.Header.Get("Location")}
+		if resp.StatusCode != 200 {
+			return v
+		}
+		var j struct {
+			Name        string `json:"name"`
+			Private     bool   `json:"private"`
+			Stars       int    `json:"stargazers_count"`
+			Watchers    int    `json:"subscribers_count"`
+			Forks       int    `json:"forks_count"`
+			Permissions *struct {
+				Push  bool `json:"push"`
+				Admin bool `json:"admin"`
+			} `json:"permissions"`
+		}
+		if err := json.Unmarshal(body, &j); err != nil {
+			t.Fatalf("GET %s: %v: %s", path, err, body)
+		}
+		v.name, v.private, v.stars, v.watchers, v.forks = j.Name, j.Private, j.Stars, j.Watchers, j.Forks
+		if j.Permissions != nil {
+			v.push, v.admin = j.Permissions.Push, j.Permissions.Admin
+		}
+		return v
+	}
+	do := func(method, path, token, body string, want int) []byte {
+		t.Helper()
+		resp, b := env.DoJSON(method, path, token, body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
+		}
+		return b
+	}
+	step := func(what, path, token string, write func(), check func(before, after repoView) bool) {
+		t.Helper()
+		before := get(path, token)
+		get(path, token) // served from the caches when they hold it
+		write()
+		if after := get(path, token); !check(before, after) {
+			t.Errorf("%s: GET %s before %+v, after %+v", what, path, before, after)
+		}
+	}
+
+	const tool, secret = "/repos/octo/tool", "/repos/acme/secret"
+	step("star", tool, monaTok, func() { do("PUT", "/user/starred/octo/tool", monaTok, "", 204) },
+		func(b, a repoView) bool { return a.stars == b.stars+1 })
+	step("unstar", tool, monaTok, func() { do("DELETE", "/user/starred/octo/tool", monaTok, "", 204) },
+		func(b, a repoView) bool { return a.stars == b.stars-1 })
+	step("watch", tool, monaTok, func() { do("PUT", "/repos/octo/tool/subscription", monaTok, `{"subscribed":true}`, 200) },
+		func(b, a repoView) bool { return a.watchers == b.watchers+1 })
+	step("fork", tool, monaTok, func() { do("POST", "/repos/octo/tool/forks", monaTok, "", 202) },
+		func(b, a repoView) bool { return a.forks == b.forks+1 })
+
+	// Collaborators: invited, accepted (now pushes), removed (no longer).
+	step("collaborator invited", tool, monaTok, func() {
+		do("PUT", "/repos/octo/tool/collaborators/mona", octoTok, `{"permission":"push"}`, 201)
+	}, func(b, a repoView) bool { return !b.push && !a.push })
+	var invitations []struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(do("GET", "/user/repository_invitations", monaTok, "", 200), &invitations); err != nil || len(invitations) != 1 {
+		t.Fatalf("invitations: %v %v", invitations, err)
+	}
+	step("invitation accepted", tool, monaTok, func() {
+		do("PATCH", "/user/repository_invitations/"+strconv.FormatInt(invitations[0].ID, 10), monaTok, "", 204)
+	}, func(b, a repoView) bool { return !b.push && a.push })
+	step("collaborator removed", tool, monaTok, func() { do("DELETE", "/repos/octo/tool/collaborators/mona", octoTok, "", 204) },
+		func(b, a repoView) bool { return b.push && !a.push })
+
+	// Organization membership and base permission.
+	step("base permission write", secret, hubotTok, func() {
+		do("PATCH", "/orgs/acme", octoTok, `{"default_repository_permission":"write"}`, 200)
+	}, func(b, a repoView) bool { return b.status == 200 && !b.push && a.push })
+	step("member made owner", secret, hubotTok, func() {
+		do("PUT", "/orgs/acme/memberships/hubot", octoTok, `{"role":"admin"}`, 200)
+	}, func(b, a repoView) bool { return !b.admin && a.admin })
+	step("member removed", secret, hubotTok, func() { do("DELETE", "/orgs/acme/members/hubot", octoTok, "", 204) },
+		func(b, a repoView) bool { return b.status == 200 && a.status == 404 })
+
+	// Teams: a team that holds the repository, a member added to it.
+	do("PUT", "/orgs/acme/memberships/mona", octoTok, `{"role":"member"}`, 200) // invited
+	do("PATCH", "/user/memberships/orgs/acme", monaTok, `{"state":"active"}`, 200)
+	do("PATCH", "/orgs/acme", octoTok, `{"default_repository_permission":"none"}`, 200)
+	do("POST", "/orgs/acme/teams", octoTok, `{"name":"core"}`, 201)
+	step("team granted the repository", secret, monaTok, func() {
+		do("PUT", "/orgs/acme/teams/core/repos/acme/secret", octoTok, `{"permission":"push"}`, 204)
+	}, func(b, a repoView) bool { return b.status == 404 && a.status == 404 }) // mona is not in the team yet
+	step("member added to the team", secret, monaTok, func() {
+		do("PUT", "/orgs/acme/teams/core/memberships/mona", octoTok, "", 200)
+	}, func(b, a repoView) bool { return b.status == 404 && a.status == 200 && a.push && !a.admin })
+	step("team's permission raised", secret, monaTok, func() {
+		do("PUT", "/orgs/acme/teams/core/repos/acme/secret", octoTok, `{"permission":"admin"}`, 204)
+	}, func(b, a repoView) bool { return !b.admin && a.admin })
+	step("team deleted", secret, monaTok, func() { do("DELETE", "/orgs/acme/teams/core", octoTok, "", 204) },
+		func(b, a repoView) bool { return b.status == 200 && a.status == 404 })
+
+	// Visibility and rename.
+	step("made private", tool, monaTok, func() { do("PATCH", "/repos/octo/tool", octoTok, `{"private":true}`, 200) },
+		func(b, a repoView) bool { return b.status == 200 && a.status == 404 })
+	step("renamed", tool, octoTok, func() { do("PATCH", "/repos/octo/tool", octoTok, `{"name":"gadget"}`, 200) },
+		func(b, a repoView) bool { return b.name == "tool" && a.name == "gadget" }) // the client follows the redirect
+	step("made public", "/repos/octo/gadget", monaTok, func() { do("PATCH", "/repos/octo/gadget", octoTok, `{"private":false}`, 200) },
+		func(b, a repoView) bool {
+			return b.status == 404 && a.status == 200 && a.name == "gadget" && !a.private
+		})
+	step("deleted", "/repos/octo/gadget", monaTok, func() { do("DELETE", "/repos/octo/gadget", octoTok, "", 204) },
+		func(b, a repoView) bool { return b.status == 200 && a.status == 404 })
+}
