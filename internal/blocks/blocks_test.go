@@ -2,10 +2,7 @@ package blocks_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -63,28 +60,12 @@ func TestUserBlocks(t *testing.T) {
 	apptest.Must(t, "star after the unblock", err)
 }
 
-// orgBlockEvents counts the org_block deliveries go-github parses.
-type orgBlockEvents struct {
-	t    testing.TB // each delivery's body is validated for it (apptest.CheckWebhook)
-	mu   sync.Mutex
-	seen []string
-}
-
-func (o *orgBlockEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err == nil {
-		apptest.CheckWebhook(o.t, github.WebHookType(r), payload)
-		var event any
-		if event, err = github.ParseWebHook(github.WebHookType(r), payload); err == nil {
-			if e, ok := event.(*github.OrgBlockEvent); ok {
-				o.mu.Lock()
-				o.seen = append(o.seen, e.GetAction()+" "+e.GetBlockedUser().GetLogin()+" in "+e.GetOrganization().GetLogin())
-				o.mu.Unlock()
-			}
-			return
-		}
+// orgBlockEvent names an org_block delivery "action user in org".
+func orgBlockEvent(d apptest.Delivery) string {
+	if e, ok := d.Parsed.(*github.OrgBlockEvent); ok {
+		return e.GetAction() + " " + e.GetBlockedUser().GetLogin() + " in " + e.GetOrganization().GetLogin()
 	}
-	http.Error(w, err.Error(), http.StatusBadRequest)
+	return ""
 }
 
 // TestOrganizationBlocks: owners block a user on behalf of the
@@ -101,11 +82,9 @@ func TestOrganizationBlocks(t *testing.T) {
 	acme := env.Org("acme", octo, hubot)
 	env.Repo(acme, "rockets")
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook"))
-	rc := &orgBlockEvents{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"org_block"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 
 	_, err = owner.Organizations.BlockUser(ctx, "acme", "troll")
@@ -133,21 +112,8 @@ func TestOrganizationBlocks(t *testing.T) {
 	_, err = owner.Organizations.UnblockUser(ctx, "acme", "troll")
 	apptest.Must(t, "unblock", err)
 
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		rc.mu.Lock()
-		n := len(rc.seen)
-		rc.mu.Unlock()
-		if n >= 2 {
-			break
-		}
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	got := map[string]bool{}
-	for _, s := range rc.seen {
-		got[s] = true
-	}
-	if len(rc.seen) != 2 || !got["blocked troll in acme"] || !got["unblocked troll in acme"] {
-		t.Fatalf("org_block events %v, want blocked and unblocked of troll in acme", rc.seen)
+	rc.WaitFor(t, orgBlockEvent, "blocked troll in acme", "unblocked troll in acme")
+	if seen := rc.Described(orgBlockEvent); len(seen) != 2 {
+		t.Fatalf("org_block events %v, want blocked and unblocked of troll in acme", seen)
 	}
 }

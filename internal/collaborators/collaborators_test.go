@@ -2,11 +2,8 @@ package collaborators_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -14,49 +11,18 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// memberEvents is a receiver that parses member deliveries with
-// go-github and keeps "action member permission-change by sender".
-type memberEvents struct {
-	t      testing.TB
-	mu     sync.Mutex
-	events []string
-}
-
-func (m *memberEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// memberEvent names a member delivery "action member permission-change by
+// sender on repository".
+func memberEvent(d apptest.Delivery) string {
+	e, ok := d.Parsed.(*github.MemberEvent)
+	if !ok {
+		return ""
 	}
-	apptest.CheckWebhook(m.t, github.WebHookType(r), payload)
-	event, err := github.ParseWebHook(github.WebHookType(r), payload)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+	change := ""
+	if p := e.GetChanges().GetPermission(); p != nil {
+		change = " " + p.GetFrom() + "->" + p.GetTo()
 	}
-	if e, ok := event.(*github.MemberEvent); ok {
-		change := ""
-		if p := e.GetChanges().GetPermission(); p != nil {
-			change = " " + p.GetFrom() + "->" + p.GetTo()
-		}
-		m.mu.Lock()
-		m.events = append(m.events, e.GetAction()+" "+e.GetMember().GetLogin()+change+" by "+e.GetSender().GetLogin()+" on "+e.GetRepo().GetFullName())
-		m.mu.Unlock()
-	}
-}
-
-func (m *memberEvents) wait(t *testing.T, n int) []string {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		m.mu.Lock()
-		got := append([]string(nil), m.events...)
-		m.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-	}
-	t.Fatalf("received %v, want %d member events", m.events, n)
-	return nil
+	return e.GetAction() + " " + e.GetMember().GetLogin() + change + " by " + e.GetSender().GetLogin() + " on " + e.GetRepo().GetFullName()
 }
 
 // TestCollaboratorFlow: the owner of a private repository invites a user
@@ -76,11 +42,9 @@ func TestCollaboratorFlow(t *testing.T) {
 	owner := env.Client(ownerToken)
 	bobToken := env.Token(bob, "repo")
 	bobClient := env.Client(bobToken)
-	rc := &memberEvents{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "secret", &github.Hook{Events: []string{"member"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
 	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "secret", "octo", ownerToken), "HEAD:refs/heads/main")
@@ -145,7 +109,7 @@ func TestCollaboratorFlow(t *testing.T) {
 		t.Fatalf("a former collaborator still reads the repository: %v", err)
 	}
 
-	got := rc.wait(t, 3)
+	got := rc.WaitCount(t, memberEvent, 3)
 	want := []string{"added bob ->write by bob on octo/secret", "edited bob write->read by octo on octo/secret", "removed bob by bob on octo/secret"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("member events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

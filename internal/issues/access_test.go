@@ -184,9 +184,9 @@ func TestAppReceivesIssues(t *testing.T) {
 	octo := env.User("octo")
 	org := env.Org("acme", octo)
 	tracker := env.Repo(org, "tracker")
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	a := env.RegisterApp(org, "Triage Bot", "issues:write", apptest.AppOpts{Events: []string{"issues", "issue_comment"},
-		WebhookURL: rc.srv.URL, WebhookSecret: "s"})
+		WebhookURL: rc.URL, WebhookSecret: "s"})
 	env.Install(a, org, tracker)
 	owner := env.Client(env.Token(octo, "repo"))
 	_, _, err := owner.Issues.Create(ctx, "acme", "tracker", github.CreateIssueRequest{Title: "for the bot"})
@@ -194,7 +194,7 @@ func TestAppReceivesIssues(t *testing.T) {
 	bot := env.Client(env.InstallationToken(org, []*repos.Repository{tracker}, "issues:write"))
 	_, _, err = bot.Issues.CreateComment(ctx, "acme", "tracker", 1, github.IssueCommentRequest{Body: "thanks"})
 	apptest.Must(t, "bot comments", err)
-	rc.waitFor(t, "issues opened", "issue_comment created")
+	rc.WaitFor(t, apptest.EventAction, "issues opened", "issue_comment created")
 	inOrg, _, err := owner.Issues.ListByOrg(ctx, "acme", &github.IssueListByOrgOptions{Filter: "all"})
 	apptest.Must(t, "organization issues", err)
 	if len(inOrg) != 1 || inOrg[0].GetComments() != 1 || inOrg[0].GetRepository().GetFullName() != "acme/tracker" {

@@ -3,10 +3,8 @@ package issues_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,97 +14,12 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// receiver parses deliveries with go-github, checks each against the
-// platform's webhook schema, and keeps "event action" per delivery (and
-// "#number action" per issues delivery).
-type receiver struct {
-	t            testing.TB
-	mu           sync.Mutex
-	events       []string
-	issueActions []string
-	srv          *httptest.Server
-}
-
-func newReceiver(t testing.TB) *receiver {
-	rc := &receiver{t: t}
-	rc.srv = httptest.NewServer(rc)
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// issueAction names an issues delivery "#number action".
+func issueAction(d apptest.Delivery) string {
+	if e, ok := d.Parsed.(*github.IssuesEvent); ok {
+		return fmt.Sprintf("#%d %s", e.GetIssue().GetNumber(), e.GetAction())
 	}
-	kind := github.WebHookType(r)
-	apptest.CheckWebhook(rc.t, kind, payload)
-	event, err := github.ParseWebHook(kind, payload)
-	if err != nil {
-		rc.t.Errorf("parse %s: %v", kind, err)
-		return
-	}
-	action := ""
-	switch e := event.(type) {
-	case *github.IssuesEvent:
-		action = e.GetAction()
-		rc.mu.Lock()
-		rc.issueActions = append(rc.issueActions, fmt.Sprintf("#%d %s", e.GetIssue().GetNumber(), action))
-		rc.mu.Unlock()
-	case *github.IssueCommentEvent:
-		action = e.GetAction()
-	case *github.LabelEvent:
-		action = e.GetAction()
-	case *github.MilestoneEvent:
-		action = e.GetAction()
-	case *github.PingEvent:
-		return
-	}
-	rc.mu.Lock()
-	rc.events = append(rc.events, kind+" "+action)
-	rc.mu.Unlock()
-}
-
-// waitFor waits until every wanted "event action" arrived (as many times
-// as listed).
-func (rc *receiver) waitFor(t *testing.T, want ...string) {
-	t.Helper()
-	rc.waitIn(t, &rc.events, want)
-}
-
-// waitForIssue waits until every wanted "#number action" of the issues
-// event arrived (as many times as listed).
-func (rc *receiver) waitForIssue(t *testing.T, want ...string) {
-	t.Helper()
-	rc.waitIn(t, &rc.issueActions, want)
-}
-
-func (rc *receiver) waitIn(t *testing.T, list *[]string, want []string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		rc.mu.Lock()
-		got := slices.Clone(*list)
-		rc.mu.Unlock()
-		if containsAll(got, want) {
-			return
-		}
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	t.Fatalf("received %v, want %v", *list, want)
-}
-
-func containsAll(got, want []string) bool {
-	left := slices.Clone(got)
-	for _, w := range want {
-		i := slices.Index(left, w)
-		if i < 0 {
-			return false
-		}
-		left = slices.Delete(left, i, i+1)
-	}
-	return true
+	return ""
 }
 
 func status(t *testing.T, what string, resp *github.Response, want int) {
@@ -138,10 +51,10 @@ func TestIssueFlow(t *testing.T) {
 	env.Repo(octo, "hello")
 	owner := env.Client(env.Token(octo, "repo", "admin:repo_hook"))
 	reader := env.Client(env.Token(bob, "public_repo"))
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{
 		Events: []string{"issues", "issue_comment", "label", "milestone"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 
 	first, resp, err := reader.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "It breaks",
@@ -178,7 +91,7 @@ func TestIssueFlow(t *testing.T) {
 	}
 	// Opened with a label, an assignee and a milestone: the platform sends
 	// labeled, assigned and milestoned after opened.
-	rc.waitForIssue(t, "#2 opened", "#2 labeled", "#2 assigned", "#2 milestoned")
+	rc.WaitFor(t, issueAction, "#2 opened", "#2 labeled", "#2 assigned", "#2 milestoned")
 	_, resp, _ = owner.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "x", Assignees: []string{"bob"}})
 	status(t, "assignee without access", resp, http.StatusUnprocessableEntity)
 
@@ -342,7 +255,7 @@ func TestIssueFlow(t *testing.T) {
 		t.Fatalf("feed event types %v", types)
 	}
 
-	rc.waitFor(t, "issues opened", "issues opened", "issues edited", "issues labeled", "issues labeled", "issues closed",
+	rc.WaitFor(t, apptest.EventAction, "issues opened", "issues opened", "issues edited", "issues labeled", "issues labeled", "issues closed",
 		"issues reopened", "issues locked", "issues unlocked", "issues assigned", "issues unassigned", "issues unlabeled",
 		"issue_comment created", "issue_comment created", "issue_comment edited", "issue_comment deleted",
 		"label created", "label edited", "label deleted", "milestone created", "milestone closed", "milestone deleted",

@@ -2,7 +2,6 @@ package orgs_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -33,11 +32,9 @@ func TestDeleteOrganization(t *testing.T) {
 	_, err := env.Q().ExecContext(ctx, `UPDATE repositories SET migration_locked = TRUE WHERE id = $1`, rockets.ID)
 	apptest.Must(t, "lock", err)
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook", "repo"))
-	rc := &orgEvents{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err = owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 
 	if resp, _ := env.Client(env.Token(hubot, "admin:org")).Organizations.Delete(ctx, "acme"); apptest.ResponseStatus(resp) != http.StatusForbidden {
@@ -47,7 +44,7 @@ func TestDeleteOrganization(t *testing.T) {
 	if apptest.ResponseStatus(resp) != http.StatusAccepted {
 		t.Fatalf("delete: %d %v, want 202", apptest.ResponseStatus(resp), err)
 	}
-	if got := rc.wait(t, 1); got[0] != "deleted  by octo in acme" {
+	if got := rc.WaitCount(t, orgEvent, 1); got[0] != "deleted  by octo in acme" {
 		t.Fatalf("organization events %v, want deleted by octo", got)
 	}
 	entries, _, err := env.Client(env.Token(octo, "read:audit_log")).Organizations.GetAuditLog(ctx, "acme",

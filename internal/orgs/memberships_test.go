@@ -2,10 +2,7 @@ package orgs_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -13,49 +10,17 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// orgEvents is a receiver that parses organization deliveries with
-// go-github and keeps their actions and the user each one names.
-type orgEvents struct {
-	t       testing.TB // each delivery's body is validated for it (apptest.CheckWebhook)
-	mu      sync.Mutex
-	actions []string
-}
-
-func (o *orgEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// orgEvent names an organization delivery "action user by sender in org".
+func orgEvent(d apptest.Delivery) string {
+	e, ok := d.Parsed.(*github.OrganizationEvent)
+	if !ok {
+		return ""
 	}
-	apptest.CheckWebhook(o.t, github.WebHookType(r), payload)
-	event, err := github.ParseWebHook(github.WebHookType(r), payload)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+	who := e.GetMembership().GetUser().GetLogin()
+	if e.GetAction() == "member_invited" {
+		who = e.GetInvitation().GetLogin()
 	}
-	if e, ok := event.(*github.OrganizationEvent); ok {
-		who := e.GetMembership().GetUser().GetLogin()
-		if e.GetAction() == "member_invited" {
-			who = e.GetInvitation().GetLogin()
-		}
-		o.mu.Lock()
-		o.actions = append(o.actions, e.GetAction()+" "+who+" by "+e.GetSender().GetLogin()+" in "+e.GetOrganization().GetLogin())
-		o.mu.Unlock()
-	}
-}
-
-func (o *orgEvents) wait(t *testing.T, n int) []string {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		o.mu.Lock()
-		got := append([]string(nil), o.actions...)
-		o.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-	}
-	t.Fatalf("received %v, want %d organization events", o.actions, n)
-	return nil
+	return e.GetAction() + " " + who + " by " + e.GetSender().GetLogin() + " in " + e.GetOrganization().GetLogin()
 }
 
 // TestInvitationFlow: an owner invites a user (pending, listed as an
@@ -73,11 +38,9 @@ func TestInvitationFlow(t *testing.T) {
 	env.Repo(acme, "secret", apptest.RepoOpts{Private: true})
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook"))
 	invitee := env.Client(env.Token(hubot, "read:org", "repo"))
-	rc := &orgEvents{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "org hook", err)
 
 	// Invite: pending, listed, no access.
@@ -141,7 +104,7 @@ func TestInvitationFlow(t *testing.T) {
 		t.Fatalf("membership after removal: %d", apptest.ResponseStatus(resp))
 	}
 
-	got := rc.wait(t, 3)
+	got := rc.WaitCount(t, orgEvent, 3)
 	want := []string{"member_invited hubot by octo in acme", "member_added hubot by hubot in acme", "member_removed hubot by octo in acme"}
 	if len(got) != len(want) {
 		t.Fatalf("organization events %v, want %v", got, want)

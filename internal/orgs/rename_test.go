@@ -3,54 +3,14 @@ package orgs_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/webhooks"
 )
-
-// rawEvents is a receiver that validates each delivery (apptest.CheckWebhook)
-// and keeps the organization events' bodies.
-type rawEvents struct {
-	t      testing.TB
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func (o *rawEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	apptest.CheckWebhook(o.t, github.WebHookType(r), payload)
-	var body map[string]any
-	if github.WebHookType(r) == "organization" && json.Unmarshal(payload, &body) == nil {
-		o.mu.Lock()
-		o.bodies = append(o.bodies, body)
-		o.mu.Unlock()
-	}
-}
-
-func (o *rawEvents) wait(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		o.mu.Lock()
-		got := append([]map[string]any(nil), o.bodies...)
-		o.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-	}
-	t.Fatalf("received %d organization events, want %d", len(o.bodies), n)
-	return nil
-}
 
 // TestRenameOrganization: a site administrator renames an organization
 // (PATCH /admin/organizations/{org}, 202 with the platform's message): the
@@ -70,11 +30,9 @@ func TestRenameOrganization(t *testing.T) {
 	env.Repo(acme, "rockets", apptest.RepoOpts{Private: true})
 	owner := env.Client(env.Token(octo, "admin:org", "admin:org_hook", "repo", "read:audit_log"))
 	admin := env.Client(env.Token(root, "admin:org"))
-	rc := &rawEvents{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"), Events: []string{"organization"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "org hook", err)
 
 	for _, c := range []struct {
@@ -111,7 +69,14 @@ func TestRenameOrganization(t *testing.T) {
 		t.Fatalf("renamed organization: %+v", org)
 	}
 
-	body := rc.wait(t, 1)[0]
+	rc.WaitFor(t, apptest.EventAction, "organization renamed")
+	var body map[string]any
+	for _, d := range rc.Deliveries() {
+		if d.Event == "organization" {
+			apptest.Must(t, "organization event", json.Unmarshal(d.Body, &body))
+			break
+		}
+	}
 	from, _ := body["changes"].(map[string]any)["login"].(map[string]any)["from"].(string)
 	if body["action"] != "renamed" || from != "acme" || body["organization"].(map[string]any)["login"] != "acme-corp" ||
 		body["sender"].(map[string]any)["login"] != "root" {

@@ -72,9 +72,9 @@ func TestDraftThroughGraphQL(t *testing.T) {
 	token := env.Token(octo, "repo", "admin:repo_hook")
 	bobToken := env.Token(bob, "public_repo")
 	owner := env.Client(token)
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
@@ -123,7 +123,7 @@ func TestDraftThroughGraphQL(t *testing.T) {
 	if got := waitMergeableState(t, owner, 1, "draft"); !got.GetDraft() {
 		t.Fatalf("after convert: draft %v", got.GetDraft())
 	}
-	events := rc.waitFor(t, "pull_request ready_for_review", "pull_request converted_to_draft")
+	events := waitFor(t, rc, "pull_request ready_for_review", "pull_request converted_to_draft")
 	var actions []string
 	for _, e := range events {
 		actions = append(actions, e.GetAction())

@@ -24,9 +24,9 @@ func TestPullRequestThroughIssues(t *testing.T) {
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "admin:repo_hook")
 	owner := env.Client(token)
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request", "issues"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
@@ -40,7 +40,7 @@ func TestPullRequestThroughIssues(t *testing.T) {
 	apptest.Must(t, "assign", err)
 	_, _, err = owner.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{Title: github.Ptr("A feature")})
 	apptest.Must(t, "rename", err)
-	events := rc.waitFor(t, "pull_request opened", "pull_request labeled", "pull_request assigned", "pull_request edited")
+	events := waitFor(t, rc, "pull_request opened", "pull_request labeled", "pull_request assigned", "pull_request edited")
 	for _, e := range events {
 		if e.GetAction() == "labeled" && e.GetLabel().GetName() != "enhancement" {
 			t.Fatalf("labeled event names %+v", e.GetLabel())
@@ -53,7 +53,7 @@ func TestPullRequestThroughIssues(t *testing.T) {
 	waitMergeable(t, owner, "octo", "hello", 1)
 	merged, _, err := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
 	apptest.Must(t, "merge", err)
-	rc.waitFor(t, "pull_request closed")
+	waitFor(t, rc, "pull_request closed")
 	issue, _, err := owner.Issues.Get(ctx, "octo", "hello", 1)
 	apptest.Must(t, "issue view", err)
 	if issue.GetPullRequestLinks().MergedAt == nil || issue.GetState() != "closed" {
@@ -71,11 +71,9 @@ func TestPullRequestThroughIssues(t *testing.T) {
 	if sha := history[3].GetCommitID(); sha != merged.GetSHA() || history[4].GetCommitID() != sha {
 		t.Fatalf("merged and closed name commit %q and %q, want %q", sha, history[4].GetCommitID(), merged.GetSHA())
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for _, e := range rc.events {
+	for _, e := range rc.Described(pullEvent) {
 		if strings.HasPrefix(e, "issues ") {
-			t.Fatalf("an issues event for a pull request: %v", rc.events)
+			t.Fatalf("an issues event for a pull request: %v", rc.Described(pullEvent))
 		}
 	}
 }

@@ -136,9 +136,9 @@ func TestMergedByPush(t *testing.T) {
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "admin:repo_hook")
 	owner := env.Client(token)
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	proj.commitOn("topic", "Topic", map[string]string{"t.txt": "t\n"})
@@ -152,7 +152,7 @@ func TestMergedByPush(t *testing.T) {
 	if !got.GetMerged() || got.GetState() != "closed" || got.GetMergeCommitSHA() != merge || got.GetMergedBy().GetLogin() != "octo" {
 		t.Fatalf("after the pushed merge: merged %v state %q sha %s", got.GetMerged(), got.GetState(), got.GetMergeCommitSHA())
 	}
-	for _, e := range rc.waitFor(t, "pull_request opened", "pull_request closed") {
+	for _, e := range waitFor(t, rc, "pull_request opened", "pull_request closed") {
 		if e.GetAction() == "closed" && !e.GetPullRequest().GetMerged() {
 			t.Fatal("closed without merged")
 		}

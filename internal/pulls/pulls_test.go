@@ -2,10 +2,7 @@ package pulls_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,83 +12,26 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// receiver verifies each delivery's signature, checks it against the
-// platform's webhook schema, parses it with go-github and keeps the
-// pull_request events.
-type receiver struct {
-	t      testing.TB
-	mu     sync.Mutex
-	events []string
-	pulls  []*github.PullRequestEvent
-	srv    *httptest.Server
+// pullEvent names a delivery "event action", and a push "push ref".
+func pullEvent(d apptest.Delivery) string {
+	if e, ok := d.Parsed.(*github.PushEvent); ok {
+		return "push " + e.GetRef()
+	}
+	return apptest.EventAction(d)
 }
 
-func newReceiver(t testing.TB) *receiver {
-	rc := &receiver{t: t}
-	rc.srv = httptest.NewServer(rc)
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		rc.t.Errorf("delivery signature: %v", err)
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	kind := github.WebHookType(r)
-	apptest.CheckWebhook(rc.t, kind, payload)
-	event, err := github.ParseWebHook(kind, payload)
-	if err != nil {
-		rc.t.Errorf("parse %s: %v", kind, err)
-		return
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	switch e := event.(type) {
-	case *github.PullRequestEvent:
-		rc.events = append(rc.events, kind+" "+e.GetAction())
-		rc.pulls = append(rc.pulls, e)
-	case *github.PushEvent:
-		rc.events = append(rc.events, kind+" "+e.GetRef())
-	case *github.IssuesEvent:
-		rc.events = append(rc.events, kind+" "+e.GetAction())
-	case *github.PullRequestReviewEvent:
-		rc.events = append(rc.events, kind+" "+e.GetAction())
-	case *github.PullRequestReviewCommentEvent:
-		rc.events = append(rc.events, kind+" "+e.GetAction())
-	}
-}
-
-// waitFor waits until every wanted "event action" arrived and returns the
+// waitFor waits until every wanted pullEvent name arrived and returns the
 // pull_request events received so far.
-func (rc *receiver) waitFor(t *testing.T, want ...string) []*github.PullRequestEvent {
+func waitFor(t *testing.T, rc *apptest.Receiver, want ...string) []*github.PullRequestEvent {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		rc.mu.Lock()
-		got, pulls := slices.Clone(rc.events), slices.Clone(rc.pulls)
-		rc.mu.Unlock()
-		if containsAll(got, want) {
-			return pulls
+	rc.WaitFor(t, pullEvent, want...)
+	var pulls []*github.PullRequestEvent
+	for _, d := range rc.Deliveries() {
+		if e, ok := d.Parsed.(*github.PullRequestEvent); ok {
+			pulls = append(pulls, e)
 		}
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	t.Fatalf("received %v, want %v", rc.events, want)
-	return nil
-}
-
-func containsAll(got, want []string) bool {
-	left := slices.Clone(got)
-	for _, w := range want {
-		i := slices.Index(left, w)
-		if i < 0 {
-			return false
-		}
-		left = slices.Delete(left, i, i+1)
-	}
-	return true
+	return pulls
 }
 
 func status(t *testing.T, what string, resp *github.Response, want int) {
@@ -162,9 +102,9 @@ func TestPullRequestFlow(t *testing.T) {
 	token := env.Token(octo, "repo", "admin:repo_hook")
 	owner := env.Client(token)
 	reader := env.Client(env.Token(bob, "public_repo"))
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"pull_request", "push"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	first := proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
@@ -225,7 +165,7 @@ func TestPullRequestFlow(t *testing.T) {
 	status(t, "author edits", resp, http.StatusOK)
 
 	second := proj.commitOn("feature", "Polish", map[string]string{"feature.txt": "new\npolished\n"})
-	events := rc.waitFor(t, "pull_request opened", "pull_request edited", "pull_request synchronize")
+	events := waitFor(t, rc, "pull_request opened", "pull_request edited", "pull_request synchronize")
 	for _, e := range events {
 		if e.GetAction() == "synchronize" && (e.GetBefore() != first || e.GetAfter() != second) {
 			t.Fatalf("synchronize before %s after %s", e.GetBefore(), e.GetAfter())
@@ -268,7 +208,7 @@ func TestPullRequestFlow(t *testing.T) {
 	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
 	status(t, "merge again", resp, http.StatusMethodNotAllowed)
 	checkCommitsAndFiles(t, owner, first, second)
-	events = rc.waitFor(t, "pull_request closed", "push refs/heads/main")
+	events = waitFor(t, rc, "pull_request closed", "push refs/heads/main")
 	for _, e := range events {
 		if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != res.GetSHA()) {
 			t.Fatalf("closed event: %+v", e.GetPullRequest())

@@ -30,10 +30,10 @@ func TestReviewBot(t *testing.T) {
 	owner := env.Client(token)
 	bot := env.Client(env.Token(reviewbot, "public_repo"))
 	member := env.Client(env.Token(bob, "repo"))
-	rc := newReceiver(t)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Repositories.CreateHook(ctx, "acme", "hello", &github.Hook{
 		Events: []string{"pull_request", "pull_request_review", "pull_request_review_comment", "push"},
-		Config: &github.HookConfig{URL: github.Ptr(rc.srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 
 	proj := newProject(t, env, "acme", "hello", "octo", token)
@@ -42,7 +42,7 @@ func TestReviewBot(t *testing.T) {
 	apptest.Must(t, "open", err)
 
 	// The bot reacts to what it receives.
-	opened := rc.waitFor(t, "pull_request opened")[0]
+	opened := waitFor(t, rc, "pull_request opened")[0]
 	number := opened.GetNumber()
 	head := opened.GetPullRequest().GetHead().GetSHA()
 	if head != first {
@@ -65,11 +65,11 @@ func TestReviewBot(t *testing.T) {
 	_, resp, _ = bot.PullRequests.CreateComment(ctx, "acme", "hello", number, github.CreatePullRequestCommentRequest{
 		Body: "Nowhere", CommitID: head, Path: "app.txt", Line: github.Ptr(40)})
 	status(t, "a line outside the diff", resp, http.StatusUnprocessableEntity)
-	rc.waitFor(t, "pull_request_review submitted", "pull_request_review submitted", "pull_request_review_comment created",
+	waitFor(t, rc, "pull_request_review submitted", "pull_request_review submitted", "pull_request_review_comment created",
 		"pull_request_review_comment created")
 
 	second := proj.commitOn("topic", "Address the remarks", map[string]string{"app.txt": "one\ntwo\nthree\nfour\n"})
-	rc.waitFor(t, "pull_request synchronize")
+	waitFor(t, rc, "pull_request synchronize")
 
 	// Reviewers, pending reviews, approvals and dismissals.
 	_, resp, _ = owner.PullRequests.RequestReviewers(ctx, "acme", "hello", number, github.ReviewersRequest{Reviewers: []string{"reviewbot"}})
@@ -112,7 +112,7 @@ func TestReviewBot(t *testing.T) {
 	if dismissed.GetState() != "DISMISSED" {
 		t.Fatalf("dismissed: %q", dismissed.GetState())
 	}
-	rc.waitFor(t, "pull_request review_requested", "pull_request_review edited", "pull_request_review dismissed")
+	waitFor(t, rc, "pull_request review_requested", "pull_request_review edited", "pull_request_review dismissed")
 
 	// Comments: reply, list, edit, delete.
 	reply, _, err := owner.PullRequests.CreateCommentInReplyTo(ctx, "acme", "hello", number, "Done.", lone.GetID())
@@ -146,7 +146,7 @@ func TestReviewBot(t *testing.T) {
 	apptest.Must(t, "delete comment", err)
 	_, resp, _ = owner.PullRequests.GetComment(ctx, "acme", "hello", reply.GetID())
 	status(t, "a deleted comment", resp, http.StatusNotFound)
-	rc.waitFor(t, "pull_request_review_comment edited", "pull_request_review_comment deleted")
+	waitFor(t, rc, "pull_request_review_comment edited", "pull_request_review_comment deleted")
 
 	// The merge moves main.
 	res, _, err := owner.PullRequests.Merge(ctx, "acme", "hello", number, "", &github.PullRequestOptions{SHA: second, MergeMethod: "merge"})
@@ -154,7 +154,7 @@ func TestReviewBot(t *testing.T) {
 	if got := proj.remoteRef("refs/heads/main"); got != res.GetSHA() {
 		t.Fatalf("main = %s, want %s", got, res.GetSHA())
 	}
-	for _, e := range rc.waitFor(t, "pull_request closed", "push refs/heads/main") {
+	for _, e := range waitFor(t, rc, "pull_request closed", "push refs/heads/main") {
 		if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergedBy().GetLogin() != "octo") {
 			t.Fatalf("closed: %+v", e.GetPullRequest())
 		}

@@ -2,11 +2,8 @@ package statuses_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -26,26 +23,9 @@ func TestCommitStatuses(t *testing.T) {
 	repo := env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "admin:repo_hook")
 	c := env.Client(token)
-	var mu sync.Mutex
-	var received []*github.StatusEvent
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		payload, err := github.ValidatePayload(r, []byte("s"))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		apptest.CheckWebhook(t, github.WebHookType(r), payload)
-		if e, err := github.ParseWebHook(github.WebHookType(r), payload); err == nil {
-			if se, ok := e.(*github.StatusEvent); ok {
-				mu.Lock()
-				received = append(received, se)
-				mu.Unlock()
-			}
-		}
-	}))
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := c.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"status"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
 	sha := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
@@ -111,20 +91,21 @@ func TestCommitStatuses(t *testing.T) {
 		t.Fatalf("statuses:write posts: %d %s", resp.StatusCode, body)
 	}
 
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(received)
-		mu.Unlock()
-		if n >= 5 {
-			break
+	statusEvent := func(d apptest.Delivery) string {
+		if d.Event != "status" {
+			return ""
 		}
+		return d.Event
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(received) != 5 {
-		t.Fatalf("received %d status events, want 5", len(received))
+	rc.WaitCount(t, statusEvent, 5)
+	if n := len(rc.Described(statusEvent)); n != 5 {
+		t.Fatalf("received %d status events, want 5", n)
 	}
-	for _, e := range received {
+	for _, d := range rc.Deliveries() {
+		e, ok := d.Parsed.(*github.StatusEvent)
+		if !ok {
+			continue
+		}
 		if e.GetSHA() != sha || e.GetCommit().GetSHA() != sha || e.GetRepo().GetFullName() != "octo/hello" ||
 			len(e.Branches) != 1 || e.Branches[0].GetName() != "main" || e.GetSender().GetLogin() != "octo" {
 			t.Fatalf("status event: %+v", e)

@@ -2,11 +2,8 @@ package teams_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -14,59 +11,22 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// receiver keeps "event action" of every delivery, each validated
-// against the platform's webhook schemas and parsed by go-github.
-type receiver struct {
-	t   testing.TB
-	mu  sync.Mutex
-	got []string
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	payload, err := github.ValidatePayload(r, []byte("s"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	kind := github.WebHookType(r)
-	apptest.CheckWebhook(rc.t, kind, payload)
-	event, err := github.ParseWebHook(kind, payload)
-	if err != nil {
-		rc.t.Errorf("parse %s: %v", kind, err)
-		return
-	}
-	var what string
-	switch e := event.(type) {
+// teamEvent names the team, team_add and membership deliveries with the
+// team, repository and member they are about.
+func teamEvent(d apptest.Delivery) string {
+	switch e := d.Parsed.(type) {
 	case *github.TeamEvent:
-		what = "team " + e.GetAction() + " " + e.GetTeam().GetSlug()
+		what := "team " + e.GetAction() + " " + e.GetTeam().GetSlug()
 		if e.Repo != nil {
 			what += " " + e.GetRepo().GetFullName()
 		}
+		return what
 	case *github.TeamAddEvent:
-		what = "team_add " + e.GetTeam().GetSlug() + " " + e.GetRepo().GetFullName()
+		return "team_add " + e.GetTeam().GetSlug() + " " + e.GetRepo().GetFullName()
 	case *github.MembershipEvent:
-		what = "membership " + e.GetAction() + " " + e.GetScope() + " " + e.GetMember().GetLogin() + " " + e.GetTeam().GetSlug()
-	default:
-		return
+		return "membership " + e.GetAction() + " " + e.GetScope() + " " + e.GetMember().GetLogin() + " " + e.GetTeam().GetSlug()
 	}
-	rc.mu.Lock()
-	rc.got = append(rc.got, what)
-	rc.mu.Unlock()
-}
-
-// wait returns the deliveries once all of want have arrived.
-func (rc *receiver) wait(t *testing.T, want ...string) []string {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		rc.mu.Lock()
-		got := slices.Clone(rc.got)
-		rc.mu.Unlock()
-		if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(got, w) }) {
-			return got
-		}
-	}
-	t.Fatalf("received %q, want all of %q", rc.got, want)
-	return nil
+	return ""
 }
 
 func status(resp *github.Response) int { return apptest.ResponseStatus(resp) }
@@ -95,12 +55,10 @@ func TestTeams(t *testing.T) {
 	devGH := env.Client(devToken)
 	hubotGH := env.Client(env.Token(hubot, "read:org", "repo"))
 
-	rc := &receiver{t: t}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
+	rc := apptest.NewReceiver(t, "s")
 	_, _, err := owner.Organizations.CreateHook(ctx, "acme", &github.Hook{Name: github.Ptr("web"),
 		Events: []string{"team", "team_add", "membership"},
-		Config: &github.HookConfig{URL: github.Ptr(srv.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "org hook", err)
 	_, _, err = owner.Organizations.Edit(ctx, "acme", &github.Organization{DefaultRepoPermission: github.Ptr("none")})
 	apptest.Must(t, "base permission none", err)
@@ -268,7 +226,7 @@ func TestTeams(t *testing.T) {
 		t.Fatalf("child team after its parent's deletion: %d", status(resp))
 	}
 
-	rc.wait(t, "team created core-devs", "membership added team octo core-devs", "membership added team dev core-devs",
+	rc.WaitFor(t, teamEvent, "team created core-devs", "membership added team octo core-devs", "membership added team dev core-devs",
 		"team added_to_repository core-devs acme/secret", "team_add core-devs acme/secret",
 		"team edited core-devs acme/secret", "membership added team hubot core-devs", "team edited core-team",
 		"membership removed team hubot core-team", "team removed_from_repository core-team acme/secret", "team deleted core-team")
