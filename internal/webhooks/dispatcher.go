@@ -638,12 +638,18 @@ func (d *Dispatcher) extendLeases() error {
 // or leased by another claimer, is left alone and gets no retry.
 func (d *Dispatcher) record(batch []outcome) error {
 	ctx := context.Background()
-	batch = slices.Clone(batch)
-	slices.SortFunc(batch, func(a, b outcome) int { return cmp.Compare(a.ID, b.ID) })
+	// In id order, through pointers: a clone of the outcomes (each a few
+	// hundred bytes) to sort was a tenth of recording's CPU.
+	order := make([]*outcome, len(batch))
+	for i := range batch {
+		order[i] = &batch[i]
+	}
+	slices.SortFunc(order, func(a, b *outcome) int { return cmp.Compare(a.ID, b.ID) })
 	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
 		latest := map[int64]outcome{}
 		retried := false
-		for _, o := range batch {
+		for _, p := range order {
+			o := *p
 			kept, err := d.recordDelivery(ctx, tx, o)
 			if err != nil {
 				return err
