@@ -520,11 +520,10 @@ func (m *Main) startWorkers(ctx context.Context) {
 	pruner.AfterDelete = m.App.Feeds.Invalidate
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
-	// Build the advisory index now rather than on the first dependency
-	// review request; a failure is retried by that request.
-	if _, err := m.App.Advisories.Current(ctx); err != nil {
-		m.App.Config.Logger.Error("load advisory database", "err", err)
-	}
+	// The advisory index is built by the first dependency review request,
+	// not here: it reads every stored advisory document (20,000 OSV
+	// documents: seconds and some 85 MB of heap), work a start must not
+	// do and memory a server that reviews no dependencies should not hold.
 	m.startMigrationExporter(ctx)
 	m.startWebhookWorkers(ctx)
 	m.startPushRecovery(ctx)

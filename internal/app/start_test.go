@@ -1,0 +1,51 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"forgeapi/internal/app"
+)
+
+// A start reads no stored advisory documents: the advisory index is
+// built by the first dependency review request. A document that cannot
+// be parsed would fail a start-time build, which logs "load advisory
+// database".
+func TestStartDoesNotReadTheAdvisoryDocuments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := app.Open(ctx, app.Config{DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := a.DB.ExecContext(ctx, `INSERT INTO advisories (id, hash, document, created_at, updated_at)
+		VALUES ('GHSA-xxxx-xxxx-xxxx', 'h', $1, $2, $2)`, []byte(`{"id": not json`), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DB.ExecContext(ctx, `UPDATE advisory_db_state SET version = version + 1 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs logBuffer
+	logger, err := app.NewLogger(&logs, "info", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "advisor") {
+		t.Errorf("the start read the advisory documents:\n%s", logs.String())
+	}
+}
