@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // maxCachedStatements bounds the statement cache. Queries are constant
@@ -16,7 +20,39 @@ const maxCachedStatements = 512
 // Dynamic starts the text of a query built at run time (a VALUES list
 // of a varying number of rows, say): such a query is never cached, so
 // that its many texts cannot fill the cache and push out the hot ones.
+// On PostgreSQL it is not prepared by name either (see pgArgs).
 const Dynamic = "/* dynamic */ "
+
+// statementCacheCapacity bounds, per PostgreSQL connection, the
+// statements prepared by name (pgx's LRU cache; an evicted statement is
+// deallocated on the server). The code has about 450 constant query
+// texts, and one connection runs a part of them.
+const statementCacheCapacity = 512
+
+// pgArgs returns the arguments to pass to the driver for the query. On
+// PostgreSQL a Dynamic query runs with pgx's description cache
+// (QueryExecModeCacheDescribe: an unnamed statement, parsed and planned
+// on every call, its parameter and result types cached per text) instead
+// of being prepared by name, so that its texts do not push the hot
+// statements out of the statement cache; pgx takes the mode as a leading
+// argument, and its database/sql driver passes every argument through.
+func (db *DB) pgArgs(query string, args []any) []any {
+	if db.Dialect != Postgres || !strings.HasPrefix(query, Dynamic) {
+		return args
+	}
+	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
+}
+
+// stalePlan reports whether PostgreSQL refused to run a statement
+// prepared before a schema change altered its result columns ("cached
+// plan must not change result type", 0A000): another server migrated
+// the database under this one. pgx drops the statement from the
+// connection's cache on that error, so running the query again prepares
+// it anew.
+func stalePlan(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "0A000" && strings.Contains(pgErr.Message, "cached plan")
+}
 
 // stmtCache keeps one prepared statement per query text, so that a hot
 // query is parsed once per connection instead of once per call. Parsing
@@ -102,31 +138,50 @@ func (c *stmtCache) close() {
 }
 
 // QueryRowContext runs a query expected to return at most one row,
-// through the statement cache.
+// through the statement cache. On PostgreSQL a query refused for a stale
+// plan (see stalePlan) runs once more.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return db.DB.QueryRowContext(ctx, query, args...)
+	args = db.pgArgs(query, args)
+	row := db.DB.QueryRowContext(ctx, query, args...)
+	if stalePlan(row.Err()) {
+		row = db.DB.QueryRowContext(ctx, query, args...)
+	}
+	return row
 }
 
-// QueryContext runs a query through the statement cache.
+// QueryContext runs a query through the statement cache. On PostgreSQL
+// a query refused for a stale plan (see stalePlan) runs once more.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return db.DB.QueryContext(ctx, query, args...)
+	args = db.pgArgs(query, args)
+	rows, err := db.DB.QueryContext(ctx, query, args...)
+	if stalePlan(err) {
+		rows, err = db.DB.QueryContext(ctx, query, args...)
+	}
+	return rows, err
 }
 
-// ExecContext runs a statement through the statement cache.
+// ExecContext runs a statement through the statement cache. On
+// PostgreSQL a statement refused for a stale plan (see stalePlan) runs
+// once more: it was refused before it ran.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	defer db.afterWrite(ctx, query)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return db.DB.ExecContext(ctx, query, args...)
+	args = db.pgArgs(query, args)
+	res, err := db.DB.ExecContext(ctx, query, args...)
+	if stalePlan(err) {
+		res, err = db.DB.ExecContext(ctx, query, args...)
+	}
+	return res, err
 }
 
 // QueryRowContext runs a query in the transaction, reusing the
@@ -136,7 +191,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	return t.Tx.QueryRowContext(ctx, query, args...)
+	return t.Tx.QueryRowContext(ctx, query, t.db.pgArgs(query, args)...)
 }
 
 // QueryContext runs a query in the transaction, reusing the database's
@@ -146,7 +201,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	return t.Tx.QueryContext(ctx, query, args...)
+	return t.Tx.QueryContext(ctx, query, t.db.pgArgs(query, args)...)
 }
 
 // ExecContext runs a statement in the transaction, reusing the
@@ -156,5 +211,5 @@ func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	return t.Tx.ExecContext(ctx, query, args...)
+	return t.Tx.ExecContext(ctx, query, t.db.pgArgs(query, args)...)
 }

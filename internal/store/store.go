@@ -122,9 +122,14 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres URL: %w", err)
 	}
-	// Statements are prepared by database/sql's callers rarely; the
-	// default cache mode is fine, but time values must come back as UTC.
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	// Every statement is prepared by name once per connection (pgx's
+	// statement cache, an LRU that deallocates what it evicts) and then
+	// only bound and executed: PostgreSQL parses and plans a query once
+	// per connection instead of on every call (the 46-part union of the
+	// received-events feed plans in about 5 ms and runs in 1.5 ms).
+	// Texts built at run time (Dynamic) do not enter it: see pgArgs.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	cfg.ConnConfig.StatementCacheCapacity = statementCacheCapacity
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
@@ -275,14 +280,16 @@ func (db *DB) RetryTx(ctx context.Context, fn func(tx Q) error) error {
 }
 
 // Retryable reports whether err is PostgreSQL aborting a transaction that
-// may succeed when run again: a deadlock (40P01) or a serialization
-// failure (40001).
+// may succeed when run again: a deadlock (40P01), a serialization
+// failure (40001), or a statement prepared before another server's
+// migration changed its result columns (see stalePlan; run again, it is
+// prepared anew).
 func Retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return false
 	}
-	return pgErr.Code == "40P01" || pgErr.Code == "40001"
+	return pgErr.Code == "40P01" || pgErr.Code == "40001" || stalePlan(err)
 }
 
 // SkipLocked is the clause that claim queries append to their row
