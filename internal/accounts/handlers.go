@@ -3,6 +3,8 @@ package accounts
 import (
 	"context"
 	"net/http"
+	"sync"
+	"time"
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -13,15 +15,23 @@ import (
 // Handler serves the accounts endpoints.
 type Handler struct {
 	DB *store.DB
+	// CacheTTL bounds how long the details of an account (its counters
+	// and profile, which GET /user, /users/{username} and /orgs/{org}
+	// show) are cached (see store.ReadCache): 0 means
+	// store.DefaultReadCacheTTL, a negative value turns the cache off.
+	CacheTTL time.Duration
 	// OrgUpdated, when set, runs in the transaction of PATCH /orgs/{org}
 	// with the organization before and after the change (the audit log
 	// records the settings changed).
 	OrgUpdated func(ctx context.Context, tx store.Q, before, after *Account) error
+
+	cacheOnce sync.Once
+	cache     *store.ReadCache[int64, accountDetails]
 }
 
 func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {
 	p := auth.PrincipalFrom(r.Context())
-	a, d, err := withDetails(r.Context(), h.DB, p.Account.ID)
+	a, d, err := h.withDetails(r.Context(), p.Account.ID)
 	if err != nil {
 		return err
 	}
@@ -51,7 +61,7 @@ func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
 // writeOrg answers the organization as organization-full, with the
 // owners' fields to its owners.
 func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) error {
-	d, err := detailsOf(r.Context(), h.DB, a.ID)
+	_, d, err := h.withDetails(r.Context(), a.ID)
 	if err != nil {
 		return err
 	}
@@ -77,7 +87,7 @@ func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) e
 }
 
 func (h *Handler) toUser(ctx context.Context, a *Account) (User, error) {
-	d, err := detailsOf(ctx, h.DB, a.ID)
+	_, d, err := h.withDetails(ctx, a.ID)
 	if err != nil {
 		return User{}, err
 	}
@@ -122,12 +132,41 @@ func (d *details) scanDest() []any {
 		&p.Company, &p.Blog, &p.Location, &p.Bio, &p.TwitterUsername, &p.Hireable, &p.BillingEmail}
 }
 
-// detailsOf reads the account's counters and profile in one query
-// (store.ErrNotFound when the account is gone).
-func detailsOf(ctx context.Context, q store.Q, id int64) (details, error) {
-	var d details
-	err := store.Normalize(q.QueryRowContext(ctx, `SELECT `+detailsColumns+detailsFrom, id).Scan(d.scanDest()...))
-	return d, err
+// detailTables are the tables withDetails reads.
+var detailTables = []string{"accounts", "account_profiles", "repositories", "follows"}
+
+// accountDetails is what withDetails reads.
+type accountDetails struct {
+	account *Account
+	details details
+}
+
+// withDetails is the account with its counters and profile, from the
+// handler's store.ReadCache over detailTables when it holds them (a
+// write through this process is seen at once). The account is the
+// caller's own copy.
+func (h *Handler) withDetails(ctx context.Context, id int64) (*Account, details, error) {
+	h.cacheOnce.Do(func() {
+		if h.CacheTTL >= 0 {
+			h.cache = store.NewReadCache[int64, accountDetails](h.DB, h.CacheTTL, detailTables...)
+		}
+	})
+	if h.cache == nil {
+		return withDetails(ctx, h.DB, id)
+	}
+	v, err := h.cache.Get(id, func() (accountDetails, error) {
+		a, d, err := withDetails(ctx, h.DB, id)
+		return accountDetails{a, d}, err
+	})
+	if err != nil {
+		return nil, details{}, err
+	}
+	copied, d := *v.account, v.details
+	if d.profile.Hireable != nil {
+		hireable := *d.profile.Hireable
+		d.profile.Hireable = &hireable
+	}
+	return &copied, d, nil
 }
 
 // withDetails reads the account with its counters and profile in one

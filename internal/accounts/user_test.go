@@ -8,9 +8,11 @@ import (
 )
 
 // TestAuthenticatedUserSeesWritesAtOnce: GET /user reads the account, its
-// counters and its profile in one query; a follow, a new repository and
-// a profile change are in the very next answer, and an account without a
-// profile row answers the empty profile.
+// counters and its profile in one query, kept in the handler's cache; a
+// new repository, a follow, an unfollow and a profile change are in the
+// very next answer (it fails when a table the query reads is not
+// watched), and an account without a profile row answers the empty
+// profile.
 func TestAuthenticatedUserSeesWritesAtOnce(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
