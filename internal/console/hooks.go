@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,19 +301,24 @@ func (h *Handler) deleteHook(w http.ResponseWriter, r *http.Request, v *visit) e
 	return seeOther(w, r, s.Base)
 }
 
-// deliveriesPage is a hook's Recent Deliveries.
+// deliveriesPage is a hook's Recent Deliveries: one page, newest first.
 type deliveriesPage struct {
 	Scope      *hookScope
 	Hook       *webhooks.Hook
 	Deliveries []*webhooks.Delivery
 	FailedOnly bool
+	// Older is the link (a query) to the next page of older deliveries
+	// ("" on the last page); Paged says this is not the newest page.
+	Older string
+	Paged bool
 }
 
-// recentDeliveries is how many deliveries the list shows.
+// recentDeliveries is how many deliveries a page shows.
 const recentDeliveries = 100
 
 // deliveries serves GET .../{hook_id}/deliveries (?status=failure: the
-// failed ones only), newest first.
+// failed ones only; ?before=ID: the page that starts at delivery ID),
+// newest first.
 func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if requireUser(w, r, v) == nil {
 		return nil
@@ -321,20 +327,34 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request, v *visit) e
 	if err != nil {
 		return err
 	}
-	f := webhooks.DeliveryFilter{Limit: recentDeliveries}
-	failed := false
+	f := webhooks.DeliveryFilter{Limit: recentDeliveries + 1}
+	query := url.Values{}
 	switch st := r.URL.Query().Get("status"); st {
 	case "":
 	case "failure":
-		f.Status, failed = st, true
+		f.Status = st
+		query.Set("status", st)
 	default:
 		return badRequest("status is failure or nothing.")
+	}
+	if before := r.URL.Query().Get("before"); before != "" {
+		id, err := strconv.ParseInt(before, 10, 64)
+		if err != nil || id <= 0 {
+			return badRequest("before is a delivery id.")
+		}
+		f.Before = id
 	}
 	list, err := h.Webhooks.Deliveries(r.Context(), hook.ID, f)
 	if err != nil {
 		return err
 	}
-	h.render(w, r, v, http.StatusOK, "deliveries", deliveriesPage{Scope: s, Hook: hook, Deliveries: list, FailedOnly: failed})
+	page := deliveriesPage{Scope: s, Hook: hook, Deliveries: list, FailedOnly: f.Status != "", Paged: f.Before != 0}
+	if len(list) > recentDeliveries {
+		page.Deliveries = list[:recentDeliveries]
+		query.Set("before", strconv.FormatInt(list[recentDeliveries].ID, 10))
+		page.Older = "?" + query.Encode()
+	}
+	h.render(w, r, v, http.StatusOK, "deliveries", page)
 	return nil
 }
 

@@ -247,3 +247,69 @@ func TestPersonalTokens(t *testing.T) {
 		t.Fatalf("revoked token: %d", resp.StatusCode)
 	}
 }
+
+// TestDeliveriesPaging: a hook with more deliveries than a page shows
+// gets an "Older deliveries" link to the next page, which starts where
+// the first ended and links back to the newest; the failed-only filter
+// keeps to its deliveries across pages, and a bad cursor is a 400.
+func TestDeliveriesPaging(t *testing.T) {
+	e := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	owner := e.User(apptest.Unique("owner"), apptest.UserOpts{Password: password})
+	repo := e.Repo(owner, "paged")
+	rcv := newReceiver(t)
+	client := e.Client(e.Token(owner, "admin:repo_hook"))
+	hook, _, err := client.Repositories.CreateHook(apptest.Ctx(), owner.Login, repo.Name, &github.Hook{
+		Config: &github.HookConfig{URL: github.Ptr(rcv.URL), ContentType: github.Ptr("json")}})
+	apptest.Must(t, "create hook", err)
+	const pings = 104 // with the creation's ping, 105 deliveries: 100 on the first page, 5 on the second
+	ping := func(n int) {
+		for range n {
+			_, err := client.Repositories.PingHook(apptest.Ctx(), owner.Login, repo.Name, hook.GetID())
+			apptest.Must(t, "ping", err)
+		}
+	}
+	ping(pings - 3)
+	waitFor(t, "the pings delivered", func() bool { return rcv.got.Load() >= pings-3+1 })
+	rcv.failing.Store(true) // the last three fail
+	ping(3)
+	waitFor(t, "every ping delivered", func() bool { return rcv.got.Load() >= pings+1 })
+	waitFor(t, "every delivery recorded", func() bool {
+		list, err := e.App.Webhooks.Deliveries(context.Background(), hook.GetID(), webhooks.DeliveryFilter{Status: "failure", Limit: 10})
+		return err == nil && len(list) == 3
+	})
+
+	c := pageClient(t, e)
+	_, _, page := get(t, c, e.URL+"/login")
+	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {csrfOf(t, page)}, "login": {owner.Login}, "password": {password}})
+	base := e.URL + "/console/" + owner.Login + "/paged/settings/hooks/" + strconv.FormatInt(hook.GetID(), 10) + "/deliveries"
+	rows := func(page string) int { return strings.Count(page, `class="delivery`) }
+	older := func(page string) string {
+		j := strings.Index(page, `" id="older"`)
+		i := strings.LastIndex(page[:max(j, 0)], `href="`)
+		if j < 0 || i < 0 {
+			return ""
+		}
+		return strings.ReplaceAll(page[i+len(`href="`):j], "&amp;", "&")
+	}
+	status, _, first := get(t, c, base)
+	if status != http.StatusOK || rows(first) != 100 || older(first) == "" || strings.Contains(first, `id="newest"`) {
+		t.Fatalf("first page: %d, %d rows, older %q", status, rows(first), older(first))
+	}
+	status, _, second := get(t, c, base+older(first))
+	if status != http.StatusOK || rows(second) != pings+1-100 || older(second) != "" || !strings.Contains(second, `id="newest"`) {
+		t.Fatalf("second page %s: %d, %d rows, older %q", older(first), status, rows(second), older(second))
+	}
+	list, err := e.App.Webhooks.Deliveries(context.Background(), hook.GetID(), webhooks.DeliveryFilter{Limit: 200})
+	apptest.Must(t, "deliveries", err)
+	if !strings.Contains(second, `id="delivery-`+strconv.FormatInt(list[100].ID, 10)+`"`) || strings.Contains(second, `id="delivery-`+strconv.FormatInt(list[99].ID, 10)+`"`) {
+		t.Fatalf("the second page does not start after the first")
+	}
+	if _, _, failed := get(t, c, base+"?status=failure"); rows(failed) != 3 || older(failed) != "" {
+		t.Fatalf("failed only: %d rows, older %q", rows(failed), older(failed))
+	}
+	for _, bad := range []string{"?before=abc", "?before=-1", "?status=sometimes"} {
+		if status, _, _ := get(t, c, base+bad); status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", bad, status)
+		}
+	}
+}
