@@ -13,6 +13,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/console"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -38,7 +39,12 @@ func (c *cli) userManageCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				return accounts.SetPassword(ctx, a.DB, u.ID, hash)
+				return a.DB.Tx(ctx, func(tx store.Q) error {
+					if err := accounts.SetPassword(ctx, tx, u.ID, hash); err != nil {
+						return err
+					}
+					return console.EndSessions(ctx, tx, u.ID)
+				})
 			})
 		},
 	}
@@ -64,7 +70,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := accounts.SetTOTPSecret(ctx, a.DB, u.ID, sealed); err != nil {
+				if err := setTOTPSecret(ctx, a.DB, u.ID, sealed); err != nil {
 					return err
 				}
 				if generated {
@@ -83,7 +89,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				return accounts.SetTOTPSecret(ctx, a.DB, u.ID, "")
+				return setTOTPSecret(ctx, a.DB, u.ID, "")
 			})
 		},
 	}
@@ -315,4 +321,15 @@ func (c *cli) tokenManageCommands() []*cobra.Command {
 		},
 	}
 	return []*cobra.Command{list, revoke}
+}
+
+// setTOTPSecret sets the user's sealed TOTP seed ("" turns two-factor
+// off) and ends the user's console sessions, in one transaction.
+func setTOTPSecret(ctx context.Context, db *store.DB, userID int64, sealed string) error {
+	return db.Tx(ctx, func(tx store.Q) error {
+		if err := accounts.SetTOTPSecret(ctx, tx, userID, sealed); err != nil {
+			return err
+		}
+		return console.EndSessions(ctx, tx, userID)
+	})
 }

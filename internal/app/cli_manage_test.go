@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
@@ -70,7 +71,24 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 	run := func(args ...string) string { return cliOK(t, append(args, flags...)...) }
 	octocat := env.User("octocat", apptest.UserOpts{Password: "old-password"})
 
+	// A change of password or two-factor ends the user's console sessions
+	// (no one else's).
+	bystander := env.User("bystander")
+	signIn := func(userID int64) {
+		now := time.Now().UTC()
+		_, err := env.Q().ExecContext(context.Background(), `INSERT INTO console_sessions (id_hash, user_id, state, csrf_token, created_at, expires_at)
+			VALUES ($1, $2, 'active', 'csrf', $3, $4)`, fmt.Sprint("session-", userID, "-", now.UnixNano()), userID, now, now.Add(time.Hour))
+		apptest.Must(t, "console session", err)
+	}
+	sessions := func(userID int64) int {
+		return count(t, env, `SELECT count(*) FROM console_sessions WHERE user_id = $1`, userID)
+	}
+	signIn(octocat.ID)
+	signIn(bystander.ID)
 	run("user", "set-password", "octocat", "--password", "new-password")
+	if sessions(octocat.ID) != 0 || sessions(bystander.ID) != 1 {
+		t.Errorf("after set-password: %d console sessions of the user, %d of another, want 0 and 1", sessions(octocat.ID), sessions(bystander.ID))
+	}
 	resp, body := get(env, "/user", basic("octocat", "new-password"))
 	wantStatus(t, "new password", resp, body, 200)
 	resp, body = get(env, "/user", basic("octocat", "old-password"))
@@ -81,7 +99,11 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 		apptest.Must(t, "read user", err)
 		return u.HasTOTP
 	}
+	signIn(octocat.ID)
 	run("user", "totp", "enable", "octocat", "--secret", "JBSWY3DPEHPK3PXP")
+	if sessions(octocat.ID) != 0 {
+		t.Error("totp enable kept the user's console sessions")
+	}
 	if !hasTOTP() {
 		t.Fatal("totp enable --secret did not turn TOTP on")
 	}
@@ -92,7 +114,11 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("X-Service-OTP"), "required") {
 		t.Errorf("password without OTP after totp enable: %d, X-Service-OTP %q", resp.StatusCode, resp.Header.Get("X-Service-OTP"))
 	}
+	signIn(octocat.ID)
 	run("user", "totp", "disable", "octocat")
+	if sessions(octocat.ID) != 0 {
+		t.Error("totp disable kept the user's console sessions")
+	}
 	if hasTOTP() {
 		t.Fatal("totp disable left TOTP on")
 	}

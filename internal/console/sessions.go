@@ -204,6 +204,15 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, v *visit) e
 	return nil
 }
 
+// EndSessions ends every console session of the user: a change of the
+// user's password or two-factor setting calls it in the change's
+// transaction, so that a browser signed in with the old credentials is
+// signed out, as on the platform.
+func EndSessions(ctx context.Context, q store.Q, userID int64) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM console_sessions WHERE user_id = $1`, userID)
+	return store.Normalize(err)
+}
+
 // safeReturn returns raw when it is a path of this site (an absolute path
 // with no scheme, host or backslash trick), else def: the pages never
 // redirect elsewhere (no open redirects).
