@@ -3,6 +3,8 @@ package accounts
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
+	"fmt"
 	"time"
 
 	"forgeapi/internal/auth"
@@ -32,15 +34,48 @@ const ClientIDLength = 20
 // organization, with a new 20-character client id and a secret that is
 // stored only as its hash.
 func CreateApp(ctx context.Context, q store.Q, ownerID int64, name, url string) (*CreatedApp, error) {
+	return CreateAppWithCredentials(ctx, q, ownerID, name, url, "", "")
+}
+
+// CreateAppWithCredentials is CreateApp with a chosen client id and
+// secret (an empty one is generated): a deployment registers a client that
+// has its credentials built in (the gh CLI's OAuth app) under them. The
+// client id is 1 to 40 letters, digits, '.', '_' or '-', the secret at
+// least 16 characters; a taken client id is store.ErrConflict.
+func CreateAppWithCredentials(ctx context.Context, q store.Q, ownerID int64, name, url, clientID, secret string) (*CreatedApp, error) {
+	if clientID == "" {
+		clientID = "Iv1." + auth.RandomString(ClientIDLength-4)
+	} else if !validClientID(clientID) {
+		return nil, fmt.Errorf("client id %q: 1 to 40 letters, digits, '.', '_' or '-'", clientID)
+	}
+	if secret == "" {
+		secret = auth.RandomString(40)
+	} else if len(secret) < 16 {
+		return nil, errors.New("client secret: at least 16 characters")
+	}
 	a := &CreatedApp{
-		App:          App{OwnerID: ownerID, Name: name, URL: url, ClientID: "Iv1." + auth.RandomString(ClientIDLength-4), CreatedAt: store.Now()},
-		ClientSecret: auth.RandomString(40),
+		App:          App{OwnerID: ownerID, Name: name, URL: url, ClientID: clientID, CreatedAt: store.Now()},
+		ClientSecret: secret,
 	}
 	err := q.QueryRowContext(ctx, `
 		INSERT INTO oauth_apps (owner_id, name, url, client_id, client_secret_hash, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
 		ownerID, name, url, a.ClientID, auth.HashToken(a.ClientSecret), a.CreatedAt).Scan(&a.ID)
 	return a, store.Normalize(err)
+}
+
+// validClientID reports whether id is a client id CreateAppWithCredentials
+// takes.
+func validClientID(id string) bool {
+	if len(id) == 0 || len(id) > 40 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // AppByClientID returns the application with the client id.

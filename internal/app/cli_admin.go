@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -264,9 +265,9 @@ func (c *cli) repoCommand() *cobra.Command {
 // authorizations API's); apps are appCommand's.
 func (c *cli) oauthAppCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "oauth-app", Short: "Manage OAuth applications"}
-	var owner, url string
+	var owner, url, clientID, clientSecret string
 	create := &cobra.Command{
-		Use: "create NAME --owner USER|ORG", Short: "Register an OAuth application; prints client_id and client_secret", Args: cobra.ExactArgs(1),
+		Use: "create NAME --owner USER|ORG [--client-id ID --client-secret SECRET]", Short: "Register an OAuth application; prints client_id and client_secret", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *App) error {
 				if owner == "" {
@@ -276,7 +277,10 @@ func (c *cli) oauthAppCommand() *cobra.Command {
 				if err != nil || o.Type == accounts.TypeBot {
 					return fmt.Errorf("no user or organization %q", owner)
 				}
-				app, err := accounts.CreateApp(ctx, a.DB, o.ID, args[0], url)
+				app, err := accounts.CreateAppWithCredentials(ctx, a.DB, o.ID, args[0], url, clientID, clientSecret)
+				if errors.Is(err, store.ErrConflict) {
+					return fmt.Errorf("client id %q is taken", clientID)
+				}
 				if err != nil {
 					return err
 				}
@@ -287,6 +291,8 @@ func (c *cli) oauthAppCommand() *cobra.Command {
 	}
 	create.Flags().StringVar(&owner, "owner", "", "user or organization that owns the application (required)")
 	create.Flags().StringVar(&url, "url", "", "the application's home page")
+	create.Flags().StringVar(&clientID, "client-id", "", "register under this client id (a client with built-in credentials, such as gh's); default a new one")
+	create.Flags().StringVar(&clientSecret, "client-secret", "", "use this client secret (at least 16 characters); default a new one")
 	_ = create.MarkFlagRequired("owner")
 	cmd.AddCommand(create)
 	cmd.AddCommand(c.appManageCommands()...)

@@ -48,10 +48,8 @@ func TestGHAuthLogin(t *testing.T) {
 	owner := e.User(apptest.Unique("admin"))
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})
 	// The "GitHub CLI" application of the server, with gh's client id.
-	a, err := accounts.CreateApp(context.Background(), e.App.DB, owner.ID, "GitHub CLI", "https://cli.github.com")
+	_, err = accounts.CreateAppWithCredentials(context.Background(), e.App.DB, owner.ID, "GitHub CLI", "https://cli.github.com", ghClientID, "")
 	apptest.Must(t, "create app", err)
-	_, err = e.App.DB.ExecContext(context.Background(), `UPDATE oauth_apps SET client_id = $1 WHERE id = $2`, ghClientID, a.ID)
-	apptest.Must(t, "set client id", err)
 	apptest.Must(t, "configure", e.App.OAuthWeb.Configure(context.Background(), ghClientID,
 		oauthweb.ClientSettings{CallbackURL: "http://127.0.0.1/callback", DeviceFlow: true}))
 
