@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
 )
 
 // A start reads no stored advisory documents: the advisory index is
@@ -16,8 +17,8 @@ import (
 func TestStartDoesNotReadTheAdvisoryDocuments(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	a, err := app.Open(ctx, app.Config{DataDir: dir, Logger: quietLogger()})
+	dir, dsn := t.TempDir(), apptest.DatabaseURL(t)
+	a, err := app.Open(ctx, app.Config{DataDir: dir, DatabaseURL: dsn, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestStartDoesNotReadTheAdvisoryDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: logger})
+	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: dir, DatabaseURL: dsn, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
