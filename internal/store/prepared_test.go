@@ -130,3 +130,31 @@ func TestPostgresSurvivesStalePlans(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresKeepsConnections checks that database/sql keeps its
+// connections between queries: one closed after every query loses the
+// statements prepared on it (a *sql.Stmt is then prepared again and
+// deallocated around every call).
+func TestPostgresKeepsConnections(t *testing.T) {
+	if !apptest.Postgres() {
+		t.Skip("PostgreSQL only")
+	}
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	st, err := db.DB.PrepareContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	before := db.DB.Stats().MaxIdleClosed
+	for range 20 {
+		var n int
+		if err := st.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("the prepared statement is on its connection %d times (%v), want 1", n, err)
+		}
+	}
+	if closed := db.DB.Stats().MaxIdleClosed - before; closed != 0 {
+		t.Errorf("%d connections closed after their query", closed)
+	}
+}

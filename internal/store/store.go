@@ -133,6 +133,8 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
+	conns := int(cfg.MaxConns)
+	cfg.MaxConns++ // the listener's (see listenOnce), beside database/sql's
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect postgres: %w", err)
@@ -143,7 +145,15 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect postgres: %w", err)
 	}
-	db := &DB{DB: stdlib.OpenDBFromPool(pool), Dialect: Postgres, pool: pool, listening: make(chan struct{})}
+	// database/sql keeps its connections (stdlib.OpenDBFromPool keeps
+	// none idle: every query took a connection from the pool and gave it
+	// back, and a *sql.Stmt, such as the feeds' prepared unions, was
+	// prepared again and deallocated around every call). It holds at most
+	// conns, so that the listener can always take one more from the pool.
+	sqldb := stdlib.OpenDBFromPool(pool)
+	sqldb.SetMaxOpenConns(conns)
+	sqldb.SetMaxIdleConns(conns)
+	db := &DB{DB: sqldb, Dialect: Postgres, pool: pool, listening: make(chan struct{})}
 	listenCtx, stop := context.WithCancel(context.Background())
 	db.stopListening = stop
 	db.notes = newNotifier(db.DB)
