@@ -1,0 +1,41 @@
+package pulls_test
+
+import (
+	"strings"
+	"testing"
+
+	"forgeapi/internal/apptest"
+)
+
+// TestCheckerClaimUsesDueIndex checks SQLite's plan of the mergeability
+// checker's claim (checker.go): it reads the partial index of the due
+// pull requests (migration 00039) instead of scanning every pull request
+// at start and at every sweep. The start's TOTP sealing likewise reads
+// the accounts with two-factor only.
+func TestCheckerClaimUsesDueIndex(t *testing.T) {
+	t.Parallel()
+	if apptest.Postgres() {
+		t.Skip("SQLite's plan")
+	}
+	env := apptest.Start(t)
+	for _, c := range []struct{ query, index string }{
+		{`SELECT x.id FROM pull_requests x WHERE x.check_due AND (x.lease_until IS NULL OR x.lease_until < $1) ORDER BY x.id LIMIT 1`,
+			"pull_requests_check_due"},
+		{`SELECT id, totp_secret FROM accounts WHERE totp_secret <> '' AND totp_secret NOT LIKE $1`, "accounts_totp"},
+	} {
+		rows, err := env.Q().QueryContext(env.Context(), `EXPLAIN QUERY PLAN `+c.query, "x")
+		apptest.Must(t, "query plan", err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int64
+			var detail string
+			apptest.Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		apptest.Must(t, "plan rows", rows.Err())
+		rows.Close()
+		if len(plan) != 1 || !strings.Contains(plan[0], "INDEX "+c.index) {
+			t.Errorf("plan of %s = %q, want a search of %s", c.query, plan, c.index)
+		}
+	}
+}
