@@ -365,7 +365,12 @@ func (d *Dispatcher) close() []putBackItem {
 // putBack releases unsent deliveries until their due time.
 func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
 	now := d.svc.now()
-	return d.svc.DB.Tx(ctx, func(tx store.Q) error {
+	// In id order, as record writes, and run again when PostgreSQL aborts
+	// it for a deadlock: a failed put-back leaves the deliveries leased
+	// until their lease ends.
+	items = slices.Clone(items)
+	slices.SortFunc(items, func(a, b putBackItem) int { return cmp.Compare(a.ID, b.ID) })
+	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
 		for _, it := range items {
 			query := `UPDATE hook_deliveries SET due_at = $1, lease_owner = '' WHERE id = $2 AND lease_owner = $3`
 			args := []any{it.Due, it.ID, d.owner}
