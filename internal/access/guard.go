@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -24,23 +23,20 @@ import (
 type Guard struct {
 	DB *store.DB
 	// Accounts, when set, serves the {username} and {org} lookups from
-	// its cache, and turns on the cache of the {owner}/{repo} lookups with
-	// the caller's standing (repos.StandingCache, same TTL); nil reads
-	// both from DB.
+	// its cache; nil reads them from DB.
 	Accounts *accounts.Cache
-
-	reposOnce sync.Once
-	repos     *repos.StandingCache
+	// Repos, when set, serves the {owner}/{repo} lookups with the
+	// caller's standing from its cache; nil reads them from DB.
+	Repos *repos.StandingCache
 }
 
 // repository returns the repository OWNER/NAME with the user's standing
-// toward it, through the guard's cache when Accounts is set.
+// toward it, through the guard's cache when it has one.
 func (g *Guard) repository(ctx context.Context, owner, name string, userID int64) (*repos.Repository, repos.Standing, error) {
-	if g.Accounts == nil {
+	if g.Repos == nil {
 		return repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, userID)
 	}
-	g.reposOnce.Do(func() { g.repos = repos.NewStandingCache(g.DB, g.Accounts.TTL()) })
-	return g.repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, userID)
+	return g.Repos.ByOwnerAndNameWithMembership(ctx, g.DB, owner, name, userID)
 }
 
 // account returns the account with the login.

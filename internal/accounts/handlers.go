@@ -3,7 +3,6 @@ package accounts
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"forgeapi/internal/auth"
@@ -15,18 +14,28 @@ import (
 // Handler serves the accounts endpoints.
 type Handler struct {
 	DB *store.DB
-	// CacheTTL bounds how long the details of an account (its counters
+	// Details, when set, serves the details of an account (its counters
 	// and profile, which GET /user, /users/{username} and /orgs/{org}
-	// show) are cached (see store.ReadCache): 0 means
-	// store.DefaultReadCacheTTL, a negative value turns the cache off.
-	CacheTTL time.Duration
+	// show) from its cache (NewDetailsCache); nil reads them from DB.
+	Details *DetailsCache
 	// OrgUpdated, when set, runs in the transaction of PATCH /orgs/{org}
 	// with the organization before and after the change (the audit log
 	// records the settings changed).
 	OrgUpdated func(ctx context.Context, tx store.Q, before, after *Account) error
+}
 
-	cacheOnce sync.Once
-	cache     *store.ReadCache[int64, accountDetails]
+// DetailsCache keeps accounts' counters and profiles in a store.ReadCache
+// over the tables they are read from (detailTables).
+type DetailsCache struct {
+	c *store.ReadCache[int64, accountDetails]
+}
+
+// NewDetailsCache returns a DetailsCache of db keeping details for at most
+// ttl (0: store.DefaultReadCacheTTL). Make it when the server starts:
+// on PostgreSQL a server notifies the others of writes to the tables it
+// watches (store.DB.Watch).
+func NewDetailsCache(db *store.DB, ttl time.Duration) *DetailsCache {
+	return &DetailsCache{c: store.NewReadCache[int64, accountDetails](db, ttl, detailTables...)}
 }
 
 func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) error {
@@ -146,15 +155,10 @@ type accountDetails struct {
 // write through this process is seen at once). The account is the
 // caller's own copy.
 func (h *Handler) withDetails(ctx context.Context, id int64) (*Account, details, error) {
-	h.cacheOnce.Do(func() {
-		if h.CacheTTL >= 0 {
-			h.cache = store.NewReadCache[int64, accountDetails](h.DB, h.CacheTTL, detailTables...)
-		}
-	})
-	if h.cache == nil {
+	if h.Details == nil {
 		return withDetails(ctx, h.DB, id)
 	}
-	v, err := h.cache.Get(id, func() (accountDetails, error) {
+	v, err := h.Details.c.Get(id, func() (accountDetails, error) {
 		a, d, err := withDetails(ctx, h.DB, id)
 		return accountDetails{a, d}, err
 	})

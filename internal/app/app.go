@@ -231,6 +231,11 @@ type App struct {
 	// Secrets seals secrets at rest: webhook secrets and passwords, TOTP
 	// seeds (auth.SealTOTPSecret).
 	Secrets *secretbox.Box
+
+	// accountDetails and repoStanding cache the accounts' details and the
+	// repositories with the caller's standing (nil: off, as Accounts).
+	accountDetails *accounts.DetailsCache
+	repoStanding   *repos.StandingCache
 }
 
 // Open opens the store (migrating its schema) and builds the services.
@@ -280,8 +285,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Authn = &auth.Authenticator{DB: db, Now: cfg.Now, Limits: cfg.LoginLimits, Secrets: a.Secrets, Clone: cloneTokens, AppKeys: auth.NewAppKeys(db, cfg.LookupCacheTTL)}
 	if cfg.LookupCacheTTL >= 0 {
+		// Every cache is made here, at start, so that every server
+		// watches (and on PostgreSQL notifies the others of) the same
+		// tables from its first write.
 		a.Authn.Tokens = auth.NewTokenCache(db, cfg.LookupCacheTTL)
 		a.Accounts = accounts.NewCache(db, cfg.LookupCacheTTL)
+		a.accountDetails = accounts.NewDetailsCache(db, cfg.LookupCacheTTL)
+		a.repoStanding = repos.NewStandingCache(db, cfg.LookupCacheTTL)
+		a.Repos.StatsCache = repos.NewStatsCache(db, cfg.LookupCacheTTL)
 	}
 	gitConfig := cfg.Git
 	gitConfig.Logger, gitConfig.IdleTimeout = cfg.Logger, cfg.IdleTimeout
@@ -332,7 +343,7 @@ func (a *App) Routes() []httpapi.Route {
 	area := func(page string, rs []httpapi.Route) {
 		routes = append(routes, documentedOn(page, rs)...)
 	}
-	area(docs.API, (&accounts.Handler{DB: a.DB, OrgUpdated: auditlog.OrgUpdated}).Routes())
+	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
@@ -439,7 +450,7 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now,
-		AccessLog: cfg.Logger}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts}, m.metrics, a.Routes())
+		AccessLog: cfg.Logger}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
 		ln.Close()
 		return nil, err

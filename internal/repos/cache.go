@@ -73,25 +73,27 @@ func (r *Repository) clone() *Repository {
 	return &c
 }
 
-// statsCache returns the service's cache of StatsOf, made on first use
-// (nil when Service.StatsCacheTTL is negative).
-func (s *Service) statsCache() *store.ReadCache[int64, Stats] {
-	s.statsOnce.Do(func() {
-		if s.StatsCacheTTL >= 0 {
-			s.stats = store.NewReadCache[int64, Stats](s.DB, s.StatsCacheTTL, statsTables...)
-		}
-	})
-	return s.stats
+// StatsCache keeps repositories' counters (StatsOf) in a store.ReadCache
+// over the tables they count (statsTables).
+type StatsCache struct {
+	c *store.ReadCache[int64, Stats]
+}
+
+// NewStatsCache returns a StatsCache of db keeping counters for at most
+// ttl (0: store.DefaultReadCacheTTL). Make it when the server starts:
+// on PostgreSQL a server notifies the others of writes to the tables it
+// watches (store.DB.Watch).
+func NewStatsCache(db *store.DB, ttl time.Duration) *StatsCache {
+	return &StatsCache{c: store.NewReadCache[int64, Stats](db, ttl, statsTables...)}
 }
 
 // Stats returns StatsOf the repository read through the service's
-// database, from a store.ReadCache over the tables it counts
-// (statsTables): a star, a subscription or a fork made through this
-// process is counted by the next call.
+// database, from the service's StatsCache when it has one: a star, a
+// subscription or a fork made through this process is counted by the
+// next call.
 func (s *Service) Stats(ctx context.Context, id int64) (Stats, error) {
-	c := s.statsCache()
-	if c == nil {
+	if s.StatsCache == nil {
 		return StatsOf(ctx, s.DB, id)
 	}
-	return c.Get(id, func() (Stats, error) { return StatsOf(ctx, s.DB, id) })
+	return s.StatsCache.c.Get(id, func() (Stats, error) { return StatsOf(ctx, s.DB, id) })
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
-	"time"
 
 	"forgeapi/internal/apptest"
 )
@@ -31,8 +30,7 @@ type repoView struct {
 // watched.
 func TestReadCachesSeeWritesAtOnce(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t)                 // lookup caches kept for an hour
-	env.App.Repos.StatsCacheTTL = time.Hour // before any request made the cache
+	env := apptest.Start(t) // lookup caches, the counters cache too, kept for an hour
 	octo := env.User("octo")
 	hubot := env.User("hubot")
 	mona := env.User("mona")

@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -41,13 +39,9 @@ type Service struct {
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
 	BeforeDelete func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
-	// StatsCacheTTL bounds how long Stats keeps a repository's counters
-	// (see store.ReadCache): 0 means store.DefaultReadCacheTTL, a
-	// negative value turns the cache off.
-	StatsCacheTTL time.Duration
-
-	statsOnce sync.Once
-	stats     *store.ReadCache[int64, Stats]
+	// StatsCache, when set, serves Stats (NewStatsCache); nil reads the
+	// counters from DB every time.
+	StatsCache *StatsCache
 }
 
 // GitDir is the directory of the repository's bare git repository. It is
