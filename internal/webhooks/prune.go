@@ -44,12 +44,21 @@ func (p *Pruner) retention() time.Duration {
 	return DefaultRetention
 }
 
+// pruneDeliveries deletes a batch of the done deliveries created before
+// the cutoff, oldest first, walking the creation time index from its
+// start: a sweep that finds nothing to delete reads nothing. The state is
+// compared as an expression (concatenated with the empty string), which
+// no index serves, so that the planner does not pick the work index's
+// state = 'done' instead: that search read every done delivery
+// (TestPrunerPlans).
+const pruneDeliveries = `DELETE FROM hook_deliveries WHERE id IN (
+	SELECT id FROM hook_deliveries WHERE created_at < $1 AND (state || '') = 'done' ORDER BY created_at LIMIT $2)`
+
 // Prune deletes what is past retention now and returns how many
 // deliveries it deleted.
 func (p *Pruner) Prune(ctx context.Context) (int64, error) {
 	cutoff := p.svc.now().Add(-p.retention())
-	deliveries, err := p.deleteAll(ctx, `DELETE FROM hook_deliveries WHERE id IN (
-		SELECT id FROM hook_deliveries WHERE state = 'done' AND created_at < $1 LIMIT $2)`, cutoff)
+	deliveries, err := p.deleteAll(ctx, pruneDeliveries, cutoff)
 	if err != nil {
 		return deliveries, err
 	}
