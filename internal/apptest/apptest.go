@@ -448,3 +448,21 @@ func Must(t testing.TB, what string, err error) {
 
 // Q returns the store handle, for tests that check rows directly.
 func (e *Env) Q() store.Q { return e.App.DB }
+
+// QueryPlan returns the detail column of SQLite's EXPLAIN QUERY PLAN of
+// the query, one line per step (tests of which index a query uses).
+func (e *Env) QueryPlan(t testing.TB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := e.Q().QueryContext(e.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	Must(t, "query plan", err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int64
+		var detail string
+		Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	Must(t, "plan rows", rows.Err())
+	return plan
+}

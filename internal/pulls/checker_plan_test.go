@@ -23,17 +23,7 @@ func TestCheckerClaimUsesDueIndex(t *testing.T) {
 			"pull_requests_check_due"},
 		{`SELECT id, totp_secret FROM accounts WHERE totp_secret <> '' AND totp_secret NOT LIKE $1`, "accounts_totp"},
 	} {
-		rows, err := env.Q().QueryContext(env.Context(), `EXPLAIN QUERY PLAN `+c.query, "x")
-		apptest.Must(t, "query plan", err)
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int64
-			var detail string
-			apptest.Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
-			plan = append(plan, detail)
-		}
-		apptest.Must(t, "plan rows", rows.Err())
-		rows.Close()
+		plan := env.QueryPlan(t, c.query, "x")
 		if len(plan) != 1 || !strings.Contains(plan[0], "INDEX "+c.index) {
 			t.Errorf("plan of %s = %q, want a search of %s", c.query, plan, c.index)
 		}

@@ -205,20 +205,13 @@ func TestNestedTeamsAtScale(t *testing.T) {
 // part starts from the user's team memberships and probes an index at
 // each step, never walking the teams that hold the repository (950 here).
 func wantUserFirstPlan(t *testing.T, env *apptest.Env, repoID, userID int64) {
-	rows, err := env.Q().QueryContext(env.Context(), `EXPLAIN QUERY PLAN SELECT g.permission FROM repo_grants g
-		WHERE g.repository_id = $1 AND g.user_id = $2 ORDER BY g.rank DESC LIMIT 1`, repoID, userID)
-	apptest.Must(t, "query plan", err)
-	defer rows.Close()
 	var steps []string
-	for rows.Next() {
-		var id, parent, unused int64
-		var detail string
-		apptest.Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
+	for _, detail := range env.QueryPlan(t, `SELECT g.permission FROM repo_grants g
+		WHERE g.repository_id = $1 AND g.user_id = $2 ORDER BY g.rank DESC LIMIT 1`, repoID, userID) {
 		if strings.Contains(detail, " tm ") || strings.Contains(detail, " ta ") || strings.Contains(detail, " tr ") {
 			steps = append(steps, detail)
 		}
 	}
-	apptest.Must(t, "plan rows", rows.Err())
 	if len(steps) != 3 || !strings.HasPrefix(steps[0], "SEARCH tm USING INDEX team_members_user") ||
 		!strings.HasPrefix(steps[1], "SEARCH ta ") || !strings.HasPrefix(steps[2], "SEARCH tr ") {
 		t.Errorf("plan of the teams part of repo_grants = %q, want a search from the user's memberships", steps)

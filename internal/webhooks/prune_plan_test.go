@@ -18,17 +18,7 @@ func TestPrunerPlans(t *testing.T) {
 		t.Skip("SQLite's plan")
 	}
 	env := apptest.Start(t)
-	rows, err := env.Q().QueryContext(env.Context(), "EXPLAIN QUERY PLAN "+webhooks.PruneDeliveriesQuery, "2026-01-01", 500)
-	apptest.Must(t, "query plan", err)
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int64
-		var detail string
-		apptest.Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
-		plan = append(plan, detail)
-	}
-	apptest.Must(t, "plan rows", rows.Err())
+	plan := env.QueryPlan(t, webhooks.PruneDeliveriesQuery, "2026-01-01", 500)
 	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "USING INDEX hook_deliveries_created (created_at<?)") ||
 		strings.Contains(joined, "hook_deliveries_work") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Errorf("plan of the pruner's search = %q, want a range of hook_deliveries_created", plan)
