@@ -15,8 +15,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
-	"slices"
-	"sync"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -97,8 +95,7 @@ type Service struct {
 
 	wake chan struct{}
 
-	targetsOnce sync.Once
-	targets     *store.ReadCache[hookTarget, []*Hook] // see activeHooks
+	targets *store.ReadCache[hookTarget, []*Hook] // see subscribedHooks
 }
 
 // AppResolver finds the recipients of an event among apps: the
@@ -111,7 +108,14 @@ type AppResolver interface {
 
 // NewService returns a Service over db sealing secrets with box.
 func NewService(db *store.DB, box *secretbox.Box, cfg Config, now func() time.Time, logger *slog.Logger) *Service {
-	return &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
+	s := &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
+	if db != nil {
+		// Made here, at start, so that every server watches (and on
+		// PostgreSQL notifies the others of) writes to hooks from its
+		// first one.
+		s.targets = store.NewReadCache[hookTarget, []*Hook](db, 0, "hooks")
+	}
+	return s
 }
 
 func (s *Service) now() time.Time {
@@ -297,7 +301,18 @@ func SubscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(all, func(h *Hook) bool { return !h.Subscribed(event) }), nil
+	return subscribedTo(all, event), nil
+}
+
+// subscribedTo returns, in a new slice, the hooks subscribed to the event.
+func subscribedTo(hooks []*Hook, event string) []*Hook {
+	out := make([]*Hook, 0, len(hooks))
+	for _, h := range hooks {
+		if h.Subscribed(event) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // hookTarget names a repository and its organization (either may be
@@ -340,24 +355,15 @@ func activeHooks(ctx context.Context, q store.Q, t hookTarget) ([]*Hook, error) 
 //
 // The hooks returned are shared: callers must not change them.
 func (s *Service) subscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org *accounts.Account, event string) ([]*Hook, error) {
-	if s.DB == nil {
+	if s.targets == nil {
 		return SubscribedHooks(ctx, q, repo, org, event)
 	}
-	s.targetsOnce.Do(func() {
-		s.targets = store.NewReadCache[hookTarget, []*Hook](s.DB, 0, "hooks")
-	})
 	t := targetOf(repo, org)
 	all, err := s.targets.Get(t, func() ([]*Hook, error) { return activeHooks(ctx, q, t) })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Hook, 0, len(all))
-	for _, h := range all {
-		if h.Subscribed(event) {
-			out = append(out, h)
-		}
-	}
-	return out, nil
+	return subscribedTo(all, event), nil
 }
 
 // queryHooks runs a query of hookColumns and scans its hooks.
