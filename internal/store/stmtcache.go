@@ -173,6 +173,7 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // once more: it was refused before it ran.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	defer db.afterWrite(ctx, query)
+	defer db.checkpoints.committed()
 	if st := db.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -184,9 +185,21 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return res, err
 }
 
+// statementContext is the context a statement of the transaction runs
+// with: on SQLite one that never ends (see DB.Tx: an interrupted write
+// would roll back the whole group's transaction; and modernc's driver
+// starts no watcher goroutine per statement for it).
+func (t *Tx) statementContext(ctx context.Context) context.Context {
+	if t.db.writes != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // QueryRowContext runs a query in the transaction, reusing the
 // database's cached statement when there is one.
 func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = t.statementContext(ctx)
 	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
@@ -197,6 +210,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 // QueryContext runs a query in the transaction, reusing the database's
 // cached statement.
 func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = t.statementContext(ctx)
 	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
@@ -207,6 +221,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 // ExecContext runs a statement in the transaction, reusing the
 // database's cached statement.
 func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = t.statementContext(ctx)
 	t.noteWrites(query)
 	if st := t.cachedOrNote(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)

@@ -51,10 +51,10 @@ type DB struct {
 	Created bool
 	pool    *pgxpool.Pool
 	cache   *stmtCache // SQLite only; pgx keeps its own per-connection cache
-	// writeGate (SQLite only) lets one transaction of this process at a
-	// time wait for the write lock; see Tx.
-	writeGate chan struct{}
-	watch     watchers
+	// writes (SQLite only) queues this process's transactions for the
+	// write lock and commits them in groups; see Tx.
+	writes *writeQueue
+	watch  watchers
 	// stopListening ends the PostgreSQL listener of other processes'
 	// writes (see Watch); listening is closed when it has ended.
 	stopListening context.CancelFunc
@@ -62,6 +62,9 @@ type DB struct {
 	// notes sends the notifications of this process's committed writes
 	// to watched tables (PostgreSQL only; see notifier).
 	notes *notifier
+	// checkpoints copies the WAL back into the database file (SQLite
+	// only; see checkpointer).
+	checkpoints *checkpointer
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -95,7 +98,13 @@ func openSQLite(path string) (*DB, error) {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+	// temp_store(MEMORY): statement journals (a multi-row INSERT in a
+	// transaction that wrote before keeps one) stay in memory; they
+	// spilled to a temporary file past 64 KiB, half the CPU of an event's
+	// delivery rows. wal_autocheckpoint(0): the checkpointer does it, off
+	// the writers' path.
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)",
+		"temp_store(MEMORY)", "wal_autocheckpoint(0)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
@@ -114,7 +123,7 @@ func openSQLite(path string) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
-		writeGate: make(chan struct{}, 1)}, nil
+		writes: &writeQueue{span: maxGroupSpan}, checkpoints: startCheckpointer(sqldb)}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -171,6 +180,7 @@ func (db *DB) Close() error {
 		<-db.listening
 	}
 	db.notes.close()
+	db.checkpoints.close()
 	db.cache.close()
 	err := db.DB.Close()
 	if db.pool != nil {
@@ -208,9 +218,11 @@ func AfterCommit(q Q, fn func()) {
 //
 // On SQLite every transaction takes the database's one write lock at
 // BEGIN (IMMEDIATE). The transactions of this process queue for it in
-// order on a gate instead of polling SQLite's busy handler, which under
-// load starves unlucky writers past busy_timeout; the busy handler is
-// left to arbitrate with other processes (admin commands).
+// order and commit in groups (see group.go); the busy handler is left to
+// arbitrate with other processes (admin commands). Once a transaction
+// has its turn its statements run to their end: ctx ending no longer
+// interrupts them (an interrupted write would roll back the whole
+// group's transaction), though fn may still check ctx and fail.
 func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
 	var uncached []string
 	err := db.tx(ctx, fn, &uncached)
@@ -221,17 +233,8 @@ func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
 // tx is Tx without the statement cache's upkeep: it reports in *uncached
 // the queries that ran unprepared.
 func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) error {
-	if db.writeGate != nil {
-		wait := time.NewTimer(writeGateTimeout)
-		defer wait.Stop()
-		select {
-		case db.writeGate <- struct{}{}:
-			defer func() { <-db.writeGate }()
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-wait.C:
-			return ErrBusy
-		}
+	if db.writes != nil {
+		return db.groupTx(ctx, fn, uncached)
 	}
 	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -246,14 +249,21 @@ func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) e
 	if err := sqlTx.Commit(); err != nil {
 		return Normalize(err)
 	}
-	// The other servers hear of the writes after the commit, batched
-	// (see notifier): never of a write that rolled back.
+	db.committed(tx)
+	return nil
+}
+
+// committed does what follows the commit of tx: the checkpointer, the
+// watchers and the other servers hear of its writes (batched, see
+// notifier: never of a write that rolled back), then its AfterCommit
+// functions run.
+func (db *DB) committed(tx *Tx) {
+	db.checkpoints.committed()
 	db.notes.send(tx.written)
 	db.changed(tx.written)
 	for _, f := range tx.afterCommit {
 		f()
 	}
-	return nil
 }
 
 // Bounds of RetryTx.
@@ -315,9 +325,9 @@ func (db *DB) SkipLocked() string {
 // Now returns the current time as the store keeps it: UTC, microseconds.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// writeGateTimeout bounds the wait for the write gate (a transaction
+// writeWaitTimeout bounds the wait for the write lock (a transaction
 // started inside another one would otherwise wait forever).
-const writeGateTimeout = 30 * time.Second
+const writeWaitTimeout = 30 * time.Second
 
 // ErrBusy is returned when a transaction waited too long for its turn to
 // write.

@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openSQLiteForTest opens a SQLite database in a temporary directory with
+// one table, items(name TEXT PRIMARY KEY).
+func openSQLiteForTest(t *testing.T) *DB {
+	t.Helper()
+	db, _ := openSQLiteFile(t)
+	return db
+}
+
+// openSQLiteFile is openSQLiteForTest, also returning the database file.
+func openSQLiteFile(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	db, err := openSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(context.Background(), "CREATE TABLE items (name TEXT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	return db, path
+}
+
+func insertItem(ctx context.Context, q Q, name string) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO items (name) VALUES ($1)", name)
+	return err
+}
+
+// committedItems reads the items as another connection sees them.
+func committedItems(t *testing.T, db *DB) map[string]bool {
+	t.Helper()
+	rows, err := db.DB.Query("SELECT name FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		seen[name] = true
+	}
+	return seen
+}
+
+// holdWriteLock starts a transaction that writes "leader" and waits for
+// release before it returns; it returns when the transaction is running,
+// and the channel that receives its result.
+func holdWriteLock(t *testing.T, db *DB, release <-chan struct{}) <-chan error {
+	t.Helper()
+	running := make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		result <- db.Tx(context.Background(), func(tx Q) error {
+			if err := insertItem(context.Background(), tx, "leader"); err != nil {
+				return err
+			}
+			close(running)
+			<-release
+			return nil
+		})
+	}()
+	<-running
+	return result
+}
+
+// awaitWaiting waits until n transactions queue for the write lock.
+func awaitWaiting(t *testing.T, db *DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		db.writes.mu.Lock()
+		waiting := len(db.writes.waiting)
+		db.writes.mu.Unlock()
+		if waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transactions waiting, want %d", waiting, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestGroupCommitKeepsEachMembersOutcome queues transactions behind one
+// that holds the write lock, so that they run as one group in its SQLite
+// transaction: members that succeed commit, a member that fails or panics
+// leaves none of its writes, and each hears of its own outcome only.
+func TestGroupCommitKeepsEachMembersOutcome(t *testing.T) {
+	db := openSQLiteForTest(t)
+	db.writes.span = time.Hour // one group, however slow the machine
+	release := make(chan struct{})
+	leader := holdWriteLock(t, db, release)
+
+	type result struct {
+		err       error
+		panicked  any
+		committed bool // its AfterCommit ran
+		sawLeader bool // another connection saw the leader's row while it ran
+	}
+	kinds := []string{"ok", "fail", "ok", "panic", "ok", "conflict", "ok"}
+	results := make([]result, len(kinds))
+	var wg sync.WaitGroup
+	for i, kind := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { results[i].panicked = recover() }()
+			name := fmt.Sprintf("%d-%s", i, kind)
+			results[i].err = db.Tx(context.Background(), func(tx Q) error {
+				results[i].sawLeader = committedItems(t, db)["leader"]
+				tx.(*Tx).AfterCommit(func() { results[i].committed = true })
+				if err := insertItem(context.Background(), tx, name); err != nil {
+					return err
+				}
+				switch kind {
+				case "fail":
+					return errors.New("refused")
+				case "panic":
+					panic("member panics")
+				case "conflict": // a failing statement after a write of its own
+					return insertItem(context.Background(), tx, "leader")
+				}
+				return nil
+			})
+		}()
+		awaitWaiting(t, db, i+1) // in this order
+	}
+	close(release)
+	wg.Wait()
+	if err := <-leader; err != nil {
+		t.Fatalf("leader: %v", err)
+	}
+
+	items := committedItems(t, db)
+	if !items["leader"] {
+		t.Error("the leader's row was not committed")
+	}
+	for i, kind := range kinds {
+		name := fmt.Sprintf("%d-%s", i, kind)
+		r := results[i]
+		if r.sawLeader {
+			t.Errorf("%s saw the leader's row committed: it did not run in the leader's transaction", name)
+		}
+		wantOK := kind == "ok"
+		if items[name] != wantOK || r.committed != wantOK {
+			t.Errorf("%s: row committed %v, AfterCommit ran %v; want %v", name, items[name], r.committed, wantOK)
+		}
+		switch kind {
+		case "ok":
+			if r.err != nil || r.panicked != nil {
+				t.Errorf("%s: err %v, panic %v", name, r.err, r.panicked)
+			}
+		case "fail":
+			if r.err == nil || r.err.Error() != "refused" {
+				t.Errorf("%s: err %v, want its own error", name, r.err)
+			}
+		case "panic":
+			if r.panicked != "member panics" {
+				t.Errorf("%s: panic %v, want its own", name, r.panicked)
+			}
+		case "conflict":
+			if !errors.Is(Normalize(r.err), ErrConflict) {
+				t.Errorf("%s: err %v, want a conflict", name, r.err)
+			}
+		}
+	}
+	// The lock is free again.
+	if err := db.Tx(context.Background(), func(tx Q) error { return insertItem(context.Background(), tx, "after") }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaderPanicFreesTheWriteLock: a transaction whose fn panics rolls
+// back and passes the write lock on (it was held for good before, and
+// every later write timed out).
+func TestLeaderPanicFreesTheWriteLock(t *testing.T) {
+	db := openSQLiteForTest(t)
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v", p)
+			}
+		}()
+		_ = db.Tx(context.Background(), func(tx Q) error {
+			if err := insertItem(context.Background(), tx, "panicked"); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Tx(ctx, func(tx Q) error { return insertItem(ctx, tx, "next") }); err != nil {
+		t.Fatal(err)
+	}
+	if items := committedItems(t, db); items["panicked"] || !items["next"] {
+		t.Errorf("items %v, want next only", items)
+	}
+}
+
+// TestCanceledWaiterNeverRuns: a transaction whose context ends while it
+// waits for the write lock returns the context's error without running,
+// and the queue goes on without it.
+func TestCanceledWaiterNeverRuns(t *testing.T) {
+	db := openSQLiteForTest(t)
+	release := make(chan struct{})
+	leader := holdWriteLock(t, db, release)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := false
+	canceled := make(chan error, 1)
+	go func() {
+		canceled <- db.Tx(ctx, func(tx Q) error { ran = true; return nil })
+	}()
+	awaitWaiting(t, db, 1)
+	after := make(chan error, 1)
+	go func() {
+		after <- db.Tx(context.Background(), func(tx Q) error { return insertItem(context.Background(), tx, "after") })
+	}()
+	awaitWaiting(t, db, 2)
+	cancel()
+	if err := <-canceled; !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled waiter: %v", err)
+	}
+	close(release)
+	if err := <-leader; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-after; err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("the canceled transaction ran")
+	}
+}
+
+// TestCheckpointerCopiesTheWAL: commits never checkpoint (connections
+// have wal_autocheckpoint 0), the checkpointer does, so that committed
+// pages reach the database file while the process runs; without it they
+// would stay in the WAL until the last connection closes.
+func TestCheckpointerCopiesTheWAL(t *testing.T) {
+	db, path := openSQLiteFile(t)
+	var auto int
+	if err := db.DB.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("wal_autocheckpoint %d (%v), want 0", auto, err)
+	}
+	before := fileSize(t, path)
+	const rows, size = 200, 8 << 10 // 1.6 MB, under SQLite's own 1,000-page threshold
+	if err := db.Tx(context.Background(), func(tx Q) error {
+		for i := range rows {
+			if err := insertItem(context.Background(), tx, fmt.Sprintf("%0*d", size, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fileSize(t, path) < before+rows*size {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file %d bytes (%d before): the committed rows were not checkpointed", fileSize(t, path), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
