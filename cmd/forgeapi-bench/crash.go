@@ -217,6 +217,17 @@ func (s *crashSetup) startServer(extra ...string) (*server, error) {
 	return nil, fmt.Errorf("forgeapi serve did not start listening:\n%s", strings.Join(tail, "\n"))
 }
 
+// stop ends the process with SIGTERM (a graceful shutdown) and waits for
+// it; SIGKILL after 30 s.
+func (srv *server) stop() {
+	_ = srv.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-srv.done:
+	case <-time.After(30 * time.Second):
+		srv.kill()
+	}
+}
+
 // kill ends the process with SIGKILL and waits for it.
 func (srv *server) kill() {
 	_ = srv.cmd.Process.Kill()

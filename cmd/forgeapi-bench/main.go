@@ -11,6 +11,7 @@
 //	forgeapi-bench webhooks [-compare-bare] [flags]
 //	forgeapi-bench writes [-database postgres://...] [flags]
 //	forgeapi-bench crash webhooks|pushes [flags]
+//	forgeapi-bench scale -database postgres://... [-servers 2] [flags]
 package main
 
 import (
@@ -27,6 +28,7 @@ var scenarios = map[string]func(ctx context.Context, args []string) error{
 	"feeds":     runFeeds,
 	"read":      runRead,
 	"rss":       runRSS,
+	"scale":     runScale,
 	"start":     runStart,
 	"webhooks":  runWebhooks,
 	"writes":    runWrites,
