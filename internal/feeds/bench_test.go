@@ -1,41 +1,64 @@
 package feeds_test
 
 import (
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 )
 
 // BenchmarkNotModified measures the server's own cost of a conditional
 // poll answered 304 (no network: the request goes straight to the
 // server's handler, every middleware included), anonymous and with a
-// token, beside a bare handler that answers a fixed 304.
+// token, beside a bare handler that answers a fixed 304. The "-served"
+// cases run as `forgeapi serve` does by default: rate limits on (the 304
+// carries the budget's headers and gives its request back) and the access
+// log line formatted (by slog's text handler, into io.Discard); the
+// others leave both out.
 func BenchmarkNotModified(b *testing.B) {
-	env := apptest.Start(b)
-	alice, bob := env.User("alice"), env.User("bob")
-	env.Repo(alice, "pub")
-	env.Repo(bob, "other")
-	token := env.Token(alice, "repo", "user")
-	for _, path := range []string{"/user/starred/bob/other", "/user/following/bob"} {
-		if resp, body := env.DoJSON("PUT", path, token, ""); resp.StatusCode != http.StatusNoContent {
-			b.Fatalf("PUT %s: %d %s", path, resp.StatusCode, body)
-		}
-	}
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `W/"fixed"`)
 		w.WriteHeader(http.StatusNotModified)
 	})
 	b.Run("bare", func(b *testing.B) { poll(b, bare, "/events", "", `W/"fixed"`) })
-	for _, c := range []struct{ name, path, token string }{
-		{"events-anonymous", "/events", ""},
-		{"user-events-token", "/users/alice/events", token},
-		{"received-events-token", "/users/alice/received_events", token},
+	served := func(c *app.Config) {
+		c.RateLimit = true
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, set := range []struct {
+		suffix   string
+		opts     []apptest.Option
+		received bool
+	}{
+		{"", nil, true},
+		{"-served", []apptest.Option{served}, false},
 	} {
-		resp, _ := env.Do("GET", c.path, c.token, nil)
-		etag := resp.Header.Get("ETag")
-		b.Run(c.name, func(b *testing.B) { poll(b, env.Main.Handler(), c.path, c.token, etag) })
+		env := apptest.Start(b, set.opts...)
+		alice, bob := env.User("alice"), env.User("bob")
+		env.Repo(alice, "pub")
+		env.Repo(bob, "other")
+		token := env.Token(alice, "repo", "user")
+		for _, path := range []string{"/user/starred/bob/other", "/user/following/bob"} {
+			if resp, body := env.DoJSON("PUT", path, token, ""); resp.StatusCode != http.StatusNoContent {
+				b.Fatalf("PUT %s: %d %s", path, resp.StatusCode, body)
+			}
+		}
+		cases := []struct{ name, path, token string }{
+			{"events-anonymous", "/events", ""},
+			{"user-events-token", "/users/alice/events", token},
+		}
+		if set.received {
+			cases = append(cases, struct{ name, path, token string }{"received-events-token", "/users/alice/received_events", token})
+		}
+		for _, c := range cases {
+			resp, _ := env.Do("GET", c.path, c.token, nil)
+			etag := resp.Header.Get("ETag")
+			b.Run(c.name+set.suffix, func(b *testing.B) { poll(b, env.Main.Handler(), c.path, c.token, etag) })
+		}
 	}
 }
 
