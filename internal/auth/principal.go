@@ -137,17 +137,21 @@ func itoa(v int64) string {
 	return string(buf[i:])
 }
 
-type principalKey struct{}
+// PrincipalKey is the context key of the principal: WithPrincipal
+// stores it under this key, and a context that carries several request
+// values in one (the API server's) answers Value(PrincipalKey{}) with the
+// *Principal.
+type PrincipalKey struct{}
 
 // WithPrincipal returns a context carrying the principal.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(ctx, PrincipalKey{}, p)
 }
 
 // PrincipalFrom returns the request's principal; never nil (anonymous
 // when the context carries none).
 func PrincipalFrom(ctx context.Context) *Principal {
-	if p, ok := ctx.Value(principalKey{}).(*Principal); ok && p != nil {
+	if p, ok := ctx.Value(PrincipalKey{}).(*Principal); ok && p != nil {
 		return p
 	}
 	return &Principal{}

@@ -22,7 +22,7 @@ const (
 type RateLimiter struct {
 	mu      sync.Mutex
 	now     func() time.Time
-	windows map[string]*rateWindowState
+	windows map[rateID]*rateWindowState
 	sweep   time.Time
 }
 
@@ -34,23 +34,31 @@ type rateWindowState struct {
 
 // NewRateLimiter returns an empty limiter reading time from now.
 func NewRateLimiter(now func() time.Time) *RateLimiter {
-	return &RateLimiter{now: now, windows: map[string]*rateWindowState{}}
+	return &RateLimiter{now: now, windows: map[rateID]*rateWindowState{}}
 }
 
 // RateKey identifies whose budget a request spends, and its limit.
 type RateKey struct {
-	ID    string
+	ID    rateID
 	Limit int
+}
+
+// rateID names a budget: an app's, an account's, or a client address's
+// (anonymous). It is a map key made without building a string.
+type rateID struct {
+	kind byte // 'a' app, 'u' account, 'i' client address
+	id   int64
+	addr string
 }
 
 func rateKey(r *http.Request, p *auth.Principal) RateKey {
 	if p != nil && p.App != nil {
-		return RateKey{ID: "app" + strconv.FormatInt(p.App.ID, 10), Limit: AuthenticatedLimit}
+		return RateKey{ID: rateID{kind: 'a', id: p.App.ID}, Limit: AuthenticatedLimit}
 	}
 	if !p.Anonymous() {
-		return RateKey{ID: "u" + strconv.FormatInt(p.Account.ID, 10), Limit: AuthenticatedLimit}
+		return RateKey{ID: rateID{kind: 'u', id: p.Account.ID}, Limit: AuthenticatedLimit}
 	}
-	return RateKey{ID: "ip" + ClientIP(r), Limit: AnonymousLimit}
+	return RateKey{ID: rateID{kind: 'i', addr: ClientIP(r)}, Limit: AnonymousLimit}
 }
 
 // Reservation is one request's use of a budget.
@@ -109,19 +117,34 @@ func (l *RateLimiter) sweepExpired(now time.Time) {
 }
 
 // SetHeaders writes the x-ratelimit-* headers when enabled.
-func (res Reservation) SetHeaders(h http.Header, enabled bool) {
+func (res Reservation) SetHeaders(h http.Header, enabled bool) { res.setHeaders(h, enabled, nil) }
+
+// setHeaders is SetHeaders with the values' slices taken from the
+// request's recorder when it has room for them (rec may be nil). The four
+// numbers are one string: one allocation for the five headers.
+func (res Reservation) setHeaders(h http.Header, enabled bool, rec *statusRecorder) {
 	if !enabled {
 		return
 	}
-	// One array holds the five values; the keys are in canonical form.
-	v := [...]string{
-		strconv.Itoa(res.key.Limit),
-		strconv.Itoa(max(0, res.key.Limit-res.Used)),
-		strconv.Itoa(res.Used),
-		strconv.FormatInt(res.Reset.Unix(), 10),
-		"core",
+	var buf [4 * 20]byte
+	b := strconv.AppendInt(buf[:0], int64(res.key.Limit), 10)
+	limit := len(b)
+	b = strconv.AppendInt(b, int64(max(0, res.key.Limit-res.Used)), 10)
+	remaining := len(b)
+	b = strconv.AppendInt(b, int64(res.Used), 10)
+	used := len(b)
+	b = strconv.AppendInt(b, res.Reset.Unix(), 10)
+	digits := string(b)
+	var vs []string
+	if rec != nil && len(rec.vals)-rec.nvalues >= 5 {
+		vs = rec.vals[rec.nvalues : rec.nvalues+5]
+		rec.nvalues += 5
+	} else {
+		vs = make([]string, 5)
 	}
-	vs := v[:]
+	vs[0], vs[1], vs[2], vs[3], vs[4] = digits[:limit], digits[limit:remaining], digits[remaining:used], digits[used:], "core"
+	// The keys are in canonical form; each slice's capacity is 1, so
+	// that Header.Add copies it rather than write over the next value.
 	h["X-Ratelimit-Limit"] = vs[0:1:1]
 	h["X-Ratelimit-Remaining"] = vs[1:2:2]
 	h["X-Ratelimit-Used"] = vs[2:3:3]

@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"path"
 	"runtime/debug"
@@ -212,10 +212,10 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.begin()
-	requestID := newRequestID()
-	ids := []string{requestID}
-	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids
 	rec := &statusRecorder{ResponseWriter: w}
+	requestID := newRequestID()
+	ids := rec.values(requestID)
+	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -226,10 +226,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				WriteError(rec, r, fmt.Errorf("panic: %v", p))
 			}
 		}
-		elapsed := time.Since(start)
+		end := time.Now()
+		elapsed := end.Sub(start)
 		s.metrics.Observe(r.Pattern, r.Method, rec.status, elapsed)
 		s.metrics.end()
-		s.logRequest(r, rec, requestID, elapsed)
+		s.logRequest(r, rec, requestID, end, elapsed)
 	}()
 	if !cleanPath(r.URL.Path) {
 		// ServeMux would redirect to the cleaned path; the platform
@@ -259,7 +260,9 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
 	maxBody := rt.maxBody()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := &requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
+		rec := recorderOf(w)
+		rc := &rec.ctx
+		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		if err := limitBody(w, r, maxBody); err != nil {
 			WriteError(w, r.WithContext(rc), err)
 			return
@@ -270,9 +273,10 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 			return
 		}
 		rc.version = version
-		w.Header()[VersionSelectedHeader] = []string{version}
-		service, platform := mediaTypeValues(r.Header.Get("Accept"))
-		w.Header()[MediaTypeHeader], w.Header()[PlatformMediaTypeHeader] = []string{service}, []string{platform}
+		h := w.Header()
+		h[VersionSelectedHeader] = rec.values(version)
+		service, platform := mediaTypeValues(headerValue(r.Header, "Accept"))
+		h[MediaTypeHeader], h[PlatformMediaTypeHeader] = rec.values(service), rec.values(platform)
 		var ctx context.Context = rc
 		p, err := s.authenticate(ctx, r, rt.Auth)
 		if err == nil && p.Token != nil && !p.Token.Kind.API() {
@@ -286,14 +290,14 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		if err != nil {
 			// A failed authentication spends the client address's
 			// anonymous budget, not the account's.
-			s.ChargeAnonymous(r).SetHeaders(w.Header(), s.cfg.RateLimit)
+			s.ChargeAnonymous(r).setHeaders(h, s.cfg.RateLimit, rec)
 			WriteError(w, r.WithContext(rc), err)
 			return
 		}
-		ctx = auth.WithPrincipal(ctx, p)
-		r = r.WithContext(ctx)
-		NotePrincipal(w, p)
-		s.setAuthHeaders(w, p, ah)
+		rc.principal = p // the context answers auth.PrincipalFrom
+		r = r.WithContext(rc)
+		rec.principal = p // for the access log
+		s.setAuthHeaders(rec, h, p, ah)
 
 		var reservation Reservation
 		if rt.Uncounted {
@@ -303,15 +307,15 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		}
 		conditional := r.Method == http.MethodGet && !rt.Stream
 		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
-			reservation.SetHeaders(w.Header(), true)
+			reservation.setHeaders(h, true, rec)
 			WriteError(w, r, reservation.Error())
 			return
 		}
 		if conditional {
-			s.serveConditional(w, r, rt, reservation)
+			s.serveConditional(rec, r, rt, reservation)
 			return
 		}
-		reservation.SetHeaders(w.Header(), s.cfg.RateLimit)
+		reservation.setHeaders(h, s.cfg.RateLimit, rec)
 		admitted, err := s.admitLargeBody(r, maxBody)
 		if err != nil {
 			WriteError(w, r, err)
@@ -377,7 +381,7 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 // the rate limit: it gives back its reservation, and it is served even to
 // a caller whose budget is spent (any other answer to that caller is the
 // rate-limit refusal).
-func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Route, reservation Reservation) {
+func (s *Server) serveConditional(w *statusRecorder, r *http.Request, rt Route, reservation Reservation) {
 	// The handler writes its headers into w's own; buf remembers the ones
 	// set before it, to take the handler's back out of a rate-limit
 	// refusal or of the 500 that answers its panic.
@@ -411,22 +415,22 @@ func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request, rt Rou
 	}
 	if s.cfg.RateLimit && !reservation.OK {
 		buf.restoreHeader()
-		reservation.SetHeaders(h, true)
+		reservation.setHeaders(h, true, w)
 		WriteError(w, r, reservation.Error())
 		return
 	}
-	reservation.SetHeaders(h, s.cfg.RateLimit)
+	reservation.setHeaders(h, s.cfg.RateLimit, w)
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
 }
 
 // writeNotModified answers 304 with the headers the handler set, but
 // not its body's, and gives back the reservation.
-func (s *Server) writeNotModified(w http.ResponseWriter, reservation Reservation) {
+func (s *Server) writeNotModified(w *statusRecorder, reservation Reservation) {
 	h := w.Header()
 	delete(h, "Content-Type")
 	delete(h, "Content-Length")
-	s.limiter.Refund(reservation).SetHeaders(h, s.cfg.RateLimit)
+	s.limiter.Refund(reservation).setHeaders(h, s.cfg.RateLimit, w)
 	w.WriteHeader(http.StatusNotModified)
 }
 
@@ -505,14 +509,13 @@ func newAuthHeaders(rule auth.Rule) authHeaders {
 
 // setAuthHeaders sets X-OAuth-Scopes and the route's X-Accepted-* headers
 // (the keys below are in canonical form).
-func (s *Server) setAuthHeaders(w http.ResponseWriter, p *auth.Principal, ah authHeaders) {
-	h := w.Header()
+func (s *Server) setAuthHeaders(rec *statusRecorder, h http.Header, p *auth.Principal, ah authHeaders) {
 	if p.ScopeBased() {
-		h["X-Oauth-Scopes"] = []string{p.Token.Scopes.String()}
-		h["X-Accepted-Oauth-Scopes"] = []string{ah.scopes}
+		h["X-Oauth-Scopes"] = rec.values(p.Token.Scopes.String())
+		h["X-Accepted-Oauth-Scopes"] = rec.values(ah.scopes)
 	}
 	if ah.permissions != "" {
-		h["X-Accepted-Service-Permissions"] = []string{ah.permissions}
+		h["X-Accepted-Service-Permissions"] = rec.values(ah.permissions)
 	}
 }
 
@@ -520,12 +523,13 @@ type baseURLKey struct{}
 
 type docsKey struct{}
 
-// requestContext carries an API request's base URL, version and
-// documentation page in one context value (instead of a
+// requestContext carries an API request's base URL, version,
+// documentation page and principal in one context value (instead of a
 // context.WithValue for each).
 type requestContext struct {
 	context.Context
 	baseURL, version, docs string
+	principal              *auth.Principal // nil until authenticated
 }
 
 func (c *requestContext) Value(key any) any {
@@ -536,6 +540,10 @@ func (c *requestContext) Value(key any) any {
 		return c.version
 	case docsKey:
 		return c.docs
+	case auth.PrincipalKey:
+		if c.principal != nil {
+			return c.principal
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -559,19 +567,25 @@ func WithBaseURL(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseURLKey{}, base)
 }
 
-// newRequestID returns 8 random bytes as upper-case hex, "XXXXXXXX:XXXXXXXX".
+// newRequestID returns 8 random bytes as upper-case hex,
+// "XXXXXXXX:XXXXXXXX". The bytes come from math/rand/v2's global source:
+// the runtime's per-thread ChaCha8 generator, seeded from the operating
+// system's entropy, which needs no system call or lock per request (an id
+// names a request in logs; it guards nothing).
 func newRequestID() string {
 	const digits = "0123456789ABCDEF"
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := make([]byte, 0, 17)
-	for i, v := range b {
+	v := rand.Uint64()
+	var id [17]byte
+	for i, j := 0, 0; i < 8; i++ {
 		if i == 4 {
-			id = append(id, ':')
+			id[j] = ':'
+			j++
 		}
-		id = append(id, digits[v>>4], digits[v&0x0f])
+		b := byte(v >> (56 - 8*i))
+		id[j], id[j+1] = digits[b>>4], digits[b&0x0f]
+		j += 2
 	}
-	return string(id)
+	return string(id[:])
 }
 
 // ClientIP returns the request's remote address without the port (see

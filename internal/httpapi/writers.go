@@ -15,13 +15,54 @@ import (
 )
 
 // statusRecorder remembers the status and size of a response, and who
-// the request authenticated as, for the metrics and the access log.
+// the request authenticated as, for the metrics and the access log. It
+// is made once per request and also holds the request's other small
+// state, so that one allocation serves them all: the API request context
+// and the backing array of the header values the middleware sets.
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int
 	wrote     bool
 	bytes     int64
 	principal *auth.Principal // set by NotePrincipal; nil: anonymous
+
+	ctx     requestContext // an API route's (apiHandler)
+	nvalues int
+	vals    [recorderValues]string
+}
+
+// recorderValues is how many header values a recorder holds: the
+// request id, the version, the two media types, the three X-*-Scopes and
+// X-Accepted-* headers, and the five rate-limit headers.
+const recorderValues = 12
+
+// values returns a one-value slice for a header: from the recorder's own
+// array while it has room, else a new one. Its capacity is 1, so that
+// Header.Add copies it rather than write over the next header's value.
+func (s *statusRecorder) values(v string) []string {
+	if s.nvalues == len(s.vals) {
+		return []string{v}
+	}
+	i := s.nvalues
+	s.nvalues++
+	s.vals[i] = v
+	return s.vals[i : i+1 : i+1]
+}
+
+// recorderOf returns the statusRecorder that ServeHTTP wrapped the
+// response in, or a new one when the writer is not one (a handler served
+// outside ServeHTTP).
+func recorderOf(w http.ResponseWriter) *statusRecorder {
+	for {
+		switch x := w.(type) {
+		case *statusRecorder:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return &statusRecorder{ResponseWriter: w}
+		}
+	}
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"forgeapi/internal/auth"
+)
+
+func TestRequestIDFormat(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newRequestID()
+		if len(id) != 17 || id[8] != ':' {
+			t.Fatalf("request id %q", id)
+		}
+		for i, c := range []byte(id) {
+			if i != 8 && !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
+				t.Fatalf("request id %q: %q is not an upper-case hex digit", id, c)
+			}
+		}
+		if seen[id] {
+			t.Fatalf("request id %q twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+// The recorder's header values share one array: adding a value to one
+// header must not change another's, and past the array's room values
+// are still given.
+func TestRecorderHeaderValues(t *testing.T) {
+	t.Parallel()
+	rec := &statusRecorder{ResponseWriter: httptest.NewRecorder()}
+	h := rec.Header()
+	for i := range recorderValues + 3 {
+		h[http.CanonicalHeaderKey("X-H"+string(rune('a'+i)))] = rec.values(string(rune('a' + i)))
+	}
+	h.Add("X-Ha", "again")
+	for i := range recorderValues + 3 {
+		k, want := http.CanonicalHeaderKey("X-H"+string(rune('a'+i))), []string{string(rune('a' + i))}
+		if i == 0 {
+			want = append(want, "again")
+		}
+		if got := h[k]; !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+}
+
+// The rate-limit headers are the same whether their values come from the
+// recorder or not, and a header added to later does not change the others.
+func TestRateHeadersFromRecorder(t *testing.T) {
+	t.Parallel()
+	reset := time.Unix(1795759891, 0)
+	res := Reservation{key: RateKey{Limit: AuthenticatedLimit}, OK: true, Used: 123, Reset: reset}
+	plain := http.Header{}
+	res.SetHeaders(plain, true)
+	rec := &statusRecorder{ResponseWriter: httptest.NewRecorder()}
+	rec.values("id")
+	res.setHeaders(rec.Header(), true, rec)
+	want := http.Header{"X-Ratelimit-Limit": {"5000"}, "X-Ratelimit-Remaining": {"4877"}, "X-Ratelimit-Used": {"123"},
+		"X-Ratelimit-Reset": {"1795759891"}, "X-Ratelimit-Resource": {"core"}}
+	for k, v := range want {
+		if !slices.Equal(plain[k], v) || !slices.Equal(rec.Header()[k], v) {
+			t.Errorf("%s: %q and %q, want %q", k, plain[k], rec.Header()[k], v)
+		}
+	}
+	rec.Header().Add("X-Ratelimit-Limit", "x")
+	if got := rec.Header()["X-Ratelimit-Remaining"]; !slices.Equal(got, []string{"4877"}) {
+		t.Errorf("remaining after an Add to the limit: %q", got)
+	}
+	off := http.Header{}
+	res.setHeaders(off, false, rec)
+	if len(off) != 0 {
+		t.Errorf("headers with limits off: %v", off)
+	}
+}
+
+// Budgets are apart by kind: an app, an account and a client address
+// with the same number spend their own.
+func TestRateKeysApart(t *testing.T) {
+	t.Parallel()
+	l := NewRateLimiter(time.Now)
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "7.7.7.7:1234"
+	user := &auth.Principal{Account: &auth.Account{ID: 7}}
+	app := &auth.Principal{App: &auth.App{ID: 7}}
+	for range 3 {
+		l.Reserve(rateKey(r, user))
+	}
+	l.Reserve(rateKey(r, app))
+	if got := l.Status(rateKey(r, user)).Used; got != 3 {
+		t.Errorf("user: %d used", got)
+	}
+	if got := l.Status(rateKey(r, app)).Used; got != 1 {
+		t.Errorf("app: %d used", got)
+	}
+	if got := l.Status(rateKey(r, nil)); got.Used != 0 || got.Limit() != AnonymousLimit {
+		t.Errorf("address: %d used of %d", got.Used, got.Limit())
+	}
+	res := l.Reserve(rateKey(r, nil))
+	if got := l.Refund(res); got.Used != 0 {
+		t.Errorf("refunded: %d used", got.Used)
+	}
+}
+
+// The request context answers auth.PrincipalFrom with its principal once
+// set, before that with its parent's, and contexts made from it see it.
+func TestRequestContextPrincipal(t *testing.T) {
+	t.Parallel()
+	parent := &auth.Principal{Account: &auth.Account{ID: 1}}
+	rc := &requestContext{Context: auth.WithPrincipal(context.Background(), parent)}
+	if auth.PrincipalFrom(rc) != parent {
+		t.Errorf("before: not the parent's principal")
+	}
+	p := &auth.Principal{Account: &auth.Account{ID: 2}}
+	rc.principal = p
+	type key struct{}
+	if auth.PrincipalFrom(rc) != p || auth.PrincipalFrom(context.WithValue(rc, key{}, 1)) != p {
+		t.Errorf("after: not the request's principal")
+	}
+	if !auth.PrincipalFrom(&requestContext{Context: context.Background()}).Anonymous() {
+		t.Errorf("none: not anonymous")
+	}
+}
