@@ -187,7 +187,7 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if looksLikeCloneToken(token) {
 		return a.byCloneToken(ctx, token)
 	}
-	sum := sha256.Sum256([]byte(token))
+	sum := sha256Sum(token)
 	load := func() (*tokenRecord, error) { return a.lookUpToken(ctx, HashToken(token)) }
 	var rec *tokenRecord
 	var err error
@@ -208,9 +208,29 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	if rec.suspended {
 		return nil, ErrInstallationSuspended()
 	}
-	acct, t := rec.account, rec.token // the request's own copies
-	t.Sum = sum
-	return &Principal{Account: &acct, Method: MethodToken, Token: &t}, nil
+	// The request's own copies of the account and token, made with the
+	// principal in one allocation.
+	own := &tokenPrincipal{account: rec.account, token: rec.token}
+	own.token.Sum = sum
+	own.Principal = Principal{Account: &own.account, Method: MethodToken, Token: &own.token}
+	return &own.Principal, nil
+}
+
+// tokenPrincipal is a token's principal with its account and token.
+type tokenPrincipal struct {
+	Principal
+	account Account
+	token   Token
+}
+
+// sha256Sum is sha256.Sum256 of a string, without copying a token of
+// usual length to the heap.
+func sha256Sum(s string) [sha256.Size]byte {
+	if len(s) <= 128 {
+		var buf [128]byte
+		return sha256.Sum256(append(buf[:0], s...))
+	}
+	return sha256.Sum256([]byte(s))
 }
 
 // byCloneToken authenticates a clone token as its user, with a Token of
