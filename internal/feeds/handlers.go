@@ -35,7 +35,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 		return err
 	}
 	caller := auth.PrincipalFrom(ctx).CacheKey()
-	pageKey := key + "|" + strconv.Itoa(page.Page) + "|" + strconv.Itoa(page.PerPage)
+	pageKey := pageID{key, page.Page, page.PerPage}
 	if r.Header.Get("If-None-Match") != "" {
 		if ids, ok := h.pages.get(pageKey, floor, now); ok && httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
 			return nil

@@ -26,7 +26,14 @@ type pageCache struct {
 	ttl     time.Duration
 	version atomic.Int64
 	mu      sync.Mutex
-	entries map[string]pageEntry
+	entries map[pageID]pageEntry
+}
+
+// pageID names a cached page: the feed and viewer (the key serve is
+// given), the page number and its size.
+type pageID struct {
+	feed          string
+	page, perPage int
 }
 
 type pageEntry struct {
@@ -38,10 +45,10 @@ type pageEntry struct {
 const maxPageEntries = 10000
 
 func newPageCache(ttl time.Duration) *pageCache {
-	return &pageCache{ttl: ttl, entries: map[string]pageEntry{}}
+	return &pageCache{ttl: ttl, entries: map[pageID]pageEntry{}}
 }
 
-func (c *pageCache) get(key string, floor int64, now time.Time) ([]int64, bool) {
+func (c *pageCache) get(key pageID, floor int64, now time.Time) ([]int64, bool) {
 	v := c.version.Load()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -54,11 +61,11 @@ func (c *pageCache) get(key string, floor int64, now time.Time) ([]int64, bool) 
 
 // put stores ids read at version v (read before the query, so that a
 // change committed meanwhile leaves the entry stale, never wrong).
-func (c *pageCache) put(key string, v, floor int64, ids []int64, now time.Time) {
+func (c *pageCache) put(key pageID, v, floor int64, ids []int64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxPageEntries {
-		c.entries = map[string]pageEntry{}
+		c.entries = map[pageID]pageEntry{}
 	}
 	c.entries[key] = pageEntry{version: v, floor: floor, at: now, ids: ids}
 }

@@ -42,6 +42,9 @@ func Slice[T any](p Page, items []T) []T {
 // (default 1). A value that is not a positive integer is a 422.
 func ParsePage(r *http.Request) (Page, error) {
 	p := Page{Page: 1, PerPage: 30}
+	if r.URL.RawQuery == "" {
+		return p, nil // no query to parse (and no map made for it)
+	}
 	var fields apierr.Fields
 	q := r.URL.Query()
 	if s := q.Get("per_page"); s != "" {
