@@ -155,6 +155,19 @@ func (s *crashSetup) pendingDeliveries(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// awaitNoPending waits (up to drain) until no delivery is pending, and
+// returns how many still are: a delivery whose outcome was not recorded
+// is sent again when its lease ends, and that second send must be
+// counted.
+func (s *crashSetup) awaitNoPending(ctx context.Context, drain time.Duration) (int64, error) {
+	for deadline := time.Now().Add(drain); ; time.Sleep(100 * time.Millisecond) {
+		n, err := s.pendingDeliveries(ctx)
+		if err != nil || n == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return n, err
+		}
+	}
+}
+
 // server is a forgeapi serve child process.
 type server struct {
 	cmd  *exec.Cmd

@@ -169,16 +169,8 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	rep.CallsCutOff = cutOff.Load()
 	rep.DeliveriesExpected = rep.EventsAccepted * int64(*hooks)
 	rcv.await(ctx, rep.DeliveriesExpected, *drain)
-	// Deliveries whose outcome was not recorded are sent again when their
-	// lease ends: wait until none is pending, so that such a second send
-	// is counted.
-	for deadline := time.Now().Add(*drain); ; time.Sleep(100 * time.Millisecond) {
-		if rep.PendingAtEnd, err = setup.pendingDeliveries(ctx); err != nil {
-			return err
-		}
-		if rep.PendingAtEnd == 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
+	if rep.PendingAtEnd, err = setup.awaitNoPending(ctx, *drain); err != nil {
+		return err
 	}
 	rep.DeliveriesReceived = int64(len(rcv.latencies()))
 	rep.Lost = rep.DeliveriesExpected - rep.DeliveriesReceived

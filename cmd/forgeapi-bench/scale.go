@@ -113,13 +113,8 @@ func runScale(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "scale: round %d: %d server(s) taking the API calls, %.0f deliveries/s\n", round+1, n, rate)
 	}
 	rep.DeliveriesExpected = rcv.eventCount() * int64(*hooks)
-	for deadline := time.Now().Add(*drain); ; time.Sleep(100 * time.Millisecond) {
-		if rep.PendingAtEnd, err = setup.pendingDeliveries(ctx); err != nil {
-			return err
-		}
-		if rep.PendingAtEnd == 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
+	if rep.PendingAtEnd, err = setup.awaitNoPending(ctx, *drain); err != nil {
+		return err
 	}
 	rep.DeliveriesReceived = int64(len(rcv.latencies()))
 	rep.Lost = rep.DeliveriesExpected - rep.DeliveriesReceived

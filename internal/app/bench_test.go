@@ -38,7 +38,7 @@ func BenchmarkGetRepository(b *testing.B) {
 	countBefore, sumBefore := serverLatency(b, env)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpuBefore := processCPU()
+	cpuBefore := apptest.ProcessCPU()
 	for b.Loop() {
 		resp, err := client.Do(req)
 		if err != nil {
@@ -51,7 +51,7 @@ func BenchmarkGetRepository(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if cpu := processCPU() - cpuBefore; cpu > 0 {
+	if cpu := apptest.ProcessCPU() - cpuBefore; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 	count, sum := serverLatency(b, env)
@@ -92,7 +92,7 @@ func benchmarkGetRepositoryHandler(b *testing.B, logger *slog.Logger) {
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpuBefore := processCPU()
+	cpuBefore := apptest.ProcessCPU()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
@@ -101,7 +101,7 @@ func benchmarkGetRepositoryHandler(b *testing.B, logger *slog.Logger) {
 		}
 	}
 	b.StopTimer()
-	if cpu := processCPU() - cpuBefore; cpu > 0 {
+	if cpu := apptest.ProcessCPU() - cpuBefore; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

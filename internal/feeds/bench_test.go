@@ -72,7 +72,7 @@ func poll(b *testing.B, h http.Handler, path, token, etag string) {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	b.ReportAllocs()
-	cpuBefore := processCPU()
+	cpuBefore := apptest.ProcessCPU()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -80,7 +80,7 @@ func poll(b *testing.B, h http.Handler, path, token, etag string) {
 			b.Fatalf("GET %s: %d", path, rec.Code)
 		}
 	}
-	if cpu := processCPU() - cpuBefore; cpu > 0 {
+	if cpu := apptest.ProcessCPU() - cpuBefore; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -507,28 +507,23 @@ func pageIDs(ctx context.Context, h *Handler, key string, f filter, floor int64,
 	n, want := limitBucket(offset+limit), offset+limit
 	var all []int64
 	var err error
-	switch {
-	case h.db.Dialect == store.Postgres && f.src != nil:
-		// One text whatever the sources: the store's statement cache
-		// keeps it prepared.
-		hintKey := key + "|" + strconv.Itoa(want)
-		all, err = gallop(ctx, h.db, floor, h.hints.get(hintKey), want, func(lo int64) ([]int64, error) {
-			query, args := selectIDs(h.db.Dialect, f, lo, n)
-			return scanIDs(ctx, h.db, n, query, args)
-		})
-		if err == nil {
-			h.hints.put(hintKey, reached(all, want, floor))
-		}
-	case len(f.parts) == 0:
+	lateral := h.db.Dialect == store.Postgres && f.src != nil
+	if !lateral && len(f.parts) == 0 {
 		query, args := selectIDs(h.db.Dialect, f, floor, n)
 		all, err = scanIDs(ctx, h.db, n, query, args)
-	default:
+	} else {
 		// A union's text depends on its number of sources: its own
-		// statement cache keeps it out of the shared one.
+		// statement cache keeps it out of the shared one. PostgreSQL's
+		// form has one text whatever the sources: the store's statement
+		// cache keeps it prepared.
+		var q queryer = h.unions
+		if lateral {
+			q = h.db
+		}
 		hintKey := key + "|" + strconv.Itoa(want)
 		all, err = gallop(ctx, h.db, floor, h.hints.get(hintKey), want, func(lo int64) ([]int64, error) {
 			query, args := selectIDs(h.db.Dialect, f, lo, n)
-			return scanIDs(ctx, h.unions, n, query, args)
+			return scanIDs(ctx, q, n, query, args)
 		})
 		if err == nil {
 			h.hints.put(hintKey, reached(all, want, floor))
@@ -550,9 +545,12 @@ func reached(ids []int64, want int, floor int64) int64 {
 	return floor
 }
 
-func scanIDs(ctx context.Context, q interface {
+// queryer runs queries: the store, or the unions' statement cache.
+type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, capacity int, query string, args []any) ([]int64, error) {
+}
+
+func scanIDs(ctx context.Context, q queryer, capacity int, query string, args []any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -1,14 +1,15 @@
 //go:build unix
 
-package app_test
+package apptest
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the test process has used.
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time (user and system) the process has used, for
+// benchmarks that report CPU per operation.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
