@@ -269,10 +269,12 @@ func (d *Dispatcher) room() int {
 
 // claim leases up to limit due deliveries, oldest due first.
 func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
-	now := d.svc.now()
 	db := d.svc.DB
 	var out []claimed
 	err := db.Tx(ctx, func(tx store.Q) error {
+		// Read once the transaction has its turn: a time read before the
+		// wait for SQLite's write lock missed what came due meanwhile.
+		now := d.svc.now()
 		rows, err := tx.QueryContext(ctx, `
 			UPDATE hook_deliveries SET due_at = $1, lease_owner = $2, attempts = attempts + 1
 			WHERE id IN (
