@@ -98,6 +98,24 @@ func newCrashSetup(ctx context.Context, bin, baseDSN string) (*crashSetup, error
 	return s, nil
 }
 
+// newCrashRig is newCrashSetup with a receiver for the hooks (secret
+// "bench-secret"): it returns the setup, the receiver, the receiver's
+// hook URL and the function that stops the receiver and removes the
+// setup.
+func newCrashRig(ctx context.Context, bin, baseDSN string) (*crashSetup, *receiver, string, func(), error) {
+	setup, err := newCrashSetup(ctx, bin, baseDSN)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	rcv := newReceiver("bench-secret")
+	hookURL, stopReceiver, err := serveReceiver(rcv)
+	if err != nil {
+		setup.close()
+		return nil, nil, "", nil, err
+	}
+	return setup, rcv, hookURL, func() { _ = stopReceiver(); setup.close() }, nil
+}
+
 // newSchema creates a schema for the run in the PostgreSQL database at
 // base and returns the URL that uses it; close drops it.
 func (s *crashSetup) newSchema(base string) (string, error) {

@@ -76,17 +76,11 @@ func runCrashPushes(ctx context.Context, args []string) error {
 		return errors.New("want -n in 1..50, -pushes in 2..200, -files in 1..100000")
 	}
 	start := time.Now()
-	setup, err := newCrashSetup(ctx, *bin, *database)
+	setup, rcv, hookURL, stop, err := newCrashRig(ctx, *bin, *database)
 	if err != nil {
 		return err
 	}
-	defer setup.close()
-	rcv := newReceiver("bench-secret")
-	hookURL, stopReceiver, err := serveReceiver(rcv)
-	if err != nil {
-		return err
-	}
-	defer stopReceiver()
+	defer stop()
 
 	f := &fleet{setup: setup, extra: []string{"--webhook-allowed-hosts", "loopback", "--webhook-timeout", "2s"}}
 	defer f.stop()

@@ -119,19 +119,12 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 		return errors.New("several servers share one database only on PostgreSQL: pass -database postgres://...")
 	}
 	start := time.Now()
-	setup, err := newCrashSetup(ctx, *bin, *database)
+	setup, rcv, hookURL, stop, err := newCrashRig(ctx, *bin, *database)
 	if err != nil {
 		return err
 	}
-	defer setup.close()
-
-	rcv := newReceiver("bench-secret")
+	defer stop()
 	rcv.delay.Store(int64(*delay))
-	hookURL, stopReceiver, err := serveReceiver(rcv)
-	if err != nil {
-		return err
-	}
-	defer stopReceiver()
 
 	// A short timeout keeps the lease (timeout + 10 s) and so the drain short.
 	f := &fleet{setup: setup, extra: []string{"--webhook-allowed-hosts", "loopback", "--webhook-timeout", "2s"}}

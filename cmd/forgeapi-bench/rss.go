@@ -43,17 +43,11 @@ func runRSS(ctx context.Context, args []string) error {
 		return errors.New("-hooks, -workers and -deliveries must be positive")
 	}
 	b.rate = *deliveries / float64(b.hooks)
-	setup, err := newCrashSetup(ctx, *bin, *database)
+	setup, rcv, hookURL, closeRig, err := newCrashRig(ctx, *bin, *database)
 	if err != nil {
 		return err
 	}
-	defer setup.close()
-	rcv := newReceiver("bench-secret")
-	hookURL, stopReceiver, err := serveReceiver(rcv)
-	if err != nil {
-		return err
-	}
-	defer stopReceiver()
+	defer closeRig()
 	// As the in-process webhooks scenario: no API rate limit (one token
 	// makes far more than 5,000 calls an hour) and no per-hook delivery
 	// limit, so that the offered rate is what the server meets.

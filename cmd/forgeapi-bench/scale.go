@@ -56,17 +56,11 @@ func runScale(ctx context.Context, args []string) error {
 	if *database == "" || *servers < 2 || *servers > 8 || *rounds < 1 || *events < 1 || *hooks < 1 || *workers < 1 {
 		return errors.New("want -database postgres://..., -servers in 2..8 and positive -rounds, -events, -hooks, -workers")
 	}
-	setup, err := newCrashSetup(ctx, *bin, *database)
+	setup, rcv, hookURL, stop, err := newCrashRig(ctx, *bin, *database)
 	if err != nil {
 		return err
 	}
-	defer setup.close()
-	rcv := newReceiver("bench-secret")
-	hookURL, stopReceiver, err := serveReceiver(rcv)
-	if err != nil {
-		return err
-	}
-	defer stopReceiver()
+	defer stop()
 	f := &fleet{setup: setup, extra: []string{"--webhook-allowed-hosts", "loopback", "--rate-limit", "off", "--webhook-rate-limit", "-1"}}
 	defer f.stop()
 	first, err := setup.startServer(f.extra...)
