@@ -173,6 +173,35 @@ func (s *crashSetup) pendingDeliveries(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// deliveryTally is what the receiver got of the deliveries expected,
+// in the reports of the scenarios that run servers as child processes.
+type deliveryTally struct {
+	DeliveriesExpected int64 `json:"deliveries_expected"`
+	DeliveriesReceived int64 `json:"deliveries_received"`
+	Lost               int64 `json:"lost"`
+	// Duplicates are deliveries of an event to a hook answered 200 more
+	// than once (the same delivery GUID or a second delivery of the same
+	// event payload).
+	Duplicates    int64 `json:"duplicates"`
+	BadSignatures int64 `json:"bad_signatures"`
+	PendingAtEnd  int64 `json:"pending_at_end"`
+}
+
+// tally waits (up to drain) until no delivery is pending, then counts
+// what rcv received of the expected deliveries.
+func tally(ctx context.Context, setup *crashSetup, rcv *receiver, expected int64, drain time.Duration) (deliveryTally, error) {
+	t := deliveryTally{DeliveriesExpected: expected}
+	var err error
+	if t.PendingAtEnd, err = setup.awaitNoPending(ctx, drain); err != nil {
+		return t, err
+	}
+	t.DeliveriesReceived = int64(len(rcv.latencies()))
+	t.Lost = expected - t.DeliveriesReceived
+	t.Duplicates = rcv.duplicates.Load()
+	t.BadSignatures = rcv.badSignatures.Load()
+	return t, nil
+}
+
 // awaitNoPending waits (up to drain) until no delivery is pending, and
 // returns how many still are: a delivery whose outcome was not recorded
 // is sent again when its lease ends, and that second send must be

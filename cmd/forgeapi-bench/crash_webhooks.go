@@ -25,19 +25,11 @@ type crashWebhooksReport struct {
 	EventsAccepted int64 `json:"events_accepted"`
 	// CallsCutOff are the API calls a kill cut off (their event may or
 	// may not exist; its deliveries are not counted).
-	CallsCutOff        int64 `json:"calls_cut_off"`
-	DeliveriesExpected int64 `json:"deliveries_expected"`
-	DeliveriesReceived int64 `json:"deliveries_received"`
-	Lost               int64 `json:"lost"`
-	// Duplicates are deliveries of an event to a hook answered 200 more
-	// than once (the same delivery GUID or a second delivery of the same
-	// event payload).
-	Duplicates    int64 `json:"duplicates"`
-	BadSignatures int64 `json:"bad_signatures"`
+	CallsCutOff int64 `json:"calls_cut_off"`
+	deliveryTally
 	// SendsCutOff are deliveries a kill cut off before the receiver
 	// answered; they are sent again when their lease ends, by design.
 	SendsCutOff      int64   `json:"sends_cut_off"`
-	PendingAtEnd     int64   `json:"pending_at_end"`
 	DrainSec         float64 `json:"drain_seconds"` // from the end of the last burst to the last delivery received
 	ElapsedSec       float64 `json:"elapsed_seconds"`
 	NoLossNoDupNoBad bool    `json:"no_loss_no_duplicate_no_bad_signature"`
@@ -160,15 +152,10 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	}
 	rep.EventsAccepted = rcv.eventCount()
 	rep.CallsCutOff = cutOff.Load()
-	rep.DeliveriesExpected = rep.EventsAccepted * int64(*hooks)
-	rcv.await(ctx, rep.DeliveriesExpected, *drain)
-	if rep.PendingAtEnd, err = setup.awaitNoPending(ctx, *drain); err != nil {
+	rcv.await(ctx, rep.EventsAccepted*int64(*hooks), *drain)
+	if rep.deliveryTally, err = tally(ctx, setup, rcv, rep.EventsAccepted*int64(*hooks), *drain); err != nil {
 		return err
 	}
-	rep.DeliveriesReceived = int64(len(rcv.latencies()))
-	rep.Lost = rep.DeliveriesExpected - rep.DeliveriesReceived
-	rep.Duplicates = rcv.duplicates.Load()
-	rep.BadSignatures = rcv.badSignatures.Load()
 	rep.SendsCutOff = rcv.cutOff.Load()
 	rep.DrainSec = max(rcv.lastReceipt().Sub(lastRestart).Seconds(), 0)
 	rep.ElapsedSec = time.Since(start).Seconds()

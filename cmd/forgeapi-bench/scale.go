@@ -20,13 +20,8 @@ type scaleReport struct {
 	// DeliveriesPerSec maps a server count to its rounds' deliveries per
 	// second (all the round's deliveries over the time from its first
 	// API call to the last receipt).
-	DeliveriesPerSec   map[int][]float64 `json:"deliveries_per_second"`
-	DeliveriesExpected int64             `json:"deliveries_expected"`
-	DeliveriesReceived int64             `json:"deliveries_received"`
-	Lost               int64             `json:"lost"`
-	Duplicates         int64             `json:"duplicates"`
-	BadSignatures      int64             `json:"bad_signatures"`
-	PendingAtEnd       int64             `json:"pending_at_end"`
+	DeliveriesPerSec map[int][]float64 `json:"deliveries_per_second"`
+	deliveryTally
 	// Waits maps a server count to what the database's other sessions
 	// were doing in samples of pg_stat_activity during its rounds
 	// ("CPU" for an active session with no wait event).
@@ -106,14 +101,9 @@ func runScale(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "scale: round %d: %d server(s) taking the API calls, %.0f deliveries/s\n", round+1, n, rate)
 	}
-	rep.DeliveriesExpected = rcv.eventCount() * int64(*hooks)
-	if rep.PendingAtEnd, err = setup.awaitNoPending(ctx, *drain); err != nil {
+	if rep.deliveryTally, err = tally(ctx, setup, rcv, rcv.eventCount()*int64(*hooks), *drain); err != nil {
 		return err
 	}
-	rep.DeliveriesReceived = int64(len(rcv.latencies()))
-	rep.Lost = rep.DeliveriesExpected - rep.DeliveriesReceived
-	rep.Duplicates = rcv.duplicates.Load()
-	rep.BadSignatures = rcv.badSignatures.Load()
 	return printJSON(rep)
 }
 
