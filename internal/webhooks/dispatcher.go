@@ -178,18 +178,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // claimLoop claims and starts due deliveries whenever the service is
-// woken, a send frees room, a put-back delivery comes due, or the poll
-// interval passes.
+// woken, a send frees room, the next pending delivery comes due, or the
+// poll interval passes.
 func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	var due time.Time // the earliest put-back delivery not claimed since it came due
 	for {
-		started := time.Now()
-		due = nextDue(due, started, d.claimDue(ctx, results))
 		wait := pollInterval
-		if !due.IsZero() {
-			wait = min(wait, max(time.Until(due), time.Millisecond))
+		if next := d.claimDue(ctx, results); !next.IsZero() {
+			wait = min(wait, max(time.Until(next), time.Millisecond))
 		}
 		timer.Reset(wait)
 		select {
@@ -202,37 +199,20 @@ func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
 	}
 }
 
-// nextDue is when the claim loop must claim again for the deliveries it
-// put back: the earlier of due, remembered from earlier claims, and next,
-// what the claim that started at started put back. A due time passed
-// before started is dropped: that claim took what had come due (or, with
-// no room left, a finishing send wakes the loop again). Remembering it
-// matters: a claim woken by new events that puts nothing back returns no
-// time, and the deliveries an earlier claim put back 100 ms ahead waited
-// for the next event or the 1 s poll (the webhooks bench saw whole
-// batches arrive 1.1 s after their event, claimed twice).
-func nextDue(due, started, next time.Time) time.Time {
-	if !due.IsZero() && !due.After(started) {
-		due = time.Time{}
-	}
-	if due.IsZero() || !next.IsZero() && next.Before(due) {
-		return next
-	}
-	return due
-}
-
 // claimDue claims and starts deliveries until none is due or the process
-// sends maxInFlight at once. It returns the earliest time a delivery it
-// put back comes due (zero for none).
+// sends maxInFlight at once. It returns when the claim loop must claim
+// again without a wake: the earliest due time of a pending delivery not
+// due yet (one put back, throttled, waiting for a retry, or leased), or
+// zero for none (or when the loop waits for room instead).
 func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.Time {
 	var next time.Time
 	for ctx.Err() == nil {
 		room := d.room()
 		if room == 0 {
-			return next
+			return time.Time{}
 		}
 		limit := min(room, claimBatch)
-		batch, err := d.claim(ctx, limit)
+		batch, pending, err := d.claim(ctx, limit)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.svc.logger().Error("claim webhook deliveries", "err", err)
@@ -253,6 +233,9 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 			go d.send(j, results)
 		}
 		if len(batch) < limit {
+			if next.IsZero() || !pending.IsZero() && pending.Before(next) {
+				next = pending
+			}
 			return next
 		}
 	}
@@ -267,11 +250,17 @@ func (d *Dispatcher) room() int {
 	return max(maxInFlight-d.total, 0)
 }
 
-// claim leases up to limit due deliveries, oldest due first.
-func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
+// claim leases up to limit due deliveries, oldest due first. When it
+// leases fewer than limit, pending is the earliest due time of the
+// deliveries left pending (zero for none): the claim loop sleeps until
+// then. Read from the table, it covers every delivery that comes due
+// later (put back by this process's earlier claims or its sends, retries,
+// ended leases), where a due time kept in memory forgot all but the
+// earliest (the webhooks bench saw whole batches put back for 100 ms
+// sent 1 s late, at the next poll).
+func (d *Dispatcher) claim(ctx context.Context, limit int) (out []claimed, pending time.Time, err error) {
 	db := d.svc.DB
-	var out []claimed
-	err := db.Tx(ctx, func(tx store.Q) error {
+	err = db.Tx(ctx, func(tx store.Q) error {
 		// Read once the transaction has its turn: a time read before the
 		// wait for SQLite's write lock missed what came due meanwhile.
 		now := d.svc.now()
@@ -296,9 +285,20 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) ([]claimed, error) {
 			c.RepositoryID, c.InstallationID = nullInt(repoID), nullInt(installationID)
 			out = append(out, c)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil || len(out) == limit {
+			return err
+		}
+		rows.Close()
+		// Due after now only: on PostgreSQL, rows due now that SKIP LOCKED
+		// passed over are another claimer's.
+		err = tx.QueryRowContext(ctx, `SELECT due_at FROM hook_deliveries WHERE state = 'pending' AND due_at > $1
+			ORDER BY due_at LIMIT 1`, now).Scan(&pending)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return store.Normalize(err)
 	})
-	return out, err
+	return out, pending, err
 }
 
 // putBackItem is a claimed delivery returned unsent with a later due time.

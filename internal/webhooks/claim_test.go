@@ -1,0 +1,86 @@
+package webhooks_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks"
+	"forgeapi/internal/webhooks/hookshot"
+)
+
+// testClock is a settable clock for a Service.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
+
+// TestClaimLoopWakesForEveryLaterDueTime: after each claim the loop
+// knows when the next pending delivery comes due, however many due times
+// lie ahead, and a lease's end is one of them. The loop once remembered
+// only the earliest time it had put back, so deliveries due after it
+// waited for the 1 s poll.
+func TestClaimLoopWakesForEveryLaterDueTime(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, apptest.DatabaseURL(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	clock := &testClock{now: t0}
+	svc := webhooks.NewService(db, nil, webhooks.Config{}, clock.Now, nil)
+
+	// A deleted hook: its deliveries are recorded as not sent, with no
+	// request, so the test needs no receiver.
+	var hookID, payloadID int64
+	if err := db.QueryRowContext(ctx, `INSERT INTO hooks (events, url, deleted_at, created_at, updated_at)
+		VALUES ('["push"]', 'http://127.0.0.1:9/', $1, $1, $1) RETURNING id`, t0).Scan(&hookID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `INSERT INTO hook_payloads (guid, event, payload, created_at)
+		VALUES ('g', 'push', '{}', $1) RETURNING id`, t0).Scan(&payloadID); err != nil {
+		t.Fatal(err)
+	}
+	due := map[int64]time.Time{}
+	for _, at := range []time.Time{ms(100), ms(200), ms(300)} {
+		var id int64
+		if err := db.QueryRowContext(ctx, `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, due_at, created_at)
+			VALUES ($1, $2, 'g', 'push', $3, $4) RETURNING id`, hookID, payloadID, at, t0).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		due[id] = at
+	}
+	d := webhooks.NewDispatcher(svc)
+	lease := hookshot.DefaultTimeout + 10*time.Second
+	steps := []struct {
+		at       time.Time
+		wantSent []time.Time // due times of the deliveries sent
+		wantNext time.Time
+	}{
+		{ms(0), nil, ms(100)},
+		{ms(150), []time.Time{ms(100)}, ms(200)},
+		{ms(250), []time.Time{ms(200)}, ms(300)},
+		{ms(350), []time.Time{ms(300)}, ms(150).Add(lease)}, // unrecorded, the first is due again when its lease ends
+	}
+	for _, s := range steps {
+		clock.Set(s.at)
+		sent, next := d.ClaimDue(ctx)
+		var sentDue []time.Time
+		for _, id := range sent {
+			sentDue = append(sentDue, due[id])
+		}
+		if !slices.EqualFunc(sentDue, s.wantSent, time.Time.Equal) || !next.Equal(s.wantNext) {
+			t.Errorf("claim at %v: sent deliveries due %v, next claim at %v; want %v and %v",
+				s.at.Sub(t0), sentDue, next.Sub(t0), s.wantSent, s.wantNext.Sub(t0))
+		}
+	}
+}
