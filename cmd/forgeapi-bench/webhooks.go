@@ -144,7 +144,9 @@ func runWebhooks(ctx context.Context, args []string) error {
 	if b.compareBare {
 		defer func() {
 			if n, err := countLogged(ctx, m.App.DB, hookIDs); err == nil {
-				fmt.Printf("delivery log: %d deliveries logged done with a 2xx in all\n", n)
+				handed, claimed := m.App.Webhooks.DispatchCounts()
+				fmt.Printf("delivery log: %d deliveries logged done with a 2xx in all; the dispatcher started %d handed over by the API's transaction, %d claimed\n",
+					n, handed, claimed)
 			}
 		}()
 		bareRate, forgeReceived := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)

@@ -166,9 +166,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	d.results = results
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); d.recordLoop(results) }()
+	d.svc.handoff.attach(d.owner, d.lease)
 	d.claimLoop(ctx, results)
-	if waiting := d.close(); len(waiting) > 0 {
-		if err := d.putBack(context.Background(), waiting); err != nil {
+	left := append(dueNow(d.svc.handoff.detach(), d.svc.now()), d.close()...)
+	if len(left) > 0 {
+		if err := d.putBack(context.Background(), left); err != nil {
 			d.svc.logger().Error("put back webhook deliveries", "err", err)
 		}
 	}
@@ -177,21 +179,34 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	<-recorded
 }
 
-// claimLoop claims and starts due deliveries whenever the service is
-// woken, a send frees room, the next pending delivery comes due, or the
-// poll interval passes.
+// claimLoop starts the deliveries handed over as they come, and claims
+// and starts due deliveries whenever the service is woken, a send frees
+// room, the next pending delivery comes due, or the poll interval
+// passes.
 func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for {
-		wait := pollInterval
-		if next := d.claimDue(ctx, results); !next.IsZero() {
-			wait = min(wait, max(time.Until(next), time.Millisecond))
+	var deadline time.Time // when the timer fires
+	later := func(next time.Time) {
+		if !next.IsZero() && next.Before(deadline) {
+			deadline = next
+			timer.Reset(max(time.Until(deadline), time.Millisecond))
 		}
-		timer.Reset(wait)
+	}
+	claim := true
+	for {
+		if claim {
+			deadline = time.Now().Add(pollInterval)
+			timer.Reset(pollInterval)
+			later(d.claimDue(ctx, results))
+		}
+		claim = true
 		select {
 		case <-ctx.Done():
 			return
+		case <-d.svc.handoff.signal:
+			later(d.startHanded(ctx, results))
+			claim = false
 		case <-d.svc.wake:
 		case <-d.freed:
 		case <-timer.C:
@@ -203,9 +218,12 @@ func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
 // sends maxInFlight at once. It returns when the claim loop must claim
 // again without a wake: the earliest due time of a pending delivery not
 // due yet (one put back, throttled, waiting for a retry, or leased), or
-// zero for none (or when the loop waits for room instead).
+// zero for none (or when the loop waits for room instead). It opens the
+// handoff when it leaves nothing due behind, and closes it otherwise.
 func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.Time {
 	var next time.Time
+	caughtUp := false
+	defer func() { d.svc.handoff.setOpen(caughtUp) }()
 	for ctx.Err() == nil {
 		room := d.room()
 		if room == 0 {
@@ -219,27 +237,77 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 			}
 			return time.Now().Add(pollInterval)
 		}
-		jobs, unready := d.prepareBatch(ctx, batch)
-		admitted, putBack := d.admit(jobs, d.svc.now())
-		if putBack = append(putBack, unready...); len(putBack) > 0 {
-			next = earliest(next, putBack)
-			// Released even when ctx ends: a shutdown must not leave them leased.
-			if err := d.putBack(context.WithoutCancel(ctx), putBack); err != nil {
-				d.svc.logger().Error("put back webhook deliveries", "err", err)
-			}
-		}
-		for _, j := range admitted {
-			d.sends.Add(1)
-			go d.send(j, results)
-		}
+		d.svc.handoff.count(0, len(batch))
+		putBackDue, putBack := d.start(ctx, batch, map[int64]*Hook{}, results)
+		next = earlier(next, putBackDue)
 		if len(batch) < limit {
-			if next.IsZero() || !pending.IsZero() && pending.Before(next) {
-				next = pending
-			}
-			return next
+			caughtUp = !putBack && room > len(batch)
+			return earlier(next, pending)
 		}
 	}
 	return next
+}
+
+// startHanded starts the deliveries handed over, as many as there is
+// room for; the rest go back to the table due now, for a claim when room
+// frees, and the handoff closes until a claim catches up. It returns the
+// earliest due time of those it put back (zero for none).
+func (d *Dispatcher) startHanded(ctx context.Context, results chan<- outcome) time.Time {
+	items := d.svc.handoff.take()
+	room := d.room()
+	var over []putBackItem
+	if len(items) > room {
+		over = dueNow(items[room:], d.svc.now())
+		items = items[:room]
+	}
+	d.svc.handoff.count(len(items), 0)
+	batch := make([]claimed, len(items))
+	hooks := map[int64]*Hook{}
+	for i, it := range items {
+		batch[i] = it.claimed
+		hooks[it.HookID] = it.hook
+		d.cachePayload(it.PayloadID, it.body)
+	}
+	next, putBack := d.start(ctx, batch, hooks, results)
+	if len(over) > 0 {
+		// Released even when ctx ends: a shutdown must not leave them leased.
+		if err := d.putBack(context.WithoutCancel(ctx), over); err != nil {
+			d.svc.logger().Error("put back webhook deliveries", "err", err)
+		}
+	}
+	if putBack || len(over) > 0 {
+		d.svc.handoff.setOpen(false)
+	}
+	return earlier(next, earliest(time.Time{}, over))
+}
+
+// start prepares and starts a batch of deliveries leased to d, hooks
+// holding those of their hooks known already. The deliveries of hooks at
+// their limit beyond those waiting in memory, over their rate limit, or
+// that could not be prepared go back to the table: putBack reports any,
+// and next is the earliest due time among them.
+func (d *Dispatcher) start(ctx context.Context, batch []claimed, hooks map[int64]*Hook, results chan<- outcome) (next time.Time, putBack bool) {
+	jobs, unready := d.prepareBatch(ctx, batch, hooks)
+	admitted, back := d.admit(jobs, d.svc.now())
+	if back = append(back, unready...); len(back) > 0 {
+		// Released even when ctx ends: a shutdown must not leave them leased.
+		if err := d.putBack(context.WithoutCancel(ctx), back); err != nil {
+			d.svc.logger().Error("put back webhook deliveries", "err", err)
+		}
+	}
+	for _, j := range admitted {
+		d.sends.Add(1)
+		go d.send(j, results)
+	}
+	return earliest(time.Time{}, back), len(back) > 0
+}
+
+// earlier is the earlier of two times, zero standing for none.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // room is how many more deliveries may be claimed now.
@@ -387,16 +455,21 @@ func (d *Dispatcher) close() []putBackItem {
 
 // putBack releases unsent deliveries until their due time.
 func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
-	now := d.svc.now()
+	return d.svc.putBack(ctx, d.owner, items)
+}
+
+// putBack releases deliveries leased to owner until their due time.
+func (s *Service) putBack(ctx context.Context, owner string, items []putBackItem) error {
+	now := s.now()
 	// In id order, as record writes, and run again when PostgreSQL aborts
 	// it for a deadlock: a failed put-back leaves the deliveries leased
 	// until their lease ends.
 	items = slices.Clone(items)
 	slices.SortFunc(items, func(a, b putBackItem) int { return cmp.Compare(a.ID, b.ID) })
-	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+	return s.DB.RetryTx(ctx, func(tx store.Q) error {
 		for _, it := range items {
 			query := `UPDATE hook_deliveries SET due_at = $1, lease_owner = '' WHERE id = $2 AND lease_owner = $3`
-			args := []any{it.Due, it.ID, d.owner}
+			args := []any{it.Due, it.ID, owner}
 			if it.Throttled {
 				query = `UPDATE hook_deliveries SET due_at = $1, lease_owner = '', throttled_at = COALESCE(throttled_at, $4)
 					WHERE id = $2 AND lease_owner = $3`
@@ -410,11 +483,11 @@ func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
 	})
 }
 
-// prepareBatch prepares claimed deliveries for sending. Those whose hook
-// or payload could not be read (a database error, a shutdown) go back to
-// the queue, due after pollInterval.
-func (d *Dispatcher) prepareBatch(ctx context.Context, batch []claimed) (jobs []job, unready []putBackItem) {
-	hooks := map[int64]*Hook{}
+// prepareBatch prepares claimed deliveries for sending, reading the
+// hooks not in hooks (and adding them). Those whose hook or payload could
+// not be read (a database error, a shutdown) go back to the queue, due
+// after pollInterval.
+func (d *Dispatcher) prepareBatch(ctx context.Context, batch []claimed, hooks map[int64]*Hook) (jobs []job, unready []putBackItem) {
 	for _, c := range batch {
 		j, err := d.prepare(ctx, c, hooks)
 		if err != nil {
@@ -487,11 +560,16 @@ func (d *Dispatcher) payload(ctx context.Context, id int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.cachePayload(id, body)
+	return body, nil
+}
+
+// cachePayload keeps a payload body for payload; claim loop only.
+func (d *Dispatcher) cachePayload(id int64, body []byte) {
 	if len(d.payloads) >= 1024 {
 		clear(d.payloads)
 	}
 	d.payloads[id] = body
-	return body, nil
 }
 
 // send delivers one job and hands the outcome to the recorder.

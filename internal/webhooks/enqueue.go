@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -42,6 +43,10 @@ type newDelivery struct {
 	RetriesLeft    int
 	DueAt          time.Time
 	CreatedAt      time.Time
+	// LeaseOwner and Attempts are set on a delivery written leased, to
+	// be handed over (see handoff): attempts counts that first claim.
+	LeaseOwner string
+	Attempts   int
 }
 
 // HandleEvent is the events sink. For an event with a HookEvent it
@@ -89,8 +94,9 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 }
 
 // enqueueHookDeliveries stores body as the event's payload and writes
-// its delivery to each of the repository and organization hooks; it
-// reports how many it wrote.
+// its delivery to each of the repository and organization hooks, handed
+// over to the dispatcher when it is caught up; it reports how many it
+// wrote.
 func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
 	encoded, err := json.Marshal(body)
 	if err != nil {
@@ -104,12 +110,25 @@ func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *even
 	if err != nil {
 		return 0, err
 	}
+	owner, leaseEnd, leased := s.handoff.leaseFor(s.now())
 	rows := make([]newDelivery, len(hooks))
 	for i, h := range hooks {
 		rows[i] = s.deliveryOf(h, payloadID, p)
+		if leased {
+			rows[i].LeaseOwner, rows[i].DueAt, rows[i].Attempts = owner, leaseEnd, 1
+		}
 	}
-	if err := insertDeliveries(ctx, tx, rows); err != nil {
+	ids, err := insertDeliveries(ctx, tx, rows)
+	if err != nil {
 		return 0, err
+	}
+	if leased {
+		items := make([]handed, len(rows))
+		for i, d := range rows {
+			items[i] = handed{claimed: claimed{ID: ids[i], HookID: d.HookID, PayloadID: d.PayloadID, GUID: d.GUID, Event: d.Event,
+				Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft}, hook: hooks[i], body: encoded}
+		}
+		s.handOver(tx, owner, items)
 	}
 	return len(hooks), nil
 }
@@ -269,7 +288,8 @@ func insertPayload(ctx context.Context, tx store.Q, p payload) (int64, error) {
 }
 
 func insertDelivery(ctx context.Context, tx store.Q, d newDelivery) error {
-	return insertDeliveries(ctx, tx, []newDelivery{d})
+	_, err := insertDeliveries(ctx, tx, []newDelivery{d})
+	return err
 }
 
 // insertRowsPerStatement is how many deliveries one INSERT writes: an
@@ -282,7 +302,7 @@ const insertRowsPerStatement = 64
 // insertDeliveryQueries are the INSERT texts by row count (index n-1).
 var insertDeliveryQueries = func() (q [insertRowsPerStatement]string) {
 	const head = `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
-			installation_id, url, retries_left, due_at, created_at) VALUES `
+			installation_id, url, retries_left, due_at, created_at, lease_owner, attempts) VALUES `
 	var b strings.Builder
 	b.WriteString(head)
 	for n := 1; n <= insertRowsPerStatement; n++ {
@@ -297,28 +317,54 @@ var insertDeliveryQueries = func() (q [insertRowsPerStatement]string) {
 			fmt.Fprintf(&b, "$%d", (n-1)*insertDeliveryColumns+c+1)
 		}
 		b.WriteByte(')')
-		q[n-1] = b.String()
+		q[n-1] = b.String() + " RETURNING id, hook_id"
 	}
 	return q
 }()
 
 // insertDeliveryColumns is the number of columns insertDeliveries writes.
-const insertDeliveryColumns = 12
+const insertDeliveryColumns = 14
 
 // insertDeliveries writes the deliveries, up to insertRowsPerStatement
-// in one statement.
-func insertDeliveries(ctx context.Context, tx store.Q, rows []newDelivery) error {
-	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), insertRowsPerStatement)]
-		rows = rows[len(chunk):]
+// in one statement, and returns their ids in the order of rows. The
+// database returns an INSERT's rows in no promised order, so each id
+// goes to the first row not yet given one with the same hook: rows of
+// one call go to distinct hooks, or are returned in order.
+func insertDeliveries(ctx context.Context, tx store.Q, rows []newDelivery) ([]int64, error) {
+	ids := make([]int64, len(rows))
+	for start := 0; start < len(rows); start += insertRowsPerStatement {
+		chunk := rows[start:min(len(rows), start+insertRowsPerStatement)]
 		args := make([]any, 0, len(chunk)*insertDeliveryColumns)
 		for _, d := range chunk {
 			args = append(args, d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.Redelivery, d.RepositoryID,
-				d.InstallationID, d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt)
+				d.InstallationID, d.URL, d.RetriesLeft, d.DueAt, d.CreatedAt, d.LeaseOwner, d.Attempts)
 		}
-		if _, err := tx.ExecContext(ctx, insertDeliveryQueries[len(chunk)-1], args...); err != nil {
-			return store.Normalize(err)
+		returned, err := tx.QueryContext(ctx, insertDeliveryQueries[len(chunk)-1], args...)
+		if err != nil {
+			return nil, store.Normalize(err)
+		}
+		if err := assignIDs(returned, chunk, ids[start:]); err != nil {
+			return nil, store.Normalize(err)
 		}
 	}
-	return nil
+	return ids, nil
+}
+
+// assignIDs reads an INSERT's returned (id, hook_id) rows into ids, the
+// ids of chunk (see insertDeliveries).
+func assignIDs(rows *sql.Rows, chunk []newDelivery, ids []int64) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id, hookID int64
+		if err := rows.Scan(&id, &hookID); err != nil {
+			return err
+		}
+		for i, d := range chunk {
+			if ids[i] == 0 && d.HookID == hookID {
+				ids[i] = id
+				break
+			}
+		}
+	}
+	return rows.Err()
 }

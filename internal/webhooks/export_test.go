@@ -3,6 +3,8 @@ package webhooks
 import (
 	"context"
 	"time"
+
+	"forgeapi/internal/store"
 )
 
 // PruneDeliveriesQuery is the pruner's delete, for tests of its plan.
@@ -22,4 +24,24 @@ func (d *Dispatcher) ClaimDue(ctx context.Context) (sent []int64, next time.Time
 		sent = append(sent, o.ID)
 	}
 	return sent, next
+}
+
+// HandOverAfterStop runs the handoff of deliveries leased to owner
+// (written by write in the same transaction) with a dispatcher that
+// attaches and then stops before the transaction commits.
+func HandOverAfterStop(ctx context.Context, s *Service, owner string, write func(tx store.Q) ([]int64, error)) error {
+	s.handoff.attach(owner, time.Minute)
+	return s.DB.Tx(ctx, func(tx store.Q) error {
+		ids, err := write(tx)
+		if err != nil {
+			return err
+		}
+		items := make([]handed, len(ids))
+		for i, id := range ids {
+			items[i].ID = id
+		}
+		s.handOver(tx, owner, items)
+		s.handoff.detach()
+		return nil
+	})
 }

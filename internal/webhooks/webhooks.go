@@ -93,7 +93,8 @@ type Service struct {
 	// event; nil delivers no event to apps.
 	Apps AppResolver
 
-	wake chan struct{}
+	wake    chan struct{}
+	handoff *handoff
 
 	targets *store.ReadCache[hookTarget, []*Hook] // see subscribedHooks
 }
@@ -108,7 +109,8 @@ type AppResolver interface {
 
 // NewService returns a Service over db sealing secrets with box.
 func NewService(db *store.DB, box *secretbox.Box, cfg Config, now func() time.Time, logger *slog.Logger) *Service {
-	s := &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
+	s := &Service{DB: db, Box: box, Config: cfg, Now: now, Logger: logger, wake: make(chan struct{}, 1),
+		handoff: newHandoff()}
 	if db != nil {
 		// Made here, at start, so that every server watches (and on
 		// PostgreSQL notifies the others of) writes to hooks from its
