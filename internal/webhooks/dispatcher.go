@@ -38,9 +38,12 @@ const (
 	// others go on.
 	perHookInFlight = 16
 	// perHookWaiting is how many claimed deliveries to a hook at
-	// perHookInFlight wait in memory for one of its sends to finish; each
-	// starts as soon as one does, without a round trip to the database.
-	perHookWaiting = perHookInFlight
+	// perHookInFlight at least wait in memory for one of its sends to
+	// finish; each starts as soon as one does, without a round trip to
+	// the database. A hook that sends faster keeps as many as it sends in
+	// busyHookDelay (see waitLimit), up to maxPerHookWaiting.
+	perHookWaiting    = perHookInFlight
+	maxPerHookWaiting = 256
 	// busyHookDelay is how long a delivery to a hook at perHookInFlight,
 	// beyond those waiting in memory, waits before it is claimed again.
 	busyHookDelay = 100 * time.Millisecond
@@ -78,6 +81,7 @@ type Dispatcher struct {
 	total        int
 	starved      bool // the claim loop waits for a send to finish
 	buckets      map[int64]*bucket
+	paces        map[int64]*pace // per hook, while it sends
 	reserved     map[int64]bool // deliveries put back with a reserved send slot
 	freed        chan struct{}
 	// waiting holds, per hook at perHookInFlight, claimed deliveries
@@ -122,7 +126,7 @@ func NewDispatcher(s *Service) *Dispatcher {
 	}
 	lease := timeout + 10*time.Second
 	return &Dispatcher{svc: s, sender: sender, allow: allow, owner: wire.NewGUID(), lease: lease, rate: rate,
-		inFlight: map[int64]int{}, refusedHooks: map[int64]bool{}, buckets: map[int64]*bucket{}, reserved: map[int64]bool{},
+		inFlight: map[int64]int{}, refusedHooks: map[int64]bool{}, buckets: map[int64]*bucket{}, paces: map[int64]*pace{}, reserved: map[int64]bool{},
 		freed: make(chan struct{}, 1), payloads: map[int64][]byte{}, waiting: map[int64][]waitingJob{},
 		maxWait: max(lease-timeout-waitMargin, 0)}
 }
@@ -394,7 +398,7 @@ func (d *Dispatcher) admit(batch []job, now time.Time) (admitted []job, putBack 
 	defer d.mu.Unlock()
 	for _, c := range batch {
 		if d.inFlight[c.HookID] >= perHookInFlight {
-			if len(d.waiting[c.HookID]) < perHookWaiting {
+			if len(d.waiting[c.HookID]) < d.waitLimit(c.HookID) {
 				d.waiting[c.HookID] = append(d.waiting[c.HookID], waitingJob{job: c, claimedAt: now})
 				d.total++
 				continue
@@ -621,6 +625,7 @@ func (d *Dispatcher) finish(hookID int64) {
 	if d.inFlight[hookID]--; d.inFlight[hookID] <= 0 {
 		delete(d.inFlight, hookID)
 	}
+	d.pace(hookID).finished(time.Now())
 	d.total--
 	d.startWaiting(hookID)
 	if d.starved {
@@ -879,6 +884,52 @@ func flatten(h map[string][]string) map[string]string {
 		out[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
 	return out
+}
+
+// pace is how fast a hook's sends finish: a moving average of the sends
+// finished per second, taken over windows of paceWindow.
+type pace struct {
+	start    time.Time // of the current window
+	sends    int       // sends finished in it
+	rate     float64   // per second; 0 until a window ends
+}
+
+const paceWindow = 100 * time.Millisecond
+
+// finished counts a send that finished at now.
+func (p *pace) finished(now time.Time) {
+	p.sends++
+	if el := now.Sub(p.start); el >= paceWindow {
+		r := float64(p.sends) / el.Seconds()
+		if p.rate > 0 {
+			r = (p.rate + r) / 2
+		}
+		p.rate, p.start, p.sends = r, now, 0
+	}
+}
+
+// pace returns the pace of a hook; d.mu is held.
+func (d *Dispatcher) pace(hookID int64) *pace {
+	p, ok := d.paces[hookID]
+	if !ok {
+		if len(d.paces) >= 65536 {
+			clear(d.paces)
+		}
+		p = &pace{start: time.Now()}
+		d.paces[hookID] = p
+	}
+	return p
+}
+
+// waitLimit is how many claimed deliveries to a hook at perHookInFlight
+// may wait in memory: as many as the hook sends in busyHookDelay, the
+// time one put back instead would wait, between perHookWaiting and
+// maxPerHookWaiting. A hook that stopped answering keeps its last pace
+// until a send finishes; its waiting deliveries go back to the table
+// after maxWait. d.mu is held.
+func (d *Dispatcher) waitLimit(hookID int64) int {
+	n := int(d.pace(hookID).rate * busyHookDelay.Seconds())
+	return min(max(n, perHookWaiting), maxPerHookWaiting)
 }
 
 // bucket is a hook's token bucket: rate tokens per second, at most one
