@@ -54,7 +54,7 @@ type newDelivery struct {
 // of the event's repository and organization, and, for each app
 // installation that receives it (appRecipients), a payload naming the
 // installation and a delivery to the app's webhook; all in tx, and it
-// wakes the dispatcher after commit. A push payload is stored even when
+// wakes the dispatcher after commit for those not handed over to it. A push payload is stored even when
 // no hook receives it: the tests endpoint re-sends a repository's latest
 // push. A payload over the cap (Config.MaxPayloadBytes) is neither stored
 // nor delivered (the platform drops it too); a warning logs the drop.
@@ -80,14 +80,14 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	if err != nil {
 		return err
 	}
-	written := 0
+	due := 0
 	if e.ToApp == nil && (len(hooks) > 0 || e.HookEvent == "push") {
-		if written, err = s.enqueueHookDeliveries(ctx, tx, e, body, hooks); err != nil {
+		if due, err = s.enqueueHookDeliveries(ctx, tx, e, body, hooks); err != nil {
 			return err
 		}
 	}
 	n, err := s.enqueueAppDeliveries(ctx, tx, e, body, apps)
-	if written+n > 0 {
+	if due+n > 0 {
 		store.AfterCommit(tx, s.Wake)
 	}
 	return err
@@ -96,7 +96,7 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 // enqueueHookDeliveries stores body as the event's payload and writes
 // its delivery to each of the repository and organization hooks, handed
 // over to the dispatcher when it is caught up; it reports how many it
-// wrote.
+// wrote due now, for a claim (none when it handed them over).
 func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
 	encoded, err := json.Marshal(body)
 	if err != nil {
@@ -129,6 +129,7 @@ func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *even
 				Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft}, hook: hooks[i], body: encoded}
 		}
 		s.handOver(tx, owner, items)
+		return 0, nil
 	}
 	return len(hooks), nil
 }
