@@ -82,10 +82,10 @@ type Dispatcher struct {
 	starved      bool // the claim loop waits for a send to finish
 	buckets      map[int64]*bucket
 	paces        map[int64]*pace // per hook, while it sends
-	reserved     map[int64]bool // deliveries put back with a reserved send slot
+	reserved     map[int64]bool  // deliveries put back with a reserved send slot
 	freed        chan struct{}
 	// waiting holds, per hook at perHookInFlight, claimed deliveries
-	// (at most perHookWaiting) that start when one of its sends finishes;
+	// (at most waitLimit) that start when one of its sends finishes;
 	// they count in total. closing stops starting them (shutdown).
 	waiting map[int64][]waitingJob
 	closing bool
@@ -889,9 +889,9 @@ func flatten(h map[string][]string) map[string]string {
 // pace is how fast a hook's sends finish: a moving average of the sends
 // finished per second, taken over windows of paceWindow.
 type pace struct {
-	start    time.Time // of the current window
-	sends    int       // sends finished in it
-	rate     float64   // per second; 0 until a window ends
+	start time.Time // of the current window
+	sends int       // sends finished in it
+	rate  float64   // per second; 0 until a window ends
 }
 
 const paceWindow = 100 * time.Millisecond
