@@ -84,7 +84,11 @@ func (db *DB) stmt(ctx context.Context, query string) *sql.Stmt {
 	if len(c.stmts) >= maxCachedStatements {
 		return nil
 	}
-	st, err := db.DB.PrepareContext(ctx, query)
+	text := query
+	if db.Dialect == SQLite {
+		text = positional(query)
+	}
+	st, err := db.DB.PrepareContext(ctx, text)
 	if err != nil {
 		return nil
 	}
