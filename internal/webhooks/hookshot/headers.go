@@ -3,6 +3,7 @@ package hookshot
 import (
 	"encoding/base64"
 	"net/http"
+	"net/textproto"
 	"strconv"
 )
 
@@ -20,10 +21,10 @@ type requestHeaders []headerField
 
 // headers builds the delivery headers for req with the given body.
 func (s *Sender) headers(req Request, mediaType string, body []byte) requestHeaders {
-	h := requestHeaders{
-		{Name: "Accept", Value: "*/*"},
-		{Name: "User-Agent", Value: "Service-Hookshot/" + s.cfg.Version},
-	}
+	h := make(requestHeaders, 0, 16) // 15 with both header sets and a password
+	h = append(h,
+		headerField{Name: "Accept", Value: "*/*"},
+		headerField{Name: "User-Agent", Value: "Service-Hookshot/" + s.cfg.Version})
 	hookID, targetID := strconv.FormatInt(req.HookID, 10), strconv.FormatInt(req.TargetID, 10)
 	if s.cfg.HeaderNames != HeaderNamesPlatform {
 		h = append(h,
@@ -65,9 +66,15 @@ func (h requestHeaders) logged() map[string]string {
 	return m
 }
 
-// apply sets the headers on an outgoing request (names canonicalised on the wire).
-func (h requestHeaders) apply(dst http.Header) {
-	for _, f := range h {
-		dst.Set(f.Name, f.Value)
+// header returns the headers of an outgoing request (names canonicalised
+// on the wire), in a map made for them with one array behind their
+// values: set one by one, they were the most allocated bytes of a send.
+func (h requestHeaders) header() http.Header {
+	dst := make(http.Header, len(h))
+	values := make([]string, len(h))
+	for i, f := range h {
+		values[i] = f.Value
+		dst[textproto.CanonicalMIMEHeaderKey(f.Name)] = values[i : i+1 : i+1]
 	}
+	return dst
 }

@@ -276,7 +276,7 @@ func (s *Sender) send(ctx context.Context, req Request) Result {
 	if err != nil {
 		return failure(res, "invalid url", err)
 	}
-	headers.apply(httpReq.Header)
+	httpReq.Header = headers.header()
 	resp, err := s.client(req.InsecureSSL).Do(httpReq)
 	if err != nil {
 		return failure(res, describe(ctx, err), err)
