@@ -142,7 +142,7 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	var lastRestart time.Time
 	for run := range *runs {
 		victim := run % *servers
-		if err := crashBurst(ctx, client, f, setup.fx, rcv, run, *events, *workers, victim, *kill, &cutOff); err != nil {
+		if err := crashBurst(ctx, client, f, []*benchFixture{setup.fx}, rcv, run, *events, *workers, victim, *kill, &cutOff); err != nil {
 			return err
 		}
 		if *kill {
@@ -163,10 +163,11 @@ func runCrashWebhooks(ctx context.Context, args []string) error {
 	return printJSON(rep)
 }
 
-// crashBurst sends one burst of events, spread over the servers, and
-// kills the victim with SIGKILL once a third of the burst was accepted
-// (unless kill is false); calls to it wait for its restart.
-func crashBurst(ctx context.Context, client *http.Client, f *fleet, fx *benchFixture, rcv *receiver,
+// crashBurst sends one burst of events, spread over the servers and
+// over the repositories (in turn), and kills the victim with SIGKILL once
+// a third of the burst was accepted (unless kill is false); calls to it
+// wait for its restart.
+func crashBurst(ctx context.Context, client *http.Client, f *fleet, repos []*benchFixture, rcv *receiver,
 	run, events, workers, victim int, kill bool, cutOff *atomic.Int64) error {
 	var next, accepted atomic.Int64
 	killAt := int64(events / 3)
@@ -188,6 +189,7 @@ func crashBurst(ctx context.Context, client *http.Client, f *fleet, fx *benchFix
 				}
 				desc := "crash-" + strconv.Itoa(run) + "-" + strconv.FormatInt(i, 10)
 				target := (w + int(i)) % len(f.srv)
+				fx := repos[int(i)%len(repos)]
 				for {
 					if ctx.Err() != nil || time.Now().After(deadline) {
 						return

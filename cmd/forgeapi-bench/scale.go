@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -17,6 +18,7 @@ type scaleReport struct {
 	Scenario string `json:"scenario"`
 	Servers  int    `json:"servers"`
 	Hooks    int    `json:"hooks"`
+	Repos    int    `json:"repositories"`
 	// DeliveriesPerSec maps a server count to its rounds' deliveries per
 	// second (all the round's deliveries over the time from its first
 	// API call to the last receipt).
@@ -30,7 +32,8 @@ type scaleReport struct {
 
 // runScale measures scale-out on PostgreSQL: forgeapi serve processes on
 // one database, rounds of repository events (PATCH /repos/{owner}/{repo}
-// from -workers clients, spread over the servers running) alternating
+// from -workers clients, spread over the servers running and over -repos
+// repositories, each with -hooks hooks) alternating
 // between one server and -servers servers, each round timed from its
 // first API call to the last delivery received. In the end it counts
 // deliveries lost, duplicated and badly signed over all rounds, and
@@ -41,15 +44,16 @@ func runScale(ctx context.Context, args []string) error {
 	servers := fs.Int("servers", 2, "servers of the larger rounds")
 	rounds := fs.Int("rounds", 2, "rounds of each size")
 	events := fs.Int("events", 1000, "events per round")
-	hooks := fs.Int("hooks", 10, "hooks, each receiving every event")
+	hooks := fs.Int("hooks", 10, "hooks per repository, each receiving every event of it")
+	repoCount := fs.Int("repos", 1, "repositories the events are spread over (1: every event changes one row)")
 	workers := fs.Int("workers", 16, "concurrent API clients")
 	bin := fs.String("bin", "", "forgeapi binary (default: go build it)")
 	drain := fs.Duration("drain", 60*time.Second, "how long to wait for a round's last deliveries")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *database == "" || *servers < 2 || *servers > 8 || *rounds < 1 || *events < 1 || *hooks < 1 || *workers < 1 {
-		return errors.New("want -database postgres://..., -servers in 2..8 and positive -rounds, -events, -hooks, -workers")
+	if *database == "" || *servers < 2 || *servers > 8 || *rounds < 1 || *events < 1 || *hooks < 1 || *workers < 1 || *repoCount < 1 {
+		return errors.New("want -database postgres://..., -servers in 2..8 and positive -rounds, -events, -hooks, -workers, -repos")
 	}
 	setup, rcv, hookURL, stop, err := newCrashRig(ctx, *bin, *database)
 	if err != nil {
@@ -64,10 +68,16 @@ func runScale(ctx context.Context, args []string) error {
 	}
 	f.srv = []*server{first}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers * 2}}
-	if _, err := createHooks(ctx, client, f.url(0), setup.fx, hookURL, "repository", *hooks); err != nil {
+	repos, err := benchRepos(ctx, client, f.url(0), setup.fx, *repoCount)
+	if err != nil {
 		return err
 	}
-	if err := rcv.awaitPings(ctx, *hooks, 30*time.Second); err != nil {
+	for _, fx := range repos {
+		if _, err := createHooks(ctx, client, f.url(0), fx, hookURL, "repository", *hooks); err != nil {
+			return err
+		}
+	}
+	if err := rcv.awaitPings(ctx, *hooks**repoCount, 30*time.Second); err != nil {
 		return err
 	}
 	waits, err := newWaitSampler(setup.dsn)
@@ -76,7 +86,7 @@ func runScale(ctx context.Context, args []string) error {
 	}
 	defer waits.close()
 
-	rep := scaleReport{Scenario: "scale", Servers: *servers, Hooks: *hooks, DeliveriesPerSec: map[int][]float64{},
+	rep := scaleReport{Scenario: "scale", Servers: *servers, Hooks: *hooks, Repos: *repoCount, DeliveriesPerSec: map[int][]float64{},
 		Waits: map[int]map[string]int{}}
 	for round := range 2 * *rounds {
 		n := 1
@@ -87,7 +97,7 @@ func runScale(ctx context.Context, args []string) error {
 			return err
 		}
 		stop := waits.start()
-		rate, err := scaleRound(ctx, client, f, setup.fx, rcv, round, *events, *workers, *hooks, *drain)
+		rate, err := scaleRound(ctx, client, f, repos, rcv, round, *events, *workers, *hooks, *drain)
 		sampled := stop()
 		if err != nil {
 			return err
@@ -105,6 +115,24 @@ func runScale(ctx context.Context, args []string) error {
 		return err
 	}
 	return printJSON(rep)
+}
+
+// benchRepos returns the fixture's repository and n-1 more of its owner,
+// created through the API.
+func benchRepos(ctx context.Context, client *http.Client, base string, fx *benchFixture, n int) ([]*benchFixture, error) {
+	repos := []*benchFixture{fx}
+	for i := 1; i < n; i++ {
+		name := "widgets-" + strconv.Itoa(i)
+		resp, err := call(ctx, client, "POST", base+"/user/repos", fx.token, `{"name":"`+name+`"}`)
+		if err != nil {
+			return nil, err
+		}
+		if resp.status != http.StatusCreated {
+			return nil, fmt.Errorf("create repository %s: status %d: %s", name, resp.status, resp.body)
+		}
+		repos = append(repos, &benchFixture{owner: fx.owner, repo: name, token: fx.token})
+	}
+	return repos, nil
 }
 
 // resize starts servers or stops the last ones (SIGTERM: a stopped
@@ -128,12 +156,12 @@ func (f *fleet) resize(n int) error {
 // scaleRound sends events through the fleet's servers and waits for all
 // their deliveries; it returns the deliveries per second from the first
 // call to the last receipt.
-func scaleRound(ctx context.Context, client *http.Client, f *fleet, fx *benchFixture, rcv *receiver,
+func scaleRound(ctx context.Context, client *http.Client, f *fleet, repos []*benchFixture, rcv *receiver,
 	round, events, workers, hooks int, drain time.Duration) (float64, error) {
 	before := rcv.receivedCount()
 	start := time.Now()
 	var cutOff atomic.Int64
-	if err := crashBurst(ctx, client, f, fx, rcv, round, events, workers, 0, false, &cutOff); err != nil {
+	if err := crashBurst(ctx, client, f, repos, rcv, round, events, workers, 0, false, &cutOff); err != nil {
 		return 0, err
 	}
 	if n := cutOff.Load(); n > 0 {
