@@ -160,6 +160,9 @@ type outcome struct {
 	job
 	result hookshot.Result
 	at     time.Time
+	// The delivery log's columns, encoded by the send's goroutine rather
+	// than in the recorder's transaction, which holds SQLite's write lock.
+	requestHeaders, responseHeaders, responseBody string
 }
 
 // Run sends deliveries until ctx is done, then lets the sends under way
@@ -587,6 +590,9 @@ func (d *Dispatcher) send(j job, results chan<- outcome) {
 		o.result = hookshot.Result{Status: j.skip}
 	}
 	o.at = d.svc.now()
+	o.requestHeaders = headersJSON(o.result.RequestHeaders)
+	o.responseHeaders = headersJSON(flatten(o.result.ResponseHeaders))
+	o.responseBody = strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD")
 	results <- o
 	d.finish(j.HookID)
 }
@@ -798,8 +804,6 @@ func (d *Dispatcher) record(batch []outcome) error {
 // recordDelivery marks the delivery done with its outcome; kept is false
 // when the lease was lost (another claimer owns the row now).
 func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) (kept bool, err error) {
-	reqHeaders := headersJSON(o.result.RequestHeaders)
-	respHeaders := headersJSON(flatten(o.result.ResponseHeaders))
 	url := ""
 	if o.hook != nil {
 		url = o.hook.URL
@@ -808,8 +812,8 @@ func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) 
 		UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = $1, duration = $2, status = $3,
 			status_code = $4, url = $5, request_headers = $6, response_headers = $7, response_body = $8
 		WHERE id = $9 AND lease_owner = $10 AND state = 'pending'`,
-		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, reqHeaders,
-		respHeaders, strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD"), o.ID, d.owner)
+		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, o.requestHeaders,
+		o.responseHeaders, o.responseBody, o.ID, d.owner)
 	if err != nil {
 		return false, store.Normalize(err)
 	}
