@@ -285,7 +285,7 @@ func (d *Dispatcher) startHanded(ctx context.Context, results chan<- outcome) ti
 	if putBack || len(over) > 0 {
 		d.svc.handoff.setOpen(false)
 	}
-	return earlier(next, earliest(time.Time{}, over))
+	return earlier(next, earliest(over))
 }
 
 // start prepares and starts a batch of deliveries leased to d, hooks
@@ -306,7 +306,7 @@ func (d *Dispatcher) start(ctx context.Context, batch []claimed, hooks map[int64
 		d.sends.Add(1)
 		go d.send(j, results)
 	}
-	return earliest(time.Time{}, back), len(back) > 0
+	return earliest(back), len(back) > 0
 }
 
 // earlier is the earlier of two times, zero standing for none.
@@ -383,11 +383,11 @@ type putBackItem struct {
 	Throttled bool // over the hook's rate limit (sets throttled_at)
 }
 
-func earliest(t time.Time, items []putBackItem) time.Time {
+// earliest is the earliest due time of the items, zero for none.
+func earliest(items []putBackItem) time.Time {
+	var t time.Time
 	for _, it := range items {
-		if t.IsZero() || it.Due.Before(t) {
-			t = it.Due
-		}
+		t = earlier(t, it.Due)
 	}
 	return t
 }
