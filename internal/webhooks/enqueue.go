@@ -54,10 +54,11 @@ type newDelivery struct {
 // of the event's repository and organization, and, for each app
 // installation that receives it (appRecipients), a payload naming the
 // installation and a delivery to the app's webhook; all in tx, and it
-// wakes the dispatcher after commit for those not handed over to it. A push payload is stored even when
-// no hook receives it: the tests endpoint re-sends a repository's latest
-// push. A payload over the cap (Config.MaxPayloadBytes) is neither stored
-// nor delivered (the platform drops it too); a warning logs the drop.
+// wakes the dispatcher after commit for those not handed over to it. A
+// push payload is stored even when no hook receives it: the tests
+// endpoint re-sends a repository's latest push. A payload over the cap
+// (Config.MaxPayloadBytes) is neither stored nor delivered (the platform
+// drops it too); a warning logs the drop.
 func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
 	if e.HookEvent == "" {
 		return nil
