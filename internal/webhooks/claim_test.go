@@ -29,25 +29,13 @@ func (c *testClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now =
 // waited for the 1 s poll.
 func TestClaimLoopWakesForEveryLaterDueTime(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, apptest.DatabaseURL(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestStore(t)
 	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	clock := &testClock{now: t0}
 	svc := webhooks.NewService(db, nil, webhooks.Config{}, clock.Now, nil)
-
-	// A deleted hook: its deliveries are recorded as not sent, with no
-	// request, so the test needs no receiver.
-	var hookID, payloadID int64
-	if err := db.QueryRowContext(ctx, `INSERT INTO hooks (events, url, deleted_at, created_at, updated_at)
-		VALUES ('["push"]', 'http://127.0.0.1:9/', $1, $1, $1) RETURNING id`, t0).Scan(&hookID); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.QueryRowContext(ctx, `INSERT INTO hook_payloads (guid, event, payload, created_at)
-		VALUES ('g', 'push', '{}', $1) RETURNING id`, t0).Scan(&payloadID); err != nil {
+	hookID, payloadID, err := insertDeletedHookAndPayload(ctx, db, t0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	due := map[int64]time.Time{}
@@ -83,4 +71,29 @@ func TestClaimLoopWakesForEveryLaterDueTime(t *testing.T) {
 				s.at.Sub(t0), sentDue, next.Sub(t0), s.wantSent, s.wantNext.Sub(t0))
 		}
 	}
+}
+
+// openTestStore opens a store of its own for the test (on PostgreSQL
+// when the suite runs there), closed when the test ends.
+func openTestStore(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// insertDeletedHookAndPayload writes a hook deleted at t0 and a push
+// payload. A deleted hook's deliveries are recorded as not sent, with no
+// request, so a test of the dispatcher needs no receiver.
+func insertDeletedHookAndPayload(ctx context.Context, q store.Q, t0 time.Time) (hookID, payloadID int64, err error) {
+	if err := q.QueryRowContext(ctx, `INSERT INTO hooks (events, url, deleted_at, created_at, updated_at)
+		VALUES ('["push"]', 'http://127.0.0.1:9/', $1, $1, $1) RETURNING id`, t0).Scan(&hookID); err != nil {
+		return 0, 0, err
+	}
+	err = q.QueryRowContext(ctx, `INSERT INTO hook_payloads (guid, event, payload, created_at)
+		VALUES ('g', 'push', '{}', $1) RETURNING id`, t0).Scan(&payloadID)
+	return hookID, payloadID, err
 }

@@ -51,25 +51,17 @@ func TestEventDeliveriesAreHandedOver(t *testing.T) {
 // commits are made due now for the next claimer, not left leased.
 func TestHandOverToAStoppedDispatcherReleasesTheDeliveries(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, apptest.DatabaseURL(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestStore(t)
 	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	svc := webhooks.NewService(db, nil, webhooks.Config{}, func() time.Time { return t0 }, nil)
 	const owner = "dispatcher-that-stops"
-	err = webhooks.HandOverAfterStop(ctx, svc, owner, func(tx store.Q) ([]int64, error) {
-		var hookID, payloadID, id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO hooks (events, url, created_at, updated_at)
-			VALUES ('["push"]', 'http://127.0.0.1:9/', $1, $1) RETURNING id`, t0).Scan(&hookID); err != nil {
+	err := webhooks.HandOverAfterStop(ctx, svc, owner, func(tx store.Q) ([]int64, error) {
+		hookID, payloadID, err := insertDeletedHookAndPayload(ctx, tx, t0)
+		if err != nil {
 			return nil, err
 		}
-		if err := tx.QueryRowContext(ctx, `INSERT INTO hook_payloads (guid, event, payload, created_at)
-			VALUES ('g', 'push', '{}', $1) RETURNING id`, t0).Scan(&payloadID); err != nil {
-			return nil, err
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, due_at, created_at, lease_owner, attempts)
+		var id int64
+		err = tx.QueryRowContext(ctx, `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, due_at, created_at, lease_owner, attempts)
 			VALUES ($1, $2, 'g', 'push', $3, $4, $5, 1) RETURNING id`, hookID, payloadID, t0.Add(time.Minute), t0, owner).Scan(&id)
 		return []int64{id}, err
 	})
