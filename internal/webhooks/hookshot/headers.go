@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strconv"
 )
 
@@ -47,10 +48,31 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) requestHead
 		h = append(h, headerField{Name: HeaderSignature, Value: sigs.SHA1}, headerField{Name: HeaderSignature256, Value: sigs.SHA256})
 	}
 	if req.Username != "" || req.Password != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte(req.Username + ":" + req.Password))
-		h = append(h, headerField{Name: "Authorization", Value: "Basic " + basic, masked: true})
+		h = append(h, basicAuthorization(req.Username, req.Password))
 	}
 	return h
+}
+
+// withURLCredentials adds the Basic authorization of a URL's user
+// information (https://user:pass@host/...), as a client sends it, unless
+// the headers already carry an Authorization.
+func (h requestHeaders) withURLCredentials(u *url.URL) requestHeaders {
+	if u.User == nil {
+		return h
+	}
+	for _, f := range h {
+		if f.Name == "Authorization" {
+			return h
+		}
+	}
+	password, _ := u.User.Password()
+	return append(h, basicAuthorization(u.User.Username(), password))
+}
+
+// basicAuthorization is the masked Authorization header of a user and password.
+func basicAuthorization(user, password string) headerField {
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	return headerField{Name: "Authorization", Value: "Basic " + basic, masked: true}
 }
 
 // logged returns the headers as the delivery log's request.headers object.

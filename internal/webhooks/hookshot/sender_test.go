@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log"
@@ -288,6 +289,72 @@ func TestSendWithoutSecretSendsNoSignatures(t *testing.T) {
 	}
 	if res.RequestHeaders["User-Agent"] != "Service-Hookshot/"+DefaultVersion {
 		t.Errorf("default user agent = %q", res.RequestHeaders["User-Agent"])
+	}
+}
+
+// TestSendBasicAuthorization checks the credentials a delivery carries:
+// the hook's username and password, else the user information of its
+// URL (as an HTTP client sends it), each as Basic authorization on the
+// wire and masked in the delivery log; the hook's own win over the URL's.
+func TestSendBasicAuthorization(t *testing.T) {
+	t.Parallel()
+	basic := func(user, password string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+	}
+	tests := []struct {
+		name, userinfo, user, password, want string
+	}{
+		{"none", "", "", "", ""},
+		{"the hook's", "", "hook", "s3cret", basic("hook", "s3cret")},
+		{"the URL's", "url:p%40ss@", "", "", basic("url", "p@ss")},
+		{"the hook's over the URL's", "url:pass@", "hook", "s3cret", basic("hook", "s3cret")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rc := newReceiver(t, testSecret, nil)
+			s := loopbackSender(t, Config{})
+			req := newRequest(strings.Replace(rc.URL, "http://", "http://"+tt.userinfo, 1), ContentJSON, testSecret)
+			req.Username, req.Password = tt.user, tt.password
+
+			res := s.Send(t.Context(), req)
+
+			d := rc.next(t)
+			if !res.OK() {
+				t.Fatalf("result %q %v", res.Status, res.Err)
+			}
+			if got := d.header.Get("Authorization"); got != tt.want {
+				t.Errorf("Authorization on the wire = %q, want %q", got, tt.want)
+			}
+			logged, ok := res.RequestHeaders["Authorization"]
+			if tt.want == "" && ok || tt.want != "" && logged != MaskedValue {
+				t.Errorf("Authorization in the log = %q (present %v), want it masked when sent", logged, ok)
+			}
+		})
+	}
+}
+
+// TestSendPayloadsAroundTheWriteBuffer sends payloads smaller than,
+// about as large as and larger than a connection's write buffer on one
+// connection: each arrives whole and signed.
+func TestSendPayloadsAroundTheWriteBuffer(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, testSecret, nil)
+	s := loopbackSender(t, Config{})
+	for _, size := range []int{100, writeBufferSize - 600, writeBufferSize, 3*writeBufferSize + 7} {
+		payload := []byte(`{"zen":"` + strings.Repeat("z", size) + `"}`)
+		req := newRequest(rc.URL, ContentJSON, testSecret)
+		req.Payload = payload
+
+		res := s.Send(t.Context(), req)
+
+		d := rc.next(t)
+		if !res.OK() || d.validation != nil {
+			t.Fatalf("%d bytes: result %q, validation %v", size, res.Status, d.validation)
+		}
+		if !bytes.Equal(d.payload, payload) {
+			t.Errorf("%d bytes: the receiver got %d bytes", size, len(d.payload))
+		}
 	}
 }
 
