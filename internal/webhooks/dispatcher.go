@@ -333,6 +333,15 @@ func (d *Dispatcher) room() int {
 // ended leases), where a due time kept in memory forgot all but the
 // earliest (the webhooks bench saw whole batches put back for 100 ms
 // sent 1 s late, at the next poll).
+// dueDeliveries finds the deliveries a claim leases: the oldest due
+// ($3: now; $4: how many), read in order from hook_deliveries_pending,
+// the index of the pending deliveries only (TestClaimPlans).
+const dueDeliveries = `SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at <= $3 ORDER BY due_at, id LIMIT $4`
+
+// nextDue finds the earliest due time after $1 of the pending deliveries,
+// the first entry of hook_deliveries_pending past it.
+const nextDue = `SELECT due_at FROM hook_deliveries WHERE state = 'pending' AND due_at > $1 ORDER BY due_at LIMIT 1`
+
 func (d *Dispatcher) claim(ctx context.Context, limit int) (out []claimed, pending time.Time, err error) {
 	db := d.svc.DB
 	err = db.Tx(ctx, func(tx store.Q) error {
@@ -341,9 +350,7 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) (out []claimed, pendi
 		now := d.svc.now()
 		rows, err := tx.QueryContext(ctx, `
 			UPDATE hook_deliveries SET due_at = $1, lease_owner = $2, attempts = attempts + 1
-			WHERE id IN (
-				SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at <= $3
-				ORDER BY due_at, id LIMIT $4`+db.SkipLocked()+`)
+			WHERE id IN (`+dueDeliveries+db.SkipLocked()+`)
 			RETURNING id, hook_id, payload_id, guid, event, action, repository_id, installation_id, retries_left`,
 			now.Add(d.lease), d.owner, now, limit)
 		if err != nil {
@@ -366,8 +373,7 @@ func (d *Dispatcher) claim(ctx context.Context, limit int) (out []claimed, pendi
 		rows.Close()
 		// Due after now only: on PostgreSQL, rows due now that SKIP LOCKED
 		// passed over are another claimer's.
-		err = tx.QueryRowContext(ctx, `SELECT due_at FROM hook_deliveries WHERE state = 'pending' AND due_at > $1
-			ORDER BY due_at LIMIT 1`, now).Scan(&pending)
+		err = tx.QueryRowContext(ctx, nextDue, now).Scan(&pending)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

@@ -10,6 +10,13 @@ import (
 // PruneDeliveriesQuery is the pruner's delete, for tests of its plan.
 const PruneDeliveriesQuery = pruneDeliveries
 
+// DueDeliveriesQuery and NextDueQuery are the claim's searches, for
+// tests of their plans.
+const (
+	DueDeliveriesQuery = dueDeliveries
+	NextDueQuery       = nextDue
+)
+
 // ClaimDue runs one pass of the claim loop at the service's clock and
 // waits for the sends it started: sent are the deliveries they sent (or
 // recorded as not sent), unrecorded; next is when the loop would claim

@@ -20,7 +20,32 @@ func TestPrunerPlans(t *testing.T) {
 	env := apptest.Start(t)
 	plan := env.QueryPlan(t, webhooks.PruneDeliveriesQuery, "2026-01-01", 500)
 	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "USING INDEX hook_deliveries_created (created_at<?)") ||
-		strings.Contains(joined, "hook_deliveries_work") || strings.Contains(joined, "TEMP B-TREE") {
+		strings.Contains(joined, "hook_deliveries_pending") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Errorf("plan of the pruner's search = %q, want a range of hook_deliveries_created", plan)
+	}
+}
+
+// TestClaimPlans checks SQLite's plans of the claim's searches: both read
+// the partial index of the pending deliveries in its order, never the
+// delivery log nor a sort, so a claim costs the same with a million
+// deliveries logged as with none.
+func TestClaimPlans(t *testing.T) {
+	t.Parallel()
+	if apptest.Postgres() {
+		t.Skip("SQLite's plan")
+	}
+	env := apptest.Start(t)
+	for _, c := range []struct {
+		name, query string
+		args        []any
+	}{
+		{"due deliveries", "SELECT * FROM hook_deliveries WHERE id IN (" + webhooks.DueDeliveriesQuery + ")", []any{nil, nil, "2026-01-01", 64}},
+		{"next due time", webhooks.NextDueQuery, []any{"2026-01-01"}},
+	} {
+		plan := env.QueryPlan(t, c.query, c.args...)
+		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX hook_deliveries_pending (due_at") ||
+			strings.Contains(joined, "TEMP B-TREE") {
+			t.Errorf("plan of the claim's %s = %q, want a range of hook_deliveries_pending in order", c.name, plan)
+		}
 	}
 }
