@@ -73,6 +73,63 @@ func TestClaimLoopWakesForEveryLaterDueTime(t *testing.T) {
 	}
 }
 
+// TestRecordWritesOnlyTheDeliveriesStillLeased records a batch of 75
+// outcomes (UPDATEs of 64, 8, 2 and 1 rows) after another claimer took
+// over some of the deliveries: those are left as the other claimer has
+// them, every other one is logged done.
+func TestRecordWritesOnlyTheDeliveriesStillLeased(t *testing.T) {
+	ctx := context.Background()
+	db := openTestStore(t)
+	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	svc := webhooks.NewService(db, nil, webhooks.Config{}, func() time.Time { return t0.Add(time.Second) }, nil)
+	const hooks, perHook, n = 5, 15, 75 // a hook takes up to 32 deliveries per claim
+	for range hooks {
+		hookID, payloadID, err := insertDeletedHookAndPayload(ctx, db, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range perHook {
+			if _, err := db.ExecContext(ctx, `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, due_at, created_at)
+				VALUES ($1, $2, 'g', 'push', $3, $3)`, hookID, payloadID, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sent, err := webhooks.NewDispatcher(svc).ClaimDueAndRecord(ctx, func() {
+		if _, err := db.ExecContext(ctx, `UPDATE hook_deliveries SET lease_owner = 'another' WHERE id % 7 = 3`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != n {
+		t.Fatalf("one claim started %d deliveries, want %d", len(sent), n)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, state, lease_owner, status FROM hook_deliveries`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var state, owner, status string
+		if err := rows.Scan(&id, &state, &owner, &status); err != nil {
+			t.Fatal(err)
+		}
+		want := [3]string{"done", "", "hook deleted"}
+		if id%7 == 3 {
+			want = [3]string{"pending", "another", ""}
+		}
+		if got := [3]string{state, owner, status}; got != want {
+			t.Errorf("delivery %d: state, lease owner, status = %q, want %q", id, got, want)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // openTestStore opens a store of its own for the test (on PostgreSQL
 // when the suite runs there), closed when the test ends.
 func openTestStore(t *testing.T) *store.DB {

@@ -33,6 +33,24 @@ func (d *Dispatcher) ClaimDue(ctx context.Context) (sent []int64, next time.Time
 	return sent, next
 }
 
+// ClaimDueAndRecord runs one pass of the claim loop like ClaimDue, then
+// between, then records what the sends left in one batch, as the
+// recorder does.
+func (d *Dispatcher) ClaimDueAndRecord(ctx context.Context, between func()) (sent []int64, err error) {
+	results := make(chan outcome, maxInFlight)
+	d.results = results
+	d.claimDue(ctx, results)
+	d.sends.Wait()
+	close(results)
+	var batch []outcome
+	for o := range results {
+		batch = append(batch, o)
+		sent = append(sent, o.ID)
+	}
+	between()
+	return sent, d.record(batch)
+}
+
 // HandOverAfterStop runs the handoff of deliveries leased to owner
 // (written by write in the same transaction) with a dispatcher that
 // attaches and then stops before the transaction commits.
