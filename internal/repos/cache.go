@@ -15,8 +15,12 @@ var standingTables = []string{"repositories", "accounts", "org_members", "repo_c
 	"teams", "team_members", "team_ancestors", "team_repos"}
 
 // statsTables are the tables StatsOf reads (stars, subscriptions, forks
-// in repositories), and accounts, whose deletes cascade into them.
-var statsTables = []string{"stars", "subscriptions", "repositories", "accounts"}
+// in repositories), and accounts, whose deletes cascade into them. Of
+// repositories and accounts only rows added or removed count: a fork is
+// a new repository (fork_of_id is written only by its INSERT; a deleted
+// parent's forks lose it by cascade, with a DELETE), and an update of a
+// repository, which every PATCH is, changes none of the counters.
+var statsTables = []string{"stars", "subscriptions", store.RowsOf("repositories"), store.RowsOf("accounts")}
 
 // StandingCache serves ByOwnerAndNameWithMembership, the access guard's
 // lookup of every repository route, from a store.ReadCache over every

@@ -49,8 +49,9 @@ type watchers struct {
 // Watch registers fn to run after every committed write to one of the
 // tables by this process, and on PostgreSQL also by other processes
 // sharing the database (after their notification arrives), and whenever
-// notifications may have been missed. fn must be fast and must not block:
-// it runs on the writer's goroutine.
+// notifications may have been missed. A table given as RowsOf(t) is
+// watched for INSERTs and DELETEs of t only. fn must be fast and must not
+// block: it runs on the writer's goroutine.
 func (db *DB) Watch(fn func(), tables ...string) {
 	w := &db.watch
 	w.mu.Lock()
@@ -66,8 +67,16 @@ func (db *DB) Watch(fn func(), tables ...string) {
 	w.written.Clear() // what is watched has changed
 }
 
-// writePattern finds the tables a statement writes.
-var writePattern = regexp.MustCompile(`(?i)\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)`)
+// RowsOf names, for Watch and NewReadCache, the statements that add or
+// remove rows of table (INSERT, DELETE) but not its UPDATEs: a value
+// that only counts rows, or only depends on which rows exist, is not
+// dropped by every change of a column it never reads.
+func RowsOf(table string) string { return table + rowsSuffix }
+
+const rowsSuffix = "/rows"
+
+// writePattern finds the tables a statement writes, and how.
+var writePattern = regexp.MustCompile(`(?i)\b(insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)`)
 
 // watchedWrites returns the watched tables the statement writes, or nil.
 func (db *DB) watchedWrites(query string) []string {
@@ -78,9 +87,15 @@ func (db *DB) watchedWrites(query string) []string {
 	var tables []string
 	w.mu.RLock()
 	for _, m := range writePattern.FindAllStringSubmatch(query, -1) {
-		t := strings.ToLower(m[1])
-		if _, ok := w.byTable[t]; ok && !slices.Contains(tables, t) {
-			tables = append(tables, t)
+		t := strings.ToLower(m[2])
+		written := []string{t}
+		if !strings.EqualFold(m[1], "update") {
+			written = append(written, t+rowsSuffix)
+		}
+		for _, t := range written {
+			if _, ok := w.byTable[t]; ok && !slices.Contains(tables, t) {
+				tables = append(tables, t)
+			}
 		}
 	}
 	w.mu.RUnlock()

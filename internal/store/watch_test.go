@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,6 +97,38 @@ func TestWatchSeesCommittedWritesOnly(t *testing.T) {
 	})
 	if err != nil || accounts.count() != 2 || follows.count() != 2 {
 		t.Fatalf("commit: err %v, counts %d %d", err, accounts.count(), follows.count())
+	}
+}
+
+// TestWatchRowsOfSeesInsertsAndDeletesOnly: a watcher of RowsOf(table)
+// runs for the statements that add or remove rows, whatever their
+// spelling, and not for UPDATEs; a watcher of the table runs for all.
+func TestWatchRowsOfSeesInsertsAndDeletesOnly(t *testing.T) {
+	t.Parallel()
+	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "forgeapi.db"))
+	var rows, all counter
+	db.Watch(rows.inc, store.RowsOf("accounts"))
+	db.Watch(all.inc, "accounts")
+	steps := []struct {
+		query    string
+		wantRows int64
+	}{
+		{`INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'a', $1, $1)`, 1},
+		{`UPDATE accounts SET name = 'x' WHERE login = 'a'`, 1},
+		{`update "accounts" SET name = 'y' WHERE login = 'a'`, 1},
+		{`INSERT OR IGNORE INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'a', $1, $1)`, 2},
+		{`WITH gone AS (SELECT id FROM accounts WHERE login = 'a') DELETE FROM accounts WHERE id IN (SELECT id FROM gone)`, 3},
+	}
+	for i, s := range steps {
+		if strings.Contains(s.query, "$1") {
+			exec(t, db, s.query, store.Now())
+		} else {
+			exec(t, db, s.query)
+		}
+		if rows.count() != s.wantRows || all.count() != int64(i+1) {
+			t.Errorf("after %q: RowsOf watcher ran %d times, table watcher %d; want %d and %d",
+				s.query, rows.count(), all.count(), s.wantRows, i+1)
+		}
 	}
 }
 
