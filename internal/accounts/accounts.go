@@ -216,12 +216,14 @@ type Cache struct {
 	db      *store.DB
 	ttl     time.Duration
 	byLogin *store.ReadCache[string, *Account]
+	byID    *store.ReadCache[int64, *Account]
 }
 
 // NewCache returns an account cache over db keeping lookups for at most
 // ttl (0: store.DefaultReadCacheTTL).
 func NewCache(db *store.DB, ttl time.Duration) *Cache {
-	return &Cache{db: db, ttl: ttl, byLogin: store.NewReadCache[string, *Account](db, ttl, "accounts")}
+	return &Cache{db: db, ttl: ttl, byLogin: store.NewReadCache[string, *Account](db, ttl, "accounts"),
+		byID: store.NewReadCache[int64, *Account](db, ttl, "accounts")}
 }
 
 // TTL is the bound given to NewCache (0: store.DefaultReadCacheTTL), for
@@ -232,6 +234,21 @@ func (c *Cache) TTL() time.Duration { return c.ttl }
 // caller's own copy.
 func (c *Cache) ByLogin(ctx context.Context, login string) (*Account, error) {
 	a, err := c.byLogin.Get(asciiLower(login), func() (*Account, error) { return ByLogin(ctx, c.db, login) })
+	if err != nil {
+		return nil, err
+	}
+	copied := *a
+	return &copied, nil
+}
+
+// ByID is ByID through the cache, for the acting account of a write (the
+// actor its events name). The account returned is the caller's own copy.
+// A nil Cache reads the database.
+func (c *Cache) ByID(ctx context.Context, q store.Q, id int64) (*Account, error) {
+	if c == nil {
+		return ByID(ctx, q, id)
+	}
+	a, err := c.byID.Get(id, func() (*Account, error) { return ByID(ctx, c.db, id) })
 	if err != nil {
 		return nil, err
 	}

@@ -293,6 +293,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.accountDetails = accounts.NewDetailsCache(db, cfg.LookupCacheTTL)
 		a.repoStanding = repos.NewStandingCache(db, cfg.LookupCacheTTL)
 		a.Repos.StatsCache = repos.NewStatsCache(db, cfg.LookupCacheTTL)
+		a.Repos.Accounts = a.Accounts
 	}
 	gitConfig := cfg.Git
 	gitConfig.Logger, gitConfig.IdleTimeout = cfg.Logger, cfg.IdleTimeout

@@ -120,7 +120,7 @@ func (h *Handler) createForUser(w http.ResponseWriter, r *http.Request) error {
 		// repositories in the user's own account.
 		return apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
 	}
-	owner, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	owner, err := h.Service.Accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (h *Handler) createForOrg(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Forbidden("Only owners of %s can create repositories in it.", org.Login)
 	}
 	p := auth.PrincipalFrom(r.Context())
-	actor, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	actor, err := h.Service.Accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if changes.Private != nil && *changes.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
 		return apierr.Forbidden("Making a repository private needs the repo scope.")
 	}
-	actor, err := accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
+	actor, err := h.Service.Accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 // the feeds keep the repository's events, the organization's hooks get
 // repository deleted. A repository locked for a migration is refused.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	actor, err := accounts.ByID(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID())
+	actor, err := h.Service.Accounts.ByID(r.Context(), h.Service.DB, auth.PrincipalFrom(r.Context()).UserID())
 	if err != nil {
 		return err
 	}

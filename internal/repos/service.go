@@ -18,6 +18,9 @@ import (
 // Service creates repositories with their bare git repositories on disk.
 type Service struct {
 	DB *store.DB
+	// Accounts, when set, serves the acting accounts of writes (nil
+	// reads them from DB).
+	Accounts *accounts.Cache
 	// GitRoot is the directory holding one bare repository per id.
 	GitRoot string
 	// AfterCreate, when set, runs in the creating transaction (the
