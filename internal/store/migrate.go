@@ -35,24 +35,9 @@ var dialectTokens = map[Dialect]*strings.Replacer{
 }
 
 func migrate(ctx context.Context, db *DB) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
+	provider, err := newMigrations(db)
 	if err != nil {
 		return err
-	}
-	dialect := goose.DialectSQLite3
-	if db.Dialect == Postgres {
-		dialect = goose.DialectPostgres
-	}
-	opts, err := providerOptions(db)
-	if err != nil {
-		return err
-	}
-	// Each API area owns one numbered file; areas land in any order, so a
-	// database may meet a lower number after a higher one was applied.
-	opts = append(opts, goose.WithAllowOutofOrder(true))
-	provider, err := goose.NewProvider(dialect, db.DB, dialectFS{FS: sub, r: dialectTokens[db.Dialect]}, opts...)
-	if err != nil {
-		return fmt.Errorf("schema migrations: %w", err)
 	}
 	results, err := provider.Up(ctx)
 	if err != nil {
@@ -64,6 +49,30 @@ func migrate(ctx context.Context, db *DB) error {
 		}
 	}
 	return nil
+}
+
+// newMigrations returns the schema migrations of db's dialect.
+func newMigrations(db *DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	dialect := goose.DialectSQLite3
+	if db.Dialect == Postgres {
+		dialect = goose.DialectPostgres
+	}
+	opts, err := providerOptions(db)
+	if err != nil {
+		return nil, err
+	}
+	// Each API area owns one numbered file; areas land in any order, so a
+	// database may meet a lower number after a higher one was applied.
+	opts = append(opts, goose.WithAllowOutofOrder(true))
+	provider, err := goose.NewProvider(dialect, db.DB, dialectFS{FS: sub, r: dialectTokens[db.Dialect]}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("schema migrations: %w", err)
+	}
+	return provider, nil
 }
 
 // dialectFS serves the migration files with the dialect tokens replaced.

@@ -38,7 +38,7 @@ func CreateAppHook(ctx context.Context, tx store.Q, n NewAppHook, now time.Time)
 
 // AppHook returns the app's webhook; store.ErrNotFound when it has none.
 func AppHook(ctx context.Context, q store.Q, appID int64) (*Hook, error) {
-	return scanHook(q.QueryRowContext(ctx, `SELECT `+hookColumns+` FROM hooks WHERE integration_id = $1`, appID))
+	return scanHook(q.QueryRowContext(ctx, `SELECT `+hookColumns+` FROM `+hooksFrom+` WHERE integration_id = $1`, appID))
 }
 
 // appRecipients are the app installations whose app webhook receives e:

@@ -863,10 +863,11 @@ func recordLastResponse(ctx context.Context, tx store.Q, hookID int64, o outcome
 		status = "failed"
 	}
 	_, err := tx.ExecContext(ctx, `
-		UPDATE hooks SET last_response_code = $1, last_response_status = $2, last_response_message = $3,
-			last_response_at = $4
-		WHERE id = $5 AND (last_response_at IS NULL OR last_response_at <= $4)`,
-		code, status, o.result.Status, o.at, hookID)
+		INSERT INTO hook_last_responses (hook_id, code, status, message, responded_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (hook_id) DO UPDATE SET code = excluded.code, status = excluded.status, message = excluded.message,
+			responded_at = excluded.responded_at
+		WHERE hook_last_responses.responded_at <= excluded.responded_at`,
+		hookID, code, status, o.result.Status, o.at)
 	return store.Normalize(err)
 }
 

@@ -291,8 +291,8 @@ func checkRules(h *Hook, others []*Hook) error {
 
 // The queries of a target's undeleted hooks, by id.
 const (
-	repoHooksQuery = `SELECT ` + hookColumns + ` FROM hooks WHERE repo_id = $1 AND deleted_at IS NULL ORDER BY id`
-	orgHooksQuery  = `SELECT ` + hookColumns + ` FROM hooks WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id`
+	repoHooksQuery = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE repo_id = $1 AND deleted_at IS NULL ORDER BY id`
+	orgHooksQuery  = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id`
 )
 
 // lockTarget serialises the hook writes of one target for the rest of tx,

@@ -26,9 +26,9 @@ func (h *Handler) sender(r *http.Request) (*accounts.Account, error) {
 
 // The queries of one page of a target's hooks that a caller may see.
 const (
-	repoHooksPage = `SELECT ` + hookColumns + ` FROM hooks WHERE repo_id = $1 AND deleted_at IS NULL
+	repoHooksPage = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE repo_id = $1 AND deleted_at IS NULL
 		AND COALESCE(app_id, 0) = $2 ORDER BY id LIMIT $3 OFFSET $4`
-	orgHooksPage = `SELECT ` + hookColumns + ` FROM hooks WHERE org_id = $1 AND deleted_at IS NULL
+	orgHooksPage = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE org_id = $1 AND deleted_at IS NULL
 		AND COALESCE(app_id, 0) = $2 ORDER BY id LIMIT $3 OFFSET $4`
 	repoHooksCount = `SELECT COUNT(*) FROM hooks WHERE repo_id = $1 AND deleted_at IS NULL AND COALESCE(app_id, 0) = $2`
 	orgHooksCount  = `SELECT COUNT(*) FROM hooks WHERE org_id = $1 AND deleted_at IS NULL AND COALESCE(app_id, 0) = $2`

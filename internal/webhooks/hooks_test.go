@@ -482,11 +482,16 @@ func TestHookLastResponse(t *testing.T) {
 	awaitAttempts(t, f.env, hook.GetID())
 	set := func(at time.Time) {
 		t.Helper()
-		_, err := f.env.App.DB.ExecContext(apptest.Ctx(), `UPDATE hooks SET last_response_code = 502, last_response_status = 'failed',
-			last_response_message = 'Bad Gateway', last_response_at = $1 WHERE id = $2`, at, hook.GetID())
+		_, err := f.env.App.DB.ExecContext(apptest.Ctx(), `UPDATE hook_last_responses SET code = 502, status = 'failed',
+			message = 'Bad Gateway', responded_at = $1 WHERE hook_id = $2`, at, hook.GetID())
 		apptest.Must(t, "set last response", err)
 	}
 	path := f.repoPath(fmt.Sprintf("/%d", hook.GetID()))
+	// The ping, which reached no receiver (the name does not resolve here,
+	// or the address is refused), is the hook's last response.
+	if _, raw := f.env.Do("GET", path, f.token, nil); !strings.Contains(string(raw), `"last_response":{"code":null,"status":"failed","message":"`) {
+		t.Fatalf("last_response after the ping: %s", raw)
+	}
 	set(time.Now().UTC().Add(-time.Hour))
 	if _, raw := f.env.Do("GET", path, f.token, nil); !strings.Contains(string(raw), `"last_response":{"code":502,"status":"failed","message":"Bad Gateway"}`) {
 		t.Fatalf("recent last_response: %s", raw)

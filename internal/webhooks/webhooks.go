@@ -246,10 +246,17 @@ func (s *Service) Password(h *Hook) (string, error) {
 	return s.Box.Open(h.SealedPassword)
 }
 
-// hookColumns are the columns scanHook reads, in order.
-const hookColumns = `id, repo_id, org_id, name, active, events, url, content_type, insecure_ssl, secret,
-	username, password, app_id, creator_id, last_response_code, last_response_status,
-	last_response_message, last_response_at, deleted_at, created_at, updated_at, integration_id`
+// hookColumns are the columns scanHook reads, in order, from hooksFrom.
+const hookColumns = `hooks.id, hooks.repo_id, hooks.org_id, hooks.name, hooks.active, hooks.events, hooks.url,
+	hooks.content_type, hooks.insecure_ssl, hooks.secret, hooks.username, hooks.password, hooks.app_id,
+	hooks.creator_id, last_response.code, last_response.status, last_response.message,
+	last_response.responded_at, hooks.deleted_at, hooks.created_at, hooks.updated_at, hooks.integration_id`
+
+// hooksFrom is what hookColumns are read from: the hooks with their last
+// responses, which are kept in a table of their own so that recording a
+// delivery writes no hook row (the hooks cache of every server, see
+// subscribedHooks, is dropped by writes to hooks).
+const hooksFrom = `hooks LEFT JOIN hook_last_responses last_response ON last_response.hook_id = hooks.id`
 
 func scanHook(row interface{ Scan(...any) error }) (*Hook, error) {
 	var h Hook
@@ -292,7 +299,7 @@ func scanHook(row interface{ Scan(...any) error }) (*Hook, error) {
 // HookByID returns a hook, deleted or not; store.ErrNotFound when there
 // is none.
 func HookByID(ctx context.Context, q store.Q, id int64) (*Hook, error) {
-	return scanHook(q.QueryRowContext(ctx, `SELECT `+hookColumns+` FROM hooks WHERE id = $1`, id))
+	return scanHook(q.QueryRowContext(ctx, `SELECT `+hookColumns+` FROM `+hooksFrom+` WHERE id = $1`, id))
 }
 
 // SubscribedHooks returns the active, undeleted hooks that receive the
@@ -339,7 +346,7 @@ func targetOf(repo *repos.Repository, org *accounts.Account) hookTarget {
 // activeHooks returns the active, undeleted hooks of the target,
 // repository hooks first.
 func activeHooks(ctx context.Context, q store.Q, t hookTarget) ([]*Hook, error) {
-	return queryHooks(ctx, q, `SELECT `+hookColumns+` FROM hooks
+	return queryHooks(ctx, q, `SELECT `+hookColumns+` FROM `+hooksFrom+`
 		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
 		ORDER BY org_id IS NOT NULL, id`, t.repoID, t.orgID)
 }

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestHookLastResponsesMigrationKeepsThem: migration 41 moves the last
+// responses of existing hooks out of the hooks table into
+// hook_last_responses; a hook that never had one gets no row.
+func TestHookLastResponsesMigrationKeepsThem(t *testing.T) {
+	ctx := context.Background()
+	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrations, err := newMigrations(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.UpTo(ctx, 40); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO hooks (id, events, url, created_at, updated_at, last_response_code, last_response_status,
+			last_response_message, last_response_at) VALUES (1, '["push"]', 'http://a.example/', $1, $1, 502, 'failed', 'Invalid HTTP Response: 502', $1)`,
+		`INSERT INTO hooks (id, events, url, created_at, updated_at) VALUES (2, '["push"]', 'http://b.example/', $1, $1)`,
+	} {
+		if _, err := db.ExecContext(ctx, q, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT hook_id, code, status, message, responded_at FROM hook_last_responses`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n int
+	for rows.Next() {
+		var id, code int64
+		var status, message string
+		var respondedAt time.Time
+		if err := rows.Scan(&id, &code, &status, &message, &respondedAt); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if id != 1 || code != 502 || status != "failed" || message != "Invalid HTTP Response: 502" || !respondedAt.Equal(at) {
+			t.Errorf("moved last response: hook %d, %d %q %q at %v", id, code, status, message, respondedAt)
+		}
+	}
+	if err := rows.Err(); err != nil || n != 1 {
+		t.Errorf("%d last responses moved (%v), want 1", n, err)
+	}
+}
