@@ -51,6 +51,9 @@ type writeQueue struct {
 // waiter is a transaction waiting for its turn.
 type waiter struct {
 	turn chan *group // buffered 1: nil to lead a new group, or the group to join
+	// alone: the turn is wanted without a group (the checkpointer's); it
+	// is never handed a group to join, and a gathering group ends at it.
+	alone bool
 }
 
 // group is one SQLite transaction shared by the transactions of a group.
@@ -73,6 +76,19 @@ var errGroupBroken = errors.New("store: transaction rolled back: a savepoint of 
 // passes writeWaitTimeout (a transaction started inside another one
 // would otherwise wait forever); a caller that fails never runs.
 func (q *writeQueue) enter(ctx context.Context) (*group, error) {
+	return q.wait(ctx, &waiter{turn: make(chan *group, 1)})
+}
+
+// enterAlone waits for a turn of the caller's own, never a group's: when
+// it returns nil no transaction of this process holds the write lock or
+// takes it until the caller calls handOff.
+func (q *writeQueue) enterAlone(ctx context.Context) error {
+	_, err := q.wait(ctx, &waiter{turn: make(chan *group, 1), alone: true})
+	return err
+}
+
+// wait queues w and waits for its turn (see enter).
+func (q *writeQueue) wait(ctx context.Context, w *waiter) (*group, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -82,7 +98,6 @@ func (q *writeQueue) enter(ctx context.Context) (*group, error) {
 		q.mu.Unlock()
 		return nil, nil
 	}
-	w := &waiter{turn: make(chan *group, 1)}
 	q.waiting = append(q.waiting, w)
 	q.mu.Unlock()
 
@@ -122,11 +137,14 @@ func (q *writeQueue) remove(w *waiter) bool {
 	return false
 }
 
-// next takes the first waiting transaction out of the queue, or returns
-// nil when none waits.
-func (q *writeQueue) next() *waiter {
+// nextMember takes the first waiting transaction out of the queue to join
+// a group, or returns nil when none waits or the first wants a turn alone.
+func (q *writeQueue) nextMember() *waiter {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if len(q.waiting) > 0 && q.waiting[0].alone {
+		return nil
+	}
 	return q.popLocked()
 }
 
@@ -225,7 +243,7 @@ func runOrRollback(sqlTx *sql.Tx, tx *Tx, fn func(tx Q) error) (err error) {
 // a member broke it.
 func (db *DB) gather(g *group, end time.Time) {
 	for n := 1; n < maxGroupMembers && !g.broken && time.Now().Before(end); n++ {
-		w := db.writes.next()
+		w := db.writes.nextMember()
 		if w == nil {
 			return
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -278,6 +280,59 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestWALStartsOverUnderSteadyWrites: with writers and readers busy all
+// along, the checkpointer still brings the WAL back to its start, so the
+// file stays the size of a few intervals' commits. With checkpoints
+// beside the writers only, it grew by every commit for as long as the
+// writes went on.
+func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
+	db, path := openSQLiteFile(t)
+	db.checkpoints.close()
+	db.checkpoints = startCheckpointer(db.DB, db.writes, 20*time.Millisecond)
+	ctx, stop := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer stop()
+	row := strings.Repeat("x", 4<<10)
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(2)
+		go func() { // a writer
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				err := db.Tx(context.Background(), func(tx Q) error {
+					return insertItem(context.Background(), tx, fmt.Sprintf("%d-%d-%s", w, i, row))
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				written.Add(int64(len(row)))
+			}
+		}()
+		go func() { // a reader
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var n int
+				if err := db.QueryRowContext(context.Background(), "SELECT count(*) FROM items").Scan(&n); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	wal := fileSize(t, path+"-wal")
+	if written.Load() < 2<<20 {
+		t.Skipf("only %d bytes written: too few to tell", written.Load())
+	}
+	// Every row reaches the WAL at least once, in a page of its own: a
+	// WAL that never started over is larger than the rows written.
+	if wal >= written.Load() {
+		t.Errorf("WAL of %d bytes after %d bytes of rows were written: it did not start over", wal, written.Load())
+	}
+	t.Logf("%d bytes written, WAL %d bytes", written.Load(), wal)
 }
 
 func fileSize(t *testing.T, path string) int64 {

@@ -93,6 +93,10 @@ func Open(ctx context.Context, dsn, dataDir string) (*DB, error) {
 	return db, nil
 }
 
+// busyTimeout is how long a SQLite statement waits for a lock that
+// another process (an admin command) holds.
+const busyTimeout = 10 * time.Second
+
 func openSQLite(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
@@ -103,7 +107,7 @@ func openSQLite(path string) (*DB, error) {
 	// spilled to a temporary file past 64 KiB, half the CPU of an event's
 	// delivery rows. wal_autocheckpoint(0): the checkpointer does it, off
 	// the writers' path.
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)",
+	for _, p := range []string{fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()), "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)",
 		"temp_store(MEMORY)", "wal_autocheckpoint(0)"} {
 		q.Add("_pragma", p)
 	}
@@ -122,8 +126,9 @@ func openSQLite(path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	writes := &writeQueue{span: maxGroupSpan}
 	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
-		writes: &writeQueue{span: maxGroupSpan}, checkpoints: startCheckpointer(sqldb)}, nil
+		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval)}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
