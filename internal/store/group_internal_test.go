@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +16,14 @@ import (
 
 // openSQLiteForTest opens a SQLite database in a temporary directory with
 // one table, items(name TEXT PRIMARY KEY).
+//
+// Its checkpointer is stopped: the group tests count the transactions
+// waiting in the write queue, where the checkpointer also takes turns.
 func openSQLiteForTest(t *testing.T) *DB {
 	t.Helper()
 	db, _ := openSQLiteFile(t)
+	db.checkpoints.close()
+	db.checkpoints = nil
 	return db
 }
 
@@ -279,6 +285,56 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 			t.Fatalf("database file %d bytes (%d before): the committed rows were not checkpointed", fileSize(t, path), before)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestATurnAloneEndsAGroup: a turn taken alone (the checkpointer's) is
+// never a group's. Queued behind a member of the running group, it ends
+// that group: it gets its turn after the group's commit, with no
+// transaction open, and the transaction queued behind it leads a group
+// of its own after it.
+func TestATurnAloneEndsAGroup(t *testing.T) {
+	db := openSQLiteForTest(t)
+	db.writes.span = time.Hour // one group, however slow the machine
+	release := make(chan struct{})
+	leader := holdWriteLock(t, db, release)
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	var wg sync.WaitGroup
+	insert := func(name string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := db.Tx(context.Background(), func(tx Q) error { note(name); return insertItem(context.Background(), tx, name) }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	insert("before")
+	awaitWaiting(t, db, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := db.writes.enterAlone(context.Background()); err != nil {
+			t.Error(err)
+			return
+		}
+		defer db.writes.handOff()
+		seen := committedItems(t, db)
+		note(fmt.Sprintf("alone (leader %v, before %v, after %v)", seen["leader"], seen["before"], seen["after"]))
+	}()
+	awaitWaiting(t, db, 2)
+	insert("after")
+	awaitWaiting(t, db, 3)
+	close(release)
+	wg.Wait()
+	if err := <-leader; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"before", "alone (leader true, before true, after false)", "after"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %q, want %q", order, want)
 	}
 }
 
