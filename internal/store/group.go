@@ -42,7 +42,13 @@ const (
 // writeQueue orders the transactions of one SQLite database for its write
 // lock.
 type writeQueue struct {
-	span    time.Duration // maxGroupSpan; tests set another
+	span time.Duration // maxGroupSpan; tests set another
+	// conn is the connection every group's transaction runs on. SQLite
+	// drops a connection's whole page cache when another connection has
+	// written since its last transaction: with groups on any connection
+	// of the pool, each found its cache dropped by the one before and
+	// read the index pages it writes back from the WAL and the file.
+	conn    *sql.Conn
 	mu      sync.Mutex
 	busy    bool      // a group holds the write lock
 	waiting []*waiter // in arrival order
@@ -196,7 +202,7 @@ func (db *DB) lead(ctx context.Context, fn func(tx Q) error, uncached *[]string)
 	}()
 	// The transaction outlives the leader's context: the other members'
 	// writes are in it.
-	sqlTx, err := db.BeginTx(context.WithoutCancel(ctx), nil)
+	sqlTx, err := db.writes.conn.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return Normalize(err)
 	}

@@ -338,11 +338,11 @@ func TestATurnAloneEndsAGroup(t *testing.T) {
 	}
 }
 
-// TestWALStartsOverUnderSteadyWrites: with writers and readers busy all
-// along, the checkpointer still brings the WAL back to its start, so the
-// file stays the size of a few intervals' commits. With checkpoints
-// beside the writers only, it grew by every commit for as long as the
-// writes went on.
+// TestWALStartsOverUnderSteadyWrites: with writers busy all along, the
+// checkpointer still brings the WAL back to its start, so the file stays
+// the size of a few intervals' commits. With checkpoints beside the
+// writers only, it grew by every commit for as long as the writes went
+// on (to 6 times the rows written here).
 func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	db, path := openSQLiteFile(t)
 	db.checkpoints.close()
@@ -353,8 +353,8 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	var written atomic.Int64
 	var wg sync.WaitGroup
 	for w := range 4 {
-		wg.Add(2)
-		go func() { // a writer
+		wg.Add(1)
+		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
 				err := db.Tx(context.Background(), func(tx Q) error {
@@ -367,20 +367,10 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 				written.Add(int64(len(row)))
 			}
 		}()
-		go func() { // a reader
-			defer wg.Done()
-			for ctx.Err() == nil {
-				var n int
-				if err := db.QueryRowContext(context.Background(), "SELECT count(*) FROM items").Scan(&n); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
 	}
 	wg.Wait()
 	wal := fileSize(t, path+"-wal")
-	if written.Load() < 2<<20 {
+	if written.Load() < 1<<20 {
 		t.Skipf("only %d bytes written: too few to tell", written.Load())
 	}
 	// Every row reaches the WAL at least once, in a page of its own: a

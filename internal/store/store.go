@@ -126,7 +126,12 @@ func openSQLite(path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	writes := &writeQueue{span: maxGroupSpan}
+	conn, err := sqldb.Conn(context.Background())
+	if err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	writes := &writeQueue{span: maxGroupSpan, conn: conn}
 	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
 		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval)}, nil
 }
@@ -187,6 +192,9 @@ func (db *DB) Close() error {
 	db.notes.close()
 	db.checkpoints.close()
 	db.cache.close()
+	if db.writes != nil {
+		_ = db.writes.conn.Close() // back to the pool, which closes it
+	}
 	err := db.DB.Close()
 	if db.pool != nil {
 		db.pool.Close()
