@@ -3,56 +3,108 @@ package webhooks
 import (
 	"encoding/json"
 	"maps"
+	"net/http"
+	"strings"
 	"testing"
+
+	"forgeapi/internal/webhooks/hookshot"
 )
 
-// TestHeadersJSONReadsBackAsJSONMarshalWrites: the delivery log's header
-// objects, written without reflection, decode to the same map as
-// json.Marshal's (escapes, non-ASCII, invalid UTF-8, nil).
-func TestHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
-	for _, m := range []map[string]string{
+// TestResponseHeadersJSONReadsBackAsJSONMarshalWrites: the delivery log's
+// response.headers object, written without reflection, decodes to the
+// map json.Marshal would have written (names lower-cased, a repeated
+// header's values joined with ", ") through escapes, non-ASCII, invalid
+// UTF-8 and nil; two spellings of one name join their values.
+func TestResponseHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
+	for _, h := range []http.Header{
 		nil,
 		{},
-		{"Accept": "*/*", "X-Hub-Signature-256": "sha256=ab", "content-type": "application/json"},
-		{"x-quote": `a "b" \c`, "x-ctl": "a\tb\nc\x01", "x-html": "<a>&</a>", "x-utf8": "héllo ☃", "x-bad": "a\xffb"},
+		{"Content-Type": {"application/json"}, "Set-Cookie": {"a=1", "b=2"}, "X-Hub": {""}},
+		{"X-Quote": {`a "b" \c`}, "X-Ctl": {"a\tb\nc\x01"}, "X-Html": {"<a>&</a>"}, "X-Utf8": {"héllo ☃"}, "X-Bad": {"a\xffb"}},
 	} {
-		got := headersJSON(m)
-		var back map[string]string
-		if err := json.Unmarshal([]byte(got), &back); err != nil {
-			t.Fatalf("headersJSON(%q) = %s: %v", m, got, err)
-		}
+		got := responseHeadersJSON(h)
 		want := map[string]string{}
-		raw, _ := json.Marshal(m)
-		if m != nil {
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
+		for k, v := range h {
+			want[strings.ToLower(k)] = strings.Join(v, ", ")
 		}
-		if !maps.Equal(back, want) {
-			t.Errorf("headersJSON(%q) reads back as %q, json.Marshal's as %q", m, back, want)
-		}
+		checkReadsBack(t, got, want)
+	}
+	got := responseHeadersJSON(http.Header{"X_Dup": {"a"}, "x_dup": {"b", "c"}})
+	var back map[string]string
+	if err := json.Unmarshal([]byte(got), &back); err != nil || len(back) != 1 ||
+		(back["x_dup"] != "a, b, c" && back["x_dup"] != "b, c, a") {
+		t.Errorf("two spellings of one name: %s (%v)", got, err)
 	}
 }
 
-// BenchmarkHeadersJSON is the encoding of one delivery's request headers.
+// TestRequestHeadersJSONReadsBackAsJSONMarshalWrites: the request.headers
+// object is json.Marshal's of the log's map, credentials masked, names in
+// the same order.
+func TestRequestHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
+	h := requestHeadersForTest(t)
+	got := string(h.AppendJSON(nil))
+	want, err := json.Marshal(h.Map())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("AppendJSON = %s\njson.Marshal = %s", got, want)
+	}
+	if !strings.Contains(got, `"Authorization":"********"`) {
+		t.Errorf("credentials not masked: %s", got)
+	}
+}
+
+// requestHeadersForTest sends a delivery with a secret and credentials to
+// an address no server listens on, and returns its recorded headers.
+func requestHeadersForTest(t testing.TB) hookshot.Headers {
+	allow, err := hookshot.ParseAllowList("loopback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hookshot.NewSender(hookshot.Config{Allow: allow, Version: "1"})
+	defer s.Close()
+	res := s.Send(t.Context(), hookshot.Request{URL: "http://127.0.0.1:9/hook", ContentType: hookshot.ContentJSON,
+		Secret: "s", Username: "u", Password: "p", Event: "repository", DeliveryGUID: "0f2c1e40-6c1b-11ef-9f3a-5b1d1e0c9a11",
+		HookID: 12, TargetID: 3, TargetType: hookshot.TargetRepository, Payload: []byte(`{"a":"\u00e9"}`)})
+	if len(res.RequestHeaders) < 10 {
+		t.Fatalf("recorded headers %v", res.RequestHeaders.Map())
+	}
+	return res.RequestHeaders
+}
+
+func checkReadsBack(t *testing.T, got string, want map[string]string) {
+	t.Helper()
+	var back map[string]string
+	if err := json.Unmarshal([]byte(got), &back); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	raw, _ := json.Marshal(want)
+	wantBack := map[string]string{}
+	if err := json.Unmarshal(raw, &wantBack); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(back, wantBack) {
+		t.Errorf("%s reads back as %q, json.Marshal's as %q", got, back, wantBack)
+	}
+}
+
+// BenchmarkHeadersJSON is the encoding of one delivery's request headers
+// and of a typical response's.
 func BenchmarkHeadersJSON(b *testing.B) {
-	m := map[string]string{"Accept": "*/*", "User-Agent": "Service-Hookshot/1", "X-Service-Delivery": "0f2c1e40-6c1b-11ef-9f3a-5b1d1e0c9a11",
-		"X-Service-Event": "repository", "X-Service-Hook-ID": "12", "X-Service-Hook-Installation-Target-ID": "3",
-		"X-Service-Hook-Installation-Target-Type": "repository", "X-GitHub-Delivery": "0f2c1e40-6c1b-11ef-9f3a-5b1d1e0c9a11",
-		"X-GitHub-Event": "repository", "X-GitHub-Hook-ID": "12", "X-GitHub-Hook-Installation-Target-ID": "3",
-		"X-GitHub-Hook-Installation-Target-Type": "repository", "content-type": "application/json",
-		"X-Hub-Signature":     "sha1=0123456789abcdef0123456789abcdef01234567",
-		"X-Hub-Signature-256": "sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
-	b.Run("json.Marshal", func(b *testing.B) {
+	h := requestHeadersForTest(b)
+	resp := http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Date": {"Fri, 27 Nov 2026 11:00:00 GMT"},
+		"Content-Length": {"2"}}
+	b.Run("request", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = json.Marshal(m)
+			_ = h.AppendJSON(make([]byte, 0, 1024))
 		}
 	})
-	b.Run("headersJSON", func(b *testing.B) {
+	b.Run("response", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = headersJSON(m)
+			_ = responseHeadersJSON(resp)
 		}
 	})
 }

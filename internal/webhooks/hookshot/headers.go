@@ -5,7 +5,11 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
+
+	"forgeapi/internal/wire"
 )
 
 // MaskedValue is how the delivery log shows a credential header.
@@ -17,12 +21,13 @@ type headerField struct {
 	masked      bool // a credential: the delivery log shows MaskedValue
 }
 
-// requestHeaders are the headers of one delivery, in the order they are built.
-type requestHeaders []headerField
+// Headers are the request headers of one delivery, in the order they are
+// built, as sent and as the delivery log shows them (see Result).
+type Headers []headerField
 
 // headers builds the delivery headers for req with the given body.
-func (s *Sender) headers(req Request, mediaType string, body []byte) requestHeaders {
-	h := make(requestHeaders, 0, 16) // 15 with both header sets and a password
+func (s *Sender) headers(req Request, mediaType string, body []byte) Headers {
+	h := make(Headers, 0, 16) // 15 with both header sets and a password
 	h = append(h,
 		headerField{Name: "Accept", Value: "*/*"},
 		headerField{Name: "User-Agent", Value: "Service-Hookshot/" + s.cfg.Version})
@@ -56,7 +61,7 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) requestHead
 // withURLCredentials adds the Basic authorization of a URL's user
 // information (https://user:pass@host/...), as a client sends it, unless
 // the headers already carry an Authorization.
-func (h requestHeaders) withURLCredentials(u *url.URL) requestHeaders {
+func (h Headers) withURLCredentials(u *url.URL) Headers {
 	if u.User == nil {
 		return h
 	}
@@ -75,23 +80,61 @@ func basicAuthorization(user, password string) headerField {
 	return headerField{Name: "Authorization", Value: "Basic " + basic, masked: true}
 }
 
-// logged returns the headers as the delivery log's request.headers object.
-func (h requestHeaders) logged() map[string]string {
+// Map returns the headers as the delivery log's request.headers object.
+func (h Headers) Map() map[string]string {
 	m := make(map[string]string, len(h))
 	for _, f := range h {
-		if f.masked {
-			m[f.Name] = MaskedValue
-		} else {
-			m[f.Name] = f.Value
-		}
+		m[f.Name] = f.logged()
 	}
 	return m
+}
+
+// Get returns the value the delivery log shows for the header name
+// (spelled as the log does), and whether there is one.
+func (h Headers) Get(name string) (string, bool) {
+	for _, f := range h {
+		if f.Name == name {
+			return f.logged(), true
+		}
+	}
+	return "", false
+}
+
+// AppendJSON appends the delivery log's request.headers object, names in
+// the order of json.Marshal's map keys (bytewise). Written from the list
+// without a map, it was a third of the allocations of encoding the log's
+// columns.
+func (h Headers) AppendJSON(b []byte) []byte {
+	var orderArray [24]int
+	order := orderArray[:0]
+	for i := range h {
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(h[i].Name, h[j].Name) })
+	b = append(b, '{')
+	for n, i := range order {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, h[i].Name)
+		b = append(b, ':')
+		b = wire.AppendString(b, h[i].logged())
+	}
+	return append(b, '}')
+}
+
+// logged is the value the delivery log shows.
+func (f headerField) logged() string {
+	if f.masked {
+		return MaskedValue
+	}
+	return f.Value
 }
 
 // header returns the headers of an outgoing request (names canonicalised
 // on the wire), in a map made for them with one array behind their
 // values: set one by one, they were the most allocated bytes of a send.
-func (h requestHeaders) header() http.Header {
+func (h Headers) header() http.Header {
 	dst := make(http.Header, len(h))
 	values := make([]string, len(h))
 	for i, f := range h {

@@ -160,7 +160,7 @@ type Result struct {
 	// nil only for an unsupported content type. The secret never appears,
 	// only the signatures, and Basic credentials appear as
 	// "Authorization: ********".
-	RequestHeaders map[string]string
+	RequestHeaders Headers
 	// StatusCode is the response status, 0 when no response was received.
 	StatusCode int
 	// ResponseHeaders are the response headers; nil without a response.
@@ -270,7 +270,7 @@ func (s *Sender) send(ctx context.Context, req Request) Result {
 	if targetErr == nil {
 		headers = headers.withURLCredentials(target)
 	}
-	res := Result{RequestHeaders: headers.logged()}
+	res := Result{RequestHeaders: headers}
 	if int64(len(req.Payload)) > s.cfg.MaxPayloadBytes {
 		return failure(res, fmt.Sprintf("payload too large: %d bytes, limit %d", len(req.Payload), s.cfg.MaxPayloadBytes), ErrPayloadTooLarge)
 	}

@@ -196,7 +196,7 @@ func TestSendSignsAndEncodes(t *testing.T) {
 				"X-Hub-Signature":                         d.header.Get("X-Hub-Signature"),
 				"X-Hub-Signature-256":                     d.header.Get("X-Hub-Signature-256"),
 			}
-			checkHeaders(t, res.RequestHeaders, wantHeaders)
+			checkHeaders(t, res.RequestHeaders.Map(), wantHeaders)
 			checkWireHeaders(t, d.header, wantHeaders)
 			if res.ResponseHeaders.Get("X-Receiver") != "yes" || string(res.ResponseBody) != "thanks" || res.ResponseTruncated {
 				t.Errorf("response = %v %q truncated=%v", res.ResponseHeaders, res.ResponseBody, res.ResponseTruncated)
@@ -283,12 +283,12 @@ func TestSendWithoutSecretSendsNoSignatures(t *testing.T) {
 		if d.header.Get(h) != "" {
 			t.Errorf("%s sent without a secret", h)
 		}
-		if _, ok := res.RequestHeaders[h]; ok {
+		if _, ok := res.RequestHeaders.Get(h); ok {
 			t.Errorf("%s recorded without a secret", h)
 		}
 	}
-	if res.RequestHeaders["User-Agent"] != "Service-Hookshot/"+DefaultVersion {
-		t.Errorf("default user agent = %q", res.RequestHeaders["User-Agent"])
+	if res.RequestHeaders.Map()["User-Agent"] != "Service-Hookshot/"+DefaultVersion {
+		t.Errorf("default user agent = %q", res.RequestHeaders.Map()["User-Agent"])
 	}
 }
 
@@ -326,7 +326,7 @@ func TestSendBasicAuthorization(t *testing.T) {
 			if got := d.header.Get("Authorization"); got != tt.want {
 				t.Errorf("Authorization on the wire = %q, want %q", got, tt.want)
 			}
-			logged, ok := res.RequestHeaders["Authorization"]
+			logged, ok := res.RequestHeaders.Get("Authorization")
 			if tt.want == "" && ok || tt.want != "" && logged != MaskedValue {
 				t.Errorf("Authorization in the log = %q (present %v), want it masked when sent", logged, ok)
 			}
@@ -450,7 +450,7 @@ func TestSendRefusesPayloadOverMax(t *testing.T) {
 		if res.StatusCode != 0 || !strings.HasPrefix(res.Status, "payload too large") || !errors.Is(res.Err, ErrPayloadTooLarge) {
 			t.Errorf("%s payload over the cap: %d %q %v, want payload too large", ct, res.StatusCode, res.Status, res.Err)
 		}
-		if res.RequestHeaders["X-Service-Delivery"] == "" {
+		if res.RequestHeaders.Map()["X-Service-Delivery"] == "" {
 			t.Errorf("%s: headers of an unsent delivery are not recorded", ct)
 		}
 	}
@@ -702,8 +702,8 @@ func TestSendConcurrently(t *testing.T) {
 	wg.Wait()
 
 	for i, res := range results {
-		if !res.OK() || res.RequestHeaders["X-Service-Hook-ID"] != strconv.Itoa(i) {
-			t.Errorf("delivery %d: %q %v", i, res.Status, res.RequestHeaders["X-Service-Hook-ID"])
+		if !res.OK() || res.RequestHeaders.Map()["X-Service-Hook-ID"] != strconv.Itoa(i) {
+			t.Errorf("delivery %d: %q %v", i, res.Status, res.RequestHeaders.Map()["X-Service-Hook-ID"])
 		}
 	}
 	for range n {
