@@ -346,7 +346,7 @@ func TestATurnAloneEndsAGroup(t *testing.T) {
 func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	db, path := openSQLiteFile(t)
 	db.checkpoints.close()
-	db.checkpoints = startCheckpointer(db.DB, db.writes, 20*time.Millisecond)
+	db.checkpoints = startCheckpointer(db.DB, db.writes, 20*time.Millisecond, 256)
 	ctx, stop := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer stop()
 	row := strings.Repeat("x", 4<<10)

@@ -133,7 +133,7 @@ func openSQLite(path string) (*DB, error) {
 	}
 	writes := &writeQueue{span: maxGroupSpan, conn: conn}
 	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
-		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval)}, nil
+		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval, restartFrames)}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
