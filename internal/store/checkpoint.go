@@ -51,10 +51,10 @@ type checkpointer struct {
 	// restartFrames is the WAL length, in frames, from which a checkpoint
 	// starts the WAL over (the constant restartFrames; tests set fewer).
 	restartFrames int64
-	kick     chan struct{} // a commit happened (buffered 1)
-	stop     context.CancelFunc
-	ended    chan struct{}
-	runs     atomic.Int64 // checkpoints run, for tests
+	kick          chan struct{} // a commit happened (buffered 1)
+	stop          context.CancelFunc
+	ended         chan struct{}
+	runs          atomic.Int64 // checkpoints run, for tests
 }
 
 // restartWait bounds the second step's wait for readers of older
