@@ -362,7 +362,10 @@ func activeHooks(ctx context.Context, q store.Q, t hookTarget) ([]*Hook, error) 
 // transaction that writes hooks must not emit events after that write
 // (none does): the cache would not show it.
 //
-// The hooks returned are shared: callers must not change them.
+// The hooks returned are shared: callers must not change them. Their
+// LastResponse is the one read with them, not kept current: the cache
+// does not watch hook_last_responses, which every recorded delivery
+// writes, and sending a delivery does not read it.
 func (s *Service) subscribedHooks(ctx context.Context, q store.Q, repo *repos.Repository, org *accounts.Account, event string) ([]*Hook, error) {
 	if s.targets == nil {
 		return SubscribedHooks(ctx, q, repo, org, event)
