@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -127,7 +128,10 @@ func (c *checkpointer) restart(ctx context.Context) error {
 		return err
 	}
 	defer func() {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+		_, err := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+		if err != nil { // a connection left with the short wait must not go back to the pool
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 	}()
 	if err := c.writes.enterAlone(ctx); err != nil {
 		return err
