@@ -14,7 +14,8 @@ import (
 // carry a token), status, response bytes, duration, request id, the
 // principal's kind and account id (and token id), and the client address.
 // Credentials never appear. Nothing is formatted when the logger's level
-// is above info.
+// is above info. A handler that offers AccessLines gets the line written
+// directly (the same bytes); any other gets a slog record.
 func (s *Server) logRequest(r *http.Request, rec *statusRecorder, requestID string, end time.Time, elapsed time.Duration) {
 	log := s.cfg.AccessLog
 	if log == nil || !log.Enabled(context.Background(), slog.LevelInfo) {
@@ -29,6 +30,11 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, requestID stri
 		route = "unmatched"
 	}
 	kind, accountID, tokenID := principalAttrs(rec.principal)
+	if s.lines != nil {
+		s.lines.write(&accessLine{end: end, method: r.Method, route: route, status: status, bytes: rec.bytes,
+			elapsed: elapsed, requestID: requestID, kind: kind, accountID: accountID, tokenID: tokenID, client: ClientIP(r)})
+		return
+	}
 	// The record is made here and given to the handler, as Logger.LogAttrs
 	// would, but without the caller's program counter, which LogAttrs
 	// looks up on every call (runtime.Callers) for a source attribute that
@@ -47,6 +53,20 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, requestID stri
 		slog.String("client", ClientIP(r)),
 	)
 	_ = log.Handler().Handle(context.Background(), line)
+}
+
+// accessLinesOf returns the direct line writer of an access logger whose
+// handler offers one (AccessLines), else nil.
+func accessLinesOf(log *slog.Logger) *lineWriter {
+	if log == nil {
+		return nil
+	}
+	al, ok := log.Handler().(AccessLines)
+	if !ok {
+		return nil
+	}
+	w, json := al.AccessLines()
+	return &lineWriter{w: w, json: json}
 }
 
 // principalAttrs names how a request authenticated: "anonymous",

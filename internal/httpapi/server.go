@@ -83,7 +83,8 @@ type Server struct {
 	limiter *RateLimiter
 	metrics *Metrics
 	routes  []Route
-	buffers bufferPool // bodies of buffered GET responses
+	buffers bufferPool  // bodies of buffered GET responses
+	lines   *lineWriter // the access log's, when its handler offers AccessLines
 	// largeBodies admits the bodies over DefaultMaxBody of routes that
 	// accept them, LargeBodyBudget bytes at once (see admitLargeBody).
 	largeBodies *semaphore.Weighted
@@ -104,7 +105,8 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 		cfg.Now = time.Now
 	}
 	s = &Server{cfg: cfg, mux: http.NewServeMux(), apiMux: http.NewServeMux(), authn: authn, guard: guard,
-		limiter: NewRateLimiter(cfg.Now), metrics: metrics, largeBodies: semaphore.NewWeighted(LargeBodyBudget)}
+		limiter: NewRateLimiter(cfg.Now), metrics: metrics, largeBodies: semaphore.NewWeighted(LargeBodyBudget),
+		lines: accessLinesOf(cfg.AccessLog)}
 	defer func() {
 		if p := recover(); p != nil { // ServeMux panics on conflicting patterns
 			err = fmt.Errorf("route table: %v", p)
