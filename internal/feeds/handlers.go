@@ -37,7 +37,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 	caller := auth.PrincipalFrom(ctx).CacheKey()
 	pageKey := pageID{key, page.Page, page.PerPage}
 	if r.Header.Get("If-None-Match") != "" {
-		if ids, ok := h.pages.get(pageKey, floor, now); ok && httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
+		if e, ok := h.pages.get(pageKey, floor, now); ok && httpapi.NotModified(w, r, e.etag(caller)) {
 			return nil
 		}
 	}
@@ -50,8 +50,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, buil
 	if err != nil {
 		return err
 	}
-	h.pages.put(pageKey, v, floor, ids, now)
-	if httpapi.NotModified(w, r, httpapi.ETag(caller, version(key, page, ids))) {
+	if httpapi.NotModified(w, r, h.pages.put(pageKey, v, floor, ids, now).etag(caller)) {
 		return nil
 	}
 	rows, err := eventsByID(ctx, h.db, ids)
@@ -92,15 +91,15 @@ func (h *Handler) total(ctx context.Context, key string, f filter, floor int64, 
 	return n, err
 }
 
-// version names the content of a page: the feed and viewer (key), the
+// pageVersion names the content of a page: the feed and viewer (key), the
 // page and the ids on it.
-func version(key string, page httpapi.Page, ids []int64) string {
+func pageVersion(key string, page, perPage int, ids []int64) string {
 	b := make([]byte, 0, len(key)+16+len(ids)*8)
 	b = append(b, key...)
 	b = append(b, '|')
-	b = strconv.AppendInt(b, int64(page.Page), 10)
+	b = strconv.AppendInt(b, int64(page), 10)
 	b = append(b, '|')
-	b = strconv.AppendInt(b, int64(page.PerPage), 10)
+	b = strconv.AppendInt(b, int64(perPage), 10)
 	for _, v := range ids {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, v, 10)

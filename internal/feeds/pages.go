@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"forgeapi/internal/events"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
 )
 
@@ -26,7 +27,7 @@ type pageCache struct {
 	ttl     time.Duration
 	version atomic.Int64
 	mu      sync.Mutex
-	entries map[pageID]pageEntry
+	entries map[pageID]*pageEntry
 }
 
 // pageID names a cached page: the feed and viewer (the key serve is
@@ -40,15 +41,33 @@ type pageEntry struct {
 	version, floor int64
 	at             time.Time
 	ids            []int64
+	tag            string // the page's version string (pageVersion): what its ETag digests
+	// last is the ETag computed last from tag, with the caller it was
+	// computed for: a poller asks again and again for the same one.
+	last atomic.Pointer[callerETag]
+}
+
+type callerETag struct{ caller, etag string }
+
+// etag returns the page's ETag for caller (httpapi.ETag of its version).
+func (e *pageEntry) etag(caller string) string {
+	if c := e.last.Load(); c != nil && c.caller == caller {
+		return c.etag
+	}
+	etag := httpapi.ETag(caller, e.tag)
+	e.last.Store(&callerETag{caller, etag})
+	return etag
 }
 
 const maxPageEntries = 10000
 
 func newPageCache(ttl time.Duration) *pageCache {
-	return &pageCache{ttl: ttl, entries: map[pageID]pageEntry{}}
+	return &pageCache{ttl: ttl, entries: map[pageID]*pageEntry{}}
 }
 
-func (c *pageCache) get(key pageID, floor int64, now time.Time) ([]int64, bool) {
+// get returns the entry of a page that is still current: stored at the
+// cache's version, over the same window floor, younger than the TTL.
+func (c *pageCache) get(key pageID, floor int64, now time.Time) (*pageEntry, bool) {
 	v := c.version.Load()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -56,18 +75,22 @@ func (c *pageCache) get(key pageID, floor int64, now time.Time) ([]int64, bool) 
 	if !ok || e.version != v || e.floor != floor || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
 		return nil, false
 	}
-	return e.ids, true
+	return e, true
 }
 
 // put stores ids read at version v (read before the query, so that a
-// change committed meanwhile leaves the entry stale, never wrong).
-func (c *pageCache) put(key pageID, v, floor int64, ids []int64, now time.Time) {
+// change committed meanwhile leaves the entry stale, never wrong), and
+// returns the entry.
+func (c *pageCache) put(key pageID, v, floor int64, ids []int64, now time.Time) *pageEntry {
+	e := &pageEntry{version: v, floor: floor, at: now, ids: ids,
+		tag: pageVersion(key.feed, key.page, key.perPage, ids)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxPageEntries {
-		c.entries = map[pageID]pageEntry{}
+		c.entries = map[pageID]*pageEntry{}
 	}
-	c.entries[key] = pageEntry{version: v, floor: floor, at: now, ids: ids}
+	c.entries[key] = e
+	return e
 }
 
 // Invalidate makes every cached page stale. Call it after a change that
