@@ -77,15 +77,15 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 	}
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
-	switch strings.ToLower(scheme) {
-	case "token", "bearer":
+	switch { // the scheme is case-insensitive (RFC 9110)
+	case strings.EqualFold(scheme, "token"), strings.EqualFold(scheme, "bearer"):
 		if LooksLikeJWT(cred) {
 			// An app's JWT authenticates only the routes made for it
 			// (AuthenticateApp); everywhere else it is no credential.
 			return nil, ErrBadCredentials()
 		}
 		return a.byToken(ctx, cred)
-	case "basic":
+	case strings.EqualFold(scheme, "basic"):
 		raw, err := base64.StdEncoding.DecodeString(cred)
 		if err != nil {
 			return nil, ErrBadCredentials()
