@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -71,7 +70,7 @@ func runArtifacts(ctx context.Context, args []string) error {
 		b.dataDir = dir
 	}
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
@@ -82,7 +81,7 @@ func newCrashSetup(ctx context.Context, bin, baseDSN string) (*crashSetup, error
 		}
 	}
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: s.dataDir, DatabaseURL: s.dsn,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		s.close()
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"forgeapi/internal/app"
@@ -28,6 +28,7 @@ type feedsBench struct {
 	workers, pollWorkers       int
 	database, dataDir          string
 	cpuProfile                 string
+	firstPages                 bool
 }
 
 // runFeeds stores a large activity history, then measures (a) the first
@@ -46,6 +47,7 @@ func runFeeds(ctx context.Context, args []string) error {
 	fs.IntVar(&b.pollWorkers, "poll-workers", 8, "concurrent clients for the 304 measurements")
 	fs.StringVar(&b.database, "database", "", "postgres://... (default SQLite in -data)")
 	fs.StringVar(&b.dataDir, "data", "", "data directory (default a temporary one, removed after)")
+	fs.BoolVar(&b.firstPages, "first-pages", true, "measure (a), the first pages; false measures the 304 polls alone")
 	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,7 +61,7 @@ func runFeeds(ctx context.Context, args []string) error {
 		b.dataDir = dir
 	}
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		return err
 	}
@@ -378,7 +380,7 @@ func column(ctx context.Context, db *store.DB, query string) ([]int64, error) {
 // measure runs (a) and (b) and prints the results.
 func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
-	get := func(path, token string, headers ...string) func() *http.Request {
+	var get requestMaker = func(path, token string, headers ...string) func() *http.Request {
 		return func() *http.Request {
 			req, _ := http.NewRequest("GET", base+path, nil)
 			if token != "" {
@@ -390,7 +392,7 @@ func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) erro
 			return req
 		}
 	}
-	feeds := []struct{ path, token string }{
+	feeds := []feedPath{
 		{"/events", ""},
 		{"/networks/" + fx.repo + "/events", ""},
 		{"/orgs/" + fx.org + "/events", ""},
@@ -401,6 +403,14 @@ func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) erro
 		{"/users/" + fx.user + "/received_events", fx.token},
 		{"/users/" + fx.user + "/received_events/public", ""},
 	}
+	if b.firstPages {
+		b.measureFirstPages(ctx, client, get, feeds)
+	}
+	return b.measurePolls(ctx, client, get, feeds)
+}
+
+// measureFirstPages is (a): the first page of each feed.
+func (b *feedsBench) measureFirstPages(ctx context.Context, client *http.Client, get requestMaker, feeds []feedPath) {
 	fmt.Printf("(a) first page (30 events) of each feed, %d concurrent clients, %s each:\n", b.workers, b.duration)
 	worst := time.Duration(0)
 	for _, f := range feeds {
@@ -410,61 +420,111 @@ func (b *feedsBench) measure(ctx context.Context, base string, fx *fixture) erro
 		worst = max(worst, r.p99)
 	}
 	fmt.Printf("  worst p99: %.2f ms (target < 10 ms)\n\n", ms(worst))
+}
 
-	bare, err := bareNotModified()
+// measurePolls is (b): conditional polls of three feeds answered 304,
+// against the bare handlers.
+func (b *feedsBench) measurePolls(ctx context.Context, client *http.Client, get requestMaker, feeds []feedPath) error {
+
+	bare, err := bareNotModified(func() http.Header { return http.Header{"Etag": {`W/"fixed"`}} })
 	if err != nil {
 		return err
 	}
 	defer bare.Close()
-	fmt.Printf("(b) conditional polls answered 304, %d concurrent clients, %s each:\n", b.pollWorkers, b.duration)
-	bareURL := "http://" + bare.Addr().String()
-	bareReq := func() *http.Request {
-		req, _ := http.NewRequest("GET", bareURL+"/events", nil)
-		req.Header.Set("If-None-Match", `W/"fixed"`)
-		return req
+	var replayed atomic.Pointer[http.Header]
+	same, err := bareNotModified(func() http.Header { return *replayed.Load() })
+	if err != nil {
+		return err
 	}
+	defer same.Close()
+	fmt.Printf("(b) conditional polls answered 304, %d concurrent clients, %s each:\n", b.pollWorkers, b.duration)
+	bareGet := func(ln net.Listener, etag string) func() *http.Request {
+		url := "http://" + ln.Addr().String() + "/events"
+		return func() *http.Request {
+			req, _ := http.NewRequest("GET", url, nil)
+			req.Header.Set("If-None-Match", etag)
+			return req
+		}
+	}
+	bareReq := bareGet(bare, `W/"fixed"`)
 	load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, bareReq)
 	// The machine's load drifts by more than the difference measured, so
 	// each feed is measured in short rounds alternating with the bare
-	// handler, and compared with it over the same span of time.
+	// handlers, and compared with them over the same span of time: one
+	// answers a 304 with its ETag alone, the other the same header lines
+	// as the feed's 304 (the platform's request ids, media types and rate
+	// limits), so that the client reads the same bytes from both.
 	rounds := max(2, int(b.duration/pollRound))
-	fmt.Printf("  each line: %d rounds of %s alternating with the bare handler\n", rounds, pollRound)
-	for _, f := range []struct{ path, token string }{feeds[0], feeds[4], feeds[7]} {
+	fmt.Printf("  each line: %d rounds of %s alternating with the bare handlers\n", rounds, pollRound)
+	for _, f := range []feedPath{feeds[0], feeds[4], feeds[7]} {
 		resp, err := client.Do(get(f.path, f.token)())
 		if err != nil {
 			return err
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		poll := get(f.path, f.token, "If-None-Match", resp.Header.Get("ETag"))
+		etag := resp.Header.Get("ETag")
+		poll := get(f.path, f.token, "If-None-Match", etag)
+		resp, err = client.Do(poll())
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotModified {
+			return fmt.Errorf("%s: conditional poll answered %d, not 304", f.path, resp.StatusCode)
+		}
+		h := resp.Header.Clone()
+		h.Del("Date") // the bare server adds its own
+		replayed.Store(&h)
+		sameReq := bareGet(same, etag)
 		load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, poll)
-		var bare, feed []result
+		load(ctx, client, "warm-up", b.pollWorkers, 300*time.Millisecond, http.StatusNotModified, sameReq)
+		var bares, sames, feed []result
 		for range rounds {
-			bare = append(bare, load(ctx, client, "bare net/http handler answering 304", b.pollWorkers, pollRound, http.StatusNotModified, bareReq))
+			bares = append(bares, load(ctx, client, "bare net/http handler answering 304", b.pollWorkers, pollRound, http.StatusNotModified, bareReq))
+			sames = append(sames, load(ctx, client, "bare, the feed's 304 header lines", b.pollWorkers, pollRound, http.StatusNotModified, sameReq))
 			feed = append(feed, load(ctx, client, f.path+" (304)", b.pollWorkers, pollRound, http.StatusNotModified, poll))
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for i := range feed {
-			share := 100 * feed[i].rps() / bare[i].rps()
-			lo, hi = min(lo, share), max(hi, share)
-		}
-		fmt.Printf("  %s\n  %s   %.0f%% of bare (rounds %.0f%% to %.0f%%)\n",
-			merge(bare).String(), merge(feed).String(), 100*merge(feed).rps()/merge(bare).rps(), lo, hi)
+		fmt.Printf("  %s\n  %s\n  %s   %s of bare, %s of bare with the same header lines\n",
+			merge(bares).String(), merge(sames).String(), merge(feed).String(), shareOf(feed, bares), shareOf(feed, sames))
 	}
 	return nil
 }
 
+// shareOf is the throughput of runs as a share of the reference runs of
+// the same rounds: over all rounds, and the lowest and highest round.
+func shareOf(runs, ref []result) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range runs {
+		share := 100 * runs[i].rps() / ref[i].rps()
+		lo, hi = min(lo, share), max(hi, share)
+	}
+	return fmt.Sprintf("%.0f%% (rounds %.0f%% to %.0f%%)", 100*merge(runs).rps()/merge(ref).rps(), lo, hi)
+}
+
+// requestMaker returns a maker of GET requests of path with the token
+// (none when "") and the header name and value pairs.
+type requestMaker func(path, token string, headers ...string) func() *http.Request
+
+// feedPath is a feed's path and the token it is read with ("" for none).
+type feedPath struct{ path, token string }
+
 // pollRound is the length of one round of the 304 measurements.
 const pollRound = 500 * time.Millisecond
 
-// bareNotModified serves a fixed 304 on 127.0.0.1, the yardstick of (b).
-func bareNotModified() (net.Listener, error) {
+// bareNotModified serves on 127.0.0.1 a 304 with the header lines
+// headers returns (net/http adds Date), set into the response's header map
+// one by one as a handler sets them: a yardstick of (b).
+func bareNotModified(headers func() http.Header) (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("ETag", `W/"fixed"`)
+		h := w.Header()
+		for k, v := range headers() {
+			h[k] = v
+		}
 		w.WriteHeader(http.StatusNotModified)
 	}))
 	return ln, nil

@@ -17,8 +17,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+
+	"forgeapi/internal/app"
 )
 
 // scenarios maps a scenario name to its runner; each parses its own flags.
@@ -45,4 +49,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "forgeapi-bench:", err)
 		os.Exit(1)
 	}
+}
+
+// discardLogger is the logger of an in-process server: what `forgeapi
+// serve` makes by default (text, info, so every access log line is
+// formatted), writing to io.Discard.
+func discardLogger() *slog.Logger {
+	l, err := app.NewLogger(io.Discard, "info", app.LogFormatText)
+	if err != nil {
+		panic(err) // the arguments are constants
+	}
+	return l
 }

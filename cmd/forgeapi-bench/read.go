@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -60,7 +59,7 @@ func runRead(ctx context.Context, args []string) error {
 		b.dataDir = dir
 	}
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		return err
 	}

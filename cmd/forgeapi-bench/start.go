@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -123,7 +122,7 @@ func profileStarts(ctx context.Context, dataDir, database, path string, runs int
 	for i := 0; i < runs; i++ {
 		begin := time.Now()
 		m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: dataDir, DatabaseURL: database,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger: discardLogger()})
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -117,7 +116,7 @@ func runWebhooks(ctx context.Context, args []string) error {
 	defer stopReceiver()
 
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: b.database,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:   discardLogger(),
 		Webhooks: webhooks.Config{AllowedHosts: "loopback", RateLimit: b.rateLimit}})
 	if err != nil {
 		return err

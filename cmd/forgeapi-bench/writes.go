@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -72,7 +70,7 @@ func runWrites(ctx context.Context, args []string) error {
 		}
 	}
 	m, err := app.Start(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: b.dataDir, DatabaseURL: dbURL,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package feeds_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -17,7 +16,7 @@ import (
 // token, beside a bare handler that answers a fixed 304. The "-served"
 // cases run as `forgeapi serve` does by default: rate limits on (the 304
 // carries the budget's headers and gives its request back) and the access
-// log line formatted (by slog's text handler, into io.Discard); the
+// log line formatted (the text format of --log-format, into io.Discard); the
 // others leave both out. cpu-ns/op is the process's CPU time per poll
 // (the garbage collector's included), which stays meaningful when other
 // work shares the machine.
@@ -29,7 +28,11 @@ func BenchmarkNotModified(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { poll(b, bare, "/events", "", `W/"fixed"`) })
 	served := func(c *app.Config) {
 		c.RateLimit = true
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		logger, err := app.NewLogger(io.Discard, "info", app.LogFormatText)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Logger = logger
 	}
 	for _, set := range []struct {
 		suffix   string
