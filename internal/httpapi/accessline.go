@@ -123,10 +123,26 @@ func appendRFC3339Millis(b []byte, t time.Time) []byte {
 // as it is, or Go-quoted when it is empty or holds a space, '=', '"', a
 // control character, invalid UTF-8 or a non-printing or space rune.
 func appendTextString(b []byte, s string) []byte {
-	if textNeedsQuoting(s) {
-		return strconv.AppendQuote(b, s)
+	if !textNeedsQuoting(s) {
+		return append(b, s...)
 	}
-	return append(b, s...)
+	if plainPrintable(s) { // a route pattern: quoted, nothing escaped
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return strconv.AppendQuote(b, s)
+}
+
+// plainPrintable reports whether s is printable ASCII without '"' or
+// '\\', which Go quoting leaves as it is.
+func plainPrintable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func textNeedsQuoting(s string) bool {

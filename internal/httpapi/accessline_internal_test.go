@@ -16,7 +16,7 @@ func TestAccessLineIsWhatSlogWrites(t *testing.T) {
 	zone := time.FixedZone("x", -(3*3600 + 30*60))
 	strs := []string{"", "GET", "GET /repos/{owner}/{repo}", "a=b", `q"t`, `back\slash`, "tab\there", "nl\n",
 		"\x00\x1f\x7f", "caf\u00e9", "\u2028\u2029", "\xff\xfe", "non\u00a0break", "<&>", "::1", "2001:db8::1",
-		"emoji \U0001F600", "\u200b"}
+		"emoji \U0001F600", "\u200b", "back\\slash and space", "a b\"c", "~ del\x7f", "GET /users/{username}/events"}
 	durations := []time.Duration{0, 1, 999, 1500, 2*time.Millisecond + 345, 3 * time.Second, 2*time.Hour + time.Nanosecond, -5}
 	times := []time.Time{
 		time.Date(2026, 11, 27, 14, 49, 36, 0, time.UTC),
