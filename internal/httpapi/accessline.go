@@ -50,8 +50,14 @@ func (lw *lineWriter) write(l *accessLine) {
 	}
 	*bp = appendAccessLine((*bp)[:0], l, lw.json)
 	_, _ = lw.w.Write(*bp)
-	lw.bufs.Put(bp)
+	if cap(*bp) <= maxPooledLine {
+		lw.bufs.Put(bp)
+	}
 }
+
+// maxPooledLine bounds the line buffers kept: a line made long by a
+// client's method or address does not pin its memory.
+const maxPooledLine = 4 << 10
 
 // appendAccessLine appends l as slog's TextHandler (json false) or
 // JSONHandler would write the record logRequest describes: time, level
