@@ -137,6 +137,43 @@ func TestAccessLogHasOneLinePerRequestWithoutCredentials(t *testing.T) {
 	}
 }
 
+// TestTextAccessLogLine checks the access line of --log-format text, which
+// the server writes itself (httpapi.AccessLines): logfmt, the route
+// quoted, the same fields as the JSON line.
+func TestTextAccessLogLine(t *testing.T) {
+	t.Parallel()
+	var logs logBuffer
+	logger, err := app.NewLogger(&logs, "info", app.LogFormatText)
+	apptest.Must(t, "logger", err)
+	env := apptest.Start(t, func(c *app.Config) { c.Logger = logger })
+	octocat := env.User("octocat")
+	env.Repo(octocat, "hello")
+	token := env.Token(octocat, "repo")
+	resp, body := get(env, "/repos/octocat/hello", "Bearer "+token)
+	wantStatus(t, "get repository", resp, body, 200)
+	id := resp.Header.Get("X-Service-Request-Id")
+	var line string
+	for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); runtime.Gosched() {
+		for l := range strings.SplitSeq(logs.String(), "\n") {
+			if strings.Contains(l, " request_id="+id+" ") {
+				line = l
+			}
+		}
+	}
+	if !strings.HasPrefix(line, "time=") {
+		t.Fatalf("no text access line of request %s in:\n%s", id, logs.String())
+	}
+	for _, want := range []string{" level=INFO msg=request method=GET ", ` route="GET /repos/{owner}/{repo}" status=200 bytes=`,
+		" duration=", " principal=classic principal_id=", " client=127.0.0.1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("access line lacks %q: %s", want, line)
+		}
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Error("the log contains the token")
+	}
+}
+
 func TestLogLevelWarnTurnsTheAccessLogOff(t *testing.T) {
 	t.Parallel()
 	var logs logBuffer
