@@ -425,7 +425,6 @@ func (b *feedsBench) measureFirstPages(ctx context.Context, client *http.Client,
 // measurePolls is (b): conditional polls of three feeds answered 304,
 // against the bare handlers.
 func (b *feedsBench) measurePolls(ctx context.Context, client *http.Client, get requestMaker, feeds []feedPath) error {
-
 	bare, err := bareNotModified(func() http.Header { return http.Header{"Etag": {`W/"fixed"`}} })
 	if err != nil {
 		return err

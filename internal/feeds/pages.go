@@ -11,9 +11,9 @@ import (
 	"forgeapi/internal/store"
 )
 
-// pageCache remembers the ids on recently served feed pages, so that a
-// conditional poll of a feed that has not changed is answered 304 without
-// a query. An entry is used only while
+// pageCache remembers recently served feed pages (their ids, as the version
+// string their ETag digests), so that a conditional poll of a feed that has
+// not changed is answered 304 without a query. An entry is used only while
 //
 //   - no change that feeds show has committed in this process since it
 //     was stored (the version: every event through the bus, follows and
@@ -40,7 +40,6 @@ type pageID struct {
 type pageEntry struct {
 	version, floor int64
 	at             time.Time
-	ids            []int64
 	tag            string // the page's version string (pageVersion): what its ETag digests
 	// last is the ETag computed last from tag, with the caller it was
 	// computed for: a poller asks again and again for the same one.
@@ -78,12 +77,11 @@ func (c *pageCache) get(key pageID, floor int64, now time.Time) (*pageEntry, boo
 	return e, true
 }
 
-// put stores ids read at version v (read before the query, so that a
+// put stores the page of ids read at version v (read before the query, so that a
 // change committed meanwhile leaves the entry stale, never wrong), and
 // returns the entry.
 func (c *pageCache) put(key pageID, v, floor int64, ids []int64, now time.Time) *pageEntry {
-	e := &pageEntry{version: v, floor: floor, at: now, ids: ids,
-		tag: pageVersion(key.feed, key.page, key.perPage, ids)}
+	e := &pageEntry{version: v, floor: floor, at: now, tag: pageVersion(key.feed, key.page, key.perPage, ids)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxPageEntries {
