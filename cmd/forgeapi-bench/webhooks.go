@@ -148,7 +148,10 @@ func runWebhooks(ctx context.Context, args []string) error {
 					n, handed, claimed)
 			}
 		}()
-		bareRate, forgeReceived := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)
+		bareRate, forgeReceived, err := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)
+		if err != nil {
+			return err
+		}
 		if b.latencyShare <= 0 {
 			return writeAllocProfile(b.memProfile)
 		}
@@ -375,6 +378,47 @@ type receiver struct {
 	seq           atomic.Int64
 	duplicates    atomic.Int64
 	badSignatures atomic.Int64
+	// keeping is set while the receiver waits for the delivery to keep:
+	// hook 0's of the event whose key is keepKey.
+	keeping atomic.Bool
+	keepKey string
+	sample  *keptDelivery
+}
+
+// keptDelivery is one delivery as received: the event's key (its
+// repository description), the payload and the request's header lines.
+type keptDelivery struct {
+	key    string
+	body   []byte
+	header http.Header
+}
+
+// keep asks the receiver to keep hook 0's delivery of the event key.
+func (r *receiver) keep(key string) {
+	r.mu.Lock()
+	r.keepKey, r.sample = key, nil
+	r.mu.Unlock()
+	r.keeping.Store(true)
+}
+
+// kept is the delivery keep asked for, nil until it arrived.
+func (r *receiver) kept() *keptDelivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sample
+}
+
+// keepIfAsked keeps the delivery if it is the one keep asked for.
+func (r *receiver) keepIfAsked(key string, hook int, body []byte, header http.Header) {
+	if !r.keeping.Load() || hook != 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if key == r.keepKey && r.sample == nil {
+		r.sample = &keptDelivery{key: key, body: body, header: header.Clone()}
+		r.keeping.Store(false)
+	}
 }
 
 // serveReceiver serves rcv on a port of 127.0.0.1 and returns the URL
@@ -454,6 +498,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusOK)
+	r.keepIfAsked(key, hook, payload, req.Header)
 	r.record(event, key, hook, now)
 }
 

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"net/http"
@@ -15,19 +18,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // barePayloadBytes is the size of the bare loop's payload, about that of
 // a repository event's.
 const barePayloadBytes = 4096
 
-// bareLoop sends signed 4 KB repository payloads to the receiver from
+// bareLoop sends the messages msg makes (one per key) to the receiver from
 // `senders` goroutines for d, as fast as the receiver answers, and
 // returns the deliveries per second the receiver took. It is the
 // yardstick of the webhooks scenario: what this machine does with a Go
 // sender and the same receiver (same HMAC check, same JSON parse, same
 // bookkeeping) and no forgeapi between them.
-func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64) (rate float64, received int64) {
+func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (rate float64, received int64) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
 	defer client.CloseIdleConnections()
 	before := rcv.receivedCount()
@@ -41,16 +46,12 @@ func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d
 			defer wg.Done()
 			for ctx.Err() == nil {
 				key := "bare-" + strconv.FormatInt(seq.Add(1), 10)
-				body := barePayload(key)
-				mac := hmac.New(sha256.New, rcv.secret)
-				mac.Write(body)
+				body, header := msg(key)
 				req, err := http.NewRequest("POST", hookURL+"/0", bytes.NewReader(body))
 				if err != nil {
 					return
 				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Service-Event", "repository")
-				req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+				req.Header = header
 				rcv.sent(key, time.Now())
 				resp, err := client.Do(req)
 				if err != nil {
@@ -66,6 +67,52 @@ func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d
 	return float64(received) / time.Since(start).Seconds(), received
 }
 
+// bareMessage makes the body and headers of one bare delivery whose
+// repository description is key, signed as the message needs.
+type bareMessage func(key string) (body []byte, header http.Header)
+
+// flatMessage is the issue's yardstick: a repository event of
+// barePayloadBytes, one long string in it, with a content type, the event
+// and its SHA-256 signature.
+func flatMessage(secret []byte) bareMessage {
+	return func(key string) ([]byte, http.Header) {
+		body := barePayload(key)
+		header := http.Header{}
+		header.Set("Content-Type", "application/json")
+		header.Set("X-Service-Event", "repository")
+		header.Set("X-Hub-Signature-256", "sha256="+hexHMAC(sha256.New, secret, body))
+		return body, header
+	}
+}
+
+// sameMessage sends what forgeapi sends: the payload of a delivery the
+// receiver kept, the description swapped for key, with that delivery's
+// headers, a new delivery GUID, and both signatures made anew. Against it
+// the ratio is forgeapi's own cost; against the flat message it also
+// counts the receiver reading and parsing forgeapi's larger, nested
+// payload and its header lines.
+func sameMessage(secret []byte, sample *keptDelivery) bareMessage {
+	quotedKey := []byte(strconv.Quote(sample.key))
+	return func(key string) ([]byte, http.Header) {
+		body := bytes.ReplaceAll(sample.body, quotedKey, []byte(strconv.Quote(key)))
+		header := sample.header.Clone()
+		guid := uuid.NewString()
+		for _, name := range []string{"X-Service-Delivery", "X-Github-Delivery"} {
+			header.Set(name, guid)
+		}
+		header.Set("X-Hub-Signature", "sha1="+hexHMAC(sha1.New, secret, body))
+		header.Set("X-Hub-Signature-256", "sha256="+hexHMAC(sha256.New, secret, body))
+		return body, header
+	}
+}
+
+// hexHMAC is the hex HMAC of body with the hash h.
+func hexHMAC(h func() hash.Hash, secret, body []byte) string {
+	mac := hmac.New(h, secret)
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
 // barePayload is a repository event of barePayloadBytes whose repository
 // description is key.
 func barePayload(key string) []byte {
@@ -74,35 +121,86 @@ func barePayload(key string) []byte {
 	return []byte(head + strings.Repeat("x", max(0, barePayloadBytes-len(head)-len(tail))) + tail)
 }
 
-// runCompareBare alternates rounds of the bare loop with rounds of forgeapi
+// runCompareBare alternates rounds of the bare loop, sending the flat
+// message and then the same bytes as forgeapi, with rounds of forgeapi
 // deliveries (events triggered through the API as fast as the workers
-// go, for one round, then drained), prints each round and the ratio of
-// the totals, and returns the bare loop's overall rate and how many
+// go, for one round, then drained), prints each round and the ratios of
+// the totals, and returns the flat loop's overall rate and how many
 // forgeapi deliveries were received.
-func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver, hookURL string) (bareRate float64, forgeN int64) {
+func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver, hookURL string) (bareRate float64, forgeN int64, err error) {
+	sample, err := b.keepSample(ctx, client, base, fx, rcv)
+	if err != nil {
+		return 0, 0, err
+	}
+	forgeN = int64(b.hooks)
 	var seq atomic.Int64
-	var bareN int64
-	var bareT, forgeT float64
-	lo, hi := math.Inf(1), math.Inf(-1)
-	fmt.Printf("webhooks -compare-bare: %d rounds of %s; bare: %d senders; forgeapi: %d hooks, %d API clients\n",
-		b.rounds, b.round, b.bareSenders, b.hooks, b.workers)
+	var flat, same, forge rateSum
+	fmt.Printf("webhooks -compare-bare: %d rounds of %s; bare: %d senders, a flat %d-byte payload, then the same bytes as forgeapi (%d-byte payload, %d header lines); forgeapi: %d hooks, %d API clients\n",
+		b.rounds, b.round, b.bareSenders, barePayloadBytes, len(sample.body), len(sample.header), b.hooks, b.workers)
 	for i := range b.rounds {
-		bRate, bN := bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq)
-		bareN += bN
-		bareT += float64(bN) / bRate
+		fRate := flat.add(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret)))
+		sRate := same.add(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample)))
 		f := b.forgeRound(ctx, client, base, fx, rcv)
 		forgeN += f.received
-		forgeT += f.elapsed.Seconds()
-		ratio := f.rate() / bRate
-		lo, hi = min(lo, ratio), max(hi, ratio)
-		fmt.Printf("  round %d: bare %8.0f deliveries/s   forgeapi %8.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f   load %s\n",
-			i+1, bRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), ratio, loadAverage())
+		forge.addRound(float64(f.received), f.elapsed.Seconds())
+		fmt.Printf("  round %d: bare %6.0f/s, same bytes %6.0f/s   forgeapi %6.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f, %.2f   load %s\n",
+			i+1, fRate, sRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), f.rate()/fRate, f.rate()/sRate, loadAverage())
 	}
-	bareRate = float64(bareN) / bareT
-	forgeRate := float64(forgeN) / forgeT
-	fmt.Printf("  total: bare %.0f deliveries/s, forgeapi %.0f deliveries/s, ratio %.2f (rounds %.2f to %.2f)\n",
-		bareRate, forgeRate, forgeRate/bareRate, lo, hi)
-	return bareRate, forgeN
+	fmt.Printf("  total: bare %.0f deliveries/s, same bytes %.0f/s, forgeapi %.0f/s: ratio %.2f (rounds %s), against the same bytes %.2f (rounds %s)\n",
+		flat.rate(), same.rate(), forge.rate(), forge.rate()/flat.rate(), forge.ratioRange(&flat), forge.rate()/same.rate(), forge.ratioRange(&same))
+	return flat.rate(), forgeN, nil
+}
+
+// rateSum adds up rounds of one kind: deliveries, seconds and each
+// round's rate.
+type rateSum struct {
+	n, seconds float64
+	rounds     []float64
+}
+
+// add counts a round that ran at rate for received deliveries, and
+// returns its rate.
+func (s *rateSum) add(rate float64, received int64) float64 {
+	s.addRound(float64(received), float64(received)/rate)
+	return rate
+}
+
+func (s *rateSum) addRound(n, seconds float64) {
+	s.n += n
+	s.seconds += seconds
+	s.rounds = append(s.rounds, n/seconds)
+}
+
+func (s *rateSum) rate() float64 { return s.n / s.seconds }
+
+// ratioRange is the lowest and highest ratio of s's rounds to other's.
+func (s *rateSum) ratioRange(other *rateSum) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, r := range s.rounds {
+		lo, hi = min(lo, r/other.rounds[i]), max(hi, r/other.rounds[i])
+	}
+	return fmt.Sprintf("%.2f to %.2f", lo, hi)
+}
+
+// keepSample triggers one event through the API and returns the delivery
+// the receiver kept of it (hook 0's), once all its deliveries arrived.
+func (b *webhooksBench) keepSample(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver) (*keptDelivery, error) {
+	desc := "sample-" + strconv.FormatInt(rcv.nextSeq(), 10)
+	before := rcv.receivedCount()
+	rcv.keep(desc)
+	rcv.sent(desc, time.Now())
+	resp, err := call(ctx, client, "PATCH", base+"/repos/"+fx.owner+"/"+fx.repo, fx.token, `{"description":"`+desc+`"}`)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != http.StatusOK {
+		return nil, fmt.Errorf("PATCH the repository: status %d: %s", resp.status, resp.body)
+	}
+	rcv.await(ctx, before+int64(b.hooks), b.drain)
+	if sample := rcv.kept(); sample != nil {
+		return sample, nil
+	}
+	return nil, errors.New("the receiver kept no delivery of the sample event")
 }
 
 // forgeRoundResult is one round of forgeapi deliveries.

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The same-bytes message is the kept delivery with the key swapped in,
+// a new delivery GUID and both signatures right for the new body; the
+// receiver takes it, and the flat message, without a bad signature.
+func TestBareMessagesPassTheReceiver(t *testing.T) {
+	secret := []byte("bench-secret")
+	sample := &keptDelivery{
+		key:  "sample-1",
+		body: []byte(`{"action":"edited","changes":{"description":{"from":"round-7"}},"repository":{"id":1,"description":"sample-1","owner":{"login":"bench"}}}`),
+		header: http.Header{
+			"Content-Type":       {"application/json"},
+			"X-Service-Event":    {"repository"},
+			"X-Github-Event":     {"repository"},
+			"X-Service-Delivery": {"old"},
+			"X-Github-Delivery":  {"old"},
+		},
+	}
+	msg := sameMessage(secret, sample)
+	body, header := msg("bare-42")
+	var got struct {
+		Changes struct {
+			Description struct{ From string }
+		}
+		Repository struct{ Description string }
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Repository.Description != "bare-42" || got.Changes.Description.From != "round-7" {
+		t.Errorf("body %s: want the description bare-42 and the rest kept", body)
+	}
+	if want := "sha1=" + hexHMAC(sha1.New, secret, body); header.Get("X-Hub-Signature") != want {
+		t.Errorf("X-Hub-Signature %q, want %q", header.Get("X-Hub-Signature"), want)
+	}
+	_, again := msg("bare-43")
+	guid := header.Get("X-Service-Delivery")
+	if guid == "old" || guid != header.Get("X-Github-Delivery") || again.Get("X-Service-Delivery") == guid {
+		t.Errorf("delivery GUIDs %q, %q, then %q: want a new one per message, the same in both names",
+			guid, header.Get("X-Github-Delivery"), again.Get("X-Service-Delivery"))
+	}
+	if sample.header.Get("X-Service-Delivery") != "old" {
+		t.Error("the message changed the kept delivery's headers")
+	}
+
+	rcv := newReceiver(string(secret))
+	hookURL, stop, err := serveReceiver(rcv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stop() }()
+	var seq atomic.Int64
+	for name, m := range map[string]bareMessage{"flat": flatMessage(secret), "same": msg} {
+		_, received := bareLoop(context.Background(), rcv, hookURL, 2, 200*time.Millisecond, &seq, m)
+		if received == 0 || rcv.badSignatures.Load() != 0 {
+			t.Errorf("%s: %d received, %d bad signatures", name, received, rcv.badSignatures.Load())
+		}
+	}
+}
