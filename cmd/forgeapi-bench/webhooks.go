@@ -46,6 +46,7 @@ type webhooksBench struct {
 	round        time.Duration
 	bareSenders  int
 	latencyShare float64
+	paceAgainst  string // "flat" or "same": the bare loop whose rate the paced run takes a share of
 }
 
 // webhooksReport is the scenario's JSON output.
@@ -94,11 +95,15 @@ func runWebhooks(ctx context.Context, args []string) error {
 	fs.DurationVar(&b.round, "round", 3*time.Second, "-compare-bare: length of one round")
 	fs.IntVar(&b.bareSenders, "bare-senders", 32, "-compare-bare: goroutines of the bare loop")
 	fs.Float64Var(&b.latencyShare, "latency-share", 0.4, "-compare-bare: the paced run offers this share of the bare rate (0: no paced run)")
+	fs.StringVar(&b.paceAgainst, "pace-against", "flat", "-compare-bare: the paced run's bare rate: flat (the flat 4 KB loop's) or same (the loop sending forgeapi's bytes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if b.hooks < 1 || b.workers < 1 || b.rate < 0 {
 		return errors.New("-hooks and -workers must be positive, -rate 0 or more")
+	}
+	if b.paceAgainst != "flat" && b.paceAgainst != "same" {
+		return fmt.Errorf("-pace-against %q: want flat or same", b.paceAgainst)
 	}
 	if b.dataDir == "" {
 		dir, err := os.MkdirTemp("", "forgeapi-bench-")
@@ -148,7 +153,7 @@ func runWebhooks(ctx context.Context, args []string) error {
 					n, handed, claimed)
 			}
 		}()
-		bareRate, forgeReceived, err := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)
+		flatRate, sameRate, forgeReceived, err := b.runCompareBare(ctx, client, m.URL(), fx, rcv, hookURL)
 		if err != nil {
 			return err
 		}
@@ -164,9 +169,13 @@ func runWebhooks(ctx context.Context, args []string) error {
 				break
 			}
 		}
+		bareRate, against := flatRate, "the bare rate"
+		if b.paceAgainst == "same" {
+			bareRate, against = sameRate, "the same bytes' bare rate"
+		}
 		b.rate = b.latencyShare * bareRate / float64(b.hooks)
-		fmt.Printf("paced run: %.0f events/s (%.0f deliveries/s, %.2f of the bare rate) for %s, load %s\n",
-			b.rate, b.rate*float64(b.hooks), b.latencyShare, b.duration, loadAverage())
+		fmt.Printf("paced run: %.0f events/s (%.0f deliveries/s, %.2f of %s) for %s, load %s\n",
+			b.rate, b.rate*float64(b.hooks), b.latencyShare, against, b.duration, loadAverage())
 	}
 	rep := b.measure(ctx, client, m.URL(), fx, rcv)
 	rep.Database = string(m.App.DB.Dialect)

@@ -125,12 +125,12 @@ func barePayload(key string) []byte {
 // message and then the same bytes as forgeapi, with rounds of forgeapi
 // deliveries (events triggered through the API as fast as the workers
 // go, for one round, then drained), prints each round and the ratios of
-// the totals, and returns the flat loop's overall rate and how many
-// forgeapi deliveries were received.
-func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver, hookURL string) (bareRate float64, forgeN int64, err error) {
+// the totals, and returns the overall rates of the flat and the
+// same-bytes loop and how many forgeapi deliveries were received.
+func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client, base string, fx *benchFixture, rcv *receiver, hookURL string) (flatRate, sameRate float64, forgeN int64, err error) {
 	sample, err := b.keepSample(ctx, client, base, fx, rcv)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	forgeN = int64(b.hooks)
 	var seq atomic.Int64
@@ -148,7 +148,7 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 	}
 	fmt.Printf("  total: bare %.0f deliveries/s, same bytes %.0f/s, forgeapi %.0f/s: ratio %.2f (rounds %s), against the same bytes %.2f (rounds %s)\n",
 		flat.rate(), same.rate(), forge.rate(), forge.rate()/flat.rate(), forge.ratioRange(&flat), forge.rate()/same.rate(), forge.ratioRange(&same))
-	return flat.rate(), forgeN, nil
+	return flat.rate(), same.rate(), forgeN, nil
 }
 
 // rateSum adds up rounds of one kind: deliveries, seconds and each
