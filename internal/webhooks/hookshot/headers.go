@@ -134,12 +134,38 @@ func (f headerField) logged() string {
 // header returns the headers of an outgoing request (names canonicalised
 // on the wire), in a map made for them with one array behind their
 // values: set one by one, they were the most allocated bytes of a send.
-func (h Headers) header() http.Header {
+func (h Headers) header(wire wireNames) http.Header {
 	dst := make(http.Header, len(h))
 	values := make([]string, len(h))
 	for i, f := range h {
 		values[i] = f.Value
-		dst[textproto.CanonicalMIMEHeaderKey(f.Name)] = values[i : i+1 : i+1]
+		dst[wire.of(f.Name)] = values[i : i+1 : i+1]
 	}
 	return dst
+}
+
+// wireNames maps the header names a delivery carries to their canonical
+// form, which net/http writes: most are spelled otherwise in the log
+// (X-GitHub-Hook-ID, content-type), and canonicalising them anew made a
+// string per header and delivery.
+type wireNames map[string]string
+
+func newWireNames() wireNames {
+	names := []string{"Accept", "User-Agent", "content-type", "Authorization", HeaderSignature, HeaderSignature256,
+		HeaderDelivery, HeaderEvent, HeaderHookID, HeaderInstallationTargetID, HeaderInstallationTargetType,
+		PlatformHeaderDelivery, PlatformHeaderEvent, PlatformHeaderHookID, PlatformHeaderInstallationTargetID,
+		PlatformHeaderInstallationTargetType}
+	w := make(wireNames, len(names))
+	for _, n := range names {
+		w[n] = textproto.CanonicalMIMEHeaderKey(n)
+	}
+	return w
+}
+
+// of returns name's canonical form.
+func (w wireNames) of(name string) string {
+	if c, ok := w[name]; ok {
+		return c
+	}
+	return textproto.CanonicalMIMEHeaderKey(name)
 }

@@ -194,6 +194,7 @@ type Sender struct {
 	cfg      Config
 	verified *http.Transport
 	insecure *http.Transport
+	wire     wireNames
 }
 
 // NewSender returns a Sender configured by cfg, with defaults for zero fields.
@@ -206,6 +207,7 @@ func NewSender(cfg Config) *Sender {
 		cfg:      cfg,
 		verified: newTransport(dialer, &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}),
 		insecure: newTransport(dialer, &tls.Config{InsecureSkipVerify: true}), //nolint:gosec // only when the hook asks for insecure_ssl=1
+		wire:     newWireNames(),
 	}
 }
 
@@ -284,7 +286,7 @@ func (s *Sender) send(ctx context.Context, req Request) Result {
 	if err != nil {
 		return failure(res, "invalid url", err)
 	}
-	httpReq.Header = headers.header()
+	httpReq.Header = headers.header(s.wire)
 	resp, err := s.transport(req.InsecureSSL).RoundTrip(httpReq)
 	if err != nil {
 		return failure(res, describe(ctx, err), err)

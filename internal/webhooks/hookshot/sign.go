@@ -29,13 +29,19 @@ func Sign(body []byte, secret string) (sigs Signatures, ok bool) {
 		return Signatures{}, false
 	}
 	return Signatures{
-		SHA256: "sha256=" + hexHMAC(sha256.New, secret, body),
-		SHA1:   "sha1=" + hexHMAC(sha1.New, secret, body),
+		SHA256: signature("sha256=", sha256.New, secret, body),
+		SHA1:   signature("sha1=", sha1.New, secret, body),
 	}, true
 }
 
-func hexHMAC(h func() hash.Hash, key string, body []byte) string {
+// signature is prefix followed by the hex HMAC of body keyed with key,
+// made in one string (the digest and its hex on the stack).
+func signature(prefix string, h func() hash.Hash, key string, body []byte) string {
 	mac := hmac.New(h, []byte(key))
 	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
+	var sum [sha256.Size]byte
+	var out [len("sha256=") + 2*sha256.Size]byte
+	n := copy(out[:], prefix)
+	n += hex.Encode(out[n:], mac.Sum(sum[:0]))
+	return string(out[:n])
 }
