@@ -54,6 +54,9 @@ type tokenRecord struct {
 	expiresAt *time.Time
 	// suspended is set for a token of an installation that is suspended.
 	suspended bool
+	// cacheKey and scopesHeader are the principal's CacheKey and the
+	// token's X-OAuth-Scopes value, made once for all its requests.
+	cacheKey, scopesHeader string
 }
 
 func (a *Authenticator) now() time.Time {
@@ -211,8 +214,8 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	// The request's own copies of the account and token, made with the
 	// principal in one allocation.
 	own := &tokenPrincipal{account: rec.account, token: rec.token}
-	own.token.Sum = sum
-	own.Principal = Principal{Account: &own.account, Method: MethodToken, Token: &own.token}
+	own.token.Sum, own.token.scopesHeader = sum, rec.scopesHeader
+	own.Principal = Principal{Account: &own.account, Method: MethodToken, Token: &own.token, cacheKey: rec.cacheKey}
 	return &own.Principal, nil
 }
 
@@ -277,6 +280,7 @@ func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRec
 		return nil, store.Normalize(err)
 	}
 	t.Scopes = ParseScopes(scopes)
+	rec.scopesHeader = t.Scopes.String()
 	if t.Grant, err = ParseGrantJSON(grant); err != nil {
 		return nil, err
 	}
@@ -294,6 +298,7 @@ func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRec
 	if instID != nil {
 		t.InstallationID = *instID
 	}
+	rec.cacheKey = (&Principal{Account: acct, Token: t}).CacheKey()
 	return &rec, nil
 }
 

@@ -96,3 +96,29 @@ func TestRevocationReachesOtherServers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A token's principal carries the cache key and X-OAuth-Scopes value made
+// when its record was loaded: the same, first and cached, as CacheKey and
+// Scopes.String make them for a principal built by hand.
+func TestCachedTokenKeysAreTheComputedOnes(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	user := env.User("keyed")
+	created, err := auth.CreateToken(apptest.Ctx(), env.App.DB,
+		auth.TokenSpec{Kind: auth.KindClassic, UserID: user.ID, Scopes: auth.Scopes{"repo", "read:org"}})
+	apptest.Must(t, "create token", err)
+	for _, pass := range []string{"loaded", "cached"} {
+		r, _ := http.NewRequest("GET", "/user", nil)
+		r.Header.Set("Authorization", "token "+created.Value)
+		p, err := env.App.Authn.Authenticate(apptest.Ctx(), r)
+		apptest.Must(t, "authenticate", err)
+		byHand := &auth.Principal{Account: p.Account, Token: &auth.Token{ID: p.Token.ID, Scopes: p.Token.Scopes}}
+		want := fmt.Sprintf("u%dt%d", user.ID, p.Token.ID)
+		if p.CacheKey() != want || byHand.CacheKey() != want {
+			t.Errorf("%s: cache key %q, by hand %q, want %q", pass, p.CacheKey(), byHand.CacheKey(), want)
+		}
+		if got := p.Token.ScopesHeader(); got != "read:org, repo" || byHand.Token.ScopesHeader() != got {
+			t.Errorf("%s: scopes header %q, by hand %q", pass, got, byHand.Token.ScopesHeader())
+		}
+	}
+}

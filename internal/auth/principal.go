@@ -31,6 +31,18 @@ type Token struct {
 	// Sum is the SHA-256 of the token's value (the audit log's
 	// hashed_token); zero for clone tokens.
 	Sum [32]byte
+	// scopesHeader is ScopesHeader made once for a cached token ("":
+	// made on each call).
+	scopesHeader string
+}
+
+// ScopesHeader is the X-OAuth-Scopes value of a classic or OAuth token:
+// its scopes joined with ", ".
+func (t *Token) ScopesHeader() string {
+	if t.scopesHeader != "" {
+		return t.scopesHeader
+	}
+	return t.Scopes.String()
 }
 
 // FineGrained reports whether the token is one of the permission-based
@@ -76,6 +88,9 @@ type Principal struct {
 	// resets.
 	loginAddr     string
 	loginFailures int
+	// cacheKey is CacheKey made once for a cached token ("": made on
+	// each call).
+	cacheKey string
 }
 
 // Anonymous reports whether the request carries no credentials.
@@ -107,6 +122,9 @@ func (p *Principal) CloneOnly() bool {
 
 // CacheKey distinguishes callers whose responses may differ, for ETags.
 func (p *Principal) CacheKey() string {
+	if p != nil && p.cacheKey != "" {
+		return p.cacheKey
+	}
 	if p.Anonymous() {
 		return "anon"
 	}

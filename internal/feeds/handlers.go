@@ -20,7 +20,7 @@ import (
 // from the page cache without a query. key names the feed and viewer;
 // build makes its filter (only when a query is needed).
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key string, build func() (filter, error)) error {
-	w.Header().Set("X-Poll-Interval", strconv.Itoa(h.poll.Observe()))
+	httpapi.SetHeader(w, "X-Poll-Interval", strconv.Itoa(h.poll.Observe()))
 	page, err := httpapi.ParsePage(r)
 	if err != nil {
 		return err

@@ -90,15 +90,7 @@ func principalAttrs(p *auth.Principal) (kind string, accountID, tokenID int64) {
 // routes note it themselves; plain handlers that authenticate (git over
 // HTTP) call it with the ResponseWriter they were given.
 func NotePrincipal(w http.ResponseWriter, p *auth.Principal) {
-	for {
-		switch x := w.(type) {
-		case *statusRecorder:
-			x.principal = p
-			return
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return
-		}
+	if rec := findRecorder(w); rec != nil {
+		rec.principal = p
 	}
 }

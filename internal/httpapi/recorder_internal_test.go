@@ -129,3 +129,47 @@ func TestRequestContextPrincipal(t *testing.T) {
 		t.Errorf("none: not anonymous")
 	}
 }
+
+// If-None-Match lists ETags separated by commas, with or without spaces
+// and weak prefixes; any of them, or "*", matches.
+func TestNotModifiedReadsETagLists(t *testing.T) {
+	t.Parallel()
+	const etag = `W/"abc"`
+	for inm, want := range map[string]bool{
+		`"abc"`:                 true,
+		`W/"abc"`:               true,
+		`"x", "abc"`:            true,
+		`"x",W/"abc" , "y"`:     true,
+		`*`:                     true,
+		`"x", *`:                true,
+		`"x"`:                   false,
+		`"x", "abcd", W/"ab"`:   false,
+		`,`:                     false,
+		`"abc"x`:                false,
+		` "x" ,  "y" , W/"abc"`: true,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("If-None-Match", inm)
+		if got := notModified(r, etag, ""); got != want {
+			t.Errorf("If-None-Match %q against %s: %v, want %v", inm, etag, got, want)
+		}
+	}
+}
+
+// SetHeader takes the value from the request's recorder, also through a
+// conditional GET's buffer, and sets it as Header.Set would without one.
+func TestSetHeaderUsesTheRecordersValues(t *testing.T) {
+	t.Parallel()
+	rec := &statusRecorder{ResponseWriter: httptest.NewRecorder()}
+	var pool bufferPool
+	buf := pool.get(rec)
+	SetHeader(buf, "X-Poll-Interval", "60")
+	if got := rec.Header()["X-Poll-Interval"]; !slices.Equal(got, []string{"60"}) || rec.nvalues != 1 {
+		t.Errorf("through the buffer: header %q, %d recorder values used", got, rec.nvalues)
+	}
+	plain := httptest.NewRecorder()
+	SetHeader(plain, "Etag", `"x"`)
+	if got := plain.Header().Get("ETag"); got != `"x"` {
+		t.Errorf("without a recorder: ETag %q", got)
+	}
+}

@@ -387,7 +387,7 @@ func (s *Server) serveConditional(w *statusRecorder, r *http.Request, rt Route, 
 	// The handler writes its headers into w's own; buf remembers the ones
 	// set before it, to take the handler's back out of a rate-limit
 	// refusal or of the 500 that answers its panic.
-	buf := s.buffers.get(w.Header())
+	buf := s.buffers.get(w)
 	defer s.buffers.put(buf) // after the body is copied to w
 	served := false
 	defer func() {
@@ -513,7 +513,7 @@ func newAuthHeaders(rule auth.Rule) authHeaders {
 // (the keys below are in canonical form).
 func (s *Server) setAuthHeaders(rec *statusRecorder, h http.Header, p *auth.Principal, ah authHeaders) {
 	if p.ScopeBased() {
-		h["X-Oauth-Scopes"] = rec.values(p.Token.Scopes.String())
+		h["X-Oauth-Scopes"] = rec.values(p.Token.ScopesHeader())
 		h["X-Accepted-Oauth-Scopes"] = rec.values(ah.scopes)
 	}
 	if ah.permissions != "" {

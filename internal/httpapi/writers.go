@@ -33,8 +33,9 @@ type statusRecorder struct {
 
 // recorderValues is how many header values a recorder holds: the
 // request id, the version, the two media types, the three X-*-Scopes and
-// X-Accepted-* headers, and the five rate-limit headers.
-const recorderValues = 12
+// X-Accepted-* headers, the five rate-limit headers, and two a handler
+// sets with SetHeader (a feed's ETag and X-Poll-Interval).
+const recorderValues = 14
 
 // values returns a one-value slice for a header: from the recorder's own
 // array while it has room, else a new one. Its capacity is 1, so that
@@ -53,16 +54,39 @@ func (s *statusRecorder) values(v string) []string {
 // response in, or a new one when the writer is not one (a handler served
 // outside ServeHTTP).
 func recorderOf(w http.ResponseWriter) *statusRecorder {
+	if rec := findRecorder(w); rec != nil {
+		return rec
+	}
+	return &statusRecorder{ResponseWriter: w}
+}
+
+// findRecorder returns the statusRecorder of the request w answers: w
+// itself, one it wraps, or the one a conditional GET's buffer belongs
+// to; nil when there is none (a writer outside ServeHTTP).
+func findRecorder(w http.ResponseWriter) *statusRecorder {
 	for {
 		switch x := w.(type) {
 		case *statusRecorder:
 			return x
+		case *bufferedWriter:
+			return x.rec
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = x.Unwrap()
 		default:
-			return &statusRecorder{ResponseWriter: w}
+			return nil
 		}
 	}
+}
+
+// SetHeader sets the header name, which must be in canonical form, to
+// value, as w.Header().Set does, the value's slice taken from the
+// request's own array while it has room (see statusRecorder.values).
+func SetHeader(w http.ResponseWriter, name, value string) {
+	if rec := findRecorder(w); rec != nil {
+		w.Header()[name] = rec.values(value)
+		return
+	}
+	w.Header()[name] = []string{value}
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -90,6 +114,7 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // is the response's own: restoreHeader takes back what was set through
 // the writer.
 type bufferedWriter struct {
+	rec    *statusRecorder // the request's
 	header http.Header
 	before []headerEntry // the header's entries when the writer was made
 	status int
@@ -111,12 +136,13 @@ type bufferPool struct{ pool sync.Pool }
 const maxPooledBody = 64 << 10
 
 // get returns an empty writer over the header, remembering its entries.
-func (p *bufferPool) get(h http.Header) *bufferedWriter {
+func (p *bufferPool) get(rec *statusRecorder) *bufferedWriter {
 	b, _ := p.pool.Get().(*bufferedWriter)
 	if b == nil {
 		b = &bufferedWriter{}
 	}
-	b.header, b.status, b.wrote = h, http.StatusOK, false
+	h := rec.Header()
+	b.rec, b.header, b.status, b.wrote = rec, h, http.StatusOK, false
 	for k, v := range h {
 		b.before = append(b.before, headerEntry{k, v[:len(v):len(v)]})
 	}
@@ -130,7 +156,7 @@ func (p *bufferPool) put(b *bufferedWriter) {
 	if b.body.Cap() > maxPooledBody {
 		return
 	}
-	b.header = nil
+	b.rec, b.header = nil, nil
 	clear(b.before)
 	b.before = b.before[:0]
 	p.pool.Put(b)
@@ -217,7 +243,7 @@ func ETag(callerKey, version string) string {
 // not count against the rate limit) and returns true; the handler then
 // returns nil without writing a body.
 func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	w.Header()[etagHeader] = []string{etag}
+	SetHeader(w, etagHeader, etag)
 	if headerValue(r.Header, "If-None-Match") == "" || !notModified(r, etag, "") {
 		return false
 	}
@@ -231,9 +257,10 @@ func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 func notModified(r *http.Request, etag, lastModified string) bool {
 	if inm := headerValue(r.Header, "If-None-Match"); inm != "" {
 		want := strings.TrimPrefix(etag, "W/")
-		for _, candidate := range strings.Split(inm, ",") {
-			c := strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-			if c == "*" || c == want {
+		for more := true; more; {
+			var candidate string
+			candidate, inm, more = strings.Cut(inm, ",")
+			if c := strings.TrimPrefix(strings.TrimSpace(candidate), "W/"); c == "*" || c == want {
 				return true
 			}
 		}
