@@ -78,12 +78,18 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 		if err := checkTokenLimits(p, rule, tokenScope{write: write}); err != nil {
 			return nil, err
 		}
-		return auth.WithRole(ctx, auth.RoleAdmin), nil
+		return withRole(ctx, auth.RoleAdmin), nil
 	}
 	if err := checkTokenLimits(p, rule, tokenScope{public: true, write: write}); err != nil {
 		return nil, err
 	}
 	return ctx, nil
+}
+
+// withRole returns ctx carrying the caller's role on the target, in the
+// request's own context as the guard's other values (httpapi.WithTargetValue).
+func withRole(ctx context.Context, r auth.Role) context.Context {
+	return httpapi.WithTargetValue(ctx, auth.RoleKey{}, r)
 }
 
 // isNotFound reports whether err is the 404 of a target that is not there

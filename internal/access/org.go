@@ -37,7 +37,7 @@ func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule,
 		}
 		return nil, apierr.NotFound()
 	}
-	return auth.WithRole(accounts.WithOrg(ctx, org), role), nil
+	return withRole(accounts.WithOrg(ctx, org), role), nil
 }
 
 // OrgRole is the principal's standing in the organization: RoleAdmin for
@@ -85,7 +85,7 @@ func (g *Guard) checkEnterprise(ctx context.Context, p *auth.Principal, rule aut
 		}
 		return nil, apierr.Forbidden("You must be an enterprise owner with access to this setting.")
 	}
-	return auth.WithRole(accounts.WithEnterprise(ctx, ent), role), nil
+	return withRole(accounts.WithEnterprise(ctx, ent), role), nil
 }
 
 // EnterpriseRole is the principal's standing in the enterprise: RoleAdmin

@@ -40,7 +40,7 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if write && rule.Role >= auth.RoleWrite && repo.MigrationLocked {
 		return nil, repos.ErrLocked()
 	}
-	return auth.WithRole(repos.WithRepo(ctx, repo), role), nil
+	return withRole(repos.WithRepo(ctx, repo), role), nil
 }
 
 func roleRefusal(need auth.Role) error {

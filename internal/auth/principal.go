@@ -175,13 +175,16 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	return &Principal{}
 }
 
-type roleKey struct{}
+// RoleKey is the context key of the caller's role on the route's target:
+// WithRole stores it under this key, as the access guard does in the API
+// server's request context.
+type RoleKey struct{}
 
 // WithRole returns a context carrying the caller's role on the route's
 // target, as the access guard computed it.
 func WithRole(ctx context.Context, r Role) context.Context {
-	return context.WithValue(ctx, roleKey{}, r)
+	return context.WithValue(ctx, RoleKey{}, r)
 }
 
 // RoleFrom returns the caller's role on the route's target.
-func RoleFrom(ctx context.Context) Role { r, _ := ctx.Value(roleKey{}).(Role); return r }
+func RoleFrom(ctx context.Context) Role { r, _ := ctx.Value(RoleKey{}).(Role); return r }

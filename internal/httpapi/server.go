@@ -367,7 +367,7 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 	if err := s.enforce(r, p, rt.Auth); err != nil {
 		return err
 	}
-	ctx, err := s.guard.Check(r, p, rt.Auth)
+	ctx, err := s.checkTarget(r, p, rt.Auth)
 	if err != nil {
 		return err
 	}
@@ -375,6 +375,18 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 		r = r.WithContext(ctx)
 	}
 	return rt.Handle(w, r)
+}
+
+// checkTarget runs the guard with the request's context open to the
+// values it resolves (WithTargetValue).
+func (s *Server) checkTarget(r *http.Request, p *auth.Principal, rule auth.Rule) (context.Context, error) {
+	rc, ok := r.Context().(*requestContext)
+	if !ok {
+		return s.guard.Check(r, p, rule)
+	}
+	rc.guarding = true
+	defer func() { rc.guarding = false }()
+	return s.guard.Check(r, p, rule)
 }
 
 // serveConditional buffers a GET response to give it an ETag and answer
@@ -527,12 +539,19 @@ type docsKey struct{}
 
 // requestContext carries an API request's base URL, version,
 // documentation page and principal in one context value (instead of a
-// context.WithValue for each).
+// context.WithValue for each), and the values the access guard resolves
+// (see WithTargetValue).
 type requestContext struct {
 	context.Context
 	baseURL, version, docs string
 	principal              *auth.Principal // nil until authenticated
+	guarding               bool            // the guard is checking the request: targets go in targets
+	ntargets               int
+	targets                [2]targetValue // the route's target and the caller's role on it
 }
+
+// targetValue is one value the guard put in the request's context.
+type targetValue struct{ key, val any }
 
 func (c *requestContext) Value(key any) any {
 	switch key.(type) {
@@ -547,7 +566,27 @@ func (c *requestContext) Value(key any) any {
 			return c.principal
 		}
 	}
+	for i := c.ntargets - 1; i >= 0; i-- {
+		if c.targets[i].key == key {
+			return c.targets[i].val
+		}
+	}
 	return c.Context.Value(key)
+}
+
+// WithTargetValue returns ctx with val under key, as context.WithValue
+// does. While the API server's guard checks a request (Guard.Check), and
+// only then, the value goes into the request's own context instead and
+// ctx itself is returned: no context is made, and the handler gets the
+// request without a copy made for the guard's values. At any other
+// moment the request's context is immutable like any other.
+func WithTargetValue(ctx context.Context, key, val any) context.Context {
+	if c, ok := ctx.(*requestContext); ok && c.guarding && c.ntargets < len(c.targets) {
+		c.targets[c.ntargets] = targetValue{key, val}
+		c.ntargets++
+		return c
+	}
+	return context.WithValue(ctx, key, val)
 }
 
 // docsPage returns the documentation page of the request's route ("" for

@@ -1,12 +1,17 @@
 package repos
 
-import "context"
+import (
+	"context"
+
+	"forgeapi/internal/httpapi"
+)
 
 type repoKey struct{}
 
-// WithRepo returns a context carrying the {owner}/{repo} target.
+// WithRepo returns a context carrying the {owner}/{repo} target (in the
+// request's own context while the guard checks it: httpapi.WithTargetValue).
 func WithRepo(ctx context.Context, r *Repository) context.Context {
-	return context.WithValue(ctx, repoKey{}, r)
+	return httpapi.WithTargetValue(ctx, repoKey{}, r)
 }
 
 // From returns the {owner}/{repo} target the access guard resolved.
