@@ -28,11 +28,11 @@ const barePayloadBytes = 4096
 
 // bareLoop sends the messages msg makes (one per key) to the receiver from
 // `senders` goroutines for d, as fast as the receiver answers, and
-// returns the deliveries per second the receiver took. It is the
+// returns how many deliveries the receiver took, and in what time. It is the
 // yardstick of the webhooks scenario: what this machine does with a Go
 // sender and the same receiver (same HMAC check, same JSON parse, same
 // bookkeeping) and no forgeapi between them.
-func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (rate float64, received int64) {
+func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (received int64, elapsed time.Duration) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
 	defer client.CloseIdleConnections()
 	before := rcv.receivedCount()
@@ -63,8 +63,7 @@ func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d
 		}()
 	}
 	wg.Wait()
-	received = rcv.receivedCount() - before
-	return float64(received) / time.Since(start).Seconds(), received
+	return rcv.receivedCount() - before, time.Since(start)
 }
 
 // bareMessage makes the body and headers of one bare delivery whose
@@ -138,11 +137,11 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 	fmt.Printf("webhooks -compare-bare: %d rounds of %s; bare: %d senders, a flat %d-byte payload, then the same bytes as forgeapi (%d-byte payload, %d header lines); forgeapi: %d hooks, %d API clients\n",
 		b.rounds, b.round, b.bareSenders, barePayloadBytes, len(sample.body), len(sample.header), b.hooks, b.workers)
 	for i := range b.rounds {
-		fRate := flat.add(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret)))
-		sRate := same.add(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample)))
+		fRate := flat.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret)))
+		sRate := same.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample)))
 		f := b.forgeRound(ctx, client, base, fx, rcv)
 		forgeN += f.received
-		forge.addRound(float64(f.received), f.elapsed.Seconds())
+		forge.addRound(f.received, f.elapsed)
 		fmt.Printf("  round %d: bare %6.0f/s, same bytes %6.0f/s   forgeapi %6.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f, %.2f   load %s\n",
 			i+1, fRate, sRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), f.rate()/fRate, f.rate()/sRate, loadAverage())
 	}
@@ -158,17 +157,13 @@ type rateSum struct {
 	rounds     []float64
 }
 
-// add counts a round that ran at rate for received deliveries, and
-// returns its rate.
-func (s *rateSum) add(rate float64, received int64) float64 {
-	s.addRound(float64(received), float64(received)/rate)
+// addRound counts a round of n deliveries in elapsed, and returns its rate.
+func (s *rateSum) addRound(n int64, elapsed time.Duration) float64 {
+	rate := float64(n) / elapsed.Seconds()
+	s.n += float64(n)
+	s.seconds += elapsed.Seconds()
+	s.rounds = append(s.rounds, rate)
 	return rate
-}
-
-func (s *rateSum) addRound(n, seconds float64) {
-	s.n += n
-	s.seconds += seconds
-	s.rounds = append(s.rounds, n/seconds)
 }
 
 func (s *rateSum) rate() float64 { return s.n / s.seconds }

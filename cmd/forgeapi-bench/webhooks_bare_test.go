@@ -61,7 +61,7 @@ func TestBareMessagesPassTheReceiver(t *testing.T) {
 	defer func() { _ = stop() }()
 	var seq atomic.Int64
 	for name, m := range map[string]bareMessage{"flat": flatMessage(secret), "same": msg} {
-		_, received := bareLoop(context.Background(), rcv, hookURL, 2, 200*time.Millisecond, &seq, m)
+		received, _ := bareLoop(context.Background(), rcv, hookURL, 2, 200*time.Millisecond, &seq, m)
 		if received == 0 || rcv.badSignatures.Load() != 0 {
 			t.Errorf("%s: %d received, %d bad signatures", name, received, rcv.badSignatures.Load())
 		}
