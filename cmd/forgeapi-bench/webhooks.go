@@ -47,26 +47,33 @@ type webhooksBench struct {
 	bareSenders  int
 	latencyShare float64
 	paceAgainst  string // "flat" or "same": the bare loop whose rate the paced run takes a share of
+	// timeline is the window of the measured run's latency timeline (0:
+	// none), printed to standard error: where in the run the tail was.
+	timeline time.Duration
 }
 
 // webhooksReport is the scenario's JSON output.
 type webhooksReport struct {
-	Scenario              string  `json:"scenario"`
-	Database              string  `json:"database"`
-	Hooks                 int     `json:"hooks"`
-	TargetEventsPerSec    float64 `json:"target_events_per_second"` // 0: as fast as possible
-	Events                int64   `json:"events"`
-	APIErrors             int64   `json:"api_errors"`
-	EventsPerSec          float64 `json:"events_per_second"`
-	DeliveriesExpected    int64   `json:"deliveries_expected"`
-	DeliveriesReceived    int64   `json:"deliveries_received"`
-	Duplicates            int64   `json:"duplicates"`
-	BadSignatures         int64   `json:"bad_signatures"`
-	DeliveriesLogged      int64   `json:"deliveries_logged"`
-	DeliveriesPerSec      float64 `json:"deliveries_per_second"`
-	LatencyP50Ms          float64 `json:"latency_p50_ms"`
-	LatencyP99Ms          float64 `json:"latency_p99_ms"`
-	LatencyMaxMs          float64 `json:"latency_max_ms"`
+	Scenario           string  `json:"scenario"`
+	Database           string  `json:"database"`
+	Hooks              int     `json:"hooks"`
+	TargetEventsPerSec float64 `json:"target_events_per_second"` // 0: as fast as possible
+	Events             int64   `json:"events"`
+	APIErrors          int64   `json:"api_errors"`
+	EventsPerSec       float64 `json:"events_per_second"`
+	DeliveriesExpected int64   `json:"deliveries_expected"`
+	DeliveriesReceived int64   `json:"deliveries_received"`
+	Duplicates         int64   `json:"duplicates"`
+	BadSignatures      int64   `json:"bad_signatures"`
+	DeliveriesLogged   int64   `json:"deliveries_logged"`
+	DeliveriesPerSec   float64 `json:"deliveries_per_second"`
+	LatencyP50Ms       float64 `json:"latency_p50_ms"`
+	LatencyP99Ms       float64 `json:"latency_p99_ms"`
+	LatencyMaxMs       float64 `json:"latency_max_ms"`
+	// APIP50Ms and APIP99Ms are the API calls' own latencies (the
+	// PATCH's round trip), the first part of the latency above.
+	APIP50Ms              float64 `json:"api_p50_ms"`
+	APIP99Ms              float64 `json:"api_p99_ms"`
 	ElapsedSec            float64 `json:"elapsed_seconds"`
 	GenerationSec         float64 `json:"generation_seconds"`
 	AllDeliveredAndLogged bool    `json:"all_delivered_and_logged"`
@@ -95,6 +102,7 @@ func runWebhooks(ctx context.Context, args []string) error {
 	fs.DurationVar(&b.round, "round", 3*time.Second, "-compare-bare: length of one round")
 	fs.IntVar(&b.bareSenders, "bare-senders", 32, "-compare-bare: goroutines of the bare loop")
 	fs.Float64Var(&b.latencyShare, "latency-share", 0.4, "-compare-bare: the paced run offers this share of the bare rate (0: no paced run)")
+	fs.DurationVar(&b.timeline, "timeline", 0, "print the measured run's deliveries, p50, p99 and max latency per window of this length to standard error (0: none)")
 	fs.StringVar(&b.paceAgainst, "pace-against", "flat", "-compare-bare: the paced run's bare rate: flat (the flat 4 KB loop's) or same (the loop sending forgeapi's bytes)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -265,7 +273,8 @@ func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base s
 	genCtx, cancel := context.WithTimeout(ctx, b.duration)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range b.workers {
+	calls := make([][]time.Duration, b.workers)
+	for w := range b.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -280,9 +289,11 @@ func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base s
 					return
 				}
 				desc := "bench-" + strconv.FormatInt(i, 10)
-				rcv.sent(desc, time.Now())
+				sentAt := time.Now()
+				rcv.sent(desc, sentAt)
 				resp, err := call(ctx, client, "PATCH", base+"/repos/"+fx.owner+"/"+fx.repo, fx.token,
 					`{"description":"`+desc+`"}`)
+				calls[w] = append(calls[w], time.Since(sentAt))
 				if err != nil || resp.status != http.StatusOK {
 					apiErrors.Add(1)
 					rcv.unsent(desc)
@@ -299,6 +310,9 @@ func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base s
 	if elapsed <= 0 {
 		elapsed = time.Since(start)
 	}
+	if b.timeline > 0 {
+		printTimeline(os.Stderr, start, b.timeline, rcv.receiptsSince(receivedBefore))
+	}
 	lat := rcv.latenciesSince(receivedBefore)
 	rep := webhooksReport{Scenario: "webhooks", Hooks: b.hooks, TargetEventsPerSec: b.rate, Events: events,
 		APIErrors: apiErrors.Load(), EventsPerSec: float64(events) / generation.Seconds(),
@@ -309,6 +323,9 @@ func (b *webhooksBench) measure(ctx context.Context, client *http.Client, base s
 		rep.LatencyP50Ms = ms(lat[len(lat)/2])
 		rep.LatencyP99Ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
 		rep.LatencyMaxMs = ms(lat[len(lat)-1])
+	}
+	if api := slices.Sorted(slices.Values(slices.Concat(calls...))); len(api) > 0 {
+		rep.APIP50Ms, rep.APIP99Ms = ms(api[len(api)/2]), ms(api[min(len(api)-1, len(api)*99/100)])
 	}
 	return rep
 }
@@ -381,6 +398,7 @@ type receiver struct {
 	sentAt        map[string]time.Time    // description -> API call start
 	seen          map[string]map[int]bool // description -> hooks that delivered it
 	lat           []time.Duration
+	receivedAt    []time.Time // of each latency in lat
 	last          time.Time
 	pings         int
 	changed       chan struct{}
@@ -534,6 +552,7 @@ func (r *receiver) record(event, desc string, hook int, at time.Time) {
 	}
 	hooks[hook] = true
 	r.lat = append(r.lat, at.Sub(start))
+	r.receivedAt = append(r.receivedAt, at)
 	r.last = at
 }
 
@@ -593,6 +612,47 @@ func (r *receiver) receivedCount() int64 {
 
 // nextSeq is a number not returned before, for unique event keys.
 func (r *receiver) nextSeq() int64 { return r.seq.Add(1) }
+
+// receipt is one delivery's receipt time and latency.
+type receipt struct {
+	at      time.Time
+	latency time.Duration
+}
+
+// receiptsSince returns the deliveries received after the first n, in
+// the order of their receipt.
+func (r *receiver) receiptsSince(n int64) []receipt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]receipt, 0, int64(len(r.lat))-n)
+	for i := n; i < int64(len(r.lat)); i++ {
+		out = append(out, receipt{r.receivedAt[i], r.lat[i]})
+	}
+	return out
+}
+
+// printTimeline writes, per window of the run from start, how many
+// deliveries were received in it and their p50, p99 and max latency.
+func printTimeline(w io.Writer, start time.Time, window time.Duration, receipts []receipt) {
+	byWindow := map[int][]time.Duration{}
+	last := 0
+	for _, rc := range receipts {
+		i := int(rc.at.Sub(start) / window)
+		byWindow[i] = append(byWindow[i], rc.latency)
+		last = max(last, i)
+	}
+	fmt.Fprintf(w, "timeline (window %s): from start, deliveries, p50, p99, max (ms)\n", window)
+	for i := 0; i <= last; i++ {
+		lat := byWindow[i]
+		if len(lat) == 0 {
+			fmt.Fprintf(w, "  %8.2fs %6d\n", (time.Duration(i) * window).Seconds(), 0)
+			continue
+		}
+		slices.Sort(lat)
+		fmt.Fprintf(w, "  %8.2fs %6d %7.1f %7.1f %7.1f\n", (time.Duration(i) * window).Seconds(), len(lat),
+			ms(lat[len(lat)/2]), ms(lat[min(len(lat)-1, len(lat)*99/100)]), ms(lat[len(lat)-1]))
+	}
+}
 
 // latenciesSince returns the latencies of the deliveries received after
 // the first n, sorted.
