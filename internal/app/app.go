@@ -397,9 +397,12 @@ type Main struct {
 	baseURL     string
 	caFile      string // the local CA of --tls self-signed
 	served      chan error
-	stopOnce    sync.Once
-	workers     context.CancelFunc
-	wg          sync.WaitGroup
+	// exclusive: no other server runs on the database, so work leased
+	// by an earlier process is left over from its stop or crash.
+	exclusive bool
+	stopOnce  sync.Once
+	workers   context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // Start opens the app, binds the listen address and serves in the
@@ -414,7 +417,12 @@ func Start(ctx context.Context, cfg Config) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := serve(ctx, a)
+	exclusive, err := a.DB.ClaimServer()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	m, err := serve(ctx, a, exclusive)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -422,7 +430,9 @@ func Start(ctx context.Context, cfg Config) (*Main, error) {
 	return m, nil
 }
 
-func serve(ctx context.Context, a *App) (*Main, error) {
+// serve serves a; exclusive says that no other server runs on its
+// database (see store.DB.ClaimServer).
+func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	cfg := a.Config
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -438,7 +448,8 @@ func serve(ctx context.Context, a *App) (*Main, error) {
 	if tlsConfig != nil {
 		scheme = "https://"
 	}
-	m := &Main{App: a, listener: ln, served: make(chan error, 1), url: scheme + ln.Addr().String(), caFile: caFile}
+	m := &Main{App: a, listener: ln, served: make(chan error, 1), url: scheme + ln.Addr().String(), caFile: caFile,
+		exclusive: exclusive}
 	base := cfg.BaseURL
 	if base == "" {
 		base = m.url
@@ -563,6 +574,13 @@ func (m *Main) startPushRecovery(ctx context.Context) {
 // startWebhookWorkers starts the delivery dispatcher and the delivery
 // pruner.
 func (m *Main) startWebhookWorkers(ctx context.Context) {
+	if m.exclusive {
+		// Deliveries the last process had leased when it stopped (a
+		// kill -9) go out now rather than when their lease ends.
+		if n, err := m.App.Webhooks.ReleaseLeases(ctx); err != nil || n > 0 {
+			m.App.Config.Logger.Info("released the webhook deliveries leased by the last run", "count", n, "err", err)
+		}
+	}
 	dispatcher := webhooks.NewDispatcher(m.App.Webhooks)
 	pruner := webhooks.NewPruner(m.App.Webhooks)
 	m.wg.Add(2)

@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
 )
 
 // A start reads no stored advisory documents: the advisory index is
@@ -49,4 +52,30 @@ func TestStartDoesNotReadTheAdvisoryDocuments(t *testing.T) {
 	if strings.Contains(logs.String(), "advisor") {
 		t.Errorf("the start read the advisory documents:\n%s", logs.String())
 	}
+}
+
+// A second server on the same SQLite database is refused, with the
+// reason; once the first stops, it starts.
+func TestSecondServerOnOneSQLiteDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no file locks: a second server is not detected")
+	}
+	ctx := context.Background()
+	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: quietLogger()}
+	first, err := app.Start(ctx, cfg)
+	apptest.Must(t, "start the first server", err)
+	second, err := app.Start(ctx, cfg)
+	if err == nil {
+		second.Close()
+		first.Close()
+		t.Fatal("a second server started on the same SQLite database")
+	}
+	if !errors.Is(err, store.ErrServed) || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("second start: %v, want ErrServed saying what to do", err)
+	}
+	apptest.Must(t, "stop the first server", first.Close())
+	again, err := app.Start(ctx, cfg)
+	apptest.Must(t, "start after the first stopped", err)
+	apptest.Must(t, "stop", again.Close())
 }

@@ -373,6 +373,9 @@ func TestAbandonedAfterMaxAttempts(t *testing.T) {
 // TestTwoServers runs two servers on one database and data directory (as
 // a PostgreSQL deployment shares them): every export is claimed once.
 func TestTwoServers(t *testing.T) {
+	if !apptest.Postgres() {
+		t.Skip("servers share a database only on PostgreSQL: a second one on SQLite is refused (app's TestSecondServerOnOneSQLiteDatabaseIsRefused)")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	cfg := f.env.Config

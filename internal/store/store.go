@@ -65,6 +65,10 @@ type DB struct {
 	// checkpoints copies the WAL back into the database file (SQLite
 	// only; see checkpointer).
 	checkpoints *checkpointer
+	// path is the SQLite database file; serveLock the file whose lock
+	// ClaimServer holds (nil until then).
+	path      string
+	serveLock *os.File
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -133,7 +137,7 @@ func openSQLite(path string) (*DB, error) {
 	}
 	writes := &writeQueue{span: maxGroupSpan, conn: conn}
 	return &DB{DB: sqldb, Dialect: SQLite, cache: &stmtCache{stmts: map[string]*sql.Stmt{}},
-		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval, restartFrames)}, nil
+		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval, restartFrames), path: path}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -198,6 +202,9 @@ func (db *DB) Close() error {
 	err := db.DB.Close()
 	if db.pool != nil {
 		db.pool.Close()
+	}
+	if db.serveLock != nil {
+		db.serveLock.Close() // and with it the lock
 	}
 	return err
 }

@@ -10,11 +10,13 @@ import (
 // PruneDeliveriesQuery is the pruner's delete, for tests of its plan.
 const PruneDeliveriesQuery = pruneDeliveries
 
-// DueDeliveriesQuery and NextDueQuery are the claim's searches, for
+// DueDeliveriesQuery and NextDueQuery are the claim's searches, and
+// ReleaseLeasesQuery the release of a dead process's leases at start, for
 // tests of their plans.
 const (
 	DueDeliveriesQuery = dueDeliveries
 	NextDueQuery       = nextDue
+	ReleaseLeasesQuery = releaseLeases
 )
 
 // ClaimDue runs one pass of the claim loop at the service's clock and

@@ -144,3 +144,29 @@ func dueNow(items []handed, now time.Time) []putBackItem {
 	}
 	return out
 }
+
+// releaseLeases makes the leased deliveries due after $1 (a lease's end)
+// due at $1. It reads a range of hook_deliveries_pending, never the
+// whole log (TestClaimPlans): a lease that ended is due already.
+const releaseLeases = `UPDATE hook_deliveries SET due_at = $1, lease_owner = ''
+	WHERE id IN (SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at > $1 AND lease_owner <> '')`
+
+// ReleaseLeases makes every leased pending delivery due now and reports
+// how many it released. Only a server that knows it is the database's
+// only one calls it, at start, before its dispatcher runs (see
+// store.DB.ClaimServer): a lease it finds is a dead process's, whose
+// deliveries would otherwise wait for the lease's end (the delivery
+// timeout plus 10 seconds) after a kill -9. A delivery its receiver got
+// just before the kill is sent again, as after the lease's end.
+func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		res, err := tx.ExecContext(ctx, releaseLeases, s.now())
+		if err != nil {
+			return store.Normalize(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -41,6 +41,7 @@ func TestClaimPlans(t *testing.T) {
 	}{
 		{"due deliveries", "SELECT * FROM hook_deliveries WHERE id IN (" + webhooks.DueDeliveriesQuery + ")", []any{nil, nil, "2026-01-01", 64}},
 		{"next due time", webhooks.NextDueQuery, []any{"2026-01-01"}},
+		{"release of a dead process's leases at start", webhooks.ReleaseLeasesQuery, []any{"2026-01-01"}},
 	} {
 		plan := env.QueryPlan(t, c.query, c.args...)
 		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX hook_deliveries_pending (due_at") ||

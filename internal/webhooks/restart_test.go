@@ -215,3 +215,43 @@ func TestTwoServersOnPostgresShareTheDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartReleasesTheLastRunsLeases: a delivery leased by a process
+// that died (as after a kill -9 in the middle of its send) goes out as
+// soon as the next server on the SQLite database starts, not when its
+// lease ends (an hour on here).
+func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
+	if apptest.Postgres() {
+		t.Skip("only the one server of a SQLite database knows that a lease it finds is a dead process's")
+	}
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo")
+	rc := newReceiver(t, "s")
+	hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
+	rc.waitEvents("ping", 1)
+	if sent := burst(env.URL, token, "octo/widgets", "leased", 1, func(int) {}); len(sent) != 1 {
+		t.Fatal("PATCH failed")
+	}
+	rc.waitEvents("repository", 1)
+	ctx := apptest.Ctx()
+	var id int64
+	for deadline := time.Now().Add(30 * time.Second); id == 0; time.Sleep(10 * time.Millisecond) {
+		err := env.App.DB.QueryRowContext(ctx, `SELECT id FROM hook_deliveries WHERE event = 'repository' AND state = 'done'`).Scan(&id)
+		if err != nil && time.Now().After(deadline) {
+			t.Fatalf("the delivery was not logged: %v", err)
+		}
+	}
+	// As a process killed while sending it left it: pending, leased.
+	_, err := env.App.DB.ExecContext(ctx, `UPDATE hook_deliveries SET state = 'pending', lease_owner = 'killed', due_at = $1
+		WHERE id = $2`, time.Now().Add(time.Hour), id)
+	apptest.Must(t, "lease the delivery to a dead process", err)
+	env.Stop()
+
+	apptest.StartConfig(t, env.Config)
+	if got := rc.waitEvents("repository", 2); len(got) != 2 {
+		t.Fatalf("%d repository deliveries, want the first and its send after the restart", len(got))
+	}
+}
