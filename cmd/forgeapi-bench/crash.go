@@ -160,7 +160,8 @@ func (s *crashSetup) database() string {
 }
 
 // pendingDeliveries counts the webhook deliveries not done yet, through
-// a connection of the tool's own.
+// a connection of the tool's own: those pending in the log, and the
+// payloads whose outbox still lists deliveries handed over unwritten.
 func (s *crashSetup) pendingDeliveries(ctx context.Context) (int64, error) {
 	db, err := store.Open(ctx, s.dsn, s.dataDir)
 	if err != nil {
@@ -168,7 +169,8 @@ func (s *crashSetup) pendingDeliveries(ctx context.Context) (int64, error) {
 	}
 	defer db.Close()
 	var n int64
-	err = db.QueryRowContext(ctx, `SELECT count(*) FROM hook_deliveries WHERE state = 'pending'`).Scan(&n)
+	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM hook_deliveries WHERE state = 'pending')
+		+ (SELECT count(*) FROM hook_outboxes)`).Scan(&n)
 	return n, err
 }
 

@@ -140,7 +140,9 @@ func (d *Deleter) RunOnce(ctx context.Context) int {
 }
 
 // claim leases the oldest unleased deletion that is due: its hooks have
-// no delivery left to send, or its grace is over. 0 when none is.
+// no delivery left to send (none pending in the log, none handed over to
+// a dispatcher and listed in a payload's outbox), or its grace is
+// over. 0 when none is.
 func (d *Deleter) claim(ctx context.Context) (int64, error) {
 	now := store.Now()
 	var orgID int64
@@ -151,7 +153,9 @@ func (d *Deleter) claim(ctx context.Context) (int64, error) {
 			WHERE (x.lease_until IS NULL OR x.lease_until < $3)
 			AND (x.requested_at < $4 OR NOT EXISTS (
 				SELECT 1 FROM hook_deliveries dl JOIN hooks h ON h.id = dl.hook_id
-				WHERE h.org_id = x.org_id AND dl.state <> 'done'))
+				WHERE h.org_id = x.org_id AND dl.state <> 'done') AND NOT EXISTS (
+				SELECT 1 FROM hook_outboxes o JOIN hooks h ON h.org_id = x.org_id
+				WHERE ',' || o.hooks || ',' LIKE '%,' || CAST(h.id AS TEXT) || ',%'))
 			ORDER BY x.requested_at LIMIT 1`+d.db.SkipLocked()+`)
 		RETURNING org_id`, d.owner, now.Add(d.cfg.Lease), now, now.Add(-d.cfg.Grace)).Scan(&orgID)
 	if errors.Is(err, sql.ErrNoRows) {

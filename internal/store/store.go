@@ -342,6 +342,16 @@ func (db *DB) SkipLocked() string {
 	return ""
 }
 
+// ForUpdate is the clause that locks the rows a query selects for the
+// rest of the transaction: FOR UPDATE on PostgreSQL, nothing on SQLite
+// (whose immediate transactions already serialise writers).
+func (db *DB) ForUpdate() string {
+	if db.Dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // Now returns the current time as the store keeps it: UTC, microseconds.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 

@@ -132,13 +132,15 @@ func NewDispatcher(s *Service) *Dispatcher {
 		maxWait: max(lease-timeout-waitMargin, 0)}
 }
 
-// claimed is a delivery under this dispatcher's lease.
+// claimed is a delivery under this dispatcher's lease: a row claimed, or
+// a delivery handed over unwritten (ID 0; see handoff).
 type claimed struct {
 	ID, HookID, PayloadID int64
 	GUID, Event, Action   string
 	RepositoryID          *int64
 	InstallationID        *int64
 	RetriesLeft           int
+	CreatedAt             time.Time // of an unwritten delivery, for its row
 }
 
 // job is a claimed delivery ready to send, or to record as not sent.
@@ -232,6 +234,7 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 	var next time.Time
 	caughtUp := false
 	defer func() { d.svc.handoff.setOpen(caughtUp) }()
+	d.sweep(ctx)
 	for ctx.Err() == nil {
 		room := d.room()
 		if room == 0 {
@@ -254,6 +257,22 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 		}
 	}
 	return next
+}
+
+// sweep writes the deliveries of outboxes whose lease ended (see
+// sweepOutboxes), when a look at the outbox index finds any.
+func (d *Dispatcher) sweep(ctx context.Context) {
+	var id int64
+	err := d.svc.DB.QueryRowContext(ctx, anyExpiredOutbox, d.svc.now()).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return
+	}
+	if err == nil {
+		_, err = d.svc.sweepOutboxes(ctx)
+	}
+	if err != nil && ctx.Err() == nil {
+		d.svc.logger().Error("write the deliveries of ended outbox leases", "err", err)
+	}
 }
 
 // startHanded starts the deliveries handed over, as many as there is
@@ -388,6 +407,9 @@ type putBackItem struct {
 	ID        int64
 	Due       time.Time
 	Throttled bool // over the hook's rate limit (sets throttled_at)
+	// unwritten is the row to write for a delivery handed over unwritten
+	// (ID 0).
+	unwritten *newDelivery
 }
 
 // earliest is the earliest due time of the items, zero for none.
@@ -413,7 +435,7 @@ func (d *Dispatcher) admit(batch []job, now time.Time) (admitted []job, putBack 
 				d.total++
 				continue
 			}
-			putBack = append(putBack, putBackItem{ID: c.ID, Due: now.Add(busyHookDelay)})
+			putBack = append(putBack, putBackOf(c.claimed, c.hook, now.Add(busyHookDelay)))
 			continue
 		}
 		if pb, ok := d.throttle(c, now); !ok {
@@ -442,11 +464,21 @@ func (d *Dispatcher) throttle(c job, now time.Time) (pb putBackItem, ok bool) {
 	if !at.After(now) {
 		return pb, true
 	}
+	if c.ID != 0 { // an unwritten one's reservation is its row's, once written (Dispatcher.putBack)
+		d.reserve(c.ID)
+	}
+	pb = putBackOf(c.claimed, c.hook, at)
+	pb.Throttled = true
+	return pb, false
+}
+
+// reserve marks the delivery id as holding a reserved send slot; d.mu is
+// held.
+func (d *Dispatcher) reserve(id int64) {
 	if len(d.reserved) >= 1<<16 { // rows claimed elsewhere since: forget them
 		clear(d.reserved)
 	}
-	d.reserved[c.ID] = true
-	return putBackItem{ID: c.ID, Due: at, Throttled: true}, false
+	d.reserved[id] = true
 }
 
 // close stops starting waiting deliveries and returns them, to be put
@@ -459,7 +491,7 @@ func (d *Dispatcher) close() []putBackItem {
 	now := d.svc.now()
 	for hookID, list := range d.waiting {
 		for _, w := range list {
-			items = append(items, putBackItem{ID: w.ID, Due: now})
+			items = append(items, putBackOf(w.claimed, w.hook, now))
 			d.total--
 		}
 		delete(d.waiting, hookID)
@@ -467,21 +499,76 @@ func (d *Dispatcher) close() []putBackItem {
 	return items
 }
 
-// putBack releases unsent deliveries until their due time.
+// putBack releases unsent deliveries until their due time. The rows
+// written for throttled unwritten deliveries keep the send slot their
+// throttling reserved.
 func (d *Dispatcher) putBack(ctx context.Context, items []putBackItem) error {
-	return d.svc.putBack(ctx, d.owner, items)
+	reserved, err := d.svc.putBack(ctx, d.owner, items)
+	if len(reserved) > 0 {
+		d.mu.Lock()
+		for _, id := range reserved {
+			d.reserve(id)
+		}
+		d.mu.Unlock()
+	}
+	return err
 }
 
-// putBack releases deliveries leased to owner until their due time.
-func (s *Service) putBack(ctx context.Context, owner string, items []putBackItem) error {
+// putBackOf is the put-back of c, a delivery to h, until due.
+func putBackOf(c claimed, h *Hook, due time.Time) putBackItem {
+	pb := putBackItem{ID: c.ID, Due: due}
+	if c.ID == 0 {
+		url := ""
+		if h != nil {
+			url = h.URL
+		}
+		row := c.unwrittenRow(url, due)
+		pb.unwritten = &row
+	}
+	return pb
+}
+
+// putBack releases deliveries leased to owner until their due time:
+// updates the rows, and writes those of unwritten deliveries (pending,
+// under no lease). It returns the ids of the rows it wrote for throttled
+// ones.
+func (s *Service) putBack(ctx context.Context, owner string, items []putBackItem) (throttled []int64, err error) {
 	now := s.now()
 	// In id order, as record writes, and run again when PostgreSQL aborts
 	// it for a deadlock: a failed put-back leaves the deliveries leased
 	// until their lease ends.
 	items = slices.Clone(items)
 	slices.SortFunc(items, func(a, b putBackItem) int { return cmp.Compare(a.ID, b.ID) })
-	return s.DB.RetryTx(ctx, func(tx store.Q) error {
+	counts := map[int64]int{}
+	for _, it := range items {
+		if it.unwritten != nil {
+			counts[it.unwritten.PayloadID]++
+		}
+	}
+	err = s.DB.RetryTx(ctx, func(tx store.Q) error {
+		throttled = throttled[:0]
+		held, err := s.holdOutboxes(ctx, tx, owner, counts)
+		if err != nil {
+			return err
+		}
 		for _, it := range items {
+			if it.unwritten != nil {
+				if !held[it.unwritten.PayloadID] {
+					continue
+				}
+				var at *time.Time
+				if it.Throttled {
+					at = &now
+				}
+				id, err := insertPutBack(ctx, tx, *it.unwritten, at)
+				if err != nil {
+					return err
+				}
+				if it.Throttled && id != 0 {
+					throttled = append(throttled, id)
+				}
+				continue
+			}
 			query := `UPDATE hook_deliveries SET due_at = $1, lease_owner = '' WHERE id = $2 AND lease_owner = $3`
 			args := []any{it.Due, it.ID, owner}
 			if it.Throttled {
@@ -495,6 +582,10 @@ func (s *Service) putBack(ctx context.Context, owner string, items []putBackItem
 		}
 		return nil
 	})
+	if err == nil {
+		s.handoff.written(counts)
+	}
+	return throttled, err
 }
 
 // prepareBatch prepares claimed deliveries for sending, reading the
@@ -508,7 +599,7 @@ func (d *Dispatcher) prepareBatch(ctx context.Context, batch []claimed, hooks ma
 			if ctx.Err() == nil {
 				d.svc.logger().Error("prepare webhook delivery", "delivery_id", c.ID, "err", err)
 			}
-			unready = append(unready, putBackItem{ID: c.ID, Due: d.svc.now().Add(pollInterval)})
+			unready = append(unready, putBackOf(c, hooks[c.HookID], d.svc.now().Add(pollInterval)))
 			continue
 		}
 		jobs = append(jobs, j)
@@ -666,7 +757,7 @@ func (d *Dispatcher) startWaiting(hookID int64) {
 			delete(d.waiting, hookID)
 		}
 		if now.Sub(w.claimedAt) > d.maxWait {
-			putBack = append(putBack, putBackItem{ID: w.ID, Due: now})
+			putBack = append(putBack, putBackOf(w.claimed, w.hook, now))
 			d.total--
 			continue
 		}
@@ -735,6 +826,8 @@ func (d *Dispatcher) recordPatiently(batch []outcome) {
 		if time.Now().After(deadline) {
 			d.svc.logger().Error("record webhook deliveries; they are sent again when their lease ends",
 				"count", len(batch), "err", err)
+			// Those handed over unwritten are the sweep's now.
+			d.svc.handoff.written(unwrittenCounts(batch))
 			return
 		}
 		d.svc.logger().Warn("record webhook deliveries; trying again", "count", len(batch), "err", err)
@@ -751,8 +844,13 @@ func (d *Dispatcher) recordPatiently(batch []outcome) {
 func (d *Dispatcher) extendLeases() error {
 	ctx := context.Background()
 	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+		until := d.svc.now().Add(d.lease)
 		_, err := tx.ExecContext(ctx, `UPDATE hook_deliveries SET due_at = $1 WHERE lease_owner = $2 AND state = 'pending'`,
-			d.svc.now().Add(d.lease), d.owner)
+			until, d.owner)
+		if err != nil {
+			return store.Normalize(err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE hook_outboxes SET lease_until = $1 WHERE owner = $2`, until, d.owner)
 		return store.Normalize(err)
 	})
 }
@@ -774,16 +872,17 @@ func (d *Dispatcher) record(batch []outcome) error {
 		order[i] = &batch[i]
 	}
 	slices.SortFunc(order, func(a, b *outcome) int { return cmp.Compare(a.ID, b.ID) })
-	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+	counts := unwrittenCounts(batch)
+	err := d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+		kept, err := d.writeOutcomes(ctx, tx, order, counts)
+		if err != nil {
+			return err
+		}
 		latest := map[int64]outcome{}
 		retried := false
-		for _, p := range order {
+		for i, p := range order {
 			o := *p
-			kept, err := d.recordDelivery(ctx, tx, o)
-			if err != nil {
-				return err
-			}
-			if !kept || o.skip != "" {
+			if !kept[i] || o.skip != "" {
 				continue
 			}
 			if prev, ok := latest[o.HookID]; !ok || !o.at.Before(prev.at) {
@@ -806,10 +905,53 @@ func (d *Dispatcher) record(batch []outcome) error {
 		}
 		return nil
 	})
+	if err == nil {
+		d.svc.handoff.written(counts)
+	}
+	return err
 }
 
-// recordDelivery marks the delivery done with its outcome; kept is false
-// when the lease was lost (another claimer owns the row now).
+// writeOutcomes writes the outcomes of a batch (in id order) in tx: a
+// claimed delivery's row is marked done with it, an unwritten one's row
+// is inserted done with it (those of a batch in a few statements) while
+// its payload's outbox is held and its hook exists. kept[i] reports
+// whether order[i] was written: false when the lease was lost (another
+// claimer owns the row or the outbox now) or the hook is gone.
+func (d *Dispatcher) writeOutcomes(ctx context.Context, tx store.Q, order []*outcome, counts map[int64]int) (kept []bool, err error) {
+	kept = make([]bool, len(order))
+	var unwritten []*outcome
+	for i, o := range order {
+		if o.ID == 0 {
+			unwritten = append(unwritten, o)
+			continue
+		}
+		if kept[i], err = d.recordDelivery(ctx, tx, *o); err != nil {
+			return nil, err
+		}
+	}
+	if len(unwritten) == 0 {
+		return kept, nil
+	}
+	held, err := d.svc.holdOutboxes(ctx, tx, d.owner, counts)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := existingHooks(ctx, tx, unwritten)
+	if err != nil {
+		return nil, err
+	}
+	rows := unwritten[:0:0]
+	for i, o := range order {
+		if o.ID == 0 && held[o.PayloadID] && hooks[o.HookID] {
+			kept[i] = true
+			rows = append(rows, o)
+		}
+	}
+	return kept, insertOutcomes(ctx, tx, rows)
+}
+
+// recordDelivery marks a claimed delivery done with its outcome; kept is
+// false when the lease was lost (another claimer owns the row now).
 func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) (kept bool, err error) {
 	url := ""
 	if o.hook != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,41 @@ type payload struct {
 	RepositoryID *int64
 	Body         []byte
 	CreatedAt    time.Time
+	// Outbox is set on a payload whose deliveries are handed over to a
+	// dispatcher unwritten (see handoff): its hook_outboxes row.
+	Outbox *outbox
+}
+
+// outbox is the hook_outboxes row of a payload whose deliveries are
+// handed over unwritten: the hooks, the dispatcher's lease owner and the
+// lease's end.
+type outbox struct {
+	HookIDs []int64
+	Owner   string
+	Until   time.Time
+}
+
+// hookList is the outbox's text of the hooks: their ids, comma-separated.
+func hookList(ids []int64) string {
+	b := make([]byte, 0, len(ids)*8)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
+}
+
+// parseHookList reads the outbox's text; it skips what is not an id.
+func parseHookList(s string) []int64 {
+	var ids []int64
+	for field := range strings.SplitSeq(s, ",") {
+		if id, err := strconv.ParseInt(field, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // newDelivery is a delivery row about to be written.
@@ -94,10 +130,11 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	return err
 }
 
-// enqueueHookDeliveries stores body as the event's payload and writes
-// its delivery to each of the repository and organization hooks, handed
-// over to the dispatcher when it is caught up; it reports how many it
-// wrote due now, for a claim (none when it handed them over).
+// enqueueHookDeliveries stores body as the event's payload and its
+// delivery to each of the repository and organization hooks: handed over
+// to the dispatcher when it is caught up, listed in the payload's outbox
+// and written by the dispatcher (see handoff); otherwise written
+// due now, for a claim. It reports how many it wrote due now.
 func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
 	encoded, err := json.Marshal(body)
 	if err != nil {
@@ -107,30 +144,35 @@ func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *even
 		return 0, nil
 	}
 	p := s.newPayload(e, encoded)
+	owner, leaseEnd, leased := s.handoff.leaseFor(s.now())
+	if leased && len(hooks) > 0 {
+		ids := make([]int64, len(hooks))
+		for i, h := range hooks {
+			ids[i] = h.ID
+		}
+		p.Outbox = &outbox{HookIDs: ids, Owner: owner, Until: leaseEnd}
+	}
 	payloadID, err := insertPayload(ctx, tx, p)
 	if err != nil {
 		return 0, err
 	}
-	owner, leaseEnd, leased := s.handoff.leaseFor(s.now())
-	rows := make([]newDelivery, len(hooks))
-	for i, h := range hooks {
-		rows[i] = s.deliveryOf(h, payloadID, p)
-		if leased {
-			rows[i].LeaseOwner, rows[i].DueAt, rows[i].Attempts = owner, leaseEnd, 1
-		}
-	}
-	ids, err := insertDeliveries(ctx, tx, rows)
-	if err != nil {
-		return 0, err
-	}
-	if leased {
-		items := make([]handed, len(rows))
-		for i, d := range rows {
-			items[i] = handed{claimed: claimed{ID: ids[i], HookID: d.HookID, PayloadID: d.PayloadID, GUID: d.GUID, Event: d.Event,
-				Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft}, hook: hooks[i], body: encoded}
+	if p.Outbox != nil {
+		items := make([]handed, len(hooks))
+		for i, h := range hooks {
+			d := s.deliveryOf(h, payloadID, p)
+			items[i] = handed{claimed: claimed{HookID: d.HookID, PayloadID: d.PayloadID, GUID: d.GUID, Event: d.Event,
+				Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft, CreatedAt: d.CreatedAt},
+				hook: h, body: encoded}
 		}
 		s.handOver(tx, owner, items)
 		return 0, nil
+	}
+	rows := make([]newDelivery, len(hooks))
+	for i, h := range hooks {
+		rows[i] = s.deliveryOf(h, payloadID, p)
+	}
+	if _, err := insertDeliveries(ctx, tx, rows); err != nil {
+		return 0, err
 	}
 	return len(hooks), nil
 }
@@ -286,6 +328,11 @@ func insertPayload(ctx context.Context, tx store.Q, p payload) (int64, error) {
 		INSERT INTO hook_payloads (guid, event, action, repository_id, payload, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		p.GUID, p.Event, p.Action, p.RepositoryID, string(p.Body), p.CreatedAt).Scan(&id)
+	if err != nil || p.Outbox == nil {
+		return id, store.Normalize(err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO hook_outboxes (payload_id, hooks, owner, lease_until) VALUES ($1, $2, $3, $4)`,
+		id, hookList(p.Outbox.HookIDs), p.Outbox.Owner, p.Outbox.Until)
 	return id, store.Normalize(err)
 }
 

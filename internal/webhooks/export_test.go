@@ -17,6 +17,10 @@ const (
 	DueDeliveriesQuery = dueDeliveries
 	NextDueQuery       = nextDue
 	ReleaseLeasesQuery = releaseLeases
+	// ReleaseOutboxesQuery and ExpiredOutboxesQuery read the outbox index.
+	ReleaseOutboxesQuery  = releaseOutboxes
+	ExpiredOutboxesQuery  = expiredOutboxes
+	AnyExpiredOutboxQuery = anyExpiredOutbox
 )
 
 // ClaimDue runs one pass of the claim loop at the service's clock and
@@ -53,21 +57,20 @@ func (d *Dispatcher) ClaimDueAndRecord(ctx context.Context, between func()) (sen
 	return sent, d.record(batch)
 }
 
-// HandOverAfterStop runs the handoff of deliveries leased to owner
-// (written by write in the same transaction) with a dispatcher that
-// attaches and then stops before the transaction commits.
-func HandOverAfterStop(ctx context.Context, s *Service, owner string, write func(tx store.Q) ([]int64, error)) error {
+// HandOverAfterStop runs the handoff of a delivery to the hook of
+// write's payload, listed by write in its outbox leased to owner (in the
+// same transaction), with a dispatcher that attaches and then stops
+// before the transaction commits.
+func HandOverAfterStop(ctx context.Context, s *Service, owner string, write func(tx store.Q) (hookID, payloadID int64, err error)) error {
 	s.handoff.attach(owner, time.Minute)
 	return s.DB.Tx(ctx, func(tx store.Q) error {
-		ids, err := write(tx)
+		hookID, payloadID, err := write(tx)
 		if err != nil {
 			return err
 		}
-		items := make([]handed, len(ids))
-		for i, id := range ids {
-			items[i].ID = id
-		}
-		s.handOver(tx, owner, items)
+		item := handed{claimed: claimed{HookID: hookID, PayloadID: payloadID, GUID: "g", Event: "push", CreatedAt: s.now()},
+			hook: &Hook{ID: hookID, URL: "http://127.0.0.1:9/"}}
+		s.handOver(tx, owner, []handed{item})
 		s.handoff.detach()
 		return nil
 	})

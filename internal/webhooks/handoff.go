@@ -9,16 +9,20 @@ import (
 )
 
 // handoff passes an event's deliveries to this process's Dispatcher
-// without a claim. The API's transaction writes them already leased to
-// the dispatcher (lease_owner set, due_at at the lease's end, attempts 1)
-// and, once it commits, hands them over in memory with their hook and
-// payload body: the dispatcher starts them at once, where a claim would
-// UPDATE every row and read the hook and the payload back. Only while
-// the dispatcher runs and is caught up (its last claim left nothing due
-// in the table) are deliveries handed over, so that they never overtake
-// a backlog; otherwise they are written due now and claimed. A crash
-// loses nothing: a handed delivery is a leased row, claimed again when
-// its lease ends.
+// without a claim, and without writing them twice. The API's transaction
+// writes no delivery row: it lists the hooks in the payload's outbox (a
+// hook_outboxes row), leased to the dispatcher (owner, lease_until at the
+// lease's end), and, once it commits, hands the deliveries over in memory with
+// their hook and payload body. The dispatcher starts them at once and
+// writes each one's row once, with its outcome (see outbox.go), where a
+// claim would UPDATE every row and read the hook and the payload back,
+// and the row inserted by the API would be updated with the outcome.
+// Only while the dispatcher runs and is caught up (its last claim left
+// nothing due in the table) are deliveries handed over, so that they
+// never overtake a backlog; otherwise they are written due now and
+// claimed. A crash loses nothing: the outbox of a dead dispatcher is
+// swept when its lease ends, and the deliveries it lists that have no
+// row are written due now.
 type handoff struct {
 	mu     sync.Mutex
 	owner  string // the running dispatcher's lease owner; "" when none runs
@@ -29,6 +33,10 @@ type handoff struct {
 	// handed and claimed count the deliveries the dispatcher started,
 	// by how it got them (see Service.DispatchCounts).
 	handed, claimed int64
+	// unwritten counts, by payload, the deliveries handed over whose rows
+	// are not written yet: the write of a payload's last one clears its
+	// outbox.
+	unwritten map[int64]int
 }
 
 // handed is a delivery handed to the dispatcher, with what sending it
@@ -39,7 +47,9 @@ type handed struct {
 	body []byte
 }
 
-func newHandoff() *handoff { return &handoff{signal: make(chan struct{}, 1)} }
+func newHandoff() *handoff {
+	return &handoff{signal: make(chan struct{}, 1), unwritten: map[int64]int{}}
+}
 
 // leaseFor returns the lease that deliveries written at now take to be
 // handed over: the dispatcher's owner and the lease's end; ok is false
@@ -61,6 +71,9 @@ func (h *handoff) hand(owner string, items []handed) bool {
 	defer h.mu.Unlock()
 	if h.owner != owner {
 		return false
+	}
+	for _, it := range items {
+		h.unwritten[it.PayloadID]++
 	}
 	h.queue = append(h.queue, items...)
 	select {
@@ -104,6 +117,26 @@ func (h *handoff) take() []handed {
 	return items
 }
 
+// remaining is how many deliveries of the payload handed over are not
+// written yet.
+func (h *handoff) remaining(payloadID int64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.unwritten[payloadID]
+}
+
+// written takes the deliveries whose rows a transaction wrote (counts, by
+// payload) off the unwritten ones.
+func (h *handoff) written(counts map[int64]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, n := range counts {
+		if h.unwritten[id] -= n; h.unwritten[id] <= 0 {
+			delete(h.unwritten, id)
+		}
+	}
+}
+
 // count adds to the started deliveries' counts.
 func (h *handoff) count(handed, claimed int) {
 	h.mu.Lock()
@@ -121,15 +154,16 @@ func (s *Service) DispatchCounts() (handed, claimed int64) {
 	return s.handoff.handed, s.handoff.claimed
 }
 
-// handOver queues an event's deliveries, written leased to owner, for
-// the dispatcher once tx commits. Should the dispatcher have stopped
-// meanwhile, they are released due now, to be claimed by the next one.
+// handOver queues an event's deliveries, in its payload's outbox leased
+// to owner, for the dispatcher once tx commits. Should the dispatcher
+// have stopped meanwhile, they are written due now, to be claimed by the
+// next one.
 func (s *Service) handOver(tx store.Q, owner string, items []handed) {
 	store.AfterCommit(tx, func() {
 		if s.handoff.hand(owner, items) {
 			return
 		}
-		if err := s.putBack(context.Background(), owner, dueNow(items, s.now())); err != nil {
+		if _, err := s.putBack(context.Background(), owner, dueNow(items, s.now())); err != nil {
 			s.logger().Error("release webhook deliveries; they are sent when their lease ends", "err", err)
 		}
 		s.Wake()
@@ -140,7 +174,7 @@ func (s *Service) handOver(tx store.Q, owner string, items []handed) {
 func dueNow(items []handed, now time.Time) []putBackItem {
 	out := make([]putBackItem, len(items))
 	for i, it := range items {
-		out[i] = putBackItem{ID: it.ID, Due: now}
+		out[i] = putBackOf(it.claimed, it.hook, now)
 	}
 	return out
 }
@@ -151,8 +185,15 @@ func dueNow(items []handed, now time.Time) []putBackItem {
 const releaseLeases = `UPDATE hook_deliveries SET due_at = $1, lease_owner = ''
 	WHERE id IN (SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at > $1 AND lease_owner <> '')`
 
-// ReleaseLeases makes every leased pending delivery due now and reports
-// how many it released. Only a server that knows it is the database's
+// releaseOutboxes ends at $1 the outbox leases that end after it, for the
+// next sweep; a range of hook_outboxes_lease.
+const releaseOutboxes = `UPDATE hook_outboxes SET lease_until = $1
+	WHERE payload_id IN (SELECT payload_id FROM hook_outboxes WHERE lease_until > $1)`
+
+// ReleaseLeases makes every leased pending delivery due now, and every
+// outbox lease end now (its deliveries without a row are written by the
+// dispatcher's first sweep), and reports how many deliveries and
+// outboxes it released. Only a server that knows it is the database's
 // only one calls it, at start, before its dispatcher runs (see
 // store.DB.ClaimServer): a lease it finds is a dead process's, whose
 // deliveries would otherwise wait for the lease's end (the delivery
@@ -161,12 +202,19 @@ const releaseLeases = `UPDATE hook_deliveries SET due_at = $1, lease_owner = ''
 func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		res, err := tx.ExecContext(ctx, releaseLeases, s.now())
-		if err != nil {
-			return store.Normalize(err)
+		n = 0
+		for _, query := range []string{releaseLeases, releaseOutboxes} {
+			res, err := tx.ExecContext(ctx, query, s.now())
+			if err != nil {
+				return store.Normalize(err)
+			}
+			released, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			n += released
 		}
-		n, err = res.RowsAffected()
-		return err
+		return nil
 	})
 	return n, err
 }

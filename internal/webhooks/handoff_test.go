@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,36 +45,110 @@ func TestEventDeliveriesAreHandedOver(t *testing.T) {
 	if got := len(rc.events("repository")); got != events {
 		t.Errorf("the receiver got %d repository events, want %d", got, events)
 	}
+	// Each delivery was written once, with its outcome, and the last of
+	// each payload deleted its outbox.
+	var outboxes int
+	apptest.Must(t, "count outboxes", env.Q().QueryRowContext(apptest.Ctx(),
+		`SELECT count(*) FROM hook_outboxes`).Scan(&outboxes))
+	if outboxes != 0 {
+		t.Errorf("%d payloads keep an outbox after their deliveries were logged", outboxes)
+	}
 }
 
-// TestHandOverToAStoppedDispatcherReleasesTheDeliveries: deliveries
-// written leased to a dispatcher that stops before their transaction
-// commits are made due now for the next claimer, not left leased.
+// TestSweepWritesTheDeliveriesADeadDispatcherLeft: a payload whose outbox
+// lease ended with hooks in it (its dispatcher died after sending some)
+// gets a delivery to each of those hooks that has none of it, once: the
+// one already logged is not sent again.
+func TestSweepWritesTheDeliveriesADeadDispatcherLeft(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo")
+	rc := newReceiver(t, "s")
+	first := hookOn(t, env.Client(token), "octo", "widgets", rc.URL()+"/1", "json", "s", "repository")
+	second := hookOn(t, env.Client(token), "octo", "widgets", rc.URL()+"/2", "json", "s", "repository")
+	rc.waitEvents("ping", 2)
+	editDescription(t, env, token, "octo/widgets", "swept")
+	rc.waitEvents("repository", 2)
+	ctx := apptest.Ctx()
+	var payloadID int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var logged int
+		err := env.Q().QueryRowContext(ctx, `SELECT count(*), max(payload_id) FROM hook_deliveries WHERE event = 'repository'`).
+			Scan(&logged, &payloadID)
+		if err == nil && logged == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 deliveries logged (%v)", logged, err)
+		}
+	}
+	// As a dispatcher that died after logging the first hook's delivery
+	// left it, its lease over.
+	_, err := env.Q().ExecContext(ctx, `DELETE FROM hook_deliveries WHERE payload_id = $1 AND hook_id = $2`, payloadID, second.GetID())
+	apptest.Must(t, "forget the second delivery", err)
+	_, err = env.Q().ExecContext(ctx, `INSERT INTO hook_outboxes (payload_id, hooks, owner, lease_until) VALUES ($1, $2, 'dead', $3)`,
+		payloadID, fmt.Sprintf("%d,%d", first.GetID(), second.GetID()), time.Now().Add(-time.Second))
+	apptest.Must(t, "leave the outbox", err)
+
+	rc.waitEvents("repository", 3)
+	perHook := map[string]int{}
+	for _, r := range rc.events("repository") {
+		perHook[r.HookID]++
+	}
+	if perHook[strconv.FormatInt(first.GetID(), 10)] != 1 || perHook[strconv.FormatInt(second.GetID(), 10)] != 2 {
+		t.Errorf("repository deliveries per hook %v, want the second hook's alone sent again", perHook)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var rows, outboxes int
+		apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM hook_deliveries WHERE payload_id = $1 AND state = 'done'),
+			(SELECT count(*) FROM hook_outboxes WHERE payload_id = $1)`, payloadID).Scan(&rows, &outboxes))
+		if rows == 2 && outboxes == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries of the payload logged and %d outbox left, want 2 and none", rows, outboxes)
+		}
+	}
+}
+
+// TestHandOverToAStoppedDispatcherReleasesTheDeliveries: a delivery
+// handed over in its payload's outbox to a dispatcher that stops before
+// the transaction commits is written due now for the next claimer, and
+// the outbox cleared, not left leased.
 func TestHandOverToAStoppedDispatcherReleasesTheDeliveries(t *testing.T) {
 	ctx := context.Background()
 	db := openTestStore(t)
 	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	svc := webhooks.NewService(db, nil, webhooks.Config{}, func() time.Time { return t0 }, nil)
 	const owner = "dispatcher-that-stops"
-	err := webhooks.HandOverAfterStop(ctx, svc, owner, func(tx store.Q) ([]int64, error) {
+	err := webhooks.HandOverAfterStop(ctx, svc, owner, func(tx store.Q) (int64, int64, error) {
 		hookID, payloadID, err := insertDeletedHookAndPayload(ctx, tx, t0)
 		if err != nil {
-			return nil, err
+			return 0, 0, err
 		}
-		var id int64
-		err = tx.QueryRowContext(ctx, `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, due_at, created_at, lease_owner, attempts)
-			VALUES ($1, $2, 'g', 'push', $3, $4, $5, 1) RETURNING id`, hookID, payloadID, t0.Add(time.Minute), t0, owner).Scan(&id)
-		return []int64{id}, err
+		_, err = tx.ExecContext(ctx, `INSERT INTO hook_outboxes (payload_id, hooks, owner, lease_until) VALUES ($1, $2, $3, $4)`,
+			payloadID, strconv.FormatInt(hookID, 10), owner, t0.Add(time.Minute))
+		return hookID, payloadID, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leaseOwner string
+	var leaseOwner, state string
 	var due time.Time
-	if err := db.QueryRowContext(ctx, `SELECT lease_owner, due_at FROM hook_deliveries`).Scan(&leaseOwner, &due); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT lease_owner, state, due_at FROM hook_deliveries`).Scan(&leaseOwner, &state, &due); err != nil {
 		t.Fatal(err)
 	}
-	if leaseOwner != "" || !due.Equal(t0) {
-		t.Errorf("the delivery is leased to %q, due %v; want released, due %v", leaseOwner, due, t0)
+	if leaseOwner != "" || state != "pending" || !due.Equal(t0) {
+		t.Errorf("the delivery is %s, leased to %q, due %v; want pending, released, due %v", state, leaseOwner, due, t0)
+	}
+	var outboxes int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM hook_outboxes`).Scan(&outboxes); err != nil {
+		t.Fatal(err)
+	}
+	if outboxes != 0 {
+		t.Errorf("%d outboxes left, want the payload's deleted", outboxes)
 	}
 }

@@ -47,10 +47,18 @@ func TestNextEventHonoursHookChanges(t *testing.T) {
 		}
 		return out
 	}
+	// A delivery handed over to the dispatcher is in the log once
+	// written, when sent: check waits for the counts.
 	check := func(step string, ids []int64, want ...int) {
 		t.Helper()
-		if got := deliveries(ids...); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s: deliveries per hook %v, want %v", step, got, want)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			got := deliveries(ids...)
+			if fmt.Sprint(got) == fmt.Sprint(want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: deliveries per hook %v, want %v", step, got, want)
+			}
 		}
 	}
 	hookOf := func(path string, events ...string) *github.Hook {
@@ -132,10 +140,17 @@ func TestEventToManyHooks(t *testing.T) {
 	})
 	apptest.Must(t, "insert hooks", err)
 	editDescription(t, env, token, repo.FullName(), "to many")
+	// Written by the API's transaction, or by the dispatcher as it sends
+	// them (handed over): wait for them all.
 	var deliveries, distinct int
-	err = env.Q().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT d.hook_id) FROM hook_deliveries d
-		JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1 AND d.event = 'repository'`, repo.ID).Scan(&deliveries, &distinct)
-	apptest.Must(t, "count deliveries", store.Normalize(err))
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err = env.Q().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT d.hook_id) FROM hook_deliveries d
+			JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1 AND d.event = 'repository'`, repo.ID).Scan(&deliveries, &distinct)
+		apptest.Must(t, "count deliveries", store.Normalize(err))
+		if deliveries >= hooks || time.Now().After(deadline) {
+			break
+		}
+	}
 	if deliveries != hooks || distinct != hooks {
 		t.Fatalf("%d deliveries to %d hooks, want one to each of %d", deliveries, distinct, hooks)
 	}

@@ -12,8 +12,9 @@ import (
 const pruneBatch = 1000
 
 // Pruner deletes the delivery log past Config.Retention: finished
-// deliveries, then payloads no delivery refers to, then deleted hooks
-// left without deliveries.
+// deliveries, then payloads no delivery refers to (and none is handed
+// over unwritten: see handoff), then deleted hooks left without
+// deliveries.
 type Pruner struct {
 	svc *Service
 }
@@ -64,7 +65,8 @@ func (p *Pruner) Prune(ctx context.Context) (int64, error) {
 	}
 	if _, err := p.deleteAll(ctx, `DELETE FROM hook_payloads WHERE id IN (
 		SELECT p.id FROM hook_payloads p WHERE p.created_at < $1
-		AND NOT EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.payload_id = p.id) LIMIT $2)`, cutoff); err != nil {
+		AND NOT EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.payload_id = p.id)
+		AND NOT EXISTS (SELECT 1 FROM hook_outboxes o WHERE o.payload_id = p.id) LIMIT $2)`, cutoff); err != nil {
 		return deliveries, err
 	}
 	_, err = p.deleteAll(ctx, `DELETE FROM hooks WHERE id IN (

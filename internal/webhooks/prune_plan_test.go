@@ -35,18 +35,22 @@ func TestClaimPlans(t *testing.T) {
 		t.Skip("SQLite's plan")
 	}
 	env := apptest.Start(t)
+	const pending, outboxes = "INDEX hook_deliveries_pending (due_at", "INDEX hook_outboxes_lease (lease_until"
 	for _, c := range []struct {
 		name, query string
 		args        []any
+		index       string // the range the plan reads
 	}{
-		{"due deliveries", "SELECT * FROM hook_deliveries WHERE id IN (" + webhooks.DueDeliveriesQuery + ")", []any{nil, nil, "2026-01-01", 64}},
-		{"next due time", webhooks.NextDueQuery, []any{"2026-01-01"}},
-		{"release of a dead process's leases at start", webhooks.ReleaseLeasesQuery, []any{"2026-01-01"}},
+		{"due deliveries", "SELECT * FROM hook_deliveries WHERE id IN (" + webhooks.DueDeliveriesQuery + ")", []any{nil, nil, "2026-01-01", 64}, pending},
+		{"next due time", webhooks.NextDueQuery, []any{"2026-01-01"}, pending},
+		{"release of a dead process's leases at start", webhooks.ReleaseLeasesQuery, []any{"2026-01-01"}, pending},
+		{"release of a dead process's outboxes at start", webhooks.ReleaseOutboxesQuery, []any{"2026-01-01"}, outboxes},
+		{"sweep of the outboxes whose lease ended", webhooks.ExpiredOutboxesQuery, []any{"2026-01-01", 64}, outboxes},
+		{"look for an outbox to sweep", webhooks.AnyExpiredOutboxQuery, []any{"2026-01-01"}, outboxes},
 	} {
 		plan := env.QueryPlan(t, c.query, c.args...)
-		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX hook_deliveries_pending (due_at") ||
-			strings.Contains(joined, "TEMP B-TREE") {
-			t.Errorf("plan of the claim's %s = %q, want a range of hook_deliveries_pending in order", c.name, plan)
+		if joined := strings.Join(plan, "; "); !strings.Contains(joined, c.index) || strings.Contains(joined, "TEMP B-TREE") {
+			t.Errorf("plan of the claim's %s = %q, want a range of %s) in order", c.name, plan, c.index)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,10 +217,11 @@ func TestTwoServersOnPostgresShareTheDeliveries(t *testing.T) {
 	}
 }
 
-// TestRestartReleasesTheLastRunsLeases: a delivery leased by a process
-// that died (as after a kill -9 in the middle of its send) goes out as
-// soon as the next server on the SQLite database starts, not when its
-// lease ends (an hour on here).
+// TestRestartReleasesTheLastRunsLeases: deliveries leased by a process
+// that died (as after a kill -9 in the middle of their sends) go out as
+// soon as the next server on the SQLite database starts, not when their
+// lease ends (an hour on here): a delivery row leased to it, and one
+// handed over to it unwritten, listed in its payload's outbox.
 func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
 	if apptest.Postgres() {
 		t.Skip("only the one server of a SQLite database knows that a lease it finds is a dead process's")
@@ -230,28 +232,46 @@ func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
 	env.Repo(owner, "widgets")
 	token := env.Token(owner, "repo")
 	rc := newReceiver(t, "s")
-	hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
+	hook := hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
 	rc.waitEvents("ping", 1)
-	if sent := burst(env.URL, token, "octo/widgets", "leased", 1, func(int) {}); len(sent) != 1 {
+	if sent := burst(env.URL, token, "octo/widgets", "leased", 2, func(int) {}); len(sent) != 2 {
 		t.Fatal("PATCH failed")
 	}
-	rc.waitEvents("repository", 1)
+	rc.waitEvents("repository", 2)
 	ctx := apptest.Ctx()
-	var id int64
-	for deadline := time.Now().Add(30 * time.Second); id == 0; time.Sleep(10 * time.Millisecond) {
-		err := env.App.DB.QueryRowContext(ctx, `SELECT id FROM hook_deliveries WHERE event = 'repository' AND state = 'done'`).Scan(&id)
-		if err != nil && time.Now().After(deadline) {
-			t.Fatalf("the delivery was not logged: %v", err)
+	var ids [2]int64
+	var payloads [2]int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		rows, err := env.App.DB.QueryContext(ctx, `SELECT id, payload_id FROM hook_deliveries WHERE event = 'repository' AND state = 'done' ORDER BY id`)
+		apptest.Must(t, "list deliveries", err)
+		n := 0
+		for rows.Next() && n < 2 {
+			apptest.Must(t, "scan", rows.Scan(&ids[n], &payloads[n]))
+			n++
+		}
+		rows.Close()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 deliveries logged", n)
 		}
 	}
-	// As a process killed while sending it left it: pending, leased.
+	// As a process killed while sending them left them: the first one
+	// pending, leased; the second one unwritten, in its payload's outbox.
+	inAnHour := time.Now().Add(time.Hour)
 	_, err := env.App.DB.ExecContext(ctx, `UPDATE hook_deliveries SET state = 'pending', lease_owner = 'killed', due_at = $1
-		WHERE id = $2`, time.Now().Add(time.Hour), id)
-	apptest.Must(t, "lease the delivery to a dead process", err)
+		WHERE id = $2`, inAnHour, ids[0])
+	apptest.Must(t, "lease the first delivery to a dead process", err)
+	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM hook_deliveries WHERE id = $1`, ids[1])
+	apptest.Must(t, "unwrite the second delivery", err)
+	_, err = env.App.DB.ExecContext(ctx, `INSERT INTO hook_outboxes (payload_id, hooks, owner, lease_until) VALUES ($1, $2, 'killed', $3)`,
+		payloads[1], strconv.FormatInt(hook.GetID(), 10), inAnHour)
+	apptest.Must(t, "hand the second delivery to a dead process", err)
 	env.Stop()
 
 	apptest.StartConfig(t, env.Config)
-	if got := rc.waitEvents("repository", 2); len(got) != 2 {
-		t.Fatalf("%d repository deliveries, want the first and its send after the restart", len(got))
+	if got := rc.waitEvents("repository", 4); len(got) != 4 {
+		t.Fatalf("%d repository deliveries, want the two and their sends after the restart", len(got))
 	}
 }

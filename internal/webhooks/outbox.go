@@ -1,0 +1,271 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"forgeapi/internal/store"
+)
+
+// Unwritten deliveries.
+//
+// A delivery handed over to the dispatcher (see handoff) has no row in
+// hook_deliveries yet: its payload's outbox (a hook_outboxes row) lists
+// its hook, leased to the dispatcher. The dispatcher writes the row once:
+// done with its outcome when it was sent (record), or pending when it
+// goes back to the table unsent (putBack: over a rate limit, a shutdown).
+// Each such write first holds the payload's outbox (holdOutboxes), in the
+// same transaction: a dispatcher whose lease ended, and whose outbox
+// another claimer took (sweepOutboxes), writes nothing, as a recorder
+// whose lease ended updates no row. The write of a payload's last
+// unwritten delivery deletes its outbox; an outbox left (the process
+// died, or its writes raced) is swept once its lease ends.
+
+// unwrittenRow is the row of the unwritten delivery c to the hook at url,
+// put back due at due.
+func (c claimed) unwrittenRow(url string, due time.Time) newDelivery {
+	return newDelivery{HookID: c.HookID, PayloadID: c.PayloadID, GUID: c.GUID, Event: c.Event, Action: c.Action,
+		RepositoryID: c.RepositoryID, InstallationID: c.InstallationID, URL: url, RetriesLeft: c.RetriesLeft,
+		DueAt: due, CreatedAt: c.CreatedAt, Attempts: 1}
+}
+
+// holdOutboxes holds, in tx, the outboxes of the payloads whose unwritten
+// deliveries the caller writes (counts: how many of each) and reports
+// those owner still holds. The outbox of a payload whose remaining
+// unwritten deliveries (see handoff) are all being written is deleted;
+// the others are locked (PostgreSQL) for the transaction. Payloads are
+// taken in id order, so that two writers lock them in the same order.
+func (s *Service) holdOutboxes(ctx context.Context, tx store.Q, owner string, counts map[int64]int) (map[int64]bool, error) {
+	held := make(map[int64]bool, len(counts))
+	for _, id := range slices.Sorted(maps.Keys(counts)) {
+		if counts[id] >= s.handoff.remaining(id) {
+			res, err := tx.ExecContext(ctx, `DELETE FROM hook_outboxes WHERE payload_id = $1 AND owner = $2`, id, owner)
+			if err != nil {
+				return nil, store.Normalize(err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return nil, err
+			}
+			held[id] = n == 1
+			continue
+		}
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM hook_outboxes WHERE payload_id = $1 AND owner = $2`+s.DB.ForUpdate(),
+			id, owner).Scan(&one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, store.Normalize(err)
+		}
+		held[id] = err == nil
+	}
+	return held, nil
+}
+
+// unwrittenCounts counts the unwritten deliveries (ID 0) of each payload
+// among the outcomes.
+func unwrittenCounts(batch []outcome) map[int64]int {
+	counts := map[int64]int{}
+	for i := range batch {
+		if batch[i].ID == 0 {
+			counts[batch[i].PayloadID]++
+		}
+	}
+	return counts
+}
+
+// existingHooks reports which hooks of the outcomes still exist (a
+// deleted repository takes its hooks, and their deliveries, with it).
+func existingHooks(ctx context.Context, tx store.Q, outcomes []*outcome) (map[int64]bool, error) {
+	ids := map[int64]bool{}
+	for _, o := range outcomes {
+		ids[o.HookID] = false
+	}
+	list := slices.Sorted(maps.Keys(ids))
+	args := make([]any, len(list))
+	var q strings.Builder
+	q.WriteString(`SELECT id FROM hooks WHERE id IN (`)
+	for i, id := range list {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "$%d", i+1)
+		args[i] = id
+	}
+	q.WriteString(")")
+	rows, err := tx.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
+}
+
+// outcomeColumns is the number of parameters of one row of
+// insertOutcomeQueries; outcomesPerStatement the rows one INSERT writes.
+const (
+	outcomeColumns       = 18
+	outcomesPerStatement = 32
+)
+
+// insertOutcomeQueries are the INSERT texts of unwritten deliveries done
+// with their outcomes, by row count (index n-1).
+var insertOutcomeQueries = func() (q [outcomesPerStatement]string) {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, repository_id, installation_id, url,
+		retries_left, due_at, delivered_at, created_at, duration, status, status_code, request_headers, response_headers,
+		response_body, attempts, state) VALUES `)
+	for n := 1; n <= outcomesPerStatement; n++ {
+		if n > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range outcomeColumns {
+			fmt.Fprintf(&b, "$%d, ", (n-1)*outcomeColumns+c+1)
+		}
+		b.WriteString("1, 'done')")
+		q[n-1] = b.String()
+	}
+	return q
+}()
+
+// insertOutcomes writes the rows of unwritten deliveries done with their
+// outcomes, up to outcomesPerStatement in one statement.
+func insertOutcomes(ctx context.Context, tx store.Q, outcomes []*outcome) error {
+	for start := 0; start < len(outcomes); start += outcomesPerStatement {
+		chunk := outcomes[start:min(len(outcomes), start+outcomesPerStatement)]
+		args := make([]any, 0, len(chunk)*outcomeColumns)
+		for _, o := range chunk {
+			url := ""
+			if o.hook != nil {
+				url = o.hook.URL
+			}
+			args = append(args, o.HookID, o.PayloadID, o.GUID, o.Event, o.Action, o.RepositoryID, o.InstallationID, url,
+				o.RetriesLeft, o.at, o.at, o.CreatedAt, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode,
+				o.requestHeaders, o.responseHeaders, o.responseBody)
+		}
+		if _, err := tx.ExecContext(ctx, insertOutcomeQueries[len(chunk)-1], args...); err != nil {
+			return store.Normalize(err)
+		}
+	}
+	return nil
+}
+
+// insertPutBack writes the pending row of an unwritten delivery put back
+// until its due time, unless its hook is gone, and returns its id (0 when
+// not written).
+func insertPutBack(ctx context.Context, tx store.Q, d newDelivery, throttledAt *time.Time) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `
+		INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, repository_id, installation_id, url,
+			retries_left, due_at, created_at, attempts, throttled_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+		WHERE EXISTS (SELECT 1 FROM hooks WHERE id = $1)
+		RETURNING id`,
+		d.HookID, d.PayloadID, d.GUID, d.Event, d.Action, d.RepositoryID, d.InstallationID, d.URL, d.RetriesLeft,
+		d.DueAt, d.CreatedAt, d.Attempts, throttledAt).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, store.Normalize(err)
+}
+
+// sweepBatch is how many outboxes one sweep takes.
+const sweepBatch = 64
+
+// expiredOutboxes finds the outboxes whose lease ended before $1 (a
+// range of hook_outboxes_lease).
+const expiredOutboxes = `SELECT payload_id, hooks FROM hook_outboxes WHERE lease_until <= $1 ORDER BY lease_until LIMIT $2`
+
+// anyExpiredOutbox finds an outbox whose lease ended before $1: a look,
+// outside a transaction, before a sweep.
+const anyExpiredOutbox = `SELECT payload_id FROM hook_outboxes WHERE lease_until <= $1 LIMIT 1`
+
+// sweepOutboxes writes, for the outboxes whose lease ended (their
+// dispatcher died, or wrote its last deliveries without deleting the
+// outbox), the deliveries of the listed hooks that have none of the
+// payload, due now, and deletes the outboxes. It reports how many
+// deliveries it wrote.
+func (s *Service) sweepOutboxes(ctx context.Context) (int, error) {
+	written := 0
+	err := s.DB.Tx(ctx, func(tx store.Q) error {
+		written = 0
+		now := s.now()
+		rows, err := tx.QueryContext(ctx, expiredOutboxes+s.DB.SkipLocked(), now, sweepBatch)
+		if err != nil {
+			return store.Normalize(err)
+		}
+		var ids []int64
+		var lists []string
+		for rows.Next() {
+			var id int64
+			var list string
+			if err := rows.Scan(&id, &list); err != nil {
+				rows.Close()
+				return err
+			}
+			ids, lists = append(ids, id), append(lists, list)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i, id := range ids {
+			n, err := s.writeMissing(ctx, tx, id, parseHookList(lists[i]), now)
+			if err != nil {
+				return err
+			}
+			written += n
+			if _, err := tx.ExecContext(ctx, `DELETE FROM hook_outboxes WHERE payload_id = $1`, id); err != nil {
+				return store.Normalize(err)
+			}
+		}
+		return nil
+	})
+	return written, err
+}
+
+// writeMissing writes, due at now, the deliveries of the payload to the
+// hooks that have none of it and still exist.
+func (s *Service) writeMissing(ctx context.Context, tx store.Q, payloadID int64, hookIDs []int64, now time.Time) (int, error) {
+	var p payload
+	var repoID sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT guid, event, action, repository_id, created_at FROM hook_payloads WHERE id = $1`,
+		payloadID).Scan(&p.GUID, &p.Event, &p.Action, &repoID, &p.CreatedAt)
+	if err != nil {
+		return 0, store.Normalize(err)
+	}
+	p.RepositoryID = nullInt(repoID)
+	written := 0
+	for _, hookID := range hookIDs {
+		var url string
+		err := tx.QueryRowContext(ctx, `SELECT h.url FROM hooks h WHERE h.id = $1
+			AND NOT EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.payload_id = $2 AND d.hook_id = $1)`,
+			hookID, payloadID).Scan(&url)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return written, store.Normalize(err)
+		}
+		d := newDelivery{HookID: hookID, PayloadID: payloadID, GUID: p.GUID, Event: p.Event, Action: p.Action,
+			RepositoryID: p.RepositoryID, URL: url, RetriesLeft: max(s.Config.Retries, 0), DueAt: now, CreatedAt: p.CreatedAt}
+		if err := insertDelivery(ctx, tx, d); err != nil {
+			return written, err
+		}
+		written++
+	}
+	return written, nil
+}
