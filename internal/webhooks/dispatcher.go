@@ -824,10 +824,10 @@ func (d *Dispatcher) recordPatiently(batch []outcome) {
 			return
 		}
 		if time.Now().After(deadline) {
+			// Those handed over unwritten keep their payloads' outboxes,
+			// for the sweep once the lease ends.
 			d.svc.logger().Error("record webhook deliveries; they are sent again when their lease ends",
 				"count", len(batch), "err", err)
-			// Those handed over unwritten are the sweep's now.
-			d.svc.handoff.written(unwrittenCounts(batch))
 			return
 		}
 		d.svc.logger().Warn("record webhook deliveries; trying again", "count", len(batch), "err", err)

@@ -137,6 +137,16 @@ func (h *handoff) written(counts map[int64]int) {
 	}
 }
 
+// forget drops the unwritten deliveries of the payloads, whose outboxes
+// a sweep took.
+func (h *handoff) forget(payloadIDs []int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range payloadIDs {
+		delete(h.unwritten, id)
+	}
+}
+
 // count adds to the started deliveries' counts.
 func (h *handoff) count(handed, claimed int) {
 	h.mu.Lock()

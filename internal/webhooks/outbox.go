@@ -89,7 +89,7 @@ func existingHooks(ctx context.Context, tx store.Q, outcomes []*outcome) (map[in
 	list := slices.Sorted(maps.Keys(ids))
 	args := make([]any, len(list))
 	var q strings.Builder
-	q.WriteString(`SELECT id FROM hooks WHERE id IN (`)
+	q.WriteString(store.Dynamic + `SELECT id FROM hooks WHERE id IN (`)
 	for i, id := range list {
 		if i > 0 {
 			q.WriteString(", ")
@@ -200,14 +200,14 @@ const anyExpiredOutbox = `SELECT payload_id FROM hook_outboxes WHERE lease_until
 // deliveries it wrote.
 func (s *Service) sweepOutboxes(ctx context.Context) (int, error) {
 	written := 0
+	var ids []int64
 	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		written = 0
+		written, ids = 0, nil
 		now := s.now()
 		rows, err := tx.QueryContext(ctx, expiredOutboxes+s.DB.SkipLocked(), now, sweepBatch)
 		if err != nil {
 			return store.Normalize(err)
 		}
-		var ids []int64
 		var lists []string
 		for rows.Next() {
 			var id int64
@@ -234,6 +234,9 @@ func (s *Service) sweepOutboxes(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.handoff.forget(ids) // this process's deliveries of them, if any, are no longer its
+	}
 	return written, err
 }
 
