@@ -34,7 +34,7 @@ type handoff struct {
 	// by how it got them (see Service.DispatchCounts).
 	handed, claimed int64
 	// unwritten counts, by payload, the deliveries handed over whose rows
-	// are not written yet: the write of a payload's last one clears its
+	// are not written yet: the write of a payload's last one deletes its
 	// outbox.
 	unwritten map[int64]int
 }
