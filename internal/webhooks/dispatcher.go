@@ -940,7 +940,7 @@ func (d *Dispatcher) writeOutcomes(ctx context.Context, tx store.Q, order []*out
 	if err != nil {
 		return nil, err
 	}
-	rows := unwritten[:0:0]
+	var rows []*outcome
 	for i, o := range order {
 		if o.ID == 0 && held[o.PayloadID] && hooks[o.HookID] {
 			kept[i] = true

@@ -61,11 +61,7 @@ func TestEventDeliveriesAreHandedOver(t *testing.T) {
 // one already logged is not sent again.
 func TestSweepWritesTheDeliveriesADeadDispatcherLeft(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t, loopback)
-	owner := env.User("octo")
-	env.Repo(owner, "widgets")
-	token := env.Token(owner, "repo")
-	rc := newReceiver(t, "s")
+	env, token, rc := octoWidgets(t)
 	first := hookOn(t, env.Client(token), "octo", "widgets", rc.URL()+"/1", "json", "s", "repository")
 	second := hookOn(t, env.Client(token), "octo", "widgets", rc.URL()+"/2", "json", "s", "repository")
 	rc.waitEvents("ping", 2)

@@ -17,6 +17,17 @@ import (
 	"forgeapi/internal/apptest"
 )
 
+// octoWidgets starts a server delivering to loopback with the repository
+// octo/widgets, and returns it, a repo-scoped token of octo and a
+// receiver checking the secret "s".
+func octoWidgets(t *testing.T) (*apptest.Env, string, *receiver) {
+	t.Helper()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	return env, env.Token(owner, "repo"), newReceiver(t, "s")
+}
+
 // burst changes the repository's description to prefix0, prefix1, ... through the
 // API at url until a request fails or n succeeded, calling after(i) after
 // each success. It returns the descriptions whose change succeeded.
@@ -74,11 +85,7 @@ func waitDescriptions(t *testing.T, rc *receiver, hookIDs []int64, descriptions 
 
 func TestRestartInTheMiddleOfABurstLosesNothing(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t, loopback)
-	owner := env.User("octo")
-	env.Repo(owner, "widgets")
-	token := env.Token(owner, "repo")
-	rc := newReceiver(t, "s")
+	env, token, rc := octoWidgets(t)
 	var hookIDs []int64
 	for i := range 3 { // several hooks, so that stopping finds deliveries at every stage
 		h := hookOn(t, env.Client(token), "octo", "widgets", fmt.Sprintf("%s/%d", rc.URL(), i), "json", "s", "repository")
@@ -147,11 +154,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	}
 	// Set up with an in-process server on the same data, then hand the
 	// data to the binary.
-	env := apptest.Start(t, loopback)
-	owner := env.User("octo")
-	env.Repo(owner, "widgets")
-	token := env.Token(owner, "repo")
-	rc := newReceiver(t, "s")
+	env, token, rc := octoWidgets(t)
 	hook := hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
 	rc.waitEvents("ping", 1)
 	env.Stop()
@@ -187,11 +190,7 @@ func TestTwoServersOnPostgresShareTheDeliveries(t *testing.T) {
 		t.Skip("several servers share one database only on PostgreSQL")
 	}
 	t.Parallel()
-	first := apptest.Start(t, loopback)
-	owner := first.User("octo")
-	first.Repo(owner, "widgets")
-	token := first.Token(owner, "repo")
-	rc := newReceiver(t, "s")
+	first, token, rc := octoWidgets(t)
 	var hookIDs []int64
 	for i := range 4 {
 		h := hookOn(t, first.Client(token), "octo", "widgets", fmt.Sprintf("%s/%d", rc.URL(), i), "json", "s", "repository")
@@ -227,11 +226,7 @@ func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
 		t.Skip("only the one server of a SQLite database knows that a lease it finds is a dead process's")
 	}
 	t.Parallel()
-	env := apptest.Start(t, loopback)
-	owner := env.User("octo")
-	env.Repo(owner, "widgets")
-	token := env.Token(owner, "repo")
-	rc := newReceiver(t, "s")
+	env, token, rc := octoWidgets(t)
 	hook := hookOn(t, env.Client(token), "octo", "widgets", rc.URL(), "json", "s", "repository")
 	rc.waitEvents("ping", 1)
 	if sent := burst(env.URL, token, "octo/widgets", "leased", 2, func(int) {}); len(sent) != 2 {
