@@ -539,6 +539,9 @@ func (m *Main) MetricsURL() string { return m.metricsURL }
 // startWorkers starts the background workers; Close stops them.
 func (m *Main) startWorkers(ctx context.Context) {
 	cfg := m.App.Config
+	if m.exclusive {
+		m.releaseLeases(ctx)
+	}
 	pruner := feeds.NewPruner(m.App.DB, cfg.Now, cfg.Feeds, cfg.Logger)
 	pruner.AfterDelete = m.App.Feeds.Invalidate
 	m.wg.Add(1)
@@ -561,6 +564,32 @@ func (m *Main) startWorkers(ctx context.Context) {
 	}
 }
 
+// releaseLeases ends the work leases the last process held when it
+// stopped (a kill -9), before the workers start: its deliveries go out,
+// its exports, checks, deletions, push recoveries and git gc runs are
+// taken up now rather than when their leases end (from a minute to an
+// hour). Only a server that is its database's only one calls it.
+func (m *Main) releaseLeases(ctx context.Context) {
+	for _, work := range []struct {
+		what    string
+		release func(context.Context) (int64, error)
+	}{
+		{"webhook deliveries", m.App.Webhooks.ReleaseLeases},
+		{"organization migration exports", m.App.Migrations.ReleaseLeases},
+		{"push recoveries", m.App.PushRecovery.ReleaseLeases},
+		{"git maintenance runs", m.App.GitMaintenance.ReleaseLeases},
+		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
+		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
+	} {
+		n, err := work.release(ctx)
+		if err != nil {
+			m.App.Config.Logger.Error("release the "+work.what+" leased by the last run", "err", err)
+		} else if n > 0 {
+			m.App.Config.Logger.Info("released the "+work.what+" leased by the last run", "count", n)
+		}
+	}
+}
+
 // startPushRecovery records the events of pushes cut short by the last
 // stop (past the grace period) before the server takes requests, then
 // starts the periodic recovery.
@@ -574,13 +603,6 @@ func (m *Main) startPushRecovery(ctx context.Context) {
 // startWebhookWorkers starts the delivery dispatcher and the delivery
 // pruner.
 func (m *Main) startWebhookWorkers(ctx context.Context) {
-	if m.exclusive {
-		// Deliveries the last process had leased when it stopped (a
-		// kill -9) go out now rather than when their lease ends.
-		if n, err := m.App.Webhooks.ReleaseLeases(ctx); err != nil || n > 0 {
-			m.App.Config.Logger.Info("released the webhook deliveries leased by the last run", "count", n, "err", err)
-		}
-	}
 	dispatcher := webhooks.NewDispatcher(m.App.Webhooks)
 	pruner := webhooks.NewPruner(m.App.Webhooks)
 	m.wg.Add(2)

@@ -106,6 +106,17 @@ func NewMaintainer(db *store.DB, svc *repos.Service, cfg MaintenanceConfig, logg
 // negative).
 func (m *Maintainer) Periodic() bool { return m.cfg.PollInterval > 0 }
 
+// ReleaseLeases ends now the leases that a killed process held (a git gc
+// cut short, or a run that failed and waits out its lease), so that those
+// repositories are due again at once instead of up to an hour later, and
+// reports how many it ended. It reads the leased rows' partial index.
+// Only the one server of a database may call it, knowing the lease
+// holders dead (store.DB.ClaimServer's exclusive).
+func (m *Maintainer) ReleaseLeases(ctx context.Context) (int64, error) {
+	return store.Affected(m.db.ExecContext(ctx, `UPDATE git_maintenance SET lease_until = $1
+		WHERE repository_id IN (SELECT repository_id FROM git_maintenance WHERE lease_until > $1)`, store.Now()))
+}
+
 // Run calls RunOnce at once, then every PollInterval, until ctx is done.
 // It returns at once when the periodic runs are off.
 func (m *Maintainer) Run(ctx context.Context) {

@@ -198,6 +198,16 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 	}
 }
 
+// ReleaseLeases ends now the leases that a killed process held on push
+// log rows (recoveries cut short), so that the start's RunOnce takes them
+// instead of the recovery after the lease, and reports how many it ended
+// (push_log holds only the pushes under way or cut short).
+// Only the one server of a database may call it, knowing the lease
+// holders dead (store.DB.ClaimServer's exclusive).
+func (r *Recoverer) ReleaseLeases(ctx context.Context) (int64, error) {
+	return store.Affected(r.h.DB.ExecContext(ctx, `UPDATE push_log SET lease_until = $1 WHERE lease_until > $1`, store.Now()))
+}
+
 // RunOnce recovers every push_log row older than the grace period that
 // it can claim. Errors are logged; a row that failed stays leased and is
 // retried once its lease has expired. It returns how many rows it

@@ -68,6 +68,17 @@ func (s *Service) now() time.Time {
 	return now().UTC().Truncate(time.Microsecond)
 }
 
+// ReleaseLeases ends now the export leases that a killed process held, so
+// that the exporter takes those migrations up again at once instead of
+// when the lease ends, and reports how many it ended. It reads the
+// exporting migrations' range of org_migrations_work.
+// Only the one server of a database may call it, knowing the lease
+// holders dead (store.DB.ClaimServer's exclusive).
+func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
+	return store.Affected(s.DB.ExecContext(ctx, `UPDATE org_migrations SET lease_until = $1
+		WHERE id IN (SELECT id FROM org_migrations WHERE state = $2 AND lease_until > $1)`, s.now(), StateExporting))
+}
+
 func (s *Service) logger() *slog.Logger {
 	if s.Logger != nil {
 		return s.Logger

@@ -270,9 +270,11 @@ func TestCrashDuringExport(t *testing.T) {
 	checkArchiveJSON(t, f, dir, []string{"app"})
 }
 
-// TestLeaseNotExpired checks that a restart does not take over an export
-// whose lease is still live (another server may be working on it), while
-// it exports migrations started later.
+// TestLeaseNotExpired checks that a restart on PostgreSQL does not take
+// over an export whose lease is still live (another server may be
+// working on it), while it exports migrations started later. On SQLite,
+// whose one server knows the lease holder gone, the restart ends the
+// lease and exports the migration again.
 func TestLeaseNotExpired(t *testing.T) {
 	t.Parallel()
 	fake := startFakeS3(t)
@@ -293,11 +295,16 @@ func TestLeaseNotExpired(t *testing.T) {
 	f.env = apptest.StartConfig(t, cfg) // the same clock: the lease is live for two more minutes
 	later := f.start(`{"repositories":["other"]}`)
 	f.waitState(later.ID, "exported")
+	wantState, wantAttempts := "exporting", 1
+	if !apptest.Postgres() {
+		f.waitState(m.ID, "exported")
+		wantState, wantAttempts = "exported", 2
+	}
 	var state string
 	var attempts int
 	apptest.Must(t, "read state", f.env.App.DB.QueryRow(`SELECT state, attempts FROM org_migrations WHERE id = $1`, m.ID).Scan(&state, &attempts))
-	if state != "exporting" || attempts != 1 {
-		t.Errorf("after a restart within the lease: %s, %d attempts; want exporting, 1", state, attempts)
+	if state != wantState || attempts != wantAttempts {
+		t.Errorf("after a restart within the lease: %s, %d attempts; want %s, %d", state, attempts, wantState, wantAttempts)
 	}
 }
 

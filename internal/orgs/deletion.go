@@ -96,6 +96,16 @@ func (d *Deleter) Wake() {
 	}
 }
 
+// ReleaseLeases ends now the leases of the deletions that a killed
+// process held, so that they go on at once instead of when the lease
+// ends, and reports how many it ended (org_deletions holds only the
+// deletions under way).
+// Only the one server of a database may call it, knowing the lease
+// holders dead (store.DB.ClaimServer's exclusive).
+func (d *Deleter) ReleaseLeases(ctx context.Context) (int64, error) {
+	return store.Affected(d.db.ExecContext(ctx, `UPDATE org_deletions SET lease_until = $1 WHERE lease_until > $1`, store.Now()))
+}
+
 // Run deletes what is due at once, then whenever woken or every
 // PollInterval, until ctx is done.
 func (d *Deleter) Run(ctx context.Context) {

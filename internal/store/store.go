@@ -369,6 +369,16 @@ var ErrNotFound = errors.New("store: not found")
 // ErrConflict is returned when a write breaks a unique constraint.
 var ErrConflict = errors.New("store: conflict")
 
+// Affected returns how many rows the statement whose result and error
+// it is given changed: Affected(q.ExecContext(...)). The error is
+// Normalize'd.
+func Affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, Normalize(err)
+	}
+	return res.RowsAffected()
+}
+
 // Normalize maps driver errors to ErrNotFound and ErrConflict (wrapping the
 // original) and returns any other error unchanged.
 func Normalize(err error) error {
