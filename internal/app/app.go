@@ -174,6 +174,11 @@ func (c *Config) validate() error {
 	if _, err := webhooks.ReceiverRoots(c.Webhooks.CAFile); err != nil {
 		return fmt.Errorf("--webhook-ca-file: %w", err)
 	}
+	if c.BaseURL != "" {
+		if _, err := publicBaseURL(c.BaseURL); err != nil {
+			return fmt.Errorf("--base-url: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -454,14 +459,18 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
-	m.baseURL = trimSlash(base)
+	if m.baseURL, err = publicBaseURL(base); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("base URL: %w", err)
+	}
+	base = m.baseURL
 	local, err := m.openBlobs()
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
 	m.metrics = httpapi.NewMetrics()
-	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: trimSlash(base), RateLimit: cfg.RateLimit, Now: cfg.Now,
+	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
 		AccessLog: cfg.Logger}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
 		ln.Close()
@@ -471,9 +480,9 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 		ln.Close()
 		return nil, err
 	}
-	a.Git.BaseURL = trimSlash(base)
+	a.Git.BaseURL = base
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
-	a.Webhooks.BaseURL = trimSlash(base)
+	a.Webhooks.BaseURL = base
 	a.Git.Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)

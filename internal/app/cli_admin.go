@@ -19,10 +19,14 @@ import (
 // --base-url (or FORGEAPI_BASE_URL), else http://FORGEAPI_ADDR, as the
 // server started with the same environment would.
 func (c *cli) cliBaseURL() string {
-	if c.baseURL != "" {
-		return trimSlash(c.baseURL)
+	raw := c.baseURL
+	if raw == "" {
+		raw = "http://" + envOr("FORGEAPI_ADDR", "127.0.0.1:8080")
 	}
-	return "http://" + envOr("FORGEAPI_ADDR", "127.0.0.1:8080")
+	if base, err := publicBaseURL(raw); err == nil {
+		return base
+	}
+	return trimSlash(raw) // Open refused a bad --base-url before any command renders one
 }
 
 func (c *cli) userCommand() *cobra.Command {

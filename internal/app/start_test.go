@@ -79,3 +79,27 @@ func TestSecondServerOnOneSQLiteDatabaseIsRefused(t *testing.T) {
 	apptest.Must(t, "start after the first stopped", err)
 	apptest.Must(t, "stop", again.Close())
 }
+
+// The url fields drop the default port of --base-url, as the platform's
+// links have none, and a start with a base URL that would render
+// unusable links fails and says why.
+func TestBaseURLIsNormalized(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.BaseURL = "https://forge.example:443/" })
+	user := env.User("porter")
+	got, _, err := env.Client(env.Token(user)).Users.Get(apptest.Ctx(), "")
+	apptest.Must(t, "GET /user", err)
+	if want := "https://forge.example/users/porter"; got.GetURL() != want {
+		t.Errorf("url = %q, want %q", got.GetURL(), want)
+	}
+	for _, bad := range []string{"forge.example", "https://forge.example/?page=2"} {
+		m, err := app.Start(context.Background(), app.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), BaseURL: bad,
+			DatabaseURL: apptest.DatabaseURL(t), Logger: quietLogger()})
+		if err == nil {
+			m.Close()
+			t.Errorf("started with --base-url %q", bad)
+		} else if !strings.Contains(err.Error(), "--base-url") {
+			t.Errorf("--base-url %q: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
