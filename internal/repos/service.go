@@ -2,6 +2,8 @@ package repos
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -232,13 +234,15 @@ func (s *Service) initStaging(branch string) (string, error) {
 	return dir, nil
 }
 
-// StatsOf returns the counters of a repository object.
+// StatsOf returns the counters of a repository object, which triggers
+// keep in repository_counts (migration 00044) as stars, subscriptions and
+// forks change: a read of one row, however popular the repository.
 func StatsOf(ctx context.Context, q store.Q, id int64) (Stats, error) {
 	var st Stats
-	err := q.QueryRowContext(ctx, `
-		SELECT (SELECT count(*) FROM stars WHERE repository_id = $1),
-		       (SELECT count(*) FROM subscriptions WHERE repository_id = $1 AND NOT ignored),
-		       (SELECT count(*) FROM repositories WHERE fork_of_id = $1)`, id).
+	err := q.QueryRowContext(ctx, `SELECT stars, subscribers, forks FROM repository_counts WHERE repository_id = $1`, id).
 		Scan(&st.Stargazers, &st.Subscribers, &st.Forks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Stats{}, nil // never starred, watched nor forked
+	}
 	return st, err
 }

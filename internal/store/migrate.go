@@ -21,6 +21,11 @@ var migrationFiles embed.FS
 //	{{id}}   the auto-increment int64 primary key
 //	{{time}} a timestamp column (UTC)
 //	{{blob}} a byte string column
+//
+// What has no common form (triggers: SQLite's bodies against
+// PostgreSQL's functions) is written twice, in two files of one number
+// named NNNNN_name.sqlite.sql and NNNNN_name.postgres.sql; each database
+// sees its own.
 var dialectTokens = map[Dialect]*strings.Replacer{
 	SQLite: strings.NewReplacer(
 		"{{id}}", "INTEGER PRIMARY KEY",
@@ -68,17 +73,40 @@ func newMigrations(db *DB) (*goose.Provider, error) {
 	// Each API area owns one numbered file; areas land in any order, so a
 	// database may meet a lower number after a higher one was applied.
 	opts = append(opts, goose.WithAllowOutofOrder(true))
-	provider, err := goose.NewProvider(dialect, db.DB, dialectFS{FS: sub, r: dialectTokens[db.Dialect]}, opts...)
+	other := ".postgres.sql"
+	if db.Dialect == Postgres {
+		other = ".sqlite.sql"
+	}
+	provider, err := goose.NewProvider(dialect, db.DB, dialectFS{FS: sub, r: dialectTokens[db.Dialect], other: other}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("schema migrations: %w", err)
 	}
 	return provider, nil
 }
 
-// dialectFS serves the migration files with the dialect tokens replaced.
+// dialectFS serves the migration files with the dialect tokens replaced,
+// and hides the files written for the other dialect.
 type dialectFS struct {
 	fs.FS
 	r *strings.Replacer
+	// other is the suffix of the files written for the other dialect
+	// only (".postgres.sql" on SQLite).
+	other string
+}
+
+// Glob lists the files that match pattern, without the other dialect's.
+func (d dialectFS) Glob(pattern string) ([]string, error) {
+	names, err := fs.Glob(d.FS, pattern)
+	if err != nil {
+		return nil, err
+	}
+	kept := names[:0]
+	for _, name := range names {
+		if !strings.HasSuffix(name, d.other) {
+			kept = append(kept, name)
+		}
+	}
+	return kept, nil
 }
 
 func (d dialectFS) Open(name string) (fs.File, error) {

@@ -59,3 +59,48 @@ func TestHookLastResponsesMigrationKeepsThem(t *testing.T) {
 		t.Errorf("%d last responses moved (%v), want 1", n, err)
 	}
 }
+
+// TestRepositoryCountsMigrationCountsWhatIsThere: migration 44 fills
+// repository_counts with the stars, watchers (not ignoring) and forks
+// each repository has, and its triggers count on from there.
+func TestRepositoryCountsMigrationCountsWhatIsThere(t *testing.T) {
+	ctx := context.Background()
+	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrations, err := newMigrations(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.UpTo(ctx, 43); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO accounts (id, type, login, created_at, updated_at) VALUES (1, 'User', 'a', $1, $1), (2, 'User', 'b', $1, $1), (3, 'User', 'c', $1, $1)`,
+		`INSERT INTO repositories (id, owner_id, name, created_at, updated_at) VALUES (10, 1, 'popular', $1, $1), (11, 1, 'quiet', $1, $1)`,
+		`INSERT INTO repositories (id, owner_id, name, fork_of_id, created_at, updated_at) VALUES (12, 2, 'popular', 10, $1, $1)`,
+		`INSERT INTO stars (user_id, repository_id, created_at) VALUES (1, 10, $1), (2, 10, $1), (3, 10, $1), (2, 12, $1)`,
+		`INSERT INTO subscriptions (user_id, repository_id, ignored, created_at) VALUES (1, 10, FALSE, $1), (2, 10, TRUE, $1), (3, 11, FALSE, $1)`,
+	} {
+		if _, err := db.ExecContext(ctx, q, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO stars (user_id, repository_id, created_at) VALUES (1, 11, $1)`, at); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64][3]int64{10: {3, 1, 1}, 11: {1, 1, 0}, 12: {1, 0, 0}}
+	for id, counts := range want {
+		var got [3]int64
+		if err := db.QueryRowContext(ctx, `SELECT stars, subscribers, forks FROM repository_counts WHERE repository_id = $1`, id).
+			Scan(&got[0], &got[1], &got[2]); err != nil || got != counts {
+			t.Errorf("repository %d: (stars, subscribers, forks) %v (%v), want %v", id, got, err, counts)
+		}
+	}
+}
