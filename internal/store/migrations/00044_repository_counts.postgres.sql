@@ -18,11 +18,14 @@ FROM repositories r;
 
 -- +goose StatementBegin
 -- count_repository adds delta to one count of a repository (a row is
--- made by the first addition; a repository being deleted has none to
--- take from).
+-- made by the first addition). A subtraction for a repository that is
+-- gone is skipped: the cascades of its deletion (its stars, its
+-- subscriptions, its forks' fork_of_id) would otherwise update its row
+-- once per row they touch, each update in one transaction slower than
+-- the last (every version of the row stays until the commit).
 CREATE FUNCTION count_repository(repo BIGINT, what TEXT, delta BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    IF repo IS NULL THEN
+    IF repo IS NULL OR (delta < 0 AND NOT EXISTS (SELECT 1 FROM repositories WHERE id = repo)) THEN
         RETURN;
     END IF;
     IF delta > 0 THEN
