@@ -124,16 +124,17 @@ type details struct {
 }
 
 // detailsColumns select the counters and the profile of the account
-// aliased a, with account_profiles aliased p left-joined on it (no
-// profile: the zero Profile).
-const detailsColumns = `(SELECT count(*) FROM repositories WHERE owner_id = a.id AND NOT private),
-	(SELECT count(*) FROM repositories WHERE owner_id = a.id AND private),
-	(SELECT count(*) FROM follows WHERE followee_id = a.id),
-	(SELECT count(*) FROM follows WHERE follower_id = a.id),
+// aliased a, with account_profiles aliased p and account_counts aliased
+// c left-joined on it (no profile: the zero Profile; no counts: zeros).
+// Triggers keep account_counts as follows and repositories change
+// (migration 00045): one row, however many followers.
+const detailsColumns = `COALESCE(c.public_repos, 0), COALESCE(c.private_repos, 0),
+	COALESCE(c.followers, 0), COALESCE(c.following, 0),
 	COALESCE(p.company, ''), COALESCE(p.blog, ''), COALESCE(p.location, ''), COALESCE(p.bio, ''),
 	COALESCE(p.twitter_username, ''), p.hireable, COALESCE(p.billing_email, '')`
 
-const detailsFrom = ` FROM accounts a LEFT JOIN account_profiles p ON p.account_id = a.id WHERE a.id = $1`
+const detailsFrom = ` FROM accounts a LEFT JOIN account_profiles p ON p.account_id = a.id
+	LEFT JOIN account_counts c ON c.account_id = a.id WHERE a.id = $1`
 
 func (d *details) scanDest() []any {
 	c, p := &d.counts, &d.profile

@@ -111,3 +111,83 @@ func TestRepositoryCountsFollowEveryChange(t *testing.T) {
 	apptest.Must(t, "delete octo/base", err)
 	check("octo/base deleted", 1, 0, 0)
 }
+
+// TestAccountCountsFollowEveryChange follows, unfollows, creates public
+// and private repositories, makes one private, transfers one and deletes
+// one through the API, and deletes a user (whose cascades take their
+// follows and repositories), checking after every step that the kept
+// counts (account_counts, migration 00045) are what counting the rows
+// gives, and what GET /users/{username} answers.
+func TestAccountCountsFollowEveryChange(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, hubot, mona := env.User("octo"), env.User("hubot"), env.User("mona")
+	env.Org("acme", octo)
+	octoC := env.Client(env.Token(octo, "repo", "delete_repo", "user"))
+	hubotC, monaC := env.Client(env.Token(hubot, "repo", "user")), env.Client(env.Token(mona, "repo", "user"))
+
+	check := func(step string, followers, following, publicRepos int) {
+		t.Helper()
+		rows, err := env.App.DB.QueryContext(ctx, `SELECT a.login,
+			(SELECT count(*) FROM follows f WHERE f.followee_id = a.id),
+			(SELECT count(*) FROM follows f WHERE f.follower_id = a.id),
+			(SELECT count(*) FROM repositories r WHERE r.owner_id = a.id AND NOT r.private),
+			(SELECT count(*) FROM repositories r WHERE r.owner_id = a.id AND r.private),
+			COALESCE(c.followers, 0), COALESCE(c.following, 0), COALESCE(c.public_repos, 0), COALESCE(c.private_repos, 0)
+			FROM accounts a LEFT JOIN account_counts c ON c.account_id = a.id`)
+		apptest.Must(t, "read the counts", err)
+		defer rows.Close()
+		for rows.Next() {
+			var login string
+			var counted, kept [4]int
+			apptest.Must(t, "scan", rows.Scan(&login, &counted[0], &counted[1], &counted[2], &counted[3], &kept[0], &kept[1], &kept[2], &kept[3]))
+			if counted != kept {
+				t.Errorf("%s: %s: kept (followers, following, public, private) %v, counted %v", step, login, kept, counted)
+			}
+		}
+		apptest.Must(t, "read the counts", rows.Err())
+		u, _, err := hubotC.Users.Get(ctx, "octo")
+		apptest.Must(t, "GET /users/octo", err)
+		if got := [3]int{u.GetFollowers(), u.GetFollowing(), u.GetPublicRepos()}; got != [3]int{followers, following, publicRepos} {
+			t.Errorf("%s: octo answers (followers, following, public_repos) %v, want %v", step, got, [3]int{followers, following, publicRepos})
+		}
+	}
+	check("at the start", 0, 0, 0)
+
+	for _, c := range []*github.Client{hubotC, monaC} {
+		_, err := c.Users.Follow(ctx, "octo")
+		apptest.Must(t, "follow", err)
+	}
+	_, err := octoC.Users.Follow(ctx, "mona")
+	apptest.Must(t, "follow back", err)
+	check("two followers", 2, 1, 0)
+	_, err = hubotC.Users.Unfollow(ctx, "octo")
+	apptest.Must(t, "unfollow", err)
+	check("one unfollowed", 1, 1, 0)
+
+	for _, name := range []string{"one", "two", "three"} {
+		_, _, err := octoC.Repositories.Create(ctx, "", &github.Repository{Name: github.Ptr(name)})
+		apptest.Must(t, "create a repository", err)
+	}
+	_, _, err = octoC.Repositories.Create(ctx, "", &github.Repository{Name: github.Ptr("secret"), Private: github.Ptr(true)})
+	apptest.Must(t, "create a private repository", err)
+	check("four repositories", 1, 1, 3)
+	_, _, err = octoC.Repositories.Edit(ctx, "octo", "one", &github.Repository{Private: github.Ptr(true)})
+	apptest.Must(t, "make one private", err)
+	check("one made private", 1, 1, 2)
+	_, _, err = octoC.Repositories.Transfer(ctx, "octo", "two", github.TransferRequest{NewOwner: "acme"})
+	if _, accepted := err.(*github.AcceptedError); err != nil && !accepted {
+		t.Fatalf("transfer: %v", err)
+	}
+	check("one transferred", 1, 1, 1)
+	_, err = octoC.Repositories.Delete(ctx, "octo", "three")
+	apptest.Must(t, "delete a repository", err)
+	check("one deleted", 1, 1, 0)
+
+	// mona's follow goes with her account, and octo's follow of her.
+	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM repositories WHERE owner_id = $1`, mona.ID)
+	apptest.Must(t, "delete mona's repositories", err)
+	apptest.Must(t, "delete mona", env.App.DB.Tx(ctx, func(tx store.Q) error { return accounts.Delete(ctx, tx, mona.ID) }))
+	check("mona deleted", 0, 0, 0)
+}

@@ -60,10 +60,12 @@ func TestHookLastResponsesMigrationKeepsThem(t *testing.T) {
 	}
 }
 
-// TestRepositoryCountsMigrationCountsWhatIsThere: migration 44 fills
+// TestCountsMigrationsCountWhatIsThere: migration 44 fills
 // repository_counts with the stars, watchers (not ignoring) and forks
-// each repository has, and its triggers count on from there.
-func TestRepositoryCountsMigrationCountsWhatIsThere(t *testing.T) {
+// each repository has, 45 account_counts with each account's followers,
+// follows and public and private repositories, and their triggers count
+// on from there.
+func TestCountsMigrationsCountWhatIsThere(t *testing.T) {
 	ctx := context.Background()
 	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
 	if err != nil {
@@ -84,6 +86,8 @@ func TestRepositoryCountsMigrationCountsWhatIsThere(t *testing.T) {
 		`INSERT INTO repositories (id, owner_id, name, fork_of_id, created_at, updated_at) VALUES (12, 2, 'popular', 10, $1, $1)`,
 		`INSERT INTO stars (user_id, repository_id, created_at) VALUES (1, 10, $1), (2, 10, $1), (3, 10, $1), (2, 12, $1)`,
 		`INSERT INTO subscriptions (user_id, repository_id, ignored, created_at) VALUES (1, 10, FALSE, $1), (2, 10, TRUE, $1), (3, 11, FALSE, $1)`,
+		`INSERT INTO follows (follower_id, followee_id, created_at) VALUES (2, 1, $1), (3, 1, $1), (1, 3, $1)`,
+		`UPDATE repositories SET private = TRUE WHERE id = 11`,
 	} {
 		if _, err := db.ExecContext(ctx, q, at); err != nil {
 			t.Fatal(err)
@@ -95,12 +99,23 @@ func TestRepositoryCountsMigrationCountsWhatIsThere(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `INSERT INTO stars (user_id, repository_id, created_at) VALUES (1, 11, $1)`, at); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO follows (follower_id, followee_id, created_at) VALUES (2, 3, $1)`, at); err != nil {
+		t.Fatal(err)
+	}
 	want := map[int64][3]int64{10: {3, 1, 1}, 11: {1, 1, 0}, 12: {1, 0, 0}}
 	for id, counts := range want {
 		var got [3]int64
 		if err := db.QueryRowContext(ctx, `SELECT stars, subscribers, forks FROM repository_counts WHERE repository_id = $1`, id).
 			Scan(&got[0], &got[1], &got[2]); err != nil || got != counts {
 			t.Errorf("repository %d: (stars, subscribers, forks) %v (%v), want %v", id, got, err, counts)
+		}
+	}
+	wantAccounts := map[int64][4]int64{1: {2, 1, 1, 1}, 2: {0, 2, 1, 0}, 3: {2, 1, 0, 0}}
+	for id, counts := range wantAccounts {
+		var got [4]int64
+		if err := db.QueryRowContext(ctx, `SELECT followers, following, public_repos, private_repos FROM account_counts WHERE account_id = $1`, id).
+			Scan(&got[0], &got[1], &got[2], &got[3]); err != nil || got != counts {
+			t.Errorf("account %d: (followers, following, public, private) %v (%v), want %v", id, got, err, counts)
 		}
 	}
 }
