@@ -71,9 +71,8 @@ func (c *Checker) Wake() {
 // Only the one server of a database may call it, knowing the lease
 // holders dead (store.DB.ClaimServer's exclusive).
 func (c *Checker) ReleaseLeases(ctx context.Context) (int64, error) {
-	now := store.Now()
 	return store.Affected(c.db.ExecContext(ctx, `UPDATE pull_requests SET lease_until = $1
-		WHERE id IN (SELECT id FROM pull_requests WHERE check_due AND lease_until > $1)`, now))
+		WHERE id IN (SELECT id FROM pull_requests WHERE check_due AND lease_until > $1)`, store.Now()))
 }
 
 // Run checks what is due at once, then whenever woken or every
