@@ -127,9 +127,10 @@ type Config struct {
 	// clients). 0 means DefaultHeaderTimeout.
 	HeaderTimeout time.Duration
 	// IdleTimeout ends a request whose body read, or whose response write,
-	// makes no progress for that long, and a kept-alive connection idle for
-	// that long; a transfer that keeps moving may last any time (large
-	// pushes and clones). 0 means DefaultIdleTimeout.
+	// makes no progress for that long; a transfer that keeps moving may
+	// last any time (large pushes and clones). A kept-alive connection is
+	// closed when idle for that long or MinKeepAlive, whichever is longer.
+	// 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 }
 
@@ -137,6 +138,12 @@ type Config struct {
 const (
 	DefaultHeaderTimeout = 20 * time.Second
 	DefaultIdleTimeout   = 60 * time.Second
+	// MinKeepAlive is the least time a kept-alive connection stays open
+	// while idle: longer than clients keep theirs (Go's transport, which
+	// go-github, gh and most bots use, 90 s), so that a client never sends
+	// a request on a connection the server is closing, which it sees as
+	// EOF and does not retry for a POST or PATCH.
+	MinKeepAlive = 2 * time.Minute
 )
 
 func (c *Config) setDefaults() {
@@ -500,7 +507,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	m.http = &http.Server{
 		Handler:           idleReads(m.api, cfg.IdleTimeout),
 		ReadHeaderTimeout: cfg.HeaderTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
+		IdleTimeout:       max(cfg.IdleTimeout, MinKeepAlive),
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig, // HTTP/2 is offered with TLS
 	}

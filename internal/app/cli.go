@@ -227,7 +227,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", DefaultHeaderTimeout.String()),
 		"time a client has to send a request's header (env FORGEAPI_HEADER_TIMEOUT)")
 	f.StringVar(&idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", DefaultIdleTimeout.String()),
-		"a request whose body read or response write makes no progress for this long is dropped, as is a kept-alive connection idle this long; transfers that keep moving may take any time (env FORGEAPI_IDLE_TIMEOUT)")
+		"a request whose body read or response write makes no progress for this long is dropped, as is a kept-alive connection idle this long (2m at least); transfers that keep moving may take any time (env FORGEAPI_IDLE_TIMEOUT)")
 	return cmd
 }
 

@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"bufio"
 	"crypto/rand"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +62,40 @@ func TestStalledBodyConnectionClosed(t *testing.T) {
 	}
 	if !closedWithin(conn, 15*time.Second) {
 		t.Error("a request whose body stalled is still open after 15s")
+	}
+}
+
+// TestKeptAliveConnectionOutlastsIdleTimeout: a kept-alive connection
+// idle for longer than a short idle timeout is still open, and answers
+// the next request, as it must be while clients may still reuse it (Go's
+// transport keeps idle connections 90 s; the server keeps them 2 minutes
+// at least). Closed at the idle timeout, a request sent as it closes
+// fails with EOF, which a client does not retry for a POST or a PATCH.
+func TestKeptAliveConnectionOutlastsIdleTimeout(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(env.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	reader := bufio.NewReader(conn)
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second) // idle: three idle timeouts
+		}
+		if _, err := io.WriteString(conn, "GET /meta HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		resp, err := http.ReadResponse(reader, nil)
+		if err != nil {
+			t.Fatalf("request %d on the kept-alive connection: %v", i+1, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: %d", i+1, resp.StatusCode)
+		}
 	}
 }
 
