@@ -20,27 +20,18 @@ import (
 //	go test ./internal/accounts -run '^$' -bench UserOfManyFollowers -benchtime 200x
 func BenchmarkUserOfManyFollowers(b *testing.B) {
 	env := apptest.Start(b)
-	ctx := apptest.Ctx()
 	owner := env.User("bench")
 	env.Repo(owner, "widgets")
 	token := env.Token(owner, "repo")
-	now := time.Now().UTC()
-	_, err := env.App.DB.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
-		INSERT INTO accounts (type, login, created_at, updated_at) SELECT 'User', 'follower-' || i, $1, $1 FROM n`, now)
-	apptest.Must(b, "create 200,000 users", err)
+	followers := env.ManyUsers("follower", 200000)
 	for _, c := range []struct {
 		name      string
 		followers bool
 	}{{"followers=0", false}, {"followers=200000", true}} {
 		user := env.User("user-" + c.name[len("followers="):])
-		var first, last int64
-		apptest.Must(b, "find the users", env.App.DB.QueryRowContext(ctx,
-			`SELECT min(id), max(id) FROM accounts WHERE login LIKE 'follower-%'`).Scan(&first, &last))
-		// In statements of 2,000: see BenchmarkRepositoryEventOfAStarredRepository.
-		for from := first; c.followers && from <= last; from += 2000 {
-			_, err := env.App.DB.ExecContext(ctx, `INSERT INTO follows (follower_id, followee_id, created_at)
-				SELECT id, $1, $2 FROM accounts WHERE login LIKE 'follower-%' AND id >= $3 AND id < $4`, user.ID, now, from, from+2000)
-			apptest.Must(b, "follow", err)
+		if c.followers {
+			followers.Each("follow", `INSERT INTO follows (follower_id, followee_id, created_at)
+				SELECT a.id, $3, $4 FROM accounts a WHERE a.id >= $1 AND a.id < $2`, user.ID, time.Now().UTC())
 		}
 		b.Run(c.name, func(b *testing.B) {
 			for i := range b.N {

@@ -12,18 +12,7 @@ import (
 // hook_last_responses; a hook that never had one gets no row.
 func TestHookLastResponsesMigrationKeepsThem(t *testing.T) {
 	ctx := context.Background()
-	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	migrations, err := newMigrations(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrations.UpTo(ctx, 40); err != nil {
-		t.Fatal(err)
-	}
+	db := sqliteMigratedTo(t, 40)
 	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	for _, q := range []string{
 		`INSERT INTO hooks (id, events, url, created_at, updated_at, last_response_code, last_response_status,
@@ -67,18 +56,7 @@ func TestHookLastResponsesMigrationKeepsThem(t *testing.T) {
 // on from there.
 func TestCountsMigrationsCountWhatIsThere(t *testing.T) {
 	ctx := context.Background()
-	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	migrations, err := newMigrations(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrations.UpTo(ctx, 43); err != nil {
-		t.Fatal(err)
-	}
+	db := sqliteMigratedTo(t, 43)
 	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	for _, q := range []string{
 		`INSERT INTO accounts (id, type, login, created_at, updated_at) VALUES (1, 'User', 'a', $1, $1), (2, 'User', 'b', $1, $1), (3, 'User', 'c', $1, $1)`,
@@ -118,4 +96,23 @@ func TestCountsMigrationsCountWhatIsThere(t *testing.T) {
 			t.Errorf("account %d: (followers, following, public, private) %v (%v), want %v", id, got, err, counts)
 		}
 	}
+}
+
+// sqliteMigratedTo returns a new SQLite database migrated up to version,
+// closed when the test ends; migrate takes it the rest of the way.
+func sqliteMigratedTo(t *testing.T, version int64) *DB {
+	t.Helper()
+	db, err := openSQLite(filepath.Join(t.TempDir(), "forgeapi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrations, err := newMigrations(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

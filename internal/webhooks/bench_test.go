@@ -104,25 +104,15 @@ func BenchmarkRepositoryEventOfAStarredRepository(b *testing.B) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
 	b.Cleanup(rcv.Close)
 	ctx := apptest.Ctx()
-	now := time.Now().UTC()
-	_, err := env.App.DB.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
-		INSERT INTO accounts (type, login, created_at, updated_at) SELECT 'User', 'stargazer-' || i, $1, $1 FROM n`, now)
-	apptest.Must(b, "create 200,000 users", err)
+	stargazers := env.ManyUsers("stargazer", 200000)
 	for _, c := range []struct {
 		name  string
 		stars bool
 	}{{"stars=0", false}, {"stars=200000", true}} {
 		repo := env.Repo(owner, "widgets-"+c.name[len("stars="):])
-		// In statements of 2,000 stars: 200,000 in one PostgreSQL
-		// transaction would update the repository's counts row as many
-		// times, each update slower than the last.
-		var first, last int64
-		apptest.Must(b, "find the users", env.App.DB.QueryRowContext(ctx,
-			`SELECT min(id), max(id) FROM accounts WHERE login LIKE 'stargazer-%'`).Scan(&first, &last))
-		for from := first; c.stars && from <= last; from += 2000 {
-			_, err := env.App.DB.ExecContext(ctx, `INSERT INTO stars (user_id, repository_id, created_at)
-				SELECT id, $1, $2 FROM accounts WHERE login LIKE 'stargazer-%' AND id >= $3 AND id < $4`, repo.ID, now, from, from+2000)
-			apptest.Must(b, "star", err)
+		if c.stars {
+			stargazers.Each("star", `INSERT INTO stars (user_id, repository_id, created_at)
+				SELECT a.id, $3, $4 FROM accounts a WHERE a.id >= $1 AND a.id < $2`, repo.ID, time.Now().UTC())
 		}
 		_, _, err := env.Client(token).Repositories.CreateHook(ctx, "bench", repo.Name, &github.Hook{Events: []string{"repository"},
 			Config: &github.HookConfig{URL: github.Ptr(rcv.URL), ContentType: github.Ptr("json")}, Active: github.Ptr(true)})
