@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +155,68 @@ func TestEventToManyHooks(t *testing.T) {
 	if deliveries != hooks || distinct != hooks {
 		t.Fatalf("%d deliveries to %d hooks, want one to each of %d", deliveries, distinct, hooks)
 	}
+}
+
+// TestClaimedDeliveryHonoursHookEdits: the dispatcher keeps the hooks of
+// the deliveries it claims in a cache; a hook edited right after a
+// claimed delivery (a redelivery) was sent must decide the next one: its
+// new URL and secret.
+func TestClaimedDeliveryHonoursHookEdits(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User(apptest.Unique("owner"))
+	repo := env.Repo(owner, "edited")
+	token := env.Token(owner, "repo", "admin:repo_hook")
+	client := env.Client(token)
+	type receipt struct{ path, secretOK string }
+	got := make(chan receipt, 16)
+	secret := "first"
+	var mu sync.Mutex
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		key := secret
+		mu.Unlock()
+		_, err := github.ValidatePayload(r, []byte(key))
+		got <- receipt{r.URL.Path, fmt.Sprint(err == nil)}
+	}))
+	t.Cleanup(rcv.Close)
+	next := func(step string, want receipt) {
+		t.Helper()
+		select {
+		case r := <-got:
+			if r != want {
+				t.Fatalf("%s: received %+v, want %+v", step, r, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: nothing received", step)
+		}
+	}
+	ctx := apptest.Ctx()
+	hook := hookOn(t, client, owner.Login, repo.Name, rcv.URL+"/a", "json", "first", "repository")
+	next("ping", receipt{"/a", "true"})
+	var ping int64
+	for deadline := time.Now().Add(20 * time.Second); ping == 0; time.Sleep(10 * time.Millisecond) {
+		logged, _, err := client.Repositories.ListHookDeliveries(ctx, owner.Login, repo.Name, hook.GetID(), nil)
+		apptest.Must(t, "list deliveries", err)
+		if len(logged) > 0 {
+			ping = logged[0].GetID()
+		} else if time.Now().After(deadline) {
+			t.Fatal("the ping is not logged")
+		}
+	}
+	if _, err := redeliver(client, owner.Login, repo.Name, hook.GetID(), ping); err != nil {
+		t.Fatal(err)
+	}
+	next("redelivery before the edit", receipt{"/a", "true"})
+
+	mu.Lock()
+	secret = "second"
+	mu.Unlock()
+	_, _, err := client.Repositories.EditHook(ctx, owner.Login, repo.Name, hook.GetID(), &github.Hook{
+		Config: &github.HookConfig{URL: github.Ptr(rcv.URL + "/b"), ContentType: github.Ptr("json"), Secret: github.Ptr("second")}})
+	apptest.Must(t, "edit hook", err)
+	if _, err := redeliver(client, owner.Login, repo.Name, hook.GetID(), ping); err != nil {
+		t.Fatal(err)
+	}
+	next("redelivery after the edit", receipt{"/b", "true"})
 }
