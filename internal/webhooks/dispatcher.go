@@ -34,6 +34,9 @@ const (
 	claimBatch  = 256  // deliveries claimed by one statement
 	recordBatch = 256  // outcomes recorded by one transaction
 	maxInFlight = 2048 // deliveries being sent at once by one process
+	// claimRefill is the room a dispatcher holding maxInFlight waits for
+	// before it claims again (see claimRoom).
+	claimRefill = 64
 	// perHookInFlight bounds the concurrent sends to one hook, so that a
 	// slow or dead receiver holds at most this many sends while the
 	// others go on.
@@ -243,7 +246,7 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 	defer func() { d.svc.handoff.setOpen(caughtUp) }()
 	d.sweep(ctx)
 	for ctx.Err() == nil {
-		room := d.room()
+		room := d.claimRoom()
 		if room == 0 {
 			return time.Time{}
 		}
@@ -344,12 +347,26 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
-// room is how many more deliveries may be claimed now.
+// room is how many more deliveries the process may hold now.
 func (d *Dispatcher) room() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.starved = d.total >= maxInFlight
 	return max(maxInFlight-d.total, 0)
+}
+
+// claimRoom is how many deliveries a claim may take now: none while
+// fewer than claimRefill would fit, and the claim loop then waits until
+// the sends under way free that many (finish). Claiming whatever room a
+// send had freed, a full dispatcher claimed a few deliveries a
+// transaction, each one send.
+func (d *Dispatcher) claimRoom() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	free := max(maxInFlight-d.total, 0)
+	if d.starved = free < claimRefill; d.starved {
+		return 0
+	}
+	return free
 }
 
 // claim leases up to limit due deliveries, oldest due first. When it
@@ -739,7 +756,7 @@ func (d *Dispatcher) finish(hookID int64) {
 	d.pace(hookID).finished(time.Now())
 	d.total--
 	d.startWaiting(hookID)
-	if d.starved {
+	if d.starved && maxInFlight-d.total >= claimRefill {
 		d.starved = false
 		select {
 		case d.freed <- struct{}{}:
