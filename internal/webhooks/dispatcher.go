@@ -90,7 +90,7 @@ type Dispatcher struct {
 	// process logged (once per hook, at warning level).
 	refusedHooks map[int64]bool
 	total        int
-	starved      bool // the claim loop waits for a send to finish
+	starved      bool // the claim loop waits for sends to free claimRefill places
 	buckets      map[int64]*bucket
 	paces        map[int64]*pace // per hook, while it sends
 	reserved     map[int64]bool  // deliveries put back with a reserved send slot
@@ -943,14 +943,21 @@ func (d *Dispatcher) record(batch []outcome) error {
 // claimer owns the row or the outbox now) or the hook is gone.
 func (d *Dispatcher) writeOutcomes(ctx context.Context, tx store.Q, order []*outcome, counts map[int64]int) (kept []bool, err error) {
 	kept = make([]bool, len(order))
-	var unwritten []*outcome
-	for i, o := range order {
+	var unwritten, claimed []*outcome
+	for _, o := range order {
 		if o.ID == 0 {
 			unwritten = append(unwritten, o)
-			continue
+		} else {
+			claimed = append(claimed, o)
 		}
-		if kept[i], err = d.recordDelivery(ctx, tx, *o); err != nil {
+	}
+	if len(claimed) > 0 {
+		written, err := d.recordClaimed(ctx, tx, claimed)
+		if err != nil {
 			return nil, err
+		}
+		for i, o := range order {
+			kept[i] = o.ID != 0 && written[o.ID]
 		}
 	}
 	if len(unwritten) == 0 {
@@ -974,24 +981,91 @@ func (d *Dispatcher) writeOutcomes(ctx context.Context, tx store.Q, order []*out
 	return kept, insertOutcomes(ctx, tx, rows)
 }
 
-// recordDelivery marks a claimed delivery done with its outcome; kept is
-// false when the lease was lost (another claimer owns the row now).
-func (d *Dispatcher) recordDelivery(ctx context.Context, tx store.Q, o outcome) (kept bool, err error) {
-	url := ""
-	if o.hook != nil {
-		url = o.hook.URL
+// doneColumns is the number of parameters of one row of doneQueries.
+const doneColumns = 9
+
+// doneQueries are, per dialect, the UPDATE texts that mark claimed
+// deliveries done with their outcomes, by row count (index n-1): the
+// outcomes are a VALUES list ($1 is the lease owner), whose first row
+// carries the columns' types on PostgreSQL, which would read untyped
+// parameters as text.
+var doneQueries = map[store.Dialect][outcomesPerStatement]string{
+	store.SQLite:   buildDoneQueries(),
+	store.Postgres: buildDoneQueries("bigint", "timestamptz", "double precision", "text", "integer", "text", "text", "text", "text"),
+}
+
+func buildDoneQueries(types ...string) (q [outcomesPerStatement]string) {
+	var b strings.Builder
+	b.WriteString(`UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = v.column2, duration = v.column3,
+		status = v.column4, status_code = v.column5, url = v.column6, request_headers = v.column7,
+		response_headers = v.column8, response_body = v.column9
+		FROM (VALUES `)
+	head := b.String()
+	for n := 1; n <= outcomesPerStatement; n++ {
+		b.Reset()
+		b.WriteString(head)
+		for r := range n {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for c := range doneColumns {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "$%d", 2+r*doneColumns+c)
+				if r == 0 && len(types) == doneColumns {
+					b.WriteString("::" + types[c])
+				}
+			}
+			b.WriteByte(')')
+		}
+		b.WriteString(`) AS v
+		WHERE hook_deliveries.id = v.column1 AND hook_deliveries.lease_owner = $1 AND hook_deliveries.state = 'pending'
+		RETURNING hook_deliveries.id`)
+		q[n-1] = b.String()
 	}
-	res, err := tx.ExecContext(ctx, `
-		UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = $1, duration = $2, status = $3,
-			status_code = $4, url = $5, request_headers = $6, response_headers = $7, response_body = $8
-		WHERE id = $9 AND lease_owner = $10 AND state = 'pending'`,
-		o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url, o.requestHeaders,
-		o.responseHeaders, o.responseBody, o.ID, d.owner)
-	if err != nil {
-		return false, store.Normalize(err)
+	return q
+}
+
+// recordClaimed marks claimed deliveries done with their outcomes, up to
+// outcomesPerStatement in one statement, and reports those it wrote: a
+// delivery whose lease was lost (another claimer owns the row now) is
+// left alone. One UPDATE a delivery was 4.6% of the webhooks bench's CPU
+// overloaded (-workers 32), where most deliveries are claimed.
+func (d *Dispatcher) recordClaimed(ctx context.Context, tx store.Q, outcomes []*outcome) (map[int64]bool, error) {
+	queries := doneQueries[d.svc.DB.Dialect]
+	written := make(map[int64]bool, len(outcomes))
+	for start := 0; start < len(outcomes); start += outcomesPerStatement {
+		chunk := outcomes[start:min(len(outcomes), start+outcomesPerStatement)]
+		args := make([]any, 0, 1+len(chunk)*doneColumns)
+		args = append(args, d.owner)
+		for _, o := range chunk {
+			url := ""
+			if o.hook != nil {
+				url = o.hook.URL
+			}
+			args = append(args, o.ID, o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url,
+				o.requestHeaders, o.responseHeaders, o.responseBody)
+		}
+		rows, err := tx.QueryContext(ctx, queries[len(chunk)-1], args...)
+		if err != nil {
+			return nil, store.Normalize(err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			written[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, store.Normalize(err)
+		}
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return written, nil
 }
 
 // retry writes the automatic retry of a failed delivery: a new delivery

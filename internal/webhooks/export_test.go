@@ -23,6 +23,10 @@ const (
 	AnyExpiredOutboxQuery = anyExpiredOutbox
 )
 
+// RecordClaimedQuery is the record of three claimed deliveries on SQLite,
+// for a test of its plan.
+var RecordClaimedQuery = doneQueries[store.SQLite][2]
+
 // ClaimDue runs one pass of the claim loop at the service's clock and
 // waits for the sends it started: sent are the deliveries they sent (or
 // recorded as not sent), unrecorded; next is when the loop would claim

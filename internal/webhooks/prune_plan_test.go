@@ -53,4 +53,14 @@ func TestClaimPlans(t *testing.T) {
 			t.Errorf("plan of the claim's %s = %q, want a range of %s) in order", c.name, plan, c.index)
 		}
 	}
+	// The record of claimed deliveries finds each by its id, whatever the
+	// size of the log.
+	args := []any{"owner"}
+	for id := range 3 {
+		args = append(args, id+1, "2026-01-01", 0.1, "OK", 200, "http://x", "{}", "{}", "")
+	}
+	plan := env.QueryPlan(t, webhooks.RecordClaimedQuery, args...)
+	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "SEARCH hook_deliveries USING INTEGER PRIMARY KEY") {
+		t.Errorf("plan of the record of claimed deliveries = %q, want a search by id", plan)
+	}
 }
