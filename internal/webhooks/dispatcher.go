@@ -235,16 +235,20 @@ func (d *Dispatcher) claimLoop(ctx context.Context, results chan<- outcome) {
 }
 
 // claimDue claims and starts deliveries until none is due or the process
-// sends maxInFlight at once. It returns when the claim loop must claim
-// again without a wake: the earliest due time of a pending delivery not
-// due yet (one put back, throttled, waiting for a retry, or leased), or
-// zero for none (or when the loop waits for room instead). It opens the
-// handoff when it leaves nothing due behind, and closes it otherwise.
+// sends maxInFlight at once: first those of the outboxes whose lease
+// ended (see claimOutboxes), then the due rows. It returns when the claim
+// loop must claim again without a wake: the earliest due time of a
+// pending delivery not due yet (one put back, throttled, waiting for a
+// retry, or leased), or zero for none (or when the loop waits for room
+// instead). It opens the handoff when it leaves nothing due behind, and
+// closes it otherwise.
 func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.Time {
-	var next time.Time
 	caughtUp := false
 	defer func() { d.svc.handoff.setOpen(caughtUp) }()
-	d.sweep(ctx)
+	left, next, outboxPutBack := d.startOutboxes(ctx, results)
+	if left {
+		return next
+	}
 	for ctx.Err() == nil {
 		room := d.claimRoom()
 		if room == 0 {
@@ -262,42 +266,86 @@ func (d *Dispatcher) claimDue(ctx context.Context, results chan<- outcome) time.
 		putBackDue, putBack := d.start(ctx, batch, map[int64]*Hook{}, results)
 		next = earlier(next, putBackDue)
 		if len(batch) < limit {
-			caughtUp = !putBack && room > len(batch)
+			caughtUp = !putBack && !outboxPutBack && room > len(batch)
 			return earlier(next, pending)
 		}
 	}
 	return next
 }
 
-// sweep writes the deliveries of outboxes whose lease ended (see
-// sweepOutboxes), when a look at the outbox index finds any.
-func (d *Dispatcher) sweep(ctx context.Context) {
+// outboxesPerClaim is how many outboxes a claim takes for room
+// deliveries: an event has ten hooks or fewer, mostly.
+func outboxesPerClaim(room int) int {
+	return min(max(room/10, 1), maxOutboxClaim)
+}
+
+// startOutboxes claims the outboxes whose lease ended and starts their
+// deliveries while there is room and none goes back to the table, when a
+// look at the outbox index finds any. left reports that some may be left
+// (no room, busy hooks, or the database failed); putBack that some
+// deliveries went back to the table, next the earliest due time among
+// them.
+func (d *Dispatcher) startOutboxes(ctx context.Context, results chan<- outcome) (left bool, next time.Time, putBack bool) {
 	var id int64
 	err := d.svc.DB.QueryRowContext(ctx, anyExpiredOutbox, d.svc.now()).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return
+		return false, next, false
 	}
-	if err == nil {
-		_, err = d.svc.sweepOutboxes(ctx)
+	for err == nil && ctx.Err() == nil {
+		room := d.claimRoom()
+		if room == 0 {
+			return true, next, putBack
+		}
+		var items []handed
+		var more bool
+		if items, more, err = d.svc.claimOutboxes(ctx, d.owner, d.lease, outboxesPerClaim(room)); err != nil {
+			break
+		}
+		d.svc.handoff.hold(items)
+		at, back := d.startUnwritten(ctx, items, results, false)
+		next, putBack = earlier(next, at), putBack || back
+		if !more {
+			return false, next, putBack
+		}
+		if back {
+			// Their hooks are busy: the rest of the backlog waits in its
+			// outboxes rather than go back to the table row by row.
+			return true, next, putBack
+		}
 	}
 	if err != nil && ctx.Err() == nil {
-		d.svc.logger().Error("write the deliveries of ended outbox leases", "err", err)
+		d.svc.logger().Error("claim webhook outboxes", "err", err)
 	}
+	return true, earlier(next, time.Now().Add(pollInterval)), putBack
 }
 
-// startHanded starts the deliveries handed over, as many as there is
-// room for; the rest go back to the table due now, for a claim when room
-// frees, and the handoff closes until a claim catches up. It returns the
-// earliest due time of those it put back (zero for none).
+// startHanded starts the deliveries handed over (see startUnwritten); the
+// handoff closes, until a claim catches up, when some go back to the
+// table. It returns the earliest due time of those (zero for none).
 func (d *Dispatcher) startHanded(ctx context.Context, results chan<- outcome) time.Time {
-	items := d.svc.handoff.take()
+	next, putBack := d.startUnwritten(ctx, d.svc.handoff.take(), results, true)
+	if putBack {
+		d.svc.handoff.setOpen(false)
+	}
+	return next
+}
+
+// startUnwritten starts unwritten deliveries (handed over, or of claimed
+// outboxes), as many as there is room for; the rest go back to the table
+// due now, for a claim when room frees. putBack reports any put back,
+// next the earliest due time among them.
+func (d *Dispatcher) startUnwritten(ctx context.Context, items []handed, results chan<- outcome, handedOver bool) (next time.Time, putBack bool) {
 	room := d.room()
 	var over []putBackItem
 	if len(items) > room {
 		over = dueNow(items[room:], d.svc.now())
 		items = items[:room]
 	}
-	d.svc.handoff.count(len(items), 0)
+	if handedOver {
+		d.svc.handoff.count(len(items), 0)
+	} else {
+		d.svc.handoff.count(0, len(items))
+	}
 	batch := make([]claimed, len(items))
 	hooks := map[int64]*Hook{}
 	for i, it := range items {
@@ -305,17 +353,14 @@ func (d *Dispatcher) startHanded(ctx context.Context, results chan<- outcome) ti
 		hooks[it.HookID] = it.hook
 		d.cachePayload(it.PayloadID, it.body)
 	}
-	next, putBack := d.start(ctx, batch, hooks, results)
+	next, putBack = d.start(ctx, batch, hooks, results)
 	if len(over) > 0 {
 		// Released even when ctx ends: a shutdown must not leave them leased.
 		if err := d.putBack(context.WithoutCancel(ctx), over); err != nil {
 			d.svc.logger().Error("put back webhook deliveries", "err", err)
 		}
 	}
-	if putBack || len(over) > 0 {
-		d.svc.handoff.setOpen(false)
-	}
-	return earlier(next, earliest(over))
+	return earlier(next, earliest(over)), putBack || len(over) > 0
 }
 
 // start prepares and starts a batch of deliveries leased to d, hooks
@@ -849,7 +894,7 @@ func (d *Dispatcher) recordPatiently(batch []outcome) {
 		}
 		if time.Now().After(deadline) {
 			// Those handed over unwritten keep their payloads' outboxes,
-			// for the sweep once the lease ends.
+			// claimed again once the lease ends.
 			d.svc.logger().Error("record webhook deliveries; they are sent again when their lease ends",
 				"count", len(batch), "err", err)
 			return

@@ -130,11 +130,13 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	return err
 }
 
-// enqueueHookDeliveries stores body as the event's payload and its
-// delivery to each of the repository and organization hooks: handed over
-// to the dispatcher when it is caught up, listed in the payload's outbox
-// and written by the dispatcher (see handoff); otherwise written
-// due now, for a claim. It reports how many it wrote due now.
+// enqueueHookDeliveries stores body as the event's payload and lists the
+// repository and organization hooks that receive it in the payload's
+// outbox, whose deliveries the dispatcher writes once, with their
+// outcomes: handed over to it when it is caught up (see handoff), the
+// outbox leased to it; otherwise the outbox's lease ends at once, for a
+// claim (see claimOutboxes). It reports how many deliveries wait for a
+// claim.
 func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
 	encoded, err := json.Marshal(body)
 	if err != nil {
@@ -144,37 +146,34 @@ func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *even
 		return 0, nil
 	}
 	p := s.newPayload(e, encoded)
-	owner, leaseEnd, leased := s.handoff.leaseFor(s.now())
-	if leased && len(hooks) > 0 {
+	now := s.now()
+	owner, leaseEnd, leased := s.handoff.leaseFor(now)
+	if len(hooks) > 0 {
 		ids := make([]int64, len(hooks))
 		for i, h := range hooks {
 			ids[i] = h.ID
 		}
 		p.Outbox = &outbox{HookIDs: ids, Owner: owner, Until: leaseEnd}
+		if !leased {
+			p.Outbox.Owner, p.Outbox.Until = "", now
+		}
 	}
 	payloadID, err := insertPayload(ctx, tx, p)
 	if err != nil {
 		return 0, err
 	}
-	if p.Outbox != nil {
-		items := make([]handed, len(hooks))
-		for i, h := range hooks {
-			d := s.deliveryOf(h, payloadID, p)
-			items[i] = handed{claimed: claimed{HookID: d.HookID, PayloadID: d.PayloadID, GUID: d.GUID, Event: d.Event,
-				Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft, CreatedAt: d.CreatedAt},
-				hook: h, body: encoded}
-		}
-		s.handOver(tx, owner, items)
-		return 0, nil
+	if !leased || len(hooks) == 0 {
+		return len(hooks), nil
 	}
-	rows := make([]newDelivery, len(hooks))
+	items := make([]handed, len(hooks))
 	for i, h := range hooks {
-		rows[i] = s.deliveryOf(h, payloadID, p)
+		d := s.deliveryOf(h, payloadID, p)
+		items[i] = handed{claimed: claimed{HookID: d.HookID, PayloadID: d.PayloadID, GUID: d.GUID, Event: d.Event,
+			Action: d.Action, RepositoryID: d.RepositoryID, RetriesLeft: d.RetriesLeft, CreatedAt: d.CreatedAt},
+			hook: h, body: encoded}
 	}
-	if _, err := insertDeliveries(ctx, tx, rows); err != nil {
-		return 0, err
-	}
-	return len(hooks), nil
+	s.handOver(tx, owner, items)
+	return 0, nil
 }
 
 // newPayload is the payload row of e with the encoded body.

@@ -19,10 +19,10 @@ import (
 // and the row inserted by the API would be updated with the outcome.
 // Only while the dispatcher runs and is caught up (its last claim left
 // nothing due in the table) are deliveries handed over, so that they
-// never overtake a backlog; otherwise they are written due now and
-// claimed. A crash loses nothing: the outbox of a dead dispatcher is
-// swept when its lease ends, and the deliveries it lists that have no
-// row are written due now.
+// never overtake a backlog; otherwise the outbox's lease ends at once,
+// and the dispatcher claims it behind the backlog (claimOutboxes). A
+// crash loses nothing: the outbox of a dead dispatcher is claimed when
+// its lease ends, for the hooks it lists that have no delivery row.
 type handoff struct {
 	mu     sync.Mutex
 	owner  string // the running dispatcher's lease owner; "" when none runs
@@ -53,7 +53,7 @@ func newHandoff() *handoff {
 
 // leaseFor returns the lease that deliveries written at now take to be
 // handed over: the dispatcher's owner and the lease's end; ok is false
-// when they must be written due now, to be claimed.
+// when their outbox must wait for a claim instead.
 func (h *handoff) leaseFor(now time.Time) (owner string, until time.Time, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -72,15 +72,29 @@ func (h *handoff) hand(owner string, items []handed) bool {
 	if h.owner != owner {
 		return false
 	}
-	for _, it := range items {
-		h.unwritten[it.PayloadID]++
-	}
+	h.holdLocked(items)
 	h.queue = append(h.queue, items...)
 	select {
 	case h.signal <- struct{}{}:
 	default:
 	}
 	return true
+}
+
+// hold counts unwritten deliveries the dispatcher took itself (those of
+// the outboxes it claimed) as it counts those handed over: the write of
+// a payload's last one deletes its outbox.
+func (h *handoff) hold(items []handed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holdLocked(items)
+}
+
+// holdLocked is hold with h.mu held.
+func (h *handoff) holdLocked(items []handed) {
+	for _, it := range items {
+		h.unwritten[it.PayloadID]++
+	}
 }
 
 // attach starts handing deliveries to a dispatcher leasing them as owner
@@ -138,7 +152,7 @@ func (h *handoff) written(counts map[int64]int) {
 }
 
 // forget drops the unwritten deliveries of the payloads, whose outboxes
-// a sweep took.
+// a claim took anew.
 func (h *handoff) forget(payloadIDs []int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -196,13 +210,13 @@ const releaseLeases = `UPDATE hook_deliveries SET due_at = $1, lease_owner = ''
 	WHERE id IN (SELECT id FROM hook_deliveries WHERE state = 'pending' AND due_at > $1 AND lease_owner <> '')`
 
 // releaseOutboxes ends at $1 the outbox leases that end after it, for the
-// next sweep; a range of hook_outboxes_lease.
+// next claim; a range of hook_outboxes_lease.
 const releaseOutboxes = `UPDATE hook_outboxes SET lease_until = $1
 	WHERE payload_id IN (SELECT payload_id FROM hook_outboxes WHERE lease_until > $1)`
 
 // ReleaseLeases makes every leased pending delivery due now, and every
-// outbox lease end now (its deliveries without a row are written by the
-// dispatcher's first sweep), and reports how many deliveries and
+// outbox lease end now (its deliveries without a row are claimed by the
+// dispatcher's first claim), and reports how many deliveries and
 // outboxes it released. Only a server that knows it is the database's
 // only one calls it, at start, before its dispatcher runs (see
 // store.DB.ClaimServer): a lease it finds is a dead process's, whose

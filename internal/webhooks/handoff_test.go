@@ -3,7 +3,10 @@ package webhooks_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,11 +58,11 @@ func TestEventDeliveriesAreHandedOver(t *testing.T) {
 	}
 }
 
-// TestSweepWritesTheDeliveriesADeadDispatcherLeft: a payload whose outbox
-// lease ended with hooks in it (its dispatcher died after sending some)
-// gets a delivery to each of those hooks that has none of it, once: the
-// one already logged is not sent again.
-func TestSweepWritesTheDeliveriesADeadDispatcherLeft(t *testing.T) {
+// TestClaimOfTheOutboxADeadDispatcherLeft: a payload whose outbox lease
+// ended with hooks in it (its dispatcher died after sending some) gets a
+// delivery to each of those hooks that has none of it, once: the one
+// already logged is not sent again.
+func TestClaimOfTheOutboxADeadDispatcherLeft(t *testing.T) {
 	t.Parallel()
 	env, token, rc := octoWidgets(t)
 	first := hookOn(t, env.Client(token), "octo", "widgets", rc.URL()+"/1", "json", "s", "repository")
@@ -146,5 +149,68 @@ func TestHandOverToAStoppedDispatcherReleasesTheDeliveries(t *testing.T) {
 	}
 	if outboxes != 0 {
 		t.Errorf("%d outboxes left, want the payload's deleted", outboxes)
+	}
+}
+
+// TestBacklogIsDeliveredOnce: events written while the dispatcher is
+// behind (its one hook's receiver holds every request), their outboxes
+// claimed and their deliveries put back while the hook is busy, reach the
+// receiver once each when it answers, are logged once, and leave no
+// outbox.
+func TestBacklogIsDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, loopback)
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	token := env.Token(owner, "repo", "admin:repo_hook")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	got := map[string]int{} // deliveries received, by GUID
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-GitHub-Event") == "ping" {
+			return
+		}
+		<-release
+		mu.Lock()
+		got[r.Header.Get("X-GitHub-Delivery")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(rcv.Close)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
+	hookOn(t, env.Client(token), "octo", "widgets", rcv.URL, "json", "", "repository")
+	const events = 120 // more than the hook's 16 sends and 16 waiting
+	for i := range events {
+		editDescription(t, env, token, "octo/widgets", fmt.Sprintf("d%d", i))
+	}
+	ctx := apptest.Ctx()
+	released = true
+	close(release)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var done, pending, outboxes int
+		apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM hook_deliveries WHERE event = 'repository' AND state = 'done'),
+			(SELECT count(*) FROM hook_deliveries WHERE state <> 'done'),
+			(SELECT count(*) FROM hook_outboxes)`).Scan(&done, &pending, &outboxes))
+		if done == events && pending == 0 && outboxes == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries logged done, %d not, %d outboxes left; want %d, none, none", done, pending, outboxes, events)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != events {
+		t.Errorf("the receiver got %d events, want %d", len(got), events)
+	}
+	for guid, n := range got {
+		if n != 1 {
+			t.Errorf("delivery %s received %d times", guid, n)
+		}
 	}
 }

@@ -15,17 +15,20 @@ import (
 
 // Unwritten deliveries.
 //
-// A delivery handed over to the dispatcher (see handoff) has no row in
-// hook_deliveries yet: its payload's outbox (a hook_outboxes row) lists
-// its hook, leased to the dispatcher. The dispatcher writes the row once:
-// done with its outcome when it was sent (record), or pending when it
-// goes back to the table unsent (putBack: over a rate limit, a shutdown).
-// Each such write first holds the payload's outbox (holdOutboxes), in the
-// same transaction: a dispatcher whose lease ended, and whose outbox
-// another claimer took (sweepOutboxes), writes nothing, as a recorder
-// whose lease ended updates no row. The write of a payload's last
-// unwritten delivery deletes its outbox; an outbox left (the process
-// died, or its writes raced) is swept once its lease ends.
+// An event's deliveries to hooks have no row in hook_deliveries at
+// first: its payload's outbox (a hook_outboxes row) lists the hooks.
+// Leased to the dispatcher, the deliveries are handed over to it (see
+// handoff); with a lease that ended (the dispatcher was behind, or died)
+// the outbox waits for a claim (claimOutboxes). The dispatcher writes
+// each row once: done with its outcome when it was sent (record), or
+// pending when it goes back to the table unsent (putBack: a busy hook,
+// over a rate limit, a shutdown). Each such write first holds the
+// payload's outbox (holdOutboxes), in the same transaction: a dispatcher
+// whose lease ended, and whose outbox another claimer took, writes
+// nothing, as a recorder whose lease ended updates no row. The write of a
+// payload's last unwritten delivery deletes its outbox; an outbox left
+// (the process died, or its writes raced) is claimed again once its lease
+// ends, for the hooks that have no delivery of it yet.
 
 // unwrittenRow is the row of the unwritten delivery c to the hook at url,
 // put back due at due.
@@ -182,29 +185,34 @@ func insertPutBack(ctx context.Context, tx store.Q, d newDelivery, throttledAt *
 	return id, store.Normalize(err)
 }
 
-// sweepBatch is how many outboxes one sweep takes.
-const sweepBatch = 64
+// maxOutboxClaim is how many outboxes one claim takes at most.
+const maxOutboxClaim = 64
 
-// expiredOutboxes finds the outboxes whose lease ended before $1 (a
-// range of hook_outboxes_lease).
-const expiredOutboxes = `SELECT payload_id, hooks FROM hook_outboxes WHERE lease_until <= $1 ORDER BY lease_until LIMIT $2`
+// expiredOutboxes finds the outboxes whose lease ended before $3, oldest
+// lease first, at most $4 (a range of hook_outboxes_lease).
+const expiredOutboxes = `SELECT payload_id FROM hook_outboxes WHERE lease_until <= $3 ORDER BY lease_until LIMIT $4`
 
 // anyExpiredOutbox finds an outbox whose lease ended before $1: a look,
-// outside a transaction, before a sweep.
+// outside a transaction, before a claim.
 const anyExpiredOutbox = `SELECT payload_id FROM hook_outboxes WHERE lease_until <= $1 LIMIT 1`
 
-// sweepOutboxes writes, for the outboxes whose lease ended (their
-// dispatcher died, or wrote its last deliveries without deleting the
-// outbox), the deliveries of the listed hooks that have none of the
-// payload, due now, and deletes the outboxes. It reports how many
-// deliveries it wrote.
-func (s *Service) sweepOutboxes(ctx context.Context) (int, error) {
-	written := 0
+// claimOutboxes leases to owner, until lease from now, up to limit
+// outboxes whose lease ended, oldest first, and returns their deliveries
+// unwritten, to be started as those handed over are: one to each listed
+// hook that still exists and has no delivery of the payload. An outbox's
+// lease ends at once when the API's transaction wrote it while no
+// dispatcher took its deliveries (none ran, or it had a backlog), or when
+// a dispatcher died with it; the deliveries a dead one logged are not
+// sent again. An outbox left with no delivery to make is deleted. more
+// reports that the claim took limit outboxes: there may be others.
+func (s *Service) claimOutboxes(ctx context.Context, owner string, lease time.Duration, limit int) (items []handed, more bool, err error) {
 	var ids []int64
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
-		written, ids = 0, nil
+	err = s.DB.Tx(ctx, func(tx store.Q) error {
+		items, ids = nil, nil
 		now := s.now()
-		rows, err := tx.QueryContext(ctx, expiredOutboxes+s.DB.SkipLocked(), now, sweepBatch)
+		rows, err := tx.QueryContext(ctx, `UPDATE hook_outboxes SET owner = $1, lease_until = $2
+			WHERE payload_id IN (`+expiredOutboxes+s.DB.SkipLocked()+`) RETURNING payload_id, hooks`,
+			owner, now.Add(lease), now, limit)
 		if err != nil {
 			return store.Normalize(err)
 		}
@@ -220,55 +228,80 @@ func (s *Service) sweepOutboxes(ctx context.Context) (int, error) {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return store.Normalize(err)
 		}
 		for i, id := range ids {
-			n, err := s.writeMissing(ctx, tx, id, parseHookList(lists[i]), now)
+			missing, err := s.outboxDeliveries(ctx, tx, id, parseHookList(lists[i]))
 			if err != nil {
 				return err
 			}
-			written += n
-			if _, err := tx.ExecContext(ctx, `DELETE FROM hook_outboxes WHERE payload_id = $1`, id); err != nil {
-				return store.Normalize(err)
+			if len(missing) == 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM hook_outboxes WHERE payload_id = $1`, id); err != nil {
+					return store.Normalize(err)
+				}
 			}
+			items = append(items, missing...)
 		}
 		return nil
 	})
-	if err == nil {
-		s.handoff.forget(ids) // this process's deliveries of them, if any, are no longer its
+	if err != nil {
+		return nil, false, err
 	}
-	return written, err
+	// Deliveries this process held of them under an ended lease are no
+	// longer counted: the outboxes are held anew, by these.
+	s.handoff.forget(ids)
+	return items, len(ids) == limit, nil
 }
 
-// writeMissing writes, due at now, the deliveries of the payload to the
-// hooks that have none of it and still exist.
-func (s *Service) writeMissing(ctx context.Context, tx store.Q, payloadID int64, hookIDs []int64, now time.Time) (int, error) {
+// outboxDeliveries are the deliveries of the payload to the hooks that
+// have none of it and still exist, unwritten.
+func (s *Service) outboxDeliveries(ctx context.Context, tx store.Q, payloadID int64, hookIDs []int64) ([]handed, error) {
 	var p payload
 	var repoID sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT guid, event, action, repository_id, created_at FROM hook_payloads WHERE id = $1`,
-		payloadID).Scan(&p.GUID, &p.Event, &p.Action, &repoID, &p.CreatedAt)
+	var body string
+	err := tx.QueryRowContext(ctx, `SELECT guid, event, action, repository_id, created_at, payload FROM hook_payloads WHERE id = $1`,
+		payloadID).Scan(&p.GUID, &p.Event, &p.Action, &repoID, &p.CreatedAt, &body)
 	if err != nil {
-		return 0, store.Normalize(err)
+		return nil, store.Normalize(err)
 	}
 	p.RepositoryID = nullInt(repoID)
-	written := 0
+	logged, err := loggedHooks(ctx, tx, payloadID)
+	if err != nil {
+		return nil, err
+	}
+	var items []handed
 	for _, hookID := range hookIDs {
-		var url string
-		err := tx.QueryRowContext(ctx, `SELECT h.url FROM hooks h WHERE h.id = $1
-			AND NOT EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.payload_id = $2 AND d.hook_id = $1)`,
-			hookID, payloadID).Scan(&url)
-		if errors.Is(err, sql.ErrNoRows) {
+		if logged[hookID] {
+			continue
+		}
+		h, err := s.hookToSend(ctx, hookID)
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return written, store.Normalize(err)
+			return nil, err
 		}
-		d := newDelivery{HookID: hookID, PayloadID: payloadID, GUID: p.GUID, Event: p.Event, Action: p.Action,
-			RepositoryID: p.RepositoryID, URL: url, RetriesLeft: max(s.Config.Retries, 0), DueAt: now, CreatedAt: p.CreatedAt}
-		if err := insertDelivery(ctx, tx, d); err != nil {
-			return written, err
-		}
-		written++
+		items = append(items, handed{claimed: claimed{HookID: hookID, PayloadID: payloadID, GUID: p.GUID, Event: p.Event,
+			Action: p.Action, RepositoryID: p.RepositoryID, RetriesLeft: max(s.Config.Retries, 0), CreatedAt: p.CreatedAt},
+			hook: h, body: []byte(body)})
 	}
-	return written, nil
+	return items, nil
+}
+
+// loggedHooks are the hooks that have a delivery of the payload.
+func loggedHooks(ctx context.Context, tx store.Q, payloadID int64) (map[int64]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT hook_id FROM hook_deliveries WHERE payload_id = $1`, payloadID)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	logged := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		logged[id] = true
+	}
+	return logged, store.Normalize(rows.Err())
 }

@@ -45,7 +45,7 @@ func TestClaimPlans(t *testing.T) {
 		{"next due time", webhooks.NextDueQuery, []any{"2026-01-01"}, pending},
 		{"release of a dead process's leases at start", webhooks.ReleaseLeasesQuery, []any{"2026-01-01"}, pending},
 		{"release of a dead process's outboxes at start", webhooks.ReleaseOutboxesQuery, []any{"2026-01-01"}, outboxes},
-		{"sweep of the outboxes whose lease ended", webhooks.ExpiredOutboxesQuery, []any{"2026-01-01", 64}, outboxes},
+		{"claim of the outboxes whose lease ended", "SELECT * FROM hook_outboxes WHERE payload_id IN (" + webhooks.ExpiredOutboxesQuery + ")", []any{nil, nil, "2026-01-01", 64}, outboxes},
 		{"look for an outbox to sweep", webhooks.AnyExpiredOutboxQuery, []any{"2026-01-01"}, outboxes},
 	} {
 		plan := env.QueryPlan(t, c.query, c.args...)
