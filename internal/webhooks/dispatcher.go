@@ -1035,40 +1035,20 @@ const doneColumns = 9
 // carries the columns' types on PostgreSQL, which would read untyped
 // parameters as text.
 var doneQueries = map[store.Dialect][outcomesPerStatement]string{
-	store.SQLite:   buildDoneQueries(),
-	store.Postgres: buildDoneQueries("bigint", "timestamptz", "double precision", "text", "integer", "text", "text", "text", "text"),
+	store.SQLite:   buildDoneQueries(nil),
+	store.Postgres: buildDoneQueries([]string{"bigint", "timestamptz", "double precision", "text", "integer", "text", "text", "text", "text"}),
 }
 
-func buildDoneQueries(types ...string) (q [outcomesPerStatement]string) {
-	var b strings.Builder
-	b.WriteString(`UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = v.column2, duration = v.column3,
+func buildDoneQueries(types []string) (q [outcomesPerStatement]string) {
+	const head = `UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = v.column2, duration = v.column3,
 		status = v.column4, status_code = v.column5, url = v.column6, request_headers = v.column7,
 		response_headers = v.column8, response_body = v.column9
-		FROM (VALUES `)
-	head := b.String()
-	for n := 1; n <= outcomesPerStatement; n++ {
-		b.Reset()
-		b.WriteString(head)
-		for r := range n {
-			if r > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for c := range doneColumns {
-				if c > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "$%d", 2+r*doneColumns+c)
-				if r == 0 && len(types) == doneColumns {
-					b.WriteString("::" + types[c])
-				}
-			}
-			b.WriteByte(')')
-		}
-		b.WriteString(`) AS v
+		FROM (VALUES `
+	const tail = `) AS v
 		WHERE hook_deliveries.id = v.column1 AND hook_deliveries.lease_owner = $1 AND hook_deliveries.state = 'pending'
-		RETURNING hook_deliveries.id`)
-		q[n-1] = b.String()
+		RETURNING hook_deliveries.id`
+	for n := 1; n <= outcomesPerStatement; n++ {
+		q[n-1] = head + valueRows(n, doneColumns, 2, types, "") + tail
 	}
 	return q
 }

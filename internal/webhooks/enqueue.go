@@ -351,24 +351,37 @@ const insertRowsPerStatement = 64
 var insertDeliveryQueries = func() (q [insertRowsPerStatement]string) {
 	const head = `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, redelivery, repository_id,
 			installation_id, url, retries_left, due_at, created_at, lease_owner, attempts) VALUES `
-	var b strings.Builder
-	b.WriteString(head)
 	for n := 1; n <= insertRowsPerStatement; n++ {
-		if n > 1 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range insertDeliveryColumns {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "$%d", (n-1)*insertDeliveryColumns+c+1)
-		}
-		b.WriteByte(')')
-		q[n-1] = b.String() + " RETURNING id, hook_id"
+		q[n-1] = head + valueRows(n, insertDeliveryColumns, 1, nil, "") + " RETURNING id, hook_id"
 	}
 	return q
 }()
+
+// valueRows renders n rows of a VALUES list of cols parameters each,
+// numbered from first: "($1, $2), ($3, $4)". types, when given, are the
+// columns' types, written on the first row (PostgreSQL reads untyped
+// parameters of a VALUES list as text); tail ends each row with
+// constants.
+func valueRows(n, cols, first int, types []string, tail string) string {
+	var b strings.Builder
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", first+r*cols+c)
+			if r == 0 && types != nil {
+				b.WriteString("::" + types[c])
+			}
+		}
+		b.WriteString(tail + ")")
+	}
+	return b.String()
+}
 
 // insertDeliveryColumns is the number of columns insertDeliveries writes.
 const insertDeliveryColumns = 14

@@ -126,20 +126,11 @@ const (
 // insertOutcomeQueries are the INSERT texts of unwritten deliveries done
 // with their outcomes, by row count (index n-1).
 var insertOutcomeQueries = func() (q [outcomesPerStatement]string) {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, repository_id, installation_id, url,
+	const head = `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, repository_id, installation_id, url,
 		retries_left, due_at, delivered_at, created_at, duration, status, status_code, request_headers, response_headers,
-		response_body, attempts, state) VALUES `)
+		response_body, attempts, state) VALUES `
 	for n := 1; n <= outcomesPerStatement; n++ {
-		if n > 1 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range outcomeColumns {
-			fmt.Fprintf(&b, "$%d, ", (n-1)*outcomeColumns+c+1)
-		}
-		b.WriteString("1, 'done')")
-		q[n-1] = b.String()
+		q[n-1] = head + valueRows(n, outcomeColumns, 1, nil, ", 1, 'done'")
 	}
 	return q
 }()
