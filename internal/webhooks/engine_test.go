@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -248,6 +249,55 @@ func TestPrunerDeletesDeliveriesPastRetention(t *testing.T) {
 	apptest.Must(t, "get hook", err)
 	if got.LastResponse["status"] != nil || got.LastResponse["code"] != nil {
 		t.Errorf("last_response 30 days after the last delivery: %v", got.LastResponse)
+	}
+}
+
+// TestPrunerDeletesTheLogInTheOrderWritten checks the pruner's walk by
+// id: a delivery created before the cutoff but written after one created
+// since (a backlog's) waits for the newer one, a pending one is never
+// deleted, and what is newer than the cutoff stays.
+func TestPrunerDeletesTheLogInTheOrderWritten(t *testing.T) {
+	t.Parallel()
+	clock := &offsetClock{}
+	env := apptest.Start(t, loopback, apptest.WithClock(clock.Now))
+	owner := env.User("octo")
+	env.Repo(owner, "widgets")
+	client := env.Client(env.Token(owner, "repo"))
+	hook := hookOn(t, client, "octo", "widgets", newReceiver(t, "").URL(), "json", "", "push")
+	ping := loggedDeliveries(t, client, "octo", "widgets", hook.GetID(), 1)[0]
+	logAnother := func(state string, created time.Time) int64 {
+		t.Helper()
+		var id int64
+		apptest.Must(t, "log a delivery", env.Q().QueryRowContext(apptest.Ctx(), `INSERT INTO hook_deliveries
+			(hook_id, payload_id, guid, event, state, due_at, created_at)
+			SELECT hook_id, payload_id, guid, event, $2, due_at, $3 FROM hook_deliveries WHERE id = $1 RETURNING id`,
+			ping.GetID(), state, created).Scan(&id))
+		return id
+	}
+	pruner := webhooks.NewPruner(env.App.Webhooks)
+	old := clock.Now().Add(-webhooks.DefaultRetention - time.Hour)
+	backlogged := logAnother("done", old) // written after the ping, created before the cutoff
+	if n, err := pruner.Prune(apptest.Ctx()); err != nil || n != 0 {
+		t.Fatalf("prune with the ping newer than the cutoff first: %d %v, want 0 deleted", n, err)
+	}
+	clock.Advance(webhooks.DefaultRetention + time.Hour)
+	pending := logAnother("pending", old)
+	fresh := logAnother("done", clock.Now())
+	if n, err := pruner.Prune(apptest.Ctx()); err != nil || n != 2 {
+		t.Fatalf("prune past the ping's retention: %d %v, want 2 deleted", n, err)
+	}
+	var left []int64
+	rows, err := env.Q().QueryContext(apptest.Ctx(), `SELECT id FROM hook_deliveries ORDER BY id`)
+	apptest.Must(t, "list the log", err)
+	for rows.Next() {
+		var id int64
+		apptest.Must(t, "scan", rows.Scan(&id))
+		left = append(left, id)
+	}
+	apptest.Must(t, "list the log", rows.Err())
+	if want := []int64{pending, fresh}; !slices.Equal(left, want) {
+		t.Errorf("log after pruning = %v, want the pending and the fresh delivery %v (ping %d, backlogged %d deleted)",
+			left, want, ping.GetID(), backlogged)
 	}
 }
 

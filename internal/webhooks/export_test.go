@@ -7,8 +7,12 @@ import (
 	"forgeapi/internal/store"
 )
 
-// PruneDeliveriesQuery is the pruner's delete, for tests of its plan.
-const PruneDeliveriesQuery = pruneDeliveries
+// PruneDeliveriesQuery and DeliveriesFloorQuery are the pruner's delete
+// and its search of the first delivery to keep, for tests of their plans.
+const (
+	PruneDeliveriesQuery = pruneDeliveries
+	DeliveriesFloorQuery = deliveriesFloor
+)
 
 // DueDeliveriesQuery and NextDueQuery are the claim's searches, and
 // ReleaseLeasesQuery the release of a dead process's leases at start, for

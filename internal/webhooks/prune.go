@@ -2,6 +2,9 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"math"
 	"time"
 
 	"forgeapi/internal/store"
@@ -45,21 +48,31 @@ func (p *Pruner) retention() time.Duration {
 	return DefaultRetention
 }
 
-// pruneDeliveries deletes a batch of the done deliveries created before
-// the cutoff, oldest first, walking the creation time index from its
-// start: a sweep that finds nothing to delete reads nothing. The state is
-// compared as an expression (concatenated with the empty string), which
-// no index serves, so that the planner does not pick the work index's
-// state = 'done' instead: that search read every done delivery
-// (TestPrunerPlans).
-const pruneDeliveries = `DELETE FROM hook_deliveries WHERE id IN (
-	SELECT id FROM hook_deliveries WHERE created_at < $1 AND (state || '') = 'done' ORDER BY created_at LIMIT $2)`
+// The delivery log is pruned in the order it was written, by id, with no
+// index of creation times (a B-tree more written with every delivery):
+// deliveriesFloor finds the first delivery, by id, created at or after
+// the cutoff, and pruneDeliveries deletes a batch of the done deliveries
+// before it, oldest first. Both walk the log from its start, so a sweep
+// reads the rows it deletes and the few pending ones among them, and one
+// that finds nothing old reads one row. A delivery written after a newer
+// one but created before it (an event's delivery that waited in a
+// backlog, a retry) is deleted once the floor passes it, at the latest a
+// retention after the newer one.
+const (
+	deliveriesFloor = `SELECT id FROM hook_deliveries WHERE created_at >= $1 ORDER BY id LIMIT 1`
+	pruneDeliveries = `DELETE FROM hook_deliveries WHERE id IN (
+	SELECT id FROM hook_deliveries WHERE id < $1 AND state = 'done' ORDER BY id LIMIT $2)`
+)
 
 // Prune deletes what is past retention now and returns how many
 // deliveries it deleted.
 func (p *Pruner) Prune(ctx context.Context) (int64, error) {
 	cutoff := p.svc.now().Add(-p.retention())
-	deliveries, err := p.deleteAll(ctx, pruneDeliveries, cutoff)
+	floor, err := p.deliveriesFloor(ctx, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	deliveries, err := p.deleteAll(ctx, pruneDeliveries, floor)
 	if err != nil {
 		return deliveries, err
 	}
@@ -75,14 +88,25 @@ func (p *Pruner) Prune(ctx context.Context) (int64, error) {
 	return deliveries, err
 }
 
-// deleteAll runs a batched delete (parameters: cutoff, batch size) until
+// deliveriesFloor returns the id of the first delivery created at or
+// after cutoff, or math.MaxInt64 when every delivery is older.
+func (p *Pruner) deliveriesFloor(ctx context.Context, cutoff time.Time) (int64, error) {
+	var floor int64
+	err := p.svc.DB.QueryRowContext(ctx, deliveriesFloor, cutoff).Scan(&floor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return math.MaxInt64, nil
+	}
+	return floor, store.Normalize(err)
+}
+
+// deleteAll runs a batched delete (parameters: bound, batch size) until
 // it deletes less than a batch.
-func (p *Pruner) deleteAll(ctx context.Context, query string, cutoff time.Time) (int64, error) {
+func (p *Pruner) deleteAll(ctx context.Context, query string, bound any) (int64, error) {
 	var total int64
 	for {
 		var n int64
 		err := p.svc.DB.Tx(ctx, func(tx store.Q) error {
-			res, err := tx.ExecContext(ctx, query, cutoff, pruneBatch)
+			res, err := tx.ExecContext(ctx, query, bound, pruneBatch)
 			if err != nil {
 				return store.Normalize(err)
 			}

@@ -8,20 +8,30 @@ import (
 	"forgeapi/internal/webhooks"
 )
 
-// TestPrunerPlans checks SQLite's plan of the delivery pruner's search
-// (prune.go's pruneDeliveries): it walks the creation time index, so a
-// sweep that finds nothing old reads nothing, instead of searching by
-// state, which read every done delivery (10M an hour at 3,000/s).
+// TestPrunerPlans checks SQLite's plans of the delivery pruner's searches
+// (prune.go): both walk the log in id order from its start, so a sweep
+// that finds nothing old reads one row, and neither reads an index (none
+// of the creation times exists: each was a B-tree written with every
+// delivery) nor sorts.
 func TestPrunerPlans(t *testing.T) {
 	t.Parallel()
 	if apptest.Postgres() {
 		t.Skip("SQLite's plan")
 	}
 	env := apptest.Start(t)
-	plan := env.QueryPlan(t, webhooks.PruneDeliveriesQuery, "2026-01-01", 500)
-	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "USING INDEX hook_deliveries_created (created_at<?)") ||
-		strings.Contains(joined, "hook_deliveries_pending") || strings.Contains(joined, "TEMP B-TREE") {
-		t.Errorf("plan of the pruner's search = %q, want a range of hook_deliveries_created", plan)
+	for _, c := range []struct {
+		name, query string
+		args        []any
+		want        string
+	}{
+		{"first delivery to keep", webhooks.DeliveriesFloorQuery, []any{"2026-01-01"}, "SCAN hook_deliveries"},
+		{"delete", webhooks.PruneDeliveriesQuery, []any{1000, 500}, "SEARCH hook_deliveries USING INTEGER PRIMARY KEY (rowid<?)"},
+	} {
+		plan := env.QueryPlan(t, c.query, c.args...)
+		if joined := strings.Join(plan, "; "); !strings.Contains(joined, c.want) || strings.Contains(joined, "INDEX hook_deliveries_") ||
+			strings.Contains(joined, "TEMP B-TREE") {
+			t.Errorf("plan of the pruner's %s = %q, want %s in id order", c.name, plan, c.want)
+		}
 	}
 }
 
