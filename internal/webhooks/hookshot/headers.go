@@ -49,7 +49,7 @@ func (s *Sender) headers(req Request, mediaType string, body []byte) Headers {
 			headerField{Name: PlatformHeaderInstallationTargetType, Value: string(req.TargetType)})
 	}
 	h = append(h, headerField{Name: "content-type", Value: mediaType})
-	if sigs, ok := Sign(body, req.Secret); ok {
+	if sigs, ok := s.signer.sign(body, req.Secret); ok {
 		h = append(h, headerField{Name: HeaderSignature, Value: sigs.SHA1}, headerField{Name: HeaderSignature256, Value: sigs.SHA256})
 	}
 	if req.Username != "" || req.Password != "" {

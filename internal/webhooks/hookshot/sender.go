@@ -195,6 +195,7 @@ type Sender struct {
 	verified *http.Transport
 	insecure *http.Transport
 	wire     wireNames
+	signer   signer
 }
 
 // NewSender returns a Sender configured by cfg, with defaults for zero fields.

@@ -2,6 +2,9 @@ package hookshot
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
@@ -33,6 +36,37 @@ func TestSignWithoutSecret(t *testing.T) {
 	}
 }
 
+// TestSignerReusesItsHMACsExactly signs with a signer's reused HMACs from
+// many goroutines, bodies and secrets (more secrets than it keeps, so it
+// starts over) and checks each signature against Sign's fresh ones: a
+// reused HMAC that was not reset, or one of another secret, would differ.
+func TestSignerReusesItsHMACsExactly(t *testing.T) {
+	t.Parallel()
+	var s signer
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range maxSignerKeys/4 + 50 {
+				secret := fmt.Sprintf("secret-%d", (i*8+g)%(maxSignerKeys+100))
+				if i%3 == 0 {
+					secret = "shared"
+				}
+				body := []byte(strings.Repeat(fmt.Sprint(g, i), i%200+1))
+				got, ok := s.sign(body, secret)
+				want, _ := Sign(body, secret)
+				if !ok || got != want {
+					t.Errorf("signer = %+v, %v, want %+v", got, ok, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if sigs, ok := s.sign([]byte("x"), ""); ok || sigs != (Signatures{}) {
+		t.Errorf("signer without secret = %+v, %v", sigs, ok)
+	}
+}
+
 func TestEncodeBodyRejectsUnknownContentType(t *testing.T) {
 	t.Parallel()
 	_, _, err := EncodeBody("xml", testPayload)
@@ -40,4 +74,25 @@ func TestEncodeBodyRejectsUnknownContentType(t *testing.T) {
 	if !errors.As(err, &unsupported) || unsupported.ContentType != "xml" {
 		t.Errorf("err = %v, want *UnsupportedContentTypeError", err)
 	}
+}
+
+// BenchmarkSign signs a repository event's payload (5.7 KB) with fresh
+// HMACs (Sign) and with a signer's reused ones, as the Sender does:
+//
+//	go test ./internal/webhooks/hookshot -run '^$' -bench Sign -benchmem
+func BenchmarkSign(b *testing.B) {
+	body := []byte(strings.Repeat("x", 5693))
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Sign(body, testSecret)
+		}
+	})
+	b.Run("signer", func(b *testing.B) {
+		b.ReportAllocs()
+		var s signer
+		for b.Loop() {
+			s.sign(body, testSecret)
+		}
+	})
 }
