@@ -2,16 +2,22 @@ package repos
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"forgeapi/internal/store"
 )
 
-// standingTables are the tables ByOwnerAndNameWithMembership reads: the
-// repository, its owner, the owner's members, and the repo_grants view
-// (collaborators, and team members, team ancestors and team repositories;
-// teams, whose deletes cascade into the last three).
-var standingTables = []string{"repositories", "accounts", "org_members", "repo_collaborators",
+// standingTables are the tables whose writes drop the lookups of
+// ByOwnerAndNameWithMembership: the owner, the owner's members, and the
+// repo_grants view (collaborators, and team members, team ancestors and
+// team repositories; teams, whose deletes cascade into the last three),
+// and the repositories added or removed. An update of a repository (a
+// PATCH, a push's pushed_at, a rename, a transfer) only makes the
+// lookups of the repositories read again by id (see StandingCache).
+var standingTables = []string{store.RowsOf("repositories"), "accounts", "org_members", "repo_collaborators",
 	"teams", "team_members", "team_ancestors", "team_repos"}
 
 // statsTables are the tables StatsOf reads (stars, subscriptions, forks
@@ -23,13 +29,22 @@ var standingTables = []string{"repositories", "accounts", "org_members", "repo_c
 var statsTables = []string{"stars", "subscriptions", store.RowsOf("repositories"), store.RowsOf("accounts")}
 
 // StandingCache serves ByOwnerAndNameWithMembership, the access guard's
-// lookup of every repository route, from a store.ReadCache over every
-// table the query reads (standingTables): a write through this process
-// is seen by the next lookup, other processes' writes when their
-// notification arrives or within the TTL. Each call returns its own copy
-// of the repository, which the caller may change.
+// lookup of every repository route, from a store.ReadCache dropped by
+// the writes to standingTables. The repository row itself is kept with
+// the count of writes to repositories it was read after: once a
+// repository is updated, a lookup reads the row again by id (a search of
+// the primary key, against the lookup's join of the owner, the owner's
+// members and the grants by name) and keeps the standing if the row
+// still has the owner and name looked up; otherwise (renamed,
+// transferred) it looks up anew. A write through this process is seen by
+// the next lookup, other processes' writes when their notification
+// arrives or within the TTL. Each call returns its own copy of the
+// repository, which the caller may change.
 type StandingCache struct {
 	c *store.ReadCache[standingKey, standingValue]
+	// repoWrites counts the committed writes to repositories (updates
+	// included), as DB.Watch reports them.
+	repoWrites atomic.Uint64
 }
 
 // standingKey is the lookup as the request spells it: owner and name are
@@ -41,28 +56,56 @@ type standingKey struct {
 }
 
 type standingValue struct {
-	repo     *Repository
 	standing Standing
+	repo     *atomic.Pointer[repoRead]
+}
+
+// repoRead is a repository row as read after the given count of writes
+// to repositories.
+type repoRead struct {
+	repo   *Repository
+	writes uint64
 }
 
 // NewStandingCache returns a StandingCache of db keeping a lookup for at
 // most ttl (0: store.DefaultReadCacheTTL).
 func NewStandingCache(db *store.DB, ttl time.Duration) *StandingCache {
-	return &StandingCache{c: store.NewReadCache[standingKey, standingValue](db, ttl, standingTables...)}
+	c := &StandingCache{c: store.NewReadCache[standingKey, standingValue](db, ttl, standingTables...)}
+	db.Watch(func() { c.repoWrites.Add(1) }, "repositories")
+	return c
 }
 
 // ByOwnerAndNameWithMembership is the package function of that name,
 // from the cache when it holds the lookup. Lookups that fail (not found
 // included) are not cached.
 func (c *StandingCache) ByOwnerAndNameWithMembership(ctx context.Context, q store.Q, owner, name string, userID int64) (*Repository, Standing, error) {
-	v, err := c.c.Get(standingKey{owner, name, userID}, func() (standingValue, error) {
+	key := standingKey{owner, name, userID}
+	writes := c.repoWrites.Load()
+	v, err := c.c.Get(key, func() (standingValue, error) {
 		r, st, err := ByOwnerAndNameWithMembership(ctx, q, owner, name, userID)
-		return standingValue{r, st}, err
+		if err != nil {
+			return standingValue{}, err
+		}
+		v := standingValue{standing: st, repo: &atomic.Pointer[repoRead]{}}
+		v.repo.Store(&repoRead{repo: r, writes: writes})
+		return v, nil
 	})
 	if err != nil {
 		return nil, Standing{}, err
 	}
-	return v.repo.clone(), v.standing, nil
+	read := v.repo.Load()
+	if read.writes == writes {
+		return read.repo.clone(), v.standing, nil
+	}
+	r, err := ByID(ctx, q, read.repo.ID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, Standing{}, err
+	}
+	if err != nil || r.Owner.ID != read.repo.Owner.ID || !strings.EqualFold(r.Name, name) {
+		return ByOwnerAndNameWithMembership(ctx, q, owner, name, userID) // renamed, transferred or gone
+	}
+	v.repo.CompareAndSwap(read, &repoRead{repo: r, writes: writes})
+	return r.clone(), v.standing, nil
 }
 
 // clone returns a copy of r that shares nothing with it.

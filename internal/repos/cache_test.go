@@ -2,7 +2,9 @@ package repos_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"forgeapi/internal/apptest"
@@ -13,7 +15,7 @@ import (
 type repoView struct {
 	status      int
 	location    string
-	name        string
+	owner, name string
 	private     bool
 	stars       int
 	watchers    int
@@ -47,6 +49,9 @@ func TestReadCachesSeeWritesAtOnce(t *testing.T) {
 			return v
 		}
 		var j struct {
+			Owner struct {
+				Login string `json:"login"`
+			} `json:"owner"`
 			Name        string `json:"name"`
 			Private     bool   `json:"private"`
 			Stars       int    `json:"stargazers_count"`
@@ -60,7 +65,7 @@ func TestReadCachesSeeWritesAtOnce(t *testing.T) {
 		if err := json.Unmarshal(body, &j); err != nil {
 			t.Fatalf("GET %s: %v: %s", path, err, body)
 		}
-		v.name, v.private, v.stars, v.watchers, v.forks = j.Name, j.Private, j.Stars, j.Watchers, j.Forks
+		v.owner, v.name, v.private, v.stars, v.watchers, v.forks = j.Owner.Login, j.Name, j.Private, j.Stars, j.Watchers, j.Forks
 		if j.Permissions != nil {
 			v.push, v.admin = j.Permissions.Push, j.Permissions.Admin
 		}
@@ -146,6 +151,24 @@ func TestReadCachesSeeWritesAtOnce(t *testing.T) {
 		func(b, a repoView) bool {
 			return b.status == 404 && a.status == 200 && a.name == "gadget" && !a.private
 		})
+	step("transferred", "/repos/octo/gadget", octoTok, func() {
+		do("POST", "/repos/octo/gadget/transfer", octoTok, `{"new_owner":"acme"}`, 202)
+	}, func(b, a repoView) bool { return b.owner == "octo" && a.owner == "acme" && a.name == "gadget" }) // redirected
+	step("transferred back", "/repos/acme/gadget", octoTok, func() {
+		do("POST", "/repos/acme/gadget/transfer", octoTok, `{"new_owner":"octo"}`, 202)
+	}, func(b, a repoView) bool { return b.owner == "acme" && a.owner == "octo" })
+	// The lookup of acme/gadget, read before the transfer back, finds the
+	// repository moved: the old path redirects (not followed here), it does
+	// not serve the repository under its new owner.
+	noFollow := &http.Client{Transport: env.Transport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest("GET", env.URL+"/repos/acme/gadget", nil)
+	req.Header.Set("Authorization", "Bearer "+octoTok)
+	resp, err := noFollow.Do(req)
+	apptest.Must(t, "GET the old path", err)
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || !strings.HasSuffix(loc, "/repos/octo/gadget") {
+		t.Errorf("GET /repos/acme/gadget after the transfer back: %d, Location %q, want a 301 to octo/gadget", resp.StatusCode, loc)
+	}
 	step("deleted", "/repos/octo/gadget", monaTok, func() { do("DELETE", "/repos/octo/gadget", octoTok, "", 204) },
 		func(b, a repoView) bool { return b.status == 200 && a.status == 404 })
 }
