@@ -84,6 +84,7 @@ type Server struct {
 	metrics *Metrics
 	routes  []Route
 	buffers bufferPool  // bodies of buffered GET responses
+	scratch scratchPool // what other responses render their bodies into
 	lines   *lineWriter // the access log's, when its handler offers AccessLines
 	// largeBodies admits the bodies over DefaultMaxBody of routes that
 	// accept them, LargeBodyBudget bytes at once (see admitLargeBody).
@@ -214,7 +215,8 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s.metrics.begin()
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &statusRecorder{ResponseWriter: w, scratches: &s.scratch}
+	defer func() { s.scratch.put(rec.scratch) }() // last: after the access log line
 	requestID := newRequestID()
 	ids := rec.values(requestID)
 	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids

@@ -29,6 +29,11 @@ type statusRecorder struct {
 	ctx     requestContext // an API route's (apiHandler)
 	nvalues int
 	vals    [recorderValues]string
+
+	// scratch is the buffer AvailableBuffer hands out, taken from
+	// scratches on first use; ServeHTTP gives it back.
+	scratches *scratchPool
+	scratch   *[]byte
 }
 
 // recorderValues is how many header values a recorder holds: the
@@ -103,6 +108,44 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	n, err := s.ResponseWriter.Write(b)
 	s.bytes += int64(n)
 	return n, err
+}
+
+// AvailableBuffer returns an empty slice to append a response body to
+// and pass to Write (see WriteJSON): the request's scratch buffer, from
+// the server's pool. Without it a PATCH's repository object (5.7 KB) was
+// rendered into a fresh slice grown three times, 23 KB allocated a call.
+func (s *statusRecorder) AvailableBuffer() []byte {
+	if s.scratch == nil {
+		if s.scratches == nil {
+			return nil
+		}
+		s.scratch = s.scratches.get()
+	}
+	return (*s.scratch)[:0]
+}
+
+// scratchPool recycles the scratch buffers of responses rendered with
+// AvailableBuffer between requests.
+type scratchPool struct{ pool sync.Pool }
+
+// scratchSize is a new scratch buffer's capacity: a repository object
+// with room to spare.
+const scratchSize = 8 << 10
+
+func (p *scratchPool) get() *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, scratchSize)
+	return &b
+}
+
+// put recycles b (nil: nothing to recycle); the caller must not use it,
+// or any slice of it, afterwards.
+func (p *scratchPool) put(b *[]byte) {
+	if b != nil {
+		p.pool.Put(b)
+	}
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush,
