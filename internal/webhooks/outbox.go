@@ -264,7 +264,7 @@ func (s *Service) claimOutboxes(ctx context.Context, owner string, lease time.Du
 func (s *Service) outboxDeliveries(ctx context.Context, tx store.Q, payloadID int64, hookIDs []int64) ([]handed, error) {
 	var p payload
 	var repoID sql.NullInt64
-	var body string
+	var body []byte // shared by the payload's deliveries, which only read it
 	err := tx.QueryRowContext(ctx, `SELECT guid, event, action, repository_id, created_at, payload FROM hook_payloads WHERE id = $1`,
 		payloadID).Scan(&p.GUID, &p.Event, &p.Action, &repoID, &p.CreatedAt, &body)
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Service) outboxDeliveries(ctx context.Context, tx store.Q, payloadID in
 		}
 		items = append(items, handed{claimed: claimed{HookID: hookID, PayloadID: payloadID, GUID: p.GUID, Event: p.Event,
 			Action: p.Action, RepositoryID: p.RepositoryID, RetriesLeft: max(s.Config.Retries, 0), CreatedAt: p.CreatedAt},
-			hook: h, body: []byte(body)})
+			hook: h, body: body})
 	}
 	return items, nil
 }
