@@ -40,33 +40,35 @@ func (c claimed) unwrittenRow(url string, due time.Time) newDelivery {
 // deliveries the caller writes (counts: how many of each) and reports
 // those owner still holds. The outbox of a payload whose remaining
 // unwritten deliveries (see handoff) are all being written is deleted;
-// the others are locked (PostgreSQL) for the transaction. Payloads are
-// taken in id order, so that two writers lock them in the same order.
+// the others are locked (PostgreSQL) for the transaction. Each is one
+// statement for up to idsPerStatement payloads: one a payload was 1% of
+// the CPU of a delivery. (PostgreSQL may lock a statement's rows in any
+// order; a deadlock with another writer is retried, see store.RetryTx.)
 func (s *Service) holdOutboxes(ctx context.Context, tx store.Q, owner string, counts map[int64]int) (map[int64]bool, error) {
 	held := make(map[int64]bool, len(counts))
+	var done, partial []int64
 	for _, id := range slices.Sorted(maps.Keys(counts)) {
+		held[id] = false
 		if counts[id] >= s.handoff.remaining(id) {
-			res, err := tx.ExecContext(ctx, `DELETE FROM hook_outboxes WHERE payload_id = $1 AND owner = $2`, id, owner)
-			if err != nil {
-				return nil, store.Normalize(err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return nil, err
-			}
-			held[id] = n == 1
-			continue
+			done = append(done, id)
+		} else {
+			partial = append(partial, id)
 		}
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM hook_outboxes WHERE payload_id = $1 AND owner = $2`+s.DB.ForUpdate(),
-			id, owner).Scan(&one)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, store.Normalize(err)
-		}
-		held[id] = err == nil
 	}
-	return held, nil
+	mark := func(id int64) { held[id] = true }
+	if err := eachIDIn(ctx, tx, &releaseOutboxQueries, "", []any{owner}, done, mark); err != nil {
+		return nil, err
+	}
+	return held, eachIDIn(ctx, tx, &lockOutboxQueries, s.DB.ForUpdate(), []any{owner}, partial, mark)
 }
+
+// releaseOutboxQueries delete the outboxes of owner ($1) among the
+// payloads listed and return their ids; lockOutboxQueries return those
+// outboxes (the caller appends a lock clause).
+var (
+	releaseOutboxQueries = inLists(`DELETE FROM hook_outboxes WHERE owner = $1 AND payload_id IN `, 2, ` RETURNING payload_id`)
+	lockOutboxQueries    = inLists(`SELECT payload_id FROM hook_outboxes WHERE owner = $1 AND payload_id IN `, 2, "")
+)
 
 // unwrittenCounts counts the unwritten deliveries (ID 0) of each payload
 // among the outcomes.
@@ -87,35 +89,48 @@ func existingHooks(ctx context.Context, tx store.Q, outcomes []*outcome) (map[in
 	for _, o := range outcomes {
 		ids[o.HookID] = false
 	}
-	list := slices.Sorted(maps.Keys(ids))
-	for start := 0; start < len(list); start += hooksPerLookup {
-		chunk := list[start:min(len(list), start+hooksPerLookup)]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		if err := markExisting(ctx, tx, existingHooksQueries[len(chunk)-1], args, ids); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
+	err := eachIDIn(ctx, tx, &existingHooksQueries, "", nil, slices.Sorted(maps.Keys(ids)), func(id int64) { ids[id] = true })
+	return ids, err
 }
 
-// hooksPerLookup is how many hooks one query of existingHooks looks up;
-// existingHooksQueries are its texts by hook count (index n-1), constant
-// so that each is prepared once: built for every batch, the query's
-// parsing was most of its cost (1% of the CPU of a delivery).
-const hooksPerLookup = 32
+// existingHooksQueries return the hooks listed that exist.
+var existingHooksQueries = inLists(`SELECT id FROM hooks WHERE id IN `, 1, "")
 
-var existingHooksQueries = func() (q [hooksPerLookup]string) {
-	for n := 1; n <= hooksPerLookup; n++ {
-		q[n-1] = `SELECT id FROM hooks WHERE id IN ` + valueRows(1, n, 1, nil, "")
+// idsPerStatement is how many ids the IN list of one statement of
+// eachIDIn holds. Its statements' texts are built for each count up to it
+// (inLists) and constant, so that each is prepared once: built for every
+// batch, such a query's parsing was most of its cost.
+const idsPerStatement = 32
+
+// inLists returns, for n from 1 to idsPerStatement (index n-1), head
+// followed by an IN list of n parameters numbered from first, and tail.
+func inLists(head string, first int, tail string) (q [idsPerStatement]string) {
+	for n := 1; n <= idsPerStatement; n++ {
+		q[n-1] = head + valueRows(1, n, first, nil, "") + tail
 	}
 	return q
-}()
+}
 
-// markExisting sets ids[id] for each id the query returns.
-func markExisting(ctx context.Context, tx store.Q, query string, args []any, ids map[int64]bool) error {
+// eachIDIn runs the query of queries (see inLists) for each run of up to
+// idsPerStatement ids, its text followed by suffix and its parameters
+// args followed by the ids, and calls found with the id of every row
+// returned.
+func eachIDIn(ctx context.Context, tx store.Q, queries *[idsPerStatement]string, suffix string, args []any, ids []int64, found func(int64)) error {
+	for start := 0; start < len(ids); start += idsPerStatement {
+		chunk := ids[start:min(len(ids), start+idsPerStatement)]
+		params := append(make([]any, 0, len(args)+len(chunk)), args...)
+		for _, id := range chunk {
+			params = append(params, id)
+		}
+		if err := scanIDs(ctx, tx, queries[len(chunk)-1]+suffix, params, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanIDs runs the query and calls found with the id of every row.
+func scanIDs(ctx context.Context, tx store.Q, query string, args []any, found func(int64)) error {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return store.Normalize(err)
@@ -126,9 +141,9 @@ func markExisting(ctx context.Context, tx store.Q, query string, args []any, ids
 		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		ids[id] = true
+		found(id)
 	}
-	return rows.Err()
+	return store.Normalize(rows.Err())
 }
 
 // outcomeColumns is the number of parameters of one row of
@@ -296,18 +311,7 @@ func (s *Service) outboxDeliveries(ctx context.Context, tx store.Q, payloadID in
 
 // loggedHooks are the hooks that have a delivery of the payload.
 func loggedHooks(ctx context.Context, tx store.Q, payloadID int64) (map[int64]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT hook_id FROM hook_deliveries WHERE payload_id = $1`, payloadID)
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
 	logged := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		logged[id] = true
-	}
-	return logged, store.Normalize(rows.Err())
+	err := scanIDs(ctx, tx, `SELECT hook_id FROM hook_deliveries WHERE payload_id = $1`, []any{payloadID}, func(id int64) { logged[id] = true })
+	return logged, err
 }

@@ -42,7 +42,7 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	now := time.Now()
 	var existing []int64
-	for range hooksPerLookup + 9 {
+	for range idsPerStatement + 9 {
 		var id int64
 		if err := db.QueryRowContext(ctx, `INSERT INTO hooks (events, url, created_at, updated_at) VALUES ('[]', 'http://x', $1, $1) RETURNING id`,
 			now).Scan(&id); err != nil {
@@ -73,5 +73,81 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 	}
 	if v, ok := got[gone]; !ok || v || len(got) != len(existing)+1 {
 		t.Errorf("existing hooks = %v, want %d hooks and %d reported gone", got, len(existing)+1, gone)
+	}
+}
+
+// TestHoldOutboxesInBatches: the recorder's hold of the outboxes of the
+// payloads it writes deletes those whose last unwritten deliveries it
+// writes and keeps the others, across more payloads than one statement
+// lists, and holds none that another dispatcher owns or that is gone.
+func TestHoldOutboxesInBatches(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	now := time.Now()
+	s := NewService(db, nil, Config{}, func() time.Time { return now }, nil)
+	const mine, theirs = "dispatcher-a", "dispatcher-b"
+	counts := map[int64]int{}
+	want := map[int64]bool{}
+	var last, partial, foreign []int64
+	for i := range 2*idsPerStatement + 5 {
+		owner := mine
+		if i%7 == 3 {
+			owner = theirs
+		}
+		id, err := insertPayload(ctx, db, payload{GUID: "g", Event: "push", Body: []byte("{}"), CreatedAt: now,
+			Outbox: &outbox{HookIDs: []int64{1, 2}, Owner: owner, Until: now.Add(time.Minute)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []handed
+		for range 2 {
+			items = append(items, handed{claimed: claimed{PayloadID: id}})
+		}
+		s.handoff.hold(items)
+		counts[id] = 2 // both of its deliveries: the outbox goes
+		if i%3 == 0 {
+			counts[id] = 1 // one of two: the outbox stays, held
+			partial = append(partial, id)
+		}
+		switch {
+		case owner == theirs:
+			foreign = append(foreign, id)
+		case counts[id] == 2:
+			last = append(last, id)
+			want[id] = true
+		default:
+			want[id] = true
+		}
+	}
+	counts[last[len(last)-1]+1000] = 1 // no outbox at all
+	var held map[int64]bool
+	if err := db.Tx(ctx, func(tx store.Q) error {
+		held, err = s.holdOutboxes(ctx, tx, mine, counts)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range counts {
+		if held[id] != want[id] {
+			t.Errorf("payload %d: held %v, want %v", id, held[id], want[id])
+		}
+	}
+	left := map[int64]bool{}
+	if err := scanIDs(ctx, db, `SELECT payload_id FROM hook_outboxes`, nil, func(id int64) { left[id] = true }); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range last {
+		if left[id] {
+			t.Errorf("outbox %d, all of whose deliveries were written, is left", id)
+		}
+	}
+	for _, id := range append(partial, foreign...) {
+		if !left[id] {
+			t.Errorf("outbox %d (deliveries left unwritten, or another dispatcher's) was deleted", id)
+		}
 	}
 }
