@@ -76,11 +76,11 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 	}
 }
 
-// TestHoldOutboxesInBatches: the recorder's hold of the outboxes of the
-// payloads it writes deletes those whose last unwritten deliveries it
-// writes and keeps the others, across more payloads than one statement
-// lists, and holds none that another dispatcher owns or that is gone.
-func TestHoldOutboxesInBatches(t *testing.T) {
+// TestHoldOutboxes: the recorder's hold of the outboxes of the payloads
+// it writes deletes those whose last unwritten deliveries it writes and
+// keeps the others, and holds none that another dispatcher owns or that
+// is gone.
+func TestHoldOutboxes(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, "", t.TempDir())
 	if err != nil {
