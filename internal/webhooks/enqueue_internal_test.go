@@ -16,11 +16,7 @@ import (
 // over when the transaction commits.
 func TestEventDeliveriesWaitInTheOutbox(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t)
 	t0 := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
 	s := NewService(db, nil, Config{}, func() time.Time { return t0 }, nil)
 	enqueue := func() int {

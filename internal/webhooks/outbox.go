@@ -89,45 +89,32 @@ func existingHooks(ctx context.Context, tx store.Q, outcomes []*outcome) (map[in
 	for _, o := range outcomes {
 		ids[o.HookID] = false
 	}
-	err := eachIDIn(ctx, tx, &existingHooksQueries, "", nil, slices.Sorted(maps.Keys(ids)), func(id int64) { ids[id] = true })
-	return ids, err
+	list := slices.Sorted(maps.Keys(ids))
+	for start := 0; start < len(list); start += hooksPerLookup {
+		chunk := list[start:min(len(list), start+hooksPerLookup)]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		if err := scanIDs(ctx, tx, existingHooksQueries[len(chunk)-1], args, func(id int64) { ids[id] = true }); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
-// existingHooksQueries return the hooks listed that exist.
-var existingHooksQueries = inLists(`SELECT id FROM hooks WHERE id IN `, 1, "")
+// hooksPerLookup is how many hooks one query of existingHooks looks up;
+// existingHooksQueries are its texts by hook count (index n-1), constant
+// so that each is prepared once: built for every batch, the query's
+// parsing was most of its cost (1% of the CPU of a delivery).
+const hooksPerLookup = 32
 
-// idsPerStatement is how many ids the IN list of one statement of
-// eachIDIn holds. Its statements' texts are built for each count up to it
-// (inLists) and constant, so that each is prepared once: built for every
-// batch, such a query's parsing was most of its cost.
-const idsPerStatement = 32
-
-// inLists returns, for n from 1 to idsPerStatement (index n-1), head
-// followed by an IN list of n parameters numbered from first, and tail.
-func inLists(head string, first int, tail string) (q [idsPerStatement]string) {
-	for n := 1; n <= idsPerStatement; n++ {
-		q[n-1] = head + valueRows(1, n, first, nil, "") + tail
+var existingHooksQueries = func() (q [hooksPerLookup]string) {
+	for n := 1; n <= hooksPerLookup; n++ {
+		q[n-1] = `SELECT id FROM hooks WHERE id IN ` + valueRows(1, n, 1, nil, "")
 	}
 	return q
-}
-
-// eachIDIn runs the query of queries (see inLists) for each run of up to
-// idsPerStatement ids, its text followed by suffix and its parameters
-// args followed by the ids, and calls found with the id of every row
-// returned.
-func eachIDIn(ctx context.Context, tx store.Q, queries *[idsPerStatement]string, suffix string, args []any, ids []int64, found func(int64)) error {
-	for start := 0; start < len(ids); start += idsPerStatement {
-		chunk := ids[start:min(len(ids), start+idsPerStatement)]
-		params := append(make([]any, 0, len(args)+len(chunk)), args...)
-		for _, id := range chunk {
-			params = append(params, id)
-		}
-		if err := scanIDs(ctx, tx, queries[len(chunk)-1]+suffix, params, found); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+}()
 
 // scanIDs runs the query and calls found with the id of every row.
 func scanIDs(ctx context.Context, tx store.Q, query string, args []any, found func(int64)) error {

@@ -35,14 +35,10 @@ func TestHookList(t *testing.T) {
 // holds included, and only the existing ones are marked.
 func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t)
 	now := time.Now()
 	var existing []int64
-	for range idsPerStatement + 9 {
+	for range hooksPerLookup + 9 {
 		var id int64
 		if err := db.QueryRowContext(ctx, `INSERT INTO hooks (events, url, created_at, updated_at) VALUES ('[]', 'http://x', $1, $1) RETURNING id`,
 			now).Scan(&id); err != nil {
@@ -61,6 +57,7 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 	}
 	var got map[int64]bool
 	if err := db.Tx(ctx, func(tx store.Q) error {
+		var err error
 		got, err = existingHooks(ctx, tx, outcomes)
 		return err
 	}); err != nil {
@@ -82,18 +79,14 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 // is gone.
 func TestHoldOutboxes(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t)
 	now := time.Now()
 	s := NewService(db, nil, Config{}, func() time.Time { return now }, nil)
 	const mine, theirs = "dispatcher-a", "dispatcher-b"
 	counts := map[int64]int{}
 	want := map[int64]bool{}
 	var last, partial, foreign []int64
-	for i := range 2*idsPerStatement + 5 {
+	for i := range 2*hooksPerLookup + 5 {
 		owner := mine
 		if i%7 == 3 {
 			owner = theirs
@@ -126,6 +119,7 @@ func TestHoldOutboxes(t *testing.T) {
 	counts[last[len(last)-1]+1000] = 1 // no outbox at all
 	var held map[int64]bool
 	if err := db.Tx(ctx, func(tx store.Q) error {
+		var err error
 		held, err = s.holdOutboxes(ctx, tx, mine, counts)
 		return err
 	}); err != nil {
@@ -150,4 +144,16 @@ func TestHoldOutboxes(t *testing.T) {
 			t.Errorf("outbox %d (deliveries left unwritten, or another dispatcher's) was deleted", id)
 		}
 	}
+}
+
+// openSQLite opens a new SQLite store in a temporary directory, closed
+// when the test ends.
+func openSQLite(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -22,19 +22,6 @@ type Signatures struct {
 	SHA1   string // "sha1=<hex hmac-sha1>"
 }
 
-// Sign returns the signature header values for body keyed with secret.
-// It reports ok false, and no signatures, when secret is empty: a hook
-// without a secret sends no signature headers.
-func Sign(body []byte, secret string) (sigs Signatures, ok bool) {
-	if secret == "" {
-		return Signatures{}, false
-	}
-	return Signatures{
-		SHA256: signature("sha256=", hmac.New(sha256.New, []byte(secret)), body),
-		SHA1:   signature("sha1=", hmac.New(sha1.New, []byte(secret)), body),
-	}, true
-}
-
 // signature is prefix followed by the hex HMAC of body made with mac,
 // in one string (the digest and its hex on the stack). mac is left reset.
 func signature(prefix string, mac hash.Hash, body []byte) string {
@@ -51,10 +38,10 @@ func signature(prefix string, mac hash.Hash, body []byte) string {
 // signer starts over.
 const maxSignerKeys = 4096
 
-// signer signs as Sign does, with HMACs kept per secret and reused: making
-// the two HMACs of every delivery anew (their hashes, pads and the hashed
-// inner pad) was 1.5% of the CPU a delivery costs in the webhooks bench.
-// It is safe for concurrent use.
+// signer makes the signature header values of a body, with HMACs kept
+// per secret and reused: making the two HMACs of every delivery anew
+// (their hashes, pads and the hashed inner pad) was 1.5% of the CPU a
+// delivery costs in the webhooks bench. It is safe for concurrent use.
 type signer struct {
 	mu       sync.RWMutex
 	bySecret map[string]*keyedMACs
@@ -63,7 +50,9 @@ type signer struct {
 // keyedMACs holds reset HMACs keyed with one secret.
 type keyedMACs struct{ sha256, sha1 sync.Pool }
 
-// sign is Sign(body, secret).
+// sign returns the signature header values for body keyed with secret.
+// It reports ok false, and no signatures, when secret is empty: a hook
+// without a secret sends no signature headers.
 func (s *signer) sign(body []byte, secret string) (sigs Signatures, ok bool) {
 	if secret == "" {
 		return Signatures{}, false
