@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v92/github"
+	"github.com/tidwall/gjson"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
@@ -500,22 +501,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	hook, _ := strconv.Atoi(req.URL.Path[len("/hook/"):])
 	event := req.Header.Get("X-Service-Event")
-	var body struct {
-		After      string `json:"after"`
-		Repository struct {
-			Description string `json:"description"`
-		} `json:"repository"`
-	}
-	if event == "repository" || event == "push" {
-		if err := json.Unmarshal(payload, &body); err != nil {
-			http.Error(w, "bad payload", http.StatusBadRequest)
-			return
-		}
-	}
-	key := body.Repository.Description
-	if event == "push" {
-		key = body.After
-	}
+	key := eventKey(event, payload)
 	if delay := time.Duration(r.delay.Load()); delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -527,6 +513,23 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	r.keepIfAsked(key, hook, payload, req.Header)
 	r.record(event, key, hook, now)
+}
+
+// eventKey is the key the receiver knows a delivery's event by: a push's
+// after SHA, a repository event's repository description, "" for any
+// other event. It looks the one value up by its path, as a receiver that
+// routes on a field does, rather than decoding the whole payload: the
+// decode cost 34 µs on forgeapi's 5.7 KB payload against 13 µs on the
+// flat loop's 4 KB, work the yardstick (a receiver that checks the HMAC)
+// does not do and that weighed on forgeapi's side alone.
+func eventKey(event string, payload []byte) string {
+	switch event {
+	case "push":
+		return gjson.GetBytes(payload, "after").String()
+	case "repository":
+		return gjson.GetBytes(payload, "repository.description").String()
+	}
+	return ""
 }
 
 func (r *receiver) record(event, desc string, hook int, at time.Time) {
