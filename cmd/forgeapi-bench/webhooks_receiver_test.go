@@ -1,6 +1,13 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"testing"
+)
 
 // The receiver knows a repository event by the repository's own
 // description, not the one before it in changes nor an organization's,
@@ -28,3 +35,49 @@ func TestEventKey(t *testing.T) {
 }
 
 const zeros = "0000000000000000000000000000000000000000"
+
+// The receiver takes a delivery signed with its secret and refuses one
+// whose body, signature or secret differ, or that is signed with SHA-1
+// alone; its reused HMACs and buffers carry nothing from one delivery
+// to the next.
+func TestReceiverChecksTheSignature(t *testing.T) {
+	rcv := newReceiver("bench-secret")
+	hookURL, stop, err := serveReceiver(rcv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stop() }()
+	body := barePayload("sig-1")
+	good := "sha256=" + hexHMAC(sha256.New, []byte("bench-secret"), body)
+	for _, c := range []struct {
+		name, header, signature string
+		body                    []byte
+		want                    int
+	}{
+		{"signed", "X-Hub-Signature-256", good, body, http.StatusOK},
+		{"body changed", "X-Hub-Signature-256", good, barePayload("sig-2"), http.StatusBadRequest},
+		{"other secret", "X-Hub-Signature-256", "sha256=" + hexHMAC(sha256.New, []byte("other"), body), body, http.StatusBadRequest},
+		{"SHA-1 alone", "X-Hub-Signature", "sha1=" + hexHMAC(sha1.New, []byte("bench-secret"), body), body, http.StatusBadRequest},
+		{"not hex", "X-Hub-Signature-256", "sha256=" + strings.Repeat("zz", 32), body, http.StatusBadRequest},
+		{"short", "X-Hub-Signature-256", good[:len(good)-2], body, http.StatusBadRequest},
+		{"signed again", "X-Hub-Signature-256", good, body, http.StatusOK},
+	} {
+		req, err := http.NewRequest("POST", hookURL+"/0", bytes.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Service-Event", "repository")
+		req.Header.Set(c.header, c.signature)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	if n := rcv.badSignatures.Load(); n != 5 {
+		t.Errorf("%d bad signatures counted, want 5", n)
+	}
+}
