@@ -30,7 +30,7 @@ const barePayloadBytes = 4096
 // `senders` goroutines for d, as fast as the receiver answers, and
 // returns how many deliveries the receiver took, and in what time. It is the
 // yardstick of the webhooks scenario: what this machine does with a Go
-// sender and the same receiver (same HMAC check, same JSON parse, same
+// sender and the same receiver (same HMAC check, same key lookup, same
 // bookkeeping) and no forgeapi between them.
 func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (received int64, elapsed time.Duration) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
