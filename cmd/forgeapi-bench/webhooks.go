@@ -550,11 +550,10 @@ func (r *receiver) signedBySecret(signature string, payload []byte) bool {
 
 // eventKey is the key the receiver knows a delivery's event by: a push's
 // after SHA, a repository event's repository description, "" for any
-// other event. It looks the one value up by its path, as a receiver that
-// routes on a field does, rather than decoding the whole payload: the
-// decode cost 34 µs on forgeapi's 5.7 KB payload against 13 µs on the
-// flat loop's 4 KB, work the yardstick (a receiver that checks the HMAC)
-// does not do and that weighed on forgeapi's side alone.
+// other event. It looks the one value up by its path rather than
+// decoding the whole payload: the yardstick is a receiver that checks
+// the HMAC, and a decode cost 34 µs on forgeapi's 5.7 KB payload and
+// 13 µs on the flat loop's 4 KB (0.55 and 0.14 µs looked up).
 func eventKey(event string, payload []byte) string {
 	switch event {
 	case "push":

@@ -16,7 +16,7 @@ func TestEventKey(t *testing.T) {
 	repository := []byte(`{"action":"edited","changes":{"description":{"from":"bench-1"}},` +
 		`"repository":{"id":1,"owner":{"login":"bench","description":"an owner"},"description":"bench-2","topics":[]},` +
 		`"organization":{"login":"o","description":"an organization"}}`)
-	push := []byte(`{"ref":"refs/heads/main","before":"` + zeros + `","after":"0123abcd","repository":{"description":"r"}}`)
+	push := []byte(`{"ref":"refs/heads/main","before":"` + strings.Repeat("0", 40) + `","after":"0123abcd","repository":{"description":"r"}}`)
 	for _, c := range []struct {
 		event   string
 		payload []byte
@@ -33,8 +33,6 @@ func TestEventKey(t *testing.T) {
 		}
 	}
 }
-
-const zeros = "0000000000000000000000000000000000000000"
 
 // The receiver takes a delivery signed with its secret and refuses one
 // whose body, signature or secret differ, or that is signed with SHA-1
