@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -16,6 +18,10 @@ func TestEventKey(t *testing.T) {
 	repository := []byte(`{"action":"edited","changes":{"description":{"from":"bench-1"}},` +
 		`"repository":{"id":1,"owner":{"login":"bench","description":"an owner"},"description":"bench-2","topics":[]},` +
 		`"organization":{"login":"o","description":"an organization"}}`)
+	sent, err := os.ReadFile("testdata/repository-edited.json") // as forgeapi sent it
+	if err != nil {
+		t.Fatal(err)
+	}
 	push := []byte(`{"ref":"refs/heads/main","before":"` + strings.Repeat("0", 40) + `","after":"0123abcd","repository":{"description":"r"}}`)
 	for _, c := range []struct {
 		event   string
@@ -23,6 +29,7 @@ func TestEventKey(t *testing.T) {
 		want    string
 	}{
 		{"repository", repository, "bench-2"},
+		{"repository", sent, "bench-1387"},
 		{"push", push, "0123abcd"},
 		{"ping", []byte(`{"zen":"z","hook_id":1}`), ""},
 		{"issues", repository, ""},
@@ -77,5 +84,38 @@ func TestReceiverChecksTheSignature(t *testing.T) {
 	}
 	if n := rcv.badSignatures.Load(); n != 5 {
 		t.Errorf("%d bad signatures counted, want 5", n)
+	}
+}
+
+// BenchmarkEventKey compares the receiver's key lookup with decoding the
+// payload, as the receiver did until round thirteen of issue 25, on the
+// payload of a repository event forgeapi sent (testdata, 5.7 KB) and on
+// the flat loop's 4 KB one.
+func BenchmarkEventKey(b *testing.B) {
+	forgeapi, err := os.ReadFile("testdata/repository-edited.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []struct {
+		name    string
+		payload []byte
+	}{{"forgeapi", forgeapi}, {"flat", barePayload("bare-1")}} {
+		b.Run("lookup/"+p.name, func(b *testing.B) {
+			for b.Loop() {
+				if eventKey("repository", p.payload) == "" {
+					b.Fatal("no key")
+				}
+			}
+		})
+		b.Run("decode/"+p.name, func(b *testing.B) {
+			for b.Loop() {
+				var body struct {
+					Repository struct{ Description string } `json:"repository"`
+				}
+				if err := json.Unmarshal(p.payload, &body); err != nil || body.Repository.Description == "" {
+					b.Fatal("no key", err)
+				}
+			}
+		})
 	}
 }
