@@ -342,13 +342,19 @@ func TestATurnAloneEndsAGroup(t *testing.T) {
 // checkpointer still brings the WAL back to its start, so the file stays
 // the size of a few intervals' commits. With checkpoints beside the
 // writers only, it grew by every commit for as long as the writes went
-// on (to 6 times the rows written here).
+// on (to 6 times the rows written here). The writers go on for 1.5 s
+// (many checkpoint intervals) and until 8 MiB of rows are written: on a
+// loaded machine (the race detector, CI's packages in parallel) 1.5 s
+// wrote 2.6 MB, and one stretch of the checkpointer waiting for the CPU
+// grew the WAL past that.
 func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	db, path := openSQLiteFile(t)
 	db.checkpoints.close()
 	db.checkpoints = startCheckpointer(db.DB, db.writes, 20*time.Millisecond, 256)
-	ctx, stop := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
+	const enough = 8 << 20
+	until := time.Now().Add(1500 * time.Millisecond)
 	row := strings.Repeat("x", 4<<10)
 	var written atomic.Int64
 	var wg sync.WaitGroup
@@ -356,7 +362,7 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; ctx.Err() == nil; i++ {
+			for i := 0; ctx.Err() == nil && (time.Now().Before(until) || written.Load() < enough); i++ {
 				err := db.Tx(context.Background(), func(tx Q) error {
 					return insertItem(context.Background(), tx, fmt.Sprintf("%d-%d-%s", w, i, row))
 				})
