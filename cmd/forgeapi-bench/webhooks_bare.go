@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -137,24 +138,45 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 	fmt.Printf("webhooks -compare-bare: %d rounds of %s; bare: %d senders, a flat %d-byte payload, then the same bytes as forgeapi (%d-byte payload, %d header lines); forgeapi: %d hooks, %d API clients\n",
 		b.rounds, b.round, b.bareSenders, barePayloadBytes, len(sample.body), len(sample.header), b.hooks, b.workers)
 	for i := range b.rounds {
+		cpu := processCPU()
 		fRate := flat.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret)))
+		flat.addCPU(&cpu)
 		sRate := same.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample)))
+		same.addCPU(&cpu)
 		f := b.forgeRound(ctx, client, base, fx, rcv)
 		forgeN += f.received
 		forge.addRound(f.received, f.elapsed)
-		fmt.Printf("  round %d: bare %6.0f/s, same bytes %6.0f/s   forgeapi %6.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f, %.2f   load %s\n",
-			i+1, fRate, sRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), f.rate()/fRate, f.rate()/sRate, loadAverage())
+		forge.addCPU(&cpu)
+		fmt.Printf("  round %d: bare %6.0f/s, same bytes %6.0f/s   forgeapi %6.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f, %.2f   CPU a delivery %s   load %s\n",
+			i+1, fRate, sRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), f.rate()/fRate, f.rate()/sRate,
+			cpuPerDelivery(&flat, &same, &forge, i), loadAverage())
 	}
 	fmt.Printf("  total: bare %.0f deliveries/s, same bytes %.0f/s, forgeapi %.0f/s: ratio %.2f (rounds %s), against the same bytes %.2f (rounds %s)\n",
 		flat.rate(), same.rate(), forge.rate(), forge.rate()/flat.rate(), forge.ratioRange(&flat), forge.rate()/same.rate(), forge.ratioRange(&same))
+	fmt.Printf("  CPU a delivery: bare %.0f µs, same bytes %.0f µs, forgeapi %.0f µs: cost ratio %.2f, against the same bytes %.2f\n",
+		flat.cpuPerDelivery(), same.cpuPerDelivery(), forge.cpuPerDelivery(),
+		flat.cpuPerDelivery()/forge.cpuPerDelivery(), same.cpuPerDelivery()/forge.cpuPerDelivery())
 	return flat.rate(), same.rate(), forgeN, nil
 }
 
+// cpuPerDelivery is round i's CPU a delivery of the three kinds, in µs,
+// for the round's line.
+func cpuPerDelivery(flat, same, forge *rateSum, i int) string {
+	return fmt.Sprintf("%.0f, %.0f, %.0f µs", flat.roundCPU[i], same.roundCPU[i], forge.roundCPU[i])
+}
+
 // rateSum adds up rounds of one kind: deliveries, seconds and each
-// round's rate.
+// round's rate, and the CPU the process used in them.
 type rateSum struct {
 	n, seconds float64
 	rounds     []float64
+	// cpu is the process's CPU time in the rounds, and roundCPU each
+	// round's CPU a delivery in µs: the cost of a delivery, which unlike
+	// a rate does not count the time the machine gave to others or left
+	// idle (a drain's tail, a round's start).
+	cpu      time.Duration
+	roundCPU []float64
+	lastN    int64
 }
 
 // addRound counts a round of n deliveries in elapsed, and returns its rate.
@@ -163,10 +185,42 @@ func (s *rateSum) addRound(n int64, elapsed time.Duration) float64 {
 	s.n += float64(n)
 	s.seconds += elapsed.Seconds()
 	s.rounds = append(s.rounds, rate)
+	s.lastN = n
 	return rate
 }
 
+// addCPU counts the process's CPU time since *since in the round last
+// added, and moves *since to now.
+func (s *rateSum) addCPU(since *time.Duration) {
+	now := processCPU()
+	used := now - *since
+	*since = now
+	s.cpu += used
+	s.roundCPU = append(s.roundCPU, microsPer(used, s.lastN))
+}
+
 func (s *rateSum) rate() float64 { return s.n / s.seconds }
+
+// cpuPerDelivery is the CPU a delivery over all rounds, in µs.
+func (s *rateSum) cpuPerDelivery() float64 { return microsPer(s.cpu, int64(s.n)) }
+
+// microsPer is d in µs over n (0 when n is 0).
+func microsPer(d time.Duration, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(n)
+}
+
+// processCPU is the CPU time, user and system, this process has used (0
+// when the system does not say).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // ratioRange is the lowest and highest ratio of s's rounds to other's.
 func (s *rateSum) ratioRange(other *rateSum) string {

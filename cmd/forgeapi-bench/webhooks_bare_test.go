@@ -67,3 +67,33 @@ func TestBareMessagesPassTheReceiver(t *testing.T) {
 		}
 	}
 }
+
+// A round's CPU a delivery is the process's CPU time in the round over
+// its deliveries, and the total is over all rounds of the kind.
+func TestRateSumCountsCPUADelivery(t *testing.T) {
+	spin := func(d time.Duration) {
+		start, deadline := processCPU(), time.Now().Add(5*time.Second)
+		for processCPU()-start < d {
+			if time.Now().After(deadline) {
+				t.Fatalf("the process's CPU time did not advance by %s in 5 s of spinning", d)
+			}
+		}
+	}
+	var s rateSum
+	since := processCPU()
+	spin(20 * time.Millisecond)
+	s.addRound(1000, time.Second)
+	s.addCPU(&since)
+	spin(20 * time.Millisecond)
+	s.addRound(0, time.Second)
+	s.addCPU(&since)
+	if got := s.roundCPU[0]; got < 20 || got > 1000 {
+		t.Errorf("round 1: %.1f µs a delivery, want 20 (20 ms over 1,000) or a little more", got)
+	}
+	if s.roundCPU[1] != 0 {
+		t.Errorf("round 2, no deliveries: %.1f µs a delivery, want 0", s.roundCPU[1])
+	}
+	if got := s.cpuPerDelivery(); got < 40 || got > 2000 {
+		t.Errorf("all rounds: %.1f µs a delivery, want 40 (40 ms over 1,000) or a little more", got)
+	}
+}
