@@ -288,7 +288,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Webhooks = webhooks.NewService(db, a.Secrets, cfg.Webhooks, cfg.Now, cfg.Logger)
-	a.Apps = &apps.Service{DB: db, Secrets: a.Secrets, Events: a.Events}
+	a.Apps = apps.NewService(db, a.Secrets, a.Events)
 	a.Webhooks.Apps = a.Apps
 	a.Events.Subscribe(a.Webhooks)
 	a.Activity.AfterChange = a.Feeds.Invalidate

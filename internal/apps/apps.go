@@ -83,6 +83,18 @@ type Service struct {
 	Secrets *secretbox.Box
 	// Events receives the installation events; nil emits none.
 	Events *events.Bus
+	// installations caches each account's installations for Recipients
+	// (see receivingOn); nil reads them every time. NewService makes it.
+	installations *store.ReadCache[int64, []receiving]
+}
+
+// NewService returns a Service over db, sealing webhook secrets with
+// secrets and emitting installation events on bus (nil: none). Made
+// when the server starts, so that its cache of installations watches
+// (and on PostgreSQL hears from the other servers of) every write to them.
+func NewService(db *store.DB, secrets *secretbox.Box, bus *events.Bus) *Service {
+	return &Service{DB: db, Secrets: secrets, Events: bus,
+		installations: store.NewReadCache[int64, []receiving](db, 0, installationTables...)}
 }
 
 // ErrInvalid wraps the reasons an app or installation is refused.

@@ -48,7 +48,8 @@ func (a *App) Receives(event string) bool {
 // Recipients implements webhooks.AppResolver: the installations, not
 // suspended, on the account where e happened (its repository's owner, or
 // its organization) of the apps that receive e, and, for a repository's
-// event, whose selection reaches the repository.
+// event, whose selection reaches the repository. The installations of
+// an account come from a cache (see receivingOn).
 func (s *Service) Recipients(ctx context.Context, q store.Q, e *events.Event) ([]events.AppInstallation, error) {
 	account := e.Org
 	if e.Repo != nil {
@@ -57,27 +58,67 @@ func (s *Service) Recipients(ctx context.Context, q store.Q, e *events.Event) ([
 	if account == nil {
 		return nil, nil
 	}
+	all, err := s.receivingOn(ctx, q, account.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []events.AppInstallation
+	for _, r := range all {
+		if r.app.Receives(e.HookEvent) && (e.Repo == nil || r.inst.Selects(e.Repo)) {
+			out = append(out, events.AppInstallation{AppID: r.inst.AppID, InstallationID: r.inst.ID})
+		}
+	}
+	return out, nil
+}
+
+// receiving is an installation, not suspended, with the events its app
+// subscribes to and the permissions it holds.
+type receiving struct {
+	inst Installation
+	app  App
+}
+
+// installationTables are the tables receivingOn's values are read from:
+// installations and apps, and the rows of accounts, whose deletes
+// cascade into installations (and whose ids SQLite may give again).
+var installationTables = []string{"app_installations", "apps", store.RowsOf("accounts")}
+
+// receivingOn returns the installations, not suspended, on the account:
+// the events sink asks for every event, inside the API's write
+// transaction, and almost always finds none. It reads through a cache
+// (a store.ReadCache dropped by every committed write to the tables
+// above) when the Service has one. A transaction that writes
+// installations or apps must not emit events to Recipients after that
+// write (none does: the apps package emits its own events to one
+// installation, with ToApp): the cache would not show the write. The
+// values are shared: callers must not change them.
+func (s *Service) receivingOn(ctx context.Context, q store.Q, accountID int64) ([]receiving, error) {
+	if s.installations == nil {
+		return loadReceiving(ctx, q, accountID)
+	}
+	return s.installations.Get(accountID, func() ([]receiving, error) { return loadReceiving(ctx, q, accountID) })
+}
+
+// loadReceiving reads the installations, not suspended, on the account.
+func loadReceiving(ctx context.Context, q store.Q, accountID int64) ([]receiving, error) {
 	rows, err := q.QueryContext(ctx, `SELECT i.id, i.app_id, i.repository_selection, i.repository_ids, a.events, a.permissions
 		FROM app_installations i JOIN apps a ON a.id = i.app_id
-		WHERE i.account_id = $1 AND i.suspended_at IS NULL ORDER BY i.id`, account.ID)
+		WHERE i.account_id = $1 AND i.suspended_at IS NULL ORDER BY i.id`, accountID)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
 	defer rows.Close()
-	var out []events.AppInstallation
+	var out []receiving
 	for rows.Next() {
-		inst := Installation{AccountID: account.ID}
-		var app App
+		r := receiving{inst: Installation{AccountID: accountID}}
 		var ids, evs, perms string
-		if err := rows.Scan(&inst.ID, &inst.AppID, &inst.Selection, &ids, &evs, &perms); err != nil {
+		if err := rows.Scan(&r.inst.ID, &r.inst.AppID, &r.inst.Selection, &ids, &evs, &perms); err != nil {
 			return nil, store.Normalize(err)
 		}
-		if err := decodeRecipient(&inst, &app, ids, evs, perms); err != nil {
+		if err := decodeRecipient(&r.inst, &r.app, ids, evs, perms); err != nil {
 			return nil, err
 		}
-		if app.Receives(e.HookEvent) && (e.Repo == nil || inst.Selects(e.Repo)) {
-			out = append(out, events.AppInstallation{AppID: inst.AppID, InstallationID: inst.ID})
-		}
+		out = append(out, r)
 	}
 	return out, store.Normalize(rows.Err())
 }
