@@ -139,17 +139,16 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 		b.rounds, b.round, b.bareSenders, barePayloadBytes, len(sample.body), len(sample.header), b.hooks, b.workers)
 	for i := range b.rounds {
 		cpu := processCPU()
-		fRate := flat.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret)))
-		flat.addCPU(&cpu)
-		sRate := same.addRound(bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample)))
-		same.addCPU(&cpu)
+		n, elapsed := bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret))
+		fRate := flat.addRound(n, elapsed, &cpu)
+		n, elapsed = bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample))
+		sRate := same.addRound(n, elapsed, &cpu)
 		f := b.forgeRound(ctx, client, base, fx, rcv)
 		forgeN += f.received
-		forge.addRound(f.received, f.elapsed)
-		forge.addCPU(&cpu)
+		forge.addRound(f.received, f.elapsed, &cpu)
 		fmt.Printf("  round %d: bare %6.0f/s, same bytes %6.0f/s   forgeapi %6.0f deliveries/s (%d of %d, %d events, drained in %.2f s)   ratio %.2f, %.2f   CPU a delivery %s   load %s\n",
 			i+1, fRate, sRate, f.rate(), f.received, f.expected, f.events, f.elapsed.Seconds(), f.rate()/fRate, f.rate()/sRate,
-			cpuPerDelivery(&flat, &same, &forge, i), loadAverage())
+			roundCPUs(&flat, &same, &forge, i), loadAverage())
 	}
 	fmt.Printf("  total: bare %.0f deliveries/s, same bytes %.0f/s, forgeapi %.0f/s: ratio %.2f (rounds %s), against the same bytes %.2f (rounds %s)\n",
 		flat.rate(), same.rate(), forge.rate(), forge.rate()/flat.rate(), forge.ratioRange(&flat), forge.rate()/same.rate(), forge.ratioRange(&same))
@@ -159,9 +158,9 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 	return flat.rate(), same.rate(), forgeN, nil
 }
 
-// cpuPerDelivery is round i's CPU a delivery of the three kinds, in µs,
-// for the round's line.
-func cpuPerDelivery(flat, same, forge *rateSum, i int) string {
+// roundCPUs is round i's CPU a delivery of the three kinds, in µs, for
+// the round's line.
+func roundCPUs(flat, same, forge *rateSum, i int) string {
 	return fmt.Sprintf("%.0f, %.0f, %.0f µs", flat.roundCPU[i], same.roundCPU[i], forge.roundCPU[i])
 }
 
@@ -176,27 +175,22 @@ type rateSum struct {
 	// idle (a drain's tail, a round's start).
 	cpu      time.Duration
 	roundCPU []float64
-	lastN    int64
 }
 
-// addRound counts a round of n deliveries in elapsed, and returns its rate.
-func (s *rateSum) addRound(n int64, elapsed time.Duration) float64 {
+// addRound counts a round of n deliveries in elapsed, which has just
+// ended, with the process's CPU time since *since (moved to now), and
+// returns its rate.
+func (s *rateSum) addRound(n int64, elapsed time.Duration, since *time.Duration) float64 {
 	rate := float64(n) / elapsed.Seconds()
 	s.n += float64(n)
 	s.seconds += elapsed.Seconds()
 	s.rounds = append(s.rounds, rate)
-	s.lastN = n
-	return rate
-}
-
-// addCPU counts the process's CPU time since *since in the round last
-// added, and moves *since to now.
-func (s *rateSum) addCPU(since *time.Duration) {
 	now := processCPU()
 	used := now - *since
 	*since = now
 	s.cpu += used
-	s.roundCPU = append(s.roundCPU, microsPer(used, s.lastN))
+	s.roundCPU = append(s.roundCPU, microsPer(used, n))
+	return rate
 }
 
 func (s *rateSum) rate() float64 { return s.n / s.seconds }

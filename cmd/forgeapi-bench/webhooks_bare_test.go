@@ -82,11 +82,9 @@ func TestRateSumCountsCPUADelivery(t *testing.T) {
 	var s rateSum
 	since := processCPU()
 	spin(20 * time.Millisecond)
-	s.addRound(1000, time.Second)
-	s.addCPU(&since)
+	s.addRound(1000, time.Second, &since)
 	spin(20 * time.Millisecond)
-	s.addRound(0, time.Second)
-	s.addCPU(&since)
+	s.addRound(0, time.Second, &since)
 	if got := s.roundCPU[0]; got < 20 || got > 1000 {
 		t.Errorf("round 1: %.1f µs a delivery, want 20 (20 ms over 1,000) or a little more", got)
 	}
