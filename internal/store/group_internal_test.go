@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -335,6 +336,50 @@ func TestATurnAloneEndsAGroup(t *testing.T) {
 	want := []string{"before", "alone (leader true, before true, after false)", "after"}
 	if !slices.Equal(order, want) {
 		t.Errorf("order %q, want %q", order, want)
+	}
+}
+
+// TestAGroupWaitsForARunnableWriter: a transaction started by a goroutine
+// that became runnable while the leader ran joins the leader's group,
+// though it had not reached the write queue when the leader's fn
+// returned. With one processor the goroutine runs only when the leader
+// yields: without the yield before the group ends, it found the leader's
+// row committed and led a group of its own.
+func TestAGroupWaitsForARunnableWriter(t *testing.T) {
+	db := openSQLiteForTest(t)
+	db.writes.span = time.Hour // one group, however slow the machine
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	leaderCommitted := make(chan bool, 1)
+	followerDone := make(chan error, 1)
+	err := db.Tx(ctx, func(tx Q) error {
+		if err := insertItem(ctx, tx, "leader"); err != nil {
+			return err
+		}
+		go func() {
+			followerDone <- db.Tx(ctx, func(tx Q) error {
+				var n int
+				// Another connection sees only what was committed.
+				if err := db.DB.QueryRowContext(ctx, "SELECT count(*) FROM items WHERE name = 'leader'").Scan(&n); err != nil {
+					return err
+				}
+				leaderCommitted <- n == 1
+				return insertItem(ctx, tx, "follower")
+			})
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-followerDone; err != nil {
+		t.Fatal(err)
+	}
+	if <-leaderCommitted {
+		t.Error("the follower ran after the leader's commit, in a group of its own; want it in the leader's group")
+	}
+	if seen := committedItems(t, db); !seen["leader"] || !seen["follower"] {
+		t.Errorf("committed %v, want leader and follower", seen)
 	}
 }
 
