@@ -38,9 +38,9 @@ import (
 // queue and join, where they would have led a group of their own right
 // after. With nothing else runnable the yield returns at once; under load
 // it keeps the write lock for the turns of a few goroutines. In the
-// webhooks bench it took groups from 1.7 to 3.6 transactions, the
-// system calls writing WAL pages from 3.4 to 2.6 a delivery, and the CPU
-// a delivery down by about 7% (docs/performance.md, round fifteen).
+// webhooks bench it took groups from under 2 transactions to about 4,
+// the pwrite calls from 3.4 to 2.4 a delivery, and the CPU a delivery
+// down by about 7% (docs/performance.md, round fifteen).
 
 // Bounds of a group: how many transactions share one commit, and how
 // long after its BEGIN a group still takes a waiting transaction in
