@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,13 +29,45 @@ import (
 // Across processes: on PostgreSQL a committed write to a watched table
 // also sends a notification, just after the commit (see notifier), that
 // every other server sharing the database receives with LISTEN and
-// passes to its watchers. A process notifies only of the tables it watches itself,
+// passes to its watchers (the sender's own listener receives it too, and
+// skips it by the sender's tag: its watchers ran at the commit). A process notifies only of the tables it watches itself,
 // which is enough because every server registers the same watches. Writes of other processes on SQLite (admin commands) are
 // not seen; caches bound that with a short lifetime (see ReadCache).
 
 // changesChannel is the PostgreSQL notification channel of watched writes;
-// the payload is the written tables, comma-separated.
+// the payload is the written tables, comma-separated, then the sending
+// process's tag (see changeNote).
 const changesChannel = "forgeapi_table_changes"
+
+// senderMark starts the last element of a notification's payload: the tag
+// of the process that sent it. A process that predates the tag reads it
+// as the name of a table nothing watches.
+const senderMark = "@"
+
+// newSenderTag returns a tag naming this process among those sharing the
+// database: random, so that no two servers share one.
+func newSenderTag() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+// changeNote is the payload of a notification of writes to tables by the
+// process tagged sender.
+func changeNote(tables []string, sender string) string {
+	return strings.Join(tables, ",") + "," + senderMark + sender
+}
+
+// readChangeNote returns the tables a notification's payload names and
+// whether the process tagged self sent it (its watchers ran at the
+// commit already). A payload without a tag names tables only.
+func readChangeNote(payload, self string) (tables []string, own bool) {
+	tables = strings.Split(payload, ",")
+	if last := tables[len(tables)-1]; strings.HasPrefix(last, senderMark) {
+		return tables[:len(tables)-1], last[len(senderMark):] == self
+	}
+	return tables, false
+}
 
 // watchers holds the watch registrations of a DB and what it learned about
 // statement texts.
@@ -156,7 +190,7 @@ func (db *DB) afterWrite(ctx context.Context, query string) {
 		return
 	}
 	if db.Dialect == Postgres {
-		_, _ = db.DB.ExecContext(context.WithoutCancel(ctx), `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tables, ","))
+		_, _ = db.DB.ExecContext(context.WithoutCancel(ctx), `SELECT pg_notify($1, $2)`, changesChannel, changeNote(tables, db.notes.sender))
 	}
 	db.changed(tables)
 }
@@ -204,7 +238,9 @@ func (db *DB) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		db.changed(strings.Split(n.Payload, ","))
+		if tables, own := readChangeNote(n.Payload, db.notes.sender); !own {
+			db.changed(tables)
+		}
 	}
 }
 
@@ -220,7 +256,10 @@ func (db *DB) listenOnce(ctx context.Context) error {
 // the other servers' caches stale for at most their TTL, as a lost
 // LISTEN connection does.
 type notifier struct {
-	db      *sql.DB
+	db *sql.DB
+	// sender tags this process's notifications: its listener skips them,
+	// as its own watchers ran at each commit.
+	sender  string
 	mu      sync.Mutex
 	pending []string // tables written since the last notification
 	kick    chan struct{}
@@ -229,7 +268,7 @@ type notifier struct {
 }
 
 func newNotifier(db *sql.DB) *notifier {
-	n := &notifier{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	n := &notifier{db: db, sender: newSenderTag(), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go n.run()
 	return n
 }
@@ -280,7 +319,7 @@ func (n *notifier) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := n.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, changesChannel, strings.Join(tables, ",")); err != nil {
+	if _, err := n.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, changesChannel, changeNote(tables, n.sender)); err != nil {
 		n.mu.Lock()
 		for _, t := range tables {
 			if !slices.Contains(n.pending, t) {

@@ -184,6 +184,87 @@ func TestWatchAcrossProcesses(t *testing.T) {
 	waitSeen(t, seen, "notification of the other handle's write")
 }
 
+// TestWatchSkipsItsOwnNotifications: a process's own notifications come
+// back to its listener, which leaves them: its watchers ran at the
+// commit. One write of each process, then: the writer's watcher runs
+// twice (its commit, the other's notification), not three times. The
+// other process's write commits after the writer's notification was
+// received (by the other), and notifications arrive in commit order, so
+// the writer's own had reached its listener by then.
+func TestWatchSkipsItsOwnNotifications(t *testing.T) {
+	t.Parallel()
+	if !apptest.Postgres() {
+		t.Skip("notifications between processes are PostgreSQL's")
+	}
+	writer, url := open(t)
+	other := openURL(t, url)
+	var calls counter
+	writerSaw := make(chan struct{}, 16)
+	writer.Watch(func() {
+		calls.inc()
+		select {
+		case writerSaw <- struct{}{}:
+		default:
+		}
+	}, "accounts")
+	otherSaw := make(chan struct{}, 16)
+	other.Watch(func() {
+		select {
+		case otherSaw <- struct{}{}:
+		default:
+		}
+	}, "accounts")
+	n := 0
+	insert := func(db *store.DB) {
+		t.Helper()
+		n++
+		err := db.Tx(context.Background(), func(tx store.Q) error {
+			exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`,
+				fmt.Sprintf("u%d", n), store.Now())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both listeners up: each process writes until the other saw it.
+	for _, pair := range []struct {
+		from *store.DB
+		saw  chan struct{}
+	}{{writer, otherSaw}, {other, writerSaw}} {
+		deadline := time.Now().Add(10 * time.Second)
+		for seen := false; !seen; {
+			insert(pair.from)
+			select {
+			case <-pair.saw:
+				seen = true
+			case <-time.After(100 * time.Millisecond):
+				if time.Now().After(deadline) {
+					t.Fatal("a listener never saw the other process's write")
+				}
+			}
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the notifications of the writes above
+	drain(writerSaw)
+	drain(otherSaw)
+	before := calls.count()
+	insert(writer)
+	waitSeen(t, otherSaw, "notification of the writer's write")
+	insert(other)
+	for deadline := time.Now().Add(10 * time.Second); calls.count()-before < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer's watcher ran %d times; want its commit and the other's notification", calls.count()-before)
+		}
+	}
+	// Its own notification, had it been read, arrived before the other's
+	// (commit order); the other's arrives meanwhile if it has not.
+	time.Sleep(300 * time.Millisecond)
+	if got := calls.count() - before; got != 2 {
+		t.Errorf("the writer's watcher ran %d times for its write and the other's; want 2 (its own notification skipped)", got)
+	}
+}
+
 func waitSeen(t *testing.T, seen chan struct{}, what string) {
 	t.Helper()
 	select {
