@@ -30,9 +30,11 @@ import (
 // also sends a notification, just after the commit (see notifier), that
 // every other server sharing the database receives with LISTEN and
 // passes to its watchers (the sender's own listener receives it too, and
-// skips it by the sender's tag: its watchers ran at the commit). A process notifies only of the tables it watches itself,
-// which is enough because every server registers the same watches. Writes of other processes on SQLite (admin commands) are
-// not seen; caches bound that with a short lifetime (see ReadCache).
+// skips it by the sender's tag: its watchers ran at the commit). A
+// process notifies only of the tables it watches itself, which is enough
+// because every server registers the same watches. Writes of other
+// processes on SQLite (admin commands) are not seen; caches bound that
+// with a short lifetime (see ReadCache).
 
 // changesChannel is the PostgreSQL notification channel of watched writes;
 // the payload is the written tables, comma-separated, then the sending
