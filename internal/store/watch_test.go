@@ -146,41 +146,11 @@ func TestWatchAcrossProcesses(t *testing.T) {
 	// itself; servers all register the same watches.
 	writer.Watch(func() {}, "accounts")
 	seen := make(chan struct{}, 16)
-	reader.Watch(func() {
-		select {
-		case seen <- struct{}{}:
-		default:
-		}
-	}, "accounts")
-	insert := func(login string) {
-		t.Helper()
-		err := writer.Tx(context.Background(), func(tx store.Q) error {
-			exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`, login, store.Now())
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Until the reader's listener is up, writes may go unnoticed: write
-	// until one is seen (by its notification, or by the listener calling
-	// every watcher when it connects).
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; ; i++ {
-		insert(fmt.Sprintf("early-%d", i))
-		select {
-		case <-seen:
-		case <-time.After(100 * time.Millisecond):
-			if time.Now().After(deadline) {
-				t.Fatal("the reader's listener never saw a write")
-			}
-			continue
-		}
-		break
-	}
+	reader.Watch(signalTo(seen), "accounts")
+	writeUntilSeen(t, writer, seen)
 	// Now listening: the next write reaches the reader by notification.
 	drain(seen)
-	insert("b")
+	insertAccount(t, writer)
 	waitSeen(t, seen, "notification of the other handle's write")
 }
 
@@ -200,58 +170,22 @@ func TestWatchSkipsItsOwnNotifications(t *testing.T) {
 	other := openURL(t, url)
 	var calls counter
 	writerSaw := make(chan struct{}, 16)
-	writer.Watch(func() {
-		calls.inc()
-		select {
-		case writerSaw <- struct{}{}:
-		default:
-		}
-	}, "accounts")
+	signal := signalTo(writerSaw)
+	writer.Watch(func() { calls.inc(); signal() }, "accounts")
 	otherSaw := make(chan struct{}, 16)
-	other.Watch(func() {
-		select {
-		case otherSaw <- struct{}{}:
-		default:
-		}
-	}, "accounts")
-	n := 0
-	insert := func(db *store.DB) {
-		t.Helper()
-		n++
-		err := db.Tx(context.Background(), func(tx store.Q) error {
-			exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`,
-				fmt.Sprintf("u%d", n), store.Now())
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Both listeners up: each process writes until the other saw it.
-	for _, pair := range []struct {
-		from *store.DB
-		saw  chan struct{}
-	}{{writer, otherSaw}, {other, writerSaw}} {
-		deadline := time.Now().Add(10 * time.Second)
-		for seen := false; !seen; {
-			insert(pair.from)
-			select {
-			case <-pair.saw:
-				seen = true
-			case <-time.After(100 * time.Millisecond):
-				if time.Now().After(deadline) {
-					t.Fatal("a listener never saw the other process's write")
-				}
-			}
-		}
-	}
+	other.Watch(signalTo(otherSaw), "accounts")
+	// Both listeners up: each process writes until the other saw it (the
+	// writer's own commits signalled writerSaw meanwhile: drained first).
+	writeUntilSeen(t, writer, otherSaw)
+	drain(writerSaw)
+	writeUntilSeen(t, other, writerSaw)
 	time.Sleep(200 * time.Millisecond) // the notifications of the writes above
 	drain(writerSaw)
 	drain(otherSaw)
 	before := calls.count()
-	insert(writer)
+	insertAccount(t, writer)
 	waitSeen(t, otherSaw, "notification of the writer's write")
-	insert(other)
+	insertAccount(t, other)
 	for deadline := time.Now().Add(10 * time.Second); calls.count()-before < 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the writer's watcher ran %d times; want its commit and the other's notification", calls.count()-before)
@@ -262,6 +196,52 @@ func TestWatchSkipsItsOwnNotifications(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if got := calls.count() - before; got != 2 {
 		t.Errorf("the writer's watcher ran %d times for its write and the other's; want 2 (its own notification skipped)", got)
+	}
+}
+
+// signalTo returns a watcher that signals c, never blocking.
+func signalTo(c chan struct{}) func() {
+	return func() {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// accountsInserted numbers the accounts insertAccount writes.
+var accountsInserted atomic.Int64
+
+// insertAccount inserts an account through db in a transaction.
+func insertAccount(t *testing.T, db *store.DB) {
+	t.Helper()
+	login := fmt.Sprintf("watched-%d", accountsInserted.Add(1))
+	err := db.Tx(context.Background(), func(tx store.Q) error {
+		exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`, login, store.Now())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeUntilSeen inserts accounts through from until seen receives: until
+// the watching process's listener is up, writes may go unnoticed (seen by
+// their notification, or by the listener calling every watcher when it
+// connects).
+func writeUntilSeen(t *testing.T, from *store.DB, seen chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		insertAccount(t, from)
+		select {
+		case <-seen:
+			return
+		case <-time.After(100 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("the listener never saw the other process's write")
+			}
+		}
 	}
 }
 
