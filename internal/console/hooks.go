@@ -391,8 +391,12 @@ func (h *Handler) delivery(w http.ResponseWriter, r *http.Request, v *visit) err
 	if err != nil {
 		return err
 	}
+	sent, err := d.SentHeaders(hook)
+	if err != nil {
+		return err
+	}
 	page := deliveryPage{Scope: s, Hook: hook, Delivery: d, Payload: pretty([]byte(payload)),
-		RequestHeaders: headers(d.RequestHeaders), ResponseHeaders: headers(d.ResponseHeaders),
+		RequestHeaders: headerLines(sent), ResponseHeaders: headers(d.ResponseHeaders),
 		ResponseBody: pretty([]byte(d.ResponseBody)), Pending: webhooks.DeliveryPending(d)}
 	h.render(w, r, v, http.StatusOK, "delivery", page)
 	return nil
@@ -437,6 +441,11 @@ func headers(raw string) []header {
 	if json.Unmarshal([]byte(raw), &m) != nil {
 		return nil
 	}
+	return headerLines(m)
+}
+
+// headerLines are the lines of the headers m, by name.
+func headerLines(m map[string]string) []header {
 	out := make([]header, 0, len(m))
 	for k, v := range m {
 		out = append(out, header{k, v})

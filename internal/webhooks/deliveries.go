@@ -11,6 +11,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/store"
+	"forgeapi/internal/webhooks/hookshot"
 	"forgeapi/internal/wire"
 )
 
@@ -33,33 +34,49 @@ type Delivery struct {
 	Status          string
 	StatusCode      int // 0: no response
 	URL             string
-	RequestHeaders  string // JSON object
+	RequestHeaders  string // JSON object, less the identity headers of ImpliedHeaders (see SentHeaders)
+	ImpliedHeaders  hookshot.IdentitySets
 	ResponseHeaders string // JSON object
 	ResponseBody    string
 	CreatedAt       time.Time
 }
 
 const deliveryColumns = `id, hook_id, payload_id, guid, event, action, redelivery, repository_id, installation_id,
-	state, throttled_at, delivered_at, duration, status, status_code, url, request_headers, response_headers,
-	response_body, created_at`
+	state, throttled_at, delivered_at, duration, status, status_code, url, request_headers, implied_headers,
+	response_headers, response_body, created_at`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	var d Delivery
 	var repoID, installationID sql.NullInt64
 	var throttled, delivered sql.NullTime
 	var state string
+	var implied int64
 	err := row.Scan(&d.ID, &d.HookID, &d.PayloadID, &d.GUID, &d.Event, &d.Action, &d.Redelivery, &repoID,
 		&installationID, &state, &throttled, &delivered, &d.Duration, &d.Status, &d.StatusCode, &d.URL,
-		&d.RequestHeaders, &d.ResponseHeaders, &d.ResponseBody, &d.CreatedAt)
+		&d.RequestHeaders, &implied, &d.ResponseHeaders, &d.ResponseBody, &d.CreatedAt)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
+	d.ImpliedHeaders = hookshot.IdentitySets(implied)
 	d.Done = state == stateDone
 	d.RepositoryID = nullInt(repoID)
 	d.InstallationID = nullInt(installationID)
 	d.ThrottledAt, d.DeliveredAt = nullTime(throttled), nullTime(delivered)
 	d.CreatedAt = d.CreatedAt.UTC()
 	return &d, nil
+}
+
+// SentHeaders returns the request headers the delivery was sent with, as
+// the log shows them: those stored with it, and the identity headers its
+// row and its hook h imply.
+func (d *Delivery) SentHeaders(h *Hook) (map[string]string, error) {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(d.RequestHeaders), &m); err != nil {
+		return nil, fmt.Errorf("delivery %d: request headers: %w", d.ID, err)
+	}
+	hookshot.AddIdentity(m, d.ImpliedHeaders, hookshot.Identity{DeliveryGUID: d.GUID, Event: d.Event, HookID: d.HookID,
+		TargetID: h.TargetID(), TargetType: h.TargetType()})
+	return m, nil
 }
 
 func nullInt(v sql.NullInt64) *int64 {

@@ -64,10 +64,11 @@ func toSummary(d *Delivery) deliverySummary {
 	return s
 }
 
-func toDetail(d *Delivery, payload json.RawMessage) (deliveryDetail, error) {
+func toDetail(hook *Hook, d *Delivery, payload json.RawMessage) (deliveryDetail, error) {
 	out := deliveryDetail{deliverySummary: toSummary(d), URL: d.URL}
 	out.Request.Payload = payload
-	if err := json.Unmarshal([]byte(d.RequestHeaders), &out.Request.Headers); err != nil {
+	var err error
+	if out.Request.Headers, err = d.SentHeaders(hook); err != nil {
 		return out, err
 	}
 	if err := json.Unmarshal([]byte(d.ResponseHeaders), &out.Response.Headers); err != nil {
@@ -169,7 +170,7 @@ func (h *Handler) pathDelivery(r *http.Request) (*Hook, *Delivery, error) {
 
 // getDelivery serves GET .../deliveries/{delivery_id}.
 func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) error {
-	_, d, err := h.pathDelivery(r)
+	hook, d, err := h.pathDelivery(r)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := toDetail(d, payload)
+	out, err := toDetail(hook, d, payload)
 	if err != nil {
 		return err
 	}

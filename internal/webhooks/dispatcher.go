@@ -176,6 +176,7 @@ type outcome struct {
 	// The delivery log's columns, encoded by the send's goroutine rather
 	// than in the recorder's transaction, which holds SQLite's write lock.
 	requestHeaders, responseHeaders, responseBody string
+	impliedHeaders                                hookshot.IdentitySets // left out of requestHeaders
 }
 
 // Run sends deliveries until ctx is done, then lets the sends under way
@@ -759,11 +760,24 @@ func (d *Dispatcher) send(j job, results chan<- outcome) {
 		o.result = hookshot.Result{Status: j.skip}
 	}
 	o.at = d.svc.now()
-	o.requestHeaders = string(o.result.RequestHeaders.AppendJSON(make([]byte, 0, 1024)))
+	o.requestHeaders, o.impliedHeaders = storedRequestHeaders(j, o.result.RequestHeaders)
 	o.responseHeaders = responseHeadersJSON(o.result.ResponseHeaders)
 	o.responseBody = strings.ToValidUTF8(string(o.result.ResponseBody), "\uFFFD")
 	results <- o
 	d.finish(j.HookID)
+}
+
+// storedRequestHeaders are the request.headers object the delivery log
+// stores for a job sent with headers, and the identity header sets left
+// out of it: those the job's row (GUID, event, hook) and hook (target)
+// say the same of, which Delivery.SentHeaders adds back.
+func storedRequestHeaders(j job, headers hookshot.Headers) (string, hookshot.IdentitySets) {
+	id := hookshot.Identity{DeliveryGUID: j.GUID, Event: j.Event, HookID: j.HookID}
+	if j.hook != nil {
+		id.TargetID, id.TargetType = j.hook.TargetID(), j.hook.TargetType()
+	}
+	b, implied := headers.AppendStoredJSON(make([]byte, 0, 512), id)
+	return string(b), implied
 }
 
 // AllowedHostsFlag is the command-line flag that sets Config.AllowedHosts;
@@ -1029,7 +1043,7 @@ func (d *Dispatcher) writeOutcomes(ctx context.Context, tx store.Q, order []*out
 }
 
 // doneColumns is the number of parameters of one row of doneQueries.
-const doneColumns = 9
+const doneColumns = 10
 
 // doneQueries are, per dialect, the UPDATE texts that mark claimed
 // deliveries done with their outcomes, by row count (index n-1): the
@@ -1038,13 +1052,13 @@ const doneColumns = 9
 // parameters as text.
 var doneQueries = map[store.Dialect][outcomesPerStatement]string{
 	store.SQLite:   buildDoneQueries(nil),
-	store.Postgres: buildDoneQueries([]string{"bigint", "timestamptz", "double precision", "text", "integer", "text", "text", "text", "text"}),
+	store.Postgres: buildDoneQueries([]string{"bigint", "timestamptz", "double precision", "text", "integer", "text", "text", "smallint", "text", "text"}),
 }
 
 func buildDoneQueries(types []string) (q [outcomesPerStatement]string) {
 	const head = `UPDATE hook_deliveries SET state = 'done', lease_owner = '', delivered_at = v.column2, duration = v.column3,
 		status = v.column4, status_code = v.column5, url = v.column6, request_headers = v.column7,
-		response_headers = v.column8, response_body = v.column9
+		implied_headers = v.column8, response_headers = v.column9, response_body = v.column10
 		FROM (VALUES `
 	const tail = `) AS v
 		WHERE hook_deliveries.id = v.column1 AND hook_deliveries.lease_owner = $1 AND hook_deliveries.state = 'pending'
@@ -1073,7 +1087,7 @@ func (d *Dispatcher) recordClaimed(ctx context.Context, tx store.Q, outcomes []*
 				url = o.hook.URL
 			}
 			args = append(args, o.ID, o.at, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode, url,
-				o.requestHeaders, o.responseHeaders, o.responseBody)
+				o.requestHeaders, int64(o.impliedHeaders), o.responseHeaders, o.responseBody)
 		}
 		rows, err := tx.QueryContext(ctx, queries[len(chunk)-1], args...)
 		if err != nil {

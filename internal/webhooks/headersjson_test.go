@@ -38,17 +38,18 @@ func TestResponseHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
 }
 
 // TestRequestHeadersJSONReadsBackAsJSONMarshalWrites: the request.headers
-// object is json.Marshal's of the log's map, credentials masked, names in
-// the same order.
+// object, with no identity headers left out, is json.Marshal's of the
+// log's map, credentials masked, names in the same order.
 func TestRequestHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
-	h := requestHeadersForTest(t)
-	got := string(h.AppendJSON(nil))
+	h, _ := requestHeadersForTest(t)
+	b, implied := h.AppendStoredJSON(nil, hookshot.Identity{})
+	got := string(b)
 	want, err := json.Marshal(h.Map())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != string(want) {
-		t.Errorf("AppendJSON = %s\njson.Marshal = %s", got, want)
+	if got != string(want) || implied != 0 {
+		t.Errorf("AppendStoredJSON = %s (implied %d)\njson.Marshal = %s", got, implied, want)
 	}
 	if !strings.Contains(got, `"Authorization":"********"`) {
 		t.Errorf("credentials not masked: %s", got)
@@ -56,21 +57,23 @@ func TestRequestHeadersJSONReadsBackAsJSONMarshalWrites(t *testing.T) {
 }
 
 // requestHeadersForTest sends a delivery with a secret and credentials to
-// an address no server listens on, and returns its recorded headers.
-func requestHeadersForTest(t testing.TB) hookshot.Headers {
+// an address no server listens on, and returns its recorded headers and
+// its identity.
+func requestHeadersForTest(t testing.TB) (hookshot.Headers, hookshot.Identity) {
 	allow, err := hookshot.ParseAllowList("loopback")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := hookshot.NewSender(hookshot.Config{Allow: allow, Version: "1"})
 	defer s.Close()
-	res := s.Send(t.Context(), hookshot.Request{URL: "http://127.0.0.1:9/hook", ContentType: hookshot.ContentJSON,
+	req := hookshot.Request{URL: "http://127.0.0.1:9/hook", ContentType: hookshot.ContentJSON,
 		Secret: "s", Username: "u", Password: "p", Event: "repository", DeliveryGUID: "0f2c1e40-6c1b-11ef-9f3a-5b1d1e0c9a11",
-		HookID: 12, TargetID: 3, TargetType: hookshot.TargetRepository, Payload: []byte(`{"a":"\u00e9"}`)})
+		HookID: 12, TargetID: 3, TargetType: hookshot.TargetRepository, Payload: []byte(`{"a":"\u00e9"}`)}
+	res := s.Send(t.Context(), req)
 	if len(res.RequestHeaders) < 10 {
 		t.Fatalf("recorded headers %v", res.RequestHeaders.Map())
 	}
-	return res.RequestHeaders
+	return res.RequestHeaders, req.Identity()
 }
 
 func checkReadsBack(t *testing.T, got string, want map[string]string) {
@@ -90,15 +93,15 @@ func checkReadsBack(t *testing.T, got string, want map[string]string) {
 }
 
 // BenchmarkHeadersJSON is the encoding of one delivery's request headers
-// and of a typical response's.
+// as the log stores them and of a typical response's.
 func BenchmarkHeadersJSON(b *testing.B) {
-	h := requestHeadersForTest(b)
+	h, id := requestHeadersForTest(b)
 	resp := http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Date": {"Fri, 27 Nov 2026 11:00:00 GMT"},
 		"Content-Length": {"2"}}
 	b.Run("request", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = h.AppendJSON(make([]byte, 0, 1024))
+			_, _ = h.AppendStoredJSON(make([]byte, 0, 512), id)
 		}
 	})
 	b.Run("response", func(b *testing.B) {

@@ -136,7 +136,7 @@ func scanIDs(ctx context.Context, tx store.Q, query string, args []any, found fu
 // outcomeColumns is the number of parameters of one row of
 // insertOutcomeQueries; outcomesPerStatement the rows one INSERT writes.
 const (
-	outcomeColumns       = 18
+	outcomeColumns       = 19
 	outcomesPerStatement = 32
 )
 
@@ -144,8 +144,8 @@ const (
 // with their outcomes, by row count (index n-1).
 var insertOutcomeQueries = func() (q [outcomesPerStatement]string) {
 	const head = `INSERT INTO hook_deliveries (hook_id, payload_id, guid, event, action, repository_id, installation_id, url,
-		retries_left, due_at, delivered_at, created_at, duration, status, status_code, request_headers, response_headers,
-		response_body, attempts, state) VALUES `
+		retries_left, due_at, delivered_at, created_at, duration, status, status_code, request_headers, implied_headers,
+		response_headers, response_body, attempts, state) VALUES `
 	for n := 1; n <= outcomesPerStatement; n++ {
 		q[n-1] = head + valueRows(n, outcomeColumns, 1, nil, ", 1, 'done'")
 	}
@@ -165,7 +165,7 @@ func insertOutcomes(ctx context.Context, tx store.Q, outcomes []*outcome) error 
 			}
 			args = append(args, o.HookID, o.PayloadID, o.GUID, o.Event, o.Action, o.RepositoryID, o.InstallationID, url,
 				o.RetriesLeft, o.at, o.at, o.CreatedAt, o.result.Duration.Seconds(), o.result.Status, o.result.StatusCode,
-				o.requestHeaders, o.responseHeaders, o.responseBody)
+				o.requestHeaders, int64(o.impliedHeaders), o.responseHeaders, o.responseBody)
 		}
 		if _, err := tx.ExecContext(ctx, insertOutcomeQueries[len(chunk)-1], args...); err != nil {
 			return store.Normalize(err)

@@ -23,9 +23,9 @@ func TestHookList(t *testing.T) {
 	if got := hookList(nil); got != "" {
 		t.Errorf("hookList(nil) = %q", got)
 	}
-	// Each row of the outcome INSERT has its 18 parameters and two constants.
+	// Each row of the outcome INSERT has its 19 parameters and two constants.
 	q := insertOutcomeQueries[1]
-	if !strings.Contains(q, "($1, $2,") || !strings.Contains(q, "$18, 1, 'done'), ($19,") || !strings.HasSuffix(q, "$36, 1, 'done')") {
+	if !strings.Contains(q, "($1, $2,") || !strings.Contains(q, "$19, 1, 'done'), ($20,") || !strings.HasSuffix(q, "$38, 1, 'done')") {
 		t.Errorf("two-row outcome INSERT: %s", q)
 	}
 }

@@ -67,7 +67,7 @@ func TestClaimPlans(t *testing.T) {
 	// size of the log.
 	args := []any{"owner"}
 	for id := range 3 {
-		args = append(args, id+1, "2026-01-01", 0.1, "OK", 200, "http://x", "{}", "{}", "")
+		args = append(args, id+1, "2026-01-01", 0.1, "OK", 200, "http://x", "{}", 3, "{}", "")
 	}
 	plan := env.QueryPlan(t, webhooks.RecordClaimedQuery, args...)
 	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "SEARCH hook_deliveries USING INTEGER PRIMARY KEY") {
