@@ -68,7 +68,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 
 // SentHeaders returns the request headers the delivery was sent with, as
 // the log shows them: those stored with it, and the identity headers its
-// row and its hook h imply.
+// row and h, its hook, imply.
 func (d *Delivery) SentHeaders(h *Hook) (map[string]string, error) {
 	var m map[string]string
 	if err := json.Unmarshal([]byte(d.RequestHeaders), &m); err != nil {

@@ -73,7 +73,8 @@ func requestHeadersForTest(t testing.TB) (hookshot.Headers, hookshot.Identity) {
 	if len(res.RequestHeaders) < 10 {
 		t.Fatalf("recorded headers %v", res.RequestHeaders.Map())
 	}
-	return res.RequestHeaders, req.Identity()
+	return res.RequestHeaders, hookshot.Identity{DeliveryGUID: req.DeliveryGUID, Event: req.Event, HookID: req.HookID,
+		TargetID: req.TargetID, TargetType: req.TargetType}
 }
 
 func checkReadsBack(t *testing.T, got string, want map[string]string) {

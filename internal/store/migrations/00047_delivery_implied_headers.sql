@@ -3,8 +3,8 @@
 -- implied_headers names the sets left out (1: the service's names, 2: the
 -- platform's, 3: both; 0, as in rows written before, none), which the log
 -- adds back when read (hookshot.IdentitySets). Written out, they were
--- over half of request_headers (about 420 of 670 bytes a row) and about
--- 8% of the CPU a delivery costs in the webhooks bench.
+-- over half of request_headers (about 420 of a row's 1,030 bytes); left
+-- out, the webhooks bench makes 15% fewer pwrite calls a delivery.
 
 -- +goose Up
 ALTER TABLE hook_deliveries ADD COLUMN implied_headers SMALLINT NOT NULL DEFAULT 0;

@@ -10,11 +10,6 @@ type Identity struct {
 	TargetType          TargetType
 }
 
-// Identity is the identity the request's headers are sent with.
-func (r Request) Identity() Identity {
-	return Identity{DeliveryGUID: r.DeliveryGUID, Event: r.Event, HookID: r.HookID, TargetID: r.TargetID, TargetType: r.TargetType}
-}
-
 // IdentitySets name sets of identity headers, a bit a set: those a
 // delivery log entry leaves out of its stored headers, because its row
 // and hook say the same (see Headers.AppendStoredJSON). 0 is none.
@@ -27,7 +22,7 @@ const (
 )
 
 // identitySets are the sets in bit order, each with its header names in
-// the order of identityValues.
+// the order of Identity.values.
 var identitySets = [...]struct {
 	set   IdentitySets
 	names [5]string
