@@ -199,21 +199,29 @@ func TestEveryEventReachesRepositoryAndOrganizationHooks(t *testing.T) {
 // and returns them newest first.
 func loggedDeliveries(t *testing.T, client *github.Client, owner, repo string, hookID int64, n int) []*github.HookDelivery {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return awaitLogged(t, fmt.Sprintf("%s/%s hook %d", owner, repo, hookID), n, func() []*github.HookDelivery {
 		list, _, err := client.Repositories.ListHookDeliveries(apptest.Ctx(), owner, repo, hookID, &github.ListCursorOptions{PerPage: 100})
 		apptest.Must(t, "list deliveries", err)
-		done := len(list) >= n
-		for _, d := range list {
+		return list
+	})
+}
+
+// awaitLogged polls list until it holds at least n deliveries, none
+// pending, and returns them (30 s at most).
+func awaitLogged(t *testing.T, what string, n int, list func() []*github.HookDelivery) []*github.HookDelivery {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := list()
+		done := len(got) >= n
+		for _, d := range got {
 			done = done && d.GetStatus() != "pending"
 		}
 		if done {
-			return list
+			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries logged, want %d done", len(list), n)
+			t.Fatalf("%s: %d deliveries logged, want %d done", what, len(got), n)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -177,22 +176,13 @@ func deliveryHeaders(t *testing.T, env *apptest.Env, token, path string, id int6
 // loggedOrgDeliveries waits for n done deliveries of an organization hook.
 func loggedOrgDeliveries(t *testing.T, env *apptest.Env, token, path string, n int) []*github.HookDelivery {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	return awaitLogged(t, path, n, func() []*github.HookDelivery {
 		var list []*github.HookDelivery
 		resp, body := env.Do("GET", path, token, nil)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 		}
 		apptest.Must(t, "decode deliveries", json.Unmarshal(body, &list))
-		done := len(list) >= n
-		for _, d := range list {
-			done = done && d.GetStatus() != "pending"
-		}
-		if done {
-			return list
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d deliveries logged, want %d done", path, len(list), n)
-		}
-	}
+		return list
+	})
 }
