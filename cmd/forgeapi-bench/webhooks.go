@@ -403,7 +403,8 @@ type receiver struct {
 	sentAt        map[string]time.Time    // description -> API call start
 	seen          map[string]map[int]bool // description -> hooks that delivered it
 	lat           []time.Duration
-	receivedAt    []time.Time // of each latency in lat
+	epoch         time.Time       // the receiver's start
+	receivedAt    []time.Duration // of each latency in lat, since epoch (no pointer for the collector to follow)
 	last          time.Time
 	pings         int
 	changed       chan struct{}
@@ -469,7 +470,7 @@ func serveReceiver(rcv *receiver) (hookURL string, stop func() error, err error)
 
 func newReceiver(secret string) *receiver {
 	r := &receiver{secret: []byte(secret), sentAt: map[string]time.Time{}, seen: map[string]map[int]bool{},
-		changed: make(chan struct{}, 1)}
+		epoch: time.Now(), changed: make(chan struct{}, 1)}
 	r.bodies.New = func() any { return new(bytes.Buffer) }
 	r.macs.New = func() any { return hmac.New(sha256.New, r.secret) }
 	return r
@@ -485,6 +486,24 @@ func (r *receiver) unsent(desc string) {
 	r.mu.Lock()
 	delete(r.sentAt, desc)
 	r.mu.Unlock()
+}
+
+// forget drops the events whose keys start with prefix: their API call
+// times and the hooks that delivered them. A later delivery of one is
+// neither counted nor a duplicate.
+func (r *receiver) forget(prefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key := range r.sentAt {
+		if strings.HasPrefix(key, prefix) {
+			delete(r.sentAt, key)
+		}
+	}
+	for key := range r.seen {
+		if strings.HasPrefix(key, prefix) {
+			delete(r.seen, key)
+		}
+	}
 }
 
 func (r *receiver) eventCount() int64 {
@@ -587,7 +606,7 @@ func (r *receiver) record(event, desc string, hook int, at time.Time) {
 	}
 	hooks[hook] = true
 	r.lat = append(r.lat, at.Sub(start))
-	r.receivedAt = append(r.receivedAt, at)
+	r.receivedAt = append(r.receivedAt, at.Sub(r.epoch))
 	r.last = at
 }
 
@@ -661,7 +680,7 @@ func (r *receiver) receiptsSince(n int64) []receipt {
 	defer r.mu.Unlock()
 	out := make([]receipt, 0, int64(len(r.lat))-n)
 	for i := n; i < int64(len(r.lat)); i++ {
-		out = append(out, receipt{r.receivedAt[i], r.lat[i]})
+		out = append(out, receipt{r.epoch.Add(r.receivedAt[i]), r.lat[i]})
 	}
 	return out
 }

@@ -27,15 +27,24 @@ import (
 // a repository event's.
 const barePayloadBytes = 4096
 
+// bareKeyPrefix begins the key of every bare delivery.
+const bareKeyPrefix = "bare-"
+
 // bareLoop sends the messages msg makes (one per key) to the receiver from
 // `senders` goroutines for d, as fast as the receiver answers, and
 // returns how many deliveries the receiver took, and in what time. It is the
 // yardstick of the webhooks scenario: what this machine does with a Go
 // sender and the same receiver (same HMAC check, same key lookup, same
-// bookkeeping) and no forgeapi between them.
+// bookkeeping) and no forgeapi between them. The receiver forgets the
+// loop's deliveries before it returns: kept, the bookkeeping of a few
+// rounds' 400,000 bare deliveries (a map entry each and a map of the
+// hooks seen) was live heap the collector went through in every later
+// round, and the paced run after the rounds had its p99 at 100 to 140 ms
+// for it, against 30 to 75 ms with it forgotten.
 func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (received int64, elapsed time.Duration) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
 	defer client.CloseIdleConnections()
+	defer rcv.forget(bareKeyPrefix)
 	before := rcv.receivedCount()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -46,7 +55,7 @@ func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				key := "bare-" + strconv.FormatInt(seq.Add(1), 10)
+				key := bareKeyPrefix + strconv.FormatInt(seq.Add(1), 10)
 				body, header := msg(key)
 				req, err := http.NewRequest("POST", hookURL+"/0", bytes.NewReader(body))
 				if err != nil {

@@ -59,12 +59,23 @@ func TestBareMessagesPassTheReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = stop() }()
+	rcv.sent("round-1", time.Now()) // an event of forgeapi's, not yet delivered
 	var seq atomic.Int64
 	for name, m := range map[string]bareMessage{"flat": flatMessage(secret), "same": msg} {
 		received, _ := bareLoop(context.Background(), rcv, hookURL, 2, 200*time.Millisecond, &seq, m)
 		if received == 0 || rcv.badSignatures.Load() != 0 {
 			t.Errorf("%s: %d received, %d bad signatures", name, received, rcv.badSignatures.Load())
 		}
+		// The loop's deliveries are counted, their bookkeeping forgotten.
+		rcv.mu.Lock()
+		if _, ok := rcv.sentAt["round-1"]; !ok || len(rcv.sentAt) != 1 || len(rcv.seen) != 0 {
+			t.Errorf("%s: the receiver keeps %d events sent and %d seen after the loop, want round-1 alone and none seen",
+				name, len(rcv.sentAt), len(rcv.seen))
+		}
+		rcv.mu.Unlock()
+	}
+	if got := rcv.receivedCount(); got == 0 || len(rcv.latencies()) != int(got) {
+		t.Errorf("%d received, %d latencies: want every bare delivery counted", got, len(rcv.latencies()))
 	}
 }
 
