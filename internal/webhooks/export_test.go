@@ -38,7 +38,7 @@ var RecordClaimedQuery = doneQueries[store.SQLite][2]
 func (d *Dispatcher) ClaimDue(ctx context.Context) (sent []int64, next time.Time) {
 	results := make(chan outcome, maxInFlight)
 	d.results = results
-	next = d.claimDue(ctx, results)
+	next = d.claimDue(ctx)
 	d.sends.Wait()
 	close(results)
 	for o := range results {
@@ -53,7 +53,7 @@ func (d *Dispatcher) ClaimDue(ctx context.Context) (sent []int64, next time.Time
 func (d *Dispatcher) ClaimDueAndRecord(ctx context.Context, between func()) (sent []int64, err error) {
 	results := make(chan outcome, maxInFlight)
 	d.results = results
-	d.claimDue(ctx, results)
+	d.claimDue(ctx)
 	d.sends.Wait()
 	close(results)
 	var batch []outcome
