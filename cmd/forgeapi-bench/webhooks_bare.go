@@ -35,16 +35,10 @@ const bareKeyPrefix = "bare-"
 // returns how many deliveries the receiver took, and in what time. It is the
 // yardstick of the webhooks scenario: what this machine does with a Go
 // sender and the same receiver (same HMAC check, same key lookup, same
-// bookkeeping) and no forgeapi between them. The receiver forgets the
-// loop's deliveries before it returns: kept, the bookkeeping of a few
-// rounds' 400,000 bare deliveries (a map entry each and a map of the
-// hooks seen) was live heap the collector went through in every later
-// round, and the paced run after the rounds had its p99 at 100 to 140 ms
-// for it, against 30 to 75 ms with it forgotten.
+// bookkeeping) and no forgeapi between them.
 func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d time.Duration, seq *atomic.Int64, msg bareMessage) (received int64, elapsed time.Duration) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
 	defer client.CloseIdleConnections()
-	defer rcv.forget(bareKeyPrefix)
 	before := rcv.receivedCount()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -148,10 +142,8 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 		b.rounds, b.round, b.bareSenders, barePayloadBytes, len(sample.body), len(sample.header), b.hooks, b.workers)
 	for i := range b.rounds {
 		cpu := processCPU()
-		n, elapsed := bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, flatMessage(rcv.secret))
-		fRate := flat.addRound(n, elapsed, &cpu)
-		n, elapsed = bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, &seq, sameMessage(rcv.secret, sample))
-		sRate := same.addRound(n, elapsed, &cpu)
+		fRate := b.bareRound(ctx, rcv, hookURL, &seq, flatMessage(rcv.secret), &flat, &cpu)
+		sRate := b.bareRound(ctx, rcv, hookURL, &seq, sameMessage(rcv.secret, sample), &same, &cpu)
 		f := b.forgeRound(ctx, client, base, fx, rcv)
 		forgeN += f.received
 		forge.addRound(f.received, f.elapsed, &cpu)
@@ -165,6 +157,23 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 		flat.cpuPerDelivery(), same.cpuPerDelivery(), forge.cpuPerDelivery(),
 		flat.cpuPerDelivery()/forge.cpuPerDelivery(), same.cpuPerDelivery()/forge.cpuPerDelivery())
 	return flat.rate(), same.rate(), forgeN, nil
+}
+
+// bareRound runs one round of the bare loop sending msg, adds it to sum
+// (with the process's CPU time since *cpu) and returns its rate. Then,
+// outside the round's CPU window (*cpu moves past it), the receiver
+// forgets the loop's deliveries, counted already; a bare sender never
+// sends one twice. Kept, the bookkeeping of a few rounds' 400,000 bare
+// deliveries (a map entry each and a map of the hooks seen) was live heap
+// the collector went through in every later round, and the paced run
+// after the rounds had its p99 at 100 to 140 ms for it, against 30 to 75
+// ms with it forgotten (round seventeen in docs/performance.md).
+func (b *webhooksBench) bareRound(ctx context.Context, rcv *receiver, hookURL string, seq *atomic.Int64, msg bareMessage, sum *rateSum, cpu *time.Duration) float64 {
+	n, elapsed := bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, seq, msg)
+	rate := sum.addRound(n, elapsed, cpu)
+	rcv.forget(bareKeyPrefix)
+	*cpu = processCPU()
+	return rate
 }
 
 // roundCPUs is round i's CPU a delivery of the three kinds, in µs, for

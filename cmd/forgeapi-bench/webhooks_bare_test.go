@@ -60,16 +60,19 @@ func TestBareMessagesPassTheReceiver(t *testing.T) {
 	}
 	defer func() { _ = stop() }()
 	rcv.sent("round-1", time.Now()) // an event of forgeapi's, not yet delivered
+	b := &webhooksBench{bareSenders: 2, round: 200 * time.Millisecond}
 	var seq atomic.Int64
+	cpu := processCPU()
 	for name, m := range map[string]bareMessage{"flat": flatMessage(secret), "same": msg} {
-		received, _ := bareLoop(context.Background(), rcv, hookURL, 2, 200*time.Millisecond, &seq, m)
-		if received == 0 || rcv.badSignatures.Load() != 0 {
-			t.Errorf("%s: %d received, %d bad signatures", name, received, rcv.badSignatures.Load())
+		var sum rateSum
+		rate := b.bareRound(context.Background(), rcv, hookURL, &seq, m, &sum, &cpu)
+		if rate <= 0 || sum.n <= 0 || rcv.badSignatures.Load() != 0 {
+			t.Errorf("%s: %.0f/s, %.0f received, %d bad signatures", name, rate, sum.n, rcv.badSignatures.Load())
 		}
 		// The loop's deliveries are counted, their bookkeeping forgotten.
 		rcv.mu.Lock()
 		if _, ok := rcv.sentAt["round-1"]; !ok || len(rcv.sentAt) != 1 || len(rcv.seen) != 0 {
-			t.Errorf("%s: the receiver keeps %d events sent and %d seen after the loop, want round-1 alone and none seen",
+			t.Errorf("%s: the receiver keeps %d events sent and %d seen after the round, want round-1 alone and none seen",
 				name, len(rcv.sentAt), len(rcv.seen))
 		}
 		rcv.mu.Unlock()

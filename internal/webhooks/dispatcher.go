@@ -71,8 +71,9 @@ const (
 
 // Dispatcher sends due deliveries. It claims them from hook_deliveries
 // with a lease (due_at moves to the lease's end and lease_owner names the
-// claimer), sends each in its own goroutine with at most perHookInFlight
-// per hook, and records the outcomes in batches. A delivery whose lease
+// claimer), sends each from a send goroutine of its own (see startSend)
+// with at most perHookInFlight per hook, and records the outcomes in
+// batches. A delivery whose lease
 // ends without an outcome (crash, kill -9) becomes due again; on
 // PostgreSQL several processes claim with SKIP LOCKED and never hold the
 // same delivery at once. Throttled deliveries are put back with a later
