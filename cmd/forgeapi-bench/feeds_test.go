@@ -19,8 +19,10 @@ func TestFirstPageTarget(t *testing.T) {
 // With -rate-limit the polls run against a server whose rate limits are
 // on, as forgeapi serve's are by default: each feed's 304 carries the
 // budget's five header lines (13 for the anonymous /events, 16 for a
-// token's feeds, Date included) and spends none of the budget; a spent one
-// would answer the anonymous feed's polls 403 after 60, which fails the run.
+// token's feeds, Date included) and spends none of the budget. Were the
+// polls charged, those of the first token feed would spend the token's
+// 5,000 and the next feed's first read would be refused (403), which fails
+// the run (checked).
 func TestFeedsPollsWithRateLimits(t *testing.T) {
 	b, err := parseFeedsFlags([]string{"-events", "500", "-users", "60", "-orgs", "2", "-repos", "40",
 		"-first-pages=false", "-rate-limit", "-duration", "500ms", "-poll-workers", "2", "-data", t.TempDir()})
