@@ -59,13 +59,18 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 		}
 		return out, err
 	case auth.TargetOrg:
-		return g.checkOrg(ctx, p, rule, r.PathValue("org"))
+		return g.checkOrg(ctx, p, rule, r.PathValue("org"), write)
 	case auth.TargetEnterprise:
-		return g.checkEnterprise(ctx, p, rule, r.PathValue("enterprise"))
+		return g.checkEnterprise(ctx, p, rule, r.PathValue("enterprise"), write)
 	case auth.TargetUser:
 		a, err := g.account(ctx, r.PathValue("username"))
 		if err != nil {
 			return nil, notFoundOr(err)
+		}
+		if write {
+			if err := writeRefusal(p, rule.Permissions, ownedBy(a.ID)); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkTokenLimits(p, rule, tokenScope{public: true, write: write}); err != nil {
 			return nil, err
@@ -74,6 +79,11 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 	case auth.TargetSelf:
 		if p.Token != nil && p.Token.Kind == auth.KindInstallation {
 			return nil, apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
+		}
+		if write {
+			if err := writeRefusal(p, rule.Permissions, ownedBy(p.Account.ID)); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkTokenLimits(p, rule, tokenScope{write: write}); err != nil {
 			return nil, err
@@ -84,6 +94,48 @@ func (g *Guard) Check(r *http.Request, p *auth.Principal, rule auth.Rule) (conte
 		return nil, err
 	}
 	return ctx, nil
+}
+
+// writeRefusal is the check every write through the guard passes (and
+// the GraphQL mutations, through RepoWriteRefusal): a permission-based
+// token (fine-grained personal access token, app user or installation
+// token) changes nothing outside its selection. reaches reports whether
+// the token's selection holds the target: the repository, or the
+// organization or user account as its resource owner. Outside it the
+// platform gives such a token read access to public repositories and
+// nothing more, whatever its user's own role there: the write is a 403
+// "Resource not accessible by personal access token" (or "... by
+// integration"). A write whose permissions are all of the user group
+// (Starring, Watching, Followers) is the user's own action, taken for
+// the token's user on a public repository or account, and passes.
+// Classic and OAuth tokens and passwords pass: their scopes reach every
+// repository their user may change.
+func writeRefusal(p *auth.Principal, perms auth.Alternatives, reaches func(*auth.Token) bool) error {
+	if !p.FineGrained() || perms.UserOnly() || reaches(p.Token) {
+		return nil
+	}
+	return apierr.Forbidden("%s", httpapi.NotAccessibleMessage(p.Token.Kind))
+}
+
+// RepoWriteRefusal is writeRefusal for a change to the repository made
+// outside a route's rule (a GraphQL mutation) that needs perms: nil when
+// the principal's credentials may make it as far as their selection
+// goes, else the 403 of a permission-based token that does not select
+// the repository.
+func RepoWriteRefusal(p *auth.Principal, repo *repos.Repository, perms auth.Alternatives) error {
+	return writeRefusal(p, perms, selectsRepo(repo))
+}
+
+// selectsRepo reports whether a token's selection holds the repository.
+func selectsRepo(repo *repos.Repository) func(*auth.Token) bool {
+	return func(t *auth.Token) bool { return t.Selects(repo.ID, repo.Owner.ID) }
+}
+
+// ownedBy reports whether a token's resource owner is the account: an
+// organization's or a user's own resources (the repositories a user
+// creates) are in the reach of the tokens made for that account.
+func ownedBy(accountID int64) func(*auth.Token) bool {
+	return func(t *auth.Token) bool { return t.ResourceOwnerID == accountID }
 }
 
 // withRole returns ctx carrying the caller's role on the target, in the

@@ -10,7 +10,7 @@ import (
 	"forgeapi/internal/store"
 )
 
-func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule, login string) (context.Context, error) {
+func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule, login string, write bool) (context.Context, error) {
 	org, err := g.account(ctx, login)
 	if err == nil && !org.IsOrg() {
 		err = store.ErrNotFound
@@ -27,6 +27,14 @@ func (g *Guard) checkOrg(ctx context.Context, p *auth.Principal, rule auth.Rule,
 	}
 	if err := SAMLRefusal(p, org); err != nil {
 		return nil, err
+	}
+	if write {
+		// A token whose resource owner is another account is no member
+		// here (OrgRole): the rules that need membership answered 404
+		// above; the others (a user's own membership) are refused here.
+		if err := writeRefusal(p, rule.Permissions, ownedBy(org.ID)); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkTokenLimits(p, rule, tokenScope{public: rule.Role == auth.RoleNone}); err != nil {
 		return nil, err
@@ -67,10 +75,17 @@ func OrgRole(ctx context.Context, q store.Q, p *auth.Principal, org *accounts.Ac
 	return auth.RoleNone, nil
 }
 
-func (g *Guard) checkEnterprise(ctx context.Context, p *auth.Principal, rule auth.Rule, slug string) (context.Context, error) {
+func (g *Guard) checkEnterprise(ctx context.Context, p *auth.Principal, rule auth.Rule, slug string, write bool) (context.Context, error) {
 	ent, err := accounts.EnterpriseBySlug(ctx, g.DB, slug)
 	if err != nil {
 		return nil, notFoundOr(err)
+	}
+	if write {
+		// No token names an enterprise as its resource owner: a user's
+		// own token reaches the enterprises its user owns.
+		if err := writeRefusal(p, rule.Permissions, func(*auth.Token) bool { return actsOnEnterprises(p) }); err != nil {
+			return nil, err
+		}
 	}
 	role, err := EnterpriseRole(ctx, g.DB, p, ent)
 	if err != nil {

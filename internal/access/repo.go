@@ -25,6 +25,11 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if p.Anonymous() && (write || !rule.Public) {
 		return nil, apierr.Unauthorized("Requires authentication")
 	}
+	if write {
+		if err := writeRefusal(p, rule.Permissions, selectsRepo(repo)); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkTokenLimits(p, rule, tokenScope{public: !repo.Private, write: write}); err != nil {
 		return nil, err
 	}

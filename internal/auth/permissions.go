@@ -152,6 +152,25 @@ func (a Alternatives) String() string {
 	return strings.Join(sets, "; ")
 }
 
+// UserOnly reports whether every alternative needs only permissions of
+// the user group (Starring, Watching, Followers, ...): a route declaring
+// them acts for the token's user (starring a repository, following a
+// user) rather than on resources of the account the path names. Empty
+// alternatives are not user-only.
+func (a Alternatives) UserOnly() bool {
+	if len(a) == 0 {
+		return false
+	}
+	for _, set := range a {
+		for _, n := range set {
+			if info, _ := LookupPermission(n.Name); info.Group != GroupUser {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Grant is the permissions a fine-grained token holds: name -> level.
 type Grant map[string]Level
 

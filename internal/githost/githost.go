@@ -192,17 +192,22 @@ func authorizeClone(p *auth.Principal, repo *repos.Repository, role auth.Role, s
 	return nil
 }
 
+// pushPermissions are what a push needs of a permission-based token.
+var pushPermissions = auth.Perm("contents:write")
+
 func (h *Handler) authorizePush(p *auth.Principal, repo *repos.Repository, role auth.Role) error {
 	if p.Anonymous() {
 		return apierr.Unauthorized("Authentication is required to push.")
 	}
 	denied := apierr.Forbidden("Permission to %s denied to %s.", repo.FullName(), p.Account.Login)
 	switch {
+	case access.RepoWriteRefusal(p, repo, pushPermissions) != nil: // a token that does not select it
+		return denied
 	case role < auth.RoleWrite:
 		return denied
 	case p.ScopeBased() && !p.Token.Scopes.Grants("repo") && (repo.Private || !p.Token.Scopes.Grants("public_repo")):
 		return denied
-	case p.FineGrained() && !p.Token.Grant.Has(auth.Need{Name: "contents", Level: auth.Write}):
+	case p.FineGrained() && !p.Token.Grant.Satisfies(pushPermissions):
 		return denied
 	}
 	if repo.MigrationLocked {

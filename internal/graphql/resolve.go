@@ -132,17 +132,22 @@ func (ex *executor) mayRead(repo *repos.Repository) (bool, error) {
 	return true, nil
 }
 
+// draftPermissions are what the draft mutations need of a
+// permission-based token, as PATCH .../pulls/{pull_number} does.
+var draftPermissions = auth.Perm("pull_requests:write")
+
 // mayWrite reports whether the caller's credentials may change the
 // repository's pull requests: classic and OAuth tokens with repo or
 // public_repo (a private repository is hidden without repo already),
-// fine-grained tokens that select it with Pull requests write.
+// fine-grained tokens that select it (the guard's write check,
+// access.RepoWriteRefusal) with Pull requests write.
 func (ex *executor) mayWrite(repo *repos.Repository) bool {
 	p := ex.principal
 	switch {
 	case p.ScopeBased():
 		return p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"})
 	case p.FineGrained():
-		return p.Token.Selects(repo.ID, repo.Owner.ID) && p.Token.Grant.Satisfies(auth.Perm("pull_requests:write"))
+		return access.RepoWriteRefusal(p, repo, draftPermissions) == nil && p.Token.Grant.Satisfies(draftPermissions)
 	}
 	return true
 }
