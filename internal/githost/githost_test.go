@@ -179,6 +179,8 @@ func TestPushNeedsWriteAccess(t *testing.T) {
 	member := env.User("member")
 	org := env.Org("acme", owner, member)
 	repo := env.Repo(org, "widgets")
+	other := env.Repo(org, "gadgets")
+	elsewhere := env.Org("globex", owner)
 	work := apptest.WorkTree(t, map[string]string{"f": "1"})
 
 	cases := []struct {
@@ -192,6 +194,15 @@ func TestPushNeedsWriteAccess(t *testing.T) {
 		{"two-factor password", "octocat", "pw", "personal access token"},
 		{"fine-grained read", "octocat", env.FineGrainedToken(owner, org, []*repos.Repository{repo}, "contents:read"), "denied"},
 		{"installation read", "x-access-token", env.InstallationToken(org, apptest.AllRepos, "contents:read"), "denied"},
+		// Tokens that may push, but elsewhere: the repository is public
+		// and octocat owns its organization, yet it is outside what they
+		// select.
+		{"fine-grained write, another repository selected", "octocat",
+			env.FineGrainedToken(owner, org, []*repos.Repository{other}, "contents:write"), "denied"},
+		{"installation write, installed elsewhere", "x-access-token",
+			env.InstallationToken(elsewhere, apptest.AllRepos, "contents:write"), "denied"},
+		{"app user write, another installation", "octocat",
+			env.AppUserToken(owner, elsewhere, apptest.AllRepos, "contents:write"), "denied"},
 	}
 	for _, c := range cases {
 		out, err := apptest.TryGit(t, work, "push", env.GitURL("acme", "widgets", c.login, c.secret), "main")
