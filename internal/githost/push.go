@@ -41,8 +41,9 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 // push_log row and, only when that DELETE removed it (neither the push's
 // own postReceive nor the Recoverer has recorded the push), emits for
 // each applied update a push event (and create or delete events for new
-// and removed references), sets the repository's pushed_at and counts the
-// push for git maintenance (see Maintainer). That DELETE makes the events
+// and removed references), notes the references' new values (see
+// recordRefs), sets the repository's pushed_at and counts the push for
+// git maintenance (see Maintainer). That DELETE makes the events
 // exactly-once.
 func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
 	return h.DB.Tx(ctx, func(tx store.Q) error {
@@ -84,6 +85,9 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 			if err := h.Events.Emit(ctx, tx, ev); err != nil {
 				return err
 			}
+		}
+		if err := recordRefs(ctx, tx, g, e.RepoID, updates); err != nil {
+			return err
 		}
 		if e.ViaGit && repo.Owner.IsOrg() {
 			if err := recordGit(ctx, tx, &auth.Principal{Account: &auth.Account{ID: pusher.ID, Login: pusher.Login}}, repo, "git.push"); err != nil {

@@ -155,6 +155,11 @@ func ByOwner(ctx context.Context, q store.Q, ownerID int64) ([]*Repository, erro
 	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`WHERE r.owner_id = $1 ORDER BY lower(r.name)`, ownerID)
 }
 
+// All returns every repository, by id (forgeapi restore walks them).
+func All(ctx context.Context, q store.Q) ([]*Repository, error) {
+	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`ORDER BY r.id`)
+}
+
 // Forks returns the repositories whose fork_of is the id, recursively.
 func Forks(ctx context.Context, q store.Q, id int64) ([]*Repository, error) {
 	return list(ctx, q, `

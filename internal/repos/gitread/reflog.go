@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -20,6 +22,9 @@ type RefLogEntry struct {
 	// Email is the committer email of the entry: whoever git took as the
 	// committer of the update (receive-pack takes GIT_COMMITTER_EMAIL).
 	Email string
+	// Time is when git wrote the entry (whole seconds; the zero time when
+	// the line does not say).
+	Time time.Time
 	// Line is the entry as git wrote it, without the newline.
 	Line string
 }
@@ -90,5 +95,11 @@ func parseRefLogLine(line string) (RefLogEntry, bool) {
 	if !ok1 || !ok2 || !isHex(old) || !isHex(newSHA) || open < 0 || closing < open {
 		return RefLogEntry{}, false
 	}
-	return RefLogEntry{Old: old, New: newSHA, Email: ident[open+1 : closing], Line: line}, true
+	e := RefLogEntry{Old: old, New: newSHA, Email: ident[open+1 : closing], Line: line}
+	if secs, _, ok := strings.Cut(strings.TrimSpace(ident[closing+1:]), " "); ok {
+		if unix, err := strconv.ParseInt(secs, 10, 64); err == nil {
+			e.Time = time.Unix(unix, 0).UTC()
+		}
+	}
+	return e, true
 }
