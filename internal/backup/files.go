@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -56,8 +57,8 @@ func newCopier(root string) *copier { return &copier{root: root, files: map[stri
 // path is the file rel (slash-separated) under the root.
 func (c *copier) path(rel string) string { return filepath.Join(c.root, filepath.FromSlash(rel)) }
 
-// copyFile copies the regular file src to rel, synced to disk, and lists
-// it. gone reports that src does not exist (a writer removed it): nothing
+// copyFile copies the regular file src to rel and lists it (flush makes
+// the copies durable). gone reports that src does not exist (a writer removed it): nothing
 // is copied then.
 func (c *copier) copyFile(src, rel string) (gone bool, err error) {
 	in, err := os.Open(src)
@@ -83,10 +84,9 @@ func (c *copier) copyFile(src, rel string) (gone bool, err error) {
 	return false, nil
 }
 
-// adopt lists the file rel, written under the root by someone else,
-// after syncing it.
+// adopt lists the file rel, written under the root by someone else.
 func (c *copier) adopt(rel string) error {
-	in, err := os.OpenFile(c.path(rel), os.O_RDWR, 0)
+	in, err := os.Open(c.path(rel))
 	if err != nil {
 		return err
 	}
@@ -97,9 +97,6 @@ func (c *copier) adopt(rel string) error {
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, in)
-	if err == nil {
-		err = in.Sync()
-	}
 	if err != nil {
 		return err
 	}
@@ -169,10 +166,11 @@ func (c *copier) bytes() int64 {
 	return n
 }
 
-// writeManifest writes m, with the listed files, as the backup's last
-// file: to a temporary name, synced, then renamed, and the directory
-// synced.
+// writeManifest makes the listed files durable and writes m, with them,
+// as the backup's last file: to a temporary name, synced, then renamed,
+// and the directory synced.
 func (c *copier) writeManifest(m *Manifest) error {
+	flush()
 	m.Files = slices.SortedFunc(maps.Values(c.files), func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	body, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -182,6 +180,7 @@ func (c *copier) writeManifest(m *Manifest) error {
 	if _, _, err := writeFile(tmp, 0o644, strings.NewReader(string(body)+"\n")); err != nil {
 		return err
 	}
+	flush()
 	if err := os.Rename(tmp, filepath.Join(c.root, manifestName)); err != nil {
 		return err
 	}
@@ -237,8 +236,8 @@ func restoreFile(dir string, f File, dst string) error {
 }
 
 // writeFile writes r to a new file at path (making its directory) with
-// the permission bits perm, syncs it, and returns its size and SHA-256
-// digest.
+// the permission bits perm and returns its size and SHA-256 digest; flush
+// makes it durable.
 func writeFile(path string, perm fs.FileMode, r io.Reader) (int64, string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return 0, "", err
@@ -249,9 +248,6 @@ func writeFile(path string, perm fs.FileMode, r io.Reader) (int64, string, error
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), r)
-	if err == nil {
-		err = out.Sync()
-	}
 	if closeErr := out.Close(); err == nil {
 		err = closeErr
 	}
@@ -297,4 +293,11 @@ func newDirectory(dir, what string) (remove func(), err error) {
 			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}, nil
+}
+
+// flush makes the files written so far durable: one sync(2) for all of
+// them (an fsync of each of a repository's many loose objects costs more
+// than their copy).
+func flush() {
+	syscall.Sync()
 }

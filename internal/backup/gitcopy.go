@@ -156,15 +156,22 @@ func (c *copier) copyObjectFiles(src, rel string) (vanished bool, err error) {
 	return vanished, nil
 }
 
-// copyPack copies the pack base.pack and its index base.idx, both or
-// neither: gone reports that one of them disappeared.
+// copyPack copies the pack base.pack, its index base.idx and, for a
+// cruft pack (git gc's unreachable objects), its base.mtimes, all or
+// none: gone reports that one of them disappeared. Other files of a pack
+// (.rev, .bitmap) are derived, and git does without them.
 func (c *copier) copyPack(src, rel string) (gone bool, err error) {
 	if _, done := c.files[rel+".idx"]; done {
 		return false, nil
 	}
-	for _, ext := range []string{".pack", ".idx"} {
+	_, statErr := os.Stat(src + ".mtimes")
+	exts := []string{".pack", ".idx", ".mtimes"}
+	if statErr != nil {
+		exts = exts[:2]
+	}
+	for _, ext := range exts {
 		if gone, err = c.copyFile(src+ext, rel+ext); err != nil || gone {
-			return gone, errors.Join(err, c.drop(rel+".pack"), c.drop(rel+".idx"))
+			return gone, errors.Join(err, c.drop(rel+".pack"), c.drop(rel+".idx"), c.drop(rel+".mtimes"))
 		}
 	}
 	return false, nil

@@ -142,6 +142,7 @@ func restore(ctx context.Context, dir string, m *Manifest, t Target, blobDir str
 		s.Files++
 		s.Bytes += f.Size
 	}
+	flush()
 	if skippedBlobs > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d migration archives of the backup were not restored (--blob s3://...): copy %s into the bucket", skippedBlobs, filepath.Join(dir, "blobs")))
 	}
@@ -157,9 +158,7 @@ func restore(ctx context.Context, dir string, m *Manifest, t Target, blobDir str
 	if err := restoreRepositories(ctx, db, filepath.Join(t.DataDir, "git"), s); err != nil {
 		return nil, err
 	}
-	if err := syncDir(t.DataDir); err != nil {
-		return nil, err
-	}
+	flush()
 	return s, nil
 }
 
