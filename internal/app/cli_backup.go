@@ -11,20 +11,21 @@ import (
 
 func (c *cli) backupCommand() *cobra.Command {
 	var blobSpec string
+	var withoutKeys bool
 	cmd := &cobra.Command{
 		Use:   "backup DIR",
 		Short: "Copy the data directory (and the SQLite database) into DIR, consistently, while servers run",
 		Long: `Copy the forge's data into DIR, which must not exist or be empty, while its
 servers run: the SQLite database (a snapshot, taken first), the git
 repositories, the migration archives of the local blob store and the key
-files. On PostgreSQL the database is not copied: take it with pg_dump
+files (unless --without-keys). On PostgreSQL the database is not copied: take it with pg_dump
 first, then run this command. Restore with forgeapi restore.
 
 Prints what it copied, and what the backup does not hold.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := backup.Backup(cmd.Context(), backup.Source{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Blob: blobSpec,
-				Version: ReadBuildInfo().String(), Progress: c.progress}, args[0])
+				WithoutKeys: withoutKeys, Version: ReadBuildInfo().String(), Progress: c.progress}, args[0])
 			if err != nil {
 				return err
 			}
@@ -39,6 +40,7 @@ Prints what it copied, and what the backup does not hold.`,
 		},
 	}
 	cmd.Flags().StringVar(&blobSpec, "blob", os.Getenv("FORGEAPI_BLOB"), "the servers' --blob: empty for DATA/blobs, file://PATH, or s3://... (not copied) (env FORGEAPI_BLOB)")
+	cmd.Flags().BoolVar(&withoutKeys, "without-keys", false, "leave the key files (webhook.key, blob-signing.key, tls/) out, to keep them apart from the backup")
 	return cmd
 }
 

@@ -47,6 +47,10 @@ type Source struct {
 	// Blob is the server's --blob: empty for DataDir/blobs, file://PATH,
 	// or s3://... (not copied).
 	Blob string
+	// WithoutKeys leaves the key files (webhook.key, blob-signing.key,
+	// tls/) out of the backup, for operators who keep keys apart from
+	// data: they copy them into the restored data directory themselves.
+	WithoutKeys bool
 	// Version names the forgeapi build in the manifest.
 	Version string
 	// Progress, when not nil, receives a line per step.
@@ -128,16 +132,10 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 	if strings.HasPrefix(src.Blob, "s3://") {
 		s.Notes = append(s.Notes, "migration archives are in S3 (--blob s3://...): back the bucket up with S3's own tools (versioning, replication)")
 	}
-	for _, name := range keyFiles {
-		gone, err := c.copyFile(filepath.Join(src.DataDir, name), name)
-		if err != nil {
-			return nil, err
-		}
-		if gone && name == "webhook.key" {
-			s.Notes = append(s.Notes, "no webhook.key in the data directory: the server takes --secret-key; keep that key with this backup")
-		}
-	}
-	if err := c.copyTree(filepath.Join(src.DataDir, "tls"), "tls", nil); err != nil {
+	if src.WithoutKeys {
+		s.Notes = append(s.Notes, "the key files (webhook.key, blob-signing.key, tls/) were left out: "+
+			"copy them into the restored data directory before its server starts")
+	} else if err := copyKeys(c, src.DataDir, s); err != nil {
 		return nil, err
 	}
 	m.FinishedAt = time.Now().UTC()
@@ -146,6 +144,20 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 	}
 	s.Files, s.Bytes = len(m.Files), c.bytes()
 	return s, nil
+}
+
+// copyKeys copies the key files of the data directory.
+func copyKeys(c *copier, dataDir string, s *Summary) error {
+	for _, name := range keyFiles {
+		gone, err := c.copyFile(filepath.Join(dataDir, name), name)
+		if err != nil {
+			return err
+		}
+		if gone && name == "webhook.key" {
+			s.Notes = append(s.Notes, "no webhook.key in the data directory: the server takes --secret-key; keep that key with this backup")
+		}
+	}
+	return c.copyTree(filepath.Join(dataDir, "tls"), "tls", nil)
 }
 
 // snapshotSQLite writes a snapshot of the SQLite database at path to rel

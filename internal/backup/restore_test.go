@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
 )
 
 // TestRestoreSetsBackWhatMovedAfterTheDatabaseSnapshot restores a backup
@@ -248,4 +249,52 @@ func copyTree(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBackupWithoutKeys: a backup made with --without-keys holds no key
+// file; restore says so, and the restored forge, given the key files of
+// the backed-up data directory, signs its webhooks with the secrets
+// sealed before.
+func TestBackupWithoutKeys(t *testing.T) {
+	t.Parallel()
+	rc := apptest.NewReceiver(t, "s3cret")
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	octo := env.User("octo")
+	token := env.Token(octo, "repo", "admin:repo_hook")
+	env.Repo(octo, "app")
+	hook, _, err := env.Client(token).Repositories.CreateHook(ctx, "octo", "app", &github.Hook{Events: []string{"push"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s3cret")}})
+	apptest.Must(t, "create hook", err)
+	db := copyDatabase(t, env)
+	dir := filepath.Join(t.TempDir(), "backup")
+	args := []string{"backup", dir, "--without-keys", "--data", env.DataDir}
+	if env.Config.DatabaseURL != "" {
+		args = append(args, "--database", env.Config.DatabaseURL)
+	}
+	if code, out := forgeapi(args...); code != 0 || !strings.Contains(out, "the key files (webhook.key, blob-signing.key, tls/) were left out") {
+		t.Fatalf("backup --without-keys: exit %d, %q", code, out)
+	}
+	for _, name := range []string{"webhook.key", "blob-signing.key"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("backup --without-keys holds %s (%v)", name, err)
+		}
+	}
+	cfg := env.Config
+	cfg.Addr, cfg.DataDir, cfg.DatabaseURL = "127.0.0.1:0", filepath.Join(t.TempDir(), "data"), db.restore(t)
+	args = []string{"restore", dir, "--data", cfg.DataDir}
+	if cfg.DatabaseURL != "" {
+		args = append(args, "--database", cfg.DatabaseURL)
+	}
+	if code, out := forgeapi(args...); code != 0 || !strings.Contains(out, "the backup has no webhook.key") {
+		t.Fatalf("restore: exit %d, %q", code, out)
+	}
+	key, err := os.ReadFile(filepath.Join(env.DataDir, "webhook.key"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(cfg.DataDir, "webhook.key"), key, 0o600)
+	}
+	apptest.Must(t, "copy webhook.key", err)
+	restored := apptest.StartConfig(t, cfg)
+	_, err = restored.Client(token).Repositories.PingHook(ctx, "octo", "app", hook.GetID())
+	apptest.Must(t, "ping", err)
+	rc.WaitCount(t, func(d apptest.Delivery) string { return d.Event }, 2) // the ping at creation, and this one, both signed
 }
