@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"forgeapi/internal/store"
 )
 
 // manifestName is the file a backup writes last: the list of its files
@@ -205,6 +207,9 @@ func readManifest(dir string) (*Manifest, error) {
 	}
 	if m.Format != manifestFormat {
 		return nil, fmt.Errorf("the backup's format is %d; this forgeapi restores format %d", m.Format, manifestFormat)
+	}
+	if m.Database != string(store.SQLite) && m.Database != string(store.Postgres) {
+		return nil, fmt.Errorf("the backup's %s is corrupt: unknown database %q", manifestName, m.Database)
 	}
 	for _, f := range m.Files {
 		if !fs.ValidPath(f.Path) || f.Path == manifestName {

@@ -136,6 +136,9 @@ func (r *RefRestorer) Restore(ctx context.Context, repoID int64, dir string) ([]
 			cur = zeroSHA
 		}
 		full, err := g.RefLog(name)
+		if errors.Is(err, gitread.ErrInvalidRefName) {
+			full, err = nil, nil // a name go-git does not read a reflog of: as if it had none
+		}
 		if err != nil {
 			return nil, err
 		}
