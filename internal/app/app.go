@@ -25,6 +25,7 @@ import (
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/backup"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/collaborators"
@@ -254,6 +255,9 @@ type App struct {
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := backup.CheckRestored(cfg.DataDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {

@@ -18,6 +18,19 @@ import (
 	"forgeapi/internal/store"
 )
 
+// restoringMarker is the file a restore keeps in the data directory
+// until it is done: a restore cut short (killed) leaves it, and no
+// server nor command opens that directory (CheckRestored).
+const restoringMarker = "RESTORE-IN-PROGRESS"
+
+// CheckRestored refuses a data directory whose restore did not finish.
+func CheckRestored(dataDir string) error {
+	if _, err := os.Stat(filepath.Join(dataDir, restoringMarker)); err == nil {
+		return fmt.Errorf("the restore into %s did not finish (%s is there): restore again into a new or empty directory", dataDir, restoringMarker)
+	}
+	return nil
+}
+
 // Target is where a restore writes.
 type Target struct {
 	// DataDir is the new data directory: it must not exist or be empty.
@@ -43,7 +56,8 @@ type Target struct {
 // have are removed, a repository the database has without a copy (it was
 // deleted while the backup ran) is made empty, and every repository must
 // pass `git fsck --connectivity-only`. A restore that fails removes what
-// it wrote (on PostgreSQL, the database is only read and migrated).
+// it wrote (on PostgreSQL, the database is only read and migrated); one
+// killed leaves its marker file, and CheckRestored refuses the directory.
 func Restore(ctx context.Context, dir string, t Target) (*Summary, error) {
 	m, err := readManifest(dir)
 	if err != nil {
@@ -67,12 +81,23 @@ func Restore(ctx context.Context, dir string, t Target) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	marker := filepath.Join(t.DataDir, restoringMarker)
+	if err := os.WriteFile(marker, []byte("forgeapi restore "+dir+"\n"), 0o644); err != nil {
+		remove()
+		return nil, err
+	}
 	blobDir, removeBlobs, err := blobTarget(t)
 	if err != nil {
 		remove()
 		return nil, err
 	}
 	s, err := restore(ctx, dir, m, t, blobDir)
+	if err == nil {
+		flush() // the restored files, before the marker goes
+		if err = os.Remove(marker); err == nil {
+			err = syncDir(t.DataDir)
+		}
+	}
 	if err != nil {
 		removeBlobs()
 		remove()
@@ -159,7 +184,6 @@ func restore(ctx context.Context, dir string, m *Manifest, t Target, blobDir str
 	if err := restoreRepositories(ctx, db, filepath.Join(t.DataDir, "git"), s); err != nil {
 		return nil, err
 	}
-	flush()
 	return s, nil
 }
 

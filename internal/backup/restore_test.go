@@ -171,6 +171,21 @@ func TestRestoreRefuses(t *testing.T) {
 		}
 		return out
 	}
+	t.Run("restore cut short", func(t *testing.T) {
+		into := t.TempDir()
+		if err := os.WriteFile(filepath.Join(into, "RESTORE-IN-PROGRESS"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"user", "create", "mona"}, {"token", "list"}} {
+			code, out := forgeapi(append(args, "--data", into)...)
+			if code != 1 || !strings.Contains(out, "did not finish (RESTORE-IN-PROGRESS is there)") {
+				t.Errorf("forgeapi %s on the data directory of a restore cut short: exit %d, %q", args[0], code, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(into, "forgeapi.db")); !os.IsNotExist(err) {
+			t.Errorf("a command opened the store of a restore cut short (%v)", err)
+		}
+	})
 	t.Run("corrupt object", func(t *testing.T) {
 		out := broken(t, func(dir string) {
 			objects, _ := filepath.Glob(filepath.Join(dir, "git", "1.git", "objects", "??", "*"))
