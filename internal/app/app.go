@@ -133,12 +133,19 @@ type Config struct {
 	// closed when idle for that long or MinKeepAlive, whichever is longer.
 	// 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// BodyTimeout is the time the body of an API request (or of a web
+	// form) has to arrive, plus a second per httpapi.MinBodyRate bytes
+	// received: a client trickling its body is dropped (408), one sending
+	// at least that fast never is. Git pushes are bound by IdleTimeout
+	// alone. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
 
 // The defaults of the HTTP server's timeouts.
 const (
 	DefaultHeaderTimeout = 20 * time.Second
 	DefaultIdleTimeout   = 60 * time.Second
+	DefaultBodyTimeout   = 30 * time.Second
 	// MinKeepAlive is the least time a kept-alive connection stays open
 	// while idle: longer than clients keep theirs (Go's transport, which
 	// go-github, gh and most bots use, 90 s), so that a client never sends
@@ -168,6 +175,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = DefaultBodyTimeout
 	}
 }
 
@@ -482,7 +492,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
-		AccessLog: cfg.Logger}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
+		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -509,7 +519,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	m.workers = cancel
 	m.startWorkers(workerCtx)
 	m.http = &http.Server{
-		Handler:           idleReads(m.api, cfg.IdleTimeout),
+		Handler:           m.api,
 		ReadHeaderTimeout: cfg.HeaderTimeout,
 		IdleTimeout:       max(cfg.IdleTimeout, MinKeepAlive),
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),

@@ -148,7 +148,7 @@ func (c *cli) serveCommand() *cobra.Command {
 	cfg := Config{}
 	var rateLimit, retention string
 	var hookTimeout, hookRetries, hookRateLimit, hookRetention string
-	var maxPushSize, maxGitProcesses, headerTimeout, idleTimeout string
+	var limits httpLimitFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API, git over HTTP and the background workers",
@@ -172,7 +172,7 @@ func (c *cli) serveCommand() *cobra.Command {
 			if cfg.Logger, err = c.logger(); err != nil {
 				return err
 			}
-			if err := parseGitHTTPFlags(&cfg, maxPushSize, maxGitProcesses, headerTimeout, idleTimeout); err != nil {
+			if err := limits.parse(&cfg); err != nil {
 				return err
 			}
 			cfg.DataDir, cfg.DatabaseURL, cfg.BaseURL = c.dataDir, c.databaseURL, c.baseURL
@@ -220,32 +220,42 @@ func (c *cli) serveCommand() *cobra.Command {
 		"age past which webhook deliveries are deleted (env FORGEAPI_WEBHOOK_RETENTION)")
 	f.StringVar(&cfg.Webhooks.SecretKey, "secret-key", os.Getenv("FORGEAPI_SECRET_KEY"),
 		"key sealing webhook secrets and TOTP seeds at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
-	f.StringVar(&maxPushSize, "max-push-size", envOr("FORGEAPI_MAX_PUSH_SIZE", "2GiB"),
+	f.StringVar(&limits.maxPushSize, "max-push-size", envOr("FORGEAPI_MAX_PUSH_SIZE", "2GiB"),
 		"largest pack a push may send (after any gzip encoding is undone): bytes, or with KiB, MiB, GiB; larger pushes are refused with a remote: message (env FORGEAPI_MAX_PUSH_SIZE)")
-	f.StringVar(&maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
+	f.StringVar(&limits.maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
 		"git requests served at once (each runs git http-backend); more wait up to 10s, then get 503 with Retry-After; default 4 per CPU, at least 8 (env FORGEAPI_MAX_GIT_PROCESSES)")
-	f.StringVar(&headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", DefaultHeaderTimeout.String()),
+	f.StringVar(&limits.headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", DefaultHeaderTimeout.String()),
 		"time a client has to send a request's header (env FORGEAPI_HEADER_TIMEOUT)")
-	f.StringVar(&idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", DefaultIdleTimeout.String()),
+	f.StringVar(&limits.idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", DefaultIdleTimeout.String()),
 		"a request whose body read or response write makes no progress for this long is dropped, as is a kept-alive connection idle this long (2m at least); transfers that keep moving may take any time (env FORGEAPI_IDLE_TIMEOUT)")
+	f.StringVar(&limits.bodyTimeout, "body-timeout", envOr("FORGEAPI_BODY_TIMEOUT", DefaultBodyTimeout.String()),
+		"time a client has to send the body of an API request, plus 1s per 16 KiB received; slower bodies get 408 (git pushes are bound by --idle-timeout alone) (env FORGEAPI_BODY_TIMEOUT)")
 	return cmd
 }
 
-// parseGitHTTPFlags parses the serve command's limits of git over HTTP
-// and of the HTTP server into cfg.
-func parseGitHTTPFlags(cfg *Config, maxPushSize, maxGitProcesses, headerTimeout, idleTimeout string) error {
+// httpLimitFlags are the serve command's limits of git over HTTP and of
+// the HTTP server, as given.
+type httpLimitFlags struct {
+	maxPushSize, maxGitProcesses, headerTimeout, idleTimeout, bodyTimeout string
+}
+
+// parse parses the limits into cfg.
+func (l httpLimitFlags) parse(cfg *Config) error {
 	var err error
-	if cfg.Git.MaxPushSize, err = parseSize(maxPushSize); err != nil {
+	if cfg.Git.MaxPushSize, err = parseSize(l.maxPushSize); err != nil {
 		return fmt.Errorf("--max-push-size: %w", err)
 	}
-	if cfg.Git.MaxProcesses, err = strconv.Atoi(maxGitProcesses); err != nil || cfg.Git.MaxProcesses <= 0 {
-		return fmt.Errorf("--max-git-processes: want a positive number, not %q", maxGitProcesses)
+	if cfg.Git.MaxProcesses, err = strconv.Atoi(l.maxGitProcesses); err != nil || cfg.Git.MaxProcesses <= 0 {
+		return fmt.Errorf("--max-git-processes: want a positive number, not %q", l.maxGitProcesses)
 	}
-	if cfg.HeaderTimeout, err = time.ParseDuration(headerTimeout); err != nil || cfg.HeaderTimeout <= 0 {
-		return fmt.Errorf("--header-timeout: want a positive duration such as 20s, not %q", headerTimeout)
+	if cfg.HeaderTimeout, err = time.ParseDuration(l.headerTimeout); err != nil || cfg.HeaderTimeout <= 0 {
+		return fmt.Errorf("--header-timeout: want a positive duration such as 20s, not %q", l.headerTimeout)
 	}
-	if cfg.IdleTimeout, err = time.ParseDuration(idleTimeout); err != nil || cfg.IdleTimeout <= 0 {
-		return fmt.Errorf("--idle-timeout: want a positive duration such as 60s, not %q", idleTimeout)
+	if cfg.IdleTimeout, err = time.ParseDuration(l.idleTimeout); err != nil || cfg.IdleTimeout <= 0 {
+		return fmt.Errorf("--idle-timeout: want a positive duration such as 60s, not %q", l.idleTimeout)
+	}
+	if cfg.BodyTimeout, err = time.ParseDuration(l.bodyTimeout); err != nil || cfg.BodyTimeout <= 0 {
+		return fmt.Errorf("--body-timeout: want a positive duration such as 30s, not %q", l.bodyTimeout)
 	}
 	return nil
 }

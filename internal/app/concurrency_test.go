@@ -138,7 +138,12 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 }
 
 // inFlight reads forgeapi_http_requests_in_flight from /metrics.
-func inFlight(t *testing.T, env *apptest.Env) float64 {
+func inFlight(t testing.TB, env *apptest.Env) float64 {
+	return gauge(t, env, "forgeapi_http_requests_in_flight")
+}
+
+// gauge reads the value of an unlabelled metric from /metrics.
+func gauge(t testing.TB, env *apptest.Env, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(env.Main.MetricsURL())
 	apptest.Must(t, "scrape metrics", err)
@@ -146,12 +151,12 @@ func inFlight(t *testing.T, env *apptest.Env) float64 {
 	resp.Body.Close()
 	apptest.Must(t, "read metrics", err)
 	for line := range strings.SplitSeq(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "forgeapi_http_requests_in_flight "); ok {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, _ := strconv.ParseFloat(v, 64)
 			return f
 		}
 	}
-	t.Fatalf("no in-flight gauge in /metrics")
+	t.Fatalf("no %s in /metrics", name)
 	return 0
 }
 

@@ -107,7 +107,7 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 
 // waitFor polls done until it reports true, for up to 30 s (the leases
 // left behind in the tests here last an hour).
-func waitFor(t *testing.T, what string, done func() bool) {
+func waitFor(t testing.TB, what string, done func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -99,42 +98,4 @@ func describeDatabase(dataDir, dsn string) string {
 	default:
 		return "sqlite " + strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "file:")
 	}
-}
-
-// idleReads gives every read of a request body timeout to make progress,
-// instead of a deadline on the whole request (http.Server.ReadTimeout),
-// which would cut long pushes: a client that stops sending is dropped
-// after timeout, one that keeps sending is not. The first deadline is set
-// before the handler runs, so that the server's own reading of a body the
-// handler left unread (up to 256 KiB, to reuse the connection) is bounded
-// too.
-func idleReads(next http.Handler, timeout time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			_ = rc.SetReadDeadline(time.Now().Add(timeout))
-			r.Body = &idleBody{ReadCloser: r.Body, rc: rc, timeout: timeout}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// idleBody sets the connection's read deadline before each read of the
-// body and clears it at the end of the body, so that the server's
-// background read (which notices a client going away during a long
-// response) does not time out. After a failed read the deadline stays:
-// the connection is not read from again.
-type idleBody struct {
-	io.ReadCloser
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }

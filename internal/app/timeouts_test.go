@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
@@ -140,6 +144,7 @@ func TestServeRefusesBadLimitFlags(t *testing.T) {
 		{"--max-git-processes=0", "--max-git-processes: want a positive number"},
 		{"--header-timeout=soon", "--header-timeout: want a positive duration"},
 		{"--idle-timeout=-1s", "--idle-timeout: want a positive duration"},
+		{"--body-timeout=0", "--body-timeout: want a positive duration"},
 	} {
 		data := filepath.Join(t.TempDir(), "data")
 		code, _, stderr := cliRun(t, "serve", "--addr", "127.0.0.1:0", "--data", data, tc.flag)
@@ -147,4 +152,141 @@ func TestServeRefusesBadLimitFlags(t *testing.T) {
 			t.Errorf("serve %s: exit %d, stderr %q, want %q", tc.flag, code, stderr, tc.want)
 		}
 	}
+}
+
+// Metrics of the API request bodies being read into memory.
+const (
+	bodiesReading = "forgeapi_http_request_bodies_reading"
+	bodyBytes     = "forgeapi_http_request_body_buffer_bytes"
+)
+
+// startTrickle opens a connection that posts a repository whose body
+// declares 1 MiB and sends a byte every interval (never if interval is 0)
+// until the connection fails or the test ends.
+func startTrickle(t testing.TB, env *apptest.Env, token string, interval time.Duration) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(env.URL, "http://"))
+	apptest.Must(t, "dial", err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = fmt.Fprintf(conn, "POST /user/repos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"name\":\"slow", token, 1<<20)
+	apptest.Must(t, "send the header", err)
+	if interval > 0 {
+		go func() {
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for range tick.C {
+				if _, err := conn.Write([]byte("w")); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return conn
+}
+
+// TestTricklingBodiesAreDropped opens hundreds of authenticated requests
+// that declare a 1 MiB body and send a byte every 100 ms (never idle for
+// the idle timeout). While they trickle, their buffers hold what arrived,
+// not what they declared, and another client is served; once the body
+// timeout has passed, each gets a 408 and its connection is closed.
+func TestTricklingBodiesAreDropped(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	env := apptest.Start(t, apptest.WithMetrics(), func(c *app.Config) { c.BodyTimeout = 5 * time.Second })
+	token := env.Token(env.User("octocat"), "repo")
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = startTrickle(t, env, token, 100*time.Millisecond)
+	}
+	waitFor(t, "every trickling body to be read", func() bool { return gauge(t, env, bodiesReading) >= n })
+	// Declared, the bodies would take n MiB; each has sent a few bytes.
+	if held := gauge(t, env, bodyBytes); held > n*16<<10 {
+		t.Errorf("%d trickling bodies hold %.0f bytes of buffers, want at most 16 KiB each", n, held)
+	}
+	repo, _, err := env.Client(token).Repositories.Create(env.Context(), "", &github.Repository{Name: github.Ptr("fast")})
+	if err != nil || repo.GetName() != "fast" {
+		t.Fatalf("a client was not served while bodies trickled: %v", err)
+	}
+	for i, conn := range conns {
+		apptest.Must(t, "deadline", conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("trickling request %d: no answer: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), "Timed out reading the request body.") {
+			t.Fatalf("trickling request %d: %d %s, want 408", i, resp.StatusCode, body)
+		}
+		if !closedWithin(conn, 10*time.Second) {
+			t.Fatalf("trickling request %d: the connection is still open after its 408", i)
+		}
+	}
+	waitFor(t, "no body to be held", func() bool {
+		return gauge(t, env, bodiesReading) == 0 && gauge(t, env, bodyBytes) == 0
+	})
+}
+
+// TestSlowGitBodyOutlastsBodyTimeout sends the body of a git push (an
+// empty command list) in two halves, further apart than the body timeout
+// but within the idle timeout: git's bodies are streams, bound by the
+// idle timeout alone, and the push is answered by git.
+func TestSlowGitBodyOutlastsBodyTimeout(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.BodyTimeout = 200 * time.Millisecond })
+	owner := env.User("octocat")
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(env.URL, "http://"))
+	apptest.Must(t, "dial", err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST /octocat/hello.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/x-git-receive-pack-request\r\nContent-Length: 4\r\n\r\n00", token)
+	apptest.Must(t, "send the header", err)
+	time.Sleep(time.Second) // the client's pause: five body timeouts
+	_, err = io.WriteString(conn, "00")
+	apptest.Must(t, "send the rest", err)
+	apptest.Must(t, "deadline", conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	apptest.Must(t, "read the answer", err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-git-receive-pack-result" {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("slow push body: %d %s %s, want git's 200", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// BenchmarkTricklingBodies measures the memory a server gives to
+// slowBodies requests that declared a 1 MiB body and sent a few bytes of
+// it: KiB-per-body is the live heap with them in flight over the heap
+// once they are gone (the server and its clients run in this process,
+// so it counts both ends of each connection), buffer-KiB-per-body the
+// body buffers alone (forgeapi_http_request_body_buffer_bytes).
+func BenchmarkTricklingBodies(b *testing.B) {
+	const slowBodies = 1000
+	env := apptest.Start(b, apptest.WithMetrics())
+	token := env.Token(env.User("octocat"), "repo")
+	for range b.N {
+		conns := make([]net.Conn, slowBodies)
+		for i := range conns {
+			conns[i] = startTrickle(b, env, token, 0)
+		}
+		waitFor(b, "every body to be read", func() bool { return gauge(b, env, bodiesReading) >= slowBodies })
+		held, buffers := liveHeap(), gauge(b, env, bodyBytes)
+		for _, conn := range conns {
+			conn.Close()
+		}
+		waitFor(b, "the bodies to be dropped", func() bool { return gauge(b, env, bodiesReading) == 0 })
+		idle := liveHeap()
+		b.ReportMetric((float64(held)-float64(idle))/slowBodies/(1<<10), "KiB-per-body")
+		b.ReportMetric(buffers/slowBodies/(1<<10), "buffer-KiB-per-body")
+	}
+}
+
+// liveHeap is the heap's live bytes after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

@@ -79,10 +79,11 @@ var Patterns = []string{
 	"POST /{owner}/{repo}/git-receive-pack",
 }
 
-// Register adds the git routes to a mux.
-func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
+// Register adds the git routes to a mux, as streams: a push's body may
+// take any time while it keeps moving (httpapi.Server.HandleStream).
+func (h *Handler) Register(mux interface{ HandleStream(string, http.Handler) }) {
 	for _, p := range Patterns {
-		mux.Handle(p, h)
+		mux.HandleStream(p, h)
 	}
 }
 

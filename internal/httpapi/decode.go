@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,13 +51,21 @@ func limitBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 // DecodeJSON reads the request body into v. An empty body leaves v as
 // it is (every field absent). Malformed JSON is a 400 "Problems parsing
 // JSON"; a value of the wrong type is a 422 naming the field; a body over
-// the route's limit (Route.MaxBody) is a 413.
+// the route's limit (Route.MaxBody) is a 413; a body that does not arrive
+// in time (Config.IdleTimeout, Config.BodyTimeout) is a 408.
 func DecodeJSON(r *http.Request, v any) error {
-	body, err := readBody(r)
+	body, release, err := readBody(r)
+	defer release()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		var apiErr *apierr.Error
+		switch {
+		case errors.As(err, &tooLarge):
 			return bodyTooLarge(tooLarge.Limit)
+		case isTimeout(err):
+			return errBodyTimeout()
+		case errors.As(err, &apiErr):
+			return apiErr
 		}
 		return apierr.BadRequest("Problems reading the request body")
 	}
@@ -72,21 +79,6 @@ func DecodeJSON(r *http.Request, v any) error {
 		return decodeError(err)
 	}
 	return nil
-}
-
-// readBody reads the whole body, in one allocation when its length is
-// known (the route's limit has been checked against it).
-func readBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
-	}
-	if r.ContentLength <= 0 {
-		return io.ReadAll(r.Body)
-	}
-	var buf bytes.Buffer
-	buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom keeps MinRead free before each read
-	_, err := buf.ReadFrom(r.Body)
-	return buf.Bytes(), err
 }
 
 func decodeError(err error) error {

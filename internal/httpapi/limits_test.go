@@ -201,3 +201,96 @@ func TestLargeBodiesAreAdmittedWithinTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyBuffersWaitForTheBudget reads bodies with a buffer budget of
+// 256 KiB: a body that has sent 150 KiB of 200 KiB holds 184 KiB of it; a
+// second 200 KiB body waits for the budget (and gets a 503 once its body
+// timeout passes), while a small body, within the part of each buffer
+// the budget does not count, is served at once; the first body, sent to
+// its end, is served. The buffers never hold more than the budget and
+// 16 KiB a body.
+func TestBodyBuffersWaitForTheBudget(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
+	apptest.Must(t, "open store", err)
+	t.Cleanup(func() { db.Close() })
+	const budget, size = 256 << 10, 200 << 10
+	metrics := httpapi.NewMetrics()
+	echo := func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Text string `json:"text"`
+		}
+		if err := httpapi.DecodeJSON(r, &body); err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]int{"length": len(body.Text)})
+		return nil
+	}
+	routes := []httpapi.Route{{Method: "POST", Pattern: "/echo", Auth: auth.Rule{Public: true}, Handle: echo}}
+	srv, err := httpapi.NewServer(httpapi.Config{BaseURL: testBaseURL, IdleTimeout: time.Minute, BodyTimeout: 4 * time.Second,
+		BodyBuffers: budget}, &auth.Authenticator{DB: db}, &access.Guard{DB: db}, metrics, routes)
+	apptest.Must(t, "new server", err)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	gauge := func(name string) float64 {
+		families, err := metrics.Registry().Gather()
+		apptest.Must(t, "gather metrics", err)
+		for _, f := range families {
+			if f.GetName() == name {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no metric %s", name)
+		return 0
+	}
+	waitGauge := func(name string, want float64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); gauge(name) != want; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is %v, want %v", name, gauge(name), want)
+			}
+		}
+	}
+	// send posts the first part bytes of a size-byte body on a connection
+	// of its own, and returns a channel with the answer once it comes.
+	send := func(body string, part int) (net.Conn, chan *http.Response) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+		apptest.Must(t, "dial", err)
+		t.Cleanup(func() { conn.Close() })
+		_, err = fmt.Fprintf(conn, "POST /echo HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			len(body), body[:part])
+		apptest.Must(t, "send", err)
+		answer := make(chan *http.Response, 1)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				close(answer)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			answer <- resp
+		}()
+		return conn, answer
+	}
+	first, firstAnswer := send(textBody(size), 150<<10)
+	waitGauge("forgeapi_http_request_body_buffer_bytes", size+1) // grown as its bytes came, to its length
+	_, secondAnswer := send(textBody(size), size)
+	waitGauge("forgeapi_http_request_bodies_waiting", 1)
+	if resp, body := post(t, ts.URL+"/echo", textBody(1<<10), false); resp.StatusCode != http.StatusOK {
+		t.Errorf("a small body while the budget is spent: %d %s, want 200", resp.StatusCode, body)
+	}
+	if held := gauge("forgeapi_http_request_body_buffer_bytes"); held > budget+2*16<<10 {
+		t.Errorf("bodies being read hold %v bytes, over the budget of %d and 16 KiB each", held, budget)
+	}
+	if resp := <-secondAnswer; resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the body that waited past its timeout: %v, want a 503 with Retry-After", resp)
+	}
+	_, err = io.WriteString(first, textBody(size)[150<<10:])
+	apptest.Must(t, "send the rest", err)
+	if resp := <-firstAnswer; resp == nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first body, sent to its end: %v, want 200", resp)
+	}
+	waitGauge("forgeapi_http_request_bodies_reading", 0)
+	waitGauge("forgeapi_http_request_body_buffer_bytes", 0)
+}

@@ -16,6 +16,10 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	// bodiesReading, bodiesWaiting and bodyBytes count the API request
+	// bodies being read into memory, those of them waiting for the
+	// memory budget, and the bytes their buffers hold (see readBody).
+	bodiesReading, bodiesWaiting, bodyBytes prometheus.Gauge
 
 	mu     sync.RWMutex
 	series map[seriesKey]series // the vectors' children, looked up once
@@ -47,9 +51,18 @@ func NewMetrics() *Metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "forgeapi_http_requests_in_flight", Help: "HTTP requests being served now.",
 		}),
+		bodiesReading: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "forgeapi_http_request_bodies_reading", Help: "API request bodies being read into memory now.",
+		}),
+		bodiesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "forgeapi_http_request_bodies_waiting", Help: "API request bodies waiting for the memory budget of bodies being read.",
+		}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "forgeapi_http_request_body_buffer_bytes", Help: "Bytes of memory held by the API request bodies being read now.",
+		}),
 		series: map[seriesKey]series{},
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.inFlight,
+	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.bodiesReading, m.bodiesWaiting, m.bodyBytes,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -67,6 +80,27 @@ func (m *Metrics) begin() {
 func (m *Metrics) end() {
 	if m != nil {
 		m.inFlight.Dec()
+	}
+}
+
+// bodyReading adds n to the bodies being read.
+func (m *Metrics) bodyReading(n int) {
+	if m != nil {
+		m.bodiesReading.Add(float64(n))
+	}
+}
+
+// bodyWaiting adds n to the bodies waiting for the budget.
+func (m *Metrics) bodyWaiting(n int) {
+	if m != nil {
+		m.bodiesWaiting.Add(float64(n))
+	}
+}
+
+// bodyBuffered adds n to the bytes the bodies being read hold.
+func (m *Metrics) bodyBuffered(n int64) {
+	if m != nil {
+		m.bodyBytes.Add(float64(n))
 	}
 }
 

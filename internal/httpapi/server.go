@@ -68,6 +68,17 @@ type Config struct {
 	// AccessLog receives one line per request at info level (see
 	// logRequest); nil logs none.
 	AccessLog *slog.Logger
+	// IdleTimeout ends the reading of a request body that makes no
+	// progress for that long, on every route and handler; 0 means none.
+	IdleTimeout time.Duration
+	// BodyTimeout is the time the body of a request to an API route or a
+	// plain handler (but not a streaming one: git) has to arrive, from
+	// its first read, plus a second per MinBodyRate bytes received; 0
+	// means none. It takes effect only with an IdleTimeout.
+	BodyTimeout time.Duration
+	// BodyBuffers is the memory budget of the API request bodies being
+	// read; 0 means BodyBufferBudget.
+	BodyBuffers int64
 }
 
 // Server serves the route tables with the shared middleware.
@@ -89,6 +100,9 @@ type Server struct {
 	// largeBodies admits the bodies over DefaultMaxBody of routes that
 	// accept them, LargeBodyBudget bytes at once (see admitLargeBody).
 	largeBodies *semaphore.Weighted
+	// bodyBuffers holds the memory of the other bodies being read
+	// (BodyBufferBudget).
+	bodyBuffers *bodyBuffers
 }
 
 // RequestIDHeader carries every response's request id, and so does
@@ -105,9 +119,12 @@ func NewServer(cfg Config, authn *auth.Authenticator, guard Guard, metrics *Metr
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.BodyBuffers <= 0 {
+		cfg.BodyBuffers = BodyBufferBudget
+	}
 	s = &Server{cfg: cfg, mux: http.NewServeMux(), apiMux: http.NewServeMux(), authn: authn, guard: guard,
 		limiter: NewRateLimiter(cfg.Now), metrics: metrics, largeBodies: semaphore.NewWeighted(LargeBodyBudget),
-		lines: accessLinesOf(cfg.AccessLog)}
+		bodyBuffers: newBodyBuffers(cfg.BodyBuffers, metrics), lines: accessLinesOf(cfg.AccessLog)}
 	defer func() {
 		if p := recover(); p != nil { // ServeMux panics on conflicting patterns
 			err = fmt.Errorf("route table: %v", p)
@@ -197,11 +214,26 @@ func subtreeRoot(pattern string) string {
 // Routes returns the routes the server serves, in registration order.
 func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
-// Handle registers a plain handler (git over HTTP, signed downloads,
+// Handle registers a plain handler (signed downloads, the web console,
 // operational endpoints) that bypasses the API middleware; its request
-// context carries the base URL, as an API handler's does.
+// context carries the base URL, as an API handler's does. Its request
+// bodies are under the whole-body deadline (Config.BodyTimeout).
 func (s *Server) Handle(pattern string, h http.Handler) {
+	s.handlePlain(pattern, h, true)
+}
+
+// HandleStream registers a plain handler as Handle does, for requests
+// whose bodies are streams of any length (git pushes): only the idle
+// timeout bounds their reading.
+func (s *Server) HandleStream(pattern string, h http.Handler) {
+	s.handlePlain(pattern, h, false)
+}
+
+func (s *Server) handlePlain(pattern string, h http.Handler, timed bool) {
 	s.handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if timed {
+			s.timeBody(r)
+		}
 		inner := r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL))
 		h.ServeHTTP(w, inner)
 		r.Pattern = inner.Pattern // a handler that clears it answered as no route
@@ -217,6 +249,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.metrics.begin()
 	rec := &statusRecorder{ResponseWriter: w, scratches: &s.scratch}
 	defer func() { s.scratch.put(rec.scratch) }() // last: after the access log line
+	timeReads(w, r, s.cfg.IdleTimeout)
 	requestID := newRequestID()
 	ids := rec.values(requestID)
 	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids
@@ -267,6 +300,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		rec := recorderOf(w)
 		rc := &rec.ctx
 		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
+		rc.body = bodyRead{clock: s.timeBody(r), buffers: s.bodyBuffers, limit: maxBody}
 		if err := limitBody(w, r, maxBody); err != nil {
 			WriteError(w, r.WithContext(rc), err)
 			return
@@ -328,6 +362,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		if admitted > 0 {
 			defer s.largeBodies.Release(admitted)
 		}
+		rc.body.budgeted = admitted == 0
 		if err := s.authorizeAndServe(w, r, rt); err != nil {
 			WriteError(w, r, err)
 		}
@@ -547,6 +582,7 @@ type requestContext struct {
 	context.Context
 	baseURL, version, docs string
 	principal              *auth.Principal // nil until authenticated
+	body                   bodyRead        // for DecodeJSON
 	guarding               bool            // the guard is checking the request: targets go in targets
 	ntargets               int
 	targets                [2]targetValue // the route's target and the caller's role on it
@@ -563,6 +599,8 @@ func (c *requestContext) Value(key any) any {
 		return c.version
 	case docsKey:
 		return c.docs
+	case bodyReadKey:
+		return c.body
 	case auth.PrincipalKey:
 		if c.principal != nil {
 			return c.principal
