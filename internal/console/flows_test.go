@@ -157,7 +157,8 @@ func TestAuthorizeErrorPage(t *testing.T) {
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
 	form(t, c, e.URL+"/session", url.Values{"authenticity_token": {csrfOf(t, page)}, "login": {user.Login}, "password": {password}})
-	for _, q := range []url.Values{{"client_id": {"nope"}}, {"client_id": {clientID}, "redirect_uri": {"https://evil.example/cb"}}} {
+	for _, q := range []url.Values{{"client_id": {"nope"}}, {"client_id": {clientID}, "redirect_uri": {"https://evil.example/cb"}},
+		{"client_id": {clientID}, "redirect_uri": {"https://app.example/callback/..%2F..%2Fevil"}}} {
 		status, loc, body := get(t, c, e.URL+"/login/oauth/authorize?"+q.Encode())
 		if status < 400 || status > 499 || loc != "" || !strings.Contains(body, "<!doctype html>") {
 			t.Errorf("authorize %v: %d %q", q, status, loc)

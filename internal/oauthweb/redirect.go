@@ -64,17 +64,42 @@ func port(u *url.URL) string {
 	return "80"
 }
 
-// pathBelow reports whether p is base or a path below it; p must not
-// climb out of base with dot segments.
+// pathBelow reports whether the escaped path p is base or a path below
+// it. p must not climb out of base in any spelling that a browser or the
+// application's server might normalise (see unsafeSegment).
 func pathBelow(base, p string) bool {
 	base = strings.TrimSuffix(base, "/")
 	if p == "" {
 		p = "/"
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." || strings.EqualFold(seg, "%2e") || strings.EqualFold(seg, "%2e%2e") {
+		if unsafeSegment(seg) {
 			return false
 		}
 	}
 	return base == "" || p == base || strings.HasPrefix(p, base+"/")
+}
+
+// unsafeSegment reports whether an escaped path segment is, or may be
+// read as, a dot segment or more than one segment: once or more times
+// percent-decoded (a server behind a proxy may decode twice), it holds a
+// separator ("/", "%2F"; a backslash, which browsers read as "/"), or it
+// is made of dots alone ("..", "%2e%2E", ".%2e", "%252e%252e", and "..."
+// that Windows servers trim to ".."), also before a ";" parameter ("..;x",
+// which Java servers read as "..").
+func unsafeSegment(seg string) bool {
+	for decodes := 0; ; decodes++ {
+		name, _, _ := strings.Cut(seg, ";")
+		if strings.ContainsAny(seg, `/\`) || name != "" && strings.Trim(name, ".") == "" {
+			return true
+		}
+		decoded, err := url.PathUnescape(seg)
+		if err != nil || decoded == seg {
+			return false
+		}
+		if decodes == 3 { // encoded more times than any server decodes
+			return true
+		}
+		seg = decoded
+	}
 }

@@ -152,7 +152,8 @@ func TestAuthorizeErrors(t *testing.T) {
 		t.Fatalf("unknown client: %v", err)
 	}
 	for _, bad := range []string{"https://evil.example/callback", "https://app.example/other", "http://app.example/callback",
-		"https://app.example:8443/callback", "https://app.example/callback/../x", "javascript:alert(1)"} {
+		"https://app.example:8443/callback", "https://app.example/callback/../x", "javascript:alert(1)",
+		"https://app.example/callback/..%2F..%2Fevil", "https://app.example/callback/%2e%2e/x", "https://app.example/callback/..;/x"} {
 		_, err := e.App.OAuthWeb.Check(ctx, u.ID, oauthweb.AuthorizeRequest{ClientID: clientID, RedirectURI: bad})
 		if !errors.As(err, &page) || page.Code != "redirect_uri_mismatch" {
 			t.Errorf("redirect_uri %s: %v", bad, err)
@@ -233,6 +234,30 @@ func TestRedirectAllowed(t *testing.T) {
 		{"http://[::1]/cb", "http://[::1]:1234/cb/x", true},
 		{"http://localhost/path", "http://localhost:1234/path", false},
 		{"http://127.0.0.1/path", "http://127.0.0.2:1234/path", false},
+		// Names with dots are names; a path that a browser or the
+		// application's server may read as leaving the callback's is not
+		// below it: dot segments in any spelling, hidden separators.
+		{"http://example.com/path", "http://example.com/path/a..b/.well-known", true},
+		{"http://example.com/path", "http://example.com/path/x;y/z%20w", true},
+		{"http://example.com/path", "http://example.com/path/..%2F..%2Fevil", false},
+		{"http://example.com/path", "http://example.com/path/..%2fevil", false},
+		{"http://example.com/path", "http://example.com/path/sub%2Fdir", false},
+		{"http://example.com/path", "http://example.com/path/%2e%2e/evil", false},
+		{"http://example.com/path", "http://example.com/path/.%2e/evil", false},
+		{"http://example.com/path", "http://example.com/path/%2E./evil", false},
+		{"http://example.com/path", "http://example.com/path/%2e/../evil", false},
+		{"http://example.com/path", "http://example.com/path/%252e%252e/evil", false},
+		{"http://example.com/path", "http://example.com/path/%25252e%25252e/evil", false},
+		{"http://example.com/path", "http://example.com/path/..;/evil", false},
+		{"http://example.com/path", "http://example.com/path/%2e%2e;x/evil", false},
+		{"http://example.com/path", "http://example.com/path/.../evil", false},
+		{"http://example.com/path", `http://example.com/path\..\evil`, false},
+		{"http://example.com/path", "http://example.com/path/%5c..%5cevil", false},
+		{"http://example.com/path", "http://example.com/path/%255c..%255cevil", false},
+		{"http://example.com/path", `http://evil.com\@example.com/path`, false},
+		{"http://example.com/path", "http://example.com%2F@evil.com/path", false},
+		{"http://example.com/path", "http://evil.com#@example.com/path", false},
+		{"http://example.com/path", "http://example.com.evil.com/path", false},
 	} {
 		if got := oauthweb.RedirectAllowed(c.callback, c.redirect); got != c.ok {
 			t.Errorf("RedirectAllowed(%s, %s) = %v", c.callback, c.redirect, got)
