@@ -518,8 +518,12 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
+	handler := http.Handler(m.api)
+	if tlsConfig != nil {
+		handler = withHSTS(handler, strictTransportSecurity(cfg))
+	}
 	m.http = &http.Server{
-		Handler:           m.api,
+		Handler:           handler,
 		ReadHeaderTimeout: cfg.HeaderTimeout,
 		IdleTimeout:       max(cfg.IdleTimeout, MinKeepAlive),
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),

@@ -42,6 +42,13 @@ func TestSelfSignedTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Proto != "HTTP/2.0" || !strings.Contains(string(body), `"url":"`+env.URL+`/repos/octo/hello"`) {
 		t.Fatalf("GET over TLS: %d %s %.200s", resp.StatusCode, resp.Proto, body)
 	}
+	// A day's policy for a local CA's certificate, on errors too.
+	for _, path := range []string{"/api/v3/repos/octo/hello", "/api/v3/repos/octo/nope"} {
+		if resp, _ := env.Do("GET", path, token, nil); resp.Header.Get("Strict-Transport-Security") != "max-age=86400" {
+			t.Errorf("GET %s over TLS: %d, Strict-Transport-Security %q, want max-age=86400", path, resp.StatusCode,
+				resp.Header.Get("Strict-Transport-Security"))
+		}
+	}
 	work := apptest.WorkTree(t, map[string]string{"README.md": "hi\n"})
 	apptest.Git(t, work, "-c", "http.sslCAInfo="+env.Main.CAFile(), "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
 	apptest.Git(t, t.TempDir(), "-c", "http.sslCAInfo="+env.Main.CAFile(), "clone", "-q", env.GitURL("octo", "hello", "octo", token), "c")
@@ -234,7 +241,23 @@ func TestTLSCertificateFiles(t *testing.T) {
 		!strings.Contains(string(body), `"full_name":"octo/hello"`) {
 		t.Fatalf("GET over HTTPS: %d %.200s", resp.StatusCode, body)
 	}
+	if hsts := resp.Header.Get("Strict-Transport-Security"); hsts != "max-age=31536000" {
+		t.Errorf("Strict-Transport-Security %q over HTTPS with the operator's certificate, want max-age=31536000", hsts)
+	}
 	if _, err := http.Get(env.URL + "/api/v3/"); err == nil {
 		t.Fatal("a client that does not trust the certificate was served")
+	}
+}
+
+// TestNoStrictTransportSecurityOverHTTP: plain HTTP answers carry no
+// Strict-Transport-Security (a browser ignores it there, and a proxy
+// that terminates TLS in front of forgeapi sets its own).
+func TestNoStrictTransportSecurityOverHTTP(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	for _, path := range []string{"/meta", "/nope"} {
+		if resp, _ := env.Do("GET", path, "", nil); resp.Header.Get("Strict-Transport-Security") != "" {
+			t.Errorf("GET %s over plain HTTP: Strict-Transport-Security %q", path, resp.Header.Get("Strict-Transport-Security"))
+		}
 	}
 }
