@@ -284,7 +284,7 @@ func (b *feedsBench) reuse(ctx context.Context, db *store.DB) (*fixture, error) 
 // dropIndexes drops the secondary indexes of a table for a bulk insert
 // and returns the function that builds them again from their stored
 // definitions (building an index once is much faster than growing it row
-// by row).
+// by row). Both change the schema through execDDL.
 func dropIndexes(ctx context.Context, db *store.DB, table string) (restore func() error, err error) {
 	query := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = $1 AND sql IS NOT NULL`
 	if db.Dialect == store.Postgres {
@@ -294,30 +294,40 @@ func dropIndexes(ctx context.Context, db *store.DB, table string) (restore func(
 	if err != nil {
 		return nil, err
 	}
-	var defs []string
-	var names []string
+	var defs, drops []string
 	for rows.Next() {
 		var name, def string
 		if err := rows.Scan(&name, &def); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		names, defs = append(names, name), append(defs, def)
+		drops, defs = append(drops, "DROP INDEX "+name), append(defs, def)
 	}
 	rows.Close()
-	for _, n := range names {
-		if _, err := db.ExecContext(ctx, "DROP INDEX "+n); err != nil {
-			return nil, err
-		}
+	if err := execDDL(ctx, db, drops...); err != nil {
+		return nil, err
 	}
-	return func() error {
-		for _, d := range defs {
-			if _, err := db.ExecContext(ctx, d); err != nil {
+	return func() error { return execDDL(ctx, db, defs...) }, nil
+}
+
+// execDDL changes the schema in one transaction of the store, which on
+// SQLite runs on the connection every write transaction runs on, never
+// on another connection of the pool: a SQLite connection keeps a copy
+// of the schema it last read, and one whose copy predates a change made
+// on another connection refuses, when it prepares it, a CREATE of what
+// that change dropped ("index events_public already exists"; the
+// server's workers use the pool's connections meanwhile). The texts are
+// store.Dynamic, so that the statement cache does not prepare them on
+// such a connection either.
+func execDDL(ctx context.Context, db *store.DB, stmts ...string) error {
+	return db.Tx(ctx, func(tx store.Q) error {
+		for _, s := range stmts {
+			if _, err := tx.ExecContext(ctx, store.Dynamic+s); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, nil
+	})
 }
 
 // insertRows inserts rows in transactions of multi-row INSERTs.

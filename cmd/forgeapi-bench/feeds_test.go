@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"forgeapi/internal/store"
 )
 
 // The first-page line states the issue's bound for the database measured.
@@ -47,5 +49,57 @@ func TestFeedsPollsWithRateLimits(t *testing.T) {
 func TestRateLimitNeedsThePollsAlone(t *testing.T) {
 	if _, err := parseFeedsFlags([]string{"-rate-limit"}); err == nil || !strings.Contains(err.Error(), "-first-pages=false") {
 		t.Errorf("-rate-limit with the first pages: %v, want an error naming -first-pages=false", err)
+	}
+}
+
+// The fixture's bulk load drops the events' indexes and builds them
+// again while the server's workers use other connections of the pool.
+// A SQLite connection keeps the schema it last read, and one whose copy
+// predates the drop refused to build the index ("index events_public
+// already exists"): here a connection reads the schema, stays busy
+// while the indexes are dropped, and is the pool's next connection when
+// they are built again. The indexes come back as they were.
+func TestIndexesRestoredPastAStaleConnection(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	indexes := func() string {
+		var defs []string
+		rows, err := db.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var def string
+			if err := rows.Scan(&def); err != nil {
+				t.Fatal(err)
+			}
+			defs = append(defs, def)
+		}
+		return strings.Join(defs, "\n")
+	}
+	before := indexes()
+	stale, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := stale.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE public`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	restore, err := dropIndexes(ctx, db, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.Close() // back to the pool: the next connection it hands out
+	if err := restore(); err != nil {
+		t.Fatalf("restore the indexes: %v", err)
+	}
+	if after := indexes(); after != before || !strings.Contains(after, "events_public") {
+		t.Errorf("indexes after the bulk load:\n%s\nwant:\n%s", after, before)
 	}
 }

@@ -88,10 +88,10 @@ func runWrites(ctx context.Context, args []string) error {
 	if db.Dialect == store.Postgres {
 		ddl = `CREATE TABLE bench_commits (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)`
 	}
-	if _, err := db.ExecContext(ctx, ddl); err != nil {
+	if err := execDDL(ctx, db, ddl); err != nil {
 		return err
 	}
-	defer db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE bench_commits`)
+	defer execDDL(context.WithoutCancel(ctx), db, `DROP TABLE bench_commits`)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: b.clients * 2}}
 	patch := func(pick func() string) func() error {
 		return func() error {
