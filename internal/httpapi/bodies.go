@@ -37,10 +37,10 @@ const BodyBufferBudget = 64 << 20
 // are.
 const freeBodyBuffer = 16 << 10
 
-// firstBodyBuffer is the buffer a body of more than that is read into
-// first: the buffer grows as bytes arrive, never to the declared length
-// ahead of them (a client that declares 1 MiB and sends a byte holds
-// this much, not 1 MiB).
+// firstBodyBuffer is the size of the buffer a body is first read into
+// (its length and one byte, when that is less). The buffer then grows as
+// bytes arrive, never to the declared length ahead of them: a client
+// that declares 1 MiB and sends a byte holds this much, not 1 MiB.
 const firstBodyBuffer = 4 << 10
 
 // timedBody bounds the reading of a request body in time. Each read must
