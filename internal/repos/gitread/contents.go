@@ -5,10 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Stat returns the entry at p ("" for the root directory) in the tree of
@@ -48,20 +45,14 @@ type Ref struct {
 // Branches returns the repository's branches sorted by name; none for an
 // empty repository.
 func (r *Repository) Branches() ([]Ref, error) {
-	iter, err := r.repo.Branches()
+	refs, err := r.listRefs("refs/heads/")
 	if err != nil {
-		return nil, fmt.Errorf("gitread: list branches: %w", err)
+		return nil, err
 	}
-	defer iter.Close()
-	var out []Ref
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		out = append(out, Ref{Name: ref.Name().Short(), SHA: ref.Hash().String()})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gitread: list branches: %w", err)
+	out := make([]Ref, len(refs))
+	for i, ref := range refs {
+		out[i] = Ref{Name: strings.TrimPrefix(ref.name, "refs/heads/"), SHA: ref.hash.String()}
 	}
-	slices.SortFunc(out, func(a, b Ref) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

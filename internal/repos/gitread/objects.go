@@ -1,7 +1,6 @@
 package gitread
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // RefInfo is a reference under refs/: its full name, the object it
@@ -24,28 +22,18 @@ type RefInfo struct {
 // Refs returns the references whose full name starts with prefix
 // ("refs/heads/", "refs/tags/v1", ...), sorted by name.
 func (r *Repository) Refs(prefix string) ([]RefInfo, error) {
-	iter, err := r.repo.References()
+	refs, err := r.listRefs(prefix)
 	if err != nil {
-		return nil, fmt.Errorf("gitread: list references: %w", err)
+		return nil, err
 	}
-	defer iter.Close()
-	var out []RefInfo
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if ref.Type() != plumbing.HashReference || !strings.HasPrefix(name, "refs/") || !strings.HasPrefix(name, prefix) {
-			return nil
-		}
-		typ, err := r.objectType(ref.Hash())
+	out := make([]RefInfo, 0, len(refs))
+	for _, ref := range refs {
+		typ, err := r.objectType(ref.hash)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("gitread: list references: %w", err)
 		}
-		out = append(out, RefInfo{Name: name, SHA: ref.Hash().String(), Type: typ})
-		return nil
-	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
-		return nil, fmt.Errorf("gitread: list references: %w", err)
+		out = append(out, RefInfo{Name: ref.name, SHA: ref.hash.String(), Type: typ})
 	}
-	slices.SortFunc(out, func(a, b RefInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
