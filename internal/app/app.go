@@ -625,11 +625,16 @@ func (m *Main) releaseLeases(ctx context.Context) {
 }
 
 // startPushRecovery records the events of pushes cut short by the last
-// stop (past the grace period) before the server takes requests, then
+// stop before the server takes requests (all of them when the server is
+// its database's only one, those past the grace period otherwise), then
 // starts the periodic recovery.
 func (m *Main) startPushRecovery(ctx context.Context) {
 	recovery := m.App.PushRecovery
-	recovery.RunOnce(ctx)
+	if m.exclusive {
+		recovery.RecoverLeftovers(ctx)
+	} else {
+		recovery.RunOnce(ctx)
+	}
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); recovery.Run(ctx) }()
 }

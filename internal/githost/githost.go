@@ -30,7 +30,8 @@ import (
 	"forgeapi/internal/store"
 )
 
-// Push is a push under examination by a PushCheck.
+// Push is a push under examination by a PushCheck, or recorded (an
+// IntentHandler's; Inspect nil).
 type Push struct {
 	Repo    *repos.Repository
 	Pusher  *accounts.Account
@@ -57,6 +58,7 @@ type Handler struct {
 	// rate limit).
 	AuthFailed func(r *http.Request)
 	checks     []PushCheck
+	intents    map[string]IntentHandler // by PushIntent.Kind
 	// live holds the push_log ids of the pushes this process is serving
 	// (from pre-receive to the end of the request); the Recoverer leaves
 	// them to their postReceive.

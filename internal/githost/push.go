@@ -43,10 +43,12 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 // each applied update a push event (and create or delete events for new
 // and removed references), notes the references' new values (see
 // recordRefs), sets the repository's pushed_at and counts the push for
-// git maintenance (see Maintainer). That DELETE makes the events
-// exactly-once.
+// git maintenance (see Maintainer); a server push's intent is carried out
+// first, when all its updates were applied (see PushIntent). That DELETE
+// makes the events, and the intent, exactly-once. A transaction
+// PostgreSQL aborts for a conflict is run again.
 func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
-	return h.DB.Tx(ctx, func(tx store.Q) error {
+	return h.DB.RetryTx(ctx, func(tx store.Q) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, e.ID)
 		if err != nil {
 			return err
@@ -66,6 +68,9 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 		}
 		pusher, err := accounts.ByID(ctx, tx, e.PusherID)
 		if err != nil {
+			return err
+		}
+		if err := h.carryOut(ctx, tx, e, &Push{Repo: repo, Pusher: pusher, Updates: updates}); err != nil {
 			return err
 		}
 		now := e.PushedAt

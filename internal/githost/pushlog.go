@@ -67,6 +67,9 @@ type pushLogEntry struct {
 	// PushedAt, when set, stamps the push's events instead of the time
 	// they are recorded: the Recoverer sets it to when the push was logged.
 	PushedAt time.Time
+	// Intent is what a server push does besides moving the references
+	// (zero for none), carried out when the push is recorded.
+	Intent PushIntent
 }
 
 // newPushKey returns a new push's name in git's reflogs.
@@ -121,8 +124,9 @@ func logPush(ctx context.Context, db *store.DB, e *pushLogEntry) (int64, error) 
 		return 0, err
 	}
 	var id int64
-	err = db.QueryRowContext(ctx, `INSERT INTO push_log (repository_id, pusher_id, push_key, updates, refs_before, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, e.RepoID, e.PusherID, e.Key, string(rawUpdates), string(rawBefore), store.Now()).Scan(&id)
+	err = db.QueryRowContext(ctx, `INSERT INTO push_log (repository_id, pusher_id, push_key, updates, refs_before, created_at,
+		intent_kind, intent_subject) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+		e.RepoID, e.PusherID, e.Key, string(rawUpdates), string(rawBefore), store.Now(), e.Intent.Kind, e.Intent.Subject).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("log push: %w", store.Normalize(err))
 	}
@@ -212,10 +216,22 @@ func (r *Recoverer) ReleaseLeases(ctx context.Context) (int64, error) {
 // it can claim. Errors are logged; a row that failed stays leased and is
 // retried once its lease has expired. It returns how many rows it
 // recovered.
-func (r *Recoverer) RunOnce(ctx context.Context) int {
+func (r *Recoverer) RunOnce(ctx context.Context) int { return r.recoverOlder(ctx, r.cfg.Grace) }
+
+// RecoverLeftovers is RunOnce without the grace period: it recovers
+// every row, however young, so that a push (and its intent: a merge) cut
+// short by a kill is recorded, or dropped, before the next process
+// serves a request, rather than a grace period later. Only the one
+// server of a database may call it, before it serves: every row is then
+// a dead process's (store.DB.ClaimServer's exclusive), none a push under
+// way.
+func (r *Recoverer) RecoverLeftovers(ctx context.Context) int { return r.recoverOlder(ctx, 0) }
+
+// recoverOlder recovers every row older than grace that it can claim.
+func (r *Recoverer) recoverOlder(ctx context.Context, grace time.Duration) int {
 	n := 0
 	for ctx.Err() == nil {
-		e, err := r.claim(ctx)
+		e, err := r.claim(ctx, grace)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.logger.Error("claim push log entry", "err", err)
@@ -237,9 +253,9 @@ func (r *Recoverer) RunOnce(ctx context.Context) int {
 	return n
 }
 
-// claim leases the oldest unleased (or expired) row past the grace
-// period; nil when there is none.
-func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
+// claim leases the oldest unleased (or expired) row older than grace;
+// nil when there is none.
+func (r *Recoverer) claim(ctx context.Context, grace time.Duration) (*pushLogEntry, error) {
 	now := store.Now()
 	db := r.h.DB
 	var e pushLogEntry
@@ -250,8 +266,9 @@ func (r *Recoverer) claim(ctx context.Context) (*pushLogEntry, error) {
 			SELECT id FROM push_log
 			WHERE created_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
 			ORDER BY id LIMIT 1`+db.SkipLocked()+`)
-		RETURNING id, repository_id, pusher_id, push_key, updates, refs_before, created_at`,
-		r.owner, now.Add(r.cfg.Lease), now.Add(-r.cfg.Grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &e.Key, &rawUpdates, &rawBefore, &e.PushedAt)
+		RETURNING id, repository_id, pusher_id, push_key, updates, refs_before, created_at, intent_kind, intent_subject`,
+		r.owner, now.Add(r.cfg.Lease), now.Add(-grace), now).Scan(&e.ID, &e.RepoID, &e.PusherID, &e.Key, &rawUpdates, &rawBefore, &e.PushedAt,
+		&e.Intent.Kind, &e.Intent.Subject)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

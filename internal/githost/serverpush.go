@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,9 +25,21 @@ import (
 // agents ruleset; a veto is a 409 with its reason), the push is logged
 // before any reference moves (the Recoverer records it after a crash),
 // the references move in one `git update-ref` transaction that checks
-// each one's old value (a reference that moved meanwhile is a 409, and
-// nothing moves), and the push events are recorded exactly once.
+// each one's old value (a reference that moved meanwhile is a 409 that
+// matches ErrRefMoved, and nothing moves), and the push events are
+// recorded exactly once.
+//
+// An error means nothing moved. Once the references moved, the change is
+// made and ServerPush reports success whatever follows: a recording that
+// fails (the database unavailable, say) is logged and left, with its
+// push_log row, to the Recoverer.
 func (h *Handler) ServerPush(ctx context.Context, repo *repos.Repository, pusher *accounts.Account, updates []githttp.RefUpdate) error {
+	return h.ServerPushWith(ctx, repo, pusher, updates, PushIntent{})
+}
+
+// ServerPushWith is ServerPush with an intent (see PushIntent), logged
+// with the push and carried out in the transaction that records it.
+func (h *Handler) ServerPushWith(ctx context.Context, repo *repos.Repository, pusher *accounts.Account, updates []githttp.RefUpdate, intent PushIntent) error {
 	if repo.MigrationLocked {
 		return repos.ErrLocked()
 	}
@@ -41,7 +54,7 @@ func (h *Handler) ServerPush(ctx context.Context, repo *repos.Repository, pusher
 			return err
 		}
 	}
-	entry := &pushLogEntry{RepoID: repo.ID, PusherID: pusher.ID, Key: newPushKey(), Updates: updates}
+	entry := &pushLogEntry{RepoID: repo.ID, PusherID: pusher.ID, Key: newPushKey(), Updates: updates, Intent: intent}
 	if err := readStateBefore(dir, entry); err != nil {
 		return err
 	}
@@ -49,27 +62,59 @@ func (h *Handler) ServerPush(ctx context.Context, repo *repos.Repository, pusher
 	if err != nil {
 		return err
 	}
+	entry.ID = id
 	h.live.Store(id, struct{}{})
 	defer h.live.Delete(id)
+	// From here on the change runs to its end whether or not the client
+	// waits for it: a git update-ref killed half way would leave the
+	// references' fate for the Recoverer to find out.
+	ctx = context.WithoutCancel(ctx)
 	if err := updateRefs(ctx, dir, pusher, entry.Key, updates); err != nil {
 		// Nothing moved: the log row has nothing to recover.
-		_, _ = h.DB.ExecContext(context.WithoutCancel(ctx), `DELETE FROM push_log WHERE id = $1`, id)
+		_, _ = h.DB.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, id)
 		return err
 	}
+	if err := h.recordServerPush(ctx, dir, entry); err != nil {
+		h.logger().Error("record a server push: left to the push recovery", "push_log_id", id, "repository_id", repo.ID, "err", err)
+	}
+	return nil
+}
+
+// recordServerPush records a server push whose references moved.
+func (h *Handler) recordServerPush(ctx context.Context, dir string, e *pushLogEntry) error {
 	g, err := gitread.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	entry.ID = id
-	return h.recordPush(ctx, g, entry, updates)
+	return h.recordPush(ctx, g, e, e.Updates)
+}
+
+// ErrRefMoved matches the error of a server push refused because a
+// reference was not at its old value any more (another change moved it
+// meanwhile): nothing moved. The error is also the 409 the contents and
+// refs APIs answer.
+var ErrRefMoved = errors.New("reference moved")
+
+// refMovedError is ErrRefMoved as a client-facing 409.
+type refMovedError struct{ answer *apierr.Error }
+
+func (e refMovedError) Error() string        { return e.answer.Error() }
+func (e refMovedError) Is(target error) bool { return target == ErrRefMoved }
+func (e refMovedError) Unwrap() error        { return e.answer }
+
+func (h *Handler) logger() *slog.Logger {
+	if h.Logger == nil {
+		return slog.Default()
+	}
+	return h.Logger
 }
 
 // updateRefs moves the references in one transaction of `git update-ref`,
 // each checked against its old value (the zero SHA: must not exist), with
 // the push's key as the reflog's committer email, as receive-pack writes
 // it (the Recoverer reads it). A reference whose value is not the old one
-// is a 409.
+// is a 409 that matches ErrRefMoved.
 func updateRefs(ctx context.Context, dir string, pusher *accounts.Account, key string, updates []githttp.RefUpdate) error {
 	var in strings.Builder
 	in.WriteString("start\n")
@@ -91,7 +136,7 @@ func updateRefs(ctx context.Context, dir string, pusher *accounts.Account, key s
 	if err := cmd.Run(); err != nil {
 		msg := stderr.String()
 		if strings.Contains(msg, "expected") || strings.Contains(msg, "cannot lock ref") || strings.Contains(msg, "reference already exists") {
-			return apierr.New(http.StatusConflict, "The reference moved while the change was made: try again with its new value.")
+			return refMovedError{apierr.New(http.StatusConflict, "The reference moved while the change was made: try again with its new value.")}
 		}
 		return fmt.Errorf("git update-ref: %w: %s", err, strings.TrimSpace(msg))
 	}
