@@ -83,6 +83,10 @@ type Config struct {
 	Now        func() time.Time // clock; default time.Now
 	Feeds      feeds.Config     // feed window, limits, retention and poll interval
 	EventSinks []events.Sink    // extra sinks subscribed at start (tests record events with them)
+	// PushChecks are extra checks run before every push, git's and the
+	// server's own, after the built-in ones (tests move references with
+	// them while a change is under way).
+	PushChecks []githost.PushCheck
 	// ManifestCache bounds dependency review's cache of parsed manifests,
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
@@ -336,8 +340,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
 	a.Git.AddCheck(a.Rulesets.CheckPush)
+	for _, c := range cfg.PushChecks {
+		a.Git.AddCheck(c)
+	}
 	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
+	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}

@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/webhooks"
@@ -65,6 +66,19 @@ func WithClock(now func() time.Time) Option { return func(c *app.Config) { c.Now
 // WithEventSink subscribes a sink to the server's events at start.
 func WithEventSink(s events.Sink) Option {
 	return func(c *app.Config) { c.EventSinks = append(c.EventSinks, s) }
+}
+
+// WithImmediatePushRecovery lets the push recovery take push_log rows
+// at once (no grace period); it runs at start and then only when the test
+// calls RunOnce.
+func WithImmediatePushRecovery(c *app.Config) {
+	c.PushRecovery = githost.RecoveryConfig{Grace: -1, PollInterval: time.Hour}
+}
+
+// WithPushCheck runs c before every push (git's and the server's own),
+// after the built-in checks.
+func WithPushCheck(c githost.PushCheck) Option {
+	return func(cfg *app.Config) { cfg.PushChecks = append(cfg.PushChecks, c) }
 }
 
 // WithWebhooks sets the webhook delivery configuration (tests that run

@@ -11,17 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
-	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
 )
-
-// withImmediateRecovery lets the push recovery take push_log rows at
-// once; it runs at start and then only when the test calls RunOnce.
-func withImmediateRecovery(c *app.Config) {
-	c.PushRecovery = githost.RecoveryConfig{Grace: -1, PollInterval: time.Hour}
-}
 
 func pushLogRows(t *testing.T, env *apptest.Env) int {
 	t.Helper()
@@ -79,7 +71,7 @@ func TestPushLeavesNoPushLogRow(t *testing.T) {
 func TestRecoverPushAfterFailedRecording(t *testing.T) {
 	t.Parallel()
 	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	env := apptest.Start(t, apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
 	owner := env.User("octocat")
 	env.Repo(owner, "hello")
 	token := env.Token(owner, "repo")
@@ -265,7 +257,7 @@ type recovery struct {
 func startRecovery(t *testing.T) recovery {
 	t.Helper()
 	rec := &apptest.Recorder{}
-	env := apptest.Start(t, apptest.WithEventSink(rec), withImmediateRecovery)
+	env := apptest.Start(t, apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
 	owner := env.User("octocat")
 	repo := env.Repo(owner, "hello")
 	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})

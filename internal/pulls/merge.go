@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/githttp"
@@ -40,15 +42,27 @@ type Merged struct {
 // merged.
 func notMergeable(msg string) error { return apierr.New(http.StatusMethodNotAllowed, "%s", msg) }
 
+// MergeIntent is the kind of the githost.PushIntent of a merge: the
+// server push that moves the base branch to the merge carries it, its
+// subject the pull request's number, so that whoever records the push
+// (the request, or the push recovery after a crash) records the pull
+// request merged (RecordMerge) in the push's transaction.
+const MergeIntent = "pulls.merge"
+
 // Merge merges an open pull request into its base branch with real git:
 // a merge commit (parents base and head), a squash (one commit, parent
 // base, by the pull request's author) or a rebase (each commit replayed
 // on the base keeping its author), committed by merger. The base branch
-// moves through githost.ServerPush (push events, rulesets and migration
-// locks apply; a base that moved meanwhile is a 409); then the pull
-// request is merged and closed and pull_request closed (merged true) is
-// emitted, in one transaction. 405 when it is closed or conflicts, 409
-// when SHA is not the head.
+// moves through githost.ServerPushWith (push events, rulesets and
+// migration locks apply) with a MergeIntent: the transaction that records
+// the push also marks the pull request merged and closed with its own
+// merge commit and emits pull_request closed (merged true), so that
+// after a crash the merge is either not visible at all or visible whole
+// (the push recovery records it). 405 when it is closed or conflicts,
+// when the base moved meanwhile ("Base branch was modified") and while an
+// earlier merge of it is unrecorded ("Merge already in progress": under
+// way, or cut short by a crash and waiting for the push recovery, so that
+// a retry never applies the commits twice); 409 when SHA is not the head.
 func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, who person, number int64, m MergeRequest) (*Merged, error) {
 	p, err := byNumber(ctx, s.DB, repo, number)
 	if err != nil {
@@ -56,6 +70,12 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 	}
 	if !p.Open() || p.MergedAt != nil {
 		return nil, notMergeable("Pull Request is not mergeable")
+	}
+	intent := githost.PushIntent{Kind: MergeIntent, Subject: strconv.FormatInt(number, 10)}
+	if pending, err := s.Git.IntentPending(ctx, repo.ID, intent); err != nil {
+		return nil, err
+	} else if pending {
+		return nil, notMergeable("Merge already in progress")
 	}
 	if m.SHA != "" && m.SHA != p.HeadSHA {
 		return nil, apierr.New(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
@@ -80,24 +100,33 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 		return nil, err
 	}
 	update := githttp.RefUpdate{Ref: "refs/heads/" + p.BaseRef, OldSHA: baseTip, NewSHA: sha}
-	if err := s.Git.ServerPush(ctx, repo, merger, []githttp.RefUpdate{update}); err != nil {
+	err = s.Git.ServerPushWith(ctx, repo, merger, []githttp.RefUpdate{update}, intent)
+	if errors.Is(err, githost.ErrRefMoved) {
+		return nil, notMergeable("Base branch was modified. Review and try the merge again.")
+	} else if err != nil {
 		return nil, err
 	}
-	return &Merged{SHA: sha}, s.recordMerge(ctx, repo, merger, number, sha, baseTip)
+	return &Merged{SHA: sha}, nil
 }
 
-// recordMerge marks the pull request merged by merger at sha into the
+// RecordMerge is the githost.IntentHandler of MergeIntent: it marks the
+// pull request whose number is subject merged by the pusher at the
+// push's new commit into the base commit the push moved from, in the
+// push's transaction (see markMerged).
+func (s *Service) RecordMerge(ctx context.Context, tx store.Q, push *githost.Push, subject string) error {
+	number, err := strconv.ParseInt(subject, 10, 64)
+	if err != nil || len(push.Updates) != 1 {
+		return fmt.Errorf("merge intent %q of %d updates: not a merge", subject, len(push.Updates))
+	}
+	u := push.Updates[0]
+	return s.markMerged(ctx, tx, push.Repo, push.Pusher, number, u.NewSHA, u.OldSHA)
+}
+
+// markMerged marks the pull request merged by merger at sha into the
 // base commit baseTip (which its commits and files are read against from
-// then on), closes it and emits pull_request closed, in one transaction.
-func (s *Service) recordMerge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
-		return s.markMerged(ctx, tx, repo, merger, number, sha, baseTip)
-	})
-}
-
-// markMerged is recordMerge in tx, with the merged and closed events of
-// the pull request's history; nothing when the pull request is merged
-// already (the push that moved the base recorded it).
+// then on), closes it and emits pull_request closed, in tx, with the
+// merged and closed events of the pull request's history; nothing when
+// the pull request is merged already.
 func (s *Service) markMerged(ctx context.Context, tx store.Q, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
 	p, err := byNumber(ctx, tx, repo, number)
 	if err != nil || p.MergedAt != nil {

@@ -1,14 +1,20 @@
 package pulls_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/webhooks"
 )
 
@@ -159,5 +165,163 @@ func TestMergedByPush(t *testing.T) {
 	}
 	if commits, _, _ := owner.PullRequests.ListCommits(ctx, "octo", "hello", pr.GetNumber(), nil); len(commits) != 1 {
 		t.Fatalf("commits of the merged pull request: %d", len(commits))
+	}
+}
+
+// mergeAnswer merges the pull request through the raw API and returns
+// the status, and the message or the merge's SHA.
+func mergeAnswer(t *testing.T, env *apptest.Env, token string, number int, method string) (int, string) {
+	t.Helper()
+	resp, body := env.DoJSON(http.MethodPut, "/repos/octo/hello/pulls/"+itoa(number)+"/merge", token, `{"merge_method":"`+method+`"}`)
+	var answer struct{ SHA, Message string }
+	apptest.Must(t, "decode the merge's answer", json.Unmarshal(body, &answer))
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, answer.SHA
+	}
+	return resp.StatusCode, answer.Message
+}
+
+// closedEvents counts the pull_request closed events the sink saw, by
+// pull request number.
+func closedEvents(rec *apptest.Recorder) map[string]int {
+	closed := map[string]int{}
+	for _, e := range rec.Hook("pull_request") {
+		if e.HookPayload["action"] == "closed" {
+			closed[fmt.Sprint(e.HookPayload["number"])]++
+		}
+	}
+	return closed
+}
+
+// TestMergeCutShortIsRecordedWhole merges while the transaction that
+// records the merge's push fails, as when the process dies right after
+// the base branch moved: the merge is answered as done (the branch
+// moved), a retry is a 405 "Merge already in progress" that applies
+// nothing, a later merge whose commit contains the first one's does not
+// claim it, and the push recovery records each pull request merged with
+// its own merge commit (a squash too, whose commit contains no commit of
+// the head), with one closed event each.
+func TestMergeCutShortIsRecordedWhole(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	owner := env.Client(token)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	open := func(branch string) int {
+		t.Helper()
+		proj.commitOn(branch, branch, map[string]string{branch + ".txt": branch + "\n"})
+		pr, _, err := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr(branch), Head: branch, Base: "main"})
+		apptest.Must(t, "open "+branch, err)
+		return pr.GetNumber()
+	}
+	first, second, third := open("first"), open("second"), open("third")
+	mergedAt := map[int]string{}
+	cutShort := func(number int, method string) {
+		t.Helper()
+		rec.Fail(true)
+		code, sha := mergeAnswer(t, env, token, number, method)
+		rec.Fail(false)
+		if code != http.StatusOK {
+			t.Fatalf("merge #%d whose recording fails: %d %s, want 200 (the branch moved)", number, code, sha)
+		}
+		if tip := proj.remoteRef("refs/heads/main"); tip != sha {
+			t.Fatalf("merge #%d: main at %s, want the merge %s", number, tip, sha)
+		}
+		mergedAt[number] = sha
+		code, msg := mergeAnswer(t, env, token, number, method)
+		if code != http.StatusMethodNotAllowed || msg != "Merge already in progress" {
+			t.Errorf("retry of #%d before its recovery: %d %q, want 405 Merge already in progress", number, code, msg)
+		}
+		if tip := proj.remoteRef("refs/heads/main"); tip != sha {
+			t.Fatalf("retry of #%d moved main to %s", number, tip)
+		}
+	}
+
+	cutShort(first, "merge")
+	code, sha := mergeAnswer(t, env, token, second, "squash")
+	if code != http.StatusOK {
+		t.Fatalf("merge #%d: %d %s", second, code, sha)
+	}
+	mergedAt[second] = sha
+	if pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", first); err != nil || pr.GetMerged() || pr.GetState() != "open" {
+		t.Fatalf("#%d after #%d's merge on top of its merge commit: merged %v state %q sha %s (%v); want open until its own push is recorded",
+			first, second, pr.GetMerged(), pr.GetState(), pr.GetMergeCommitSHA(), err)
+	}
+	cutShort(third, "squash")
+
+	if n := env.App.PushRecovery.RunOnce(ctx); n != 2 {
+		t.Fatalf("recovered %d pushes, want the 2 merges cut short", n)
+	}
+	for _, number := range []int{first, second, third} {
+		pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", number)
+		apptest.Must(t, "get", err)
+		if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergeCommitSHA() != mergedAt[number] || pr.GetMergedBy().GetLogin() != "octo" {
+			t.Errorf("#%d: merged %v state %q merge_commit_sha %s by %q; want merged at %s by octo", number, pr.GetMerged(), pr.GetState(),
+				pr.GetMergeCommitSHA(), pr.GetMergedBy().GetLogin(), mergedAt[number])
+		}
+		if code, msg := mergeAnswer(t, env, token, number, "squash"); code != http.StatusMethodNotAllowed || msg != "Pull Request is not mergeable" {
+			t.Errorf("retry of #%d once merged: %d %q", number, code, msg)
+		}
+	}
+	if closed := closedEvents(rec); closed[itoa(first)] != 1 || closed[itoa(second)] != 1 || closed[itoa(third)] != 1 || len(closed) != 3 {
+		t.Errorf("pull_request closed events by number: %v, want one each", closed)
+	}
+	if got := strings.Fields(apptest.Git(t, proj.dir, "rev-list", "--first-parent", proj.remoteRef("refs/heads/main"))); len(got) != 4 {
+		t.Errorf("main's first-parent history holds %d commits, want the first one and the 3 merges", len(got))
+	}
+}
+
+// TestMergeWhenTheBaseMoved moves the base branch after the merge read
+// it and before its push (a push check, which runs in between): the
+// platform's 405 "Base branch was modified", nothing merged, and the
+// merge tried again succeeds on the new base.
+func TestMergeWhenTheBaseMoved(t *testing.T) {
+	t.Parallel()
+	var moveTo atomic.Pointer[string]
+	var repoDir string
+	moveBase := func(ctx context.Context, push *githost.Push) error {
+		if to := moveTo.Swap(nil); to != nil {
+			out, err := exec.CommandContext(ctx, "git", "--git-dir", repoDir, "update-ref", "refs/heads/main", *to).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("move main: %v: %s", err, out)
+			}
+		}
+		return nil
+	}
+	env := apptest.Start(t, apptest.WithPushCheck(moveBase))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	repo := env.Repo(octo, "hello")
+	repoDir = env.App.Repos.GitDir(repo.ID)
+	token := env.Token(octo, "repo")
+	owner := env.Client(token)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	proj.commitOn("topic", "Topic", map[string]string{"topic.txt": "topic\n"})
+	pr, _, err := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Topic"), Head: "topic", Base: "main"})
+	apptest.Must(t, "open", err)
+	moved := apptest.Commit(t, proj.dir, "Elsewhere", map[string]string{"elsewhere.txt": "moved\n"})
+	apptest.Git(t, proj.dir, "push", "-q", "origin", "main:refs/heads/elsewhere") // the commit main moves to
+
+	moveTo.Store(&moved)
+	code, msg := mergeAnswer(t, env, token, pr.GetNumber(), "squash")
+	if code != http.StatusMethodNotAllowed || msg != "Base branch was modified. Review and try the merge again." {
+		t.Fatalf("merge while the base moved: %d %q, want 405 Base branch was modified", code, msg)
+	}
+	if tip := proj.remoteRef("refs/heads/main"); tip != moved {
+		t.Fatalf("main at %s, want %s where the other change moved it", tip, moved)
+	}
+	if got, _, err := owner.PullRequests.Get(ctx, "octo", "hello", pr.GetNumber()); err != nil || got.GetMerged() || got.GetState() != "open" {
+		t.Fatalf("after the refused merge: merged %v state %q (%v)", got.GetMerged(), got.GetState(), err)
+	}
+	code, sha := mergeAnswer(t, env, token, pr.GetNumber(), "squash")
+	if code != http.StatusOK {
+		t.Fatalf("merge tried again: %d %s", code, sha)
+	}
+	if parent := strings.TrimSpace(apptest.Git(t, proj.dir, "rev-parse", proj.remoteRef("refs/heads/main")+"^")); parent != moved {
+		t.Errorf("the merge tried again has parent %s, want the moved base %s", parent, moved)
 	}
 }

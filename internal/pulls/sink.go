@@ -128,10 +128,14 @@ func (s *Service) synchronize(ctx context.Context, tx store.Q, e *events.Event, 
 }
 
 // mergedByPush records as merged, in the push's transaction, the open
-// pull requests into the branch whose head the push's new commit
-// contains: a merge pushed over git, and a merge commit the API's merge
-// moved the base to (whose own recording then finds it done). The pusher
-// merged them at after; base is the base commit before the push.
+// pull requests into the branch whose head the push brought into it: the
+// new commit contains the head and the old one did not (a merge pushed
+// over git). The pusher merged them at after; base is the base commit
+// before the push. A head the branch contained before the push was
+// merged by an earlier push, whose recording (its own, or the push
+// recovery's after a crash) records it with its own commit: a later push
+// never claims it. The API's merges are recorded by their intent
+// (RecordMerge), before the push's events: they are merged already here.
 func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event, branch, before, after string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT p.number, p.head_sha FROM pull_requests p JOIN issues i ON i.id = p.issue_id
 		WHERE p.repository_id = $1 AND p.base_ref = $2 AND i.state = 'open' AND p.merged_at IS NULL ORDER BY p.id`, e.Repo.ID, branch)
@@ -147,6 +151,7 @@ func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event,
 		return err
 	}
 	git := gitDir(s.Repos.GitDir(e.Repo.ID))
+	created := strings.Trim(before, "0") == ""
 	for _, o := range list {
 		if in, err := git.isAncestor(ctx, o.head, after); err != nil {
 			return err
@@ -154,8 +159,12 @@ func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event,
 			continue
 		}
 		base := before
-		if strings.Trim(base, "0") == "" {
+		if created {
 			base = after
+		} else if merged, err := git.isAncestor(ctx, o.head, before); err != nil {
+			return err
+		} else if merged {
+			continue
 		}
 		if err := s.markMerged(ctx, tx, e.Repo, e.Actor, o.number, after, base); err != nil {
 			return err
