@@ -1,7 +1,6 @@
 package repocontent
 
 import (
-	"cmp"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -255,7 +254,9 @@ type refWriteRequest struct {
 var zeroSHA = strings.Repeat("0", 40)
 
 // pushRef moves one reference as a push by the caller and answers it
-// (204 for a deletion).
+// (204 for a deletion). The answer is made of the update itself (refNow
+// checked that its new value is a commit), not read back: once the
+// reference moved, nothing may turn the change into an error.
 func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate) error {
 	ctx := r.Context()
 	repo := repos.From(ctx)
@@ -270,16 +271,8 @@ func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u 
 		httpapi.NoContent(w)
 		return nil
 	}
-	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	refs, err := g.Refs(u.Ref)
-	if err != nil || len(refs) == 0 || refs[0].Name != u.Ref {
-		return cmp.Or(err, error(apierr.NotFound()))
-	}
-	httpapi.WriteJSON(w, status, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, refs[0]))
+	ref := gitread.RefInfo{Name: u.Ref, SHA: u.NewSHA, Type: "commit"}
+	httpapi.WriteJSON(w, status, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, ref))
 	return nil
 }
 

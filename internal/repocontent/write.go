@@ -108,10 +108,21 @@ func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool
 	if old == "" {
 		old = strings.Repeat("0", 40)
 	}
+	// The answer is read before the branch moves: once it moved, nothing
+	// may turn the change into an error.
+	result, err := h.writeResult(r, g, repo, commitSHA, p, branch, del)
+	if err != nil {
+		return err
+	}
 	if err := h.Git.ServerPush(ctx, repo, pusher, []githttp.RefUpdate{{Ref: "refs/heads/" + branch, OldSHA: old, NewSHA: commitSHA}}); err != nil {
 		return err
 	}
-	return h.writeResult(w, r, repo, commitSHA, p, branch, del, created)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	httpapi.WriteJSON(w, status, result)
+	return nil
 }
 
 // validate checks the body of a write and returns the decoded content.
@@ -239,38 +250,28 @@ func toIdentity(j identityJSON) gitwrite.Identity {
 	return gitwrite.Identity{Name: j.Name, Email: j.Email, When: when}
 }
 
-// writeResult answers a write: the file at the new commit (null after a
-// deletion) and the commit; 201 for a new file.
-func (h *Handler) writeResult(w http.ResponseWriter, r *http.Request, repo *repos.Repository, commitSHA, p, branch string, del, created bool) error {
-	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
-	if err != nil {
-		return err
-	}
-	defer g.Close()
+// writeResult is the answer of a write: the file at the new commit (null
+// after a deletion) and the commit.
+func (h *Handler) writeResult(r *http.Request, g *gitread.Repository, repo *repos.Repository, commitSHA, p, branch string, del bool) (*writeResultJSON, error) {
 	c, err := g.CommitObject(commitSHA)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	base := httpapi.BaseURL(r.Context())
 	full, err := gitjson.CommitOf(r.Context(), h.Repos.DB, base, repo, c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := writeResultJSON{Commit: gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
+	out := &writeResultJSON{Commit: gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
 		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
 		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification}}
 	if !del {
 		e, _, err := g.Stat(commitSHA, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		j := newPlace(base, repo, branch).toContentJSON(e)
 		out.Content = &j
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	httpapi.WriteJSON(w, status, out)
-	return nil
+	return out, nil
 }
