@@ -61,8 +61,8 @@ const MergeIntent = "pulls.merge"
 // (the push recovery records it). 405 when it is closed or conflicts,
 // when the base moved meanwhile ("Base branch was modified") and while an
 // earlier merge of it is unrecorded ("Merge already in progress": under
-// way, or cut short by a crash and waiting for the push recovery, so that
-// a retry never applies the commits twice); 409 when SHA is not the head.
+// way, or cut short by a crash and waiting for the push recovery; see
+// checkNotMerging); 409 when SHA is not the head.
 func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *accounts.Account, who person, number int64, m MergeRequest) (*Merged, error) {
 	p, err := byNumber(ctx, s.DB, repo, number)
 	if err != nil {
@@ -71,21 +71,19 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 	if !p.Open() || p.MergedAt != nil {
 		return nil, notMergeable("Pull Request is not mergeable")
 	}
-	intent := githost.PushIntent{Kind: MergeIntent, Subject: strconv.FormatInt(number, 10)}
-	if pending, err := s.Git.IntentPending(ctx, repo.ID, intent); err != nil {
-		return nil, err
-	} else if pending {
-		return nil, notMergeable("Merge already in progress")
-	}
-	if m.SHA != "" && m.SHA != p.HeadSHA {
-		return nil, apierr.New(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
-	}
 	git := gitDir(s.Repos.GitDir(repo.ID))
 	baseTip, ok, err := git.commit(ctx, "refs/heads/"+p.BaseRef)
 	if err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, notMergeable("Base branch was deleted")
+	}
+	intent := githost.PushIntent{Kind: MergeIntent, Subject: strconv.FormatInt(number, 10)}
+	if err := s.checkNotMerging(ctx, repo, number, intent); err != nil {
+		return nil, err
+	}
+	if m.SHA != "" && m.SHA != p.HeadSHA {
+		return nil, apierr.New(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
 	}
 	headRef := pullRef(number, "head")
 	if sha, ok, err := git.commit(ctx, headRef); err != nil {
@@ -107,6 +105,30 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 		return nil, err
 	}
 	return &Merged{SHA: sha}, nil
+}
+
+// checkNotMerging refuses to merge a pull request that another merge
+// merged or is merging, called once the base's tip was read: another
+// merge that moved the base before that read logged its push before the
+// move and deletes that entry in the transaction that records the pull
+// request merged, so it is seen here either pending ("Merge already in
+// progress") or done ("not mergeable"), in that order; one that moves the
+// base later makes this merge's push fail ("Base branch was modified").
+// So a pull request's commits never land on the base twice.
+func (s *Service) checkNotMerging(ctx context.Context, repo *repos.Repository, number int64, intent githost.PushIntent) error {
+	if pending, err := s.Git.IntentPending(ctx, repo.ID, intent); err != nil {
+		return err
+	} else if pending {
+		return notMergeable("Merge already in progress")
+	}
+	p, err := byNumber(ctx, s.DB, repo, number)
+	if err != nil {
+		return err
+	}
+	if !p.Open() || p.MergedAt != nil {
+		return notMergeable("Pull Request is not mergeable")
+	}
+	return nil
 }
 
 // RecordMerge is the githost.IntentHandler of MergeIntent: it marks the

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -323,5 +324,49 @@ func TestMergeWhenTheBaseMoved(t *testing.T) {
 	}
 	if parent := strings.TrimSpace(apptest.Git(t, proj.dir, "rev-parse", proj.remoteRef("refs/heads/main")+"^")); parent != moved {
 		t.Errorf("the merge tried again has parent %s, want the moved base %s", parent, moved)
+	}
+}
+
+// TestConcurrentMergesOfOnePullRequest merges one pull request from
+// several requests at once: one merges it, the others are refused with a
+// 405 (merged already, merge in progress, or the base moved under them),
+// and the base gains one commit.
+func TestConcurrentMergesOfOnePullRequest(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	owner := env.Client(token)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	before := proj.remoteRef("refs/heads/main")
+	proj.commitOn("topic", "Topic", map[string]string{"topic.txt": "topic\n"})
+	pr, _, err := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Topic"), Head: "topic", Base: "main"})
+	apptest.Must(t, "open", err)
+
+	const tries = 5
+	codes, messages := make([]int, tries), make([]string, tries)
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Go(func() { codes[i], messages[i] = mergeAnswer(t, env, token, pr.GetNumber(), "squash") })
+	}
+	wg.Wait()
+	merged := 0
+	for i, code := range codes {
+		switch {
+		case code == http.StatusOK:
+			merged++
+		case code == http.StatusMethodNotAllowed && (messages[i] == "Pull Request is not mergeable" || messages[i] == "Merge already in progress" ||
+			messages[i] == "Base branch was modified. Review and try the merge again."):
+		default:
+			t.Errorf("merge %d: %d %q", i, code, messages[i])
+		}
+	}
+	if merged != 1 {
+		t.Errorf("%d of %d merges answered 200, want 1: %v %q", merged, tries, codes, messages)
+	}
+	if got := strings.Fields(apptest.Git(t, proj.dir, "rev-list", "--first-parent", before+".."+proj.remoteRef("refs/heads/main"))); len(got) != 1 {
+		t.Errorf("main gained %d commits, want the one squash", len(got))
 	}
 }
