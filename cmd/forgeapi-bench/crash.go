@@ -32,9 +32,10 @@ import (
 //
 //	forgeapi-bench crash webhooks [-n RUNS] [-database postgres://... -servers 2]
 //	forgeapi-bench crash pushes [-n RUNS]
+//	forgeapi-bench crash merges [-n PULLS] [-database postgres://...]
 func runCrash(ctx context.Context, args []string) error {
 	if len(args) == 0 || crashScenarios[args[0]] == nil {
-		return errors.New("usage: forgeapi-bench crash webhooks|pushes [flags]")
+		return errors.New("usage: forgeapi-bench crash webhooks|pushes|merges [flags]")
 	}
 	return crashScenarios[args[0]](ctx, args[1:])
 }
@@ -45,6 +46,7 @@ const crashTimeout = 5 * time.Minute
 var crashScenarios = map[string]func(ctx context.Context, args []string) error{
 	"webhooks": runCrashWebhooks,
 	"pushes":   runCrashPushes,
+	"merges":   runCrashMerges,
 }
 
 // crashSetup is what every crash scenario starts from: the forgeapi

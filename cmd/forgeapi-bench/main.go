@@ -10,7 +10,7 @@
 //	forgeapi-bench start -data DIR [flags]
 //	forgeapi-bench webhooks [-compare-bare] [flags]
 //	forgeapi-bench writes [-database postgres://...] [flags]
-//	forgeapi-bench crash webhooks|pushes [flags]
+//	forgeapi-bench crash webhooks|pushes|merges [flags]
 //	forgeapi-bench scale -database postgres://... [-servers 2] [flags]
 package main
 
