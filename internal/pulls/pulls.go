@@ -1,7 +1,8 @@
 // Package pulls serves a repository's pull requests: create (from a
 // branch of the repository or of a fork), get, list, update, merge
 // (merge, squash and rebase through real git, the base branch moved as a
-// push through githost.ServerPush), the background mergeability check
+// push through githost.ServerPushWith, whose recording marks the pull
+// request merged: see MergeIntent), the background mergeability check
 // (a test merge kept at refs/pull/{n}/merge) and the pull_request webhook
 // event (PullRequestEvent in the feeds), emitted in each change's
 // transaction.

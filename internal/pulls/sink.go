@@ -14,8 +14,9 @@ import (
 // head branch of open pull requests moves their refs/pull/{n}/head,
 // updates their head commit and counts, makes their mergeability stale
 // and emits pull_request synchronize (before, after); a push to the base
-// branch makes their mergeability stale. githost, below pulls, knows
-// nothing of it.
+// branch makes their mergeability stale, and records merged those whose
+// head it brought into the branch (see mergedByPush). githost, below
+// pulls, knows nothing of it.
 type PushSink struct{ Service *Service }
 
 // HandleEvent handles push events and ignores the others.
