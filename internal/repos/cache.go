@@ -20,13 +20,19 @@ import (
 var standingTables = []string{store.RowsOf("repositories"), "accounts", "org_members", "repo_collaborators",
 	"teams", "team_members", "team_ancestors", "team_repos"}
 
-// statsTables are the tables StatsOf reads (stars, subscriptions, forks
-// in repositories), and accounts, whose deletes cascade into them. Of
-// repositories and accounts only rows added or removed count: a fork is
-// a new repository (fork_of_id is written only by its INSERT; a deleted
-// parent's forks lose it by cascade, with a DELETE), and an update of a
-// repository, which every PATCH is, changes none of the counters.
-var statsTables = []string{"stars", "subscriptions", store.RowsOf("repositories"), store.RowsOf("accounts")}
+// statsTables are the tables whose writes change what StatsOf reads:
+// stars, subscriptions, forks (repositories added or removed) and issues,
+// which triggers count into repository_counts; repository_counts itself,
+// whose size_kb is written by statements of the code (MeasureSize); and
+// accounts, whose deletes cascade into them. Of repositories and accounts
+// only rows added or removed count: a fork is a new repository
+// (fork_of_id is written only by its INSERT; a deleted parent's forks
+// lose it by cascade, with a DELETE), and an update of a repository,
+// which every PATCH is, changes none of the counters. Every write to
+// issues counts (its state is one of its columns), comments' counts
+// included, which a text cannot tell apart.
+var statsTables = []string{"stars", "subscriptions", "issues", "repository_counts",
+	store.RowsOf("repositories"), store.RowsOf("accounts")}
 
 // StandingCache serves ByOwnerAndNameWithMembership, the access guard's
 // lookup of every repository route, from a store.ReadCache dropped by

@@ -43,6 +43,11 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo
 	return nil
 }
 
+// maxNetworkDepth bounds the walk from a fork up to the root of its
+// network: the source of the JSON, and the root whose forks StatsOf
+// counts as network_count.
+const maxNetworkDepth = 100
+
 // network returns the parent of a fork and the root of its network, as
 // the caller may see them (nil when hidden or gone).
 func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JSON, err error) {
@@ -70,7 +75,7 @@ func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JS
 	if parent, err = render(up); err != nil {
 		return nil, nil, err
 	}
-	for depth := 0; up.ForkOfID != 0 && depth < 100; depth++ {
+	for depth := 0; up.ForkOfID != 0 && depth < maxNetworkDepth; depth++ {
 		next, err := ByID(ctx, h.Service.DB, up.ForkOfID)
 		if errors.Is(err, store.ErrNotFound) {
 			break

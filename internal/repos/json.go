@@ -37,7 +37,17 @@ type Stats struct {
 	Stargazers  int
 	Subscribers int
 	Forks       int
-	SizeKB      int
+	// OpenIssues counts the open issues and open pull requests, as the
+	// platform's open_issues_count does.
+	OpenIssues int
+	// SizeKB is the size of the git data in KB (git count-objects' size
+	// plus size-pack) as last measured: after the latest recorded push,
+	// the fork's creation, pull request test merge or git maintenance.
+	SizeKB int
+	// Network is the forks_count of the root of the repository's fork
+	// network (the repository source names; its own for a repository
+	// that is not a fork).
+	Network int
 }
 
 // JSON is the platform's full repository object.
@@ -174,7 +184,8 @@ func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
 		HasDownloads: true, Visibility: r.Visibility(), PushedAt: pushedAt(r),
 		CreatedAt: wire.T(r.CreatedAt), UpdatedAt: wire.T(r.UpdatedAt), AllowRebaseMerge: true,
 		AllowSquashMerge: true, AllowMergeCommit: true, SubscribersCount: st.Subscribers,
-		NetworkCount: st.Forks, Forks: st.Forks, Watchers: st.Stargazers,
+		NetworkCount: st.Network, Forks: st.Forks, Watchers: st.Stargazers,
+		OpenIssuesCount: st.OpenIssues, OpenIssues: st.OpenIssues,
 	}
 	if role != auth.RoleNone {
 		j.Permissions = PermissionsFor(role)

@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 
@@ -102,18 +103,27 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(staging) // gone already when renamed
+	// An empty repository's size is 0; a fork's is measured here.
+	var sizeKB int64
 	if fill != nil {
 		if err := fill(staging); err != nil {
-			_ = os.RemoveAll(staging)
+			return nil, err
+		}
+		if sizeKB, err = gitread.SizeKB(staging); err != nil {
 			return nil, err
 		}
 	}
-	defer os.RemoveAll(staging) // gone already when renamed
 	var repo *Repository
 	err = s.DB.Tx(ctx, func(tx store.Q) error {
 		var err error
 		if repo, err = Insert(ctx, tx, n); err != nil {
 			return err
+		}
+		if sizeKB > 0 {
+			if err := setSize(ctx, tx, repo.ID, sizeKB); err != nil {
+				return err
+			}
 		}
 		if s.AfterCreate != nil {
 			if err := s.AfterCreate(ctx, tx, repo, actor); err != nil {
@@ -235,14 +245,41 @@ func (s *Service) initStaging(branch string) (string, error) {
 }
 
 // StatsOf returns the counters of a repository object, which triggers
-// keep in repository_counts (migration 00044) as stars, subscriptions and
-// forks change: a read of one row, however popular the repository.
+// keep in repository_counts (migrations 00044 and 00052) as stars,
+// subscriptions, forks and issues change, with the git data's size that
+// the writers of git data measure (MeasureSize): a read of the
+// repository's row, however popular the repository, and for a fork one
+// more of its network root's (networkForks).
 func StatsOf(ctx context.Context, q store.Q, id int64) (Stats, error) {
 	var st Stats
-	err := q.QueryRowContext(ctx, `SELECT stars, subscribers, forks FROM repository_counts WHERE repository_id = $1`, id).
-		Scan(&st.Stargazers, &st.Subscribers, &st.Forks)
+	var forkOf int64
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(r.fork_of_id, 0), COALESCE(c.stars, 0), COALESCE(c.subscribers, 0),
+		COALESCE(c.forks, 0), COALESCE(c.open_issues, 0), COALESCE(c.size_kb, 0)
+		FROM repositories r LEFT JOIN repository_counts c ON c.repository_id = r.id WHERE r.id = $1`, id).
+		Scan(&forkOf, &st.Stargazers, &st.Subscribers, &st.Forks, &st.OpenIssues, &st.SizeKB)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Stats{}, nil // never starred, watched nor forked
+		return Stats{}, nil // no such repository
 	}
+	if err != nil || forkOf == 0 {
+		st.Network = st.Forks
+		return st, err
+	}
+	st.Network, err = networkForks(ctx, q, forkOf)
 	return st, err
+}
+
+// networkForks returns the forks count of the root of the network of the
+// repository id: the repository reached by following fork_of_id up from
+// it (at most maxNetworkDepth steps, as the JSON's source is), 0 when it
+// is not reached within them.
+func networkForks(ctx context.Context, q store.Q, id int64) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `
+		WITH RECURSIVE up(id, parent, depth) AS (
+			SELECT id, fork_of_id, 0 FROM repositories WHERE id = $1
+			UNION ALL
+			SELECT r.id, r.fork_of_id, up.depth + 1 FROM up JOIN repositories r ON r.id = up.parent WHERE up.depth < $2)
+		SELECT COALESCE(max(c.forks), 0) FROM up LEFT JOIN repository_counts c ON c.repository_id = up.id
+		WHERE up.parent IS NULL`, id, maxNetworkDepth).Scan(&n)
+	return n, err
 }

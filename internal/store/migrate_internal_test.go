@@ -2,6 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -96,6 +101,103 @@ func TestCountsMigrationsCountWhatIsThere(t *testing.T) {
 			t.Errorf("account %d: (followers, following, public, private) %v (%v), want %v", id, got, err, counts)
 		}
 	}
+}
+
+// TestOpenIssuesMigrationCountsWhatIsThere: migration 52 counts each
+// repository's open issues and pull requests into repository_counts
+// (repositories without a counts row get one), marks the size of every
+// repository there unmeasured (NULL, for git maintenance to measure),
+// and its triggers count on from there; rows made later start at size 0.
+// It runs on PostgreSQL too when FORGEAPI_TEST_POSTGRES_URL is set.
+func TestOpenIssuesMigrationCountsWhatIsThere(t *testing.T) {
+	ctx := context.Background()
+	db := migratedTo(t, 51)
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO accounts (id, type, login, created_at, updated_at) VALUES (1, 'User', 'a', $1, $1), (2, 'User', 'b', $1, $1)`,
+		`INSERT INTO repositories (id, owner_id, name, created_at, updated_at) VALUES (10, 1, 'busy', $1, $1), (11, 1, 'quiet', $1, $1), (12, 2, 'starred', $1, $1)`,
+		`INSERT INTO stars (user_id, repository_id, created_at) VALUES (1, 12, $1)`,
+		`INSERT INTO issues (repository_id, number, is_pull_request, title, state, created_at, updated_at) VALUES
+			(10, 1, FALSE, 'open', 'open', $1, $1), (10, 2, FALSE, 'closed', 'closed', $1, $1),
+			(10, 3, TRUE, 'open pull', 'open', $1, $1), (10, 4, TRUE, 'closed pull', 'closed', $1, $1),
+			(11, 1, FALSE, 'closed', 'closed', $1, $1), (12, 1, FALSE, 'open', 'open', $1, $1)`,
+	} {
+		if _, err := db.ExecContext(ctx, q, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	// The triggers count on: a new issue, a closed one reopened, an open
+	// one moved to another repository.
+	for _, q := range []string{
+		`INSERT INTO repositories (id, owner_id, name, created_at, updated_at) VALUES (13, 2, 'new', $1, $1)`,
+		`INSERT INTO issues (repository_id, number, title, created_at, updated_at) VALUES (13, 1, 'new', $1, $1)`,
+		`UPDATE issues SET state = 'open', updated_at = $1 WHERE repository_id = 11 AND number = 1`,
+		`UPDATE issues SET repository_id = 11, number = 2, updated_at = $1 WHERE repository_id = 10 AND number = 1`,
+	} {
+		if _, err := db.ExecContext(ctx, q, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type counts struct {
+		stars, openIssues int64
+		measured          bool
+	}
+	want := map[int64]counts{10: {0, 1, false}, 11: {0, 2, false}, 12: {1, 1, false}, 13: {0, 1, true}}
+	for id, c := range want {
+		var got counts
+		if err := db.QueryRowContext(ctx, `SELECT stars, open_issues, size_kb IS NOT NULL FROM repository_counts WHERE repository_id = $1`, id).
+			Scan(&got.stars, &got.openIssues, &got.measured); err != nil || got != c {
+			t.Errorf("repository %d: (stars, open issues, measured) %v (%v), want %v", id, got, err, c)
+		}
+	}
+}
+
+// migratedTo returns a new database migrated up to version: SQLite, or
+// a new schema of the PostgreSQL database FORGEAPI_TEST_POSTGRES_URL
+// names when it is set (dropped when the test ends).
+func migratedTo(t *testing.T, version int64) *DB {
+	t.Helper()
+	base := os.Getenv("FORGEAPI_TEST_POSTGRES_URL")
+	if base == "" {
+		return sqliteMigratedTo(t, version)
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := openPostgres(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrations, err := newMigrations(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // sqliteMigratedTo returns a new SQLite database migrated up to version,
