@@ -128,7 +128,8 @@ func (m *Maintainer) Run(ctx context.Context) {
 }
 
 // RunOnce runs git gc on every due repository it can claim and returns
-// how many it maintained. Errors are logged; a repository that failed,
+// how many it maintained; then it measures the repositories whose size
+// was never measured (measureUnmeasured). Errors are logged; a repository that failed,
 // or is locked for migration, stays leased and is retried once its lease
 // expired.
 func (m *Maintainer) RunOnce(ctx context.Context) int {
@@ -152,11 +153,45 @@ func (m *Maintainer) RunOnce(ctx context.Context) int {
 			n++
 		}
 	}
+	m.measureUnmeasured(ctx)
 	return n
 }
 
-// maintain runs git gc on a claimed repository and records the run; it
-// reports whether git gc ran and was recorded. A repository locked for
+// unmeasuredBatch is how many repositories measureUnmeasured reads at a
+// time.
+const unmeasuredBatch = 100
+
+// measureUnmeasured measures the size of the repositories that were never
+// measured (those that predate migration 00052; every later push, fork
+// and git gc measures its repository), each in its own transaction.
+// Failures are logged and the repository is left for the next run;
+// several servers may measure the same repository, to the same effect.
+func (m *Maintainer) measureUnmeasured(ctx context.Context) {
+	var after int64
+	for ctx.Err() == nil {
+		ids, err := repos.Unmeasured(ctx, m.db, after, unmeasuredBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.logger.Error("list repositories to measure", "err", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			err := m.db.Tx(ctx, func(tx store.Q) error { return repos.MeasureSize(ctx, tx, id, m.repos.GitDir(id)) })
+			if err != nil && ctx.Err() == nil {
+				m.logger.Error("measure repository size", "repository_id", id, "err", err)
+			}
+			after = id
+		}
+		if len(ids) < unmeasuredBatch {
+			return
+		}
+	}
+}
+
+// maintain runs git gc on a claimed repository and records the run with
+// the repository's size measured after it; it reports whether git gc ran
+// and was recorded. A repository locked for
 // migration is left as it is, leased.
 func (m *Maintainer) maintain(ctx context.Context, repoID, pushes int64) (bool, error) {
 	repo, err := repos.ByID(ctx, m.db, repoID)
@@ -166,10 +201,17 @@ func (m *Maintainer) maintain(ctx context.Context, repoID, pushes int64) (bool, 
 	if repo.MigrationLocked {
 		return false, nil // retried once the lease expired
 	}
-	if err := m.gc(ctx, m.repos.GitDir(repoID)); err != nil {
+	dir := m.repos.GitDir(repoID)
+	if err := m.gc(ctx, dir); err != nil {
 		return false, err
 	}
-	if err := m.release(ctx, repoID, pushes); err != nil {
+	err = m.db.Tx(ctx, func(tx store.Q) error {
+		if err := repos.MeasureSize(ctx, tx, repoID, dir); err != nil {
+			return err
+		}
+		return m.release(ctx, tx, repoID, pushes)
+	})
+	if err != nil {
 		return false, err
 	}
 	return true, nil
@@ -200,10 +242,10 @@ func (m *Maintainer) claim(ctx context.Context) (repoID, pushes int64, err error
 	return repoID, pushes, nil
 }
 
-// release records a run: it subtracts the pushes the claim saw (pushes
-// counted since stay), stamps last_run_at and ends the lease.
-func (m *Maintainer) release(ctx context.Context, repoID, pushes int64) error {
-	_, err := m.db.ExecContext(ctx, `UPDATE git_maintenance
+// release records a run in tx: it subtracts the pushes the claim saw
+// (pushes counted since stay), stamps last_run_at and ends the lease.
+func (m *Maintainer) release(ctx context.Context, tx store.Q, repoID, pushes int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE git_maintenance
 		SET pushes_since = CASE WHEN pushes_since > $1 THEN pushes_since - $1 ELSE 0 END,
 			last_run_at = $2, lease_owner = '', lease_until = NULL
 		WHERE repository_id = $3 AND lease_owner = $4`, pushes, store.Now(), repoID, m.owner)

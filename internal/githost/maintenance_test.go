@@ -3,6 +3,7 @@ package githost_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,5 +165,51 @@ func TestMaintenanceRunsAfterMaxAge(t *testing.T) {
 	}
 	if n := pushesSince(t, env, repo.ID); n != 0 {
 		t.Fatalf("pushes counted after maintenance: %d, want 0", n)
+	}
+}
+
+// TestMaintenanceMeasuresUnmeasuredRepositories: a repository whose size
+// was never measured (size_kb NULL, as migration 00052 leaves those that
+// predate it) is measured by the next maintenance run, gc or not, and
+// then served; a missing git directory leaves it for the next run.
+func TestMaintenanceMeasuresUnmeasuredRepositories(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, withMaintenance(50))
+	ctx := context.Background()
+	owner := env.User("octocat")
+	token := env.Token(owner, "repo")
+	repo, gone := env.Repo(owner, "hello"), env.Repo(owner, "gone")
+	pushCommits(t, env.GitURL("octocat", "hello", "octocat", token), 2)
+	apptest.Must(t, "remove a git directory", os.RemoveAll(env.App.Repos.GitDir(gone.ID)))
+	_, err := env.Q().ExecContext(ctx, `INSERT INTO repository_counts (repository_id, size_kb) VALUES ($1, NULL), ($2, NULL)
+		ON CONFLICT (repository_id) DO UPDATE SET size_kb = NULL`, repo.ID, gone.ID)
+	apptest.Must(t, "forget the sizes", err)
+	served := func() int {
+		r, _, err := env.Client(token).Repositories.Get(ctx, "octocat", "hello")
+		apptest.Must(t, "GET the repository", err)
+		return r.GetSize()
+	}
+	if got := served(); got != 0 {
+		t.Fatalf("unmeasured size served as %d, want 0", got)
+	}
+
+	if n := env.App.GitMaintenance.RunOnce(ctx); n != 0 {
+		t.Fatalf("maintained %d repositories, want 0", n)
+	}
+	want := 0
+	for _, line := range strings.Split(apptest.Git(t, env.App.Repos.GitDir(repo.ID), "count-objects", "-v"), "\n") {
+		if key, value, _ := strings.Cut(line, ": "); key == "size" || key == "size-pack" {
+			n, _ := strconv.Atoi(value)
+			want += n
+		}
+	}
+	if got := served(); got != want || want == 0 {
+		t.Fatalf("measured size served as %d, git counts %d", got, want)
+	}
+	var unmeasured int
+	apptest.Must(t, "count unmeasured", env.Q().QueryRowContext(ctx,
+		`SELECT count(*) FROM repository_counts WHERE size_kb IS NULL`).Scan(&unmeasured))
+	if unmeasured != 1 {
+		t.Fatalf("%d repositories left unmeasured, want 1 (the one without git data)", unmeasured)
 	}
 }

@@ -42,11 +42,12 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 // own postReceive nor the Recoverer has recorded the push), emits for
 // each applied update a push event (and create or delete events for new
 // and removed references), notes the references' new values (see
-// recordRefs), sets the repository's pushed_at and counts the push for
-// git maintenance (see Maintainer); a server push's intent is carried out
-// first, when all its updates were applied (see PushIntent). That DELETE
-// makes the events, and the intent, exactly-once. A transaction
-// PostgreSQL aborts for a conflict is run again.
+// recordRefs), measures the repository's size (repos.MeasureSize), sets
+// its pushed_at and counts the push for git maintenance (see
+// Maintainer); a server push's intent is carried out first, when all its
+// updates were applied (see PushIntent). That DELETE makes the events,
+// and the intent, exactly-once. A transaction PostgreSQL aborts for a
+// conflict is run again.
 func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
 	return h.DB.RetryTx(ctx, func(tx store.Q) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, e.ID)
@@ -98,6 +99,13 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 			if err := recordGit(ctx, tx, &auth.Principal{Account: &auth.Account{ID: pusher.ID, Login: pusher.Login}}, repo, "git.push"); err != nil {
 				return err
 			}
+		}
+		// The counts row is locked from here to the commit, after the
+		// events' writes (pull requests, issues), in the order the
+		// issue triggers and the pulls Checker take them too. The
+		// events' payloads show the size (and pushed_at) of before.
+		if err := repos.MeasureSize(ctx, tx, repo.ID, h.Repos.GitDir(repo.ID)); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE repositories SET pushed_at = $1, updated_at = $1 WHERE id = $2`, b.now, repo.ID)
 		return err

@@ -170,7 +170,14 @@ func (c *Checker) check(ctx context.Context, id, gen int64) error {
 			}
 		}
 	}
-	return c.record(ctx, id, gen, mergeable, mstate, mergeSHA, baseSHA)
+	return c.db.Tx(ctx, func(tx store.Q) error {
+		if err := c.record(ctx, tx, id, gen, mergeable, mstate, mergeSHA, baseSHA); err != nil {
+			return err
+		}
+		// The test merge's objects count in the repository's size; its
+		// counts row is locked last, after the pull request's.
+		return repos.MeasureSize(ctx, tx, repoID, string(git))
+	})
 }
 
 // testMerge writes the merge commit of head into base and points
@@ -190,15 +197,15 @@ func testMerge(ctx context.Context, git gitDir, number int64, baseSHA, headSHA s
 	return sha, git.setRef(ctx, pullRef(number, "merge"), sha)
 }
 
-// record stores a check's result and releases the lease; a stale check
-// (the generation moved on) only releases it.
-func (c *Checker) record(ctx context.Context, id, gen int64, mergeable *bool, state, mergeSHA, baseSHA string) error {
-	_, err := c.db.ExecContext(ctx, `UPDATE pull_requests SET mergeable = $1, mergeable_state = $2, merge_commit_sha = $3,
+// record stores a check's result in tx and releases the lease; a stale
+// check (the generation moved on) only releases it.
+func (c *Checker) record(ctx context.Context, tx store.Q, id, gen int64, mergeable *bool, state, mergeSHA, baseSHA string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE pull_requests SET mergeable = $1, mergeable_state = $2, merge_commit_sha = $3,
 		base_sha = CASE WHEN $4 = '' THEN base_sha ELSE $4 END, check_due = FALSE, lease_owner = NULL, lease_until = NULL
 		WHERE id = $5 AND check_generation = $6 AND merged_at IS NULL`, mergeable, state, mergeSHA, baseSHA, id, gen)
 	if err != nil {
 		return store.Normalize(err)
 	}
-	_, err = c.db.ExecContext(ctx, `UPDATE pull_requests SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`, id, c.owner)
+	_, err = tx.ExecContext(ctx, `UPDATE pull_requests SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`, id, c.owner)
 	return store.Normalize(err)
 }
