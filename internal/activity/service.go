@@ -88,7 +88,11 @@ func (s *Service) RepositoryCreated(ctx context.Context, tx store.Q, r *repos.Re
 // the fork) and the fork webhook event to the source's hooks; it is
 // repos.Service.AfterFork.
 func (s *Service) RepositoryForked(ctx context.Context, tx store.Q, src, fork *repos.Repository, actor *accounts.Account) error {
-	forkee := repos.ToJSON(httpapi.BaseURL(ctx), fork, repos.Stats{}, auth.RoleNone)
+	st, err := repos.StatsOf(ctx, tx, fork.ID)
+	if err != nil {
+		return err
+	}
+	forkee := repos.ToJSON(httpapi.BaseURL(ctx), fork, st, auth.RoleNone)
 	return s.Events.Emit(ctx, tx, &events.Event{
 		FeedType: "ForkEvent", FeedPayload: map[string]any{"forkee": &forkee},
 		HookEvent: "fork", HookPayload: map[string]any{"forkee": &forkee},

@@ -251,7 +251,11 @@ func (c *cli) repoCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(repos.ToJSON(c.cliBaseURL(), repo, repos.Stats{}, auth.RoleNone))
+				st, err := repos.StatsOf(ctx, a.DB, repo.ID)
+				if err != nil {
+					return err
+				}
+				return c.printJSON(repos.ToJSON(c.cliBaseURL(), repo, st, auth.RoleNone))
 			})
 		},
 	}
