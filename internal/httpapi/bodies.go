@@ -60,18 +60,25 @@ type timedBody struct {
 	received int64
 }
 
-// timeReads wraps r's body in a timedBody with the idle timeout and sets
-// the connection's read deadline at once, so that the server's own
-// reading of a body the handler left unread (up to 256 KiB, to reuse the
-// connection) is bounded too. It does nothing when idle is 0 or the
-// request has no body.
-func timeReads(w http.ResponseWriter, r *http.Request, idle time.Duration) {
+// timeReads returns r with its body wrapped in a timedBody with the idle
+// timeout and sets the connection's read deadline at once, so that the
+// server's own reading of a body the handler left unread (up to 256 KiB,
+// to reuse the connection) is bounded too. It returns r itself when idle
+// is 0 or the request has no body.
+//
+// The wrapped body goes on a copy of the request: net/http looks at the
+// Body of its own request, after the handler, to tell whether the body
+// was left unread and closed early (then the connection must close, or
+// what is left of the body would be read as the next request).
+func timeReads(w http.ResponseWriter, r *http.Request, idle time.Duration) *http.Request {
 	if idle <= 0 || r.Body == nil || r.Body == http.NoBody {
-		return
+		return r
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(idle))
-	r.Body = &timedBody{ReadCloser: r.Body, rc: rc, idle: idle}
+	timed := r.WithContext(r.Context())
+	timed.Body = &timedBody{ReadCloser: r.Body, rc: rc, idle: idle}
+	return timed
 }
 
 // Read sets the connection's read deadline before each read of the body

@@ -249,7 +249,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.metrics.begin()
 	rec := &statusRecorder{ResponseWriter: w, scratches: &s.scratch}
 	defer func() { s.scratch.put(rec.scratch) }() // last: after the access log line
-	timeReads(w, r, s.cfg.IdleTimeout)
+	r = timeReads(w, r, s.cfg.IdleTimeout)
 	requestID := newRequestID()
 	ids := rec.values(requestID)
 	w.Header()[RequestIDHeader], w.Header()[PlatformRequestIDHeader] = ids, ids

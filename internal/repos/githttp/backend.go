@@ -25,6 +25,9 @@ type backendCall struct {
 	req     Request
 	service Service
 	hook    *hookChannel // nil when the request needs no hooks
+	// fullDuplex is set when the answer may be written while the request
+	// body is still being read (git's 200 to a POST).
+	fullDuplex bool
 }
 
 // run runs `git http-backend` as a CGI program and streams the request
@@ -70,11 +73,6 @@ func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadC
 		c.hook.closeChildEnds() // git holds them now; their closing tells the hooks the server is gone
 	}
 	rc := http.NewResponseController(c.w)
-	if c.r.Method == http.MethodPost {
-		// Git reads the body while it writes the answer (progress, keepalives):
-		// by default an HTTP/1 handler's first write would discard the unread body.
-		_ = rc.EnableFullDuplex()
-	}
 	fed := make(chan struct{})
 	if c.r.Body == nil || c.r.Body == http.NoBody {
 		_ = stdin.Close()
@@ -105,8 +103,28 @@ func (c *backendCall) serve(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadC
 		_ = rc.SetReadDeadline(time.Now())
 		<-fed
 	}
+	if c.fullDuplex {
+		finishBody(c.r)
+	}
 	if relayErr != nil && c.r.Context().Err() == nil {
 		c.s.logger.WarnContext(c.r.Context(), "githttp: git http-backend", "repo", c.req.RepoDir, "err", relayErr, "exit", waitErr)
+	}
+}
+
+// finishBody closes the request body of a full-duplex answer before the
+// handler returns, which an HTTP/1 handler that enabled full duplex must
+// do when part of the body is unread (git stopped reading: a pack over
+// the size limit, a broken pack): net/http closes such a body only after
+// the handler, past the point where it stops the connection's background
+// read, and when that close reads the body to its end it starts a
+// background read that the connection's next request then collides with
+// ("invalid concurrent Body.Read call", golang/go#68560). Closed here,
+// the body's end starts the background read while net/http can still stop
+// it. Close reads at most 256 KiB of what is left, as net/http would; a
+// longer rest closes the connection after the answer instead.
+func finishBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
 	}
 }
 
@@ -154,6 +172,16 @@ func (c *backendCall) relay(rc *http.ResponseController, stdout io.Reader) error
 	}
 	for k, v := range header {
 		c.w.Header()[k] = v
+	}
+	if c.r.Method == http.MethodPost && status == http.StatusOK {
+		// Git reads the body while it writes the answer (progress, keepalives):
+		// by default an HTTP/1 handler's first write would discard the unread
+		// body. Git's refusals (415 for a wrong Content-Type, 4xx, 5xx) come
+		// before it reads: for them net/http does discard what is left, up to
+		// 256 KiB, or answers "Connection: close", so that the rest is never
+		// read as the next request.
+		_ = rc.EnableFullDuplex()
+		c.fullDuplex = true
 	}
 	c.w.WriteHeader(status)
 	if c.service == ServiceReceivePack && c.r.Method == http.MethodPost && status == http.StatusOK {
