@@ -12,6 +12,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/gitref"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -42,10 +43,10 @@ func (s *Service) resolveHead(ctx context.Context, repo *repos.Repository, spec 
 		owner, ref = repo.Owner.Login, spec
 	}
 	invalid := apierr.Invalid("PullRequest", "head", apierr.CodeInvalid)
-	if ref == "" {
+	h := &head{ref: strings.TrimPrefix(ref, "refs/heads/")}
+	if !gitref.ValidBranch(h.ref) {
 		return nil, invalid
 	}
-	h := &head{ref: strings.TrimPrefix(ref, "refs/heads/")}
 	if strings.EqualFold(owner, repo.Owner.Login) {
 		h.repo = repo
 	} else {
@@ -81,6 +82,9 @@ func (s *Service) resolveHead(ctx context.Context, repo *repos.Repository, spec 
 // request of that head into that base is open already.
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, n NewPull) (*PullRequest, error) {
 	git := gitDir(s.Repos.GitDir(repo.ID))
+	if !gitref.ValidBranch(n.Base) {
+		return nil, apierr.Invalid("PullRequest", "base", apierr.CodeInvalid)
+	}
 	baseSHA, ok, err := git.commit(ctx, "refs/heads/"+n.Base)
 	if err != nil {
 		return nil, err
@@ -168,6 +172,9 @@ func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *acc
 	git := gitDir(s.Repos.GitDir(repo.ID))
 	var newBaseSHA string
 	if c.Base != nil {
+		if !gitref.ValidBranch(*c.Base) {
+			return nil, apierr.Invalid("PullRequest", "base", apierr.CodeInvalid)
+		}
 		sha, ok, err := git.commit(ctx, "refs/heads/"+*c.Base)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos/gitjson"
+	"forgeapi/internal/repos/gitref"
 )
 
 // listBranches answers GET /repos/{owner}/{repo}/branches, by name, paged;
@@ -51,6 +52,9 @@ func (h *Handler) getBranch(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	name := r.PathValue("branch")
+	if !gitref.ValidBranch(name) {
+		return apierr.New(http.StatusNotFound, "Branch not found")
+	}
 	sha, ok, err := g.RefTarget("refs/heads/" + name)
 	if err != nil {
 		return err

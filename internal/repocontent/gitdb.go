@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/repos/gitjson"
 	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/repos/gitref"
 	"forgeapi/internal/wire"
 )
 
@@ -52,6 +54,9 @@ func (h *Handler) getRef(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	name := "refs/" + r.PathValue("ref")
+	if !gitref.ValidName(name) {
+		return apierr.NotFound()
+	}
 	refs, err := g.Refs(name)
 	if err != nil {
 		return err
@@ -305,14 +310,16 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var f apierr.Fields
-	if body.Ref == nil || !(strings.HasPrefix(*body.Ref, "refs/heads/") || strings.HasPrefix(*body.Ref, "refs/tags/")) ||
-		!validRefName(*body.Ref) {
-		f.Addf("Reference", "ref", "ref must be a valid refs/heads/... or refs/tags/... name")
+	if body.Ref == nil {
+		f.Add("Reference", "ref", apierr.CodeMissingField)
 	}
 	if body.SHA == nil {
 		f.Add("Reference", "sha", apierr.CodeMissingField)
 	}
 	if err := f.Err(); err != nil {
+		return err
+	}
+	if err := checkNewRefName(*body.Ref); err != nil {
 		return err
 	}
 	old, err := h.refNow(r, *body.Ref, *body.SHA)
@@ -322,7 +329,52 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if old != "" {
 		return apierr.Custom("Reference", "ref", "Reference already exists")
 	}
+	if err := h.checkNoNameConflict(r, *body.Ref); err != nil {
+		return err
+	}
 	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA})
+}
+
+// checkNewRefName refuses, in the platform's words, the name of a
+// reference POST .../git/refs may not create: fewer than three components,
+// a name git or the server refuses (gitref.ValidName), and anything but a
+// branch or a tag.
+func checkNewRefName(name string) error {
+	switch {
+	case !strings.HasPrefix(name, "refs/") || strings.Count(name, "/") < 2:
+		return apierr.Unprocessable("Reference name must contain at least three slash-separated components.")
+	case !gitref.ValidName(name):
+		return apierr.Unprocessable("%s is not a valid ref name.", name)
+	case !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/"):
+		return apierr.Custom("Reference", "ref", "ref must be a valid refs/heads/... or refs/tags/... name")
+	}
+	return nil
+}
+
+// checkNoNameConflict refuses a new reference whose name is a directory of
+// an existing reference's, or has one as its directory ("refs/heads/a"
+// and "refs/heads/a/b"): git stores references as files and cannot hold
+// both. The platform answers 422 "Reference update failed".
+func (h *Handler) checkNoNameConflict(r *http.Request, name string) error {
+	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	below, err := g.Refs(name + "/")
+	if err != nil {
+		return err
+	}
+	conflict := len(below) > 0
+	for dir := path.Dir(name); !conflict && strings.Count(dir, "/") >= 2; dir = path.Dir(dir) {
+		if _, conflict, err = g.RefTarget(dir); err != nil {
+			return err
+		}
+	}
+	if conflict {
+		return apierr.Unprocessable("Reference update failed")
+	}
+	return nil
 }
 
 // updateRef answers PATCH /repos/{owner}/{repo}/git/refs/{ref}: the
@@ -336,12 +388,15 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Invalid("Reference", "sha", apierr.CodeMissingField)
 	}
 	name := "refs/" + r.PathValue("ref")
+	if !gitref.ValidName(name) {
+		return noReference()
+	}
 	old, err := h.refNow(r, name, *body.SHA)
 	if err != nil {
 		return err
 	}
 	if old == "" {
-		return apierr.Custom("Reference", "ref", "Reference does not exist")
+		return noReference()
 	}
 	if !body.Force {
 		g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
@@ -360,31 +415,23 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA})
 }
 
+// noReference is the platform's answer to an update or a deletion of a
+// reference that does not exist (or whose name git refuses).
+func noReference() error { return apierr.Custom("Reference", "ref", "Reference does not exist") }
+
 // deleteRef answers DELETE /repos/{owner}/{repo}/git/refs/{ref}: 204,
 // pushed as a deletion (DeleteEvent, delete); 422 when there is none.
 func (h *Handler) deleteRef(w http.ResponseWriter, r *http.Request) error {
 	name := "refs/" + r.PathValue("ref")
+	if !gitref.ValidName(name) {
+		return noReference()
+	}
 	old, err := h.refNow(r, name, "")
 	if err != nil {
 		return err
 	}
 	if old == "" {
-		return apierr.Custom("Reference", "ref", "Reference does not exist")
+		return noReference()
 	}
 	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA})
-}
-
-// validRefName reports whether name follows git's rules for reference
-// names, as far as a client can break them.
-func validRefName(name string) bool {
-	if strings.Contains(name, "..") || strings.ContainsAny(name, " ~^:?*[\\\x7f") || strings.HasSuffix(name, "/") ||
-		strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, ".") || strings.Contains(name, "//") || strings.Contains(name, "@{") {
-		return false
-	}
-	for _, c := range name {
-		if c < 0x20 {
-			return false
-		}
-	}
-	return len(strings.Split(name, "/")) >= 3 && !strings.HasSuffix(name, "/")
 }

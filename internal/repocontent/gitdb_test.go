@@ -2,6 +2,7 @@ package repocontent_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,5 +143,67 @@ func TestRefWrites(t *testing.T) {
 	// As for git pushes: a new branch is CreateEvent and PushEvent.
 	if got := strings.Join(types, " "); got != "DeleteEvent PushEvent PushEvent PushEvent CreateEvent PushEvent CreateEvent CreateEvent" {
 		t.Fatalf("events, newest first: %s", got)
+	}
+}
+
+// TestRefNamesGitRefuses: reference and branch names that git refuses,
+// or that collide with an existing reference's directory, are the
+// client's mistake on every route that takes one: the platform's 422 or
+// 404 with its message, never a 500, and nothing changes (issue 44
+// item 5).
+func TestRefNamesGitRefuses(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	work := apptest.WorkTree(t, map[string]string{"a": "1\n"})
+	head := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main", "HEAD:refs/heads/feat/x")
+	refs := func() string { return apptest.Git(t, work, "ls-remote", env.GitURL("octo", "hello", "octo", token)) }
+	before := refs()
+
+	check := func(method, path, body string, status int, message string) {
+		t.Helper()
+		resp, b := env.DoJSON(method, path, token, body)
+		if resp.StatusCode != status || !strings.Contains(string(b), message) {
+			t.Errorf("%s %s %s: %d %s, want %d %q", method, path, body, resp.StatusCode, b, status, message)
+		}
+	}
+	for ref, message := range map[string]string{
+		"refs/heads/-x":                            `"refs/heads/-x is not a valid ref name."`,
+		"refs/heads/.hidden":                       `"refs/heads/.hidden is not a valid ref name."`,
+		"refs/heads/@":                             `"refs/heads/@ is not a valid ref name."`,
+		"refs/heads/a\x00b":                        `"refs/heads/a\u0000b is not a valid ref name."`,
+		"refs/heads/a\nb":                          `"refs/heads/a\nb is not a valid ref name."`,
+		"refs/heads/" + strings.Repeat("a", 10000): `is not a valid ref name."`,
+		"@":                 `"Reference name must contain at least three slash-separated components."`,
+		"refs/main":         `"Reference name must contain at least three slash-separated components."`,
+		"refs/heads/main/b": `"Reference update failed"`, // refs/heads/main is a file
+		"refs/heads/feat":   `"Reference update failed"`, // refs/heads/feat is a directory
+	} {
+		body, _ := json.Marshal(map[string]string{"ref": ref, "sha": head})
+		check("POST", "/repos/octo/hello/git/refs", string(body), http.StatusUnprocessableEntity, message)
+	}
+	for _, seg := range []string{"a%00b", "a%0Ab", "a%0D%0Ab", "a%09b", "a%5Cb", "a..b", "x.lock"} {
+		check("PATCH", "/repos/octo/hello/git/refs/heads/"+seg, `{"sha":"`+head+`"}`, http.StatusUnprocessableEntity, "Reference does not exist")
+		check("DELETE", "/repos/octo/hello/git/refs/heads/"+seg, "", http.StatusUnprocessableEntity, "Reference does not exist")
+		check("GET", "/repos/octo/hello/git/ref/heads/"+seg, "", http.StatusNotFound, "Not Found")
+		check("GET", "/repos/octo/hello/branches/"+seg, "", http.StatusNotFound, "Branch not found")
+	}
+	for _, branch := range []string{"../config", "a\x00b", "a\nb", "a\tb", "feature/", "refs/heads/", "-x"} {
+		body, _ := json.Marshal(map[string]string{"message": "m", "content": "aGk=", "branch": branch})
+		check("PUT", "/repos/octo/hello/contents/b.txt", string(body), http.StatusNotFound, "not found")
+		body, _ = json.Marshal(map[string]string{"message": "m", "sha": head, "branch": branch})
+		check("DELETE", "/repos/octo/hello/contents/a", string(body), http.StatusNotFound, "not found")
+	}
+	for _, v := range []string{"a\x00b", "main\x00", "feat/x\n"} {
+		body, _ := json.Marshal(map[string]string{"title": "t", "head": v, "base": "main"})
+		check("POST", "/repos/octo/hello/pulls", string(body), http.StatusUnprocessableEntity, `"field":"head","code":"invalid"`)
+		body, _ = json.Marshal(map[string]string{"title": "t", "head": "feat/x", "base": v})
+		check("POST", "/repos/octo/hello/pulls", string(body), http.StatusUnprocessableEntity, `"field":"base","code":"invalid"`)
+	}
+	if after := refs(); after != before {
+		t.Fatalf("references changed:\n%s\nto\n%s", before, after)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/repos/gitjson"
 	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/repos/gitref"
 	"forgeapi/internal/repos/gitwrite"
 )
 
@@ -80,6 +81,9 @@ func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool
 	branch := body.Branch
 	if branch == "" {
 		branch = repo.DefaultBranch
+	}
+	if !gitref.ValidBranch(branch) { // no branch has such a name, and none may be created
+		return branchNotFound(branch)
 	}
 	g, err := gitread.Open(h.Repos.GitDir(repo.ID))
 	if err != nil {
@@ -171,7 +175,7 @@ func current(g *gitread.Repository, branch, p string) (head string, entry gitrea
 			return "", gitread.Entry{}, err
 		}
 		if len(branches) > 0 {
-			return "", gitread.Entry{}, apierr.New(http.StatusNotFound, "Branch %s not found", branch)
+			return "", gitread.Entry{}, branchNotFound(branch)
 		}
 		return "", gitread.Entry{}, nil
 	}
@@ -180,6 +184,12 @@ func current(g *gitread.Repository, branch, p string) (head string, entry gitrea
 		return head, gitread.Entry{}, nil
 	}
 	return head, entry, err
+}
+
+// branchNotFound is the platform's answer to a write on a branch that
+// does not exist.
+func branchNotFound(branch string) error {
+	return apierr.New(http.StatusNotFound, "Branch %s not found", branch)
 }
 
 // checkSHA applies the platform's rule: updating or deleting a file needs

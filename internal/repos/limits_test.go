@@ -49,8 +49,10 @@ func TestRepositoryFieldLimits(t *testing.T) {
 	}
 
 	maxName := strings.Repeat("n", repos.MaxNameLength)
+	// The longest branch name, in components git can store as files.
+	maxBranch := strings.Repeat("b", 200) + "/" + strings.Repeat("b", repos.MaxDefaultBranchLength-201)
 	resp, body := env.DoJSON("POST", "/user/repos", token, jsonBody(t, map[string]string{
-		"name": maxName, "description": longest, "default_branch": strings.Repeat("b", repos.MaxDefaultBranchLength)}))
+		"name": maxName, "description": longest, "default_branch": maxBranch}))
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create with every field at its limit: %d %.300s", resp.StatusCode, body)
 	}

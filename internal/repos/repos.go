@@ -12,6 +12,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/repos/gitref"
 	"forgeapi/internal/store"
 )
 
@@ -234,18 +235,11 @@ func checkName(fields *apierr.Fields, name string) {
 }
 
 // checkBranchName adds the field error of a default branch that is too long
-// or not a valid branch name.
+// or not a valid branch name (gitref.ValidBranch).
 func checkBranchName(fields *apierr.Fields, branch string) {
-	if fields.MaxLength(resource, "default_branch", branch, MaxDefaultBranchLength) && !validBranch(branch) {
+	if fields.MaxLength(resource, "default_branch", branch, MaxDefaultBranchLength) && !gitref.ValidBranch(branch) {
 		fields.Add(resource, "default_branch", apierr.CodeInvalid)
 	}
-}
-
-var branchPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
-
-func validBranch(b string) bool {
-	return branchPattern.MatchString(b) && !strings.Contains(b, "..") && !strings.HasPrefix(b, "/") &&
-		!strings.HasSuffix(b, "/") && !strings.HasSuffix(b, ".lock") && !strings.Contains(b, "//")
 }
 
 // Insert adds the repository row. A name the owner already has (in any

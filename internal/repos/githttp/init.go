@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"forgeapi/internal/repos/gitref"
 )
 
 // repoConfig is the git configuration Init ensures on every repository.
@@ -29,7 +31,7 @@ var repoConfig = [...]struct{ section, key, value string }{
 // configuration and the hooks. It needs no git binary.
 func Init(dir, defaultBranch string) error {
 	branch := plumbing.NewBranchReferenceName(defaultBranch)
-	if defaultBranch == "" || branch.Validate() != nil {
+	if !gitref.ValidBranch(defaultBranch) {
 		return fmt.Errorf("githttp: init %s: invalid default branch %q", dir, defaultBranch)
 	}
 	repo, err := git.PlainOpen(dir)
@@ -55,7 +57,7 @@ func Init(dir, defaultBranch string) error {
 // refs/heads/<branch> (the branch need not exist yet).
 func SetDefaultBranch(dir, branch string) error {
 	name := plumbing.NewBranchReferenceName(branch)
-	if branch == "" || name.Validate() != nil {
+	if !gitref.ValidBranch(branch) {
 		return fmt.Errorf("githttp: invalid branch name %q", branch)
 	}
 	repo, err := git.PlainOpen(dir)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"forgeapi/internal/repos/gitref"
 )
 
 // minShortSHA is the shortest abbreviated object name Resolve accepts.
@@ -130,24 +132,18 @@ func (r *Repository) peelToCommit(rev string, hash plumbing.Hash) (*object.Commi
 }
 
 // wellFormedRevision reports whether rev can be a reference name or an
-// object name: it rejects empty strings, revision expressions and bytes that
-// git never allows in a reference.
+// object name: "HEAD", a full reference name, or a short name (a branch,
+// a tag, a hex object name) that would be one under refs/heads/, as
+// gitref checks them. It rejects empty strings, revision expressions and
+// names git never allows in a reference.
 func wellFormedRevision(rev string) bool {
-	const maxRevisionLen = 1024
-	if rev == "" || len(rev) > maxRevisionLen || rev == "@" {
-		return false
+	if rev == "HEAD" {
+		return true
 	}
-	if strings.Contains(rev, "..") || strings.Contains(rev, "@{") || strings.Contains(rev, "//") ||
-		strings.HasPrefix(rev, "/") || strings.HasSuffix(rev, "/") ||
-		strings.HasSuffix(rev, ".") || strings.HasSuffix(rev, ".lock") {
-		return false
+	if strings.HasPrefix(rev, "refs/") {
+		return gitref.ValidName(rev)
 	}
-	for _, c := range []byte(rev) {
-		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
-			return false
-		}
-	}
-	return true
+	return gitref.ValidBranch(rev)
 }
 
 // isHex reports whether s is non-empty and made only of hex digits.
