@@ -35,7 +35,11 @@ type Error struct {
 	Status  int
 	Message string
 	Errors  []FieldError
-	Header  http.Header
+	// Messages, when set, are the errors[] instead of Errors: the strings
+	// of the platform's "simple" validation answer (validation-error-simple),
+	// which some operations give instead of field objects.
+	Messages []string
+	Header   http.Header
 }
 
 func (e *Error) Error() string {
@@ -104,6 +108,30 @@ func TooLarge(format string, args ...any) *Error {
 // Validation is the platform's 422 "Validation Failed" with field errors.
 func Validation(errs ...FieldError) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Message: "Validation Failed", Errors: errs}
+}
+
+// Simple turns a validation error with field errors into the platform's
+// "simple" form, "Unprocessable Entity" with errors[] as strings (each
+// field error's message, or "<field> is invalid" / "<field> is missing"),
+// for the operations that answer so (reviews). Other errors pass as they
+// are.
+func Simple(err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Status != http.StatusUnprocessableEntity || len(e.Errors) == 0 {
+		return err
+	}
+	out := &Error{Status: e.Status, Message: "Unprocessable Entity", Header: e.Header}
+	for _, fe := range e.Errors {
+		switch {
+		case fe.Message != "":
+			out.Messages = append(out.Messages, fe.Message)
+		case fe.Code == CodeMissing || fe.Code == CodeMissingField:
+			out.Messages = append(out.Messages, fe.Field+" is missing")
+		default:
+			out.Messages = append(out.Messages, fe.Field+" is invalid")
+		}
+	}
+	return out
 }
 
 // Invalid is a validation error for one field.

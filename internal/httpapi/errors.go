@@ -41,10 +41,10 @@ func WebBase(base string) string { return strings.TrimSuffix(base, APIPrefix) }
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
-	Message          string              `json:"message"`
-	Errors           []apierr.FieldError `json:"errors,omitempty"`
-	DocumentationURL string              `json:"documentation_url"`
-	Status           string              `json:"status"`
+	Message          string `json:"message"`
+	Errors           any    `json:"errors,omitempty"` // []apierr.FieldError or []string; nil without
+	DocumentationURL string `json:"documentation_url"`
+	Status           string `json:"status"`
 }
 
 // WriteError is the one error writer. An *apierr.Error is sent with its
@@ -71,12 +71,18 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
-	WriteJSON(w, apiErr.Status, errorBody{
+	body := errorBody{
 		Message:          apiErr.Message,
-		Errors:           apiErr.Errors,
 		DocumentationURL: DocumentationURL(BaseURL(r.Context()), docsPage(r.Context())),
 		Status:           strconv.Itoa(apiErr.Status),
-	})
+	}
+	switch {
+	case len(apiErr.Messages) > 0:
+		body.Errors = apiErr.Messages
+	case len(apiErr.Errors) > 0:
+		body.Errors = apiErr.Errors
+	}
+	WriteJSON(w, apiErr.Status, body)
 }
 
 // WriteJSON writes v as JSON with the status. A nil v writes no body; a

@@ -43,6 +43,8 @@ func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, act
 	} else {
 		if c.CommitID == "" {
 			c.CommitID = p.HeadSHA
+		} else if err := s.checkCommitID(p, "PullRequestReviewComment", c.CommitID); err != nil {
+			return nil, err
 		}
 		list, err := s.placeComments(ctx, p, c.CommitID, []NewComment{c})
 		if err != nil {

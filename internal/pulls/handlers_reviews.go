@@ -72,6 +72,13 @@ func (c commentRequest) validate(reply bool) error {
 	return f.Err()
 }
 
+// simpleErrors answers next's validation errors as the platform's review
+// operations do: "Unprocessable Entity" with errors[] as strings
+// (apierr.Simple), not field objects.
+func simpleErrors(next httpapi.HandlerFunc) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error { return apierr.Simple(next(w, r)) }
+}
+
 // createReview answers POST .../pulls/{pull_number}/reviews: 200 with
 // the review.
 func (h *Handler) createReview(w http.ResponseWriter, r *http.Request) error {

@@ -11,6 +11,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 
@@ -171,6 +172,8 @@ func (s *Service) CreateReview(ctx context.Context, repo *repos.Repository, acto
 	}
 	if n.CommitID == "" {
 		n.CommitID = p.HeadSHA
+	} else if err := s.checkCommitID(p, "PullRequestReview", n.CommitID); err != nil {
+		return nil, err
 	}
 	comments, err := s.placeComments(ctx, p, n.CommitID, n.Comments)
 	if err != nil {
@@ -212,6 +215,23 @@ func checkReview(p *PullRequest, actor *accounts.Account, state, body string, co
 	}
 	if own && state == ReviewChangesRequested {
 		return apierr.Unprocessable("Can not request changes on your own pull request")
+	}
+	return nil
+}
+
+// checkCommitID refuses a commit_id that names no commit of the
+// repository, as the platform does: 422 "commit_id is not part of the
+// pull request" on the resource.
+func (s *Service) checkCommitID(p *PullRequest, resource, commit string) error {
+	g, err := gitread.Open(s.Repos.GitDir(p.Repo.ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if _, err := g.CommitObject(commit); errors.Is(err, gitread.ErrRevisionNotFound) {
+		return apierr.Custom(resource, "commit_id", "commit_id is not part of the pull request")
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

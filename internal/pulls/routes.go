@@ -46,11 +46,11 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "PUT", Pattern: pull + "/merge", Handle: h.merge, Auth: merge},
 
 		{Method: "GET", Pattern: pull + "/reviews", Handle: h.listReviews, Auth: read},
-		{Method: "POST", Pattern: pull + "/reviews", Handle: h.createReview, Auth: write},
+		{Method: "POST", Pattern: pull + "/reviews", Handle: simpleErrors(h.createReview), Auth: write},
 		{Method: "GET", Pattern: pull + "/reviews/{review_id}", Handle: h.getReview, Auth: read},
-		{Method: "PUT", Pattern: pull + "/reviews/{review_id}", Handle: h.updateReview, Auth: reviewer},
-		{Method: "POST", Pattern: pull + "/reviews/{review_id}/events", Handle: h.submitReview, Auth: reviewer},
-		{Method: "PUT", Pattern: pull + "/reviews/{review_id}/dismissals", Handle: h.dismissReview, Auth: push},
+		{Method: "PUT", Pattern: pull + "/reviews/{review_id}", Handle: simpleErrors(h.updateReview), Auth: reviewer},
+		{Method: "POST", Pattern: pull + "/reviews/{review_id}/events", Handle: simpleErrors(h.submitReview), Auth: reviewer},
+		{Method: "PUT", Pattern: pull + "/reviews/{review_id}/dismissals", Handle: simpleErrors(h.dismissReview), Auth: push},
 		{Method: "GET", Pattern: pull + "/reviews/{review_id}/comments", Handle: h.listReviewComments, Auth: read},
 
 		{Method: "GET", Pattern: repo + "/pulls/comments", Handle: h.listRepoComments, Auth: read},
