@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -68,9 +69,17 @@ func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool
 		return err
 	}
 	p := strings.Trim(r.PathValue("path"), "/")
+	if err := gitwrite.CheckPath(p); err != nil {
+		return refused("path", err)
+	}
 	content, err := body.validate(p, del)
 	if err != nil {
 		return err
+	}
+	if !del && gitwrite.IsGitmodules(path.Base(p)) {
+		if err := gitwrite.CheckGitmodules(content); err != nil {
+			return refused("content", err)
+		}
 	}
 	ctx := r.Context()
 	repo := repos.From(ctx)
@@ -135,9 +144,6 @@ func (b writeRequest) validate(p string, del bool) ([]byte, error) {
 	if b.Message == nil || strings.TrimSpace(*b.Message) == "" {
 		f.Add("Contents", "message", apierr.CodeMissingField)
 	}
-	if p == "" || strings.Contains("/"+p+"/", "/../") || strings.Contains("/"+p+"/", "/./") || strings.Contains(p, "//") {
-		f.Add("Contents", "path", apierr.CodeInvalid)
-	}
 	var content []byte
 	if !del {
 		if b.Content == nil {
@@ -184,6 +190,18 @@ func current(g *gitread.Repository, branch, p string) (head string, entry gitrea
 		return head, gitread.Entry{}, nil
 	}
 	return head, entry, err
+}
+
+// refused is the 422 of a path or a content the server does not let a
+// client write (a *gitwrite.Refusal): the reason as the message, as the
+// platform answers "path cannot start with a slash".
+func refused(field string, err error) error {
+	refusal, ok := errors.AsType[*gitwrite.Refusal](err)
+	if !ok {
+		return err
+	}
+	return &apierr.Error{Status: http.StatusUnprocessableEntity, Message: refusal.Reason,
+		Errors: []apierr.FieldError{{Resource: "Commit", Field: field, Code: apierr.CodeInvalid}}}
 }
 
 // branchNotFound is the platform's answer to a write on a branch that

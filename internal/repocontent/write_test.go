@@ -2,7 +2,11 @@ package repocontent_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,5 +214,61 @@ func TestContentsWriteObjectsAreGits(t *testing.T) {
 	}
 	if head := strings.TrimSpace(apptest.Git(t, scratch, "--git-dir="+dir, "rev-parse", "refs/heads/main")); head != commit3 {
 		t.Fatalf("main is at %s, want %s", head, commit3)
+	}
+}
+
+// TestContentsRefusesPathsGitRefuses: the contents API stores no path
+// that git's fsck, Windows or macOS would read as something else
+// (backslashes, control characters, "." and ".." in any spelling, ".git"
+// in any spelling) and no .gitmodules git's fsck refuses: 422 with the
+// reason, and the branch does not move (issue 44 item 6).
+func TestContentsRefusesPathsGitRefuses(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	put := func(path, content string) (*http.Response, []byte) {
+		t.Helper()
+		body := fmt.Sprintf(`{"message":"m","content":%q}`, base64.StdEncoding.EncodeToString([]byte(content)))
+		return env.DoJSON("PUT", "/repos/octo/hello/contents/"+path, token, body)
+	}
+	if resp, b := put("README.md", "hello\n"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("first file: %d %s", resp.StatusCode, b)
+	}
+	head := func() string {
+		resp, b := env.Do("GET", "/repos/octo/hello/branches/main", token, nil)
+		var branch struct {
+			Commit struct{ SHA string } `json:"commit"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &branch) != nil {
+			t.Fatalf("branch: %d %s", resp.StatusCode, b)
+		}
+		return branch.Commit.SHA
+	}
+	before := head()
+	for _, p := range []string{`..\..\pwn3`, `C:\x`, "a\tb", "a\r\nb", "x\x00y", ".GIT/config", "docs/git~1/x", ".git.",
+		".g\u200cit/hooks/x", "...", ". ./x", "a/\u200c../b"} {
+		resp, b := put(url.PathEscape(p), "pwned\n")
+		var got struct {
+			Message string
+			Errors  []struct{ Resource, Field, Code string }
+		}
+		if resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(b, &got) != nil || !strings.HasPrefix(got.Message, "path ") ||
+			len(got.Errors) != 1 || got.Errors[0].Field != "path" || got.Errors[0].Code != "invalid" {
+			t.Errorf("PUT %q: %d %s, want 422 with the path's reason", p, resp.StatusCode, b)
+		}
+	}
+	for _, content := range []string{"[submodule \"lib\"\n\tpath = lib\n", "[submodule \"lib\"]\n\tpath = lib\n\turl = --upload-pack=x\n",
+		"[submodule \"../../hooks\"]\n\tpath = lib\n"} {
+		if resp, b := put(".gitmodules", content); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), `"field":"content"`) {
+			t.Errorf("PUT .gitmodules %q: %d %s, want 422", content, resp.StatusCode, b)
+		}
+	}
+	if after := head(); after != before {
+		t.Fatalf("a refused write moved the branch: %s -> %s", before, after)
+	}
+	if resp, b := put(".gitmodules", "[submodule \"lib\"]\n\tpath = lib\n\turl = https://git.example/lib.git\n"); resp.StatusCode != http.StatusCreated {
+		t.Errorf("PUT a valid .gitmodules: %d %s", resp.StatusCode, b)
 	}
 }

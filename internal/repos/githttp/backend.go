@@ -330,6 +330,9 @@ func (c *backendCall) cgiEnv() []string {
 		env = append(env, "GIT_PROTOCOL="+p)
 	}
 	var config []string // key, value, ...
+	if c.service == ServiceReceivePack {
+		config = append(config, receiveFsckConfig...)
+	}
 	if c.service == ServiceReceivePack && c.s.maxPushSize > 0 {
 		// index-pack and unpack-objects stop reading a pack past the limit
 		// and die with "pack exceeds maximum allowed size (<limit>)", which
@@ -347,6 +350,31 @@ func (c *backendCall) cgiEnv() []string {
 		env = append(env, hookFDsEnv+"=3,4")
 	}
 	return env
+}
+
+// receiveFsckConfig has git check every object a push brings as `git fsck
+// --strict` does (receive.fsckObjects: index-pack and unpack-objects run
+// with --strict), before any reference moves: a tree entry ".git" in any
+// case or in its NTFS and HFS+ spellings, "." or "..", an empty name or
+// one with a "/", a duplicate or unsorted entry, a .gitmodules that is a
+// symbolic link or has a submodule name, url, path or update setting git
+// refuses, malformed commits and tags. The client sees git's words:
+//
+//	remote: error: object 6212...: hasDotgit: contains '.git'
+//	remote: fatal: fsck error in packed object
+//	error: remote unpack failed: unpack-objects abnormal exit
+//	 ! [remote rejected] main -> main (unpacker error)
+//
+// Two checks are relaxed as the platform relaxes them, for old histories
+// that carry them (git.git's own among them): zero-padded file modes and
+// the group-writable mode 100664 of early git. One is made stricter: a
+// .gitmodules that does not parse as git configuration, which git only
+// notes by default.
+var receiveFsckConfig = []string{
+	"receive.fsckObjects", "true",
+	"receive.fsck.zeroPaddedFilemode", "ignore",
+	"receive.fsck.badFilemode", "ignore",
+	"receive.fsck.gitmodulesParse", "error",
 }
 
 // gitConfigEnv passes configuration (key, value, ...) to git through its

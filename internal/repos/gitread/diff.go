@@ -63,12 +63,22 @@ func (r *Repository) ChangedPaths(ctx context.Context, base, head string, pathsp
 // diffTrees diffs two trees (either may be nil for the empty tree) and keeps
 // the changes matching pathspecs (all when there are none), sorted by path.
 func (r *Repository) diffTrees(ctx context.Context, from, to *object.Tree, pathspecs []string) ([]Change, error) {
-	d := treeDiff{r: r, ctx: ctx, match: pathMatcher(pathspecs)}
+	d, err := r.diffTreeEntries(ctx, from, to, pathspecs)
+	if err != nil {
+		return nil, err
+	}
+	return d.out, nil
+}
+
+// diffTreeEntries is diffTrees with the modes of the entries of each
+// change.
+func (r *Repository) diffTreeEntries(ctx context.Context, from, to *object.Tree, pathspecs []string) (*treeDiff, error) {
+	d := &treeDiff{r: r, ctx: ctx, match: pathMatcher(pathspecs), modes: map[string][2]filemode.FileMode{}}
 	if err := d.trees("", from, to); err != nil {
 		return nil, fmt.Errorf("gitread: diff trees: %w", err)
 	}
 	sort.Slice(d.out, func(i, j int) bool { return d.out[i].Path < d.out[j].Path })
-	return d.out, nil
+	return d, nil
 }
 
 // treeDiff compares trees entry by entry, as `git diff-tree -r` does: it
@@ -80,6 +90,7 @@ type treeDiff struct {
 	ctx   context.Context
 	match func(string) bool
 	out   []Change
+	modes map[string][2]filemode.FileMode // by path: the modes of the entries before and after (0 where absent)
 }
 
 // trees records the changes between two trees at dir; a nil tree is empty.
@@ -163,6 +174,7 @@ func (d *treeDiff) subtrees(p string, from, to *object.TreeEntry) error {
 func (d *treeDiff) add(p string, status ChangeStatus, from, to *object.TreeEntry) {
 	if d.match(p) {
 		d.out = append(d.out, Change{Path: p, Status: status, OldSHA: entrySHA(from), NewSHA: entrySHA(to)})
+		d.modes[p] = [2]filemode.FileMode{entryMode(from), entryMode(to)}
 	}
 }
 
@@ -171,6 +183,13 @@ func entrySHA(e *object.TreeEntry) string {
 		return ""
 	}
 	return e.Hash.String()
+}
+
+func entryMode(e *object.TreeEntry) filemode.FileMode {
+	if e == nil {
+		return 0
+	}
+	return e.Mode
 }
 
 func isDir(e *object.TreeEntry) bool { return e != nil && e.Mode == filemode.Dir }

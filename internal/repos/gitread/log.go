@@ -7,8 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	gitdiff "github.com/go-git/go-git/v5/utils/diff"
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // LogQuery selects commits of the history of Head, newest first by
@@ -152,48 +156,120 @@ func (r *Repository) Diff(ctx context.Context, base, head string, limit int) ([]
 	if err != nil {
 		return nil, 0, fmt.Errorf("gitread: read tree of %s: %w", head, err)
 	}
-	changes, err := r.diffTrees(ctx, from, to, nil)
+	d, err := r.diffTreeEntries(ctx, from, to, nil)
 	if err != nil {
 		return nil, 0, err
 	}
+	changes := d.out
 	total := len(changes)
 	if len(changes) > limit {
 		changes = changes[:limit]
 	}
-	if from == nil {
-		from = &object.Tree{}
-	}
-	patch, err := from.PatchContext(ctx, to)
-	if err != nil {
-		return nil, 0, fmt.Errorf("gitread: diff %s..%s: %w", base, head, err)
-	}
-	byPath := map[string]diff.FilePatch{}
-	for _, fp := range patch.FilePatches() {
-		f, t := fp.Files()
-		switch {
-		case t != nil:
-			byPath[t.Path()] = fp
-		case f != nil:
-			byPath[f.Path()] = fp
-		}
-	}
 	out := make([]FileDiff, 0, len(changes))
 	for _, c := range changes {
-		fd := FileDiff{Change: c}
-		if fp, ok := byPath[c.Path]; ok {
-			fd.Binary = fp.IsBinary()
-			fd.Additions, fd.Deletions = countLines(fp)
-			if !fd.Binary {
-				fd.Patch, err = unifiedHunks(fp)
-				if err != nil {
-					return nil, 0, err
-				}
+		fp, err := r.filePatch(ctx, c, d.modes[c.Path])
+		if err != nil {
+			return nil, 0, err
+		}
+		if fp == nil { // a submodule: no content
+			out = append(out, FileDiff{Change: c})
+			continue
+		}
+		fd := FileDiff{Change: c, Binary: fp.IsBinary()}
+		fd.Additions, fd.Deletions = countLines(fp)
+		if !fd.Binary {
+			if fd.Patch, err = unifiedHunks(fp); err != nil {
+				return nil, 0, err
 			}
 		}
 		out = append(out, fd)
 	}
 	return out, total, nil
 }
+
+// filePatch is the patch of one changed path, made from the blobs its
+// change names, as go-git's tree patch makes it (Tree.PatchContext, which
+// also refuses to read the files of a tree that holds a path it would not
+// check out: "..", ".git", control characters, backslashes; the server
+// shows such trees, it does not check them out). Only files and symbolic
+// links have content; a side that is neither is absent, and nil is the
+// patch of a change without content on either side. modes are the
+// modes of the change's entries before and after. A side whose start
+// holds a NUL byte is binary: no chunks.
+func (r *Repository) filePatch(ctx context.Context, c Change, modes [2]filemode.FileMode) (diff.FilePatch, error) {
+	if !modes[0].IsFile() && !modes[1].IsFile() {
+		return nil, nil
+	}
+	fp := &changePatch{}
+	var texts [2]string
+	for i, side := range []struct {
+		sha  string
+		mode filemode.FileMode
+		file *diff.File
+	}{{c.OldSHA, modes[0], &fp.from}, {c.NewSHA, modes[1], &fp.to}} {
+		if side.sha == "" || !side.mode.IsFile() {
+			continue
+		}
+		*side.file = patchFile{hash: plumbing.NewHash(side.sha), mode: side.mode, path: c.Path}
+		data, err := r.readBlob(plumbing.NewHash(side.sha))
+		if err != nil {
+			return nil, err
+		}
+		if bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
+			return fp, nil
+		}
+		texts[i] = string(data)
+	}
+	for _, d := range gitdiff.Do(texts[0], texts[1]) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		op := diff.Equal
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = diff.Delete
+		case diffmatchpatch.DiffInsert:
+			op = diff.Add
+		}
+		fp.chunks = append(fp.chunks, patchChunk{content: d.Text, op: op})
+	}
+	return fp, nil
+}
+
+// binarySniffLen is how much of a file go-git looks at for a NUL byte to
+// call it binary.
+const binarySniffLen = 8000
+
+// changePatch is a diff.FilePatch; without chunks it is binary (go-git's
+// rule: two empty files have none either).
+type changePatch struct {
+	from, to diff.File
+	chunks   []diff.Chunk
+}
+
+func (p *changePatch) IsBinary() bool              { return len(p.chunks) == 0 }
+func (p *changePatch) Files() (from, to diff.File) { return p.from, p.to }
+func (p *changePatch) Chunks() []diff.Chunk        { return p.chunks }
+
+// patchFile is a diff.File: one side of a changePatch.
+type patchFile struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+	path string
+}
+
+func (f patchFile) Hash() plumbing.Hash     { return f.hash }
+func (f patchFile) Mode() filemode.FileMode { return f.mode }
+func (f patchFile) Path() string            { return f.path }
+
+// patchChunk is a diff.Chunk.
+type patchChunk struct {
+	content string
+	op      diff.Operation
+}
+
+func (c patchChunk) Content() string      { return c.content }
+func (c patchChunk) Type() diff.Operation { return c.op }
 
 // countLines counts the added and deleted lines of a file patch.
 func countLines(fp diff.FilePatch) (added, deleted int) {

@@ -1,5 +1,11 @@
 package gitwrite
 
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
 // The rules below are git's own (read-cache.c verify_path and path.c
 // is_ntfs_dotgit, is_ntfs_dotgitmodules, git 2.39) as they apply on Linux
 // with git's defaults there: core.protectNTFS on, core.protectHFS off, '/'
@@ -187,4 +193,96 @@ func isNTFSDotGitmodules(name string) bool {
 		}
 	}
 	return spacesAndPeriods(i)
+}
+
+// CheckPath refuses a path that the server does not let a client write
+// into a repository (the contents API), with the reason. On top of what
+// git refuses in an index (verifyPath: ".git" in any case, its NTFS
+// spellings "git~1", ".git.", ".git " and alternate streams, "." and ".."
+// components, empty components), it refuses what git's fsck refuses in a
+// tree and what would escape or alias on Windows and macOS checkouts:
+//
+//   - invalid UTF-8, and control characters (C0, DEL, C1: NUL, CR, LF,
+//     tab, ...);
+//   - backslashes, which Windows reads as separators ("..\..\x", "C:\x");
+//   - components that Windows or HFS+ read as "." or "..": dots and
+//     spaces only ("...", ". ."), or with code points HFS+ ignores;
+//   - components HFS+ reads as ".git" (".g\u200cit"), as git's fsck
+//     does (is_hfs_dotgit).
+//
+// It returns nil or a *Refusal.
+func CheckPath(p string) error {
+	switch {
+	case p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//"):
+		return refuse("path contains a malformed path component")
+	case !utf8.ValidString(p):
+		return refuse("path is not valid UTF-8")
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return refuse("path contains a control character")
+	case strings.Contains(p, `\`):
+		return refuse("path contains a backslash")
+	}
+	for _, c := range strings.Split(p, "/") {
+		if isDotSpelling(c) {
+			return refuse("path contains a malformed path component")
+		}
+		if isHFSDot(c, "git") {
+			return refuse("path contains a component that names .git")
+		}
+	}
+	if !verifyPath(p, modeFile) {
+		return refuse("path contains a component that names .git")
+	}
+	return nil
+}
+
+// IsGitmodules reports whether name, a path's last component, is a
+// .gitmodules file as git's fsck finds one: in any case, in its NTFS
+// spellings and with code points HFS+ ignores.
+func IsGitmodules(name string) bool {
+	return isHFSDot(name, "gitmodules") || isNTFSDotGitmodules(name)
+}
+
+// isDotSpelling reports whether the component c reads as "." or ".." on
+// Windows (which drops trailing dots and spaces) or HFS+ (which drops
+// the code points hfsIgnorable names): it holds a dot and nothing but
+// dots, spaces and such code points.
+func isDotSpelling(c string) bool {
+	return strings.Contains(c, ".") && strings.Trim(strings.Map(func(r rune) rune {
+		if hfsIgnorable(r) {
+			return -1
+		}
+		return r
+	}, c), ". ") == ""
+}
+
+// isHFSDot reports whether HFS+ reads the component c as "." followed
+// by needle (lower-case ASCII): c is that in any ASCII case, with code
+// points HFS+ ignores anywhere (git's is_hfs_dot_generic).
+func isHFSDot(c, needle string) bool {
+	want := "." + needle
+	i := 0
+	for _, r := range c {
+		if hfsIgnorable(r) {
+			continue
+		}
+		if i == len(want) || r > 127 || toLower(byte(r)) != want[i] {
+			return false
+		}
+		i++
+	}
+	return i == len(want)
+}
+
+// hfsIgnorable reports whether HFS+ drops r from file names when it
+// compares them (git's utf8.c next_hfs_char).
+func hfsIgnorable(r rune) bool {
+	switch r {
+	case 0x200c, 0x200d, 0x200e, 0x200f, // zero-width non-joiner, joiner; left-to-right, right-to-left marks
+		0x202a, 0x202b, 0x202c, 0x202d, 0x202e, // directional embeddings and overrides
+		0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f, // deprecated format characters
+		0xfeff: // zero-width no-break space
+		return true
+	}
+	return false
 }
