@@ -218,6 +218,13 @@ func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string,
 	if route != nil || err != nil {
 		return route, params, file, err
 	}
+	if escaped := req.URL.EscapedPath(); strings.Contains(escaped, "%2F") || strings.Contains(escaped, "%2f") {
+		// An escaped "/" stays inside its segment, as the server's mux
+		// reads it: "/statuses/a%2Fb" is the sha "a/b".
+		if route, params, file, err := v.find(req, platformPath(escaped)); route != nil || err != nil {
+			return route, params, file, err
+		}
+	}
 	segs := strings.Split(p, "/")
 	for i := len(segs) - 1; i >= 2; i-- {
 		route, params, file, err := v.find(req, strings.Join(segs[:i], "/")+"/_")
