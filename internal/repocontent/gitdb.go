@@ -282,15 +282,17 @@ func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u 
 }
 
 // refNow returns the value of a full reference name, "" when it does not
-// exist, and checks that sha names a commit of the repository (422).
-func (h *Handler) refNow(r *http.Request, name, sha string) (string, error) {
+// exist, and, when target is not nil, checks that it names a commit of
+// the repository (422: an empty or unknown SHA, which git would read as
+// the zero SHA or refuse).
+func (h *Handler) refNow(r *http.Request, name string, target *string) (string, error) {
 	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
 	if err != nil {
 		return "", err
 	}
 	defer g.Close()
-	if sha != "" {
-		if _, err := g.CommitObject(sha); err != nil {
+	if target != nil {
+		if _, err := g.CommitObject(*target); *target == "" || err != nil {
 			return "", apierr.Custom("Reference", "sha", "Object does not exist")
 		}
 	}
@@ -322,7 +324,7 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewRefName(*body.Ref); err != nil {
 		return err
 	}
-	old, err := h.refNow(r, *body.Ref, *body.SHA)
+	old, err := h.refNow(r, *body.Ref, body.SHA)
 	if err != nil {
 		return err
 	}
@@ -391,7 +393,7 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, *body.SHA)
+	old, err := h.refNow(r, name, body.SHA)
 	if err != nil {
 		return err
 	}
@@ -426,7 +428,7 @@ func (h *Handler) deleteRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, "")
+	old, err := h.refNow(r, name, nil)
 	if err != nil {
 		return err
 	}
