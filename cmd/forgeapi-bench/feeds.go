@@ -455,7 +455,7 @@ func (b *feedsBench) measureFirstPages(ctx context.Context, client *http.Client,
 	fmt.Fprintf(b.out, "  worst p99: %.2f ms (target < %d ms)\n\n", ms(worst), firstPageTargetMS(b.database))
 }
 
-// firstPageTargetMS is issue 25's bound on a feed's first page p99: 5 ms
+// firstPageTargetMS is the target bound on a feed's first page p99: 5 ms
 // on SQLite, 10 ms on PostgreSQL (database is its URL, "" for SQLite).
 func firstPageTargetMS(database string) int {
 	if database == "" {

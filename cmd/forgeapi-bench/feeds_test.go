@@ -8,7 +8,7 @@ import (
 	"forgeapi/internal/store"
 )
 
-// The first-page line states the bound for the database measured.
+// The first-page line states the target bound for the database measured.
 func TestFirstPageTarget(t *testing.T) {
 	if got := firstPageTargetMS(""); got != 5 {
 		t.Errorf("SQLite: %d ms, want 5", got)

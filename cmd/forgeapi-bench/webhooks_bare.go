@@ -74,7 +74,7 @@ func bareLoop(ctx context.Context, rcv *receiver, hookURL string, senders int, d
 // repository description is key, signed as the message needs.
 type bareMessage func(key string) (body []byte, header http.Header)
 
-// flatMessage is the yardstick: a repository event of
+// flatMessage is the target's yardstick: a repository event of
 // barePayloadBytes, one long string in it, with a content type, the event
 // and its SHA-256 signature.
 func flatMessage(secret []byte) bareMessage {
@@ -163,11 +163,10 @@ func (b *webhooksBench) runCompareBare(ctx context.Context, client *http.Client,
 // (with the process's CPU time since *cpu) and returns its rate. Then,
 // outside the round's CPU window (*cpu moves past it), the receiver
 // forgets the loop's deliveries, counted already; a bare sender never
-// sends one twice. Kept, the bookkeeping of a few rounds' 400,000 bare
-// deliveries (a map entry each and a map of the hooks seen) was live heap
-// the collector went through in every later round, and the paced run
-// after the rounds had its p99 at 100 to 140 ms for it, against 30 to 75
-// ms with it forgotten (round seventeen in docs/performance.md).
+// sends one twice. Kept, the bookkeeping of a few rounds' bare deliveries
+// (a map entry each and a map of the hooks seen) would be live heap the
+// collector goes through in every later round, and the paced run after
+// the rounds would measure that collector's work rather than forgeapi.
 func (b *webhooksBench) bareRound(ctx context.Context, rcv *receiver, hookURL string, seq *atomic.Int64, msg bareMessage, sum *rateSum, cpu *time.Duration) float64 {
 	n, elapsed := bareLoop(ctx, rcv, hookURL, b.bareSenders, b.round, seq, msg)
 	rate := sum.addRound(n, elapsed, cpu)

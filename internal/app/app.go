@@ -98,7 +98,7 @@ type Config struct {
 	// credentials lookup); Dir, BaseURL, SigningKey and Now are filled in.
 	BlobOptions blob.Options
 	// AuthorizationsAPI is "enabled" (default) or "removed": the state of
-	// the OAuth grants and authorizations API (Part A's deprecation).
+	// the deprecated OAuth grants and authorizations API.
 	AuthorizationsAPI string
 	// OAuthWeb tunes the web application and device flows (the device
 	// flow's polling interval).
@@ -589,9 +589,9 @@ func (m *Main) startWorkers(ctx context.Context) {
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 	// The advisory index is built by the first dependency review request,
-	// not here: it reads every stored advisory document (20,000 OSV
-	// documents: seconds and some 85 MB of heap), work a start must not
-	// do and memory a server that reviews no dependencies should not hold.
+	// not here: it reads every stored advisory document (seconds and tens
+	// of MB of heap for a full OSV database), work a start must not do and
+	// memory a server that reviews no dependencies should not hold.
 	m.startMigrationExporter(ctx)
 	m.startWebhookWorkers(ctx)
 	m.startPushRecovery(ctx)

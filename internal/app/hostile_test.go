@@ -284,7 +284,7 @@ func (f *hostileFixture) check(t *testing.T, r hostileRoute, field, value string
 // parameter and string body field of the newer routes (contents, git
 // references, branches, commits, compare, statuses, pull requests,
 // reviews, review comments, issues), one at a time: none may answer a 5xx
-// or panic (issue 44 item 5: 35 of 12,645 such requests answered 500).
+// or panic.
 func TestHostileValuesOnNewerRoutes(t *testing.T) {
 	t.Parallel()
 	f := newHostileFixture(t)

@@ -34,7 +34,7 @@ import (
 //   - patch-over: the same PATCH one byte over 1 MiB, with a
 //     Content-Length (refused unread: 413).
 //   - patch-over-chunked: the same sent chunked (read to the limit: 413).
-//   - patch-24MB: a 24 MB body, the case (refused unread: 413).
+//   - patch-24MB: a 24 MB body, far over the limit (refused unread: 413).
 //   - cluster-under: the largest valid artifact cluster batch (3.07 MB;
 //     1000 deployments with every field at its limit) padded to just
 //     under 4 MiB (recorded: 200).

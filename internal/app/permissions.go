@@ -30,8 +30,9 @@ type PermissionTable struct {
 	Endpoints  []PermissionRow `json:"endpoints"`
 }
 
-// specExamples are the permission assignments Part B gives as examples
-// for endpoints forgeapi does not serve; the tables show them marked.
+// specExamples are the permission assignments the spec's permission
+// tables give as examples for endpoints forgeapi does not serve; the
+// tables show them marked.
 var specExamples = []struct {
 	permission, endpoint, access string
 	types                        auth.TokenTypes

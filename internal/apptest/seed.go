@@ -8,8 +8,8 @@ import (
 // seedBatch is how many rows one statement of Each adds. In one
 // PostgreSQL transaction every update of a counts row (the triggers of
 // migrations 00044 and 00045) is slower than the last, as the row's
-// versions stay until the commit: 200,000 stars of one repository in one
-// statement took 6 minutes.
+// versions stay until the commit: seeding 200,000 stars of one
+// repository in one statement would take minutes.
 const seedBatch = 2000
 
 // Users is a range of users made by ManyUsers, for benchmarks at

@@ -1,4 +1,4 @@
-// Package feeds serves the nine event feeds of Part B (GET /events,
+// Package feeds serves the nine event feeds (GET /events,
 // /networks/{owner}/{repo}/events, /orgs/{org}/events,
 // /repos/{owner}/{repo}/events, /users/{username}/events,
 // /users/{username}/events/orgs/{org}, /users/{username}/events/public,

@@ -9,7 +9,7 @@ import (
 	"forgeapi/internal/wire"
 )
 
-// eventJSON is Part B's "Feed event".
+// eventJSON is the spec's "Feed event".
 type eventJSON struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`

@@ -38,10 +38,10 @@ type filter struct {
 // kind of source runs an index scan per source (see lateralIDs). The
 // query's text and plan are then the same whatever the number of
 // sources, where a UNION of one part per source is planned afresh on
-// every call: PostgreSQL keeps planning a custom plan for it (about 20
-// ms for the received feed of 46 sources, 100 to 600 ms when several
-// plan at once) because its generic plan never costs less, and planning
-// was nearly all of the feed's time.
+// every call: PostgreSQL keeps planning a custom plan for it (longer than
+// the query runs, and longer still when several plan at once) because its
+// generic plan never costs less, so planning would be nearly all of the
+// feed's time.
 type unionSources struct {
 	all    []int64 // repositories whose events all show
 	public []int64 // repositories whose public events show

@@ -133,8 +133,8 @@ func TestParseStoredTime(t *testing.T) {
 // TestPostgresUnionTextIsOneForAnySources checks that on PostgreSQL a
 // union feed's query has one text whatever its sources: a text per
 // number of sources was planned afresh on every call (a custom plan of
-// the whole union, 20 ms and more for 46 sources), since its generic
-// plan never looked cheaper.
+// the whole union, longer to make than to run), since its generic plan
+// never looked cheaper.
 func TestPostgresUnionTextIsOneForAnySources(t *testing.T) {
 	t.Parallel()
 	var u0 int64 = 7

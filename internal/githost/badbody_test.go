@@ -117,8 +117,8 @@ func garbagePack(size int) []byte {
 // before reading) on one kept-alive connection: each gets git's 415
 // text, nothing panics, and the connection serves the next request; a
 // body with more than 256 KiB left is answered "Connection: close".
-// Issue 44 item 4: bodies of 70 KB and more panicked the server with
-// "invalid concurrent Body.Read call" and dropped the connection.
+// Large unread bodies once panicked the server with "invalid concurrent
+// Body.Read call" and dropped the connection.
 func TestWrongContentTypeKeepsConnection(t *testing.T) {
 	t.Parallel()
 	env, token, logs := startLogged(t)

@@ -47,7 +47,7 @@ func TestIssueAccess(t *testing.T) {
 		t.Fatalf("anonymous get of a private issue: %d", resp.StatusCode)
 	}
 	// A user the owner blocks can neither open issues nor comment on its
-	// repositories (issue 24.3).
+	// repositories.
 	troll := env.User("troll")
 	if resp, body := env.DoJSON("PUT", "/user/blocks/troll", env.Token(octo, "user"), ``); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("block: %d %s", resp.StatusCode, body)

@@ -1,7 +1,7 @@
-// Package oauth serves the OAuth grants and authorizations API (Part A,
-// endpoints 1 to 10). An authorization is one OAuth token (a row of kind
-// auth.KindOAuth in the tokens table), personal (no application) or held
-// by an OAuth application; a grant is one entry per application that
+// Package oauth serves the OAuth grants and authorizations API. An
+// authorization is one OAuth token (a row of kind auth.KindOAuth in the
+// tokens table), personal (no application) or held by an OAuth
+// application; a grant is one entry per application that
 // holds tokens for a user, whose scopes are the union of those tokens'
 // scopes. Tokens made here authenticate everywhere else with exactly
 // their scopes and stop working the moment their authorization or grant

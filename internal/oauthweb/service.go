@@ -1,6 +1,6 @@
-// Package oauthweb serves the web application flow and the device flow
-// (issue 23), the way clients obtain OAuth tokens now that the
-// authorizations API is replaced: the service behind the consent page
+// Package oauthweb serves the web application flow and the device flow,
+// the way clients obtain OAuth tokens now that the authorizations API is
+// replaced: the service behind the consent page
 // (GET /login/oauth/authorize, rendered by internal/console) and the
 // device page (/login/device), and the two endpoints that are not pages,
 // POST /login/oauth/access_token and POST /login/device/code, served at

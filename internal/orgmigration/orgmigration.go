@@ -1,4 +1,4 @@
-// Package orgmigration serves organization migrations (Part B): an
+// Package orgmigration serves organization migrations: an
 // organization owner starts an export of repositories, a background
 // Exporter writes the migration archive (see package archive) to blob
 // storage, the owner downloads it through a signed, expiring URL, and

@@ -13,7 +13,7 @@ import (
 // commit_id names no commit of the repository is the platform's 422
 // "commit_id is not part of the pull request" (a review comment's as a
 // field object, a review's as a string, each operation's form), never a
-// 500 (issue 44 item 5); nothing is recorded.
+// 500; nothing is recorded.
 func TestReviewCommitIDNotInRepository(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)

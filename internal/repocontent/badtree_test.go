@@ -21,7 +21,7 @@ var badNames = []string{`..\..\pwn3`, `C:\x`, "a\tb", "a\nb", "c\rd", "e\x01f", 
 // TestRepositoryHoldingRefusedPathsReadsNormally: compare, commits,
 // contents, trees and a pull request's files answer normally (never a
 // 500) for a branch whose tree holds names the server refuses today
-// (issue 44 item 6: such entries made compare answer 500 for good).
+// (written before those checks, or by plumbing).
 func TestRepositoryHoldingRefusedPathsReadsNormally(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)

@@ -38,8 +38,8 @@ func fastImportHistory(b *testing.B, work string, commits, dirEntries int) {
 
 // BenchmarkContents measures the server's own time (in process, no
 // network) for GET .../contents of a file and of a 1,000-entry directory
-// on a repository of 10,000 commits, on SQLite (the target: under
-// 2 ms each). "file" and "dir-1000" repeat one request, as a client
+// on a repository of 10,000 commits, on SQLite (the target: under 2 ms
+// each). "file" and "dir-1000" repeat one request, as a client
 // polling the path sees it (the directory's listing is then served as
 // rendered the first time); "dir-1000-cold" reads the directory at
 // another commit each time (?ref=<sha>), so every listing is rendered and
@@ -134,7 +134,7 @@ func BenchmarkDirAfterPush(b *testing.B) {
 // BenchmarkPutContents measures the server's own time of one
 // PUT .../contents creating a file (the objects written in process by
 // gitwrite, the branch moved as a git push moves it, with its events), on
-// SQLite (the target: under 20 ms).
+// SQLite (the target: under 20 ms).
 func BenchmarkPutContents(b *testing.B) {
 	env := apptest.Start(b)
 	octo := env.User("octo")

@@ -149,8 +149,7 @@ func TestRefWrites(t *testing.T) {
 // TestRefNamesGitRefuses: reference and branch names that git refuses,
 // or that collide with an existing reference's directory, are the
 // client's mistake on every route that takes one: the platform's 422 or
-// 404 with its message, never a 500, and nothing changes (issue 44
-// item 5).
+// 404 with its message, never a 500, and nothing changes.
 func TestRefNamesGitRefuses(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)

@@ -70,7 +70,7 @@ func newListing(key listingKey, pl place, entries []gitread.Entry) *listing {
 // the body would; what the key does not pin, the rendering code (another
 // version of the server renders the same key), the 64 bits of CRC catch.
 // SHA-256 of the body itself (740 KB for 1,000 entries) would cost more
-// than rendering it; the CRCs cost a tenth of that.
+// than rendering it; the CRCs cost far less.
 func listingDigest(key listingKey, body []byte) string {
 	var b []byte
 	for _, f := range [...]string{key.api, key.web, key.rawBase, key.ref, key.path, key.tree} {

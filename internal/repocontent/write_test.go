@@ -221,7 +221,7 @@ func TestContentsWriteObjectsAreGits(t *testing.T) {
 // that git's fsck, Windows or macOS would read as something else
 // (backslashes, control characters, "." and ".." in any spelling, ".git"
 // in any spelling) and no .gitmodules git's fsck refuses: 422 with the
-// reason, and the branch does not move (issue 44 item 6).
+// reason, and the branch does not move.
 func TestContentsRefusesPathsGitRefuses(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)

@@ -14,18 +14,16 @@ import (
 // pass, so a page written by many transactions is copied once. With
 // synchronous(NORMAL) a checkpoint is also when the WAL reaches the disk:
 // a power loss (not a crash of the process, which loses nothing
-// committed) can lose the commits of the last interval. At 1 s the
-// webhooks bench delivered as much, but each checkpoint's larger copy and
-// fsync raised the p99 of a delivery at 3,000/s (40 to 63 ms against 15
-// to 47 ms at 100 ms, in alternated runs).
+// committed) can lose the commits of the last interval. A longer interval
+// lets no more through, and each checkpoint's larger copy and fsync
+// raises the latency of the commits behind it.
 const checkpointInterval = 100 * time.Millisecond
 
 // checkpointer copies committed WAL frames back into a SQLite database
 // file, mostly off the writers' path. SQLite's own automatic checkpoint
 // runs in the commit that crosses wal_autocheckpoint pages, with the write
-// lock held and two fsyncs in it: every writer of the process waited for
-// it (the webhooks bench measured commits at 852 µs on average with it,
-// 347 µs without). Connections are opened with wal_autocheckpoint(0), so
+// lock held and two fsyncs in it: every writer of the process would wait
+// for it. Connections are opened with wal_autocheckpoint(0), so
 // commits never checkpoint; this goroutine does, at most every interval
 // after a commit, in two steps:
 //
@@ -39,12 +37,11 @@ const checkpointInterval = 100 * time.Millisecond
 //
 // Without the second step the WAL never started over while writes went on
 // (a checkpoint beside the writers never catches up with them): it grew
-// by 50 MB a second in the webhooks bench, every commit extended the file
-// and every read searched a longer WAL index. The second step holds up the
-// writers for its two fsyncs (about 20 ms on the development machine),
-// which at every checkpoint raised the p99 of a webhook delivery by tens
-// of milliseconds: it runs once the WAL is worth starting over, about
-// every 10 s under a steady 3,000 deliveries/s.
+// as fast as the writes, every commit extended the file and every read
+// searched a longer WAL index. The second step holds up the writers for
+// its two fsyncs, which at every checkpoint would raise the latency of
+// every write: it runs only once the WAL is worth starting over
+// (restartFrames).
 type checkpointer struct {
 	db       *sql.DB
 	writes   *writeQueue

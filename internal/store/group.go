@@ -37,10 +37,9 @@ import (
 // then (API handlers about to write, a recorder with a batch) reach the
 // queue and join, where they would have led a group of their own right
 // after. With nothing else runnable the yield returns at once; under load
-// it keeps the write lock for the turns of a few goroutines. In the
-// webhooks bench it took groups from under 2 transactions to about 4,
-// the pwrite calls from 3.4 to 2.4 a delivery, and the CPU a delivery
-// down by about 7% (docs/performance.md, round fifteen).
+// it keeps the write lock for the turns of a few goroutines. Larger
+// groups mean fewer commits, hence fewer WAL writes for the pages their
+// members share.
 
 // Bounds of a group: how many transactions share one commit, and how
 // long after its BEGIN a group still takes a waiting transaction in

@@ -387,11 +387,10 @@ func TestAGroupWaitsForARunnableWriter(t *testing.T) {
 // checkpointer still brings the WAL back to its start, so the file stays
 // the size of a few intervals' commits. With checkpoints beside the
 // writers only, it grew by every commit for as long as the writes went
-// on (to 6 times the rows written here). The writers go on for 1.5 s
-// (many checkpoint intervals) and until 8 MiB of rows are written: on a
-// loaded machine (the race detector, CI's packages in parallel) 1.5 s
-// wrote 2.6 MB, and one stretch of the checkpointer waiting for the CPU
-// grew the WAL past that.
+// on. The writers go on for 1.5 s (many checkpoint intervals) and until
+// 8 MiB of rows are written: on a loaded machine (the race detector, CI's
+// packages in parallel) 1.5 s may write little, and one stretch of the
+// checkpointer waiting for the CPU could grow the WAL past it.
 func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	db, path := openSQLiteFile(t)
 	db.checkpoints.close()

@@ -107,9 +107,9 @@ func openSQLite(path string) (*DB, error) {
 	}
 	q := url.Values{}
 	// temp_store(MEMORY): statement journals (a multi-row INSERT in a
-	// transaction that wrote before keeps one) stay in memory; they
-	// spilled to a temporary file past 64 KiB, half the CPU of an event's
-	// delivery rows. wal_autocheckpoint(0): the checkpointer does it, off
+	// transaction that wrote before keeps one) stay in memory; otherwise
+	// one past 64 KiB spills to a temporary file, created and written for
+	// every such INSERT. wal_autocheckpoint(0): the checkpointer does it, off
 	// the writers' path.
 	for _, p := range []string{fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()), "journal_mode(WAL)", "foreign_keys(ON)", "synchronous(NORMAL)",
 		"temp_store(MEMORY)", "wal_autocheckpoint(0)"} {
@@ -148,8 +148,8 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	// Every statement is prepared by name once per connection (pgx's
 	// statement cache, an LRU that deallocates what it evicts) and then
 	// only bound and executed: PostgreSQL parses and plans a query once
-	// per connection instead of on every call (the 46-part union of the
-	// received-events feed plans in about 5 ms and runs in 1.5 ms).
+	// per connection instead of on every call (the received-events feed's
+	// union of many parts takes longer to plan than to run).
 	// Texts built at run time (Dynamic) do not enter it: see pgArgs.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
 	cfg.ConnConfig.StatementCacheCapacity = statementCacheCapacity
