@@ -50,7 +50,8 @@ func limitBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 
 // DecodeJSON reads the request body into v. An empty body leaves v as
 // it is (every field absent). Malformed JSON is a 400 "Problems parsing
-// JSON"; a value of the wrong type is a 422 naming the field; a body over
+// JSON"; a value of the wrong type, or a string holding a NUL character,
+// is a 422 naming the field; a body over
 // the route's limit (Route.MaxBody) is a 413; a body that does not arrive
 // in time (Config.IdleTimeout, Config.BodyTimeout) is a 408.
 func DecodeJSON(r *http.Request, v any) error {
@@ -78,7 +79,7 @@ func DecodeJSON(r *http.Request, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return decodeError(err)
 	}
-	return nil
+	return checkBodyText(body, v)
 }
 
 func decodeError(err error) error {

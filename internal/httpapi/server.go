@@ -269,9 +269,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.end()
 		s.logRequest(r, rec, requestID, end, elapsed)
 	}()
-	if !cleanPath(r.URL.Path) {
+	if !cleanPath(r.URL.Path) || !storableText(r.URL.Path) {
 		// ServeMux would redirect to the cleaned path; the platform
 		// answers a path with dot or empty segments like any unknown one.
+		// No name the API serves holds a NUL or bytes that are not UTF-8.
 		WriteError(rec, r, apierr.NotFound())
 		return
 	}
@@ -302,6 +303,10 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		rc.body = bodyRead{clock: s.timeBody(r), buffers: s.bodyBuffers, limit: maxBody}
 		if err := limitBody(w, r, maxBody); err != nil {
+			WriteError(w, r.WithContext(rc), err)
+			return
+		}
+		if err := checkQuery(r.URL); err != nil {
 			WriteError(w, r.WithContext(rc), err)
 			return
 		}
