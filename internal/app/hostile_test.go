@@ -325,3 +325,38 @@ func FuzzNewerRoutes(f *testing.F) {
 		fix.check(t, r, fields[field%uint(len(fields))], value, false)
 	})
 }
+
+// TestUnstorableTextOutsideTheAPI sends a NUL and bytes that are not
+// UTF-8 to the routes outside the API (OAuth web flow, console forms,
+// git over HTTP): PostgreSQL can keep neither, and none may answer a 5xx.
+func TestUnstorableTextOutsideTheAPI(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	form := "application/x-www-form-urlencoded"
+	for _, bad := range []string{"a%00b", "%FF%FE"} {
+		for _, c := range []struct{ method, path, body string }{
+			{"GET", "/login/oauth/authorize?client_id=" + bad, ""},
+			{"POST", "/login/oauth/access_token", "grant_type=authorization_code&code=x&client_id=" + bad},
+			{"POST", "/login/device/code", "client_id=" + bad},
+			{"POST", "/login", "login=" + bad + "&password=x"},
+			{"GET", "/octo/hello.git/info/refs?service=" + bad, ""},
+			{"GET", "/" + bad + "/hello.git/info/refs?service=git-upload-pack", ""},
+			{"GET", "/api/v3/repos/octo/hello/issues?creator=" + bad, ""},
+		} {
+			req, err := http.NewRequest(c.method, env.URL+c.path, strings.NewReader(c.body))
+			apptest.Must(t, "request", err)
+			if c.body != "" {
+				req.Header.Set("Content-Type", form)
+			}
+			resp, err := env.HTTPClient().Do(req)
+			apptest.Must(t, c.method+" "+c.path, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 500 {
+				t.Errorf("%s %s (%s): %d %.200s", c.method, c.path, c.body, resp.StatusCode, b)
+			}
+		}
+	}
+}

@@ -133,6 +133,9 @@ func (v *visit) checkCSRF(r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return badRequest("The form could not be read.")
 	}
+	if _, ok := httpapi.StorableValues(r.Form); !ok {
+		return badRequest("The form holds characters that cannot be kept (a NUL, or bytes that are not UTF-8).")
+	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" {
 		return errCSRF
 	}

@@ -276,6 +276,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(rec, r, apierr.NotFound())
 		return
 	}
+	if err := checkQuery(r.URL); err != nil {
+		WriteError(rec, r, err)
+		return
+	}
 	if p, ok := apiPath(r.URL.Path); ok {
 		r.URL.Path = p
 		if r.URL.RawPath != "" {
@@ -303,10 +307,6 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		rc.body = bodyRead{clock: s.timeBody(r), buffers: s.bodyBuffers, limit: maxBody}
 		if err := limitBody(w, r, maxBody); err != nil {
-			WriteError(w, r.WithContext(rc), err)
-			return
-		}
-		if err := checkQuery(r.URL); err != nil {
 			WriteError(w, r.WithContext(rc), err)
 			return
 		}

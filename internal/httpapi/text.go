@@ -26,17 +26,28 @@ func checkQuery(u *url.URL) error {
 	if u.RawQuery == "" {
 		return nil
 	}
-	for name, values := range u.Query() {
+	if name, ok := StorableValues(u.Query()); !ok {
+		return apierr.Custom("", name, "'%s' must be UTF-8 text without NUL characters.", name)
+	}
+	return nil
+}
+
+// StorableValues reports whether every name and value of a query or a
+// posted form is UTF-8 without a NUL character; when not, name is the
+// first parameter that is not. Form handlers refuse such a form with
+// their own kind of error.
+func StorableValues(values url.Values) (name string, ok bool) {
+	for name, vs := range values {
 		if !storableText(name) {
-			return apierr.Custom("", "query", "Query parameter names must be UTF-8 text without NUL characters.")
+			return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?"), false
 		}
-		for _, v := range values {
+		for _, v := range vs {
 			if !storableText(v) {
-				return apierr.Custom("", name, "'%s' must be UTF-8 text without NUL characters.", name)
+				return name, false
 			}
 		}
 	}
-	return nil
+	return "", true
 }
 
 // checkBodyText refuses a decoded JSON body that carried a NUL

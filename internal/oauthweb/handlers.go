@@ -3,6 +3,7 @@ package oauthweb
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -81,7 +82,7 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 		if err := r.ParseForm(); err != nil {
 			return nil, err
 		}
-		return r.Form, nil
+		return r.Form, storable(r.Form)
 	}
 	v := r.URL.Query()
 	var body map[string]any
@@ -96,7 +97,16 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 			v.Set(k, strconv.FormatFloat(x, 'f', -1, 64))
 		}
 	}
-	return v, nil
+	return v, storable(v)
+}
+
+// storable refuses parameters no store can keep (a NUL character, bytes
+// that are not UTF-8).
+func storable(v url.Values) error {
+	if name, ok := httpapi.StorableValues(v); !ok {
+		return fmt.Errorf("parameter %q is not UTF-8 text without NUL characters", name)
+	}
+	return nil
 }
 
 // wantsJSON reports whether the client asked for JSON (Accept:
