@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
-	"forgeapi/internal/repos/githttp"
 )
 
 // BenchmarkListCustomAgents is GET .../custom-agents?per_page=100 over

@@ -8,8 +8,8 @@ import (
 	"path"
 	"sync"
 
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 )
 
 // Agent is one custom agent definition: agents/<file>.md on the default

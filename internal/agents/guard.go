@@ -9,8 +9,8 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/apierr"
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/webhooks"
 	"forgeapi/internal/webhooks/hookshot"
 )

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 

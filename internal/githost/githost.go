@@ -24,9 +24,9 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 

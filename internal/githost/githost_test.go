@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 )
 
 type storedEvent struct {

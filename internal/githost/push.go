@@ -13,9 +13,9 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"time"
 
-	"forgeapi/internal/repos/githttp"
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"forgeapi/internal/repos/githttp"
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
-	"forgeapi/internal/repos/gitread"
 )
 
 // ServerPush moves references of the repository as a push by pusher, for

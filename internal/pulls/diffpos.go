@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"forgeapi/internal/apierr"
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 // spot is where a review comment sits in a file's diff: its line and

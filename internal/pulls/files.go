@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
 )
 
 // The most commits and files a pull request lists, as on the platform.

@@ -11,10 +11,10 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 

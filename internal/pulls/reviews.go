@@ -9,9 +9,9 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 

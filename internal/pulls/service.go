@@ -10,9 +10,9 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitref"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )

@@ -6,9 +6,9 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitref"
 )
 
 // listBranches answers GET /repos/{owner}/{repo}/branches, by name, paged;

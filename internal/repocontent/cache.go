@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 )
 
 // openCacheSize is how many open repositories a Handler keeps.

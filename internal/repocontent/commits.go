@@ -8,10 +8,10 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 )
 

@@ -5,9 +5,9 @@ import (
 	"net/http"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
 )
 
 // comparisonJSON is the platform's commit-comparison.

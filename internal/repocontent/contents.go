@@ -11,9 +11,9 @@ import (
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 )
 
 // openRepo returns the git data of the route's repository, for the

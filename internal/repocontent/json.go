@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
 )
 
 // links are the _links of a content object.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/wire"
 )
 

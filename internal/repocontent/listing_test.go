@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 )
 
 // TestAppendListingMatchesEncoder checks that appendListing writes, byte

@@ -3,7 +3,7 @@
 // directories, symlinks and submodules at any revision, as JSON or raw),
 // the README, branches, commits (history, one commit with its patches, a
 // comparison of two revisions), with the platform's shapes. Its reads go
-// through repos/gitread; it writes nothing.
+// through git/gitread; it writes nothing.
 package repocontent
 
 import (

@@ -12,13 +12,13 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/git/gitref"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
-	"forgeapi/internal/repos/gitref"
-	"forgeapi/internal/repos/gitwrite"
 )
 
 // MaxWriteSize is the largest file a contents PUT writes (its decoded

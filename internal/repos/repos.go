@@ -12,7 +12,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
-	"forgeapi/internal/repos/gitref"
+	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/store"
 )
 

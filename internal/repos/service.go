@@ -13,8 +13,8 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
-	"forgeapi/internal/repos/githttp"
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 )
 

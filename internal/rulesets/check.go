@@ -10,9 +10,9 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // Rule types forgeapi enforces: on branches and tags, and on pushes.

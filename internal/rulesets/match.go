@@ -4,8 +4,8 @@ import (
 	"regexp"
 	"strings"
 
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 )
 
 // The special include patterns.

@@ -9,9 +9,9 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/githttp"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )

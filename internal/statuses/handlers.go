@@ -9,10 +9,10 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/wire"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/depreview"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 )
 
 // compare serves GET /repos/{owner}/{repo}/dependency-graph/compare/{basehead}.

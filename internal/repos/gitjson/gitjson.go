@@ -9,8 +9,8 @@ import (
 	"errors"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/repos/gitread"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )

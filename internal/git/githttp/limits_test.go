@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // holdPreReceive makes the harness's next push wait in pre-receive; it

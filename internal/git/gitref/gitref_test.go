@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"forgeapi/internal/repos/gitref"
+	"forgeapi/internal/git/gitref"
 )
 
 // names mixes names git accepts and names it refuses, and names git

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // writeRandomFile writes size bytes of incompressible data to dir/name.

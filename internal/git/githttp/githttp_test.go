@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 const zeroSHA = "0000000000000000000000000000000000000000"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"forgeapi/internal/repos/gitwrite"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // TestCheckPath: the paths the contents API refuses, and that every path

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 // TestSizeKBIsWhatGitCounts: SizeKB is git count-objects' size plus

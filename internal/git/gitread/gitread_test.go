@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 func open(t testing.TB, dir string) *gitread.Repository {

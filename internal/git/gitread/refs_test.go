@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 // TestRefListingsSkipLockFiles lists references while git writes some

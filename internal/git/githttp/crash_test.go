@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // Environment of the test binary re-executed as a git server (TestMain).

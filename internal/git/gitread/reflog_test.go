@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 const zero = "0000000000000000000000000000000000000000"

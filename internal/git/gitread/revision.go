@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"forgeapi/internal/repos/gitref"
+	"forgeapi/internal/git/gitref"
 )
 
 // minShortSHA is the shortest abbreviated object name Resolve accepts.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // harness is one bare repository served by a githttp.Server behind an

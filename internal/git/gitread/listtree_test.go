@@ -14,7 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"forgeapi/internal/repos/gitread"
+	"forgeapi/internal/git/gitread"
 )
 
 // TestListTreeMatchesGoGit checks that ListTree, which reads raw tree

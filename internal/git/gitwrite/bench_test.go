@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/gitwrite"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // BenchmarkCommit writes one new file per commit, each on the one

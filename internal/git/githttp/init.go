@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"forgeapi/internal/repos/gitref"
+	"forgeapi/internal/git/gitref"
 )
 
 // repoConfig is the git configuration Init ensures on every repository.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/repos/githttp"
+	"forgeapi/internal/git/githttp"
 )
 
 // BenchmarkPush compares a push of 100 commits to a fresh repository through

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/gitwrite"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // commitWithGit is the writer as it was before it ran in process: the

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/repos/gitread"
-	"forgeapi/internal/repos/gitwrite"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // TestCommitWritesObjectsWithoutMovingRefs: a root commit, a change on
