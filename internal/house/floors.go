@@ -1,0 +1,52 @@
+// Package house is the map of forgeapi's packages as floors: every
+// package stands on one floor and imports only packages on its own floor
+// or below, so that what is low (the store, errors, git plumbing) never
+// depends on what is high (areas, the wiring, the CLI). floors_test.go
+// checks every import of the module against Floors, and fails on a
+// package that is missing from it.
+//
+// A new package goes on the lowest floor whose packages hold everything
+// it imports: a new API area usually on the floor of the areas it builds
+// on, one above them when it imports one of them.
+package house
+
+// Floor is a level of the house: its number (0 is the ground), what
+// stands there and its packages, as import paths relative to the module.
+type Floor struct {
+	Level    int
+	What     string
+	Packages []string
+}
+
+// Floors are the floors of the house, ground first.
+var Floors = []Floor{
+	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the embedded docs",
+		[]string{"docs", "internal/apierr", "internal/house", "internal/blob", "internal/depreview/advisory", "internal/git/gitcmd",
+			"internal/git/gitref", "internal/secretbox", "internal/store", "internal/wire"}},
+	{1, "protocols: authentication, git reading, writing and serving, a webhook's signed request, archive writing, manifest parsing",
+		[]string{"internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp",
+			"internal/git/gitread", "internal/git/gitwrite", "internal/orgmigration/archive", "internal/webhooks/hookshot"}},
+	{2, "the HTTP layer: routes, the error writer, limits, paging",
+		[]string{"internal/httpapi"}},
+	{3, "accounts and the documentation site",
+		[]string{"internal/accounts", "internal/docsite"}},
+	{4, "the resources everything hangs on: repositories, OAuth",
+		[]string{"internal/oauth", "internal/repos"}},
+	{5, "the access guard, the event spine, commit JSON, dependency review's API",
+		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/repos/gitjson"}},
+	{6, "API areas",
+		[]string{"internal/activity", "internal/artifacts", "internal/auditlog", "internal/blocks",
+			"internal/collaborators", "internal/feeds", "internal/issues", "internal/statuses"}},
+	{7, "areas built on areas: git hosting, organizations, migrations, webhooks",
+		[]string{"internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
+	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, teams, agents",
+		[]string{"internal/agents", "internal/apps", "internal/pulls", "internal/repocontent", "internal/teams"}},
+	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups",
+		[]string{"internal/backup", "internal/graphql", "internal/oauthweb", "internal/rulesets"}},
+	{10, "the console's pages",
+		[]string{"internal/console"}},
+	{11, "the wiring: one App over one store, the running server",
+		[]string{"internal/app"}},
+	{12, "programs and the test harness",
+		[]string{"cmd/forgeapi", "cmd/forgeapi-bench", "internal/apptest"}},
+}
