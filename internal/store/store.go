@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver; its errors carry result codes
 )
 
 // Dialect names the SQL database behind a DB.
@@ -380,7 +380,9 @@ func Affected(res sql.Result, err error) (int64, error) {
 }
 
 // Normalize maps driver errors to ErrNotFound and ErrConflict (wrapping the
-// original) and returns any other error unchanged.
+// original) and returns any other error unchanged. A conflict is a unique
+// or primary key violation, told by the driver's error code (SQLite's
+// extended result code, PostgreSQL's SQLSTATE 23505), not by its text.
 func Normalize(err error) error {
 	if err == nil {
 		return nil
@@ -388,9 +390,27 @@ func Normalize(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") {
+	if uniqueViolation(err) {
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	}
 	return err
+}
+
+// SQLite's extended result codes of a unique and a primary key violation.
+const (
+	sqliteConstraintUnique     = 2067 // SQLITE_CONSTRAINT_UNIQUE
+	sqliteConstraintPrimaryKey = 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
+)
+
+// uniqueViolation reports whether err is a driver's unique or primary key
+// violation.
+func uniqueViolation(err error) bool {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return pgErr.Code == "23505"
+	}
+	if liteErr, ok := errors.AsType[*sqlite.Error](err); ok {
+		code := liteErr.Code()
+		return code == sqliteConstraintUnique || code == sqliteConstraintPrimaryKey
+	}
+	return false
 }
