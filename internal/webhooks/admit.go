@@ -127,9 +127,7 @@ func (d *Dispatcher) startWaiting(hookID int64) {
 		d.sends.Add(1)
 		go func() {
 			defer d.sends.Done()
-			if err := d.putBack(context.Background(), putBack); err != nil {
-				d.svc.logger().Error("put back webhook deliveries", "err", err)
-			}
+			d.release(context.Background(), putBack)
 			d.svc.Wake()
 		}()
 	}

@@ -168,12 +168,7 @@ func (d *Dispatcher) startUnwritten(ctx context.Context, items []handed, handedO
 		d.cachePayload(it.PayloadID, it.body)
 	}
 	next, putBack = d.start(ctx, batch, hooks)
-	if len(over) > 0 {
-		// Released even when ctx ends: a shutdown must not leave them leased.
-		if err := d.putBack(context.WithoutCancel(ctx), over); err != nil {
-			d.svc.logger().Error("put back webhook deliveries", "err", err)
-		}
-	}
+	d.release(ctx, over)
 	return earlier(next, earliest(over)), putBack || len(over) > 0
 }
 
@@ -185,12 +180,8 @@ func (d *Dispatcher) startUnwritten(ctx context.Context, items []handed, handedO
 func (d *Dispatcher) start(ctx context.Context, batch []claimed, hooks map[int64]*Hook) (next time.Time, putBack bool) {
 	jobs, unready := d.prepareBatch(ctx, batch, hooks)
 	admitted, back := d.admit(jobs, d.svc.now())
-	if back = append(back, unready...); len(back) > 0 {
-		// Released even when ctx ends: a shutdown must not leave them leased.
-		if err := d.putBack(context.WithoutCancel(ctx), back); err != nil {
-			d.svc.logger().Error("put back webhook deliveries", "err", err)
-		}
-	}
+	back = append(back, unready...)
+	d.release(ctx, back)
 	for _, j := range admitted {
 		d.startSend(j)
 	}

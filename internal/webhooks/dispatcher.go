@@ -57,14 +57,49 @@ const (
 	recordPatience = time.Minute
 )
 
-// Dispatcher sends due deliveries. It claims them from hook_deliveries
-// with a lease (due_at moves to the lease's end and lease_owner names the
-// claimer), sends each from a send goroutine of its own (see startSend)
-// with at most perHookInFlight per hook, and records the outcomes in
-// batches. A delivery whose lease ends without an outcome (crash, kill
-// -9) becomes due again; on PostgreSQL several processes claim with SKIP
-// LOCKED and never hold the same delivery at once. Throttled deliveries
-// are put back with a later due_at and throttled_at set.
+// Dispatcher sends due deliveries. Its work is in four parts: claiming
+// (claim.go), admission and throttling (admit.go), sending (send.go),
+// and recording (record.go), with the release of deliveries not sent now
+// (putback.go).
+//
+// The hand-off's contract, which those parts keep: a pending delivery
+// belongs to the one claimer its lease names, from its claim until its
+// outcome or its release is written.
+//
+//   - Claim. A claim leases due rows of hook_deliveries: due_at moves to
+//     the lease's end (lease: the delivery timeout and 10 s) and
+//     lease_owner names this dispatcher. A delivery handed over unwritten
+//     (ID 0) is under the lease of its payload's outbox instead (see
+//     handoff and outbox.go). On PostgreSQL several processes claim with
+//     SKIP LOCKED and never hold the same delivery at once.
+//   - In memory, a claimed delivery is in one place at a time: in the
+//     claim loop while it is prepared and admitted, waiting for a send
+//     slot of its hook (waiting, for at most maxWait, so that a send
+//     started from there ends within the lease), in a send goroutine, or
+//     in the recorder's batch. Those waiting or sending count in total,
+//     at most maxInFlight.
+//   - Outcome. The recorder marks a delivery sent or skipped done with
+//     its outcome, unless another claimer took its lease since: that one
+//     owns it then, and the outcome is dropped. A failed send with
+//     retries left writes, in the same transaction, its automatic retry:
+//     a new delivery (redelivery) due after a backoff.
+//   - Release. A delivery not sent now (its hook at perHookInFlight beyond
+//     those waiting in memory, over the hook's rate limit, waiting longer
+//     than maxWait, its hook or payload unreadable) is put back: its lease cleared and due_at set
+//     to when it may be claimed again (throttled_at too when over the
+//     rate limit).
+//   - Failure of the database. A batch of outcomes is tried again for
+//     recordPatience, the leases extended meanwhile; after that, or when
+//     a put-back fails, the deliveries stay leased until their lease
+//     ends.
+//   - Shutdown (Run's ctx done). Claims stop; the deliveries handed over
+//     but not started and those waiting in memory are put back due now;
+//     the sends under way finish (each bounded by the delivery timeout)
+//     and are recorded before Run returns.
+//   - Crash. What was in memory is lost, not the deliveries: a row whose
+//     lease ends comes due again, and an outbox whose lease ends is
+//     claimed again for its hooks that have no delivery row. A delivery
+//     sent but not recorded is sent again: deliveries are at least once.
 type Dispatcher struct {
 	svc    *Service
 	sender *hookshot.Sender
@@ -182,12 +217,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	go func() { defer close(recorded); d.recordLoop(results) }()
 	d.svc.handoff.attach(d.owner, d.lease)
 	d.claimLoop(ctx)
-	left := append(dueNow(d.svc.handoff.detach(), d.svc.now()), d.close()...)
-	if len(left) > 0 {
-		if err := d.putBack(context.Background(), left); err != nil {
-			d.svc.logger().Error("put back webhook deliveries", "err", err)
-		}
-	}
+	d.release(context.Background(), append(dueNow(d.svc.handoff.detach(), d.svc.now()), d.close()...))
 	d.sends.Wait()
 	close(d.idleSenders)
 	close(results)

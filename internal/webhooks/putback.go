@@ -46,6 +46,18 @@ func putBackOf(c claimed, h *Hook, due time.Time) putBackItem {
 	return pb
 }
 
+// release puts items back (see putBack), even when ctx ends: a shutdown
+// must not leave them leased. A failure is logged; the deliveries then
+// stay leased until their lease ends.
+func (d *Dispatcher) release(ctx context.Context, items []putBackItem) {
+	if len(items) == 0 {
+		return
+	}
+	if err := d.putBack(context.WithoutCancel(ctx), items); err != nil {
+		d.svc.logger().Error("put back webhook deliveries", "err", err)
+	}
+}
+
 // putBack releases unsent deliveries until their due time. The rows
 // written for throttled unwritten deliveries keep the send slot their
 // throttling reserved.
