@@ -20,9 +20,8 @@ import (
 // Only while the dispatcher runs and is caught up (its last claim left
 // nothing due in the table) are deliveries handed over, so that they
 // never overtake a backlog; otherwise the outbox's lease ends at once,
-// and the dispatcher claims it behind the backlog (claimOutboxes). A
-// crash loses nothing: the outbox of a dead dispatcher is claimed when
-// its lease ends, for the hooks it lists that have no delivery row.
+// and the dispatcher claims it behind the backlog (claimOutboxes). What
+// a crash or a shutdown does to them is the Dispatcher's contract.
 type handoff struct {
 	mu     sync.Mutex
 	owner  string // the running dispatcher's lease owner; "" when none runs

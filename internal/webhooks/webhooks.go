@@ -6,8 +6,9 @@
 // ping, test).
 //
 // A delivery row is both the dispatcher's work item and the delivery log:
-// a committed change never loses its deliveries, and a crash only delays
-// them until their lease expires.
+// a committed change never loses its deliveries. Who holds a delivery
+// when, and what a crash, a shutdown or a failure does to it, is the
+// Dispatcher's contract.
 package webhooks
 
 import (
