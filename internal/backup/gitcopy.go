@@ -1,15 +1,15 @@
 package backup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"forgeapi/internal/git/gitcmd"
 )
 
 // Bounds of the copy of one repository's objects, which git may repack
@@ -205,12 +205,8 @@ func checkConnectivity(ctx context.Context, dir string) error {
 // runGit runs git in the bare repository dir, without the user's or the
 // system's configuration.
 func runGit(ctx context.Context, dir string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = []string{"GIT_DIR=" + dir, "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git %s in %s: %w: %s", args[0], dir, err, strings.TrimSpace(out.String()))
+	if err := gitcmd.In(dir).Run(ctx, args...); err != nil {
+		return fmt.Errorf("in %s: %w", dir, err)
 	}
 	return nil
 }

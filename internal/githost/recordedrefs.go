@@ -1,18 +1,17 @@
 package githost
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
@@ -265,18 +264,13 @@ func moveRefs(ctx context.Context, dir string, changes []RefChange) error {
 			fmt.Fprintf(&in, "update %s %s %s\n", c.Ref, c.To, c.From)
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "update-ref", "--stdin")
-	cmd.Env = []string{"GIT_DIR=" + dir, "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir, "PATH=" + os.Getenv("PATH"),
-		"GIT_COMMITTER_NAME=forgeapi restore", "GIT_COMMITTER_EMAIL=restore@forgeapi"}
-	cmd.Stdin = strings.NewReader(in.String())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if strings.Contains(msg, "nonexistent object") {
-			return fmt.Errorf("the repository copy %s lacks a commit the database recorded (%s): the database was copied after the repositories", dir, msg)
-		}
-		return fmt.Errorf("git update-ref in %s: %w: %s", dir, err, msg)
+	git := gitcmd.In(dir).With("GIT_COMMITTER_NAME=forgeapi restore", "GIT_COMMITTER_EMAIL=restore@forgeapi")
+	_, err := git.Output(ctx, strings.NewReader(in.String()), "update-ref", "--stdin")
+	if gitErr, ok := errors.AsType[*gitcmd.Error](err); ok && strings.Contains(gitErr.Stderr, "nonexistent object") {
+		return fmt.Errorf("the repository copy %s lacks a commit the database recorded (%s): the database was copied after the repositories", dir, gitErr.Stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -1,18 +1,16 @@
 package githost
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
@@ -126,19 +124,13 @@ func updateRefs(ctx context.Context, dir string, pusher *accounts.Account, key s
 		}
 	}
 	in.WriteString("prepare\ncommit\n")
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.logAllRefUpdates=always", "update-ref", "--create-reflog", "--stdin")
-	cmd.Dir = dir
-	cmd.Env = []string{"GIT_DIR=" + dir, "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir, "PATH=" + os.Getenv("PATH"),
-		"GIT_COMMITTER_NAME=" + pusher.Login, "GIT_COMMITTER_EMAIL=" + key}
-	cmd.Stdin = strings.NewReader(in.String())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := stderr.String()
+	git := gitcmd.In(dir).With("GIT_COMMITTER_NAME="+pusher.Login, "GIT_COMMITTER_EMAIL="+key)
+	_, err := git.Output(ctx, strings.NewReader(in.String()), "-c", "core.logAllRefUpdates=always", "update-ref", "--create-reflog", "--stdin")
+	if gitErr, ok := errors.AsType[*gitcmd.Error](err); ok {
+		msg := gitErr.Stderr
 		if strings.Contains(msg, "expected") || strings.Contains(msg, "cannot lock ref") || strings.Contains(msg, "reference already exists") {
 			return refMovedError{apierr.New(http.StatusConflict, "The reference moved while the change was made: try again with its new value.")}
 		}
-		return fmt.Errorf("git update-ref: %w: %s", err, strings.TrimSpace(msg))
 	}
-	return nil
+	return err
 }

@@ -11,10 +11,6 @@ import (
 	"forgeapi/internal/repos"
 )
 
-// gitEnv keeps the git commands of an export away from the system's and
-// the server user's git configuration.
-var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}
-
 // content is what one migration's archive holds, read before writing.
 type content struct {
 	flags   Flags
@@ -94,7 +90,6 @@ func (e *Exporter) writeArchive(ctx context.Context, w io.Writer, c *content) er
 	}
 	aw := archive.NewWriter(w)
 	aw.TempDir = e.cfg.TempDir
-	aw.GitEnv = gitEnv
 	if err := aw.WriteSchema(); err != nil {
 		return err
 	}

@@ -1,15 +1,15 @@
 package pulls
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"forgeapi/internal/git/gitcmd"
 )
 
 // gitDir runs git in a bare repository, without a work tree.
@@ -27,27 +27,18 @@ var errConflict = errors.New("pulls: merge conflict")
 // run runs git with args and extra environment, stdin when not "", and
 // returns its standard output without the trailing newline.
 func (g gitDir) run(ctx context.Context, env []string, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = string(g)
-	cmd.Env = append([]string{"GIT_DIR=" + string(g), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + string(g),
-		"PATH=" + os.Getenv("PATH")}, env...)
+	var in io.Reader
 	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
+		in = strings.NewReader(stdin)
 	}
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimRight(out.String(), "\n"), nil
+	return gitcmd.In(string(g)).With(env...).Text(ctx, in, args...)
 }
 
 // commit resolves rev to a commit SHA; ok is false when it names none.
 func (g gitDir) commit(ctx context.Context, rev string) (sha string, ok bool, err error) {
 	out, err := g.run(ctx, nil, "", "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
+		if gitcmd.Exited(err) {
 			return "", false, nil
 		}
 		return "", false, err
@@ -85,8 +76,7 @@ func (g gitDir) fetch(ctx context.Context, from, sha, ref string) error {
 func (g gitDir) mergeTree(ctx context.Context, ours, theirs string) (string, error) {
 	out, err := g.run(ctx, nil, "", "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		if gitcmd.Said(err, 1) {
 			return "", errConflict
 		}
 		return "", err
@@ -180,10 +170,5 @@ func (g gitDir) stats(ctx context.Context, base, head string) (commits, addition
 
 // isAncestor reports whether commit a is reachable from commit b.
 func (g gitDir) isAncestor(ctx context.Context, a, b string) (bool, error) {
-	_, err := g.run(ctx, nil, "", "merge-base", "--is-ancestor", a, b)
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return false, nil
-	}
-	return err == nil, err
+	return gitcmd.In(string(g)).IsAncestor(ctx, a, b)
 }

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
@@ -77,9 +77,9 @@ func (s *Service) Fork(ctx context.Context, src *Repository, owner *accounts.Acc
 		refspecs = []string{"+refs/heads/" + src.DefaultBranch + ":refs/heads/" + src.DefaultBranch}
 	}
 	fill := func(staging string) error {
-		args := append([]string{"--git-dir=" + staging, "fetch", "--quiet", "--no-tags", s.GitDir(src.ID)}, refspecs...)
-		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("copy %s into its fork: %v: %s", src.FullName(), err, out)
+		args := append([]string{"fetch", "--quiet", "--no-tags", s.GitDir(src.ID)}, refspecs...)
+		if err := gitcmd.In(staging).Run(ctx, args...); err != nil {
+			return fmt.Errorf("copy %s into its fork: %w", src.FullName(), err)
 		}
 		return nil
 	}
@@ -156,7 +156,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		return nil, err
 	}
 	if c.DefaultBranch != nil && *c.DefaultBranch != r.DefaultBranch {
-		if err := checkBranch(s.GitDir(r.ID), *c.DefaultBranch); err != nil {
+		if err := checkBranch(ctx, s.GitDir(r.ID), *c.DefaultBranch); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +193,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		return nil, err
 	}
 	if after.DefaultBranch != before.DefaultBranch {
-		return after, setHead(s.GitDir(r.ID), after.DefaultBranch)
+		return after, setHead(context.WithoutCancel(ctx), s.GitDir(r.ID), after.DefaultBranch)
 	}
 	return after, nil
 }
@@ -208,21 +208,22 @@ func (s *Service) afterUpdate(ctx context.Context, tx store.Q, before, after *Re
 
 // checkBranch refuses a branch that does not exist in a repository that
 // has branches.
-func checkBranch(dir, branch string) error {
-	heads, err := exec.Command("git", "--git-dir="+dir, "for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/").Output()
+func checkBranch(ctx context.Context, dir, branch string) error {
+	git := gitcmd.In(dir)
+	heads, err := git.Output(ctx, nil, "for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/")
 	if err != nil {
-		return fmt.Errorf("git for-each-ref %s: %w", dir, err)
+		return fmt.Errorf("in %s: %w", dir, err)
 	}
-	if len(heads) > 0 && exec.Command("git", "--git-dir="+dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}").Run() != nil {
+	if len(heads) > 0 && git.Run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}") != nil {
 		return apierr.Custom("Repository", "default_branch", "The branch %s was not found. Push it before making it the default branch.", branch)
 	}
 	return nil
 }
 
 // setHead points the bare repository's HEAD at the branch.
-func setHead(dir, branch string) error {
-	if out, err := exec.Command("git", "--git-dir="+dir, "symbolic-ref", "HEAD", "refs/heads/"+branch).CombinedOutput(); err != nil {
-		return fmt.Errorf("git symbolic-ref %s: %v: %s", dir, err, out)
+func setHead(ctx context.Context, dir, branch string) error {
+	if err := gitcmd.In(dir).Run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
+		return fmt.Errorf("in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -3,11 +3,11 @@ package githttp
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
+
+	"forgeapi/internal/git/gitcmd"
 )
 
 // Inspector reads the objects of a push that is not yet accepted. During
@@ -55,19 +55,17 @@ type Blob struct {
 // quarantineInspector implements Inspector with the git binary, run with
 // the quarantine environment that git gave the hook.
 type quarantineInspector struct {
-	gitPath string
-	repoDir string
-	env     []string
+	git gitcmd.Git
 }
 
 func newQuarantineInspector(gitPath, repoDir string, hookEnv map[string]string) *quarantineInspector {
-	env := []string{"GIT_DIR=" + repoDir, "GIT_CONFIG_NOSYSTEM=1", "HOME=" + repoDir}
+	g := gitcmd.Git{Dir: repoDir, Binary: gitPath}
 	for _, key := range []string{"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH"} {
 		if v := hookEnv[key]; v != "" {
-			env = append(env, key+"="+v)
+			g.Env = append(g.Env, key+"="+v)
 		}
 	}
-	return &quarantineInspector{gitPath: gitPath, repoDir: repoDir, env: env}
+	return &quarantineInspector{git: g}
 }
 
 // NewCommits implements Inspector.
@@ -78,7 +76,7 @@ func (q *quarantineInspector) NewCommits(ctx context.Context, u RefUpdate) ([]st
 	if !isSHA(u.NewSHA) {
 		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
 	}
-	out, err := q.git(ctx, "rev-list", u.NewSHA, "--not", "--all")
+	out, err := q.git.Output(ctx, nil, "rev-list", u.NewSHA, "--not", "--all")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +91,7 @@ func (q *quarantineInspector) ChangedPaths(ctx context.Context, u RefUpdate) ([]
 	if !isSHA(u.NewSHA) {
 		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
 	}
-	out, err := q.git(ctx, "log", "-z", "--format=", "--name-only", "--no-renames", "--root",
+	out, err := q.git.Output(ctx, nil, "log", "-z", "--format=", "--name-only", "--no-renames", "--root",
 		"--diff-merges=first-parent", u.NewSHA, "--not", "--all")
 	if err != nil {
 		return nil, err
@@ -109,7 +107,7 @@ func (q *quarantineInspector) TreeChanges(ctx context.Context, u RefUpdate) ([]s
 	if !isSHA(u.OldSHA) || !isSHA(u.NewSHA) {
 		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q..%q", u.Ref, u.OldSHA, u.NewSHA)
 	}
-	out, err := q.git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", u.OldSHA, u.NewSHA)
+	out, err := q.git.Output(ctx, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", u.OldSHA, u.NewSHA)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +119,7 @@ func (q *quarantineInspector) IsAncestor(ctx context.Context, ancestor, descenda
 	if !isSHA(ancestor) || !isSHA(descendant) {
 		return false, fmt.Errorf("githttp: inspect: bad SHA %q..%q", ancestor, descendant)
 	}
-	_, err := q.git(ctx, "merge-base", "--is-ancestor", ancestor, descendant)
-	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 1 {
-		return false, nil
-	}
-	return err == nil, err
+	return q.git.IsAncestor(ctx, ancestor, descendant)
 }
 
 // MergeCommits implements Inspector.
@@ -136,7 +130,7 @@ func (q *quarantineInspector) MergeCommits(ctx context.Context, u RefUpdate) ([]
 	if !isSHA(u.NewSHA) {
 		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
 	}
-	out, err := q.git(ctx, "rev-list", "--min-parents=2", u.NewSHA, "--not", "--all")
+	out, err := q.git.Output(ctx, nil, "rev-list", "--min-parents=2", u.NewSHA, "--not", "--all")
 	if err != nil {
 		return nil, err
 	}
@@ -152,14 +146,12 @@ func (q *quarantineInspector) NewBlobs(ctx context.Context, u RefUpdate) ([]Blob
 	if !isSHA(u.NewSHA) {
 		return nil, fmt.Errorf("githttp: inspect %s: bad SHA %q", u.Ref, u.NewSHA)
 	}
-	out, err := q.git(ctx, "rev-list", "--objects", u.NewSHA, "--not", "--all")
+	out, err := q.git.Output(ctx, nil, "rev-list", "--objects", u.NewSHA, "--not", "--all")
 	if err != nil || len(out) == 0 {
 		return nil, err
 	}
 	paths, names := objectPaths(out)
-	cmd := q.command(ctx, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
-	cmd.Stdin = strings.NewReader(names)
-	sizes, err := q.run(cmd, "cat-file")
+	sizes, err := q.git.Output(ctx, strings.NewReader(names), "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
 	if err != nil {
 		return nil, err
 	}
@@ -197,31 +189,6 @@ func splitPaths(out []byte) []string {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths)
-}
-
-// git runs the git binary on the repository with the quarantine environment.
-func (q *quarantineInspector) git(ctx context.Context, args ...string) ([]byte, error) {
-	return q.run(q.command(ctx, args...), args[0])
-}
-
-// command is git with args on the repository, in the quarantine environment.
-func (q *quarantineInspector) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, q.gitPath, args...)
-	cmd.Env = q.env
-	cmd.Dir = q.repoDir
-	return cmd
-}
-
-// run runs cmd and returns its output; its error wraps the *exec.ExitError
-// and quotes git's stderr.
-func (q *quarantineInspector) run(cmd *exec.Cmd, name string) ([]byte, error) {
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("githttp: git %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }
 
 // NewRepositoryInspector returns an Inspector of the objects already in

@@ -25,12 +25,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"forgeapi/internal/git/gitcmd"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -53,8 +54,9 @@ type Writer struct {
 	// repository. Empty means os.TempDir(). On the file system of the
 	// repositories, the snapshot hard-links objects instead of copying them.
 	TempDir string
-	// GitEnv is appended to the environment of the git commands the Writer
-	// runs, e.g. to isolate them from the user's configuration.
+	// GitEnv is added to the environment of the git commands the Writer
+	// runs (gitcmd's, which already keeps them from the system's and the
+	// user's configuration).
 	GitEnv []string
 
 	gz      *gzip.Writer
@@ -181,15 +183,7 @@ func (w *Writer) dissociate(ctx context.Context, repo string) error {
 
 // git runs git with args in dir (or the current directory if dir is "").
 func (w *Writer) git(ctx context.Context, dir string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), w.GitEnv...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	return gitcmd.Git{Dir: dir, Env: w.GitEnv}.Run(ctx, args...)
 }
 
 // skipInRepository reports whether a path of a bare repository, relative to
