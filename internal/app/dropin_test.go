@@ -69,10 +69,11 @@ func TestAPIUnderAPIV3(t *testing.T) {
 		t.Fatal("no ping")
 	}
 	var deliveries []*github.HookDelivery
-	for deadline := time.Now().Add(20 * time.Second); len(deliveries) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	apptest.Eventually(t, "the ping's delivery", func() bool {
 		deliveries, _, err = c.Repositories.ListHookDeliveries(ctx, "acme", "rockets", hook.GetID(), nil)
 		apptest.Must(t, "deliveries", err)
-	}
+		return len(deliveries) > 0
+	})
 	if len(deliveries) != 1 || deliveries[0].GetEvent() != "ping" {
 		t.Fatalf("deliveries %+v", deliveries)
 	}
@@ -215,13 +216,14 @@ func TestAPIV3BaseURLLinksWork(t *testing.T) {
 	// A migration archive downloads from its URL.
 	m, _, err := gh.Migrations.StartMigration(apptest.Ctx(), "acme", []string{"rockets"}, nil)
 	apptest.Must(t, "start migration", err)
-	for deadline := time.Now().Add(time.Minute); m.GetState() != "exported"; time.Sleep(20 * time.Millisecond) {
-		if m.GetState() == "failed" || time.Now().After(deadline) {
-			t.Fatalf("migration %d is %s", m.GetID(), m.GetState())
+	apptest.Eventually(t, "the migration's export", func() bool {
+		if m.GetState() == "failed" {
+			t.Fatalf("migration %d failed", m.GetID())
 		}
 		m, _, err = gh.Migrations.MigrationStatus(apptest.Ctx(), "acme", m.GetID())
 		apptest.Must(t, "migration status", err)
-	}
+		return m.GetState() == "exported"
+	})
 	archive, err := gh.Migrations.MigrationArchiveURL(apptest.Ctx(), "acme", m.GetID())
 	apptest.Must(t, "archive URL", err)
 	if !strings.HasPrefix(archive, "https://"+host+"/_blobs/") {

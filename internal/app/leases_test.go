@@ -47,7 +47,7 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 			`SELECT check_due FROM pull_requests WHERE repository_id = $1 AND number = $2`, repo.ID, pull.GetNumber()).Scan(&due))
 		return !due
 	}
-	waitFor(t, "the pull request's check", checked)
+	apptest.Eventually(t, "the pull request's check", checked)
 	migration, _, err := c.Migrations.StartMigration(ctx, "acme", []string{"rockets"}, nil)
 	apptest.Must(t, "start a migration", err)
 	exported := func() bool {
@@ -55,7 +55,7 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 		apptest.Must(t, "migration status", err)
 		return m.GetState() == "exported"
 	}
-	waitFor(t, "the export", exported)
+	apptest.Eventually(t, "the export", exported)
 
 	// As a killed process left them: the export, the check, a deletion,
 	// a push's recovery and a git gc run under way, each leased for an
@@ -84,9 +84,9 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 
 	env = apptest.StartConfig(t, env.Config)
 	c = env.Client(token)
-	waitFor(t, "the export after the restart", exported)
-	waitFor(t, "the check after the restart", checked)
-	waitFor(t, "the deletion after the restart", func() bool {
+	apptest.Eventually(t, "the export after the restart", exported)
+	apptest.Eventually(t, "the check after the restart", checked)
+	apptest.Eventually(t, "the deletion after the restart", func() bool {
 		_, resp, _ := c.Organizations.Get(ctx, "doomed")
 		return apptest.ResponseStatus(resp) == 404
 	})
@@ -101,17 +101,6 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 			`SELECT COUNT(*) FROM `+table+` WHERE lease_until > $1`, inAnHour.Add(-time.Minute)).Scan(&leased))
 		if leased > 0 {
 			t.Errorf("%s: %d rows still leased by the killed process", table, leased)
-		}
-	}
-}
-
-// waitFor polls done until it reports true, for up to 30 s (the leases
-// left behind in the tests here last an hour).
-func waitFor(t testing.TB, what string, done func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not done after 30 s", what)
 		}
 	}
 }

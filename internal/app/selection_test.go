@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v92/github"
@@ -112,18 +111,13 @@ func newSelectionWorld(t *testing.T) *selectionWorld {
 	// The pull request's mergeability is computed in the background
 	// (its test merge written): wait for it, so that the walk below sees
 	// the state settled.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	apptest.Eventually(t, "the pull request's mergeability", func() bool {
 		var pr struct {
 			Mergeable *bool `json:"mergeable"`
 		}
 		seed("GET", "/repos/alice/pub/pulls/2", "", &pr)
-		if pr.Mergeable != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pull request's mergeability was never computed")
-		}
-	}
+		return pr.Mergeable != nil
+	})
 
 	all := allWrite()
 	w.fpat = env.FineGrainedToken(alice, alice, []*repos.Repository{other}, all)

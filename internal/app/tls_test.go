@@ -114,16 +114,14 @@ func TestWebhookReceiverCertificates(t *testing.T) {
 			Config: &github.HookConfig{URL: github.Ptr(url), ContentType: github.Ptr("json"), InsecureSSL: github.Ptr(c.insecure)}})
 		apptest.Must(t, c.name+": hook", err)
 		var delivery *github.HookDelivery
-		for deadline := time.Now().Add(20 * time.Second); delivery == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		apptest.Eventually(t, c.name+": the ping's attempt", func() bool {
 			list, _, err := client.Repositories.ListHookDeliveries(apptest.Ctx(), "octo", "hello", hook.GetID(), nil)
 			apptest.Must(t, "deliveries", err)
 			if len(list) == 1 && list[0].GetStatus() != "pending" {
 				delivery = list[0]
 			}
-		}
-		if delivery == nil {
-			t.Fatalf("%s: the ping was not attempted", c.name)
-		}
+			return delivery != nil
+		})
 		delivered := delivery.GetStatusCode() == http.StatusOK
 		if delivered != c.wantPing {
 			t.Errorf("%s: delivery %q %d, want delivered %v", c.name, delivery.GetStatus(), delivery.GetStatusCode(), c.wantPing)

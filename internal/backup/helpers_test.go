@@ -207,18 +207,6 @@ func checkEventsAgreeWithGit(t *testing.T, env *apptest.Env, token, owner, name,
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // count runs a counting query on env's database.
 func count(t *testing.T, env *apptest.Env, query string, args ...any) int {
 	t.Helper()
@@ -238,7 +226,7 @@ func waitPastRecordedRefsStart(t *testing.T, env *apptest.Env) {
 	if err := env.Q().QueryRowContext(ctx, `SELECT since FROM recorded_refs_since`).Scan(&since); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the next second", func() bool { return time.Now().Unix() > since.Unix() })
+	apptest.Eventually(t, "the next second", func() bool { return time.Now().Unix() > since.Unix() })
 }
 
 // withDatabaseOf makes the backup in dir hold the SQLite database of the

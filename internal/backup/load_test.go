@@ -96,7 +96,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		}
 	}
 
-	waitFor(t, "the restored server's deliveries", func() bool {
+	apptest.Eventually(t, "the restored server's deliveries", func() bool {
 		return count(t, restored, `SELECT count(*) FROM hook_outboxes`) == 0 &&
 			count(t, restored, `SELECT count(*) FROM hook_deliveries WHERE state <> 'done'`) == 0
 	})
@@ -213,7 +213,7 @@ func (l *load) minOps() int {
 // waitOps waits until every writer made n writes (or all of its own).
 func (l *load) waitOps(t *testing.T, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d writes of each writer", n), func() bool { return l.minOps() >= min(n, loadOps) })
+	apptest.Eventually(t, fmt.Sprintf("%d writes of each writer", n), func() bool { return l.minOps() >= min(n, loadOps) })
 }
 
 // finish stops the writers and waits for them.

@@ -150,18 +150,6 @@ func (b *browser) cookies() []*network.Cookie {
 	return res.Cookies
 }
 
-// waitFor polls cond until it holds, failing the test at the deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not an assertion
-	}
-}
-
 // pageClient is an HTTP client with a cookie jar that does not follow
 // redirects, for checking the pages' answers without a browser.
 func pageClient(t *testing.T, e *apptest.Env) *http.Client {

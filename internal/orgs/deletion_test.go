@@ -86,17 +86,10 @@ func TestDeleteOrganization(t *testing.T) {
 		t.Fatalf("org.delete entries: %+v", entries)
 	}
 	releaseHold()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	apptest.Eventually(t, "the organization's deletion", func() bool {
 		_, resp, _ := owner.Organizations.Get(ctx, "acme")
-		if apptest.ResponseStatus(resp) == http.StatusNotFound {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the organization is still there 30 s after its deletion: %d", apptest.ResponseStatus(resp))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return apptest.ResponseStatus(resp) == http.StatusNotFound
+	})
 	if _, err := os.Stat(env.App.Repos.GitDir(rockets.ID)); !os.IsNotExist(err) {
 		t.Fatalf("git data of a deleted organization's repository: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -70,14 +69,11 @@ func TestDeleteRepository(t *testing.T) {
 	if len(events) == 0 || events[0].GetRepo().GetName() != "acme/rockets" {
 		t.Fatalf("the feed lost the deleted repository's events: %d events", len(events))
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	apptest.Eventually(t, "the organization hook's delivery", func() bool {
 		mu.Lock()
-		n := len(actions)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(actions) > 0
+	})
 	mu.Lock()
 	got := strings.Join(actions, "; ")
 	mu.Unlock()

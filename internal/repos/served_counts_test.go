@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -305,17 +304,12 @@ func (w *workload) compare(step, where string, served map[string]any, want map[s
 // test merge in one transaction.
 func (w *workload) waitChecks(step string) {
 	w.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	apptest.Eventually(w.t, step+": the pull request checks due", func() bool {
 		var due int
 		apptest.Must(w.t, "count due checks", w.env.App.DB.QueryRowContext(context.Background(),
 			`SELECT count(*) FROM pull_requests WHERE check_due`).Scan(&due))
-		if due == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("%s: %d pull request checks still due", step, due)
-		}
-	}
+		return due == 0
+	})
 }
 
 // freshRepos counts every repository's counters from the tables, its

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -113,14 +112,11 @@ func TestTransferRepository(t *testing.T) {
 		t.Fatalf("the old owner's fine-grained token still selects the repository: %d %s", resp.StatusCode, body)
 	}
 
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	apptest.Eventually(t, "the transferred event", func() bool {
 		mu.Lock()
-		n := len(transfers)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(transfers) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Join(transfers, ",") != "octo -> acme/greeting" {
