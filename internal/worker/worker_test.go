@@ -90,18 +90,6 @@ func (t *table) row(id int) row {
 	return *t.rows[id]
 }
 
-// waitFor fails the test unless cond holds within a few seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestDrainRunsEveryDueItem(t *testing.T) {
 	t.Parallel()
 	tab := newTable(time.Minute, 3)
@@ -313,11 +301,22 @@ func TestSignalMergesWakes(t *testing.T) {
 func TestLeasedRenewsUntilStopped(t *testing.T) {
 	t.Parallel()
 	var renewals atomic.Int32
+	renewed := make(chan struct{}, 3)
 	ctx, stop := Leased(context.Background(), 5*time.Millisecond, func(context.Context) (bool, error) {
 		renewals.Add(1)
+		select {
+		case renewed <- struct{}{}:
+		default: // the test has seen enough
+		}
 		return true, nil
 	}, nil)
-	waitFor(t, "three renewals", func() bool { return renewals.Load() >= 3 })
+	for range 3 {
+		select {
+		case <-renewed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d renewals, want 3", renewals.Load())
+		}
+	}
 	stop()
 	if ctx.Err() == nil || context.Cause(ctx) != context.Canceled {
 		t.Fatalf("after stop: err %v, cause %v; want cancelled", ctx.Err(), context.Cause(ctx))
