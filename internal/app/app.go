@@ -53,6 +53,7 @@ import (
 	"forgeapi/internal/store"
 	"forgeapi/internal/teams"
 	"forgeapi/internal/webhooks"
+	"forgeapi/internal/worker"
 )
 
 // Config is the server's configuration. The zero value of each field
@@ -578,32 +579,42 @@ func (m *Main) serveMetrics(cfg Config) error {
 // or "" when Config.MetricsAddr is empty.
 func (m *Main) MetricsURL() string { return m.metricsURL }
 
-// startWorkers starts the background workers; Close stops them.
+// startWorkers starts the background workers, one list started together
+// in a goroutine each; Close stops them together (cancels their context
+// and waits for every Run to return).
 func (m *Main) startWorkers(ctx context.Context) {
-	cfg := m.App.Config
 	if m.exclusive {
 		m.releaseLeases(ctx)
 	}
-	pruner := feeds.NewPruner(m.App.DB, cfg.Now, cfg.Feeds, cfg.Logger)
-	pruner.AfterDelete = m.App.Feeds.Invalidate
-	m.wg.Add(1)
-	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
-	// The advisory index is built by the first dependency review request,
-	// not here: it reads every stored advisory document (seconds and tens
-	// of MB of heap for a full OSV database), work a start must not do and
-	// memory a server that reviews no dependencies should not hold.
-	m.startMigrationExporter(ctx)
-	m.startWebhookWorkers(ctx)
-	m.startPushRecovery(ctx)
-	m.wg.Add(1)
-	go func() { defer m.wg.Done(); m.App.Orgs.Deleter.Run(ctx) }()
-	m.wg.Add(1)
-	go func() { defer m.wg.Done(); m.App.Pulls.Checker.Run(ctx) }()
+	m.recoverPushes(ctx)
+	for _, w := range m.workerList() {
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); w.Run(ctx) }()
+	}
+}
+
+// workerList is every background worker of the server. The advisory
+// index is built by the first dependency review request, not here: it
+// reads every stored advisory document (seconds and tens of MB of heap
+// for a full OSV database), work a start must not do and memory a server
+// that reviews no dependencies should not hold.
+func (m *Main) workerList() []worker.Worker {
+	feedsPruner := feeds.NewPruner(m.App.DB, m.App.Config.Now, m.App.Config.Feeds, m.App.Config.Logger)
+	feedsPruner.AfterDelete = m.App.Feeds.Invalidate
+	workers := []worker.Worker{
+		feedsPruner,
+		m.migrationExporter(),
+		webhooks.NewDispatcher(m.App.Webhooks),
+		webhooks.NewPruner(m.App.Webhooks),
+		m.App.PushRecovery,
+		m.App.Orgs.Deleter,
+		m.App.Pulls.Checker,
+	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
-		m.wg.Add(1)
-		go func() { defer m.wg.Done(); m.App.GitMaintenance.Run(ctx) }()
+		workers = append(workers, m.App.GitMaintenance)
 	}
+	return workers
 }
 
 // releaseLeases ends the work leases the last process held when it
@@ -632,29 +643,16 @@ func (m *Main) releaseLeases(ctx context.Context) {
 	}
 }
 
-// startPushRecovery records the events of pushes cut short by the last
-// stop before the server takes requests (all of them when the server is
-// its database's only one, those past the grace period otherwise), then
-// starts the periodic recovery.
-func (m *Main) startPushRecovery(ctx context.Context) {
-	recovery := m.App.PushRecovery
+// recoverPushes records the events of pushes cut short by the last stop
+// before the server takes requests (all of them when the server is its
+// database's only one, those past the grace period otherwise); the
+// periodic recovery is one of the workers.
+func (m *Main) recoverPushes(ctx context.Context) {
 	if m.exclusive {
-		recovery.RecoverLeftovers(ctx)
+		m.App.PushRecovery.RecoverLeftovers(ctx)
 	} else {
-		recovery.RunOnce(ctx)
+		m.App.PushRecovery.RunOnce(ctx)
 	}
-	m.wg.Add(1)
-	go func() { defer m.wg.Done(); recovery.Run(ctx) }()
-}
-
-// startWebhookWorkers starts the delivery dispatcher and the delivery
-// pruner.
-func (m *Main) startWebhookWorkers(ctx context.Context) {
-	dispatcher := webhooks.NewDispatcher(m.App.Webhooks)
-	pruner := webhooks.NewPruner(m.App.Webhooks)
-	m.wg.Add(2)
-	go func() { defer m.wg.Done(); dispatcher.Run(ctx) }()
-	go func() { defer m.wg.Done(); pruner.Run(ctx) }()
 }
 
 // loadSecretKey returns the server's secret key, which seals webhook

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -54,17 +53,10 @@ func (m *Main) openBlobs() (*blob.Local, error) {
 
 func isS3(spec string) bool { return strings.HasPrefix(spec, "s3://") }
 
-// startMigrationExporter runs the export job of organization migrations
-// until ctx is done.
-func (m *Main) startMigrationExporter(ctx context.Context) {
-	cfg := m.App.Config
-	exporter := orgmigration.NewExporter(m.App.Migrations, orgmigration.ExporterConfig{
+// migrationExporter returns the export job of organization migrations.
+func (m *Main) migrationExporter() *orgmigration.Exporter {
+	return orgmigration.NewExporter(m.App.Migrations, orgmigration.ExporterConfig{
 		BaseURL: m.baseURL,
-		TempDir: filepath.Join(cfg.DataDir, "tmp", "migrations"),
+		TempDir: filepath.Join(m.App.Config.DataDir, "tmp", "migrations"),
 	})
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		exporter.Run(ctx)
-	}()
 }

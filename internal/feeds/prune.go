@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/worker"
 )
 
 // Pruner deletes events older than the retention window, in batches so
@@ -65,18 +66,14 @@ func (p *Pruner) RunOnce(ctx context.Context) (int64, error) {
 // Run prunes at once and then every Interval until ctx ends. Errors are
 // logged and retried at the next run.
 func (p *Pruner) Run(ctx context.Context) {
-	t := time.NewTicker(p.Interval)
-	defer t.Stop()
-	for {
-		if n, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			p.Logger.Error("prune events", "err", err)
-		} else if n > 0 {
-			p.Logger.Info("pruned events", "deleted", n, "retention", p.Retention.String())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	worker.Loop{Pass: p.prune, Interval: p.Interval}.Run(ctx)
+}
+
+// prune is one pass of Run: RunOnce, logged.
+func (p *Pruner) prune(ctx context.Context) {
+	if n, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		p.Logger.Error("prune events", "err", err)
+	} else if n > 0 {
+		p.Logger.Info("pruned events", "deleted", n, "retention", p.Retention.String())
 	}
 }

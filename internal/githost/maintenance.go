@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // Repositories are created with receive.autogc=false (see githttp.Init):
@@ -123,8 +124,7 @@ func (m *Maintainer) Run(ctx context.Context) {
 	if !m.Periodic() {
 		return
 	}
-	m.RunOnce(ctx)
-	every(ctx, m.cfg.PollInterval, func() { m.RunOnce(ctx) })
+	worker.Loop{Pass: func(ctx context.Context) { m.RunOnce(ctx) }, Interval: m.cfg.PollInterval}.Run(ctx)
 }
 
 // RunOnce runs git gc on every due repository it can claim and returns
@@ -133,28 +133,35 @@ func (m *Maintainer) Run(ctx context.Context) {
 // or is locked for migration, stays leased and is retried once its lease
 // expired.
 func (m *Maintainer) RunOnce(ctx context.Context) int {
-	n := 0
-	for ctx.Err() == nil {
-		repoID, pushes, err := m.claim(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				m.logger.Error("claim repository for git maintenance", "err", err)
-			}
-			break
-		}
-		if repoID == 0 {
-			break
-		}
-		ran, err := m.maintain(ctx, repoID, pushes)
-		if err != nil && ctx.Err() == nil {
-			m.logger.Error("git maintenance", "repository_id", repoID, "err", err)
-		}
-		if ran {
-			n++
-		}
+	n, err := worker.Drain[dueMaintenance](ctx, maintenanceQueue{m}, func(due dueMaintenance, err error) {
+		m.logger.Error("git maintenance", "repository_id", due.repoID, "err", err)
+	})
+	if err != nil {
+		m.logger.Error("claim repository for git maintenance", "err", err)
 	}
 	m.measureUnmeasured(ctx)
 	return n
+}
+
+// dueMaintenance is a claimed repository with the pushes its claim saw.
+type dueMaintenance struct{ repoID, pushes int64 }
+
+// maintenanceQueue is the git_maintenance table as the Maintainer's
+// worker.Queue.
+type maintenanceQueue struct{ m *Maintainer }
+
+func (q maintenanceQueue) Claim(ctx context.Context) (dueMaintenance, bool, error) {
+	repoID, pushes, err := q.m.claim(ctx)
+	return dueMaintenance{repoID, pushes}, repoID != 0, err
+}
+
+// Run maintains the repository; one locked for migration is skipped.
+func (q maintenanceQueue) Run(ctx context.Context, due dueMaintenance) error {
+	ran, err := q.m.maintain(ctx, due.repoID, due.pushes)
+	if err == nil && !ran {
+		return worker.ErrSkipped
+	}
+	return err
 }
 
 // unmeasuredBatch is how many repositories measureUnmeasured reads at a

@@ -13,6 +13,7 @@ import (
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // The push log makes a push's events durable. preReceive commits a
@@ -185,21 +186,7 @@ func NewRecoverer(h *Handler, cfg RecoveryConfig) *Recoverer {
 // Run calls RunOnce every PollInterval until ctx is done. The caller
 // runs RunOnce at start.
 func (r *Recoverer) Run(ctx context.Context) {
-	every(ctx, r.cfg.PollInterval, func() { r.RunOnce(ctx) })
-}
-
-// every calls fn every interval until ctx is done.
-func every(ctx context.Context, interval time.Duration, fn func()) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			fn()
-		}
-	}
+	worker.Loop{Pass: func(ctx context.Context) { r.RunOnce(ctx) }, Interval: r.cfg.PollInterval, NoPassAtStart: true}.Run(ctx)
 }
 
 // ReleaseLeases ends now the leases that a killed process held on push
@@ -229,28 +216,34 @@ func (r *Recoverer) RecoverLeftovers(ctx context.Context) int { return r.recover
 
 // recoverOlder recovers every row older than grace that it can claim.
 func (r *Recoverer) recoverOlder(ctx context.Context, grace time.Duration) int {
-	n := 0
-	for ctx.Err() == nil {
-		e, err := r.claim(ctx, grace)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.logger.Error("claim push log entry", "err", err)
-			}
-			break
-		}
-		if e == nil {
-			break
-		}
-		if _, live := r.h.live.Load(e.ID); live {
-			continue // its push is still under way here; postReceive records it
-		}
-		if err := r.recover(ctx, e); err != nil {
-			r.logger.Error("recover push events", "push_log_id", e.ID, "repository_id", e.RepoID, "err", err)
-			continue
-		}
-		n++
+	n, err := worker.Drain[*pushLogEntry](ctx, recoveries{r, grace}, func(e *pushLogEntry, err error) {
+		r.logger.Error("recover push events", "push_log_id", e.ID, "repository_id", e.RepoID, "err", err)
+	})
+	if err != nil {
+		r.logger.Error("claim push log entry", "err", err)
 	}
 	return n
+}
+
+// recoveries is the push_log rows older than grace as the Recoverer's
+// worker.Queue.
+type recoveries struct {
+	r     *Recoverer
+	grace time.Duration
+}
+
+func (q recoveries) Claim(ctx context.Context) (*pushLogEntry, bool, error) {
+	e, err := q.r.claim(ctx, q.grace)
+	return e, e != nil, err
+}
+
+// Run recovers the row's push; a push still under way here is skipped:
+// its postReceive records it.
+func (q recoveries) Run(ctx context.Context, e *pushLogEntry) error {
+	if _, live := q.r.h.live.Load(e.ID); live {
+		return worker.ErrSkipped
+	}
+	return q.r.recover(ctx, e)
 }
 
 // claim leases the oldest unleased (or expired) row older than grace;

@@ -9,6 +9,7 @@ import (
 
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // Defaults of ExporterConfig.
@@ -70,38 +71,32 @@ func NewExporter(s *Service, cfg ExporterConfig) *Exporter {
 // A stop in the middle of an export leaves the migration exporting under
 // its lease; a later claim (here or on another server) redoes it.
 func (e *Exporter) Run(ctx context.Context) {
-	ticker := time.NewTicker(e.cfg.PollInterval)
-	defer ticker.Stop()
-	for {
-		e.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.svc.wake:
-		case <-ticker.C:
-		}
-	}
+	worker.Loop{Pass: e.RunOnce, Interval: e.cfg.PollInterval, Wake: e.svc.wake.C()}.Run(ctx)
 }
 
 // RunOnce exports every migration it can claim, one after the other,
 // then deletes expired archives. Errors are logged.
 func (e *Exporter) RunOnce(ctx context.Context) {
-	for ctx.Err() == nil {
-		m, err := e.claim(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				e.svc.logger().Error("claim migration export", "error", err)
-			}
-			break
-		}
-		if m == nil {
-			break
-		}
-		e.process(ctx, m)
+	if _, err := worker.Drain[*Migration](ctx, exports{e}, nil); err != nil {
+		e.svc.logger().Error("claim migration export", "error", err)
 	}
 	if ctx.Err() == nil {
 		e.expire(ctx)
 	}
+}
+
+// exports is the org_migrations table as the Exporter's worker.Queue.
+type exports struct{ e *Exporter }
+
+func (q exports) Claim(ctx context.Context) (*Migration, bool, error) {
+	m, err := q.e.claim(ctx)
+	return m, m != nil, err
+}
+
+// Run exports the migration; process records (and logs) its outcome.
+func (q exports) Run(ctx context.Context, m *Migration) error {
+	q.e.process(ctx, m)
+	return nil
 }
 
 // claim takes one pending migration, or one whose export lease has
@@ -134,14 +129,17 @@ func (e *Exporter) process(ctx context.Context, m *Migration) {
 		return
 	}
 	log.Info("exporting migration")
-	exportCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go e.heartbeat(exportCtx, cancel, m.ID)
+	exportCtx, stop := worker.Leased(ctx, e.cfg.Lease/3, func(ctx context.Context) (bool, error) {
+		return e.renew(ctx, m.ID)
+	}, func(err error) {
+		e.svc.logger().Warn("renew migration export lease", "migration_id", m.ID, "error", err)
+	})
+	defer stop()
 	key, size, err := e.export(exportCtx, m)
 	switch {
 	case ctx.Err() != nil:
 		log.Info("export interrupted by shutdown; it resumes under a later claim")
-	case context.Cause(exportCtx) == errLeaseLost:
+	case context.Cause(exportCtx) == worker.ErrLeaseLost:
 		log.Warn("export lease lost to another server; leaving the migration to it")
 	case err != nil:
 		e.fail(ctx, m, log, err)
@@ -150,34 +148,17 @@ func (e *Exporter) process(ctx context.Context, m *Migration) {
 	}
 }
 
-// errLeaseLost cancels an export whose lease another server now holds.
-var errLeaseLost = errors.New("export lease lost")
-
-// heartbeat renews the export's lease every Lease/3 until ctx is done,
-// cancelling the export if the lease is no longer this server's.
-func (e *Exporter) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, id int64) {
-	ticker := time.NewTicker(e.cfg.Lease / 3)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		now := e.svc.now()
-		res, err := e.svc.DB.ExecContext(ctx, `UPDATE org_migrations SET lease_until = $1
-			WHERE id = $2 AND state = $3 AND lease_owner = $4`, now.Add(e.cfg.Lease), id, StateExporting, e.owner)
-		if err != nil {
-			if ctx.Err() == nil {
-				e.svc.logger().Warn("renew migration export lease", "migration_id", id, "error", err)
-			}
-			continue
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			cancel(errLeaseLost)
-			return
-		}
+// renew extends the export's lease, while it runs, and reports whether
+// the lease is still this server's.
+func (e *Exporter) renew(ctx context.Context, id int64) (bool, error) {
+	now := e.svc.now()
+	res, err := e.svc.DB.ExecContext(ctx, `UPDATE org_migrations SET lease_until = $1
+		WHERE id = $2 AND state = $3 AND lease_owner = $4`, now.Add(e.cfg.Lease), id, StateExporting, e.owner)
+	if err != nil {
+		return false, err
 	}
+	n, _ := res.RowsAffected()
+	return n != 0, nil
 }
 
 // archiveKey is the blob key of a migration's archive. It depends only on

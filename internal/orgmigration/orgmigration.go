@@ -27,6 +27,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // ArchiveLifetime is how long an archive is kept after its export.
@@ -52,12 +53,12 @@ type Service struct {
 	// to callers with admin rights on them; nil shows "".
 	CloneTokens *auth.CloneTokens
 
-	wake chan struct{}
+	wake *worker.Signal // wakes the Exporter of this process
 }
 
 // NewService returns a Service over db and the repositories' git storage.
 func NewService(db *store.DB, r *repos.Service, now func() time.Time, logger *slog.Logger) *Service {
-	return &Service{DB: db, Repos: r, Now: now, Logger: logger, wake: make(chan struct{}, 1)}
+	return &Service{DB: db, Repos: r, Now: now, Logger: logger, wake: worker.NewSignal()}
 }
 
 func (s *Service) now() time.Time {
@@ -87,12 +88,7 @@ func (s *Service) logger() *slog.Logger {
 }
 
 // notify wakes the Exporter of this process; it never blocks.
-func (s *Service) notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) notify() { s.wake.Wake() }
 
 // Request is a request to start a migration, as the client sent it.
 type Request struct {

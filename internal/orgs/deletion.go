@@ -12,6 +12,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // RequestDeletion records that the organization is to be deleted and
@@ -67,7 +68,7 @@ type Deleter struct {
 	repos  *repos.Service
 	cfg    DeleterConfig
 	owner  string
-	wake   chan struct{}
+	wake   *worker.Signal
 	logger *slog.Logger
 }
 
@@ -85,16 +86,11 @@ func NewDeleter(db *store.DB, svc *repos.Service, cfg DeleterConfig, logger *slo
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Deleter{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), wake: make(chan struct{}, 1), logger: logger}
+	return &Deleter{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), wake: worker.NewSignal(), logger: logger}
 }
 
 // Wake makes Run look for deletions now.
-func (d *Deleter) Wake() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+func (d *Deleter) Wake() { d.wake.Wake() }
 
 // ReleaseLeases ends now the leases of the deletions that a killed
 // process held, so that they go on at once instead of when the lease
@@ -109,45 +105,31 @@ func (d *Deleter) ReleaseLeases(ctx context.Context) (int64, error) {
 // Run deletes what is due at once, then whenever woken or every
 // PollInterval, until ctx is done.
 func (d *Deleter) Run(ctx context.Context) {
-	ticker := time.NewTicker(d.cfg.PollInterval)
-	defer ticker.Stop()
-	for {
-		d.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-		case <-ticker.C:
-		}
-	}
+	worker.Loop{Pass: func(ctx context.Context) { d.RunOnce(ctx) }, Interval: d.cfg.PollInterval, Wake: d.wake.C()}.Run(ctx)
 }
 
 // RunOnce deletes every organization it can claim whose deletion is due
 // and returns how many it deleted. Errors are logged; a failed deletion
 // stays leased and is retried once its lease expired.
 func (d *Deleter) RunOnce(ctx context.Context) int {
-	n := 0
-	for ctx.Err() == nil {
-		orgID, err := d.claim(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				d.logger.Error("claim organization deletion", "err", err)
-			}
-			return n
-		}
-		if orgID == 0 {
-			return n
-		}
-		if err := d.delete(ctx, orgID); err != nil {
-			if ctx.Err() == nil {
-				d.logger.Error("delete organization", "organization_id", orgID, "err", err)
-			}
-			continue
-		}
-		n++
+	n, err := worker.Drain[int64](ctx, deletions{d}, func(orgID int64, err error) {
+		d.logger.Error("delete organization", "organization_id", orgID, "err", err)
+	})
+	if err != nil {
+		d.logger.Error("claim organization deletion", "err", err)
 	}
 	return n
 }
+
+// deletions is the org_deletions table as the Deleter's worker.Queue.
+type deletions struct{ d *Deleter }
+
+func (q deletions) Claim(ctx context.Context) (int64, bool, error) {
+	orgID, err := q.d.claim(ctx)
+	return orgID, orgID != 0, err
+}
+
+func (q deletions) Run(ctx context.Context, orgID int64) error { return q.d.delete(ctx, orgID) }
 
 // claim leases the oldest unleased deletion that is due: its hooks have
 // no delivery left to send (none pending in the log, none handed over to

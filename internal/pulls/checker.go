@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
 )
 
 // Defaults of CheckerConfig.
@@ -39,7 +40,7 @@ type Checker struct {
 	repos  *repos.Service
 	cfg    CheckerConfig
 	owner  string
-	wake   chan struct{}
+	wake   *worker.Signal
 	logger *slog.Logger
 }
 
@@ -54,16 +55,11 @@ func NewChecker(db *store.DB, svc *repos.Service, cfg CheckerConfig, logger *slo
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Checker{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), wake: make(chan struct{}, 1), logger: logger}
+	return &Checker{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), wake: worker.NewSignal(), logger: logger}
 }
 
 // Wake makes Run look for due checks now.
-func (c *Checker) Wake() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *Checker) Wake() { c.wake.Wake() }
 
 // ReleaseLeases ends now the leases of the due checks that a killed
 // process held, so that they run at once instead of when the lease
@@ -78,45 +74,35 @@ func (c *Checker) ReleaseLeases(ctx context.Context) (int64, error) {
 // Run checks what is due at once, then whenever woken or every
 // PollInterval, until ctx is done.
 func (c *Checker) Run(ctx context.Context) {
-	ticker := time.NewTicker(c.cfg.PollInterval)
-	defer ticker.Stop()
-	for {
-		c.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		case <-ticker.C:
-		}
-	}
+	worker.Loop{Pass: func(ctx context.Context) { c.RunOnce(ctx) }, Interval: c.cfg.PollInterval, Wake: c.wake.C()}.Run(ctx)
 }
 
 // RunOnce runs every check it can claim and returns how many it
 // recorded. Errors are logged; a failed check stays leased and is
 // retried once its lease expired.
 func (c *Checker) RunOnce(ctx context.Context) int {
-	n := 0
-	for ctx.Err() == nil {
-		id, gen, err := c.claim(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.logger.Error("claim mergeability check", "err", err)
-			}
-			return n
-		}
-		if id == 0 {
-			return n
-		}
-		if err := c.check(ctx, id, gen); err != nil {
-			if ctx.Err() == nil {
-				c.logger.Error("check mergeability", "pull_request_id", id, "err", err)
-			}
-			continue
-		}
-		n++
+	n, err := worker.Drain[dueCheck](ctx, checks{c}, func(due dueCheck, err error) {
+		c.logger.Error("check mergeability", "pull_request_id", due.id, "err", err)
+	})
+	if err != nil {
+		c.logger.Error("claim mergeability check", "err", err)
 	}
 	return n
 }
+
+// dueCheck is a claimed check: the pull request and the generation the
+// result is for.
+type dueCheck struct{ id, gen int64 }
+
+// checks is the pull requests' due checks as the Checker's worker.Queue.
+type checks struct{ c *Checker }
+
+func (q checks) Claim(ctx context.Context) (dueCheck, bool, error) {
+	id, gen, err := q.c.claim(ctx)
+	return dueCheck{id, gen}, id != 0, err
+}
+
+func (q checks) Run(ctx context.Context, due dueCheck) error { return q.c.check(ctx, due.id, due.gen) }
 
 // claim leases one due check: its id and generation; 0 when none is due.
 func (c *Checker) claim(ctx context.Context) (int64, int64, error) {
