@@ -197,7 +197,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--webhook-ca-file: %w", err)
 	}
 	if c.BaseURL != "" {
-		if _, err := publicBaseURL(c.BaseURL); err != nil {
+		if _, err := PublicBaseURL(c.BaseURL); err != nil {
 			return fmt.Errorf("--base-url: %w", err)
 		}
 	}
@@ -371,8 +371,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // Close closes the store.
 func (a *App) Close() error { return a.DB.Close() }
 
+// RouteTable returns every area's route table without a store: the
+// declarations alone (paths, auth rules, documentation pages), which the
+// permission tables are generated from. Its handlers must not be called.
+func RouteTable() []httpapi.Route { return (&App{}).Routes() }
+
 // Routes returns every area's route table. It reads only the tables, so
-// it works on an App with no store (the permissions command uses that).
+// it works on an App with no store (RouteTable uses that).
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	area := func(page string, rs []httpapi.Route) {
@@ -446,7 +451,7 @@ func Start(ctx context.Context, cfg Config) (*Main, error) {
 	cfg.setDefaults()
 	// Said before the store opens: a first start migrates the schema.
 	cfg.Logger.Info("starting forgeapi", "version", ReadBuildInfo().String(), "data_dir", cfg.DataDir,
-		"database", databaseKind(cfg.DatabaseURL), "database_at", describeDatabase(cfg.DataDir, cfg.DatabaseURL))
+		"database", databaseKind(cfg.DatabaseURL), "database_at", DescribeDatabase(cfg.DataDir, cfg.DatabaseURL))
 	a, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -488,7 +493,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
-	if m.baseURL, err = publicBaseURL(base); err != nil {
+	if m.baseURL, err = PublicBaseURL(base); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("base URL: %w", err)
 	}
