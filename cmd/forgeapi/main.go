@@ -1,15 +1,16 @@
 // Command forgeapi runs the forgeapi server (`forgeapi serve`) and its
-// admin commands. Everything happens in package app; main only hands it
-// the arguments and the standard streams.
+// admin commands. The command line is package cli, the server package
+// app; main only hands the command line the arguments and the standard
+// streams.
 package main
 
 import (
 	"context"
 	"os"
 
-	"forgeapi/internal/app"
+	"forgeapi/internal/cli"
 )
 
 func main() {
-	os.Exit(app.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

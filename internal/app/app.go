@@ -198,7 +198,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--webhook-ca-file: %w", err)
 	}
 	if c.BaseURL != "" {
-		if _, err := publicBaseURL(c.BaseURL); err != nil {
+		if _, err := PublicBaseURL(c.BaseURL); err != nil {
 			return fmt.Errorf("--base-url: %w", err)
 		}
 	}
@@ -253,6 +253,12 @@ type App struct {
 	// Pulls holds the pull requests; its Checker, which Start runs,
 	// computes their mergeability in the background.
 	Pulls *pulls.Service
+	// Issues holds the issues, their comments, labels and milestones.
+	Issues *issues.Service
+	// Collaborators holds the repositories' collaborators and invitations.
+	Collaborators *collaborators.Service
+	// Statuses holds the commit statuses.
+	Statuses *statuses.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -266,8 +272,9 @@ type App struct {
 	repoStanding   *repos.StandingCache
 }
 
-// Open opens the store (migrating its schema) and builds the services.
-func Open(ctx context.Context, cfg Config) (*App, error) {
+// Open opens the store (migrating its schema) and builds the services,
+// each once. When it fails part way, what it opened is closed.
+func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -278,10 +285,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	var opened closers
+	defer opened.closeOnError(&err)
 	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	opened.add(db.Close)
 	a := &App{Config: cfg, DB: db, Events: &events.Bus{Now: cfg.Now}}
 	a.OAuth = &oauth.Service{DB: db}
 	a.OAuthWeb = &oauthweb.Service{DB: db, OAuth: a.OAuth, Now: cfg.Now, Config: cfg.OAuthWeb}
@@ -298,12 +308,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Secrets, err = secretbox.New(serverKey)
 	}
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	cloneTokens := auth.NewCloneTokens(serverKey, cfg.Now)
 	if _, err := auth.SealPlainTOTPSecrets(ctx, db, a.Secrets); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Webhooks = webhooks.NewService(db, a.Secrets, cfg.Webhooks, cfg.Now, cfg.Logger)
@@ -333,7 +341,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	gitServer, err := githttp.NewServer(gitConfig)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
@@ -361,6 +368,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
 	}
+	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
+	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
+	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -372,8 +382,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // Close closes the store.
 func (a *App) Close() error { return a.DB.Close() }
 
+// RouteTable returns every area's route table without a store: the
+// declarations alone (paths, auth rules, documentation pages), which the
+// permission tables are generated from. Its handlers must not be called.
+func RouteTable() []httpapi.Route { return (&App{}).Routes() }
+
 // Routes returns every area's route table. It reads only the tables, so
-// it works on an App with no store (the permissions command uses that).
+// it works on an App with no store (RouteTable uses that).
 func (a *App) Routes() []httpapi.Route {
 	var routes []httpapi.Route
 	area := func(page string, rs []httpapi.Route) {
@@ -382,10 +397,10 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
-	area(docs.GitHosting, (&collaborators.Handler{Service: &collaborators.Service{DB: a.DB, Events: a.Events}}).Routes())
-	area(docs.Issues, (&issues.Handler{Service: &issues.Service{DB: a.DB, Events: a.Events, PullRequests: a.Pulls}}).Routes())
+	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
+	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
-	area(docs.RepositoryContents, (&statuses.Handler{Service: &statuses.Service{DB: a.DB, Events: a.Events}, Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
@@ -443,40 +458,39 @@ type Main struct {
 // Start opens the app, binds the listen address and serves in the
 // background. It returns once connections are accepted and logs
 // "listening on http://HOST:PORT".
-func Start(ctx context.Context, cfg Config) (*Main, error) {
+func Start(ctx context.Context, cfg Config) (_ *Main, err error) {
 	cfg.setDefaults()
 	// Said before the store opens: a first start migrates the schema.
 	cfg.Logger.Info("starting forgeapi", "version", ReadBuildInfo().String(), "data_dir", cfg.DataDir,
-		"database", databaseKind(cfg.DatabaseURL), "database_at", describeDatabase(cfg.DataDir, cfg.DatabaseURL))
+		"database", databaseKind(cfg.DatabaseURL), "database_at", DescribeDatabase(cfg.DataDir, cfg.DatabaseURL))
+	var opened closers
+	defer opened.closeOnError(&err)
 	a, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	opened.add(a.Close)
 	exclusive, err := a.DB.ClaimServer()
 	if err != nil {
-		a.Close()
 		return nil, err
 	}
-	m, err := serve(ctx, a, exclusive)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	return m, nil
+	return serve(ctx, a, exclusive)
 }
 
 // serve serves a; exclusive says that no other server runs on its
 // database (see store.DB.ClaimServer).
-func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
+func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	cfg := a.Config
+	var opened closers
+	defer opened.closeOnError(&err)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	opened.add(ln.Close)
 	host, _, _ := net.SplitHostPort(cfg.Addr)
 	tlsConfig, caFile, err := serverTLS(cfg, host)
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	scheme := "http://"
@@ -489,25 +503,21 @@ func serve(ctx context.Context, a *App, exclusive bool) (*Main, error) {
 	if base == "" {
 		base = m.url
 	}
-	if m.baseURL, err = publicBaseURL(base); err != nil {
-		ln.Close()
+	if m.baseURL, err = PublicBaseURL(base); err != nil {
 		return nil, fmt.Errorf("base URL: %w", err)
 	}
 	base = m.baseURL
 	local, err := m.openBlobs()
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
 		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	if err := m.serveMetrics(cfg); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	a.Git.BaseURL = base

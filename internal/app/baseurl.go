@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// publicBaseURL returns the base URL that url fields start with, from
+// PublicBaseURL returns the base URL that url fields start with, from
 // --base-url or the bound address: an http or https URL with a host and
 // an optional path, without a trailing slash, and without the scheme's
 // default port (https://forge.example:443 is https://forge.example, as
 // clients compare hosts and the platform writes none). It refuses
 // anything else, which would render unusable links.
-func publicBaseURL(raw string) (string, error) {
+func PublicBaseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:

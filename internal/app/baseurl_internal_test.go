@@ -18,14 +18,14 @@ func TestPublicBaseURL(t *testing.T) {
 		"https://[2001:db8::7]:443":         "https://[2001:db8::7]",
 		"http://[::]:8080":                  "http://[::]:8080",
 	} {
-		if got, err := publicBaseURL(raw); err != nil || got != want {
-			t.Errorf("publicBaseURL(%q) = %q, %v; want %q", raw, got, err, want)
+		if got, err := PublicBaseURL(raw); err != nil || got != want {
+			t.Errorf("PublicBaseURL(%q) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
 	for _, raw := range []string{"forge.example", "forge.example:8080", "ftp://forge.example", "https://", "https://:443",
 		"https://forge.example/?a=b", "https://forge.example/#top", "https://user:pw@forge.example", "https://forge.example/?"} {
-		if got, err := publicBaseURL(raw); err == nil {
-			t.Errorf("publicBaseURL(%q) = %q, want an error", raw, got)
+		if got, err := PublicBaseURL(raw); err == nil {
+			t.Errorf("PublicBaseURL(%q) = %q, want an error", raw, got)
 		}
 	}
 }

@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,36 +13,13 @@ import (
 )
 
 // errorBody is the JSON shape of every error response.
-type errorBody struct {
-	Message          string `json:"message"`
-	DocumentationURL string `json:"documentation_url"`
-	Status           string `json:"status"`
-	Errors           []struct {
-		Resource string `json:"resource"`
-		Field    string `json:"field"`
-		Code     string `json:"code"`
-		Message  string `json:"message"`
-	} `json:"errors"`
-}
+type errorBody = apptest.ErrorBody
 
 // wantError checks that a response is a JSON error with the status, in
 // the common shape, and returns its body.
 func wantError(t *testing.T, what string, resp *http.Response, body []byte, status int) errorBody {
 	t.Helper()
-	if resp.StatusCode != status {
-		t.Fatalf("%s: status %d, want %d; body %s", what, resp.StatusCode, status, body)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
-		t.Fatalf("%s: Content-Type %q", what, ct)
-	}
-	var e errorBody
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatalf("%s: error body is not JSON: %v: %s", what, err, body)
-	}
-	if e.Message == "" || e.DocumentationURL == "" || e.Status != strconv.Itoa(status) {
-		t.Fatalf("%s: error body %s lacks message, documentation_url or status %d", what, body, status)
-	}
-	return e
+	return apptest.WantError(t, what, resp, body, status)
 }
 
 // wantFieldError checks that e names the field with the code.
@@ -59,25 +34,18 @@ func wantFieldError(t *testing.T, what string, e errorBody, resource, field, cod
 }
 
 // basic is an Authorization header value for HTTP Basic.
-func basic(login, secret string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(login+":"+secret))
-}
+func basic(login, secret string) string { return apptest.Basic(login, secret) }
 
 // get sends a GET with an Authorization header value (may be "").
 func get(env *apptest.Env, path, authorization string, headers ...string) (*http.Response, []byte) {
 	env.T.Helper()
-	if authorization != "" {
-		headers = append(headers, "Authorization", authorization)
-	}
-	return env.Do("GET", path, "", nil, headers...)
+	return env.Get(path, authorization, headers...)
 }
 
 // wantStatus fails unless the response has the status.
 func wantStatus(t *testing.T, what string, resp *http.Response, body []byte, status int) {
 	t.Helper()
-	if resp.StatusCode != status {
-		t.Fatalf("%s: status %d, want %d; body %s", what, resp.StatusCode, status, body)
-	}
+	apptest.WantStatus(t, what, resp, body, status)
 }
 
 // repoNames decodes a repository list into its full names.

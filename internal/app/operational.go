@@ -78,10 +78,10 @@ func databaseKind(dsn string) string {
 	return "sqlite"
 }
 
-// describeDatabase names the database for logs and messages without its
+// DescribeDatabase names the database for logs and messages without its
 // credentials: "sqlite PATH" or "postgres USER@HOST/DB" (no password, no
 // query parameters, which may carry one).
-func describeDatabase(dataDir, dsn string) string {
+func DescribeDatabase(dataDir, dsn string) string {
 	switch {
 	case dsn == "":
 		return "sqlite " + filepath.Join(dataDir, "forgeapi.db")

@@ -3,7 +3,6 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -212,32 +211,6 @@ func TestStartLogNamesDataDirDatabaseAndBaseURL(t *testing.T) {
 	}
 }
 
-func TestVersionCommandFlagAndHealthz(t *testing.T) {
-	t.Parallel()
-	build := app.ReadBuildInfo()
-	if build.GoVersion != runtime.Version() || build.Version == "" {
-		t.Fatalf("build info %+v", build)
-	}
-	want := "forgeapi " + build.String() + "\n"
-	if out := cliOK(t, "version"); out != want {
-		t.Errorf("forgeapi version = %q, want %q", out, want)
-	}
-	if out := cliOK(t, "--version"); out != want {
-		t.Errorf("forgeapi --version = %q, want %q", out, want)
-	}
-
-	env := apptest.Start(t)
-	resp, body := get(env, "/healthz", "")
-	wantStatus(t, "healthz", resp, body, 200)
-	var health struct {
-		Status string        `json:"status"`
-		Build  app.BuildInfo `json:"build"`
-	}
-	if err := json.Unmarshal(body, &health); err != nil || health.Status != "ok" || health.Build != build {
-		t.Errorf("healthz %s, want build %+v", body, build)
-	}
-}
-
 func TestMetricsAreOffByDefault(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -246,56 +219,4 @@ func TestMetricsAreOffByDefault(t *testing.T) {
 	}
 	resp, body := get(env, "/metrics", "")
 	wantError(t, "metrics on the API port", resp, body, 404)
-}
-
-func TestCLIBadLogFlags(t *testing.T) {
-	t.Parallel()
-	data := filepath.Join(t.TempDir(), "untouched")
-	for _, args := range [][]string{
-		{"serve", "--log-format", "xml"},
-		{"serve", "--log-level", "loud"},
-		{"user", "create", "octocat", "--log-format", "xml"},
-	} {
-		code, out, errOut := cliRun(t, append(args, "--data", data)...)
-		if code != 1 || out != "" || !strings.HasPrefix(errOut, "forgeapi: --log-") || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("forgeapi %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, errOut)
-		}
-	}
-}
-
-func TestCLISaysWhenItCreatesANewStore(t *testing.T) {
-	t.Parallel()
-	data := filepath.Join(t.TempDir(), "typo")
-	code, out, errOut := cliRun(t, "user", "create", "octocat", "--data", data)
-	if code != 0 || !strings.Contains(errOut, "created a new, empty store") || !strings.Contains(errOut, filepath.Join(data, "forgeapi.db")) {
-		t.Fatalf("first command on a new --data: exit %d, stderr %q", code, errOut)
-	}
-	if !strings.Contains(out, `"login": "octocat"`) {
-		t.Errorf("stdout %q", out)
-	}
-	code, _, errOut = cliRun(t, "user", "create", "hubot", "--data", data)
-	if code != 0 || errOut != "" {
-		t.Errorf("second command on the same store: exit %d, stderr %q", code, errOut)
-	}
-}
-
-// The admin commands render url fields with --base-url or FORGEAPI_BASE_URL.
-func TestCLIPrintsURLsWithTheBaseURL(t *testing.T) {
-	t.Parallel()
-	env := apptest.Start(t)
-	flags := storeFlags(env)
-	var user struct {
-		URL string `json:"url"`
-	}
-	out := cliOK(t, append([]string{"user", "create", "octocat", "--base-url", "https://forge.example.test/api/v3/"}, flags...)...)
-	if err := json.Unmarshal([]byte(out), &user); err != nil || user.URL != "https://forge.example.test/api/v3/users/octocat" {
-		t.Errorf("user url %q (%v)", user.URL, err)
-	}
-	var repo struct {
-		URL string `json:"url"`
-	}
-	out = cliOK(t, append([]string{"repo", "create", "octocat/hello", "--base-url", "https://forge.example.test"}, flags...)...)
-	if err := json.Unmarshal([]byte(out), &repo); err != nil || repo.URL != "https://forge.example.test/repos/octocat/hello" {
-		t.Errorf("repo url %q (%v)", repo.URL, err)
-	}
 }

@@ -133,27 +133,6 @@ func TestLargePushAndCloneOutlastIdleTimeout(t *testing.T) {
 	}
 }
 
-// TestServeRefusesBadLimitFlags checks that serve refuses malformed git
-// and timeout limits before it starts.
-func TestServeRefusesBadLimitFlags(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ flag, want string }{
-		{"--max-push-size=lots", "--max-push-size: want a positive size such as 2GiB"},
-		{"--max-push-size=0", "--max-push-size: want a positive size"},
-		{"--max-push-size=9000000TiB", "--max-push-size: want a positive size"},
-		{"--max-git-processes=0", "--max-git-processes: want a positive number"},
-		{"--header-timeout=soon", "--header-timeout: want a positive duration"},
-		{"--idle-timeout=-1s", "--idle-timeout: want a positive duration"},
-		{"--body-timeout=0", "--body-timeout: want a positive duration"},
-	} {
-		data := filepath.Join(t.TempDir(), "data")
-		code, _, stderr := cliRun(t, "serve", "--addr", "127.0.0.1:0", "--data", data, tc.flag)
-		if code == 0 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("serve %s: exit %d, stderr %q, want %q", tc.flag, code, stderr, tc.want)
-		}
-	}
-}
-
 // Metrics of the API request bodies being read into memory.
 const (
 	bodiesReading = "forgeapi_http_request_bodies_reading"

@@ -20,9 +20,9 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
-	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/backup"
+	"forgeapi/internal/cli"
 )
 
 var ctx = context.Background()
@@ -266,6 +266,6 @@ func withDatabaseOf(t *testing.T, dir, older string) {
 // forgeapi runs the command line and returns its exit code and output.
 func forgeapi(args ...string) (int, string) {
 	var out bytes.Buffer
-	code := app.Execute(ctx, args, &out, &out)
+	code := cli.Execute(ctx, args, &out, &out)
 	return code, out.String()
 }

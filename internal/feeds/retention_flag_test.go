@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/cli"
 	"forgeapi/internal/store"
 )
 
@@ -32,7 +32,7 @@ func TestServeEventRetentionFlag(t *testing.T) {
 	}
 
 	var stderr bytes.Buffer
-	if code := app.Execute(context.Background(), append([]string{"serve", "--event-retention", "soon"}, flags...), &bytes.Buffer{}, &stderr); code == 0 ||
+	if code := cli.Execute(context.Background(), append([]string{"serve", "--event-retention", "soon"}, flags...), &bytes.Buffer{}, &stderr); code == 0 ||
 		!strings.Contains(stderr.String(), "--event-retention") {
 		t.Fatalf("a bad --event-retention: exit %d, stderr %q", code, stderr.String())
 	}
@@ -48,7 +48,7 @@ func TestServeEventRetentionFlag(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Execute(ctx, append([]string{"serve", "--event-retention", "1d"}, flags...), &bytes.Buffer{}, &bytes.Buffer{})
+		done <- cli.Execute(ctx, append([]string{"serve", "--event-retention", "1d"}, flags...), &bytes.Buffer{}, &bytes.Buffer{})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for count() != 0 {

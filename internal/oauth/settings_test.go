@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/cli"
 	"forgeapi/internal/oauth"
 )
 
@@ -196,7 +197,7 @@ func TestRemovedAuthorizationsAPI(t *testing.T) {
 func TestServeRefusesUnknownAuthorizationsAPIState(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	code := app.Execute(apptest.Ctx(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
+	code := cli.Execute(apptest.Ctx(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0",
 		"--authorizations-api", "sunset"}, &stdout, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "enabled or removed") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
@@ -215,7 +216,7 @@ func TestServeFlagRemovesAuthorizationsAPI(t *testing.T) {
 	// last first); made in the goroutine, it could be removed first.
 	data := t.TempDir()
 	go func() {
-		exited <- app.Execute(ctx, []string{"serve", "--data", data, "--addr", "127.0.0.1:0",
+		exited <- cli.Execute(ctx, []string{"serve", "--data", data, "--addr", "127.0.0.1:0",
 			"--authorizations-api", "removed"}, io.Discard, logw)
 		logw.Close()
 	}()

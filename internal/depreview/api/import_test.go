@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/cli"
 	"forgeapi/internal/depreview/advisorydb"
 )
 
@@ -20,7 +20,7 @@ func runCLI(t *testing.T, env *apptest.Env, args ...string) (code int, stdout, s
 	t.Helper()
 	var out, errOut bytes.Buffer
 	full := append([]string{"--data", env.DataDir, "--database", env.Config.DatabaseURL}, args...)
-	code = app.Execute(context.Background(), full, &out, &errOut)
+	code = cli.Execute(context.Background(), full, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

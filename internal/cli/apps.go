@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -25,7 +26,7 @@ func (c *cli) appCommand() *cobra.Command {
 }
 
 // appsService returns the apps service over the App's store.
-func appsService(a *App) *apps.Service { return a.Apps }
+func appsService(a *app.App) *apps.Service { return a.Apps }
 
 // appCreateFlags are the flags of `forgeapi app create`.
 type appCreateFlags struct {
@@ -44,7 +45,7 @@ func (c *cli) appCreateCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--permissions: %v", err)
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				owner, err := accounts.ByLogin(ctx, a.DB, f.owner)
 				if err != nil || owner.Type == accounts.TypeBot {
 					return fmt.Errorf("no user or organization %q", f.owner)
@@ -114,7 +115,7 @@ func (c *cli) appInstallCommand() *cobra.Command {
 			if all == (repositories != "") {
 				return fmt.Errorf("give either --repositories or --all-repositories")
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				app, acct, err := appAndAccount(ctx, a.DB, args[0], account)
 				if err != nil {
 					return err
@@ -164,7 +165,7 @@ func (c *cli) appUninstallCommand() *cobra.Command {
 	uninstall := &cobra.Command{
 		Use: "uninstall SLUG --account USER|ORG", Short: "Uninstall an app; its installation tokens stop at once", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				app, inst, err := installationArg(ctx, a.DB, args[0], account)
 				if err != nil {
 					return err
@@ -184,7 +185,7 @@ func (c *cli) appSuspendCommand() *cobra.Command {
 	suspend := &cobra.Command{
 		Use: "suspend SLUG --account USER|ORG [--unsuspend]", Short: "Suspend an installation (its tokens are refused) or lift the suspension", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				app, inst, err := installationArg(ctx, a.DB, args[0], account)
 				if err != nil {
 					return err

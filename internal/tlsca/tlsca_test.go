@@ -1,9 +1,13 @@
-package app
+package tlsca_test
 
 import (
 	"bytes"
 	"crypto/x509"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"forgeapi/internal/tlsca"
 )
 
 // TestSelfSignedNamesBaseURLHost: the --tls self-signed server
@@ -16,9 +20,9 @@ func TestSelfSignedNamesBaseURLHost(t *testing.T) {
 	dir := t.TempDir()
 	leaf := func(base string) (*x509.Certificate, []byte) {
 		t.Helper()
-		cfg, _, err := serverTLS(Config{TLS: TLSSelfSigned, DataDir: dir, BaseURL: base}, "127.0.0.1")
+		cfg, _, err := tlsca.ServerConfig(tlsca.Source{Mode: tlsca.SelfSigned, Dir: filepath.Join(dir, "tls"), ListenHost: "127.0.0.1", BaseURL: base}, time.Now())
 		if err != nil {
-			t.Fatalf("serverTLS(%s): %v", base, err)
+			t.Fatalf("ServerConfig(%s): %v", base, err)
 		}
 		der := cfg.Certificates[0].Certificate[0]
 		cert, err := x509.ParseCertificate(der)

@@ -1,4 +1,4 @@
-package app_test
+package cli_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/cli"
 	"forgeapi/internal/secretbox"
 )
 
@@ -22,7 +23,7 @@ import (
 func cliRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = app.Execute(context.Background(), args, &out, &errOut)
+	code = cli.Execute(context.Background(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -99,32 +100,32 @@ func TestCLICreatesEverythingOnAFreshDataDir(t *testing.T) {
 	env := apptest.StartConfig(t, app.Config{Addr: "127.0.0.1:0", DataDir: data, Logger: quietLogger()})
 	for _, token := range []string{classic, fine, installation} {
 		resp, body := env.Do("GET", "/repos/acme/widgets", token, nil)
-		wantStatus(t, "token from the CLI", resp, body, 200)
+		apptest.WantStatus(t, "token from the CLI", resp, body, 200)
 	}
-	resp, body := get(env, "/user", basic("octocat", "pw"))
-	wantStatus(t, "password from the CLI", resp, body, 200)
+	resp, body := env.Get("/user", apptest.Basic("octocat", "pw"))
+	apptest.WantStatus(t, "password from the CLI", resp, body, 200)
 	resp, body = env.DoJSON("POST", "/orgs/acme/repos", installation, `{"name":"by-bot"}`)
-	wantStatus(t, "installation token from the CLI creates", resp, body, 201)
+	apptest.WantStatus(t, "installation token from the CLI creates", resp, body, 201)
 	// The CLI's installation token belongs to a real installation of the
 	// app it registered: the installation's own routes know it, and the
 	// creation was the app's bot's.
 	resp, body = env.Do("GET", "/installation/repositories", installation, nil)
-	wantStatus(t, "the CLI token's installation", resp, body, 200)
+	apptest.WantStatus(t, "the CLI token's installation", resp, body, 200)
 	if !strings.Contains(string(body), `"repository_selection":"all"`) || !strings.Contains(string(body), `"full_name":"acme/widgets"`) {
 		t.Errorf("installation repositories: %s", body)
 	}
 	resp, body = env.Do("GET", "/installation/repositories", narrowed, nil)
-	wantStatus(t, "the narrowed CLI token's installation", resp, body, 200)
+	apptest.WantStatus(t, "the narrowed CLI token's installation", resp, body, 200)
 	if !strings.Contains(string(body), `"total_count":1`) || !strings.Contains(string(body), `"repository_selection":"selected"`) {
 		t.Errorf("narrowed installation repositories: %s", body)
 	}
 	resp, body = env.Do("GET", "/repos/acme/by-bot/events", classic, nil)
-	wantStatus(t, "events of the bot's repository", resp, body, 200)
+	apptest.WantStatus(t, "events of the bot's repository", resp, body, 200)
 	if !strings.Contains(string(body), `"login":"forgeapi-app[bot]"`) {
 		t.Errorf("the bot did not create acme/by-bot: %s", body)
 	}
 	resp, body = env.Do("GET", "/orgs/beta/repos", classic, nil)
-	wantStatus(t, "second organization", resp, body, 200)
+	apptest.WantStatus(t, "second organization", resp, body, 200)
 }
 
 func TestCLIWorksOnARunningServersStore(t *testing.T) {
@@ -142,7 +143,7 @@ func TestCLIWorksOnARunningServersStore(t *testing.T) {
 	}
 	// And the CLI sees what the server wrote.
 	resp, body := env.DoJSON("POST", "/user/repos", token, `{"name":"made-over-http"}`)
-	wantStatus(t, "create over HTTP", resp, body, 201)
+	apptest.WantStatus(t, "create over HTTP", resp, body, 201)
 	cliOK(t, append([]string{"token", "create", "--user", "octocat", "--fine-grained", "--resource-owner", "octocat",
 		"--repositories", "made-over-http", "--permissions", "contents:read"}, flags...)...)
 }
@@ -308,6 +309,6 @@ func TestCLIUserTOTPSecretIsSealed(t *testing.T) {
 	code, err := auth.TOTPCode(seed, time.Now())
 	apptest.Must(t, "code", err)
 	resp, body := env.DoJSON("POST", "/authorizations", "", `{"scopes": ["repo"], "note": "cli"}`,
-		"Authorization", basic("twofa", "pw"), "X-Service-OTP", code)
-	wantStatus(t, "password and OTP of a user made by the CLI", resp, body, 201)
+		"Authorization", apptest.Basic("twofa", "pw"), "X-Service-OTP", code)
+	apptest.WantStatus(t, "password and OTP of a user made by the CLI", resp, body, 201)
 }

@@ -1,4 +1,8 @@
-package app
+// Package tlsca makes the TLS configuration forgeapi serves HTTPS with:
+// the operator's certificate and key files, or a certificate of a local
+// certificate authority kept in a directory (DATA/tls for --tls
+// self-signed), made on the first start and reused after.
+package tlsca
 
 import (
 	"crypto/ecdsa"
@@ -12,7 +16,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,80 +23,63 @@ import (
 	"time"
 )
 
-// TLSSelfSigned is the value of --tls that makes forgeapi serve HTTPS
+// SelfSigned is the value of --tls that makes forgeapi serve HTTPS
 // with a certificate of its own local CA.
-const TLSSelfSigned = "self-signed"
+const SelfSigned = "self-signed"
 
-// The files of the self-signed TLS set-up, under DATA/tls.
+// The files of the self-signed TLS set-up, in Source.Dir.
 const (
-	tlsCAFile      = "ca.pem"
-	tlsCAKeyFile   = "ca-key.pem"
-	tlsCertFile    = "server.pem"
-	tlsCertKeyFile = "server-key.pem"
+	caFileName      = "ca.pem"
+	caKeyFileName   = "ca-key.pem"
+	certFileName    = "server.pem"
+	certKeyFileName = "server-key.pem"
 )
 
-// serverTLS returns the TLS configuration of the API and git listener
-// (nil for plain HTTP), and for --tls self-signed the CA file that
-// clients should trust. With cert and key files those are served; with
-// self-signed, a CA and a server certificate for the listen host, the
-// host of Config.BaseURL, localhost, 127.0.0.1 and ::1 are made under
-// DATA/tls on the first start and reused after (the server certificate
-// is made again when it does not name the listen host and the base URL's
-// host, or expires within 30 days).
-func serverTLS(cfg Config, listenHost string) (*tls.Config, string, error) {
+// Source names what the server's certificate comes from.
+type Source struct {
+	// Mode is "" (the certificate files, if any) or SelfSigned.
+	Mode string
+	// CertFile and KeyFile are a PEM certificate (chain) and its key,
+	// both or neither.
+	CertFile, KeyFile string
+	// Dir holds the local CA and its server certificate (SelfSigned).
+	Dir string
+	// ListenHost and BaseURL name the hosts the self-signed server
+	// certificate is for, beside localhost and loopback (see certHosts).
+	ListenHost, BaseURL string
+}
+
+// ServerConfig returns the TLS configuration of the API and git listener
+// (nil for plain HTTP: no Mode, no files), and for SelfSigned the CA file
+// that clients should trust. With cert and key files those are served;
+// with SelfSigned, a CA and a server certificate for the listen host, the
+// host of BaseURL, localhost, 127.0.0.1 and ::1 are made in Dir on the
+// first start and reused after (the server certificate is made again
+// when it does not name the listen host and the base URL's host, or
+// expires within 30 days of now). Errors name the command line's flags.
+func ServerConfig(src Source, now time.Time) (*tls.Config, string, error) {
 	var cert tls.Certificate
 	var caFile string
 	var err error
 	switch {
-	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
-		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+	case src.CertFile != "" || src.KeyFile != "":
+		if src.CertFile == "" || src.KeyFile == "" {
 			return nil, "", errors.New("--tls-cert and --tls-key go together")
 		}
-		cert, err = tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
-	case cfg.TLS == TLSSelfSigned:
-		dir := filepath.Join(cfg.DataDir, "tls")
-		caFile = filepath.Join(dir, tlsCAFile)
-		cert, err = selfSigned(dir, certHosts(listenHost, cfg.BaseURL), time.Now())
-	case cfg.TLS == "":
+		cert, err = tls.LoadX509KeyPair(src.CertFile, src.KeyFile)
+	case src.Mode == SelfSigned:
+		caFile = filepath.Join(src.Dir, caFileName)
+		cert, err = selfSigned(src.Dir, certHosts(src.ListenHost, src.BaseURL), now)
+	case src.Mode == "":
 		return nil, "", nil
 	default:
-		return nil, "", fmt.Errorf("--tls must be %s (or use --tls-cert and --tls-key), not %q", TLSSelfSigned, cfg.TLS)
+		return nil, "", fmt.Errorf("--tls must be %s (or use --tls-cert and --tls-key), not %q", SelfSigned, src.Mode)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("TLS: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"}}, caFile, nil
-}
-
-// strictTransportSecurity is the Strict-Transport-Security value of
-// HTTPS answers. With the operator's certificate, a year, as the
-// platform's; without the platform's includeSubDomains, which would
-// force HTTPS on every host under the server's name (not the server's
-// call), and preload, which asks browsers to hard-code the whole domain
-// and takes months to undo. With --tls self-signed, a day: the local CA
-// is made again with a new data directory, and a browser that trusted
-// the old one could not click through to the new one (HSTS forbids it)
-// while the policy lasts; nor could it reach another server on the same
-// name over plain HTTP (a policy holds for every port of a name, so a
-// "localhost" would take every local server along; browsers ignore it
-// for IP addresses).
-func strictTransportSecurity(cfg Config) string {
-	if cfg.TLS == TLSSelfSigned {
-		return "max-age=86400"
-	}
-	return "max-age=31536000"
-}
-
-// withHSTS sets Strict-Transport-Security to value on the answers to
-// requests that came over TLS, and never on others.
-func withHSTS(next http.Handler, value string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS != nil {
-			w.Header().Set("Strict-Transport-Security", value)
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // certHosts returns the host names (DNS names or IP addresses) that the
@@ -127,7 +113,7 @@ func selfSigned(dir string, hosts []string, now time.Time) (tls.Certificate, err
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	certFile, keyFile := filepath.Join(dir, tlsCertFile), filepath.Join(dir, tlsCertKeyFile)
+	certFile, keyFile := filepath.Join(dir, certFileName), filepath.Join(dir, certKeyFileName)
 	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && certServes(cert, ca, hosts, now) {
 		return cert, nil
 	}
@@ -186,7 +172,7 @@ func certServes(cert tls.Certificate, ca *x509.Certificate, hosts []string, now 
 // loadOrCreateCA returns the CA of dir, made (valid ten years) when
 // there is none.
 func loadOrCreateCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	caFile, keyFile := filepath.Join(dir, tlsCAFile), filepath.Join(dir, tlsCAKeyFile)
+	caFile, keyFile := filepath.Join(dir, caFileName), filepath.Join(dir, caKeyFileName)
 	if pair, err := tls.LoadX509KeyPair(caFile, keyFile); err == nil {
 		ca, err := x509.ParseCertificate(pair.Certificate[0])
 		key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)

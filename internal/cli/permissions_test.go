@@ -1,4 +1,4 @@
-package app_test
+package cli_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/cli"
 )
 
 // TestPermissionsDocIsCurrent keeps docs/permissions.md equal to what
@@ -31,18 +32,18 @@ func TestPermissionsDocIsCurrent(t *testing.T) {
 
 func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 	t.Parallel()
-	var tables []app.PermissionTable
+	var tables []cli.PermissionTable
 	if err := json.Unmarshal([]byte(cliOK(t, "permissions", "--format", "json")), &tables); err != nil {
 		t.Fatalf("--format json: %v", err)
 	}
 	if len(tables) != len(auth.PermissionCatalog()) {
 		t.Fatalf("%d tables, want one per permission (%d)", len(tables), len(auth.PermissionCatalog()))
 	}
-	byName := map[string]app.PermissionTable{}
+	byName := map[string]cli.PermissionTable{}
 	for _, tbl := range tables {
 		byName[tbl.Permission] = tbl
 	}
-	find := func(permission, endpoint string) app.PermissionRow {
+	find := func(permission, endpoint string) cli.PermissionRow {
 		t.Helper()
 		for _, r := range byName[permission].Endpoints {
 			if r.Endpoint == endpoint {
@@ -50,7 +51,7 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 			}
 		}
 		t.Fatalf("table %s lacks %s", permission, endpoint)
-		return app.PermissionRow{}
+		return cli.PermissionRow{}
 	}
 	if r := find("metadata", "GET /repos/{owner}/{repo}"); !r.Served || r.Access != "read" || r.TokenTypes != "UAT, IAT, fine-grained PAT" {
 		t.Errorf("metadata row %+v", r)

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
 	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -39,7 +40,7 @@ func (c *cli) tokenCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				if spec.Kind == auth.KindInstallation {
 					token, err := tf.installationToken(httpapi.WithBaseURL(ctx, c.cliBaseURL()), a, spec)
 					if err != nil {
@@ -184,7 +185,7 @@ func (tf *tokenFlags) selectRepositories(ctx context.Context, q store.Q, owner *
 // is not), then a token narrowed to the repositories and permissions
 // asked for. Like every installation token it expires after
 // apps.TokenLifetime.
-func (tf *tokenFlags) installationToken(ctx context.Context, a *App, spec auth.TokenSpec) (string, error) {
+func (tf *tokenFlags) installationToken(ctx context.Context, a *app.App, spec auth.TokenSpec) (string, error) {
 	org, err := accounts.OrgByLogin(ctx, a.DB, tf.org)
 	if err != nil {
 		return "", fmt.Errorf("no organization %q", tf.org)

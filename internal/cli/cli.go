@@ -1,4 +1,11 @@
-package app
+// Package cli is forgeapi's command line (cobra): `forgeapi serve`, which
+// starts the server of package app with the configuration its flags and
+// environment variables give, and the admin commands (user, org,
+// enterprise, repo, app, oauth-app, token, advisories, backup, restore,
+// permissions), which open the same store through app.Open and act on it
+// directly. Execute is the whole program: it returns the exit code and
+// writes errors as one line on stderr.
+package cli
 
 import (
 	"context"
@@ -18,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/app"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/webhooks"
 	"forgeapi/internal/webhooks/hookshot"
@@ -80,7 +88,7 @@ func (c *cli) command() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "forgeapi",
 		Short:         "A self-hostable server for the Service REST API",
-		Version:       ReadBuildInfo().String(),
+		Version:       app.ReadBuildInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -92,7 +100,7 @@ func (c *cli) command() *cobra.Command {
 	pf.StringVar(&c.databaseURL, "database", os.Getenv("FORGEAPI_DATABASE"), "database URL: empty for SQLite under --data, or postgres://... (env FORGEAPI_DATABASE)")
 	pf.StringVar(&c.baseURL, "base-url", os.Getenv("FORGEAPI_BASE_URL"), "public base URL used in url fields (served and printed by admin commands); default http://ADDR (env FORGEAPI_BASE_URL)")
 	pf.StringVar(&c.logLevel, "log-level", envOr("FORGEAPI_LOG_LEVEL", "info"), "debug, info, warn or error; requests are logged at info (env FORGEAPI_LOG_LEVEL)")
-	pf.StringVar(&c.logFormat, "log-format", envOr("FORGEAPI_LOG_FORMAT", LogFormatText), "text or json (env FORGEAPI_LOG_FORMAT)")
+	pf.StringVar(&c.logFormat, "log-format", envOr("FORGEAPI_LOG_FORMAT", app.LogFormatText), "text or json (env FORGEAPI_LOG_FORMAT)")
 	root.AddCommand(c.serveCommand(), c.versionCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
 		c.repoCommand(), c.appCommand(), c.oauthAppCommand(), c.tokenCommand(), c.permissionsCommand(),
 		c.advisoriesCommand(), c.backupCommand(), c.restoreCommand())
@@ -105,7 +113,7 @@ func (c *cli) versionCommand() *cobra.Command {
 		Short: "Print the version, VCS revision and Go version of this build",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(c.stdout, "forgeapi "+ReadBuildInfo().String())
+			_, err := fmt.Fprintln(c.stdout, "forgeapi "+app.ReadBuildInfo().String())
 			return err
 		},
 	}
@@ -134,7 +142,7 @@ func (c *cli) say(format string, args ...any) {
 // logger returns the logger --log-level and --log-format configure,
 // writing to stderr.
 func (c *cli) logger() (*slog.Logger, error) {
-	return NewLogger(c.stderr, c.logLevel, c.logFormat)
+	return app.NewLogger(c.stderr, c.logLevel, c.logFormat)
 }
 
 func envOr(key, def string) string {
@@ -145,7 +153,7 @@ func envOr(key, def string) string {
 }
 
 func (c *cli) serveCommand() *cobra.Command {
-	cfg := Config{}
+	cfg := app.Config{}
 	var rateLimit, retention string
 	var hookTimeout, hookRetries, hookRateLimit, hookRetention string
 	var limits httpLimitFlags
@@ -178,7 +186,7 @@ func (c *cli) serveCommand() *cobra.Command {
 			cfg.DataDir, cfg.DatabaseURL, cfg.BaseURL = c.dataDir, c.databaseURL, c.baseURL
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m, err := Start(ctx, cfg)
+			m, err := app.Start(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -224,11 +232,11 @@ func (c *cli) serveCommand() *cobra.Command {
 		"largest pack a push may send (after any gzip encoding is undone): bytes, or with KiB, MiB, GiB; larger pushes are refused with a remote: message (env FORGEAPI_MAX_PUSH_SIZE)")
 	f.StringVar(&limits.maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
 		"git requests served at once (each runs git http-backend); more wait up to 10s, then get 503 with Retry-After; default 4 per CPU, at least 8 (env FORGEAPI_MAX_GIT_PROCESSES)")
-	f.StringVar(&limits.headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", DefaultHeaderTimeout.String()),
+	f.StringVar(&limits.headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", app.DefaultHeaderTimeout.String()),
 		"time a client has to send a request's header (env FORGEAPI_HEADER_TIMEOUT)")
-	f.StringVar(&limits.idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", DefaultIdleTimeout.String()),
+	f.StringVar(&limits.idleTimeout, "idle-timeout", envOr("FORGEAPI_IDLE_TIMEOUT", app.DefaultIdleTimeout.String()),
 		"a request whose body read or response write makes no progress for this long is dropped, as is a kept-alive connection idle this long (2m at least); transfers that keep moving may take any time (env FORGEAPI_IDLE_TIMEOUT)")
-	f.StringVar(&limits.bodyTimeout, "body-timeout", envOr("FORGEAPI_BODY_TIMEOUT", DefaultBodyTimeout.String()),
+	f.StringVar(&limits.bodyTimeout, "body-timeout", envOr("FORGEAPI_BODY_TIMEOUT", app.DefaultBodyTimeout.String()),
 		"time a client has to send the body of an API request, plus 1s per 16 KiB received; slower bodies get 408 (git pushes are bound by --idle-timeout alone) (env FORGEAPI_BODY_TIMEOUT)")
 	return cmd
 }
@@ -240,7 +248,7 @@ type httpLimitFlags struct {
 }
 
 // parse parses the limits into cfg.
-func (l httpLimitFlags) parse(cfg *Config) error {
+func (l httpLimitFlags) parse(cfg *app.Config) error {
 	var err error
 	if cfg.Git.MaxPushSize, err = parseSize(l.maxPushSize); err != nil {
 		return fmt.Errorf("--max-push-size: %w", err)
@@ -276,12 +284,12 @@ func parseSize(s string) (int64, error) {
 }
 
 // withApp opens the store for an admin command and closes it after.
-func (c *cli) withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) error) error {
+func (c *cli) withApp(cmd *cobra.Command, fn func(ctx context.Context, a *app.App) error) error {
 	logger, err := c.logger()
 	if err != nil {
 		return err
 	}
-	a, err := Open(cmd.Context(), Config{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Logger: logger})
+	a, err := app.Open(cmd.Context(), app.Config{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -289,7 +297,7 @@ func (c *cli) withApp(cmd *cobra.Command, fn func(ctx context.Context, a *App) e
 	if a.DB.Created {
 		// A mistyped --data must not pass for an empty forge unnoticed.
 		fmt.Fprintf(c.stderr, "forgeapi: created a new, empty store (%s); check --data and --database if you expected an existing one\n",
-			describeDatabase(c.dataDir, c.databaseURL))
+			app.DescribeDatabase(c.dataDir, c.databaseURL))
 	}
 	return fn(cmd.Context(), a)
 }

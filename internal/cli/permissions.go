@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 )
@@ -199,7 +200,7 @@ func (c *cli) permissionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "permissions", Short: "Print the fine-grained token permission tables", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			routes := (&App{}).Routes()
+			routes := app.RouteTable()
 			tables := PermissionTables(routes)
 			switch format {
 			case "markdown":

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/backup"
 )
 
@@ -25,7 +26,7 @@ Prints what it copied, and what the backup does not hold.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := backup.Backup(cmd.Context(), backup.Source{DataDir: c.dataDir, DatabaseURL: c.databaseURL, Blob: blobSpec,
-				WithoutKeys: withoutKeys, Version: ReadBuildInfo().String(), Progress: c.progress}, args[0])
+				WithoutKeys: withoutKeys, Version: app.ReadBuildInfo().String(), Progress: c.progress}, args[0])
 			if err != nil {
 				return err
 			}

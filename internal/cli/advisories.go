@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/depreview/advisorydb"
 )
 
@@ -35,7 +36,7 @@ Prints: imported N advisories: A added, U updated, K unchanged`,
 				return err
 			}
 			c.say("read %d advisories in %s; writing them to the store ...", len(records), time.Since(start).Round(time.Millisecond))
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				counts, err := advisorydb.Import(ctx, a.DB, records)
 				if err != nil {
 					return err

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/console"
 	"forgeapi/internal/repos"
@@ -34,7 +35,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				u, err := userArg(ctx, a.DB, "LOGIN", args[0])
 				if err != nil {
 					return err
@@ -61,7 +62,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 			} else if _, err := auth.TOTPCode(secret, store.Now()); err != nil {
 				return fmt.Errorf("--secret is not a valid base32 secret")
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				u, err := userArg(ctx, a.DB, "LOGIN", args[0])
 				if err != nil {
 					return err
@@ -84,7 +85,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 	disable := &cobra.Command{
 		Use: "disable LOGIN", Short: "Turn TOTP off", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				u, err := userArg(ctx, a.DB, "LOGIN", args[0])
 				if err != nil {
 					return err
@@ -98,7 +99,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 	del := &cobra.Command{
 		Use: "delete LOGIN", Short: "Delete a user with its tokens, memberships and applications; refused while it owns repositories or is an organization's only owner", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				return a.DB.Tx(ctx, func(tx store.Q) error {
 					u, err := userArg(ctx, tx, "LOGIN", args[0])
 					if err != nil {
@@ -148,7 +149,7 @@ func (c *cli) orgRemoveMemberCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "remove-member ORG USER", Short: "Remove USER from ORG (not its last owner)", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				return a.DB.Tx(ctx, func(tx store.Q) error {
 					org, err := accounts.OrgByLogin(ctx, tx, args[0])
 					if err != nil {
@@ -183,7 +184,7 @@ func (c *cli) enterpriseRemoveOrgCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "remove-org SLUG ORG", Short: "Remove an organization from an enterprise", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				e, err := accounts.EnterpriseBySlug(ctx, a.DB, args[0])
 				if err != nil {
 					return fmt.Errorf("no enterprise %q", args[0])
@@ -210,7 +211,7 @@ func (c *cli) repoDeleteCommand() *cobra.Command {
 			if !ok || owner == "" || name == "" {
 				return fmt.Errorf("want OWNER/NAME, got %q", args[0])
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				r, err := repos.ByOwnerAndName(ctx, a.DB, owner, name)
 				if err != nil {
 					return fmt.Errorf("no repository %q", args[0])
@@ -240,7 +241,7 @@ func (c *cli) appManageCommands() []*cobra.Command {
 	list := &cobra.Command{
 		Use: "list [--owner USER|ORG]", Short: "List OAuth applications as JSON (never their secrets)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				var ownerID int64
 				if owner != "" {
 					o, err := accounts.ByLogin(ctx, a.DB, owner)
@@ -269,7 +270,7 @@ func (c *cli) appManageCommands() []*cobra.Command {
 	del := &cobra.Command{
 		Use: "delete CLIENT_ID", Short: "Delete an OAuth application with its tokens and grants", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				app, err := accounts.AppByClientID(ctx, a.DB, args[0])
 				if err != nil {
 					return fmt.Errorf("no application with client id %q", args[0])
@@ -286,7 +287,7 @@ func (c *cli) tokenManageCommands() []*cobra.Command {
 	list := &cobra.Command{
 		Use: "list [--user USER]", Short: "List tokens as JSON: id, kind, user, last eight characters, grants (never the value)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				var userID int64
 				if user != "" {
 					u, err := accounts.ByLogin(ctx, a.DB, user)
@@ -311,7 +312,7 @@ func (c *cli) tokenManageCommands() []*cobra.Command {
 			if err != nil || id <= 0 {
 				return fmt.Errorf("want a token id from `forgeapi token list`, got %q", args[0])
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				err := auth.RevokeToken(ctx, a.DB, id)
 				if errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("no token %d", id)

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
@@ -23,10 +24,10 @@ func (c *cli) cliBaseURL() string {
 	if raw == "" {
 		raw = "http://" + envOr("FORGEAPI_ADDR", "127.0.0.1:8080")
 	}
-	if base, err := publicBaseURL(raw); err == nil {
+	if base, err := app.PublicBaseURL(raw); err == nil {
 		return base
 	}
-	return trimSlash(raw) // Open refused a bad --base-url before any command renders one
+	return strings.TrimRight(raw, "/") // Open refused a bad --base-url before any command renders one
 }
 
 func (c *cli) userCommand() *cobra.Command {
@@ -49,7 +50,7 @@ func (c *cli) userCommand() *cobra.Command {
 					return err
 				}
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				sealedTOTP, err := auth.SealTOTPSecret(a.Secrets, totpSecret)
 				if err != nil {
 					return err
@@ -81,7 +82,7 @@ func (c *cli) orgCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create LOGIN --owner USER", Short: "Create an organization with USER as its owner", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				return a.DB.Tx(ctx, func(tx store.Q) error {
 					u, err := userArg(ctx, tx, "--owner", owner)
 					if err != nil {
@@ -110,7 +111,7 @@ func (c *cli) orgCommand() *cobra.Command {
 	addMember := &cobra.Command{
 		Use: "add-member ORG USER", Short: "Add USER to ORG (or change the role)", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				org, err := accounts.OrgByLogin(ctx, a.DB, args[0])
 				if err != nil {
 					return fmt.Errorf("no organization %q", args[0])
@@ -135,7 +136,7 @@ func (c *cli) orgRenameCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "rename OLD NEW", Short: "Rename an organization; repository paths under OLD redirect until OLD is taken", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				org, err := accounts.OrgByLogin(ctx, a.DB, args[0])
 				if err != nil {
 					return fmt.Errorf("no organization %q", args[0])
@@ -168,7 +169,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create SLUG --owner USER [--org ORG]...", Short: "Create an enterprise", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				return a.DB.Tx(ctx, func(tx store.Q) error {
 					u, err := userArg(ctx, tx, "--owner", owner)
 					if err != nil {
@@ -197,7 +198,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 	addOrg := &cobra.Command{
 		Use: "add-org SLUG ORG", Short: "Add an organization to an enterprise", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				e, err := accounts.EnterpriseBySlug(ctx, a.DB, args[0])
 				if err != nil {
 					return fmt.Errorf("no enterprise %q", args[0])
@@ -232,7 +233,7 @@ func (c *cli) repoCommand() *cobra.Command {
 			if !repos.ValidName(name) {
 				return fmt.Errorf("%q is not a valid repository name: letters, digits, '.', '-' and '_', at most 100, not ending in .git", name)
 			}
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				owner, err := accounts.ByLogin(ctx, a.DB, ownerLogin)
 				if err != nil || owner.Type == accounts.TypeBot {
 					return fmt.Errorf("no user or organization %q", ownerLogin)
@@ -277,7 +278,7 @@ func (c *cli) oauthAppCommand() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create NAME --owner USER|ORG [--client-id ID --client-secret SECRET]", Short: "Register an OAuth application; prints client_id and client_secret", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				if owner == "" {
 					return fmt.Errorf("--owner is required")
 				}

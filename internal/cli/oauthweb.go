@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/store"
 )
 
@@ -21,7 +22,7 @@ func (c *cli) oauthWebConfigureCommand() *cobra.Command {
 		Short: "Set the callback URL and device flow of an OAuth application or app (the web and device flows)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withApp(cmd, func(ctx context.Context, a *App) error {
+			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
 				set, err := a.OAuthWeb.Settings(ctx, args[0])
 				if errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("no OAuth application or app with client id %q", args[0])

@@ -1,4 +1,4 @@
-package app_test
+package cli_test
 
 import (
 	"context"
@@ -55,13 +55,13 @@ func TestCLITokenListAndRevoke(t *testing.T) {
 		t.Errorf("token list without --user lists %d tokens, want 2", len(list))
 	}
 
-	resp, body := get(env, "/user", "Bearer "+token)
-	wantStatus(t, "token before revoke", resp, body, 200)
+	resp, body := env.Get("/user", "Bearer "+token)
+	apptest.WantStatus(t, "token before revoke", resp, body, 200)
 	cliOK(t, append([]string{"token", "revoke", fmt.Sprint(id)}, flags...)...)
-	resp, body = get(env, "/user", "Bearer "+token)
-	wantError(t, "revoked token", resp, body, 401)
-	resp, body = get(env, "/user", "Bearer "+keep)
-	wantStatus(t, "the other token", resp, body, 200)
+	resp, body = env.Get("/user", "Bearer "+token)
+	apptest.WantError(t, "revoked token", resp, body, 401)
+	resp, body = env.Get("/user", "Bearer "+keep)
+	apptest.WantStatus(t, "the other token", resp, body, 200)
 }
 
 func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
@@ -89,10 +89,10 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 	if sessions(octocat.ID) != 0 || sessions(bystander.ID) != 1 {
 		t.Errorf("after set-password: %d console sessions of the user, %d of another, want 0 and 1", sessions(octocat.ID), sessions(bystander.ID))
 	}
-	resp, body := get(env, "/user", basic("octocat", "new-password"))
-	wantStatus(t, "new password", resp, body, 200)
-	resp, body = get(env, "/user", basic("octocat", "old-password"))
-	wantError(t, "old password", resp, body, 401)
+	resp, body := env.Get("/user", apptest.Basic("octocat", "new-password"))
+	apptest.WantStatus(t, "new password", resp, body, 200)
+	resp, body = env.Get("/user", apptest.Basic("octocat", "old-password"))
+	apptest.WantError(t, "old password", resp, body, 401)
 
 	hasTOTP := func() bool {
 		u, err := accounts.ByID(context.Background(), env.Q(), octocat.ID)
@@ -108,7 +108,7 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 		t.Fatal("totp enable --secret did not turn TOTP on")
 	}
 	createAuthorization := func(note string) (*http.Response, []byte) { // a route that asks for the OTP
-		return env.DoJSON("POST", "/authorizations", "", `{"scopes":["repo"],"note":"`+note+`"}`, "Authorization", basic("octocat", "new-password"))
+		return env.DoJSON("POST", "/authorizations", "", `{"scopes":["repo"],"note":"`+note+`"}`, "Authorization", apptest.Basic("octocat", "new-password"))
 	}
 	resp, _ = createAuthorization("with totp")
 	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("X-Service-OTP"), "required") {
@@ -123,7 +123,7 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 		t.Fatal("totp disable left TOTP on")
 	}
 	resp, body = createAuthorization("without totp")
-	wantStatus(t, "password after totp disable", resp, body, 201)
+	apptest.WantStatus(t, "password after totp disable", resp, body, 201)
 	secret := run("user", "totp", "enable", "octocat")
 	if strings.Count(secret, "\n") != 1 || !hasTOTP() {
 		t.Fatalf("totp enable without --secret printed %q", secret)
@@ -147,10 +147,10 @@ func TestCLIUserPasswordTOTPAndDelete(t *testing.T) {
 	}
 	run("org", "add-member", "acme", "hubot", "--role", "owner")
 	run("user", "delete", "octocat")
-	resp, body = get(env, "/users/octocat", "")
-	wantError(t, "deleted user", resp, body, 404)
-	resp, body = get(env, "/user", "Bearer "+token)
-	wantError(t, "deleted user's token", resp, body, 401)
+	resp, body = env.Get("/users/octocat", "")
+	apptest.WantError(t, "deleted user", resp, body, 404)
+	resp, body = env.Get("/user", "Bearer "+token)
+	apptest.WantError(t, "deleted user's token", resp, body, 401)
 	if n := count(t, env, `SELECT count(*) FROM org_members WHERE org_id = $1`, acme.ID); n != 1 {
 		t.Errorf("acme has %d members after the delete, want 1", n)
 	}
@@ -210,10 +210,10 @@ func TestCLIRepoDeleteRemovesGitDataHooksAndDeliveries(t *testing.T) {
 	apptest.Must(t, "select both repositories", err)
 	// A hook (refused deliveries are recorded too) and an event.
 	resp, body := env.DoJSON("POST", "/repos/acme/widgets/hooks", token, `{"config":{"url":"http://127.0.0.1:1/hook"},"events":["push"]}`)
-	wantStatus(t, "create hook", resp, body, 201)
+	apptest.WantStatus(t, "create hook", resp, body, 201)
 	resp, body = env.DoJSON("PATCH", "/repos/acme/widgets", token, `{"description":"an event"}`)
-	wantStatus(t, "edit", resp, body, 200)
-	pollUntil(t, "the ping delivery", func() bool {
+	apptest.WantStatus(t, "edit", resp, body, 200)
+	apptest.Eventually(t, "the ping delivery", func() bool {
 		return count(t, env, `SELECT count(*) FROM hook_deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1`, widgets.ID) > 0
 	})
 	events := count(t, env, `SELECT count(*) FROM events WHERE repo_id = $1`, widgets.ID)
@@ -224,7 +224,7 @@ func TestCLIRepoDeleteRemovesGitDataHooksAndDeliveries(t *testing.T) {
 
 	cliOK(t, append([]string{"repo", "delete", "acme/widgets"}, flags...)...)
 	resp, body = env.Do("GET", "/repos/acme/widgets", token, nil)
-	wantError(t, "deleted repository", resp, body, 404)
+	apptest.WantError(t, "deleted repository", resp, body, 404)
 	if _, err := os.Stat(gitDir); !os.IsNotExist(err) {
 		t.Errorf("git directory after the delete: %v", err)
 	}
@@ -248,5 +248,5 @@ func TestCLIRepoDeleteRemovesGitDataHooksAndDeliveries(t *testing.T) {
 		t.Errorf("fine-grained token selects %s after the delete, want [%d]", ids, other.ID)
 	}
 	resp, body = env.Do("GET", "/repos/acme/other", fine, nil)
-	wantStatus(t, "the other repository", resp, body, 200)
+	apptest.WantStatus(t, "the other repository", resp, body, 200)
 }
