@@ -4,10 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // ErrorBody is the JSON shape of every error response.
@@ -65,17 +63,4 @@ func (e *Env) Get(path, authorization string, headers ...string) (*http.Response
 		headers = append(headers, "Authorization", authorization)
 	}
 	return e.Do("GET", path, "", nil, headers...)
-}
-
-// Eventually polls cond until it holds, failing the test at once after
-// ten seconds, with what it was waiting for.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-	}
 }
