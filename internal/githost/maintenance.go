@@ -1,17 +1,14 @@
 package githost
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
-	"strings"
 	"time"
 
+	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -31,10 +28,6 @@ const (
 	DefaultMaintenanceLease        = time.Hour
 	DefaultMaintenancePollInterval = 10 * time.Minute
 )
-
-// maintenanceGitEnv keeps git gc away from the system's and the server
-// user's git configuration: only the repository's own applies.
-var maintenanceGitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_TERMINAL_PROMPT=0"}
 
 // countPush counts one push of the repository for maintenance, in the
 // transaction that records the push. The first counted push starts the
@@ -269,13 +262,5 @@ func (m *Maintainer) release(ctx context.Context, tx store.Q, repoID, pushes int
 func (m *Maintainer) gc(ctx context.Context, dir string) error {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Lease)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "gc", "--quiet")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), maintenanceGitEnv...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git gc: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	return gitcmd.In(dir).Run(ctx, "gc", "--quiet")
 }

@@ -20,9 +20,9 @@ type Floor struct {
 
 // Floors are the floors of the house, ground first.
 var Floors = []Floor{
-	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the embedded docs",
+	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the leased worker loop, the TLS authority, the embedded docs",
 		[]string{"docs", "internal/apierr", "internal/house", "internal/blob", "internal/depreview/advisory", "internal/git/gitcmd",
-			"internal/git/gitref", "internal/secretbox", "internal/store", "internal/wire"}},
+			"internal/git/gitref", "internal/secretbox", "internal/store", "internal/tlsca", "internal/wire", "internal/worker"}},
 	{1, "protocols: authentication, git reading, writing and serving, a webhook's signed request, archive writing, manifest parsing",
 		[]string{"internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp",
 			"internal/git/gitread", "internal/git/gitwrite", "internal/orgmigration/archive", "internal/webhooks/hookshot"}},
@@ -47,6 +47,8 @@ var Floors = []Floor{
 		[]string{"internal/console"}},
 	{11, "the wiring: one App over one store, the running server",
 		[]string{"internal/app"}},
-	{12, "programs and the test harness",
+	{12, "the command line: serve and the admin commands",
+		[]string{"internal/cli"}},
+	{13, "programs and the test harness",
 		[]string{"cmd/forgeapi", "cmd/forgeapi-bench", "internal/apptest"}},
 }
