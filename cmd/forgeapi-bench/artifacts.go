@@ -93,7 +93,7 @@ func runArtifacts(ctx context.Context, args []string) error {
 // with artifact_metadata:write on all its repositories.
 func (b *artifactsBench) fixture(ctx context.Context, a *app.App) (string, error) {
 	var owner, org *accounts.Account
-	err := a.DB.Tx(ctx, func(tx store.Q) error {
+	err := a.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if owner, err = accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeUser, Login: "bench"}); err != nil {
 			return err

@@ -320,7 +320,7 @@ func dropIndexes(ctx context.Context, db *store.DB, table string) (restore func(
 // store.Dynamic, so that the statement cache does not prepare them on
 // such a connection either.
 func execDDL(ctx context.Context, db *store.DB, stmts ...string) error {
-	return db.Tx(ctx, func(tx store.Q) error {
+	return db.Tx(ctx, func(tx *store.Tx) error {
 		for _, s := range stmts {
 			if _, err := tx.ExecContext(ctx, store.Dynamic+s); err != nil {
 				return err
@@ -333,7 +333,7 @@ func execDDL(ctx context.Context, db *store.DB, stmts ...string) error {
 // insertRows inserts rows in transactions of multi-row INSERTs.
 func insertRows(ctx context.Context, db *store.DB, table string, cols []string, rows [][]any) error {
 	perStatement := max(1, 4000/len(cols))
-	return db.Tx(ctx, func(tx store.Q) error {
+	return db.Tx(ctx, func(tx *store.Tx) error {
 		for start := 0; start < len(rows); start += perStatement {
 			chunk := rows[start:min(start+perStatement, len(rows))]
 			var sb strings.Builder

@@ -220,7 +220,7 @@ type benchFixture struct {
 func webhooksFixture(ctx context.Context, a *app.App) (*benchFixture, error) {
 	var user *accounts.Account
 	var token auth.CreatedToken
-	err := a.DB.Tx(ctx, func(tx store.Q) error {
+	err := a.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		user, err = accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeUser, Login: "bench"})
 		if err != nil {

@@ -104,7 +104,7 @@ func runWrites(ctx context.Context, args []string) error {
 		}
 	}
 	bare := func() error {
-		return db.Tx(ctx, func(tx store.Q) error {
+		return db.Tx(ctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO bench_commits (v) VALUES ($1)`, "x")
 			return err
 		})

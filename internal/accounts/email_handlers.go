@@ -93,7 +93,7 @@ func (h *Handler) addEmails(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := auth.PrincipalFrom(r.Context()).UserID()
-	if err := h.DB.Tx(r.Context(), func(tx store.Q) error { return AddEmails(r.Context(), tx, id, list) }); err != nil {
+	if err := h.DB.Tx(r.Context(), func(tx *store.Tx) error { return AddEmails(r.Context(), tx, id, list) }); err != nil {
 		return err
 	}
 	added, err := Emails(r.Context(), h.DB, id, false)
@@ -126,7 +126,7 @@ func (h *Handler) deleteEmails(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := auth.PrincipalFrom(r.Context()).UserID()
-	if err := h.DB.Tx(r.Context(), func(tx store.Q) error { return DeleteEmails(r.Context(), tx, id, list) }); err != nil {
+	if err := h.DB.Tx(r.Context(), func(tx *store.Tx) error { return DeleteEmails(r.Context(), tx, id, list) }); err != nil {
 		return err
 	}
 	httpapi.NoContent(w)

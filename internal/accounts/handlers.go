@@ -21,7 +21,7 @@ type Handler struct {
 	// OrgUpdated, when set, runs in the transaction of PATCH /orgs/{org}
 	// with the organization before and after the change (the audit log
 	// records the settings changed).
-	OrgUpdated func(ctx context.Context, tx store.Q, before, after *Account) error
+	OrgUpdated func(ctx context.Context, tx *store.Tx, before, after *Account) error
 }
 
 // DetailsCache keeps accounts' counters and profiles in a store.ReadCache

@@ -85,7 +85,7 @@ func (h *Handler) updateAuthenticatedUser(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	id := auth.PrincipalFrom(r.Context()).UserID()
-	err := h.DB.Tx(r.Context(), func(tx store.Q) error {
+	err := h.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		if e := body.Email; e != nil && *e != "" {
 			mine, err := HasEmail(r.Context(), tx, id, *e)
 			if err != nil {
@@ -154,7 +154,7 @@ func (h *Handler) updateOrg(w http.ResponseWriter, r *http.Request) error {
 	}
 	org := OrgFrom(r.Context())
 	var updated *Account
-	err := h.DB.Tx(r.Context(), func(tx store.Q) error {
+	err := h.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		prof, err := ProfileOf(r.Context(), tx, org.ID)
 		if err != nil {
 			return err

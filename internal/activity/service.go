@@ -69,7 +69,7 @@ type (
 // RepositoryCreated emits CreateEvent (ref_type repository) and the
 // repository webhook event with action created. It is
 // repos.Service.AfterCreate.
-func (s *Service) RepositoryCreated(ctx context.Context, tx store.Q, r *repos.Repository, actor *accounts.Account) error {
+func (s *Service) RepositoryCreated(ctx context.Context, tx *store.Tx, r *repos.Repository, actor *accounts.Account) error {
 	var description *string
 	if r.Description != "" {
 		description = &r.Description
@@ -87,7 +87,7 @@ func (s *Service) RepositoryCreated(ctx context.Context, tx store.Q, r *repos.Re
 // RepositoryForked emits ForkEvent on the source repository (its payload
 // the fork) and the fork webhook event to the source's hooks; it is
 // repos.Service.AfterFork.
-func (s *Service) RepositoryForked(ctx context.Context, tx store.Q, src, fork *repos.Repository, actor *accounts.Account) error {
+func (s *Service) RepositoryForked(ctx context.Context, tx *store.Tx, src, fork *repos.Repository, actor *accounts.Account) error {
 	st, err := repos.StatsOf(ctx, tx, fork.ID)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (s *Service) RepositoryForked(ctx context.Context, tx store.Q, src, fork *r
 // which the organization's hooks receive (the repository's own hooks go
 // with it); it is repos.Service.BeforeDelete. The feeds keep the
 // repository's earlier events.
-func (s *Service) RepositoryDeleted(ctx context.Context, tx store.Q, r *repos.Repository, actor *accounts.Account) error {
+func (s *Service) RepositoryDeleted(ctx context.Context, tx *store.Tx, r *repos.Repository, actor *accounts.Account) error {
 	return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": "deleted"},
 		Actor: actor, Repo: r, Public: !r.Private, CreatedAt: s.now()})
 }
@@ -123,7 +123,7 @@ func (s *Service) RepositoryDeleted(ctx context.Context, tx store.Q, r *repos.Re
 //     the repository's earlier events stop being public, so public feeds
 //     no longer show them. (Events stored while the repository was
 //     private stay private when it becomes public.)
-func (s *Service) RepositoryUpdated(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
+func (s *Service) RepositoryUpdated(ctx context.Context, tx *store.Tx, before, after *repos.Repository, actor *accounts.Account) error {
 	now := s.now()
 	emit := func(e *events.Event) error {
 		e.Actor, e.Repo, e.Public, e.CreatedAt = actor, after, !after.Private, now

@@ -16,7 +16,7 @@ import (
 // event (action created, starred_at). Starring again changes nothing. A
 // user the repository's owner blocks gets a 403.
 func (s *Service) Star(ctx context.Context, user *accounts.Account, r *repos.Repository) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.CheckNotBlocked(ctx, tx, r.Owner, user.ID); err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (s *Service) Star(ctx context.Context, user *accounts.Account, r *repos.Rep
 // Unstar removes the user's star. A removed star emits the star webhook
 // event with action deleted (starred_at null); the feeds show nothing.
 func (s *Service) Unstar(ctx context.Context, user *accounts.Account, r *repos.Repository) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM stars WHERE user_id = $1 AND repository_id = $2`, user.ID, r.ID)
 		if err != nil {
 			return err

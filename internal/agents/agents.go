@@ -113,7 +113,7 @@ func (s *Service) SetSource(ctx context.Context, ent *accounts.Enterprise, orgID
 		return nil, err
 	}
 	var src *Source
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		now := store.Now()
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO custom_agent_sources (enterprise_id, org_id, created_at, updated_at) VALUES ($1, $2, $3, $3)
@@ -167,7 +167,7 @@ func (s *Service) validateSource(ctx context.Context, ent *accounts.Enterprise, 
 // ruleset: the association only, never the repository or its files. It
 // returns ErrNoSource when there is none.
 func (s *Service) DeleteSource(ctx context.Context, ent *accounts.Enterprise) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM custom_agent_sources WHERE enterprise_id = $1`, ent.ID)
 		if err != nil {
 			return err

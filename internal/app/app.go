@@ -359,7 +359,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
 	a.Teams = &teams.Service{DB: db, Events: a.Events, Orgs: a.Orgs}
 	a.Orgs.Accepting = a.Teams.Accepting
-	a.Repos.AfterUpdate = func(ctx context.Context, tx store.Q, before, after *repos.Repository, actor *accounts.Account) error {
+	a.Repos.AfterUpdate = func(ctx context.Context, tx *store.Tx, before, after *repos.Repository, actor *accounts.Account) error {
 		if err := a.Agents.CheckRepositoryUpdate(ctx, tx, before, after, actor); err != nil {
 			return err
 		}

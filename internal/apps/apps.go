@@ -157,7 +157,7 @@ func (s *Service) Create(ctx context.Context, n NewApp) (*Created, error) {
 	}
 	c.UpdatedAt = c.CreatedAt
 	pubPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		bot, err := accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeBot, Login: slug + "[bot]"})
 		if err != nil {
 			return err

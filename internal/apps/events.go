@@ -157,7 +157,7 @@ func repositoryRefs(rs []*repos.Repository) []repositoryRef {
 // the app's webhook alone: installation (fields: action, repositories)
 // or installation_repositories, with the installation object and
 // requester null; actor is the sender (nil: the installation's account).
-func (s *Service) emitInstallation(ctx context.Context, tx store.Q, event string, app *App, inst *Installation, actor *accounts.Account, fields map[string]any) error {
+func (s *Service) emitInstallation(ctx context.Context, tx *store.Tx, event string, app *App, inst *Installation, actor *accounts.Account, fields map[string]any) error {
 	if s.Events == nil {
 		return nil
 	}
@@ -178,7 +178,7 @@ func (s *Service) emitInstallation(ctx context.Context, tx store.Q, event string
 
 // emitInstallationAction emits the installation event with the action
 // and the repositories the installation reaches.
-func (s *Service) emitInstallationAction(ctx context.Context, tx store.Q, action string, app *App, inst *Installation, actor *accounts.Account) error {
+func (s *Service) emitInstallationAction(ctx context.Context, tx *store.Tx, action string, app *App, inst *Installation, actor *accounts.Account) error {
 	rs, err := Repositories(ctx, tx, inst)
 	if err != nil {
 		return err
@@ -190,7 +190,7 @@ func (s *Service) emitInstallationAction(ctx context.Context, tx store.Q, action
 // emitSelectionChange emits installation_repositories for a change of
 // the installation's repositories from before: added, or removed when
 // only some were removed (both lists are sent either way).
-func (s *Service) emitSelectionChange(ctx context.Context, tx store.Q, app *App, inst *Installation, before []*repos.Repository, actor *accounts.Account) error {
+func (s *Service) emitSelectionChange(ctx context.Context, tx *store.Tx, app *App, inst *Installation, before []*repos.Repository, actor *accounts.Account) error {
 	after, err := Repositories(ctx, tx, inst)
 	if err != nil {
 		return err

@@ -119,7 +119,7 @@ func (s *Service) Install(ctx context.Context, app *App, account *accounts.Accou
 	b, _ := json.Marshal(ids)
 	now := store.Now()
 	var inst *Installation
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := s.reachedBefore(ctx, tx, app, account)
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func (s *Service) reachedBefore(ctx context.Context, q store.Q, app *App, accoun
 // at once), and sends the app's webhook installation deleted, whose
 // sender is actor (nil: the account).
 func (s *Service) Uninstall(ctx context.Context, app *App, inst *Installation, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := s.emitInstallationAction(ctx, tx, "deleted", app, inst, actor); err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func (s *Service) Suspend(ctx context.Context, app *App, inst *Installation, sus
 	if suspend {
 		action = "suspend"
 	}
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx,
 			`UPDATE app_installations SET suspended_at = $1, suspended_by_id = $2, updated_at = $3 WHERE id = $4`,
 			at, by, store.Now(), inst.ID)

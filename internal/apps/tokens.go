@@ -49,7 +49,7 @@ func (s *Service) Mint(ctx context.Context, app *App, inst *Installation, req To
 	m := &Minted{Permissions: grant, Selection: inst.Selection, ExpiresAt: store.Now().Add(TokenLifetime)}
 	spec := auth.TokenSpec{Kind: auth.KindInstallation, UserID: app.BotID, ResourceOwnerID: inst.AccountID,
 		Grant: grant, InstallationID: inst.ID, ExpiresAt: &m.ExpiresAt}
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := m.selectRepositories(ctx, tx, inst, req, &spec); err != nil {
 			return err
 		}

@@ -24,11 +24,11 @@ type Recorder struct {
 var ErrRecorderRefused = errors.New("apptest: recorder refuses events")
 
 // HandleEvent records e once its transaction commits.
-func (r *Recorder) HandleEvent(_ context.Context, tx store.Q, e *events.Event) error {
+func (r *Recorder) HandleEvent(_ context.Context, tx *store.Tx, e *events.Event) error {
 	if r.fail.Load() {
 		return ErrRecorderRefused
 	}
-	store.AfterCommit(tx, func() {
+	tx.AfterCommit(func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.events = append(r.events, e)

@@ -23,7 +23,7 @@ func (h *Handler) createDeploymentRecord(w http.ResponseWriter, r *http.Request)
 	}
 	ctx, org, p := r.Context(), accounts.OrgFrom(r.Context()), auth.PrincipalFrom(r.Context())
 	var records []DeploymentRecord
-	err = h.DB.Tx(ctx, func(tx store.Q) error {
+	err = h.DB.Tx(ctx, func(tx *store.Tx) error {
 		records, _, err = recordDeployments(ctx, tx, h.DB.Dialect, p, org, []Deployment{d}, batch{})
 		return err
 	})
@@ -51,7 +51,7 @@ func (h *Handler) setClusterDeploymentRecords(w http.ResponseWriter, r *http.Req
 	ctx, org, p := r.Context(), accounts.OrgFrom(r.Context()), auth.PrincipalFrom(r.Context())
 	var records []DeploymentRecord
 	var failures []Failure
-	err = h.DB.Tx(ctx, func(tx store.Q) error {
+	err = h.DB.Tx(ctx, func(tx *store.Tx) error {
 		records, failures, err = recordDeployments(ctx, tx, h.DB.Dialect, p, org, ds, batch{Partial: body.PartialSuccess, Indexed: true})
 		return err
 	})

@@ -21,7 +21,7 @@ func (h *Handler) createStorageRecord(w http.ResponseWriter, r *http.Request) er
 	}
 	ctx, org, p := r.Context(), accounts.OrgFrom(r.Context()), auth.PrincipalFrom(r.Context())
 	var records []StorageRecord
-	err = h.DB.Tx(ctx, func(tx store.Q) error {
+	err = h.DB.Tx(ctx, func(tx *store.Tx) error {
 		records, err = recordStorage(ctx, tx, h.DB.Dialect, p, org, s)
 		return err
 	})

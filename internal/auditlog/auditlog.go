@@ -101,7 +101,7 @@ func nonNilMap(m map[string]any) map[string]any {
 // changed: org.update_default_repository_permission and
 // org.update_member_repository_creation_permission (the
 // accounts.Handler.OrgUpdated hook).
-func OrgUpdated(ctx context.Context, tx store.Q, before, after *accounts.Account) error {
+func OrgUpdated(ctx context.Context, tx *store.Tx, before, after *accounts.Account) error {
 	if before.BaseRepoPermission != after.BaseRepoPermission {
 		err := Record(ctx, tx, Entry{OrgID: after.ID, Action: "org.update_default_repository_permission",
 			Data: map[string]any{"permission": after.BaseRepoPermission, "permission_was": before.BaseRepoPermission}})

@@ -38,7 +38,7 @@ var actions = map[[2]string]string{
 }
 
 // HandleEvent implements events.Sink.
-func (Sink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+func (Sink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.HookEvent == "" || e.Org == nil && !(e.HookEvent == "repository" && e.Repo != nil) {
 		return nil
 	}

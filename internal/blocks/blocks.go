@@ -140,7 +140,7 @@ func (h *Handler) block(who blocker) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		err = h.DB.Tx(r.Context(), func(tx store.Q) error {
+		err = h.DB.Tx(r.Context(), func(tx *store.Tx) error {
 			added, err := accounts.Block(r.Context(), tx, acct.ID, user.ID)
 			if err != nil || !added {
 				return err
@@ -182,7 +182,7 @@ func (h *Handler) unblock(who blocker) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		err = h.DB.Tx(r.Context(), func(tx store.Q) error {
+		err = h.DB.Tx(r.Context(), func(tx *store.Tx) error {
 			removed, err := accounts.Unblock(r.Context(), tx, acct.ID, user.ID)
 			if err != nil || !removed {
 				return err
@@ -199,7 +199,7 @@ func (h *Handler) unblock(who blocker) httpapi.HandlerFunc {
 
 // emit sends an organization's block or unblock as the org_block webhook
 // event; a user's blocks reach no webhook, as on the platform.
-func (h *Handler) emit(ctx context.Context, tx store.Q, acct, user, actor *accounts.Account, action string) error {
+func (h *Handler) emit(ctx context.Context, tx *store.Tx, acct, user, actor *accounts.Account, action string) error {
 	if !acct.IsOrg() {
 		return nil
 	}

@@ -83,7 +83,7 @@ func (c *cli) orgCommand() *cobra.Command {
 		Use: "create LOGIN --owner USER", Short: "Create an organization with USER as its owner", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
-				return a.DB.Tx(ctx, func(tx store.Q) error {
+				return a.DB.Tx(ctx, func(tx *store.Tx) error {
 					u, err := userArg(ctx, tx, "--owner", owner)
 					if err != nil {
 						return err
@@ -170,7 +170,7 @@ func (c *cli) enterpriseCommand() *cobra.Command {
 		Use: "create SLUG --owner USER [--org ORG]...", Short: "Create an enterprise", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
-				return a.DB.Tx(ctx, func(tx store.Q) error {
+				return a.DB.Tx(ctx, func(tx *store.Tx) error {
 					u, err := userArg(ctx, tx, "--owner", owner)
 					if err != nil {
 						return err

@@ -40,7 +40,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.DB.Tx(ctx, func(tx store.Q) error {
+				return a.DB.Tx(ctx, func(tx *store.Tx) error {
 					if err := accounts.SetPassword(ctx, tx, u.ID, hash); err != nil {
 						return err
 					}
@@ -100,7 +100,7 @@ func (c *cli) userManageCommands() []*cobra.Command {
 		Use: "delete LOGIN", Short: "Delete a user with its tokens, memberships and applications; refused while it owns repositories or is an organization's only owner", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
-				return a.DB.Tx(ctx, func(tx store.Q) error {
+				return a.DB.Tx(ctx, func(tx *store.Tx) error {
 					u, err := userArg(ctx, tx, "LOGIN", args[0])
 					if err != nil {
 						return err
@@ -150,7 +150,7 @@ func (c *cli) orgRemoveMemberCommand() *cobra.Command {
 		Use: "remove-member ORG USER", Short: "Remove USER from ORG (not its last owner)", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.withApp(cmd, func(ctx context.Context, a *app.App) error {
-				return a.DB.Tx(ctx, func(tx store.Q) error {
+				return a.DB.Tx(ctx, func(tx *store.Tx) error {
 					org, err := accounts.OrgByLogin(ctx, tx, args[0])
 					if err != nil {
 						return fmt.Errorf("no organization %q", args[0])
@@ -327,7 +327,7 @@ func (c *cli) tokenManageCommands() []*cobra.Command {
 // setTOTPSecret sets the user's sealed TOTP seed ("" turns two-factor
 // off) and ends the user's console sessions, in one transaction.
 func setTOTPSecret(ctx context.Context, db *store.DB, userID int64, sealed string) error {
-	return db.Tx(ctx, func(tx store.Q) error {
+	return db.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.SetTOTPSecret(ctx, tx, userID, sealed); err != nil {
 			return err
 		}

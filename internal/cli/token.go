@@ -50,7 +50,7 @@ func (c *cli) tokenCommand() *cobra.Command {
 					return err
 				}
 				var token auth.CreatedToken
-				err := a.DB.Tx(ctx, func(tx store.Q) error {
+				err := a.DB.Tx(ctx, func(tx *store.Tx) error {
 					if err := tf.resolve(ctx, tx, &spec); err != nil {
 						return err
 					}

@@ -46,7 +46,7 @@ func (s *Service) Set(ctx context.Context, repo *repos.Repository, user, actor *
 		return nil, apierr.Custom("Collaborator", "username", "Repository owner cannot be a collaborator")
 	}
 	var inv *Invitation
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		blocked, err := accounts.Blocks(ctx, tx, repo.Owner.ID, user.ID)
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func (s *Service) Set(ctx context.Context, repo *repos.Repository, user, actor *
 // Remove removes the collaborator (the member event removed) or cancels
 // their invitation; store.ErrNotFound when there is neither.
 func (s *Service) Remove(ctx context.Context, repo *repos.Repository, user, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		perm, err := repos.CollaboratorPermission(ctx, tx, repo.ID, user.ID)
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *Service) Remove(ctx context.Context, repo *repos.Repository, user, acto
 // permission (the member event added, with the invitee as actor);
 // store.ErrNotFound when the invitation is not theirs or not there.
 func (s *Service) Accept(ctx context.Context, id int64, invitee *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		inv, err := invitationByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func (s *Service) Accept(ctx context.Context, id int64, invitee *accounts.Accoun
 // declining, or an admin of its repository cancelling);
 // store.ErrNotFound otherwise.
 func (s *Service) Delete(ctx context.Context, id int64, allow func(*Invitation) bool) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		inv, err := invitationByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -159,7 +159,7 @@ func (s *Service) Delete(ctx context.Context, id int64, allow func(*Invitation) 
 // repository; store.ErrNotFound when the repository has no such one.
 func (s *Service) UpdateInvitation(ctx context.Context, repoID, id int64, perm string) (*Invitation, error) {
 	var inv *Invitation
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE repo_invitations SET permission = $1 WHERE id = $2 AND repository_id = $3`, perm, id, repoID)
 		if err != nil {
 			return store.Normalize(err)
@@ -184,7 +184,7 @@ func setCollaborator(ctx context.Context, tx store.Q, repoID, userID int64, perm
 // emitMember sends the member webhook event (added, edited or removed,
 // with the permission from and to, "" where none) and, for added, the
 // MemberEvent of the feeds.
-func (s *Service) emitMember(ctx context.Context, tx store.Q, repo *repos.Repository, user, actor *accounts.Account, action, from, to string) error {
+func (s *Service) emitMember(ctx context.Context, tx *store.Tx, repo *repos.Repository, user, actor *accounts.Account, action, from, to string) error {
 	member := accounts.ToSimpleUser(httpapi.BaseURL(ctx), user)
 	payload := map[string]any{"action": action, "member": member}
 	switch action {

@@ -171,7 +171,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, v *visit,
 	}
 	id, now := randomToken(), h.now().UTC()
 	expires := now.Add(ttl).Truncate(time.Second)
-	err := h.DB.Tx(r.Context(), func(tx store.Q) error {
+	err := h.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		if v.session != nil {
 			if _, err := tx.ExecContext(r.Context(), `DELETE FROM console_sessions WHERE id_hash = $1`, v.session.idHash); err != nil {
 				return err

@@ -56,7 +56,7 @@ type AppInstallation struct {
 // Sink receives every emitted event inside its transaction. An error
 // rolls the transaction back.
 type Sink interface {
-	HandleEvent(ctx context.Context, tx store.Q, e *Event) error
+	HandleEvent(ctx context.Context, tx *store.Tx, e *Event) error
 }
 
 // Bus stores events and fans them out to its sinks.
@@ -73,7 +73,7 @@ func (b *Bus) Subscribe(s Sink) { b.sinks = append(b.sinks, s) }
 // Emit stores the event (when it has a FeedType) and hands it to every
 // sink, all within tx. Org defaults to the repository's owner when that
 // is an organization; CreatedAt defaults to now.
-func (b *Bus) Emit(ctx context.Context, tx store.Q, e *Event) error {
+func (b *Bus) Emit(ctx context.Context, tx *store.Tx, e *Event) error {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = b.now()
 	}

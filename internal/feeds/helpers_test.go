@@ -114,7 +114,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 func seed(t *testing.T, env *apptest.Env, actor *accounts.Account, repo *repos.Repository, n int) {
 	t.Helper()
 	ctx := context.Background()
-	err := env.App.DB.Tx(ctx, func(tx store.Q) error {
+	err := env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 		for range n {
 			if err := env.App.Events.Emit(ctx, tx, &events.Event{FeedType: "WatchEvent", FeedPayload: map[string]string{"action": "started"},
 				Actor: actor, Repo: repo, Public: !repo.Private}); err != nil {

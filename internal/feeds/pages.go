@@ -97,7 +97,7 @@ func (h *Handler) Invalidate() { h.pages.version.Add(1) }
 
 // HandleEvent makes the feeds a sink of the events bus: once the event's
 // transaction commits, cached pages are stale.
-func (h *Handler) HandleEvent(_ context.Context, tx store.Q, _ *events.Event) error {
-	store.AfterCommit(tx, h.Invalidate)
+func (h *Handler) HandleEvent(_ context.Context, tx *store.Tx, _ *events.Event) error {
+	tx.AfterCommit(h.Invalidate)
 	return nil
 }

@@ -25,7 +25,7 @@ func TestUnionPagesMatchAScan(t *testing.T) {
 	defer db.Close()
 	const n = 30000
 	now := time.Now().UTC()
-	err = db.Tx(ctx, func(tx store.Q) error {
+	err = db.Tx(ctx, func(tx *store.Tx) error {
 		for start := 0; start < n; start += 500 {
 			var sb strings.Builder
 			sb.WriteString("INSERT INTO events (type, actor_id, actor_login, repo_id, public, payload, created_at) VALUES ")

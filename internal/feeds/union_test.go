@@ -52,7 +52,7 @@ func TestReceivedFeedMatchesAScan(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(7, uint64(maxSources)))
 			actors := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}
-			err := env.App.DB.Tx(ctx, func(tx store.Q) error {
+			err := env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 				for range 900 {
 					actor := mustAccount(t, env, actors[rng.IntN(len(actors))])
 					repo := all[rng.IntN(len(all))]

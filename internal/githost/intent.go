@@ -29,7 +29,7 @@ type PushIntent struct {
 // pusher and the push's updates, all applied (Inspect is nil). An error
 // rolls the recording back: the push's push_log row stays, for the
 // Recoverer to try again.
-type IntentHandler func(ctx context.Context, tx store.Q, push *Push, subject string) error
+type IntentHandler func(ctx context.Context, tx *store.Tx, push *Push, subject string) error
 
 // HandleIntent registers the handler of the intents of a kind. Call it
 // at start.
@@ -58,7 +58,7 @@ func (h *Handler) IntentPending(ctx context.Context, repoID int64, intent PushIn
 // carryOut runs the handler of the entry's intent for push, when it has
 // one and every update of the push was applied (a server push moves all
 // its references or none).
-func (h *Handler) carryOut(ctx context.Context, tx store.Q, e *pushLogEntry, push *Push) error {
+func (h *Handler) carryOut(ctx context.Context, tx *store.Tx, e *pushLogEntry, push *Push) error {
 	if e.Intent.Kind == "" || len(push.Updates) != len(e.Updates) {
 		return nil
 	}

@@ -177,7 +177,7 @@ func (m *Maintainer) measureUnmeasured(ctx context.Context) {
 			return
 		}
 		for _, id := range ids {
-			err := m.db.Tx(ctx, func(tx store.Q) error { return repos.MeasureSize(ctx, tx, id, m.repos.GitDir(id)) })
+			err := m.db.Tx(ctx, func(tx *store.Tx) error { return repos.MeasureSize(ctx, tx, id, m.repos.GitDir(id)) })
 			if err != nil && ctx.Err() == nil {
 				m.logger.Error("measure repository size", "repository_id", id, "err", err)
 			}
@@ -205,7 +205,7 @@ func (m *Maintainer) maintain(ctx context.Context, repoID, pushes int64) (bool, 
 	if err := m.gc(ctx, dir); err != nil {
 		return false, err
 	}
-	err = m.db.Tx(ctx, func(tx store.Q) error {
+	err = m.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := repos.MeasureSize(ctx, tx, repoID, dir); err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 // and the intent, exactly-once. A transaction PostgreSQL aborts for a
 // conflict is run again.
 func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *pushLogEntry, updates []githttp.RefUpdate) error {
-	return h.DB.RetryTx(ctx, func(tx store.Q) error {
+	return h.DB.RetryTx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM push_log WHERE id = $1`, e.ID)
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ import (
 func seedIssues(b *testing.B, env *apptest.Env, repoID, userID int64, n int) {
 	b.Helper()
 	ctx := context.Background()
-	err := env.App.DB.Tx(ctx, func(tx store.Q) error {
+	err := env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 		var label int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO labels (repository_id, name, color, description, created_at)
 			VALUES ($1, 'bug', 'd73a4a', '', $2) RETURNING id`, repoID, store.Now()).Scan(&label); err != nil {

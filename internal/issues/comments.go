@@ -53,7 +53,7 @@ func (s *Service) Comment(ctx context.Context, repo *repos.Repository, id int64)
 // (403 for others).
 func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, body string, triage bool) (*Comment, error) {
 	var out *Comment
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, act
 // emits issue_comment edited with the body it had.
 func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, actor *accounts.Account, id int64, body string, triage bool) (*Comment, error) {
 	var out *Comment
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := commentByID(ctx, tx, repo, id)
 		if err != nil {
 			return err
@@ -108,7 +108,7 @@ func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, act
 // DeleteComment deletes a comment (its author, or a triager) and emits
 // issue_comment deleted.
 func (s *Service) DeleteComment(ctx context.Context, repo *repos.Repository, actor *accounts.Account, id int64, triage bool) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		c, err := commentByID(ctx, tx, repo, id)
 		if err != nil {
 			return err
@@ -128,7 +128,7 @@ func (s *Service) DeleteComment(ctx context.Context, repo *repos.Repository, act
 
 // emitComment emits issue_comment (and IssueCommentEvent for created)
 // with the issue as it is now.
-func (s *Service) emitComment(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, number int64, c *Comment, extra map[string]any) error {
+func (s *Service) emitComment(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, number int64, c *Comment, extra map[string]any) error {
 	is, err := issueByNumber(ctx, tx, repo, number)
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func (s *Service) Label(ctx context.Context, repoID int64, name string) (*Label,
 // CreateLabel adds a label (a taken name is a 422 already_exists) and
 // emits label created.
 func (s *Service) CreateLabel(ctx context.Context, repo *repos.Repository, actor *accounts.Account, lb Label) (*Label, error) {
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO labels (repository_id, name, color, description, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			repo.ID, lb.Name, lb.Color, lb.Description, store.Now()).Scan(&lb.ID)
 		if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
@@ -58,7 +58,7 @@ func (s *Service) CreateLabel(ctx context.Context, repo *repos.Repository, actor
 // label edited with what changed.
 func (s *Service) UpdateLabel(ctx context.Context, repo *repos.Repository, actor *accounts.Account, name string, newName, color, description *string) (*Label, error) {
 	var out *Label
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := labelByName(ctx, tx, repo.ID, name)
 		if err != nil {
 			return err
@@ -89,7 +89,7 @@ func (s *Service) UpdateLabel(ctx context.Context, repo *repos.Repository, actor
 // DeleteLabel removes a label from the repository and its issues and
 // emits label deleted.
 func (s *Service) DeleteLabel(ctx context.Context, repo *repos.Repository, actor *accounts.Account, name string) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		lb, err := labelByName(ctx, tx, repo.ID, name)
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func (s *Service) DeleteLabel(ctx context.Context, repo *repos.Repository, actor
 	})
 }
 
-func (s *Service) emitLabel(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, lb *Label, extra map[string]any) error {
+func (s *Service) emitLabel(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, lb *Label, extra map[string]any) error {
 	payload := map[string]any{"action": action, "label": toLabelJSON(urlsOf(httpapi.BaseURL(ctx), repo), lb)}
 	for k, v := range extra {
 		payload[k] = v
@@ -177,7 +177,7 @@ func ensureLabel(ctx context.Context, tx store.Q, repoID int64, name string) (*L
 // returns the issue's labels.
 func (s *Service) IssueLabels(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, names []string, replace bool, remove string) ([]*Label, error) {
 	var out *Issue
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		is, err := issueByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err

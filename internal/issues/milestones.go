@@ -60,7 +60,7 @@ func (s *Service) Milestone(ctx context.Context, repo *repos.Repository, number 
 // created.
 func (s *Service) CreateMilestone(ctx context.Context, repo *repos.Repository, actor *accounts.Account, c MilestoneChanges) (*Milestone, error) {
 	var out *Milestone
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		number, err := nextNumber(ctx, tx, repo.ID, true)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func closedAt(state string, now time.Time) *time.Time {
 // description, due_on, with what they were) and closed or opened.
 func (s *Service) UpdateMilestone(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, c MilestoneChanges) (*Milestone, error) {
 	var out *Milestone
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := milestoneByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -139,7 +139,7 @@ func (s *Service) UpdateMilestone(ctx context.Context, repo *repos.Repository, a
 	return out, err
 }
 
-func (s *Service) emitMilestoneChanges(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, before, after *Milestone) error {
+func (s *Service) emitMilestoneChanges(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, before, after *Milestone) error {
 	changes := map[string]any{}
 	if before.Title != after.Title {
 		changes["title"] = map[string]any{"from": before.Title}
@@ -179,7 +179,7 @@ func dueString(t *time.Time) string {
 // DeleteMilestone removes a milestone (its issues keep no milestone) and
 // emits milestone deleted.
 func (s *Service) DeleteMilestone(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		m, err := milestoneByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -194,7 +194,7 @@ func (s *Service) DeleteMilestone(ctx context.Context, repo *repos.Repository, a
 	})
 }
 
-func (s *Service) emitMilestone(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, m *Milestone, extra map[string]any) error {
+func (s *Service) emitMilestone(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, m *Milestone, extra map[string]any) error {
 	payload := map[string]any{"action": action, "milestone": toMilestoneJSON(urlsOf(httpapi.BaseURL(ctx), repo), m)}
 	for k, v := range extra {
 		payload[k] = v

@@ -117,5 +117,5 @@ func MarkMerged(ctx context.Context, tx store.Q, is *Issue, merger *accounts.Acc
 // milestone, its title, state or lock), which the platform sends instead
 // of issues. internal/pulls implements it.
 type PullRequestEvents interface {
-	EmitForIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error
+	EmitForIssue(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error
 }

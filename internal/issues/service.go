@@ -39,7 +39,7 @@ type Changes struct {
 // for what a triager opened it with.
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, n NewIssue, triage bool) (*Issue, error) {
 	var out *Issue
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (s *Service) Get(ctx context.Context, repo *repos.Repository, number int64)
 // labels, assignees and milestone need too (ignored without it).
 func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, c Changes, triage bool) (*Issue, error) {
 	var out *Issue
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := issueByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ type issueEvent struct {
 
 // triageChanges applies label, assignee and milestone changes and
 // returns their events.
-func triageChanges(ctx context.Context, tx store.Q, repo *repos.Repository, before *Issue, c Changes) ([]issueEvent, error) {
+func triageChanges(ctx context.Context, tx *store.Tx, repo *repos.Repository, before *Issue, c Changes) ([]issueEvent, error) {
 	var ev []issueEvent
 	u := urlsOf(httpapi.BaseURL(ctx), repo)
 	if c.Labels != nil {
@@ -259,7 +259,7 @@ func assigneeEvents(u urls, added, removed []*accounts.Account) []issueEvent {
 
 // milestoneEvents is demilestoned for the milestone the issue had and
 // milestoned for the one it gets, when they differ.
-func milestoneEvents(ctx context.Context, tx store.Q, u urls, repo *repos.Repository, before *Issue, c Changes) []issueEvent {
+func milestoneEvents(ctx context.Context, tx *store.Tx, u urls, repo *repos.Repository, before *Issue, c Changes) []issueEvent {
 	var ev []issueEvent
 	if before.Milestone != nil && (c.ClearMilestone || (c.Milestone != nil && *c.Milestone != before.Milestone.Number)) {
 		ev = append(ev, issueEvent{"demilestoned", map[string]any{"milestone": toMilestoneJSON(u, before.Milestone)}})
@@ -273,7 +273,7 @@ func milestoneEvents(ctx context.Context, tx store.Q, u urls, repo *repos.Reposi
 }
 
 // emitChanges emits the events of an update.
-func (s *Service) emitChanges(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, before, after *Issue, ev []issueEvent) error {
+func (s *Service) emitChanges(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, before, after *Issue, ev []issueEvent) error {
 	changes := map[string]any{}
 	if before.Title != after.Title {
 		changes["title"] = map[string]any{"from": before.Title}
@@ -311,7 +311,7 @@ var feedActions = []string{"opened", "edited", "closed", "reopened", "assigned",
 // issue event the platform keeps for the action. For a pull request's
 // row it sends pull_request through PullRequests instead, as the
 // platform does.
-func (s *Service) emitIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, is *Issue, extra map[string]any) error {
+func (s *Service) emitIssue(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, is *Issue, extra map[string]any) error {
 	if r, ok := recordFor(action, is, extra); ok {
 		if err := RecordEvent(ctx, tx, is, actor, r); err != nil {
 			return err
@@ -335,7 +335,7 @@ var LockReasons = []string{"off-topic", "too heated", "resolved", "spam"}
 // Lock locks (or unlocks) an issue's conversation and emits issues
 // locked (unlocked); nothing when it already is.
 func (s *Service) Lock(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, lock bool, reason string) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		is, err := issueByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -480,7 +480,7 @@ func assigneesOf(ctx context.Context, q store.Q, issueID int64) ([]*accounts.Acc
 // ignored, as on the platform) and emits issues assigned for each.
 func (s *Service) AddAssignees(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, logins []string, remove bool) (*Issue, error) {
 	var out *Issue
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		is, err := issueByNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -507,7 +507,7 @@ func (s *Service) AddAssignees(ctx context.Context, repo *repos.Repository, acto
 	return out, err
 }
 
-func (s *Service) emitEach(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, is *Issue, ev []issueEvent) error {
+func (s *Service) emitEach(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, is *Issue, ev []issueEvent) error {
 	if len(ev) > 0 {
 		if _, err := tx.ExecContext(ctx, `UPDATE issues SET updated_at = $1 WHERE id = $2`, store.Now(), is.ID); err != nil {
 			return store.Normalize(err)

@@ -39,7 +39,7 @@ func appToken(ctx context.Context, q store.Q, app *accounts.App, value string) (
 // at once.
 func (s *Service) ResetAppToken(ctx context.Context, app *accounts.App, value string) (*Authorization, error) {
 	var z *Authorization
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := appToken(ctx, tx, app, value)
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func (s *Service) RevokeAppGrant(ctx context.Context, app *accounts.App, value s
 	if err != nil {
 		return err
 	}
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_grants WHERE user_id = $1 AND app_id = $2`, z.UserID, app.ID); err != nil {
 			return err
 		}

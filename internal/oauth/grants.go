@@ -118,7 +118,7 @@ func (s *Service) fillScopes(ctx context.Context, userID int64, grants []*Grant)
 // DeleteGrant deletes the user's grant and every OAuth token its
 // application holds for the user: they stop authenticating at once.
 func (s *Service) DeleteGrant(ctx context.Context, userID, id int64) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var appID int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM oauth_grants WHERE id = $1 AND user_id = $2 RETURNING app_id`,
 			id, userID).Scan(&appID)

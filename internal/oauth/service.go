@@ -175,7 +175,7 @@ func getAuthorization(ctx context.Context, q store.Q, userID, id int64) (*Author
 // application, is a 422 already_exists.
 func (s *Service) Create(ctx context.Context, userID int64, n NewAuthorization) (*Authorization, error) {
 	var z *Authorization
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if n.App != nil {
 			if err := lockGrant(ctx, tx, userID, n.App.ID); err != nil {
 				return err
@@ -198,7 +198,7 @@ func (s *Service) GetOrCreate(ctx context.Context, userID int64, n NewAuthorizat
 	if n.App == nil {
 		return nil, false, errors.New("oauth: get-or-create needs an application")
 	}
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		// The grant row is locked first, so that concurrent calls for one
 		// user and application take turns and create one token.
 		if err := lockGrant(ctx, tx, userID, n.App.ID); err != nil {
@@ -260,7 +260,7 @@ func conflictError(hasApp bool) error {
 // it. A personal authorization keeps a non-empty note unique to it.
 func (s *Service) UpdateAuthorization(ctx context.Context, userID, id int64, u Update) (*Authorization, error) {
 	var z *Authorization
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := getAuthorization(ctx, tx, userID, id)
 		if err != nil {
 			return err
@@ -313,7 +313,7 @@ func applyUpdate(z Authorization, u Update) Authorization {
 // authenticating at once. The grant goes with the application's last
 // token.
 func (s *Service) DeleteAuthorization(ctx context.Context, userID, id int64) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var appID *int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM tokens WHERE id = $1 AND user_id = $2 AND kind = 'oauth' RETURNING app_id`,
 			id, userID).Scan(&appID)

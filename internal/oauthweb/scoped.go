@@ -61,7 +61,7 @@ func (s *Service) ScopeToken(ctx context.Context, clientID, secret string, req S
 		return nil, err
 	}
 	var out *Scoped
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		out, err = s.scope(ctx, tx, c, req)
 		return err

@@ -170,7 +170,7 @@ func (s *Service) issue(ctx context.Context, c *client, g grantOf) (*Token, erro
 		return &Token{AccessToken: z.Token, TokenType: "bearer", Scopes: z.Scopes}, nil
 	}
 	var t *Token
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		t, err = s.issueUserToken(ctx, tx, c, g.userID)
 		return err
@@ -255,7 +255,7 @@ func (s *Service) refresh(ctx context.Context, r TokenRequest) (*Token, error) {
 		return nil, bad
 	}
 	var t *Token
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var userID, tokenID int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM app_refresh_tokens WHERE token_hash = $1 AND app_id = $2 AND expires_at > $3
 			RETURNING user_id, access_token_id`, auth.HashToken(r.RefreshToken), c.App.ID, s.now()).Scan(&userID, &tokenID)
@@ -290,7 +290,7 @@ func (s *Service) pollDevice(ctx context.Context, r TokenRequest) (*Token, error
 	}
 	var g grantOf
 	var outcome *TokenError
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		g, outcome, err = s.advanceDevice(ctx, tx, c, r.DeviceCode)
 		return err

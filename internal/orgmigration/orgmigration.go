@@ -129,7 +129,7 @@ func (s *Service) Start(ctx context.Context, org *accounts.Account, req Request)
 		return nil, err
 	}
 	var m *Migration
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		list, err := resolveRepositories(ctx, tx, org, req.Repositories)
 		if err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s *Service) Start(ctx context.Context, org *accounts.Account, req Request)
 		if err != nil {
 			return err
 		}
-		store.AfterCommit(tx, s.notify)
+		tx.AfterCommit(s.notify)
 		return nil
 	})
 	return m, err
@@ -230,7 +230,7 @@ func (s *Service) Get(ctx context.Context, org *accounts.Account, id int64) (*Mi
 // It is a 404 when the migration does not exist, the repository is not in
 // it, or the migration does not hold its lock.
 func (s *Service) Unlock(ctx context.Context, org *accounts.Account, id int64, repoName string) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := migrationByID(ctx, tx, org.ID, id); err != nil {
 			return err
 		}

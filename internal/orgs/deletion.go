@@ -19,7 +19,7 @@ import (
 // sends its hooks the organization event deleted, in one transaction; the
 // Deleter does the rest in the background. Asking again changes nothing.
 func (s *Service) RequestDeletion(ctx context.Context, org, actor *accounts.Account) error {
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO org_deletions (org_id, requested_at) VALUES ($1, $2)
 			ON CONFLICT (org_id) DO NOTHING`, org.ID, store.Now())
 		if err != nil {

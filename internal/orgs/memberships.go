@@ -27,7 +27,7 @@ type Service struct {
 	// invitation into a membership, after the membership row is written
 	// and before the invitation is deleted (teams turn the invitation's
 	// pending team memberships active there).
-	Accepting func(ctx context.Context, tx store.Q, org, user *accounts.Account) error
+	Accepting func(ctx context.Context, tx *store.Tx, org, user *accounts.Account) error
 }
 
 // The states of a membership.
@@ -83,7 +83,7 @@ func getMembership(ctx context.Context, q store.Q, org, user *accounts.Account) 
 // organization blocks, is a 422.
 func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.Account, role string) (*Membership, error) {
 	var m *Membership
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		m, err = s.SetMembershipTx(ctx, tx, org, user, actor, role)
 		return err
@@ -92,7 +92,7 @@ func (s *Service) SetMembership(ctx context.Context, org, user, actor *accounts.
 }
 
 // SetMembershipTx is SetMembership within the caller's transaction.
-func (s *Service) SetMembershipTx(ctx context.Context, tx store.Q, org, user, actor *accounts.Account, role string) (*Membership, error) {
+func (s *Service) SetMembershipTx(ctx context.Context, tx *store.Tx, org, user, actor *accounts.Account, role string) (*Membership, error) {
 	var m *Membership
 	err := func() error {
 		cur, err := getMembership(ctx, tx, org, user)
@@ -144,7 +144,7 @@ func (s *Service) SetMembershipTx(ctx context.Context, tx store.Q, org, user, ac
 // store.ErrNotFound when there is neither.
 func (s *Service) Accept(ctx context.Context, org, user *accounts.Account) (*Membership, error) {
 	var m *Membership
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := getMembership(ctx, tx, org, user)
 		if err != nil || cur.State == StateActive {
 			m = cur
@@ -172,7 +172,7 @@ func (s *Service) Accept(ctx context.Context, org, user *accounts.Account) (*Mem
 // store.ErrNotFound when there is neither. Removing the last owner is a
 // 403.
 func (s *Service) RemoveMembership(ctx context.Context, org, user, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := getMembership(ctx, tx, org, user)
 		if err != nil {
 			return err
@@ -208,7 +208,7 @@ func refuseLastOwner(ctx context.Context, q store.Q, org *accounts.Account, stat
 
 // emit sends the organization webhook event with the fields; the sinks
 // add organization and sender.
-func (s *Service) emit(ctx context.Context, tx store.Q, actor, org *accounts.Account, fields map[string]any) error {
+func (s *Service) emit(ctx context.Context, tx *store.Tx, actor, org *accounts.Account, fields map[string]any) error {
 	return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "organization", HookPayload: fields, Actor: actor, Org: org})
 }
 

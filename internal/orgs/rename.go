@@ -24,7 +24,7 @@ const RenameMessage = "Job queued to rename organization. It may take a few minu
 // organization itself).
 func (s *Service) Rename(ctx context.Context, org, actor *accounts.Account, login string) (*accounts.Account, error) {
 	var renamed *accounts.Account
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if renamed, err = accounts.Rename(ctx, tx, org, login, store.Now()); err != nil {
 			return err

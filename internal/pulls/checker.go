@@ -156,7 +156,7 @@ func (c *Checker) check(ctx context.Context, id, gen int64) error {
 			}
 		}
 	}
-	return c.db.Tx(ctx, func(tx store.Q) error {
+	return c.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := c.record(ctx, tx, id, gen, mergeable, mstate, mergeSHA, baseSHA); err != nil {
 			return err
 		}

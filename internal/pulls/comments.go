@@ -53,7 +53,7 @@ func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, act
 		sp = list[0].spot
 	}
 	var out *ReviewComment
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func numberOf(ctx context.Context, q store.Q, pullID int64) (int64, error) {
 func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, actor *accounts.Account, id int64, body *string, mayPush bool) (*ReviewComment, int64, error) {
 	var out *ReviewComment
 	var number int64
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		c, err := commentByID(ctx, tx, repo, id)
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func (s *Service) RequestReviewers(ctx context.Context, repo *repos.Repository, 
 		return nil, apierr.Custom("PullRequest", "team_reviewers", "Team review requests are not supported")
 	}
 	var out *PullRequest
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, err := byNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err

@@ -52,7 +52,7 @@ func (s *Service) ByNodeID(ctx context.Context, nodeID string) (*PullRequest, er
 // in the feeds, as on the platform.
 func (s *Service) SetDraft(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number int64, draft, mayPush bool) (*PullRequest, error) {
 	var out *PullRequest
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, err := byNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err

@@ -136,7 +136,7 @@ func (s *Service) checkNotMerging(ctx context.Context, repo *repos.Repository, n
 // push's new commit into the base commit the push moved from, in the
 // push's transaction (see markMerged). A pull request that is gone is
 // left alone: the push is recorded all the same.
-func (s *Service) RecordMerge(ctx context.Context, tx store.Q, push *githost.Push, subject string) error {
+func (s *Service) RecordMerge(ctx context.Context, tx *store.Tx, push *githost.Push, subject string) error {
 	number, err := strconv.ParseInt(subject, 10, 64)
 	if err != nil || len(push.Updates) != 1 {
 		return fmt.Errorf("merge intent %q of %d updates: not a merge", subject, len(push.Updates))
@@ -150,7 +150,7 @@ func (s *Service) RecordMerge(ctx context.Context, tx store.Q, push *githost.Pus
 // then on), closes it and emits pull_request closed, in tx, with the
 // merged and closed events of the pull request's history; nothing when
 // the pull request is merged already, or gone.
-func (s *Service) markMerged(ctx context.Context, tx store.Q, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
+func (s *Service) markMerged(ctx context.Context, tx *store.Tx, repo *repos.Repository, merger *accounts.Account, number int64, sha, baseTip string) error {
 	p, err := byNumber(ctx, tx, repo, number)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

@@ -94,8 +94,8 @@ func (s *Service) base(ctx context.Context) string {
 }
 
 // wake wakes the checker once tx commits.
-func (s *Service) wake(tx store.Q) {
+func (s *Service) wake(tx *store.Tx) {
 	if s.Checker != nil {
-		store.AfterCommit(tx, s.Checker.Wake)
+		tx.AfterCommit(s.Checker.Wake)
 	}
 }

@@ -180,7 +180,7 @@ func (s *Service) CreateReview(ctx context.Context, repo *repos.Repository, acto
 		return nil, err
 	}
 	var out *Review
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if err := accounts.CheckNotBlocked(ctx, tx, repo.Owner, actor.ID); err != nil {
 			return err
 		}
@@ -277,7 +277,7 @@ func (s *Service) insertReview(ctx context.Context, tx store.Q, p *PullRequest, 
 	return reviewByID(ctx, tx, p, id)
 }
 
-func (s *Service) insertComment(ctx context.Context, tx store.Q, p *PullRequest, actor *accounts.Account, reviewID int64, c placed) (*ReviewComment, error) {
+func (s *Service) insertComment(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, reviewID int64, c placed) (*ReviewComment, error) {
 	now := store.Now()
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO pull_request_review_comments (repository_id, pull_request_id, review_id, in_reply_to_id,
@@ -291,7 +291,7 @@ func (s *Service) insertComment(ctx context.Context, tx store.Q, p *PullRequest,
 
 // submitted emits a submitted review's events, drops the reviewer's
 // review request and touches the pull request.
-func (s *Service) submitted(ctx context.Context, tx store.Q, p *PullRequest, actor *accounts.Account, r *Review, comments []*ReviewComment) error {
+func (s *Service) submitted(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, r *Review, comments []*ReviewComment) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM pull_request_review_requests WHERE pull_request_id = $1 AND user_id = $2`, p.ID, actor.ID); err != nil {
 		return store.Normalize(err)
 	}
@@ -317,7 +317,7 @@ func (s *Service) SubmitReview(ctx context.Context, repo *repos.Repository, acto
 		return nil, apierr.Invalid("PullRequestReview", "event", apierr.CodeInvalid)
 	}
 	var out *Review
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, r, err := s.ownReview(ctx, tx, repo, actor, number, id)
 		if err != nil {
 			return err
@@ -375,7 +375,7 @@ func (s *Service) ownReview(ctx context.Context, tx store.Q, repo *repos.Reposit
 // pull_request_review edited (changes.body.from) for a submitted one.
 func (s *Service) UpdateReview(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number, id int64, body string) (*Review, error) {
 	var out *Review
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, r, err := s.ownReview(ctx, tx, repo, actor, number, id)
 		if err != nil {
 			return err
@@ -396,7 +396,7 @@ func (s *Service) UpdateReview(ctx context.Context, repo *repos.Repository, acto
 // pull_request_review dismissed; 422 for another state.
 func (s *Service) DismissReview(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number, id int64, message string) (*Review, error) {
 	var out *Review
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, err := byNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -448,7 +448,7 @@ func (s *Service) comments(ctx context.Context, q store.Q, repo *repos.Repositor
 }
 
 // emitReview emits pull_request_review (PullRequestReviewEvent).
-func (s *Service) emitReview(ctx context.Context, tx store.Q, p *PullRequest, actor *accounts.Account, action string, r *Review, extra map[string]any) error {
+func (s *Service) emitReview(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, action string, r *Review, extra map[string]any) error {
 	base := s.base(ctx)
 	pj, err := newRenderer(ctx, tx, base).pull(ctx, p, true)
 	if err != nil {
@@ -462,7 +462,7 @@ func (s *Service) emitReview(ctx context.Context, tx store.Q, p *PullRequest, ac
 
 // emitComment emits pull_request_review_comment
 // (PullRequestReviewCommentEvent).
-func (s *Service) emitComment(ctx context.Context, tx store.Q, p *PullRequest, actor *accounts.Account, action string, c *ReviewComment, extra map[string]any) error {
+func (s *Service) emitComment(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, action string, c *ReviewComment, extra map[string]any) error {
 	base := s.base(ctx)
 	pj, err := newRenderer(ctx, tx, base).pull(ctx, p, true)
 	if err != nil {

@@ -106,7 +106,7 @@ func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *acc
 		return nil, apierr.Custom("PullRequest", "", "No commits between %s and %s", n.Base, n.Head)
 	}
 	var out *PullRequest
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if open, err := openFor(ctx, tx, repo, h.repo.ID, h.ref, n.Base); err != nil {
 			return err
 		} else if open != 0 {
@@ -184,7 +184,7 @@ func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *acc
 		newBaseSHA = sha
 	}
 	var out *PullRequest
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		before, err := byNumber(ctx, tx, repo, number)
 		if err != nil {
 			return err
@@ -239,7 +239,7 @@ func (s *Service) checkReopen(ctx context.Context, tx store.Q, before *PullReque
 // emitUpdate emits edited (when the title, body or base changed), then
 // closed or reopened, and records renamed, closed and reopened in the
 // pull request's history.
-func (s *Service) emitUpdate(ctx context.Context, tx store.Q, actor *accounts.Account, before, after *PullRequest) error {
+func (s *Service) emitUpdate(ctx context.Context, tx *store.Tx, actor *accounts.Account, before, after *PullRequest) error {
 	changes := map[string]any{}
 	if before.Issue.Title != after.Issue.Title {
 		changes["title"] = map[string]any{"from": before.Issue.Title}
@@ -282,7 +282,7 @@ func (s *Service) emitUpdate(ctx context.Context, tx store.Q, actor *accounts.Ac
 // repository's pull request number through the issues endpoints (labeled,
 // assigned, milestoned, edited, closed, locked and their opposites), in
 // that change's transaction; it implements issues.PullRequestEvents.
-func (s *Service) EmitForIssue(ctx context.Context, tx store.Q, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error {
+func (s *Service) EmitForIssue(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, action string, number int64, extra map[string]any) error {
 	p, err := byNumber(ctx, tx, repo, number)
 	if err != nil {
 		return err
@@ -296,7 +296,7 @@ var feedActions = []string{"opened", "edited", "closed", "reopened", "synchroniz
 
 // emit emits the pull_request webhook event (and PullRequestEvent for
 // the actions the feeds show) with the pull request as it is now.
-func (s *Service) emit(ctx context.Context, tx store.Q, actor *accounts.Account, action string, p *PullRequest, extra map[string]any) error {
+func (s *Service) emit(ctx context.Context, tx *store.Tx, actor *accounts.Account, action string, p *PullRequest, extra map[string]any) error {
 	j, err := newRenderer(ctx, tx, s.base(ctx)).pull(ctx, p, true)
 	if err != nil {
 		return err

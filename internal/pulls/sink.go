@@ -20,7 +20,7 @@ import (
 type PushSink struct{ Service *Service }
 
 // HandleEvent handles push events and ignores the others.
-func (k PushSink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.HookEvent != "push" || e.Repo == nil {
 		return nil
 	}
@@ -77,7 +77,7 @@ func (k PushSink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 
 // baseMoved makes the mergeability of the open pull requests into the
 // branch stale.
-func (k PushSink) baseMoved(ctx context.Context, tx store.Q, repo *repos.Repository, branch string) error {
+func (k PushSink) baseMoved(ctx context.Context, tx *store.Tx, repo *repos.Repository, branch string) error {
 	res, err := tx.ExecContext(ctx, `UPDATE pull_requests SET mergeable = NULL, mergeable_state = 'unknown', check_due = TRUE,
 		check_generation = check_generation + 1
 		WHERE repository_id = $1 AND base_ref = $2 AND merged_at IS NULL
@@ -94,7 +94,7 @@ func (k PushSink) baseMoved(ctx context.Context, tx store.Q, repo *repos.Reposit
 // synchronize moves a pull request's head to after: the commit is
 // copied into the base repository (refs/pull/{n}/head), the counts are
 // taken again, the check is due, and synchronize is emitted.
-func (s *Service) synchronize(ctx context.Context, tx store.Q, e *events.Event, repo *repos.Repository, number int64, before, after string) error {
+func (s *Service) synchronize(ctx context.Context, tx *store.Tx, e *events.Event, repo *repos.Repository, number int64, before, after string) error {
 	p, err := byNumber(ctx, tx, repo, number)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *Service) synchronize(ctx context.Context, tx store.Q, e *events.Event, 
 // recovery's after a crash) records it with its own commit: a later push
 // never claims it. The API's merges are recorded by their intent
 // (RecordMerge), before the push's events: they are merged already here.
-func (s *Service) mergedByPush(ctx context.Context, tx store.Q, e *events.Event, branch, before, after string) error {
+func (s *Service) mergedByPush(ctx context.Context, tx *store.Tx, e *events.Event, branch, before, after string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT p.number, p.head_sha FROM pull_requests p JOIN issues i ON i.id = p.issue_id
 		WHERE p.repository_id = $1 AND p.base_ref = $2 AND i.state = 'open' AND p.merged_at IS NULL ORDER BY p.id`, e.Repo.ID, branch)
 	if err != nil {

@@ -99,7 +99,7 @@ func TestRepositoryCountsFollowEveryChange(t *testing.T) {
 	check("mona starred", 2, 1, 1)
 	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM repositories WHERE owner_id = $1`, mona.ID)
 	apptest.Must(t, "delete mona's repositories", err)
-	apptest.Must(t, "delete mona", env.App.DB.Tx(ctx, func(tx store.Q) error { return accounts.Delete(ctx, tx, mona.ID) }))
+	apptest.Must(t, "delete mona", env.App.DB.Tx(ctx, func(tx *store.Tx) error { return accounts.Delete(ctx, tx, mona.ID) }))
 	check("mona deleted", 1, 0, 0)
 
 	// A fork whose source is deleted is a fork of nothing.
@@ -188,6 +188,6 @@ func TestAccountCountsFollowEveryChange(t *testing.T) {
 	// mona's follow goes with her account, and octo's follow of her.
 	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM repositories WHERE owner_id = $1`, mona.ID)
 	apptest.Must(t, "delete mona's repositories", err)
-	apptest.Must(t, "delete mona", env.App.DB.Tx(ctx, func(tx store.Q) error { return accounts.Delete(ctx, tx, mona.ID) }))
+	apptest.Must(t, "delete mona", env.App.DB.Tx(ctx, func(tx *store.Tx) error { return accounts.Delete(ctx, tx, mona.ID) }))
 	check("mona deleted", 0, 0, 0)
 }

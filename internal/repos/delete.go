@@ -34,7 +34,7 @@ func (s *Service) Delete(ctx context.Context, r *Repository, actor *accounts.Acc
 	} else if err != nil {
 		return err
 	}
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if s.BeforeDelete != nil {
 			if err := s.BeforeDelete(ctx, tx, r, actor); err != nil {
 				return err

@@ -28,7 +28,7 @@ type Service struct {
 	GitRoot string
 	// AfterCreate, when set, runs in the creating transaction (the
 	// activity spine emits its events there).
-	AfterCreate func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
+	AfterCreate func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
 	// AfterUpdate, when set, runs in the updating transaction with the
 	// repository before and after the change. When the change keeps the
 	// name and owner (Changes.keepsPlace), it runs before the repository's
@@ -37,14 +37,14 @@ type Service struct {
 	// statement to the commit: AfterUpdate must take the new state from
 	// after, not from the row. A rename or transfer writes the row first
 	// (its name conflict is refused before AfterUpdate's checks run).
-	AfterUpdate func(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error
+	AfterUpdate func(ctx context.Context, tx *store.Tx, before, after *Repository, actor *accounts.Account) error
 	// AfterFork, when set, runs in the transaction that creates a fork
 	// through Fork, after AfterCreate (the activity spine emits ForkEvent
 	// and the fork webhook event there).
-	AfterFork func(ctx context.Context, tx store.Q, src, fork *Repository, actor *accounts.Account) error
+	AfterFork func(ctx context.Context, tx *store.Tx, src, fork *Repository, actor *accounts.Account) error
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
-	BeforeDelete func(ctx context.Context, tx store.Q, r *Repository, actor *accounts.Account) error
+	BeforeDelete func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
 	// StatsCache, when set, serves Stats (NewStatsCache); nil reads the
 	// counters from DB every time.
 	StatsCache *StatsCache
@@ -83,7 +83,7 @@ func (s *Service) Fork(ctx context.Context, src *Repository, owner *accounts.Acc
 		}
 		return nil
 	}
-	return s.create(ctx, n, actor, fill, func(tx store.Q, fork *Repository) error {
+	return s.create(ctx, n, actor, fill, func(tx *store.Tx, fork *Repository) error {
 		if s.AfterFork == nil {
 			return nil
 		}
@@ -95,7 +95,7 @@ func (s *Service) Fork(ctx context.Context, src *Repository, owner *accounts.Acc
 // transaction (nil for an empty one) and after run in it after
 // AfterCreate (nil for nothing).
 func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.Account,
-	fill func(staging string) error, after func(tx store.Q, r *Repository) error) (*Repository, error) {
+	fill func(staging string) error, after func(tx *store.Tx, r *Repository) error) (*Repository, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 		}
 	}
 	var repo *Repository
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if repo, err = Insert(ctx, tx, n); err != nil {
 			return err
@@ -161,7 +161,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		}
 	}
 	var before, after *Repository
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if before, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 }
 
 // afterUpdate runs AfterUpdate, when set.
-func (s *Service) afterUpdate(ctx context.Context, tx store.Q, before, after *Repository, actor *accounts.Account) error {
+func (s *Service) afterUpdate(ctx context.Context, tx *store.Tx, before, after *Repository, actor *accounts.Account) error {
 	if s.AfterUpdate == nil {
 		return nil
 	}

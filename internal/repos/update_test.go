@@ -22,7 +22,7 @@ type rowWatcher struct {
 	seen []string // "event description | row description"
 }
 
-func (w *rowWatcher) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+func (w *rowWatcher) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.HookEvent != "repository" || e.Repo == nil {
 		return nil
 	}

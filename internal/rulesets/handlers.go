@@ -95,7 +95,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := h.check(r.Context(), rs); err != nil {
 		return err
 	}
-	err := h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+	err := h.Service.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		if err := insert(r.Context(), tx, rs); err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := h.check(r.Context(), rs); err != nil {
 		return err
 	}
-	err = h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+	err = h.Service.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		if err := update(r.Context(), tx, rs); err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	org := accounts.OrgFrom(r.Context())
-	err = h.Service.DB.Tx(r.Context(), func(tx store.Q) error {
+	err = h.Service.DB.Tx(r.Context(), func(tx *store.Tx) error {
 		rs, err := ByID(r.Context(), tx, org.ID, id)
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ type Service struct {
 // statuses for one commit and context is a 422.
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, st Status, payload func(*Status) map[string]any) (*Status, error) {
 	st.Creator, st.CreatedAt = actor, store.Now()
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM commit_statuses WHERE repository_id = $1 AND sha = $2 AND lower(context) = lower($3)`,
 			repo.ID, st.SHA, st.Context).Scan(&n); err != nil {

@@ -201,7 +201,7 @@ func (q *writeQueue) handOff() {
 
 // groupTx is Tx on SQLite: it waits for its turn and leads or joins a
 // group.
-func (db *DB) groupTx(ctx context.Context, fn func(tx Q) error, uncached *[]string) error {
+func (db *DB) groupTx(ctx context.Context, fn func(tx *Tx) error, uncached *[]string) error {
 	g, err := db.writes.enter(ctx)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (db *DB) groupTx(ctx context.Context, fn func(tx Q) error, uncached *[]stri
 
 // lead begins a transaction, runs fn in it, lets the waiting
 // transactions join (gather) and commits.
-func (db *DB) lead(ctx context.Context, fn func(tx Q) error, uncached *[]string) error {
+func (db *DB) lead(ctx context.Context, fn func(tx *Tx) error, uncached *[]string) error {
 	handedOff := false
 	defer func() {
 		if !handedOff { // an error or a panic before the commit
@@ -251,7 +251,7 @@ func (db *DB) lead(ctx context.Context, fn func(tx Q) error, uncached *[]string)
 }
 
 // runOrRollback runs fn, rolling sqlTx back when it fails or panics.
-func runOrRollback(sqlTx *sql.Tx, tx *Tx, fn func(tx Q) error) (err error) {
+func runOrRollback(sqlTx *sql.Tx, tx *Tx, fn func(tx *Tx) error) (err error) {
 	ok := false
 	defer func() {
 		if !ok {
@@ -280,7 +280,7 @@ func (db *DB) gather(g *group, end time.Time) {
 }
 
 // join runs fn as a member of g and waits for g's commit.
-func (db *DB) join(g *group, fn func(tx Q) error, uncached *[]string) error {
+func (db *DB) join(g *group, fn func(tx *Tx) error, uncached *[]string) error {
 	tx := &Tx{Tx: g.tx, db: db}
 	err := runInSavepoint(g, tx, fn)
 	*uncached = tx.uncached
@@ -298,7 +298,7 @@ func (db *DB) join(g *group, fn func(tx Q) error, uncached *[]string) error {
 // runInSavepoint runs fn inside a savepoint of g's transaction, rolling
 // back to it when fn fails or panics, and tells the leader when it is
 // done (also on a panic, which goes on up the member's stack).
-func runInSavepoint(g *group, tx *Tx, fn func(tx Q) error) (err error) {
+func runInSavepoint(g *group, tx *Tx, fn func(tx *Tx) error) (err error) {
 	defer func() { g.ran <- struct{}{} }()
 	if _, err := g.tx.Exec("SAVEPOINT member"); err != nil {
 		g.broken = true

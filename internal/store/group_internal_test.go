@@ -75,7 +75,7 @@ func holdWriteLock(t *testing.T, db *DB, release <-chan struct{}) <-chan error {
 	running := make(chan struct{})
 	result := make(chan error, 1)
 	go func() {
-		result <- db.Tx(context.Background(), func(tx Q) error {
+		result <- db.Tx(context.Background(), func(tx *Tx) error {
 			if err := insertItem(context.Background(), tx, "leader"); err != nil {
 				return err
 			}
@@ -131,9 +131,9 @@ func TestGroupCommitKeepsEachMembersOutcome(t *testing.T) {
 			defer wg.Done()
 			defer func() { results[i].panicked = recover() }()
 			name := fmt.Sprintf("%d-%s", i, kind)
-			results[i].err = db.Tx(context.Background(), func(tx Q) error {
+			results[i].err = db.Tx(context.Background(), func(tx *Tx) error {
 				results[i].sawLeader = committedItems(t, db)["leader"]
-				tx.(*Tx).AfterCommit(func() { results[i].committed = true })
+				tx.AfterCommit(func() { results[i].committed = true })
 				if err := insertItem(context.Background(), tx, name); err != nil {
 					return err
 				}
@@ -190,7 +190,7 @@ func TestGroupCommitKeepsEachMembersOutcome(t *testing.T) {
 		}
 	}
 	// The lock is free again.
-	if err := db.Tx(context.Background(), func(tx Q) error { return insertItem(context.Background(), tx, "after") }); err != nil {
+	if err := db.Tx(context.Background(), func(tx *Tx) error { return insertItem(context.Background(), tx, "after") }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -206,7 +206,7 @@ func TestLeaderPanicFreesTheWriteLock(t *testing.T) {
 				t.Fatalf("recovered %v", p)
 			}
 		}()
-		_ = db.Tx(context.Background(), func(tx Q) error {
+		_ = db.Tx(context.Background(), func(tx *Tx) error {
 			if err := insertItem(context.Background(), tx, "panicked"); err != nil {
 				return err
 			}
@@ -215,7 +215,7 @@ func TestLeaderPanicFreesTheWriteLock(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := db.Tx(ctx, func(tx Q) error { return insertItem(ctx, tx, "next") }); err != nil {
+	if err := db.Tx(ctx, func(tx *Tx) error { return insertItem(ctx, tx, "next") }); err != nil {
 		t.Fatal(err)
 	}
 	if items := committedItems(t, db); items["panicked"] || !items["next"] {
@@ -234,12 +234,12 @@ func TestCanceledWaiterNeverRuns(t *testing.T) {
 	ran := false
 	canceled := make(chan error, 1)
 	go func() {
-		canceled <- db.Tx(ctx, func(tx Q) error { ran = true; return nil })
+		canceled <- db.Tx(ctx, func(tx *Tx) error { ran = true; return nil })
 	}()
 	awaitWaiting(t, db, 1)
 	after := make(chan error, 1)
 	go func() {
-		after <- db.Tx(context.Background(), func(tx Q) error { return insertItem(context.Background(), tx, "after") })
+		after <- db.Tx(context.Background(), func(tx *Tx) error { return insertItem(context.Background(), tx, "after") })
 	}()
 	awaitWaiting(t, db, 2)
 	cancel()
@@ -270,7 +270,7 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	}
 	before := fileSize(t, path)
 	const rows, size = 200, 8 << 10 // 1.6 MB, under SQLite's own 1,000-page threshold
-	if err := db.Tx(context.Background(), func(tx Q) error {
+	if err := db.Tx(context.Background(), func(tx *Tx) error {
 		for i := range rows {
 			if err := insertItem(context.Background(), tx, fmt.Sprintf("%0*d", size, i)); err != nil {
 				return err
@@ -307,7 +307,7 @@ func TestATurnAloneEndsAGroup(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := db.Tx(context.Background(), func(tx Q) error { note(name); return insertItem(context.Background(), tx, name) }); err != nil {
+			if err := db.Tx(context.Background(), func(tx *Tx) error { note(name); return insertItem(context.Background(), tx, name) }); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -352,12 +352,12 @@ func TestAGroupWaitsForARunnableWriter(t *testing.T) {
 	ctx := context.Background()
 	leaderCommitted := make(chan bool, 1)
 	followerDone := make(chan error, 1)
-	err := db.Tx(ctx, func(tx Q) error {
+	err := db.Tx(ctx, func(tx *Tx) error {
 		if err := insertItem(ctx, tx, "leader"); err != nil {
 			return err
 		}
 		go func() {
-			followerDone <- db.Tx(ctx, func(tx Q) error {
+			followerDone <- db.Tx(ctx, func(tx *Tx) error {
 				var n int
 				// Another connection sees only what was committed.
 				if err := db.DB.QueryRowContext(ctx, "SELECT count(*) FROM items WHERE name = 'leader'").Scan(&n); err != nil {
@@ -407,7 +407,7 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil && (time.Now().Before(until) || written.Load() < enough); i++ {
-				err := db.Tx(context.Background(), func(tx Q) error {
+				err := db.Tx(context.Background(), func(tx *Tx) error {
 					return insertItem(context.Background(), tx, fmt.Sprintf("%d-%d-%s", w, i, row))
 				})
 				if err != nil {

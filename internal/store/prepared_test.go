@@ -21,7 +21,7 @@ func TestPostgresPreparesStatementsByName(t *testing.T) {
 	exec(t, db, `CREATE TABLE probe (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)`)
 	const constant = `SELECT v FROM probe WHERE id = $1`
 	const dynamic = store.Dynamic + `SELECT v FROM probe WHERE id IN ($1, $2)`
-	err := db.Tx(ctx, func(tx store.Q) error {
+	err := db.Tx(ctx, func(tx *store.Tx) error {
 		exec(t, tx, `INSERT INTO probe (id, v) VALUES ($1, $2)`, 1, 10)
 		for range 3 {
 			var v int64
@@ -116,7 +116,7 @@ func TestPostgresSurvivesStalePlans(t *testing.T) {
 		if v, err := read(db); err != nil || v != "10" {
 			t.Fatalf("before: %q, %v", v, err)
 		}
-		if err := db.Tx(ctx, func(tx store.Q) error { _, err := read(tx); return err }); err != nil {
+		if err := db.Tx(ctx, func(tx *store.Tx) error { _, err := read(tx); return err }); err != nil {
 			t.Fatalf("before, in a transaction: %v", err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestPostgresSurvivesStalePlans(t *testing.T) {
 		if v, err := read(db); err != nil || v != "10" {
 			t.Fatalf("call %d after the change: %q, %v", i, v, err)
 		}
-		if err := db.RetryTx(ctx, func(tx store.Q) error { _, err := read(tx); return err }); err != nil {
+		if err := db.RetryTx(ctx, func(tx *store.Tx) error { _, err := read(tx); return err }); err != nil {
 			t.Fatalf("RetryTx %d after the change: %v", i, err)
 		}
 	}

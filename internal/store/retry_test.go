@@ -14,7 +14,7 @@ import (
 // updates row 1 then row 2, the second row 2 then row 1, and on their
 // first attempt each waits until the other holds its first row, so that
 // PostgreSQL finds a deadlock and aborts one of them.
-func crossedUpdates(t *testing.T, run func(context.Context, func(store.Q) error) error) [2]error {
+func crossedUpdates(t *testing.T, run func(context.Context, func(*store.Tx) error) error) [2]error {
 	t.Helper()
 	ctx := context.Background()
 	var errs [2]error
@@ -25,7 +25,7 @@ func crossedUpdates(t *testing.T, run func(context.Context, func(store.Q) error)
 		go func() {
 			defer wg.Done()
 			attempt := 0
-			errs[side] = run(ctx, func(tx store.Q) error {
+			errs[side] = run(ctx, func(tx *store.Tx) error {
 				attempt++
 				if _, err := tx.ExecContext(ctx, `UPDATE probe SET n = n + 1 WHERE id = $1`, order[0]); err != nil {
 					return err

@@ -222,19 +222,11 @@ type Tx struct {
 // when it rolls back): in-process wake-ups of background workers.
 func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
 
-// AfterCommit runs fn after q's transaction commits when q is a *Tx, and
-// at once otherwise (q is the database: there is nothing to wait for).
-func AfterCommit(q Q, fn func()) {
-	if t, ok := q.(*Tx); ok {
-		t.AfterCommit(fn)
-		return
-	}
-	fn()
-}
-
 // Tx runs fn in a transaction, committing when fn returns nil and rolling
-// back otherwise. The error fn returns is returned unchanged. The tx
-// passed to fn is a *Tx. fn must not start another transaction.
+// back otherwise. The error fn returns is returned unchanged. fn gets
+// the *Tx itself, so that what must wait for the commit (Tx.AfterCommit)
+// can only be registered on a transaction, never run early on the
+// database. fn must not start another transaction.
 //
 // On SQLite every transaction takes the database's one write lock at
 // BEGIN (IMMEDIATE). The transactions of this process queue for it in
@@ -243,7 +235,7 @@ func AfterCommit(q Q, fn func()) {
 // has its turn its statements run to their end: ctx ending no longer
 // interrupts them (an interrupted write would roll back the whole
 // group's transaction), though fn may still check ctx and fail.
-func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
+func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	var uncached []string
 	err := db.tx(ctx, fn, &uncached)
 	db.prepareAll(context.WithoutCancel(ctx), uncached)
@@ -252,7 +244,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx Q) error) error {
 
 // tx is Tx without the statement cache's upkeep: it reports in *uncached
 // the queries that ran unprepared.
-func (db *DB) tx(ctx context.Context, fn func(tx Q) error, uncached *[]string) error {
+func (db *DB) tx(ctx context.Context, fn func(tx *Tx) error, uncached *[]string) error {
 	if db.writes != nil {
 		return db.groupTx(ctx, fn, uncached)
 	}
@@ -301,7 +293,7 @@ const (
 // wrote was rolled back, but what it changed outside the transaction was
 // not. SQLite needs no retry (a transaction holds the one write lock from
 // BEGIN on), so there fn runs once.
-func (db *DB) RetryTx(ctx context.Context, fn func(tx Q) error) error {
+func (db *DB) RetryTx(ctx context.Context, fn func(tx *Tx) error) error {
 	wait := retryFirstWait
 	for attempt := 1; ; attempt++ {
 		err := db.Tx(ctx, fn)

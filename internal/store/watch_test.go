@@ -78,14 +78,14 @@ func TestWatchSeesCommittedWritesOnly(t *testing.T) {
 
 	// A rolled-back transaction is no change; a committed one is one.
 	rollback := errors.New("roll back")
-	err := db.Tx(ctx, func(tx store.Q) error {
+	err := db.Tx(ctx, func(tx *store.Tx) error {
 		exec(t, tx, `UPDATE accounts SET name = 'x' WHERE login = 'a'`)
 		return rollback
 	})
 	if !errors.Is(err, rollback) || accounts.count() != 1 {
 		t.Fatalf("rollback: err %v, count %d", err, accounts.count())
 	}
-	err = db.Tx(ctx, func(tx store.Q) error {
+	err = db.Tx(ctx, func(tx *store.Tx) error {
 		exec(t, tx, `UPDATE accounts SET name = 'y' WHERE login = 'a'`)
 		if accounts.count() != 1 {
 			t.Errorf("watcher ran before commit")
@@ -216,7 +216,7 @@ var accountsInserted atomic.Int64
 func insertAccount(t *testing.T, db *store.DB) {
 	t.Helper()
 	login := fmt.Sprintf("watched-%d", accountsInserted.Add(1))
-	err := db.Tx(context.Background(), func(tx store.Q) error {
+	err := db.Tx(context.Background(), func(tx *store.Tx) error {
 		exec(t, tx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', $1, $2, $2)`, login, store.Now())
 		return nil
 	})

@@ -32,7 +32,7 @@ func (s *Service) SetMembership(ctx context.Context, t *Team, user, actor *accou
 		return "", apierr.Custom("TeamMember", "username", "%s is an organization: only users can be team members.", user.Login)
 	}
 	var state string
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		orgRole, err := accounts.MemberRole(ctx, tx, t.Org.ID, user.ID)
 		if err != nil {
 			return err
@@ -60,7 +60,7 @@ func (s *Service) SetMembership(ctx context.Context, t *Team, user, actor *accou
 // setMember makes an organization member a member of the team with the
 // role; a new member emits membership added and records
 // team.add_member. It reports whether the user is new to the team.
-func (s *Service) setMember(ctx context.Context, tx store.Q, t *Team, user, actor *accounts.Account, role string) (bool, error) {
+func (s *Service) setMember(ctx context.Context, tx *store.Tx, t *Team, user, actor *accounts.Account, role string) (bool, error) {
 	cur, err := MemberRole(ctx, tx, t.ID, user.ID)
 	if err != nil || cur == role {
 		return false, err
@@ -81,7 +81,7 @@ func (s *Service) setMember(ctx context.Context, tx store.Q, t *Team, user, acto
 // team.remove_member) or drops their pending membership;
 // store.ErrNotFound when there is neither.
 func (s *Service) RemoveMembership(ctx context.Context, t *Team, user, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, t.ID, user.ID)
 		if err != nil {
 			return store.Normalize(err)
@@ -107,7 +107,7 @@ func (s *Service) RemoveMembership(ctx context.Context, t *Team, user, actor *ac
 // Accepting is the orgs.Service.Accepting hook: the user who accepted
 // the organization's invitation joins the teams it was sent for, with the
 // roles it named (membership added for each, the user as actor).
-func (s *Service) Accepting(ctx context.Context, tx store.Q, org, user *accounts.Account) error {
+func (s *Service) Accepting(ctx context.Context, tx *store.Tx, org, user *accounts.Account) error {
 	rows, err := tx.QueryContext(ctx, `SELECT team_id, role FROM team_invitations WHERE org_id = $1 AND user_id = $2 ORDER BY team_id`,
 		org.ID, user.ID)
 	if err != nil {
@@ -144,7 +144,7 @@ func (s *Service) Accepting(ctx context.Context, tx store.Q, org, user *accounts
 }
 
 // emitMembership sends the membership webhook event (scope team).
-func (s *Service) emitMembership(ctx context.Context, tx store.Q, t *Team, user, actor *accounts.Account, action string) error {
+func (s *Service) emitMembership(ctx context.Context, tx *store.Tx, t *Team, user, actor *accounts.Account, action string) error {
 	team, err := webhookTeam(ctx, tx, t)
 	if err != nil {
 		return err

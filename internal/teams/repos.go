@@ -27,10 +27,10 @@ func (s *Service) SetRepo(ctx context.Context, t *Team, repo *repos.Repository, 
 	if repo.Owner.ID != t.Org.ID {
 		return apierr.Unprocessable("The repository %s is not owned by %s.", repo.FullName(), t.Org.Login)
 	}
-	return s.DB.Tx(ctx, func(tx store.Q) error { return s.setRepo(ctx, tx, t, repo, actor, perm) })
+	return s.DB.Tx(ctx, func(tx *store.Tx) error { return s.setRepo(ctx, tx, t, repo, actor, perm) })
 }
 
-func (s *Service) setRepo(ctx context.Context, tx store.Q, t *Team, repo *repos.Repository, actor *accounts.Account, perm string) error {
+func (s *Service) setRepo(ctx context.Context, tx *store.Tx, t *Team, repo *repos.Repository, actor *accounts.Account, perm string) error {
 	cur, err := RepoPermission(ctx, tx, t.ID, repo.ID)
 	if err != nil || cur == perm {
 		return err
@@ -71,7 +71,7 @@ func (s *Service) setRepo(ctx context.Context, tx store.Q, t *Team, repo *repos.
 // removed_from_repository, team.remove_repository); store.ErrNotFound
 // when it has none.
 func (s *Service) RemoveRepo(ctx context.Context, t *Team, repo *repos.Repository, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM team_repos WHERE team_id = $1 AND repository_id = $2`, t.ID, repo.ID)
 		if err != nil {
 			return store.Normalize(err)
@@ -92,7 +92,7 @@ func (s *Service) RemoveRepo(ctx context.Context, t *Team, repo *repos.Repositor
 type Sink struct{}
 
 // HandleEvent implements events.Sink.
-func (Sink) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+func (Sink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.HookEvent != "repository" || e.Repo == nil || e.HookPayload["action"] != "transferred" {
 		return nil
 	}

@@ -117,7 +117,7 @@ func (s *Service) Create(ctx context.Context, org, actor *accounts.Account, n Ne
 		return nil, apierr.Invalid(resource, "name", apierr.CodeMissingField)
 	}
 	var t *Team
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		parent, err := validate(ctx, tx, org, nil, n.Fields)
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (s *Service) Create(ctx context.Context, org, actor *accounts.Account, n Ne
 
 // addInitial adds the creator and the maintainers as maintainers and
 // gives the team its permission on the named repositories.
-func (s *Service) addInitial(ctx context.Context, tx store.Q, t *Team, actor *accounts.Account, n New) error {
+func (s *Service) addInitial(ctx context.Context, tx *store.Tx, t *Team, actor *accounts.Account, n New) error {
 	if role, err := accounts.MemberRole(ctx, tx, t.Org.ID, actor.ID); err != nil {
 		return err
 	} else if role != "" {
@@ -256,7 +256,7 @@ func renest(ctx context.Context, tx store.Q, teamID, parentID int64) error {
 // previous values of those that changed).
 func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, f Fields) (*Team, error) {
 	var out *Team
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := validate(ctx, tx, t.Org, t, f); err != nil {
 			return err
 		}
@@ -312,7 +312,7 @@ func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, 
 // Delete deletes the team and its child teams (the team event deleted,
 // team.destroy in the audit log).
 func (s *Service) Delete(ctx context.Context, t *Team, actor *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM teams WHERE id = $1`, t.ID); err != nil {
 			return store.Normalize(err)
 		}
@@ -326,7 +326,7 @@ func (s *Service) Delete(ctx context.Context, t *Team, actor *accounts.Account) 
 
 // emitTeam sends the team webhook event with the fields besides action
 // and team; repo, when set, is the repository it concerns.
-func (s *Service) emitTeam(ctx context.Context, tx store.Q, actor *accounts.Account, t *Team, action string, fields map[string]any, repo *repos.Repository) error {
+func (s *Service) emitTeam(ctx context.Context, tx *store.Tx, actor *accounts.Account, t *Team, action string, fields map[string]any, repo *repos.Repository) error {
 	payload, err := webhookTeam(ctx, tx, t)
 	if err != nil {
 		return err

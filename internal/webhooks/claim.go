@@ -237,7 +237,7 @@ const nextDue = `SELECT due_at FROM hook_deliveries WHERE state = 'pending' AND 
 // sent 1 s late, at the next poll).
 func (d *Dispatcher) claim(ctx context.Context, limit int) (out []claimed, pending time.Time, err error) {
 	db := d.svc.DB
-	err = db.Tx(ctx, func(tx store.Q) error {
+	err = db.Tx(ctx, func(tx *store.Tx) error {
 		// Read once the transaction has its turn: a time read before the
 		// wait for SQLite's write lock missed what came due meanwhile.
 		now := d.svc.now()

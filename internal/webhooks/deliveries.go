@@ -164,8 +164,8 @@ func (s *Service) Redeliver(ctx context.Context, h *Hook, d *Delivery) error {
 		return apierr.Unprocessable("Deliveries older than %s cannot be redelivered", humanDays(window))
 	}
 	now := s.now()
-	return s.DB.Tx(ctx, func(tx store.Q) error {
-		store.AfterCommit(tx, s.Wake)
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		tx.AfterCommit(s.Wake)
 		return insertDelivery(ctx, tx, newDelivery{HookID: h.ID, PayloadID: d.PayloadID, GUID: d.GUID,
 			Event: d.Event, Action: d.Action, Redelivery: true, RepositoryID: d.RepositoryID,
 			InstallationID: d.InstallationID, URL: h.URL,
@@ -199,7 +199,7 @@ func (s *Service) SendLatestPush(ctx context.Context, h *Hook) (bool, error) {
 		return false, nil
 	}
 	sent := false
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var payloadID int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM hook_payloads
 			WHERE repository_id = $1 AND event = 'push' ORDER BY id DESC LIMIT 1`, h.RepoID).Scan(&payloadID)
@@ -210,7 +210,7 @@ func (s *Service) SendLatestPush(ctx context.Context, h *Hook) (bool, error) {
 			return err
 		}
 		now := s.now()
-		store.AfterCommit(tx, s.Wake)
+		tx.AfterCommit(s.Wake)
 		sent = true
 		return insertDelivery(ctx, tx, newDelivery{HookID: h.ID, PayloadID: payloadID, GUID: wire.NewGUID(),
 			Event: "push", RepositoryID: &h.RepoID, URL: h.URL, DueAt: now, CreatedAt: now})
@@ -220,7 +220,7 @@ func (s *Service) SendLatestPush(ctx context.Context, h *Hook) (bool, error) {
 
 // Ping writes a ping delivery to the hook (the pings endpoint).
 func (s *Service) Ping(ctx context.Context, h *Hook, sender *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error { return s.EnqueuePing(ctx, tx, h, sender) })
+	return s.DB.Tx(ctx, func(tx *store.Tx) error { return s.EnqueuePing(ctx, tx, h, sender) })
 }
 
 // payloadBody returns a stored payload's JSON.

@@ -95,7 +95,7 @@ type newDelivery struct {
 // endpoint re-sends a repository's latest push. A payload over the cap
 // (Config.MaxPayloadBytes) is neither stored nor delivered (the platform
 // drops it too); a warning logs the drop.
-func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) error {
+func (s *Service) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.HookEvent == "" {
 		return nil
 	}
@@ -125,7 +125,7 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 	}
 	n, err := s.enqueueAppDeliveries(ctx, tx, e, body, apps)
 	if due+n > 0 {
-		store.AfterCommit(tx, s.Wake)
+		tx.AfterCommit(s.Wake)
 	}
 	return err
 }
@@ -137,7 +137,7 @@ func (s *Service) HandleEvent(ctx context.Context, tx store.Q, e *events.Event) 
 // outbox leased to it; otherwise the outbox's lease ends at once, for a
 // claim (see claimOutboxes). It reports how many deliveries wait for a
 // claim.
-func (s *Service) enqueueHookDeliveries(ctx context.Context, tx store.Q, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
+func (s *Service) enqueueHookDeliveries(ctx context.Context, tx *store.Tx, e *events.Event, body map[string]any, hooks []*Hook) (int, error) {
 	encoded, err := json.Marshal(body)
 	if err != nil {
 		return 0, fmt.Errorf("encode %s payload: %w", e.HookEvent, err)
@@ -257,21 +257,21 @@ func actionOf(fields map[string]any) string {
 
 // EnqueuePing writes a ping delivery to the hook in tx (on creation and
 // from the pings endpoint) and wakes the dispatcher after commit.
-func (s *Service) EnqueuePing(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+func (s *Service) EnqueuePing(ctx context.Context, tx *store.Tx, h *Hook, sender *accounts.Account) error {
 	return s.enqueueHookEvent(ctx, tx, h, sender, "ping", map[string]any{"zen": zen()})
 }
 
 // EnqueueMeta writes the meta ("deleted") delivery of a hook being
 // deleted in tx and wakes the dispatcher after commit. The dispatcher
 // sends it although the hook is deleted by then.
-func (s *Service) EnqueueMeta(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account) error {
+func (s *Service) EnqueueMeta(ctx context.Context, tx *store.Tx, h *Hook, sender *accounts.Account) error {
 	return s.enqueueHookEvent(ctx, tx, h, sender, "meta", map[string]any{"action": "deleted"})
 }
 
 // enqueueHookEvent writes a delivery of an event about the hook itself
 // (ping, meta): fields plus hook_id, hook, the hook's repository or
 // organization, and sender.
-func (s *Service) enqueueHookEvent(ctx context.Context, tx store.Q, h *Hook, sender *accounts.Account, event string, fields map[string]any) error {
+func (s *Service) enqueueHookEvent(ctx context.Context, tx *store.Tx, h *Hook, sender *accounts.Account, event string, fields map[string]any) error {
 	fields["hook_id"] = h.ID
 	fields["hook"] = s.HookJSON(h)
 	if sender != nil {
@@ -305,7 +305,7 @@ func (s *Service) enqueueHookEvent(ctx context.Context, tx store.Q, h *Hook, sen
 	if err := insertDelivery(ctx, tx, s.deliveryOf(h, payloadID, p)); err != nil {
 		return err
 	}
-	store.AfterCommit(tx, s.Wake)
+	tx.AfterCommit(s.Wake)
 	return nil
 }
 

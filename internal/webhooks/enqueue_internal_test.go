@@ -22,7 +22,7 @@ func TestEventDeliveriesWaitInTheOutbox(t *testing.T) {
 	enqueue := func() int {
 		t.Helper()
 		var waiting int
-		err := db.Tx(ctx, func(tx store.Q) error {
+		err := db.Tx(ctx, func(tx *store.Tx) error {
 			var err error
 			waiting, err = s.enqueueHookDeliveries(ctx, tx, &events.Event{HookEvent: "repository", CreatedAt: t0},
 				map[string]any{"action": "edited"}, []*Hook{{ID: 7, URL: "http://a"}, {ID: 9, URL: "http://b"}})

@@ -71,7 +71,7 @@ func (d *Dispatcher) ClaimDueAndRecord(ctx context.Context, between func()) (sen
 // before the transaction commits.
 func HandOverAfterStop(ctx context.Context, s *Service, owner string, write func(tx store.Q) (hookID, payloadID int64, err error)) error {
 	s.handoff.attach(owner, time.Minute)
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		hookID, payloadID, err := write(tx)
 		if err != nil {
 			return err

@@ -181,8 +181,8 @@ func (s *Service) DispatchCounts() (handed, claimed int64) {
 // to owner, for the dispatcher once tx commits. Should the dispatcher
 // have stopped meanwhile, they are written due now, to be claimed by the
 // next one.
-func (s *Service) handOver(tx store.Q, owner string, items []handed) {
-	store.AfterCommit(tx, func() {
+func (s *Service) handOver(tx *store.Tx, owner string, items []handed) {
+	tx.AfterCommit(func() {
 		if s.handoff.hand(owner, items) {
 			return
 		}
@@ -224,7 +224,7 @@ const releaseOutboxes = `UPDATE hook_outboxes SET lease_until = $1
 // just before the kill is sent again, as after the lease's end.
 func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		n = 0
 		for _, query := range []string{releaseLeases, releaseOutboxes} {
 			res, err := tx.ExecContext(ctx, query, s.now())

@@ -130,7 +130,7 @@ func TestEventToManyHooks(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	ctx := apptest.Ctx()
 	now := time.Now().UTC()
-	err := env.App.DB.Tx(ctx, func(tx store.Q) error {
+	err := env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 		for i := range hooks {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO hooks (repo_id, events, url, content_type, created_at, updated_at)
 				VALUES ($1, '["repository"]', $2, 'json', $3, $3)`, repo.ID, fmt.Sprintf("%s/%d", rcv.URL, i), now); err != nil {

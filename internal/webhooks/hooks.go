@@ -374,7 +374,7 @@ func (s *Service) CreateHook(ctx context.Context, t target, b *hookBody, appID i
 	if err := s.applyBody(h, b, true); err != nil {
 		return nil, err
 	}
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		others, err := s.targetHooks(ctx, tx, h)
 		if err != nil {
 			return err
@@ -400,7 +400,7 @@ func (s *Service) CreateHook(ctx context.Context, t target, b *hookBody, appID i
 // checks the result as on creation and stores it.
 func (s *Service) EditHook(ctx context.Context, id int64, edit func(h *Hook) error) (*Hook, error) {
 	var out *Hook
-	err := s.DB.Tx(ctx, func(tx store.Q) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		h, err := HookByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -443,7 +443,7 @@ func (s *Service) EditHook(ctx context.Context, id int64, edit func(h *Hook) err
 // DeleteHook soft-deletes a hook and writes its meta delivery in the same
 // transaction. A hook already deleted is 404.
 func (s *Service) DeleteHook(ctx context.Context, h *Hook, sender *accounts.Account) error {
-	return s.DB.Tx(ctx, func(tx store.Q) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `UPDATE hooks SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL`, now, h.ID)
 		if err != nil {

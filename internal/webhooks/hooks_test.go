@@ -282,7 +282,7 @@ func TestHookLimitPerEvent(t *testing.T) {
 	f := newHookFixture(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	err := f.env.App.DB.Tx(ctx, func(tx store.Q) error {
+	err := f.env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 		for i := 0; i < webhooks.MaxHooksPerEvent; i++ {
 			events := `["push"]`
 			if i%2 == 0 {

@@ -215,7 +215,7 @@ const anyExpiredOutbox = `SELECT payload_id FROM hook_outboxes WHERE lease_until
 // reports that the claim took limit outboxes: there may be others.
 func (s *Service) claimOutboxes(ctx context.Context, owner string, lease time.Duration, limit int) (items []handed, more bool, err error) {
 	var ids []int64
-	err = s.DB.Tx(ctx, func(tx store.Q) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		items, ids = nil, nil
 		now := s.now()
 		rows, err := tx.QueryContext(ctx, `UPDATE hook_outboxes SET owner = $1, lease_until = $2

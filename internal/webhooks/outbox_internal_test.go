@@ -56,7 +56,7 @@ func TestExistingHooksLooksUpEveryHook(t *testing.T) {
 		}
 	}
 	var got map[int64]bool
-	if err := db.Tx(ctx, func(tx store.Q) error {
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		got, err = existingHooks(ctx, tx, outcomes)
 		return err
@@ -118,7 +118,7 @@ func TestHoldOutboxes(t *testing.T) {
 	}
 	counts[last[len(last)-1]+1000] = 1 // no outbox at all
 	var held map[int64]bool
-	if err := db.Tx(ctx, func(tx store.Q) error {
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		held, err = s.holdOutboxes(ctx, tx, mine, counts)
 		return err

@@ -105,7 +105,7 @@ func (p *Pruner) deleteAll(ctx context.Context, query string, bound any) (int64,
 	var total int64
 	for {
 		var n int64
-		err := p.svc.DB.Tx(ctx, func(tx store.Q) error {
+		err := p.svc.DB.Tx(ctx, func(tx *store.Tx) error {
 			res, err := tx.ExecContext(ctx, query, bound, pruneBatch)
 			if err != nil {
 				return store.Normalize(err)

@@ -90,7 +90,7 @@ func (s *Service) putBack(ctx context.Context, owner string, items []putBackItem
 			counts[it.unwritten.PayloadID]++
 		}
 	}
-	err = s.DB.RetryTx(ctx, func(tx store.Q) error {
+	err = s.DB.RetryTx(ctx, func(tx *store.Tx) error {
 		throttled = throttled[:0]
 		held, err := s.holdOutboxes(ctx, tx, owner, counts)
 		if err != nil {

@@ -72,7 +72,7 @@ func (d *Dispatcher) recordPatiently(batch []outcome) {
 // full lease from now.
 func (d *Dispatcher) extendLeases() error {
 	ctx := context.Background()
-	return d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+	return d.svc.DB.RetryTx(ctx, func(tx *store.Tx) error {
 		until := d.svc.now().Add(d.lease)
 		_, err := tx.ExecContext(ctx, `UPDATE hook_deliveries SET due_at = $1 WHERE lease_owner = $2 AND state = 'pending'`,
 			until, d.owner)
@@ -102,7 +102,7 @@ func (d *Dispatcher) record(batch []outcome) error {
 	}
 	slices.SortFunc(order, func(a, b *outcome) int { return cmp.Compare(a.ID, b.ID) })
 	counts := unwrittenCounts(batch)
-	err := d.svc.DB.RetryTx(ctx, func(tx store.Q) error {
+	err := d.svc.DB.RetryTx(ctx, func(tx *store.Tx) error {
 		kept, err := d.writeOutcomes(ctx, tx, order, counts)
 		if err != nil {
 			return err
@@ -130,7 +130,7 @@ func (d *Dispatcher) record(batch []outcome) error {
 			}
 		}
 		if retried {
-			store.AfterCommit(tx, d.svc.Wake)
+			tx.AfterCommit(d.svc.Wake)
 		}
 		return nil
 	})

@@ -77,7 +77,7 @@ const insertBatch = 200
 // Importing the same records twice changes nothing the second time.
 func Import(ctx context.Context, db *store.DB, records []advisory.Record) (Counts, error) {
 	var counts Counts
-	err := db.Tx(ctx, func(tx store.Q) error {
+	err := db.Tx(ctx, func(tx *store.Tx) error {
 		counts = Counts{}
 		stored, err := storedHashes(ctx, tx)
 		if err != nil {
