@@ -114,7 +114,7 @@ func (s *Service) SetSource(ctx context.Context, ent *accounts.Enterprise, orgID
 	}
 	var src *Source
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
-		now := store.Now()
+		now := tx.Now()
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO custom_agent_sources (enterprise_id, org_id, created_at, updated_at) VALUES ($1, $2, $3, $3)
 			ON CONFLICT (enterprise_id) DO UPDATE SET org_id = excluded.org_id, updated_at = excluded.updated_at`,

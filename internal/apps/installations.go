@@ -203,7 +203,7 @@ func (s *Service) Suspend(ctx context.Context, app *App, inst *Installation, sus
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx,
 			`UPDATE app_installations SET suspended_at = $1, suspended_by_id = $2, updated_at = $3 WHERE id = $4`,
-			at, by, store.Now(), inst.ID)
+			at, by, tx.Now(), inst.ID)
 		if err != nil {
 			return store.Normalize(err)
 		}

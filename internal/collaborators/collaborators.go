@@ -81,7 +81,7 @@ func (s *Service) Set(ctx context.Context, repo *repos.Repository, user, actor *
 		var id int64
 		err = tx.QueryRowContext(ctx, `INSERT INTO repo_invitations (repository_id, invitee_id, inviter_id, permission, created_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (repository_id, invitee_id) DO UPDATE SET permission = excluded.permission
-			RETURNING id`, repo.ID, user.ID, actor.ID, perm, store.Now()).Scan(&id)
+			RETURNING id`, repo.ID, user.ID, actor.ID, perm, tx.Now()).Scan(&id)
 		if err != nil {
 			return store.Normalize(err)
 		}

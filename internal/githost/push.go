@@ -76,7 +76,7 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 		}
 		now := e.PushedAt
 		if now.IsZero() {
-			now = store.Now()
+			now = tx.Now()
 		}
 		b := &pushBuilder{base: h.BaseURL, repo: repo, pusher: pusher, git: g, refsBefore: e.RefsBefore, now: now}
 		var evs []*events.Event

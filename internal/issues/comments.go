@@ -64,7 +64,7 @@ func (s *Service) CreateComment(ctx context.Context, repo *repos.Repository, act
 		if is.Locked && !triage {
 			return apierr.Forbidden("Unable to create comment because issue is locked.")
 		}
-		now := store.Now()
+		now := tx.Now()
 		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO issue_comments (repository_id, issue_id, user_id, body, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`, repo.ID, is.ID, actor.ID, body, now).Scan(&id); err != nil {
@@ -93,7 +93,7 @@ func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, act
 		if !triage && (before.User == nil || before.User.ID != actor.ID) {
 			return apierr.Forbidden("Must have push access to repository.")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE issue_comments SET body = $1, updated_at = $2 WHERE id = $3`, body, store.Now(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE issue_comments SET body = $1, updated_at = $2 WHERE id = $3`, body, tx.Now(), id); err != nil {
 			return store.Normalize(err)
 		}
 		if out, err = commentByID(ctx, tx, repo, id); err != nil {

@@ -42,7 +42,7 @@ func (s *Service) Label(ctx context.Context, repoID int64, name string) (*Label,
 func (s *Service) CreateLabel(ctx context.Context, repo *repos.Repository, actor *accounts.Account, lb Label) (*Label, error) {
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO labels (repository_id, name, color, description, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-			repo.ID, lb.Name, lb.Color, lb.Description, store.Now()).Scan(&lb.ID)
+			repo.ID, lb.Name, lb.Color, lb.Description, tx.Now()).Scan(&lb.ID)
 		if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 			return apierr.Invalid("Label", "name", apierr.CodeAlreadyExists)
 		} else if err != nil {

@@ -67,7 +67,7 @@ func (s *Service) CreateMilestone(ctx context.Context, repo *repos.Repository, a
 		}
 		m := Milestone{State: StateOpen}
 		applyMilestone(&m, c)
-		now := store.Now()
+		now := tx.Now()
 		_, err = tx.ExecContext(ctx, `INSERT INTO milestones (repository_id, number, title, description, state, due_on, creator_id, created_at, updated_at, closed_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)`, repo.ID, number, m.Title, m.Description, m.State, m.DueOn, actor.ID, now, closedAt(m.State, now))
 		if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
@@ -119,7 +119,7 @@ func (s *Service) UpdateMilestone(ctx context.Context, repo *repos.Repository, a
 		}
 		after := *before
 		applyMilestone(&after, c)
-		now := store.Now()
+		now := tx.Now()
 		closed := after.ClosedAt
 		if after.State != before.State {
 			closed = closedAt(after.State, now)

@@ -47,7 +47,7 @@ func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *acc
 		if err != nil {
 			return err
 		}
-		now := store.Now()
+		now := tx.Now()
 		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO issues (repository_id, number, title, body, user_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`, repo.ID, number, n.Title, n.Body, actor.ID, now).Scan(&id); err != nil {
@@ -148,7 +148,7 @@ func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *acc
 		}
 		after := *before
 		applyChanges(&after, c, actor)
-		now := store.Now()
+		now := tx.Now()
 		if _, err := tx.ExecContext(ctx, `UPDATE issues SET title = $1, body = $2, state = $3, state_reason = $4, closed_at = $5,
 			closed_by_id = $6, updated_at = $7 WHERE id = $8`, after.Title, after.Body, after.State, after.StateReason, after.ClosedAt,
 			idOf(after.ClosedBy), now, before.ID); err != nil {
@@ -347,7 +347,7 @@ func (s *Service) Lock(ctx context.Context, repo *repos.Repository, actor *accou
 			reason = ""
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE issues SET locked = $1, active_lock_reason = $2, updated_at = $3 WHERE id = $4`,
-			lock, reason, store.Now(), is.ID); err != nil {
+			lock, reason, tx.Now(), is.ID); err != nil {
 			return store.Normalize(err)
 		}
 		if is, err = issueByNumber(ctx, tx, repo, number); err != nil {
@@ -509,7 +509,7 @@ func (s *Service) AddAssignees(ctx context.Context, repo *repos.Repository, acto
 
 func (s *Service) emitEach(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, is *Issue, ev []issueEvent) error {
 	if len(ev) > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE issues SET updated_at = $1 WHERE id = $2`, store.Now(), is.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE issues SET updated_at = $1 WHERE id = $2`, tx.Now(), is.ID); err != nil {
 			return store.Normalize(err)
 		}
 	}

@@ -271,7 +271,7 @@ func (s *Service) UpdateAuthorization(ctx context.Context, userID, id int64, u U
 		}
 		_, err = tx.ExecContext(ctx, `
 			UPDATE tokens SET scopes = $1, note = $2, note_url = $3, fingerprint = $4, updated_at = $5
-			WHERE id = $6`, joinScopes(next.Scopes), next.Note, next.NoteURL, next.Fingerprint, store.Now(), id)
+			WHERE id = $6`, joinScopes(next.Scopes), next.Note, next.NoteURL, next.Fingerprint, tx.Now(), id)
 		if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 			return conflictError(cur.App != nil)
 		} else if err != nil {

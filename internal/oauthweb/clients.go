@@ -87,7 +87,7 @@ func (s *Service) Configure(ctx context.Context, clientID string, set ClientSett
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		for _, table := range []string{"oauth_apps", "apps"} {
 			res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET callback_url = $1, device_flow = $2, updated_at = $3
-				WHERE client_id = $4`, set.CallbackURL, set.DeviceFlow, store.Now(), clientID)
+				WHERE client_id = $4`, set.CallbackURL, set.DeviceFlow, tx.Now(), clientID)
 			if err != nil {
 				return err
 			}

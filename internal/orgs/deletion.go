@@ -21,7 +21,7 @@ import (
 func (s *Service) RequestDeletion(ctx context.Context, org, actor *accounts.Account) error {
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO org_deletions (org_id, requested_at) VALUES ($1, $2)
-			ON CONFLICT (org_id) DO NOTHING`, org.ID, store.Now())
+			ON CONFLICT (org_id) DO NOTHING`, org.ID, tx.Now())
 		if err != nil {
 			return store.Normalize(err)
 		}

@@ -123,7 +123,7 @@ func (s *Service) SetMembershipTx(ctx context.Context, tx *store.Tx, org, user, 
 		}
 		_, err = tx.ExecContext(ctx, `
 			INSERT INTO org_invitations (org_id, user_id, role, inviter_id, created_at) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role`, org.ID, user.ID, role, actor.ID, store.Now())
+			ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role`, org.ID, user.ID, role, actor.ID, tx.Now())
 		if err != nil {
 			return store.Normalize(err)
 		}

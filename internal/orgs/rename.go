@@ -26,7 +26,7 @@ func (s *Service) Rename(ctx context.Context, org, actor *accounts.Account, logi
 	var renamed *accounts.Account
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		if renamed, err = accounts.Rename(ctx, tx, org, login, store.Now()); err != nil {
+		if renamed, err = accounts.Rename(ctx, tx, org, login, tx.Now()); err != nil {
 			return err
 		}
 		if actor == nil {

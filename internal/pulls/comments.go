@@ -126,7 +126,7 @@ func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, act
 			return s.emitComment(ctx, tx, p, actor, "deleted", c, nil)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_review_comments SET body = $1, updated_at = $2 WHERE id = $3`,
-			*body, store.Now(), c.ID); err != nil {
+			*body, tx.Now(), c.ID); err != nil {
 			return store.Normalize(err)
 		}
 		if out, err = commentByID(ctx, tx, repo, id); err != nil {
@@ -184,7 +184,7 @@ func (s *Service) RequestReviewers(ctx context.Context, repo *repos.Repository, 
 				continue
 			}
 			query := `INSERT INTO pull_request_review_requests (pull_request_id, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`
-			args := []any{p.ID, a.ID, store.Now()}
+			args := []any{p.ID, a.ID, tx.Now()}
 			if remove {
 				query, args = `DELETE FROM pull_request_review_requests WHERE pull_request_id = $1 AND user_id = $2`, args[:2]
 			}

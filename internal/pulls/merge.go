@@ -160,7 +160,7 @@ func (s *Service) markMerged(ctx context.Context, tx *store.Tx, repo *repos.Repo
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE pull_requests SET merged_at = $1, merged_by_id = $2, merge_commit_sha = $3,
 		base_sha = $4, mergeable = NULL, mergeable_state = 'unknown', check_due = FALSE, lease_owner = NULL, lease_until = NULL
-		WHERE id = $5`, store.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
+		WHERE id = $5`, tx.Now(), merger.ID, sha, baseTip, p.ID); err != nil {
 		return store.Normalize(err)
 	}
 	if err := issues.MarkMerged(ctx, tx, p.Issue, merger, sha); err != nil {

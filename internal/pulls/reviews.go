@@ -278,7 +278,7 @@ func (s *Service) insertReview(ctx context.Context, tx store.Q, p *PullRequest, 
 }
 
 func (s *Service) insertComment(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, reviewID int64, c placed) (*ReviewComment, error) {
-	now := store.Now()
+	now := tx.Now()
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO pull_request_review_comments (repository_id, pull_request_id, review_id, in_reply_to_id,
 		user_id, path, line, side, position, commit_id, original_commit_id, diff_hunk, body, created_at, updated_at)
@@ -336,7 +336,7 @@ func (s *Service) SubmitReview(ctx context.Context, repo *repos.Repository, acto
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET state = $1, body = $2, submitted_at = $3, updated_at = $3 WHERE id = $4`,
-			state, body, store.Now(), r.ID); err != nil {
+			state, body, tx.Now(), r.ID); err != nil {
 			return store.Normalize(err)
 		}
 		if out, err = reviewByID(ctx, tx, p, r.ID); err != nil {
@@ -380,7 +380,7 @@ func (s *Service) UpdateReview(ctx context.Context, repo *repos.Repository, acto
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET body = $1, updated_at = $2 WHERE id = $3`, body, store.Now(), r.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET body = $1, updated_at = $2 WHERE id = $3`, body, tx.Now(), r.ID); err != nil {
 			return store.Normalize(err)
 		}
 		if out, err = reviewByID(ctx, tx, p, r.ID); err != nil || r.State == ReviewPending || r.Body == body {
@@ -409,7 +409,7 @@ func (s *Service) DismissReview(ctx context.Context, repo *repos.Repository, act
 			return apierr.Unprocessable("Can not dismiss a %s pull request review", map[string]string{ReviewPending: "pending",
 				ReviewCommented: "commented", ReviewDismissed: "dismissed"}[r.State])
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET state = 'DISMISSED', updated_at = $1 WHERE id = $2`, store.Now(), r.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET state = 'DISMISSED', updated_at = $1 WHERE id = $2`, tx.Now(), r.ID); err != nil {
 			return store.Normalize(err)
 		}
 		if out, err = reviewByID(ctx, tx, p, r.ID); err != nil {

@@ -166,7 +166,7 @@ func (s *Service) Update(ctx context.Context, r *Repository, c Changes, actor *a
 		if before, err = ByID(ctx, tx, r.ID); err != nil {
 			return err
 		}
-		now := store.Now()
+		now := tx.Now()
 		if c.keepsPlace(before) {
 			after = before.with(c, now)
 			if err := s.afterUpdate(ctx, tx, before, after, actor); err != nil {

@@ -227,7 +227,7 @@ func (db *DB) lead(ctx context.Context, fn func(tx *Tx) error, uncached *[]strin
 	if err != nil {
 		return Normalize(err)
 	}
-	tx := &Tx{Tx: sqlTx, db: db}
+	tx := &Tx{Tx: sqlTx, db: db, now: Now()}
 	defer func() { *uncached = tx.uncached }()
 	if err := runOrRollback(sqlTx, tx, fn); err != nil {
 		return err
@@ -281,7 +281,7 @@ func (db *DB) gather(g *group, end time.Time) {
 
 // join runs fn as a member of g and waits for g's commit.
 func (db *DB) join(g *group, fn func(tx *Tx) error, uncached *[]string) error {
-	tx := &Tx{Tx: g.tx, db: db}
+	tx := &Tx{Tx: g.tx, db: db, now: Now()}
 	err := runInSavepoint(g, tx, fn)
 	*uncached = tx.uncached
 	if err != nil {

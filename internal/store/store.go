@@ -216,7 +216,13 @@ type Tx struct {
 	afterCommit []func()
 	uncached    []string // query texts run unprepared, for the statement cache
 	written     []string // watched tables written (see Watch)
+	now         time.Time
 }
+
+// Now is the transaction's clock: the time its function began (UTC, to
+// the microsecond, as Now), the same for every timestamp it writes, so
+// that the rows of one change agree on when it happened.
+func (t *Tx) Now() time.Time { return t.now }
 
 // AfterCommit registers fn to run after the transaction commits (never
 // when it rolls back): in-process wake-ups of background workers.
@@ -252,7 +258,7 @@ func (db *DB) tx(ctx context.Context, fn func(tx *Tx) error, uncached *[]string)
 	if err != nil {
 		return Normalize(err)
 	}
-	tx := &Tx{Tx: sqlTx, db: db}
+	tx := &Tx{Tx: sqlTx, db: db, now: Now()}
 	defer func() { *uncached = tx.uncached }()
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()

@@ -51,7 +51,7 @@ func (s *Service) SetMembership(ctx context.Context, t *Team, user, actor *accou
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO team_invitations (team_id, org_id, user_id, role, inviter_id, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role`,
-			t.ID, t.Org.ID, user.ID, role, actor.ID, store.Now())
+			t.ID, t.Org.ID, user.ID, role, actor.ID, tx.Now())
 		return store.Normalize(err)
 	})
 	return state, err
@@ -66,7 +66,7 @@ func (s *Service) setMember(ctx context.Context, tx *store.Tx, t *Team, user, ac
 		return false, err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO team_members (team_id, org_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role`, t.ID, t.Org.ID, user.ID, role, store.Now())
+		ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role`, t.ID, t.Org.ID, user.ID, role, tx.Now())
 	if err != nil || cur != "" {
 		return false, store.Normalize(err)
 	}

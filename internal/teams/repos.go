@@ -36,7 +36,7 @@ func (s *Service) setRepo(ctx context.Context, tx *store.Tx, t *Team, repo *repo
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO team_repos (team_id, repository_id, permission, created_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (team_id, repository_id) DO UPDATE SET permission = excluded.permission`, t.ID, repo.ID, perm, store.Now())
+		ON CONFLICT (team_id, repository_id) DO UPDATE SET permission = excluded.permission`, t.ID, repo.ID, perm, tx.Now())
 	if err != nil {
 		return store.Normalize(err)
 	}

@@ -282,7 +282,7 @@ func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, 
 			return apierr.Custom(resource, "privacy", "A nested team cannot be secret.")
 		}
 		next.Slug = Slugify(next.Name)
-		next.UpdatedAt = store.Now()
+		next.UpdatedAt = tx.Now()
 		var parent *int64
 		if next.ParentID != 0 {
 			parent = &next.ParentID
