@@ -22,8 +22,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
 	"forgeapi/internal/auth"
@@ -569,17 +567,17 @@ func (r *receiver) signedBySecret(signature string, payload []byte) bool {
 
 // eventKey is the key the receiver knows a delivery's event by: a push's
 // after SHA, a repository event's repository description, "" for any
-// other event. It looks the one value up by its path rather than
-// decoding the whole payload: the yardstick is a receiver that checks
-// the HMAC, and a decode would cost more than that check, and more on
-// forgeapi's nested payload than on the flat loop's
+// other event. It looks the one value up by its path (stringAt) rather
+// than decoding the whole payload: the yardstick is a receiver that
+// checks the HMAC, and a decode would cost more than that check, and
+// more on forgeapi's nested payload than on the flat loop's
 // (BenchmarkEventKey).
 func eventKey(event string, payload []byte) string {
 	switch event {
 	case "push":
-		return gjson.GetBytes(payload, "after").String()
+		return stringAt(payload, "after")
 	case "repository":
-		return gjson.GetBytes(payload, "repository.description").String()
+		return stringAt(payload, "repository", "description")
 	}
 	return ""
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxFrontMatterBytes bounds the YAML block that is parsed; a longer front

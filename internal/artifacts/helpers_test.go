@@ -209,8 +209,6 @@ func deployment(overrides map[string]any) map[string]any {
 	return b
 }
 
-func strp(s string) *string { return &s }
-
 func deref(s *string) string {
 	if s == nil {
 		return "<nil>"

@@ -2,7 +2,6 @@ package collaborators
 
 import (
 	"forgeapi/internal/accounts"
-	"forgeapi/internal/auth"
 	"forgeapi/internal/repos"
 )
 
@@ -89,18 +88,4 @@ func basePermission(org *accounts.Account) string {
 func flags(perm string) permissionFlags {
 	r := rank(perm)
 	return permissionFlags{Pull: r >= 1, Triage: r >= 2, Push: r >= 3, Maintain: r >= 4, Admin: r >= 5}
-}
-
-// fromRole is the permission of an access role (for the platform's
-// permission check of a reader of a public repository).
-func fromRole(role auth.Role) string {
-	switch role {
-	case auth.RoleRead:
-		return repos.CollaboratorPull
-	case auth.RoleWrite:
-		return repos.CollaboratorPush
-	case auth.RoleAdmin:
-		return repos.CollaboratorAdmin
-	}
-	return ""
 }

@@ -373,11 +373,6 @@ type deliveryPage struct {
 	Pending         bool
 }
 
-// deliveryPath is the page of one delivery.
-func deliveryPath(s *hookScope, d *webhooks.Delivery) string {
-	return s.Base + "/" + strconv.FormatInt(d.HookID, 10) + "/deliveries/" + strconv.FormatInt(d.ID, 10)
-}
-
 // delivery serves GET .../{hook_id}/deliveries/{delivery_id}.
 func (h *Handler) delivery(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if requireUser(w, r, v) == nil {

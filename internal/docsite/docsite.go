@@ -30,15 +30,6 @@ import (
 // Prefix is the URL path under which the pages are served.
 const Prefix = "/docs/"
 
-// PageURL returns the URL of a documentation page under base (the
-// server's public base URL, without a trailing slash).
-func PageURL(base, page string) string {
-	if page == docs.Index {
-		return base + Prefix
-	}
-	return base + Prefix + page
-}
-
 //go:embed style.css
 var style string
 

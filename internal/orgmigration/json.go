@@ -37,83 +37,13 @@ type migrationJSON struct {
 	ExcludeOwnerProjects bool                `json:"exclude_owner_projects"`
 	OrgMetadataOnly      bool                `json:"org_metadata_only"`
 	Exclude              []string            `json:"exclude"`
-	// Repositories is []repos.JSON or []simpleRepository; nil (left out)
+	// Repositories is []repos.JSON or []repos.SimpleJSON; nil (left out)
 	// when the request excluded it.
 	Repositories any        `json:"repositories,omitempty"`
 	URL          string     `json:"url"`
 	ArchiveURL   string     `json:"archive_url,omitempty"`
 	CreatedAt    offsetTime `json:"created_at"`
 	UpdatedAt    offsetTime `json:"updated_at"`
-}
-
-// simpleRepository is the platform's simple-repository object: the
-// smaller repository objects that API version 2026-03-10 puts in
-// migrations.
-type simpleRepository struct {
-	ID               int64               `json:"id"`
-	NodeID           string              `json:"node_id"`
-	Name             string              `json:"name"`
-	FullName         string              `json:"full_name"`
-	Owner            accounts.SimpleUser `json:"owner"`
-	Private          bool                `json:"private"`
-	HTMLURL          string              `json:"html_url"`
-	Description      *string             `json:"description"`
-	Fork             bool                `json:"fork"`
-	URL              string              `json:"url"`
-	ArchiveURL       string              `json:"archive_url"`
-	AssigneesURL     string              `json:"assignees_url"`
-	BlobsURL         string              `json:"blobs_url"`
-	BranchesURL      string              `json:"branches_url"`
-	CollaboratorsURL string              `json:"collaborators_url"`
-	CommentsURL      string              `json:"comments_url"`
-	CommitsURL       string              `json:"commits_url"`
-	CompareURL       string              `json:"compare_url"`
-	ContentsURL      string              `json:"contents_url"`
-	ContributorsURL  string              `json:"contributors_url"`
-	DeploymentsURL   string              `json:"deployments_url"`
-	DownloadsURL     string              `json:"downloads_url"`
-	EventsURL        string              `json:"events_url"`
-	ForksURL         string              `json:"forks_url"`
-	GitCommitsURL    string              `json:"git_commits_url"`
-	GitRefsURL       string              `json:"git_refs_url"`
-	GitTagsURL       string              `json:"git_tags_url"`
-	IssueCommentURL  string              `json:"issue_comment_url"`
-	IssueEventsURL   string              `json:"issue_events_url"`
-	IssuesURL        string              `json:"issues_url"`
-	KeysURL          string              `json:"keys_url"`
-	LabelsURL        string              `json:"labels_url"`
-	LanguagesURL     string              `json:"languages_url"`
-	MergesURL        string              `json:"merges_url"`
-	MilestonesURL    string              `json:"milestones_url"`
-	NotificationsURL string              `json:"notifications_url"`
-	PullsURL         string              `json:"pulls_url"`
-	ReleasesURL      string              `json:"releases_url"`
-	StargazersURL    string              `json:"stargazers_url"`
-	StatusesURL      string              `json:"statuses_url"`
-	SubscribersURL   string              `json:"subscribers_url"`
-	SubscriptionURL  string              `json:"subscription_url"`
-	TagsURL          string              `json:"tags_url"`
-	TeamsURL         string              `json:"teams_url"`
-	TreesURL         string              `json:"trees_url"`
-	HooksURL         string              `json:"hooks_url"`
-}
-
-func toSimpleRepository(j repos.JSON) simpleRepository {
-	return simpleRepository{
-		ID: j.ID, NodeID: j.NodeID, Name: j.Name, FullName: j.FullName, Owner: j.Owner, Private: j.Private,
-		HTMLURL: j.HTMLURL, Description: j.Description, Fork: j.Fork, URL: j.URL, ArchiveURL: j.ArchiveURL,
-		AssigneesURL: j.AssigneesURL, BlobsURL: j.BlobsURL, BranchesURL: j.BranchesURL,
-		CollaboratorsURL: j.CollaboratorsURL, CommentsURL: j.CommentsURL, CommitsURL: j.CommitsURL,
-		CompareURL: j.CompareURL, ContentsURL: j.ContentsURL, ContributorsURL: j.ContributorsURL,
-		DeploymentsURL: j.DeploymentsURL, DownloadsURL: j.DownloadsURL, EventsURL: j.EventsURL,
-		ForksURL: j.ForksURL, GitCommitsURL: j.GitCommitsURL, GitRefsURL: j.GitRefsURL, GitTagsURL: j.GitTagsURL,
-		IssueCommentURL: j.IssueCommentURL, IssueEventsURL: j.IssueEventsURL, IssuesURL: j.IssuesURL,
-		KeysURL: j.KeysURL, LabelsURL: j.LabelsURL, LanguagesURL: j.LanguagesURL, MergesURL: j.MergesURL,
-		MilestonesURL: j.MilestonesURL, NotificationsURL: j.NotificationsURL, PullsURL: j.PullsURL,
-		ReleasesURL: j.ReleasesURL, StargazersURL: j.StargazersURL, StatusesURL: j.StatusesURL,
-		SubscribersURL: j.SubscribersURL, SubscriptionURL: j.SubscriptionURL, TagsURL: j.TagsURL,
-		TeamsURL: j.TeamsURL, TreesURL: j.TreesURL, HooksURL: j.HooksURL,
-	}
 }
 
 // migrationURL is the API URL of the migration.
@@ -182,9 +112,9 @@ func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (
 	if rd.version != httpapi.Version20260310 {
 		return full, nil
 	}
-	simple := make([]simpleRepository, 0, len(full))
-	for _, j := range full {
-		simple = append(simple, toSimpleRepository(j))
+	simple := make([]repos.SimpleJSON, 0, len(full))
+	for i := range full {
+		simple = append(simple, full[i].Simple())
 	}
 	return simple, nil
 }

@@ -147,6 +147,18 @@ type JSON struct {
 	Source *JSON `json:"source,omitempty"`
 }
 
+// SimpleJSON is the platform's simple-repository object (the repository
+// objects API version 2026-03-10 puts in migrations): the full object's
+// fields from id to hooks_url, in the same order, without the clone
+// addresses (git_url, ssh_url, clone_url, mirror_url). Build it with
+// JSON.Simple; it renders through AppendJSON, and MarshalJSON for
+// encoding/json.
+type SimpleJSON struct{ full *JSON }
+
+// Simple returns the simple-repository object of the repository; it
+// shares j, so later changes to j show in it.
+func (j *JSON) Simple() SimpleJSON { return SimpleJSON{full: j} }
+
 // SecurityAndAnalysis reports the advanced security flag (shown to admins).
 type SecurityAndAnalysis struct {
 	AdvancedSecurity struct {

@@ -8,36 +8,7 @@ import "forgeapi/internal/wire"
 // httpapi.WriteJSON uses it.
 func (j *JSON) AppendJSON(b []byte) []byte {
 	o := wire.Begin(b)
-	o.Int("id", j.ID)
-	o.String("node_id", j.NodeID)
-	o.String("name", j.Name)
-	o.String("full_name", j.FullName)
-	o.Key("owner")
-	o.B = j.Owner.AppendJSON(o.B)
-	o.Bool("private", j.Private)
-	o.String("html_url", j.HTMLURL)
-	o.StringPtr("description", j.Description)
-	o.Bool("fork", j.Fork)
-	for _, f := range [...]struct{ name, v string }{
-		{"url", j.URL}, {"archive_url", j.ArchiveURL}, {"assignees_url", j.AssigneesURL},
-		{"blobs_url", j.BlobsURL}, {"branches_url", j.BranchesURL}, {"collaborators_url", j.CollaboratorsURL},
-		{"comments_url", j.CommentsURL}, {"commits_url", j.CommitsURL}, {"compare_url", j.CompareURL},
-		{"contents_url", j.ContentsURL}, {"contributors_url", j.ContributorsURL},
-		{"deployments_url", j.DeploymentsURL}, {"downloads_url", j.DownloadsURL}, {"events_url", j.EventsURL},
-		{"forks_url", j.ForksURL}, {"git_commits_url", j.GitCommitsURL}, {"git_refs_url", j.GitRefsURL},
-		{"git_tags_url", j.GitTagsURL}, {"git_url", j.GitURL}, {"issue_comment_url", j.IssueCommentURL},
-		{"issue_events_url", j.IssueEventsURL}, {"issues_url", j.IssuesURL}, {"keys_url", j.KeysURL},
-		{"labels_url", j.LabelsURL}, {"languages_url", j.LanguagesURL}, {"merges_url", j.MergesURL},
-		{"milestones_url", j.MilestonesURL}, {"notifications_url", j.NotificationsURL},
-		{"pulls_url", j.PullsURL}, {"releases_url", j.ReleasesURL}, {"ssh_url", j.SSHURL},
-		{"stargazers_url", j.StargazersURL}, {"statuses_url", j.StatusesURL},
-		{"subscribers_url", j.SubscribersURL}, {"subscription_url", j.SubscriptionURL}, {"tags_url", j.TagsURL},
-		{"teams_url", j.TeamsURL}, {"trees_url", j.TreesURL}, {"clone_url", j.CloneURL},
-	} {
-		o.String(f.name, f.v)
-	}
-	o.StringPtr("mirror_url", j.MirrorURL)
-	o.String("hooks_url", j.HooksURL)
+	j.appendUpToHooks(&o, true)
 	o.String("svn_url", j.SvnURL)
 	o.StringPtr("homepage", j.Homepage)
 	o.StringPtr("language", j.Language)
@@ -129,3 +100,62 @@ func (p *Permissions) appendJSON(b []byte) []byte {
 	o.Bool("pull", p.Pull)
 	return o.End()
 }
+
+// appendUpToHooks appends the fields of the repository object from id to
+// hooks_url, the whole simple-repository object; full adds the clone
+// addresses among them (git_url, ssh_url, clone_url, mirror_url), which
+// only the full object has.
+func (j *JSON) appendUpToHooks(o *wire.Object, full bool) {
+	o.Int("id", j.ID)
+	o.String("node_id", j.NodeID)
+	o.String("name", j.Name)
+	o.String("full_name", j.FullName)
+	o.Key("owner")
+	o.B = j.Owner.AppendJSON(o.B)
+	o.Bool("private", j.Private)
+	o.String("html_url", j.HTMLURL)
+	o.StringPtr("description", j.Description)
+	o.Bool("fork", j.Fork)
+	for _, f := range [...]struct{ name, v string }{
+		{"url", j.URL}, {"archive_url", j.ArchiveURL}, {"assignees_url", j.AssigneesURL},
+		{"blobs_url", j.BlobsURL}, {"branches_url", j.BranchesURL}, {"collaborators_url", j.CollaboratorsURL},
+		{"comments_url", j.CommentsURL}, {"commits_url", j.CommitsURL}, {"compare_url", j.CompareURL},
+		{"contents_url", j.ContentsURL}, {"contributors_url", j.ContributorsURL},
+		{"deployments_url", j.DeploymentsURL}, {"downloads_url", j.DownloadsURL}, {"events_url", j.EventsURL},
+		{"forks_url", j.ForksURL}, {"git_commits_url", j.GitCommitsURL}, {"git_refs_url", j.GitRefsURL},
+		{"git_tags_url", j.GitTagsURL}, {"git_url", j.GitURL}, {"issue_comment_url", j.IssueCommentURL},
+		{"issue_events_url", j.IssueEventsURL}, {"issues_url", j.IssuesURL}, {"keys_url", j.KeysURL},
+		{"labels_url", j.LabelsURL}, {"languages_url", j.LanguagesURL}, {"merges_url", j.MergesURL},
+		{"milestones_url", j.MilestonesURL}, {"notifications_url", j.NotificationsURL},
+		{"pulls_url", j.PullsURL}, {"releases_url", j.ReleasesURL}, {"ssh_url", j.SSHURL},
+		{"stargazers_url", j.StargazersURL}, {"statuses_url", j.StatusesURL},
+		{"subscribers_url", j.SubscribersURL}, {"subscription_url", j.SubscriptionURL}, {"tags_url", j.TagsURL},
+		{"teams_url", j.TeamsURL}, {"trees_url", j.TreesURL}, {"clone_url", j.CloneURL},
+	} {
+		if full || !cloneAddress(f.name) {
+			o.String(f.name, f.v)
+		}
+	}
+	if full {
+		o.StringPtr("mirror_url", j.MirrorURL)
+	}
+	o.String("hooks_url", j.HooksURL)
+}
+
+// cloneAddress reports whether a field of the repository object is one
+// of the clone addresses the simple-repository object leaves out.
+func cloneAddress(name string) bool {
+	return name == "git_url" || name == "ssh_url" || name == "clone_url"
+}
+
+// AppendJSON appends the simple-repository object as encoding/json would
+// render a struct of its fields (httpapi.WriteJSON uses it).
+func (s SimpleJSON) AppendJSON(b []byte) []byte {
+	o := wire.Begin(b)
+	s.full.appendUpToHooks(&o, false)
+	return o.End()
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON, for objects
+// that hold simple repositories.
+func (s SimpleJSON) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }

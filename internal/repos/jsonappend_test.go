@@ -81,3 +81,65 @@ func fill(t *testing.T, v reflect.Value, depth int) {
 		t.Fatalf("fill: unhandled kind %s (%s)", v.Kind(), v.Type())
 	}
 }
+
+// TestSimpleRepositoryJSON checks that the simple-repository object is
+// the full object's fields from id to hooks_url, in order and byte for
+// byte, less the clone addresses, and that encoding/json renders it as
+// AppendJSON does.
+func TestSimpleRepositoryJSON(t *testing.T) {
+	t.Parallel()
+	j := filled(t)
+	var want []jsonField
+	for _, f := range jsonFields(t, j.AppendJSON(nil)) {
+		switch f.name {
+		case "git_url", "ssh_url", "clone_url", "mirror_url":
+			continue
+		}
+		want = append(want, f)
+		if f.name == "hooks_url" {
+			break
+		}
+	}
+	simple := j.Simple().AppendJSON(nil)
+	if got := jsonFields(t, simple); !reflect.DeepEqual(got, want) {
+		t.Errorf("simple repository:\n got %v\nwant %v", got, want)
+	}
+	var encoded bytes.Buffer
+	enc := json.NewEncoder(&encoded)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j.Simple()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encoded.Bytes(), append(simple, '\n')) {
+		t.Errorf("encoding/json:\n got %s\nwant %s", encoded.Bytes(), simple)
+	}
+}
+
+// jsonField is one field of a JSON object: its name and its value as
+// written.
+type jsonField struct {
+	name  string
+	value string
+}
+
+// jsonFields returns the fields of the JSON object b in their order.
+func jsonFields(t *testing.T, b []byte) []jsonField {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var out []jsonField
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, jsonField{name.(string), string(value)})
+	}
+	return out
+}

@@ -61,22 +61,6 @@ func (in *inspection) newBlobs(ctx context.Context, u githttp.RefUpdate) ([]gith
 	return b, err
 }
 
-// violations returns what the rules of the ruleset refuse in the update,
-// one line each (empty when it passes).
-func (rs *Ruleset) violations(ctx context.Context, in *inspection, u githttp.RefUpdate) ([]string, error) {
-	var out []string
-	for _, r := range rs.Rules {
-		msg, err := r.violation(ctx, in, u)
-		if err != nil {
-			return nil, err
-		}
-		if msg != "" {
-			out = append(out, msg)
-		}
-	}
-	return out, nil
-}
-
 // violation is the rule's refusal of the update, or "".
 func (r Rule) violation(ctx context.Context, in *inspection, u githttp.RefUpdate) (string, error) {
 	kind := "branch"

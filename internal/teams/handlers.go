@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
@@ -13,6 +14,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // optionalID is a JSON id that may be null: Set reports whether the
@@ -121,7 +123,7 @@ func (h *Handler) toFull(ctx context.Context, t *Team) (fullJSON, error) {
 	}
 	base := httpapi.BaseURL(ctx)
 	return fullJSON{teamJSON: toTeamJSON(base, t, parent), MembersCount: members, ReposCount: repoCount,
-		CreatedAt: wireT(t.CreatedAt), UpdatedAt: wireT(t.UpdatedAt), Organization: toOrganization(base, t.Org)}, nil
+		CreatedAt: wire.T(t.CreatedAt), UpdatedAt: wire.T(t.UpdatedAt), Organization: toOrganization(base, t.Org)}, nil
 }
 
 func (h *Handler) writeFull(w http.ResponseWriter, r *http.Request, status int, t *Team) error {
@@ -473,7 +475,7 @@ func (h *Handler) checkRepo(w http.ResponseWriter, r *http.Request) error {
 // object (the repository media type).
 func wantsRepository(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
-		if containsFold(v, "repository+json") {
+		if strings.Contains(strings.ToLower(v), "repository+json") {
 			return true
 		}
 	}
