@@ -157,10 +157,10 @@ func TestWatchAcrossProcesses(t *testing.T) {
 // TestWatchSkipsItsOwnNotifications: a process's own notifications come
 // back to its listener, which leaves them: its watchers ran at the
 // commit. One write of each process, then: the writer's watcher runs
-// twice (its commit, the other's notification), not three times. The
-// other process's write commits after the writer's notification was
-// received (by the other), and notifications arrive in commit order, so
-// the writer's own had reached its listener by then.
+// twice (its commit, the other's notification), not three times.
+// Notifications arrive in commit order, so a marker written after them
+// (to a table of its own, watched apart) tells when every earlier one
+// has arrived: no waiting for a time in which a stray call might come.
 func TestWatchSkipsItsOwnNotifications(t *testing.T) {
 	t.Parallel()
 	if !apptest.Postgres() {
@@ -168,35 +168,50 @@ func TestWatchSkipsItsOwnNotifications(t *testing.T) {
 	}
 	writer, url := open(t)
 	other := openURL(t, url)
+	exec(t, writer, `CREATE TABLE watch_markers (id BIGSERIAL PRIMARY KEY)`)
 	var calls counter
-	writerSaw := make(chan struct{}, 16)
+	writerSaw, otherSaw := make(chan struct{}, 16), make(chan struct{}, 16)
 	signal := signalTo(writerSaw)
 	writer.Watch(func() { calls.inc(); signal() }, "accounts")
-	otherSaw := make(chan struct{}, 16)
 	other.Watch(signalTo(otherSaw), "accounts")
-	// Both listeners up: each process writes until the other saw it (the
-	// writer's own commits signalled writerSaw meanwhile: drained first).
+	// Only the other writes markers (it watches them too: a process
+	// notifies the writes to the tables it watches), so none of the
+	// writer's own notifications can pass for one.
+	marks := make(chan struct{}, 16)
+	writer.Watch(signalTo(marks), "watch_markers")
+	other.Watch(func() {}, "watch_markers")
+	// Both listeners up: each process writes until the other saw it.
 	writeUntilSeen(t, writer, otherSaw)
-	drain(writerSaw)
 	writeUntilSeen(t, other, writerSaw)
-	time.Sleep(200 * time.Millisecond) // the notifications of the writes above
+	// Every notification of those writes has reached the writer once it
+	// saw a marker written after them.
+	mark(t, other, marks)
 	drain(writerSaw)
 	drain(otherSaw)
 	before := calls.count()
 	insertAccount(t, writer)
 	waitSeen(t, otherSaw, "notification of the writer's write")
 	insertAccount(t, other)
-	for deadline := time.Now().Add(10 * time.Second); calls.count()-before < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer's watcher ran %d times; want its commit and the other's notification", calls.count()-before)
-		}
-	}
-	// Its own notification, had it been read, arrived before the other's
-	// (commit order); the other's arrives meanwhile if it has not.
-	time.Sleep(300 * time.Millisecond)
+	mark(t, other, marks)
 	if got := calls.count() - before; got != 2 {
 		t.Errorf("the writer's watcher ran %d times for its write and the other's; want 2 (its own notification skipped)", got)
 	}
+}
+
+// mark writes a marker through from and waits until the watcher of the
+// markers on another handle signals marks: every notification committed
+// before the marker has reached that handle then.
+func mark(t *testing.T, from *store.DB, marks chan struct{}) {
+	t.Helper()
+	drain(marks)
+	err := from.Tx(context.Background(), func(tx *store.Tx) error {
+		exec(t, tx, `INSERT INTO watch_markers DEFAULT VALUES`)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSeen(t, marks, "the marker")
 }
 
 // signalTo returns a watcher that signals c, never blocking.
