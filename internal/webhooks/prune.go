@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/worker"
 )
 
 // pruneBatch is how many rows one prune statement deletes, so that a
@@ -26,18 +27,16 @@ type Pruner struct {
 func NewPruner(s *Service) *Pruner { return &Pruner{svc: s} }
 
 // Run prunes at start and then every hour (or every tenth of the
-// retention when that is shorter) until ctx is done.
+// retention when that is shorter) until ctx is done, on the loop every
+// background worker shares (internal/worker).
 func (p *Pruner) Run(ctx context.Context) {
-	interval := min(time.Hour, p.retention()/10)
-	for {
-		if _, err := p.Prune(ctx); err != nil && ctx.Err() == nil {
-			p.svc.logger().Error("prune webhook deliveries", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+	worker.Loop{Pass: p.pass, Interval: min(time.Hour, p.retention()/10)}.Run(ctx)
+}
+
+// pass prunes once; a failure is logged, and the next pass tries again.
+func (p *Pruner) pass(ctx context.Context) {
+	if _, err := p.Prune(ctx); err != nil && ctx.Err() == nil {
+		p.svc.logger().Error("prune webhook deliveries", "err", err)
 	}
 }
 

@@ -2,7 +2,10 @@
 // shares: organization deletion (orgs.Deleter), the pull request
 // mergeability checker (pulls.Checker), git maintenance and push recovery
 // (githost.Maintainer, githost.Recoverer), the migration exporter
-// (orgmigration.Exporter) and the events pruner (feeds.Pruner).
+// (orgmigration.Exporter) and the pruners of events (feeds.Pruner) and
+// of webhook deliveries (webhooks.Pruner). The webhook Dispatcher keeps
+// its own loop: it claims deliveries in batches and admits them per hook,
+// not one item at a time.
 //
 // The loop, as each of them ran it on its own before:
 //
