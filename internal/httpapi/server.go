@@ -235,6 +235,17 @@ func (s *Server) handlePlain(pattern string, h http.Handler, timed bool) {
 			s.timeBody(r)
 		}
 		inner := r.WithContext(WithBaseURL(r.Context(), s.cfg.BaseURL))
+		if !storableText(r.URL.Path) {
+			// No repository or page outside the API is named with a NUL
+			// or bytes that are not UTF-8 (the API's routes check their
+			// names themselves: see storableNames).
+			WriteError(w, inner, apierr.NotFound())
+			return
+		}
+		if err := checkQuery(r.URL); err != nil {
+			WriteError(w, inner, err)
+			return
+		}
 		h.ServeHTTP(w, inner)
 		r.Pattern = inner.Pattern // a handler that clears it answered as no route
 	}))
@@ -269,15 +280,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.end()
 		s.logRequest(r, rec, requestID, end, elapsed)
 	}()
-	if !cleanPath(r.URL.Path) || !storableText(r.URL.Path) {
+	if !cleanPath(r.URL.Path) {
 		// ServeMux would redirect to the cleaned path; the platform
 		// answers a path with dot or empty segments like any unknown one.
-		// No name the API serves holds a NUL or bytes that are not UTF-8.
 		WriteError(rec, r, apierr.NotFound())
-		return
-	}
-	if err := checkQuery(r.URL); err != nil {
-		WriteError(rec, r, err)
 		return
 	}
 	if p, ok := apiPath(r.URL.Path); ok {
@@ -301,12 +307,21 @@ func cleanPath(p string) bool {
 func (s *Server) apiHandler(rt Route) http.Handler {
 	ah := newAuthHeaders(rt.Auth)
 	maxBody := rt.maxBody()
+	names := nameWildcards(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := recorderOf(w)
 		rc := &rec.ctx
 		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
 		rc.body = bodyRead{clock: s.timeBody(r), buffers: s.bodyBuffers, limit: maxBody}
 		if err := limitBody(w, r, maxBody); err != nil {
+			WriteError(w, r.WithContext(rc), err)
+			return
+		}
+		if !storableNames(r, names) {
+			WriteError(w, r.WithContext(rc), apierr.NotFound())
+			return
+		}
+		if err := checkQuery(r.URL); err != nil {
 			WriteError(w, r.WithContext(rc), err)
 			return
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
@@ -55,12 +56,19 @@ func StorableValues(values url.Values) (name string, ok bool) {
 // holds it, found only when the raw body has the escape. (Invalid UTF-8
 // in a JSON body is turned into U+FFFD by the decoder, as the platform
 // does, so only NUL is left to refuse.)
+//
+// A field tagged text:"gitname" (a reference, branch or path name) is
+// left to its area, whose name rule (gitref, gitwrite.CheckPath) refuses
+// a NUL with git's own message before the name reaches a store.
 func checkBodyText(body []byte, v any) error {
 	if !hasEscapedNUL(body) {
 		return nil
 	}
-	field := nulField(reflect.ValueOf(v), "")
-	if field == "" {
+	field, found := nulField(reflect.ValueOf(v), "")
+	switch {
+	case !found:
+		return nil
+	case field == "":
 		return apierr.Unprocessable("Invalid request.\n\nStrings must not contain NUL characters.")
 	}
 	e := apierr.Custom("", field, "'%s' must not contain NUL characters.", field)
@@ -85,62 +93,90 @@ func hasEscapedNUL(body []byte) bool {
 	return false
 }
 
-// nulField is the JSON name (dotted for nested objects) of the first
-// string under v that holds a NUL character, or "" when none does.
-func nulField(v reflect.Value, prefix string) string {
+// nulField finds the first string under v that holds a NUL character,
+// and its JSON name (dotted for nested objects; "" at the top or in raw
+// JSON). Fields tagged text:"gitname" are not looked into.
+func nulField(v reflect.Value, prefix string) (field string, found bool) {
+	name := strings.TrimPrefix(prefix, ".")
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
-			return ""
+			return "", false
 		}
 		return nulField(v.Elem(), prefix)
 	case reflect.String:
-		if strings.IndexByte(v.String(), 0) >= 0 {
-			return strings.TrimPrefix(prefix, ".")
-		}
+		return name, strings.IndexByte(v.String(), 0) >= 0
 	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return "" // bytes (json.RawMessage) are checked where they are decoded
+		if v.Type().Elem().Kind() == reflect.Uint8 { // raw JSON
+			return name, v.Kind() == reflect.Slice && hasEscapedNUL(v.Bytes())
 		}
 		for i := range v.Len() {
-			if f := nulField(v.Index(i), prefix); f != "" {
-				return f
+			if f, ok := nulField(v.Index(i), prefix); ok {
+				return f, true
 			}
 		}
 	case reflect.Map:
 		for iter := v.MapRange(); iter.Next(); {
 			key := iter.Key()
 			if key.Kind() == reflect.String && strings.IndexByte(key.String(), 0) >= 0 {
-				return strings.TrimPrefix(prefix, ".")
+				return name, true
 			}
-			if f := nulField(iter.Value(), prefix+"."+key.String()); f != "" {
-				return f
+			if f, ok := nulField(iter.Value(), prefix+"."+key.String()); ok {
+				return f, true
 			}
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
-			}
-			name := sf.Name
-			if tag, _, _ := strings.Cut(sf.Tag.Get("json"), ","); tag == "-" {
-				continue
-			} else if tag != "" {
-				name = tag
-			}
-			if sf.Anonymous {
-				name = "" // embedded fields are the outer object's
-			}
-			p := prefix
-			if name != "" {
-				p += "." + name
-			}
-			if f := nulField(v.Field(i), p); f != "" {
-				return f
-			}
+		return structNULField(v, prefix)
+	}
+	return "", false
+}
+
+// structNULField is nulField over a struct's exported fields.
+func structNULField(v reflect.Value, prefix string) (string, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if !sf.IsExported() || tag == "-" || sf.Tag.Get("text") == "gitname" {
+			continue
+		}
+		p := prefix
+		switch {
+		case sf.Anonymous && tag == "": // embedded: the outer object's fields
+		case tag != "":
+			p += "." + tag
+		default:
+			p += "." + sf.Name
+		}
+		if f, ok := nulField(v.Field(i), p); ok {
+			return f, true
 		}
 	}
-	return ""
+	return "", false
+}
+
+// nameWildcards lists the single-segment wildcards of a route pattern
+// ({owner}, {repo}, {username}, ...): the names an API route looks up in
+// the store. A rest wildcard ({path...}, {ref...}) holds a git name that
+// its area checks with git's own rules and messages.
+func nameWildcards(pattern string) []string {
+	var names []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok && strings.HasSuffix(name, "}") && !strings.HasSuffix(name, "...}") {
+			names = append(names, strings.TrimSuffix(name, "}"))
+		}
+	}
+	return names
+}
+
+// storableNames reports whether every named path value of r is storable
+// text: a name holding a NUL or bytes that are not UTF-8 names nothing
+// (404), on either store.
+func storableNames(r *http.Request, names []string) bool {
+	for _, name := range names {
+		if !storableText(r.PathValue(name)) {
+			return false
+		}
+	}
+	return true
 }

@@ -15,6 +15,8 @@ func TestBodyTextWithNULIsRefusedNamingItsField(t *testing.T) {
 		Title  *string           `json:"title"`
 		Labels []label           `json:"labels"`
 		Config map[string]string `json:"config"`
+		Branch string            `json:"branch" text:"gitname"`
+		Raw    json.RawMessage   `json:"raw"`
 	}
 	cases := []struct{ raw, field string }{
 		{`{"title":"ok"}`, ""},
@@ -22,6 +24,8 @@ func TestBodyTextWithNULIsRefusedNamingItsField(t *testing.T) {
 		{`{"title":"a\u0000b"}`, "title"},
 		{`{"labels":[{"name":"x"},{"name":"\u0000"}]}`, "labels.name"},
 		{`{"config":{"url":"http://x/\u0000"}}`, "config.url"},
+		{`{"branch":"a\u0000b"}`, ""}, // a git name: its area's rule refuses it
+		{`{"raw":{"a":"\u0000"}}`, "raw"},
 	}
 	for _, c := range cases {
 		var v body

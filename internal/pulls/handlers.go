@@ -40,8 +40,8 @@ func (h *Handler) render(r *http.Request) *renderer {
 type createRequest struct {
 	Title *string `json:"title"`
 	Body  *string `json:"body"`
-	Head  *string `json:"head"`
-	Base  *string `json:"base"`
+	Head  *string `json:"head" text:"gitname"`
+	Base  *string `json:"base" text:"gitname"`
 	Issue *int64  `json:"issue"`
 	Draft bool    `json:"draft"`
 }
@@ -170,7 +170,7 @@ type updateRequest struct {
 	Title *string `json:"title"`
 	Body  *string `json:"body"`
 	State *string `json:"state"`
-	Base  *string `json:"base"`
+	Base  *string `json:"base" text:"gitname"`
 }
 
 func (b updateRequest) validate() error {

@@ -250,7 +250,7 @@ func (h *Handler) getBlob(w http.ResponseWriter, r *http.Request) error {
 
 // refWriteRequest is the body of POST and PATCH .../git/refs.
 type refWriteRequest struct {
-	Ref   *string `json:"ref"`
+	Ref   *string `json:"ref" text:"gitname"`
 	SHA   *string `json:"sha"`
 	Force bool    `json:"force"`
 }

@@ -37,7 +37,7 @@ type writeRequest struct {
 	Message   *string       `json:"message"`
 	Content   *string       `json:"content"`
 	SHA       string        `json:"sha"`
-	Branch    string        `json:"branch"`
+	Branch    string        `json:"branch" text:"gitname"`
 	Committer *identityJSON `json:"committer"`
 	Author    *identityJSON `json:"author"`
 }
