@@ -11,10 +11,12 @@ import (
 	"forgeapi/internal/apierr"
 )
 
-// Text a client sends is refused at the door when no store could keep
-// it: a NUL character (PostgreSQL's text cannot hold one) or bytes that
-// are not UTF-8. Both stores then see the same values, and neither
-// answers a 500 for them.
+// Text a client sends is refused before it reaches a store when no store
+// could keep it: a NUL character (PostgreSQL's text cannot hold one) or
+// bytes that are not UTF-8. An API route checks the names it looks up and
+// its query (apiHandler), DecodeJSON the strings of a body, a plain
+// handler its path and query (handlePlain). Both stores then see the same
+// values, and neither answers a 500 for them.
 
 // storableText reports whether s is UTF-8 without a NUL character.
 func storableText(s string) bool {
@@ -24,13 +26,20 @@ func storableText(s string) bool {
 // checkQuery refuses a query parameter whose name or value is not
 // storable text: a 422 naming the parameter.
 func checkQuery(u *url.URL) error {
-	if u.RawQuery == "" {
-		return nil
+	if plainQuery(u.RawQuery) {
+		return nil // nothing escaped: no NUL, and UTF-8 as it stands
 	}
 	if name, ok := StorableValues(u.Query()); !ok {
 		return apierr.Custom("", name, "'%s' must be UTF-8 text without NUL characters.", name)
 	}
 	return nil
+}
+
+// plainQuery reports whether a raw query is storable as it stands: no
+// percent escape (the only way a NUL or a stray byte gets into a request
+// line) and valid UTF-8. The common query is, and is not parsed here.
+func plainQuery(raw string) bool {
+	return strings.IndexByte(raw, '%') < 0 && storableText(raw)
 }
 
 // StorableValues reports whether every name and value of a query or a
