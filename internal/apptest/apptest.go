@@ -480,22 +480,3 @@ func (e *Env) QueryPlan(t testing.TB, query string, args ...any) []string {
 	Must(t, "plan rows", rows.Err())
 	return plan
 }
-
-// EventuallyTimeout is how long Eventually waits: long enough for a
-// background worker on a loaded machine under the race detector.
-const EventuallyTimeout = time.Minute
-
-// Eventually waits until cond holds, checking it at once and then at
-// growing intervals (10 ms to 100 ms), and fails the test naming what it
-// waited for when EventuallyTimeout passes first. Tests wait for work
-// done in the background with it, never with a fixed sleep.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(EventuallyTimeout)
-	for wait := 10 * time.Millisecond; !cond(); wait = min(2*wait, 100*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", EventuallyTimeout, what)
-		}
-		time.Sleep(wait)
-	}
-}
