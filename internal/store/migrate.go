@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"strings"
@@ -40,7 +41,7 @@ var dialectTokens = map[Dialect]*strings.Replacer{
 }
 
 func migrate(ctx context.Context, db *DB) error {
-	provider, err := newMigrations(db)
+	provider, err := newMigrations(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func migrate(ctx context.Context, db *DB) error {
 }
 
 // newMigrations returns the schema migrations of db's dialect.
-func newMigrations(db *DB) (*goose.Provider, error) {
+func newMigrations(ctx context.Context, db *DB) (*goose.Provider, error) {
 	sub, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func newMigrations(db *DB) (*goose.Provider, error) {
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
 	}
-	opts, err := providerOptions(db)
+	opts, err := providerOptions(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -135,14 +136,28 @@ func (m *memFile) Stat() (fs.FileInfo, error) { return m.info, nil }
 func (m *memFile) Close() error               { return nil }
 
 // providerOptions adds, on PostgreSQL, a session lock that keeps two
-// servers starting at once on one database from migrating it twice.
-func providerOptions(db *DB) ([]goose.ProviderOption, error) {
+// servers starting at once on one schema from migrating it twice. The
+// lock is the schema's own (an advisory lock is database-wide), so
+// servers on other schemas of one database never wait for each other;
+// the loser of a race retries every second.
+func providerOptions(ctx context.Context, db *DB) ([]goose.ProviderOption, error) {
 	if db.Dialect != Postgres {
 		return nil, nil
 	}
-	l, err := lock.NewPostgresSessionLocker()
+	var schema string
+	if err := db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return nil, fmt.Errorf("schema migrations: current schema: %w", err)
+	}
+	l, err := lock.NewPostgresSessionLocker(lock.WithLockID(schemaLockID(schema)), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return nil, err
 	}
 	return []goose.ProviderOption{goose.WithSessionLocker(l)}, nil
+}
+
+// schemaLockID is the advisory lock id of the migrations of one schema.
+func schemaLockID(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("forgeapi migrations " + schema))
+	return int64(h.Sum64())
 }

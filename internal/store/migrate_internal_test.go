@@ -190,7 +190,7 @@ func migratedTo(t *testing.T, version int64) *DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migrations, err := newMigrations(db)
+	migrations, err := newMigrations(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func sqliteMigratedTo(t *testing.T, version int64) *DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migrations, err := newMigrations(db)
+	migrations, err := newMigrations(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
