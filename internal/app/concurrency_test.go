@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // TestGracefulShutdownFinishesInFlightRequests starts a request, closes
@@ -88,7 +89,7 @@ func gauge(t testing.TB, env *apptest.Env, name string) float64 {
 // pollUntil polls cond until it holds, failing after ten seconds.
 func pollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	apptest.Eventually(t, what, cond)
+	testwait.Until(t, what, cond)
 }
 
 // TestConcurrentRefWritesAnswerTruly races writes that move references

@@ -15,6 +15,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -69,7 +70,7 @@ func TestAPIUnderAPIV3(t *testing.T) {
 		t.Fatal("no ping")
 	}
 	var deliveries []*github.HookDelivery
-	apptest.Eventually(t, "the ping's delivery", func() bool {
+	testwait.Until(t, "the ping's delivery", func() bool {
 		deliveries, _, err = c.Repositories.ListHookDeliveries(ctx, "acme", "rockets", hook.GetID(), nil)
 		apptest.Must(t, "deliveries", err)
 		return len(deliveries) > 0
@@ -216,7 +217,7 @@ func TestAPIV3BaseURLLinksWork(t *testing.T) {
 	// A migration archive downloads from its URL.
 	m, _, err := gh.Migrations.StartMigration(apptest.Ctx(), "acme", []string{"rockets"}, nil)
 	apptest.Must(t, "start migration", err)
-	apptest.Eventually(t, "the migration's export", func() bool {
+	testwait.Until(t, "the migration's export", func() bool {
 		if m.GetState() == "failed" {
 			t.Fatalf("migration %d failed", m.GetID())
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // TestRestartReleasesTheWorkLeasesOfTheLastRun leaves in every work
@@ -47,7 +48,7 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 			`SELECT check_due FROM pull_requests WHERE repository_id = $1 AND number = $2`, repo.ID, pull.GetNumber()).Scan(&due))
 		return !due
 	}
-	apptest.Eventually(t, "the pull request's check", checked)
+	testwait.Until(t, "the pull request's check", checked)
 	migration, _, err := c.Migrations.StartMigration(ctx, "acme", []string{"rockets"}, nil)
 	apptest.Must(t, "start a migration", err)
 	exported := func() bool {
@@ -55,7 +56,7 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 		apptest.Must(t, "migration status", err)
 		return m.GetState() == "exported"
 	}
-	apptest.Eventually(t, "the export", exported)
+	testwait.Until(t, "the export", exported)
 
 	// As a killed process left them: the export, the check, a deletion,
 	// a push's recovery and a git gc run under way, each leased for an
@@ -84,9 +85,9 @@ func TestRestartReleasesTheWorkLeasesOfTheLastRun(t *testing.T) {
 
 	env = apptest.StartConfig(t, env.Config)
 	c = env.Client(token)
-	apptest.Eventually(t, "the export after the restart", exported)
-	apptest.Eventually(t, "the check after the restart", checked)
-	apptest.Eventually(t, "the deletion after the restart", func() bool {
+	testwait.Until(t, "the export after the restart", exported)
+	testwait.Until(t, "the check after the restart", checked)
+	testwait.Until(t, "the deletion after the restart", func() bool {
 		_, resp, _ := c.Organizations.Get(ctx, "doomed")
 		return apptest.ResponseStatus(resp) == 404
 	})

@@ -22,6 +22,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // userActions are the write routes that name a repository but act for
@@ -111,7 +112,7 @@ func newSelectionWorld(t *testing.T) *selectionWorld {
 	// The pull request's mergeability is computed in the background
 	// (its test merge written): wait for it, so that the walk below sees
 	// the state settled.
-	apptest.Eventually(t, "the pull request's mergeability", func() bool {
+	testwait.Until(t, "the pull request's mergeability", func() bool {
 		var pr struct {
 			Mergeable *bool `json:"mergeable"`
 		}

@@ -19,6 +19,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // closedWithin reports whether the server closes conn (after any answer)
@@ -178,7 +179,7 @@ func TestTricklingBodiesAreDropped(t *testing.T) {
 	for i := range conns {
 		conns[i] = startTrickle(t, env, token, 100*time.Millisecond)
 	}
-	apptest.Eventually(t, "every trickling body to be read", func() bool { return gauge(t, env, bodiesReading) >= n })
+	testwait.Until(t, "every trickling body to be read", func() bool { return gauge(t, env, bodiesReading) >= n })
 	// Declared, the bodies would take n MiB; each has sent a few bytes.
 	if held := gauge(t, env, bodyBytes); held > n*16<<10 {
 		t.Errorf("%d trickling bodies hold %.0f bytes of buffers, want at most 16 KiB each", n, held)
@@ -201,7 +202,7 @@ func TestTricklingBodiesAreDropped(t *testing.T) {
 			t.Fatalf("trickling request %d: the connection is still open after its 408", i)
 		}
 	}
-	apptest.Eventually(t, "no body to be held", func() bool {
+	testwait.Until(t, "no body to be held", func() bool {
 		return gauge(t, env, bodiesReading) == 0 && gauge(t, env, bodyBytes) == 0
 	})
 }
@@ -250,12 +251,12 @@ func BenchmarkTricklingBodies(b *testing.B) {
 		for i := range conns {
 			conns[i] = startTrickle(b, env, token, 0)
 		}
-		apptest.Eventually(b, "every body to be read", func() bool { return gauge(b, env, bodiesReading) >= slowBodies })
+		testwait.Until(b, "every body to be read", func() bool { return gauge(b, env, bodiesReading) >= slowBodies })
 		held, buffers := liveHeap(), gauge(b, env, bodyBytes)
 		for _, conn := range conns {
 			conn.Close()
 		}
-		apptest.Eventually(b, "the bodies to be dropped", func() bool { return gauge(b, env, bodiesReading) == 0 })
+		testwait.Until(b, "the bodies to be dropped", func() bool { return gauge(b, env, bodiesReading) == 0 })
 		idle := liveHeap()
 		b.ReportMetric((float64(held)-float64(idle))/slowBodies/(1<<10), "KiB-per-body")
 		b.ReportMetric(buffers/slowBodies/(1<<10), "buffer-KiB-per-body")

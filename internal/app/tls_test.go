@@ -24,6 +24,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -114,7 +115,7 @@ func TestWebhookReceiverCertificates(t *testing.T) {
 			Config: &github.HookConfig{URL: github.Ptr(url), ContentType: github.Ptr("json"), InsecureSSL: github.Ptr(c.insecure)}})
 		apptest.Must(t, c.name+": hook", err)
 		var delivery *github.HookDelivery
-		apptest.Eventually(t, c.name+": the ping's attempt", func() bool {
+		testwait.Until(t, c.name+": the ping's attempt", func() bool {
 			list, _, err := client.Repositories.ListHookDeliveries(apptest.Ctx(), "octo", "hello", hook.GetID(), nil)
 			apptest.Must(t, "deliveries", err)
 			if len(list) == 1 && list[0].GetStatus() != "pending" {

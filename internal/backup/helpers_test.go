@@ -23,6 +23,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/backup"
 	"forgeapi/internal/cli"
+	"forgeapi/internal/testwait"
 )
 
 var ctx = context.Background()
@@ -226,7 +227,7 @@ func waitPastRecordedRefsStart(t *testing.T, env *apptest.Env) {
 	if err := env.Q().QueryRowContext(ctx, `SELECT since FROM recorded_refs_since`).Scan(&since); err != nil {
 		t.Fatal(err)
 	}
-	apptest.Eventually(t, "the next second", func() bool { return time.Now().Unix() > since.Unix() })
+	testwait.Until(t, "the next second", func() bool { return time.Now().Unix() > since.Unix() })
 }
 
 // withDatabaseOf makes the backup in dir hold the SQLite database of the

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -96,7 +97,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		}
 	}
 
-	apptest.Eventually(t, "the restored server's deliveries", func() bool {
+	testwait.Until(t, "the restored server's deliveries", func() bool {
 		return count(t, restored, `SELECT count(*) FROM hook_outboxes`) == 0 &&
 			count(t, restored, `SELECT count(*) FROM hook_deliveries WHERE state <> 'done'`) == 0
 	})
@@ -213,7 +214,7 @@ func (l *load) minOps() int {
 // waitOps waits until every writer made n writes (or all of its own).
 func (l *load) waitOps(t *testing.T, n int) {
 	t.Helper()
-	apptest.Eventually(t, fmt.Sprintf("%d writes of each writer", n), func() bool { return l.minOps() >= min(n, loadOps) })
+	testwait.Until(t, fmt.Sprintf("%d writes of each writer", n), func() bool { return l.minOps() >= min(n, loadOps) })
 }
 
 // finish stops the writers and waits for them.

@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // noLookupCache turns the server's token and account caches off: on
@@ -213,7 +214,7 @@ func TestCLIRepoDeleteRemovesGitDataHooksAndDeliveries(t *testing.T) {
 	apptest.WantStatus(t, "create hook", resp, body, 201)
 	resp, body = env.DoJSON("PATCH", "/repos/acme/widgets", token, `{"description":"an event"}`)
 	apptest.WantStatus(t, "edit", resp, body, 200)
-	apptest.Eventually(t, "the ping delivery", func() bool {
+	testwait.Until(t, "the ping delivery", func() bool {
 		return count(t, env, `SELECT count(*) FROM hook_deliveries d JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1`, widgets.ID) > 0
 	})
 	events := count(t, env, `SELECT count(*) FROM events WHERE repo_id = $1`, widgets.ID)

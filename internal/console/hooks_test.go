@@ -15,6 +15,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -93,7 +94,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	if hook.URL != rcv.URL+"/hook" || strings.Join(hook.Events, ",") != "issues,push" || hook.ContentType != "json" || hook.SealedSecret == "" {
 		t.Fatalf("hook stored as %+v", hook)
 	}
-	apptest.Eventually(t, "the ping's delivery", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 1 })
+	testwait.Until(t, "the ping's delivery", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 1 })
 
 	b.run("deliveries", chromedp.Click(chromedp.CSS("#deliveries-link")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 	b.shot("deliveries")
@@ -116,7 +117,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	}
 
 	b.run("redeliver", chromedp.Click(chromedp.CSS("#redeliver")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
-	apptest.Eventually(t, "the redelivery", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 2 })
+	testwait.Until(t, "the redelivery", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 2 })
 	b.goTo(e, base+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries")
 	b.run("redelivery row", chromedp.WaitVisible(chromedp.CSS("#deliveries tr.redelivery")))
 	b.shot("deliveries-redelivered")
@@ -137,7 +138,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	rcv.failing.Store(true)
 	b.goTo(e, base+"/"+strconv.FormatInt(hook.ID, 10))
 	b.run("ping", chromedp.Click(chromedp.CSS("#ping")), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
-	apptest.Eventually(t, "the failed ping", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 3 })
+	testwait.Until(t, "the failed ping", func() bool { return len(doneDeliveries(t, e, hook.ID)) == 3 })
 	b.goTo(e, base+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries?status=failure")
 	b.shot("deliveries-failed")
 	rows, err := chromedp.Run(b.ctx, chromedp.Nodes(chromedp.CSSAll("#deliveries tr.delivery")))
@@ -269,11 +270,11 @@ func TestDeliveriesPaging(t *testing.T) {
 		}
 	}
 	ping(pings - 3)
-	apptest.Eventually(t, "the pings delivered", func() bool { return rcv.got.Load() >= pings-3+1 })
+	testwait.Until(t, "the pings delivered", func() bool { return rcv.got.Load() >= pings-3+1 })
 	rcv.failing.Store(true) // the last three fail
 	ping(3)
-	apptest.Eventually(t, "every ping delivered", func() bool { return rcv.got.Load() >= pings+1 })
-	apptest.Eventually(t, "every delivery recorded", func() bool {
+	testwait.Until(t, "every ping delivered", func() bool { return rcv.got.Load() >= pings+1 })
+	testwait.Until(t, "every delivery recorded", func() bool {
 		list, err := e.App.Webhooks.Deliveries(context.Background(), hook.GetID(), webhooks.DeliveryFilter{Status: "failure", Limit: 10})
 		return err == nil && len(list) == 3
 	})

@@ -13,6 +13,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -86,7 +87,7 @@ func TestDeleteOrganization(t *testing.T) {
 		t.Fatalf("org.delete entries: %+v", entries)
 	}
 	releaseHold()
-	apptest.Eventually(t, "the organization's deletion", func() bool {
+	testwait.Until(t, "the organization's deletion", func() bool {
 		_, resp, _ := owner.Organizations.Get(ctx, "acme")
 		return apptest.ResponseStatus(resp) == http.StatusNotFound
 	})

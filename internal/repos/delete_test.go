@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -69,7 +70,7 @@ func TestDeleteRepository(t *testing.T) {
 	if len(events) == 0 || events[0].GetRepo().GetName() != "acme/rockets" {
 		t.Fatalf("the feed lost the deleted repository's events: %d events", len(events))
 	}
-	apptest.Eventually(t, "the organization hook's delivery", func() bool {
+	testwait.Until(t, "the organization hook's delivery", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(actions) > 0

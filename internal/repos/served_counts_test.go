@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/githost"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -304,7 +305,7 @@ func (w *workload) compare(step, where string, served map[string]any, want map[s
 // test merge in one transaction.
 func (w *workload) waitChecks(step string) {
 	w.t.Helper()
-	apptest.Eventually(w.t, step+": the pull request checks due", func() bool {
+	testwait.Until(w.t, step+": the pull request checks due", func() bool {
 		var due int
 		apptest.Must(w.t, "count due checks", w.env.App.DB.QueryRowContext(context.Background(),
 			`SELECT count(*) FROM pull_requests WHERE check_due`).Scan(&due))

@@ -12,6 +12,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -112,7 +113,7 @@ func TestTransferRepository(t *testing.T) {
 		t.Fatalf("the old owner's fine-grained token still selects the repository: %d %s", resp.StatusCode, body)
 	}
 
-	apptest.Eventually(t, "the transferred event", func() bool {
+	testwait.Until(t, "the transferred event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(transfers) > 0
