@@ -1,13 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"forgeapi/internal/testwait"
 )
 
 func TestGitProcessesFindsGitRunningInTheDataDirectory(t *testing.T) {
@@ -32,13 +34,12 @@ func TestGitProcessesFindsGitRunningInTheDataDirectory(t *testing.T) {
 			return strings.HasPrefix(p, strconv.Itoa(pid)+": ")
 		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !found(data) {
-		if time.Now().After(deadline) {
-			t.Fatalf("git process %d in %s not found: %v", pid, data, gitProcesses(data))
+	testwait.For(t, fmt.Sprintf("git process %d to be reported in %s", pid, data), func() error {
+		if !found(data) {
+			return fmt.Errorf("reported: %v", gitProcesses(data))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if found(other) || found(filepath.Join(data, "elsewhere")) {
 		t.Errorf("git process %d reported for a directory it does not use", pid)
 	}

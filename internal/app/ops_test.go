@@ -3,14 +3,14 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
-	"runtime"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // logBuffer collects a logger's output; safe for the server's goroutines.
@@ -51,18 +51,17 @@ func (b *logBuffer) records(t *testing.T) []map[string]any {
 // waitRecord polls the log until a record satisfies match.
 func (b *logBuffer) waitRecord(t *testing.T, what string, match func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var found map[string]any
+	testwait.For(t, "a log record of "+what, func() error {
 		for _, rec := range b.records(t) {
 			if match(rec) {
-				return rec
+				found = rec
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log record of %s in:\n%s", what, b.String())
-		}
-		runtime.Gosched()
-	}
+		return fmt.Errorf("none in:\n%s", b.String())
+	})
+	return found
 }
 
 // withJSONLog logs to the buffer as --log-format json --log-level LEVEL.
@@ -152,15 +151,19 @@ func TestTextAccessLogLine(t *testing.T) {
 	wantStatus(t, "get repository", resp, body, 200)
 	id := resp.Header.Get("X-Service-Request-Id")
 	var line string
-	for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); runtime.Gosched() {
+	testwait.For(t, "the text access line of request "+id, func() error {
 		for l := range strings.SplitSeq(logs.String(), "\n") {
 			if strings.Contains(l, " request_id="+id+" ") {
 				line = l
 			}
 		}
-	}
+		if line == "" {
+			return fmt.Errorf("none in:\n%s", logs.String())
+		}
+		return nil
+	})
 	if !strings.HasPrefix(line, "time=") {
-		t.Fatalf("no text access line of request %s in:\n%s", id, logs.String())
+		t.Fatalf("the access line of request %s does not start with time=: %s", id, line)
 	}
 	for _, want := range []string{" level=INFO msg=request method=GET ", ` route="GET /repos/{owner}/{repo}" status=200 bytes=`,
 		" duration=", " principal=classic principal_id=", " client=127.0.0.1"} {

@@ -3,6 +3,7 @@ package apps_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,13 +12,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apps"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -66,22 +67,20 @@ func newAppReceiver(t *testing.T, secret string) *appReceiver {
 	return rc
 }
 
-// waitFor waits until cond holds for the deliveries received (30 s at most).
+// waitFor waits until cond holds for the deliveries received.
 func (rc *appReceiver) waitFor(what string, cond func([]delivery) bool) []delivery {
 	rc.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var got []delivery
+	testwait.For(rc.t, what, func() error {
 		rc.mu.Lock()
-		got := slices.Clone(rc.got)
+		got = slices.Clone(rc.got)
 		rc.mu.Unlock()
-		if cond(got) {
-			return got
+		if !cond(got) {
+			return fmt.Errorf("received %d deliveries", len(got))
 		}
-		if time.Now().After(deadline) {
-			rc.t.Fatalf("waiting for %s; received %d deliveries", what, len(got))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 func count(ds []delivery, event string) int {

@@ -2,6 +2,7 @@ package feeds_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/feeds"
+	"forgeapi/internal/testwait"
 )
 
 func TestETagAndNotModified(t *testing.T) {
@@ -199,11 +201,10 @@ func TestThirtyDayWindowAndPruning(t *testing.T) {
 	cfg := env.Config
 	cfg.Feeds.Retention = 24 * time.Hour
 	restarted := apptest.StartConfig(t, cfg)
-	deadline := time.Now().Add(10 * time.Second)
-	for countEvents(t, restarted) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's pruner left %d events", countEvents(t, restarted))
+	testwait.For(t, "the server's pruner to delete the events past the retention", func() error {
+		if n := countEvents(t, restarted); n != 0 {
+			return fmt.Errorf("%d events left", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package feeds_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/cli"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // TestServeEventRetentionFlag checks that `forgeapi serve
@@ -46,27 +48,27 @@ func TestServeEventRetentionFlag(t *testing.T) {
 		return n
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
+	var code int
+	exited := make(chan struct{})
 	go func() {
-		done <- cli.Execute(ctx, append([]string{"serve", "--event-retention", "1d"}, flags...), &bytes.Buffer{}, &bytes.Buffer{})
+		defer close(exited)
+		code = cli.Execute(ctx, append([]string{"serve", "--event-retention", "1d"}, flags...), &bytes.Buffer{}, &bytes.Buffer{})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for count() != 0 {
+	t.Cleanup(func() { cancel(); <-exited }) // stops the server if the test fails first
+	testwait.For(t, "serve --event-retention 1d to prune the events two days old", func() error {
 		select {
-		case code := <-done:
-			cancel()
+		case <-exited:
 			t.Fatalf("serve exited with %d before pruning", code)
 		default:
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("serve --event-retention 1d left %d events two days old", count())
+		if n := count(); n != 0 {
+			return fmt.Errorf("%d left", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	cancel()
-	if code := <-done; code != 0 {
+	<-exited
+	if code != 0 {
 		t.Fatalf("serve exited with %d", code)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // The body limit's contract, served by the real middleware: a route
@@ -246,11 +247,12 @@ func TestBodyBuffersWaitForTheBudget(t *testing.T) {
 	}
 	waitGauge := func(name string, want float64) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); gauge(name) != want; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s is %v, want %v", name, gauge(name), want)
+		testwait.For(t, fmt.Sprintf("%s to be %v", name, want), func() error {
+			if got := gauge(name); got != want {
+				return fmt.Errorf("it is %v", got)
 			}
-		}
+			return nil
+		})
 	}
 	// send posts the first part bytes of a size-byte body on a connection
 	// of its own, and returns a channel with the answer once it comes.

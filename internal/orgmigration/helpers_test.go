@@ -14,13 +14,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/testwait"
 )
 
 // fixture is a running server with an organization, its owner and a
@@ -205,20 +205,20 @@ func (f *fixture) get(id int64) migrationJSON {
 }
 
 // waitState polls the migration until its state is want, failing on any
-// other final state or after a minute.
+// other final state at once.
 func (f *fixture) waitState(id int64, want string) migrationJSON {
 	f.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		m := f.get(id)
-		if m.State == want {
-			return m
+	var m migrationJSON
+	testwait.For(f.t, fmt.Sprintf("migration %d to be %s", id, want), func() error {
+		if m = f.get(id); m.State != want {
+			if m.State == "failed" || m.State == "exported" {
+				f.t.Fatalf("migration %d is %s, want %s", id, m.State, want)
+			}
+			return fmt.Errorf("it is %s", m.State)
 		}
-		if m.State == "failed" || m.State == "exported" || time.Now().After(deadline) {
-			f.t.Fatalf("migration %d is %s, want %s", id, m.State, want)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
+		return nil
+	})
+	return m
 }
 
 // download fetches the archive through the 302 of GET .../archive with

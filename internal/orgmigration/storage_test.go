@@ -20,6 +20,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/orgmigration"
+	"forgeapi/internal/testwait"
 )
 
 // testClock is a server clock that tests move forward.
@@ -91,13 +92,7 @@ func TestDeleteAndExpiry(t *testing.T) {
 	if r, _ := f.env.Do("GET", f.path("/migrations/%d/archive", expiring.ID), f.token, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("GET archive after seven days: %d, want 404", r.StatusCode)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for archiveExists(t, store, expiring) {
-		if time.Now().After(deadline) {
-			t.Fatal("the archive was not deleted seven days after export")
-		}
-		time.Sleep(50 * time.Millisecond) // polling the expiry job, with a deadline
-	}
+	testwait.Until(t, "the archive's deletion seven days after export", func() bool { return !archiveExists(t, store, expiring) })
 	list, _, err := f.client.Migrations.ListMigrations(apptest.Ctx(), f.org.Login, nil)
 	apptest.Must(t, "list", err)
 	if len(list) != 2 || list[0].GetState() != "exported" || list[1].GetState() != "exported" {
@@ -317,13 +312,7 @@ func TestExportFailure(t *testing.T) {
 	repo := f.env.Repo(f.org, "broken")
 	apptest.Must(t, "remove git data", os.RemoveAll(f.env.App.Repos.GitDir(repo.ID)))
 	m := f.start(`{"repositories":["broken"]}`)
-	deadline := time.Now().Add(time.Minute)
-	for f.get(m.ID).State != "failed" {
-		if time.Now().After(deadline) {
-			t.Fatalf("state = %s, want failed", f.get(m.ID).State)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the export, with a deadline
-	}
+	f.waitState(m.ID, "failed")
 	var reason string
 	apptest.Must(t, "read reason", f.env.App.DB.QueryRow(`SELECT failure_reason FROM org_migrations WHERE id = $1`, m.ID).Scan(&reason))
 	if !strings.Contains(reason, "broken") {
@@ -368,13 +357,7 @@ func TestAbandonedAfterMaxAttempts(t *testing.T) {
 	clock.advance(orgmigration.DefaultLease + time.Minute)
 	cfg.Now = clock.now
 	f.env = apptest.StartConfig(t, cfg)
-	deadline := time.Now().Add(time.Minute)
-	for f.get(m.ID).State != "failed" {
-		if time.Now().After(deadline) {
-			t.Fatalf("state = %s, want failed", f.get(m.ID).State)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the exporter, with a deadline
-	}
+	f.waitState(m.ID, "failed")
 }
 
 // TestTwoServers runs two servers on one database and data directory (as

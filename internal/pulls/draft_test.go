@@ -2,15 +2,16 @@ package pulls_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -42,16 +43,16 @@ func graphql(t *testing.T, env *apptest.Env, token, query string, vars map[strin
 func waitMergeableState(t *testing.T, c *github.Client, number int, want string) *github.PullRequest {
 	t.Helper()
 	var pr *github.PullRequest
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	testwait.For(t, fmt.Sprintf("pull request %d's mergeable_state %q", number, want), func() error {
 		var err error
 		pr, _, err = c.PullRequests.Get(apptest.Ctx(), "octo", "hello", number)
 		apptest.Must(t, "get pull request", err)
-		if pr.GetMergeableState() == want {
-			return pr
+		if pr.GetMergeableState() != want {
+			return fmt.Errorf("mergeable_state %q", pr.GetMergeableState())
 		}
-	}
-	t.Fatalf("pull request %d: mergeable_state %q, want %q", number, pr.GetMergeableState(), want)
-	return nil
+		return nil
+	})
+	return pr
 }
 
 // TestDraftThroughGraphQL: a draft pull request (REST draft: true) is

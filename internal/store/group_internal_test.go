@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"forgeapi/internal/testwait"
 )
 
 // openSQLiteForTest opens a SQLite database in a temporary directory with
@@ -91,19 +93,15 @@ func holdWriteLock(t *testing.T, db *DB, release <-chan struct{}) <-chan error {
 // awaitWaiting waits until n transactions queue for the write lock.
 func awaitWaiting(t *testing.T, db *DB, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, fmt.Sprintf("%d transactions to queue for the write lock", n), func() error {
 		db.writes.mu.Lock()
 		waiting := len(db.writes.waiting)
 		db.writes.mu.Unlock()
-		if waiting == n {
-			return
+		if waiting != n {
+			return fmt.Errorf("%d waiting", waiting)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d transactions waiting, want %d", waiting, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestGroupCommitKeepsEachMembersOutcome queues transactions behind one
@@ -280,13 +278,12 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for fileSize(t, path) < before+rows*size {
-		if time.Now().After(deadline) {
-			t.Fatalf("database file %d bytes (%d before): the committed rows were not checkpointed", fileSize(t, path), before)
+	testwait.For(t, "the committed rows to be checkpointed into the database file", func() error {
+		if got := fileSize(t, path); got < before+rows*size {
+			return fmt.Errorf("database file %d bytes (%d before)", got, before)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestATurnAloneEndsAGroup: a turn taken alone (the checkpointer's) is

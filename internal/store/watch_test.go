@@ -12,6 +12,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // open opens a database for the test: SQLite in a temporary directory, or
@@ -246,18 +247,15 @@ func insertAccount(t *testing.T, db *store.DB) {
 // connects).
 func writeUntilSeen(t *testing.T, from *store.DB, seen chan struct{}) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		insertAccount(t, from)
+	testwait.Until(t, "the listener to see the other process's write", func() bool {
 		select {
 		case <-seen:
-			return
-		case <-time.After(100 * time.Millisecond):
-			if time.Now().After(deadline) {
-				t.Fatal("the listener never saw the other process's write")
-			}
+			return true
+		default:
+			insertAccount(t, from)
+			return false
 		}
-	}
+	})
 }
 
 func waitSeen(t *testing.T, seen chan struct{}, what string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -207,22 +208,24 @@ func loggedDeliveries(t *testing.T, client *github.Client, owner, repo string, h
 }
 
 // awaitLogged polls list until it holds at least n deliveries, none
-// pending, and returns them (30 s at most).
+// pending, and returns them.
 func awaitLogged(t *testing.T, what string, n int, list func() []*github.HookDelivery) []*github.HookDelivery {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		got := list()
-		done := len(got) >= n
+	var got []*github.HookDelivery
+	testwait.For(t, fmt.Sprintf("%s: %d deliveries logged done", what, n), func() error {
+		got = list()
+		pending := 0
 		for _, d := range got {
-			done = done && d.GetStatus() != "pending"
+			if d.GetStatus() == "pending" {
+				pending++
+			}
 		}
-		if done {
-			return got
+		if len(got) < n || pending > 0 {
+			return fmt.Errorf("%d logged, %d of them pending", len(got), pending)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d deliveries logged, want %d done", what, len(got), n)
-		}
-	}
+		return nil
+	})
+	return got
 }
 
 func TestDeliveriesAPI(t *testing.T) {

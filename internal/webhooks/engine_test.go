@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -319,14 +320,15 @@ func TestOrganizationHookDeliveries(t *testing.T) {
 	}
 	rc.waitEvents("ping", 2)
 	var list []*github.HookDelivery
-	for deadline := time.Now().Add(30 * time.Second); len(list) < 2 || list[0].GetStatus() == "pending"; time.Sleep(20 * time.Millisecond) {
+	testwait.For(t, "both pings to be logged", func() error {
 		var err error
 		list, _, err = client.Organizations.ListHookDeliveries(apptest.Ctx(), "acme", hook.GetID(), nil)
 		apptest.Must(t, "list", err)
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries: %v", list)
+		if len(list) < 2 || list[0].GetStatus() == "pending" {
+			return fmt.Errorf("deliveries: %v", list)
 		}
-	}
+		return nil
+	})
 	d, _, err := client.Organizations.GetHookDelivery(apptest.Ctx(), "acme", hook.GetID(), list[1].GetID())
 	apptest.Must(t, "get delivery", err)
 	if d.GetEvent() != "ping" || d.Request.GetHeader("X-Service-Hook-Installation-Target-Type") != "organization" {

@@ -12,6 +12,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -72,17 +73,15 @@ func TestClaimOfTheOutboxADeadDispatcherLeft(t *testing.T) {
 	rc.waitEvents("repository", 2)
 	ctx := apptest.Ctx()
 	var payloadID int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "both deliveries to be logged", func() error {
 		var logged int
 		err := env.Q().QueryRowContext(ctx, `SELECT count(*), max(payload_id) FROM hook_deliveries WHERE event = 'repository'`).
 			Scan(&logged, &payloadID)
-		if err == nil && logged == 2 {
-			break
+		if err != nil || logged != 2 {
+			return fmt.Errorf("%d of 2 logged (%v)", logged, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 2 deliveries logged (%v)", logged, err)
-		}
-	}
+		return nil
+	})
 	// As a dispatcher that died after logging the first hook's delivery
 	// left it, its lease over.
 	_, err := env.Q().ExecContext(ctx, `DELETE FROM hook_deliveries WHERE payload_id = $1 AND hook_id = $2`, payloadID, second.GetID())
@@ -99,18 +98,16 @@ func TestClaimOfTheOutboxADeadDispatcherLeft(t *testing.T) {
 	if perHook[strconv.FormatInt(first.GetID(), 10)] != 1 || perHook[strconv.FormatInt(second.GetID(), 10)] != 2 {
 		t.Errorf("repository deliveries per hook %v, want the second hook's alone sent again", perHook)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "the payload's 2 deliveries logged and its outbox gone", func() error {
 		var rows, outboxes int
 		apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM hook_deliveries WHERE payload_id = $1 AND state = 'done'),
 			(SELECT count(*) FROM hook_outboxes WHERE payload_id = $1)`, payloadID).Scan(&rows, &outboxes))
-		if rows == 2 && outboxes == 0 {
-			break
+		if rows != 2 || outboxes != 0 {
+			return fmt.Errorf("%d deliveries logged and %d outbox left", rows, outboxes)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries of the payload logged and %d outbox left, want 2 and none", rows, outboxes)
-		}
-	}
+		return nil
+	})
 }
 
 // TestHandOverToAStoppedDispatcherReleasesTheDeliveries: a delivery
@@ -190,19 +187,17 @@ func TestBacklogIsDeliveredOnce(t *testing.T) {
 	ctx := apptest.Ctx()
 	released = true
 	close(release)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testwait.For(t, fmt.Sprintf("%d deliveries logged done, none not, no outbox left", events), func() error {
 		var done, pending, outboxes int
 		apptest.Must(t, "count", env.Q().QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM hook_deliveries WHERE event = 'repository' AND state = 'done'),
 			(SELECT count(*) FROM hook_deliveries WHERE state <> 'done'),
 			(SELECT count(*) FROM hook_outboxes)`).Scan(&done, &pending, &outboxes))
-		if done == events && pending == 0 && outboxes == 0 {
-			break
+		if done != events || pending != 0 || outboxes != 0 {
+			return fmt.Errorf("%d done, %d not, %d outboxes left", done, pending, outboxes)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries logged done, %d not, %d outboxes left; want %d, none, none", done, pending, outboxes, events)
-		}
-	}
+		return nil
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != events {

@@ -12,6 +12,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 )
 
 // TestNextEventHonoursHookChanges: the events sink keeps each
@@ -52,15 +53,12 @@ func TestNextEventHonoursHookChanges(t *testing.T) {
 	// written, when sent: check waits for the counts.
 	check := func(step string, ids []int64, want ...int) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			got := deliveries(ids...)
-			if fmt.Sprint(got) == fmt.Sprint(want) {
-				return
+		testwait.For(t, fmt.Sprintf("%s: deliveries per hook %v", step, want), func() error {
+			if got := deliveries(ids...); fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("got %v", got)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: deliveries per hook %v, want %v", step, got, want)
-			}
-		}
+			return nil
+		})
 	}
 	hookOf := func(path string, events ...string) *github.Hook {
 		return &github.Hook{Config: &github.HookConfig{URL: github.Ptr(rcv.URL + path), ContentType: github.Ptr("json")}, Events: events}
@@ -144,14 +142,15 @@ func TestEventToManyHooks(t *testing.T) {
 	// Written by the API's transaction, or by the dispatcher as it sends
 	// them (handed over): wait for them all.
 	var deliveries, distinct int
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, fmt.Sprintf("a delivery to each of %d hooks", hooks), func() error {
 		err = env.Q().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT d.hook_id) FROM hook_deliveries d
 			JOIN hooks h ON h.id = d.hook_id WHERE h.repo_id = $1 AND d.event = 'repository'`, repo.ID).Scan(&deliveries, &distinct)
 		apptest.Must(t, "count deliveries", store.Normalize(err))
-		if deliveries >= hooks || time.Now().After(deadline) {
-			break
+		if deliveries < hooks {
+			return fmt.Errorf("%d deliveries to %d hooks", deliveries, distinct)
 		}
-	}
+		return nil
+	})
 	if deliveries != hooks || distinct != hooks {
 		t.Fatalf("%d deliveries to %d hooks, want one to each of %d", deliveries, distinct, hooks)
 	}
@@ -195,15 +194,15 @@ func TestClaimedDeliveryHonoursHookEdits(t *testing.T) {
 	hook := hookOn(t, client, owner.Login, repo.Name, rcv.URL+"/a", "json", "first", "repository")
 	next("ping", receipt{"/a", "true"})
 	var ping int64
-	for deadline := time.Now().Add(20 * time.Second); ping == 0; time.Sleep(10 * time.Millisecond) {
+	testwait.Until(t, "the ping to be logged", func() bool {
 		logged, _, err := client.Repositories.ListHookDeliveries(ctx, owner.Login, repo.Name, hook.GetID(), nil)
 		apptest.Must(t, "list deliveries", err)
-		if len(logged) > 0 {
-			ping = logged[0].GetID()
-		} else if time.Now().After(deadline) {
-			t.Fatal("the ping is not logged")
+		if len(logged) == 0 {
+			return false
 		}
-	}
+		ping = logged[0].GetID()
+		return true
+	})
 	if _, err := redeliver(client, owner.Login, repo.Name, hook.GetID(), ping); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -713,15 +714,13 @@ func TestHookJSONMatchesAPI(t *testing.T) {
 // that its outcome (which sets last_response) does not race with the test.
 func awaitAttempts(t *testing.T, env *apptest.Env, hookID int64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "the hook's deliveries to be attempted", func() error {
 		var pending int
 		apptest.Must(t, "pending", env.App.DB.QueryRowContext(apptest.Ctx(),
 			`SELECT count(*) FROM hook_deliveries WHERE hook_id = $1 AND state = 'pending'`, hookID).Scan(&pending))
-		if pending == 0 {
-			return
+		if pending != 0 {
+			return fmt.Errorf("%d pending", pending)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hook's deliveries were never attempted")
-		}
-	}
+		return nil
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // syncBuffer is a log destination safe for the server's goroutines.
@@ -130,14 +131,11 @@ func TestOrgHookSendsBasicCredentials(t *testing.T) {
 
 	var deliveries []*github.HookDelivery
 	var err error
-	deadline := time.Now().Add(30 * time.Second)
-	for len(deliveries) == 0 || deliveries[0].GetStatus() == "pending" {
-		if time.Now().After(deadline) {
-			t.Fatal("the ping is not logged")
-		}
+	testwait.Until(t, "the ping to be logged", func() bool {
 		deliveries, _, err = client.Organizations.ListHookDeliveries(apptest.Ctx(), "acme", hook.ID, nil)
 		apptest.Must(t, "list deliveries", err)
-	}
+		return len(deliveries) > 0 && deliveries[0].GetStatus() != "pending"
+	})
 	d, _, err := client.Organizations.GetHookDelivery(apptest.Ctx(), "acme", hook.ID, deliveries[0].GetID())
 	apptest.Must(t, "get delivery", err)
 	if h := d.Request.GetHeader("Authorization"); h != "********" {

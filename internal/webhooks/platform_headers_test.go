@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 	"forgeapi/internal/webhooks/hookshot"
 )
@@ -44,14 +46,14 @@ func (p *platformReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *platformReceiver) wait(t *testing.T, n int) []any {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, fmt.Sprintf("the receiver to parse %d events", n), func() error {
 		p.mu.Lock()
-		parsed, failed := append([]any(nil), p.parsed...), len(p.failed)
-		p.mu.Unlock()
-		if failed > 0 || len(parsed) >= n {
-			break
+		defer p.mu.Unlock()
+		if len(p.failed) == 0 && len(p.parsed) < n {
+			return fmt.Errorf("%d parsed", len(p.parsed))
 		}
-	}
+		return nil
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.failed) > 0 || len(p.parsed) < n {

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // received is one delivery as a receiver saw it.
@@ -40,13 +42,12 @@ type receiver struct {
 	// Started counts the requests that arrived, answered or not.
 	Started atomic.Int32
 
-	mu      sync.Mutex
-	got     []received
-	arrived chan struct{} // signalled after each delivery
+	mu  sync.Mutex
+	got []received
 }
 
 func newReceiver(t testing.TB, secret string) *receiver {
-	rc := &receiver{t: t, secret: secret, arrived: make(chan struct{}, 1)}
+	rc := &receiver{t: t, secret: secret}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -83,10 +84,6 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.got = append(rc.got, received{Event: r.Header.Get("X-Service-Event"), GUID: r.Header.Get("X-Service-Delivery"),
 		HookID: r.Header.Get("X-Service-Hook-ID"), Header: r.Header.Clone(), Raw: raw, Payload: payload})
 	rc.mu.Unlock()
-	select {
-	case rc.arrived <- struct{}{}:
-	default:
-	}
 	status := int(rc.Status.Load())
 	if status == 0 {
 		status = http.StatusOK
@@ -114,23 +111,17 @@ func (rc *receiver) events(event string) []received {
 	return out
 }
 
-// waitFor waits until cond holds for what was received (30 s at most).
+// waitFor waits until cond holds for what was received.
 func (rc *receiver) waitFor(what string, cond func([]received) bool) []received {
 	rc.t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		got := rc.all()
-		if cond(got) {
-			return got
+	var got []received
+	testwait.For(rc.t, what, func() error {
+		if got = rc.all(); !cond(got) {
+			return fmt.Errorf("received %d deliveries: %v", len(got), eventNames(got))
 		}
-		select {
-		case <-rc.arrived:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			rc.t.Fatalf("timed out waiting for %s; received %d deliveries: %v", what, len(got), eventNames(got))
-			return nil
-		}
-	}
+		return nil
+	})
+	return got
 }
 
 // waitEvents waits until n deliveries of the event arrived and returns them.

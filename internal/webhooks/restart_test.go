@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // octoWidgets starts a server delivering to loopback with the repository
@@ -55,10 +56,9 @@ func burst(url, token, fullName, prefix string, n int, after func(i int)) []stri
 
 // waitDescriptions waits until every hook got a repository event for
 // every description.
-func waitDescriptions(t *testing.T, rc *receiver, hookIDs []int64, descriptions []string, within time.Duration) {
+func waitDescriptions(t *testing.T, rc *receiver, hookIDs []int64, descriptions []string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testwait.For(t, "every hook's repository event of every description", func() error {
 		seen := map[string]bool{}
 		for _, r := range rc.events("repository") {
 			if d, _ := field(r.Payload, "repository", "description").(string); d != "" {
@@ -73,14 +73,11 @@ func waitDescriptions(t *testing.T, rc *receiver, hookIDs []int64, descriptions 
 				}
 			}
 		}
-		if len(missing) == 0 {
-			return
+		if len(missing) != 0 {
+			return fmt.Errorf("%d of %d events not delivered: %v", len(missing), len(descriptions), missing)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events never delivered: %v", len(missing), len(descriptions), missing)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestRestartInTheMiddleOfABurstLosesNothing(t *testing.T) {
@@ -102,7 +99,7 @@ func TestRestartInTheMiddleOfABurstLosesNothing(t *testing.T) {
 		t.Fatalf("only %d events before the stop", len(sent))
 	}
 	apptest.StartConfig(t, env.Config)
-	waitDescriptions(t, rc, hookIDs, sent, 30*time.Second)
+	waitDescriptions(t, rc, hookIDs, sent)
 }
 
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
@@ -166,10 +163,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	if len(sent) != 100 {
 		t.Fatalf("%d of 100 events accepted", len(sent))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for rc.Started.Load() < 10 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "ten deliveries to reach the slow receiver", func() bool { return rc.Started.Load() >= 10 })
 	_ = cmd.Process.Kill() // with deliveries in flight, others due
 	_ = cmd.Wait()
 	inFlight := len(rc.events("repository"))
@@ -178,7 +172,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	// Deliveries claimed when the process died are sent again once their
 	// lease (timeout + 10 s) ends.
 	restarted := time.Now()
-	waitDescriptions(t, rc, []int64{hook.GetID()}, sent, 60*time.Second)
+	waitDescriptions(t, rc, []int64{hook.GetID()}, sent)
 	t.Logf("%d events sent, %d received before the kill, all within %s of the restart", len(sent), inFlight, time.Since(restarted))
 	if inFlight == len(sent) {
 		t.Errorf("every event was delivered before the kill; the test proves nothing")
@@ -204,7 +198,7 @@ func TestTwoServersOnPostgresShareTheDeliveries(t *testing.T) {
 	if len(sent) != 100 {
 		t.Fatalf("%d of 100 events accepted", len(sent))
 	}
-	waitDescriptions(t, rc, hookIDs, sent, 30*time.Second)
+	waitDescriptions(t, rc, hookIDs, sent)
 	seen := map[string]int{}
 	for _, r := range rc.events("repository") {
 		seen[r.HookID+"/"+r.GUID]++
@@ -236,7 +230,7 @@ func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
 	ctx := apptest.Ctx()
 	var ids [2]int64
 	var payloads [2]int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "the two deliveries to be logged", func() error {
 		rows, err := env.App.DB.QueryContext(ctx, `SELECT id, payload_id FROM hook_deliveries WHERE event = 'repository' AND state = 'done' ORDER BY id`)
 		apptest.Must(t, "list deliveries", err)
 		n := 0
@@ -245,13 +239,11 @@ func TestRestartReleasesTheLastRunsLeases(t *testing.T) {
 			n++
 		}
 		rows.Close()
-		if n == 2 {
-			break
+		if n != 2 {
+			return fmt.Errorf("%d of 2 logged", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 2 deliveries logged", n)
-		}
-	}
+		return nil
+	})
 	// As a process killed while sending them left them: the first one
 	// pending, leased; the second one unwritten, in its payload's outbox.
 	inAnHour := time.Now().Add(time.Hour)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -56,10 +57,10 @@ func TestTwoServersOnPostgresSendABurstOnce(t *testing.T) {
 	if want := 2 * workers * perWorker; len(sent) != want {
 		t.Fatalf("%d of %d events accepted", len(sent), want)
 	}
-	waitDescriptions(t, rc, hookIDs, sent, 120*time.Second)
+	waitDescriptions(t, rc, hookIDs, sent)
 	// A delivery whose outcome was not recorded stays pending and is sent
 	// again when its lease ends: wait until none is left.
-	waitNoPending(t, first, 120*time.Second)
+	waitNoPending(t, first)
 
 	byGUID, byEvent := map[string]int{}, map[string]int{}
 	for _, r := range rc.events("repository") {
@@ -82,19 +83,15 @@ func TestTwoServersOnPostgresSendABurstOnce(t *testing.T) {
 }
 
 // waitNoPending waits until no delivery is left pending.
-func waitNoPending(t *testing.T, env *apptest.Env, within time.Duration) {
+func waitNoPending(t *testing.T, env *apptest.Env) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testwait.For(t, "no delivery to be left pending", func() error {
 		var n int
 		err := env.App.DB.QueryRowContext(apptest.Ctx(), `SELECT count(*) FROM hook_deliveries WHERE state = 'pending'`).Scan(&n)
 		apptest.Must(t, "count pending deliveries", err)
-		if n == 0 {
-			return
+		if n != 0 {
+			return fmt.Errorf("%d deliveries still pending", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending", n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

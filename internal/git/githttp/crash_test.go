@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/testwait"
 )
 
 // Environment of the test binary re-executed as a git server (TestMain).
@@ -172,15 +173,12 @@ func TestServerKilledDuringPreReceive(t *testing.T) {
 	server.kill()
 
 	marker := "GIT_PROJECT_ROOT=" + repo
-	deadline := time.Now().Add(10 * time.Second)
-	left := processesWithEnv(marker)
-	for len(left) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		left = processesWithEnv(marker)
-	}
-	if len(left) > 0 {
-		t.Errorf("git processes of the push alive 10s after the server was killed:\n%s", strings.Join(left, "\n"))
-	}
+	testwait.For(t, "the git processes of the push to end after the server was killed", func() error {
+		if left := processesWithEnv(marker); len(left) > 0 {
+			return fmt.Errorf("alive:\n%s", strings.Join(left, "\n"))
+		}
+		return nil
+	})
 	if err := <-pushed; err == nil {
 		t.Error("the push succeeded")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/testwait"
 )
 
 // holdPreReceive makes the harness's next push wait in pre-receive; it
@@ -103,10 +104,7 @@ func TestSlowFetchBodyHoldsNoGitProcess(t *testing.T) {
 	fmt.Fprintf(conn, "POST /repo.git/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-git-upload-pack-request\r\n"+
 		"Git-Protocol: version=2\r\nContent-Length: 100000\r\n\r\n%s", command)
 	// The stalled request is in the server once the harness counted its protocol header.
-	deadline := time.Now().Add(10 * time.Second)
-	for !h.sawRequests(3) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, "the stalled request to reach the server", func() bool { return h.sawRequests(3) })
 
 	b := newClient(t, "b")
 	if _, stderr, err := b.run("clone", h.url, b.dir); err != nil {
