@@ -99,6 +99,22 @@ func TestPersonalAuthorizationLifecycle(t *testing.T) {
 	}
 }
 
+// step runs one step of a story as a subtest, so that a failure names it.
+// The steps after it build on what it did: the story stops at the first
+// step that fails.
+func step(t *testing.T, name string, run func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, run) {
+		t.FailNow()
+	}
+}
+
+// in returns the caller failing t (a step of a story) instead.
+func (c caller) in(t testing.TB) caller {
+	c.t = t
+	return c
+}
+
 func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -107,139 +123,163 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 	editor := newApp(t, env, user, "Editor")
 	c := basic(t, env, "octocat", password, "")
 
-	// Get-or-create for the app: 201 then 200 with the same authorization.
-	var first, again authorization
-	resp := c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID,
-		createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"repo"}}, &first)
-	checkSecretFields(t, first)
-	if resp.Header.Get("Location") != first.URL || first.App.ClientID != ci.ClientID || first.App.Name != "CI" ||
-		first.App.URL != "https://ci.example" || first.Note != nil || *first.Fingerprint != "" {
-		t.Fatalf("created for app: %+v, Location %q", first, resp.Header.Get("Location"))
-	}
-	c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID,
-		createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"user"}}, &again)
-	if again.ID != first.ID || again.Token != "" || again.HashedToken != first.HashedToken || !sameStrings(again.Scopes, []string{"repo"}) {
-		t.Fatalf("get-or-create existing: %+v, want authorization %d unchanged without token", again, first.ID)
-	}
+	var first, printed, third, personal, other authorization // the tokens made
+	var grantID string                                       // the CI app's grant
 
-	// Get-or-create with a fingerprint: a second token of the same app.
-	var printed, printedAgain authorization
-	resp = c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
-		createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"gist"}, Note: "on the laptop"}, &printed)
-	checkSecretFields(t, printed)
-	if printed.ID == first.ID || *printed.Fingerprint != "laptop-1" || *printed.Note != "on the laptop" ||
-		resp.Header.Get("Location") != printed.URL {
-		t.Fatalf("fingerprinted: %+v", printed)
-	}
-	c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
-		createBody{ClientSecret: ci.ClientSecret}, &printedAgain)
-	if printedAgain.ID != printed.ID || printedAgain.Token != "" {
-		t.Fatalf("fingerprinted again: %+v", printedAgain)
-	}
-	// Endpoint 6 takes the fingerprint from its body.
-	var viaBody authorization
-	c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID,
-		createBody{ClientSecret: ci.ClientSecret, Fingerprint: "laptop-1"}, &viaBody)
-	if viaBody.ID != printed.ID {
-		t.Fatalf("endpoint 6 with body fingerprint: got %d, want %d", viaBody.ID, printed.ID)
-	}
-
-	// POST with client credentials adds a third token for the app, and a
-	// personal one that has no grant.
-	var third, personal, other authorization
-	c.want(http.StatusCreated, "POST", "authorizations",
-		createBody{ClientID: ci.ClientID, ClientSecret: ci.ClientSecret, Scopes: []string{"read:org"}, Fingerprint: "desk"}, &third)
-	checkSecretFields(t, third)
-	c.want(http.StatusCreated, "POST", "authorizations", createBody{Note: "scripts", Scopes: []string{"repo"}}, &personal)
-	c.want(http.StatusCreated, "PUT", "authorizations/clients/"+editor.ClientID,
-		createBody{ClientSecret: editor.ClientSecret, Scopes: []string{"user:email"}}, &other)
-	for _, a := range []authorization{first, printed, third, other, personal} {
-		if _, status := scopesOf(t, env, a.Token); status != http.StatusOK {
-			t.Fatalf("token of authorization %d: GET /user %d", a.ID, status)
+	step(t, "get-or-create for the app answers 201, then 200 with the same authorization", func(t *testing.T) {
+		c := c.in(t)
+		var again authorization
+		resp := c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID,
+			createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"repo"}}, &first)
+		checkSecretFields(t, first)
+		if resp.Header.Get("Location") != first.URL || first.App.ClientID != ci.ClientID || first.App.Name != "CI" ||
+			first.App.URL != "https://ci.example" || first.Note != nil || *first.Fingerprint != "" {
+			t.Fatalf("created for app: %+v, Location %q", first, resp.Header.Get("Location"))
 		}
-	}
-
-	// Grants: one per application, scopes the union of its tokens'.
-	var grants []map[string]any
-	c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
-	if len(grants) != 2 {
-		t.Fatalf("grants: %v", grants)
-	}
-	ciGrant := grantByClient(t, grants, ci.ClientID)
-	if got := fmt.Sprint(ciGrant["scopes"]); got != "[gist read:org repo]" {
-		t.Fatalf("CI grant scopes %s, want the union [gist read:org repo]", got)
-	}
-	app := ciGrant["app"].(map[string]any)
-	if app["name"] != "CI" || app["url"] != "https://ci.example" || ciGrant["url"] != env.URL+"/applications/grants/"+fmt.Sprint(ciGrant["id"]) {
-		t.Fatalf("grant shape: %v", ciGrant)
-	}
-	for _, k := range []string{"id", "url", "app", "created_at", "updated_at", "scopes", "user"} {
-		if _, ok := ciGrant[k]; !ok {
-			t.Fatalf("grant lacks %q: %v", k, ciGrant)
+		c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID,
+			createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"user"}}, &again)
+		if again.ID != first.ID || again.Token != "" || again.HashedToken != first.HashedToken || !sameStrings(again.Scopes, []string{"repo"}) {
+			t.Fatalf("get-or-create existing: %+v, want authorization %d unchanged without token", again, first.ID)
 		}
-	}
-	grantID := fmt.Sprint(ciGrant["id"])
-	var one map[string]any
-	c.want(http.StatusOK, "GET", "applications/grants/"+grantID, nil, &one)
-	if fmt.Sprint(one["scopes"]) != "[gist read:org repo]" || fmt.Sprint(one["id"]) != grantID {
-		t.Fatalf("single grant: %v", one)
-	}
+	})
 
-	// Lists filter by client id.
-	c.want(http.StatusOK, "GET", "applications/grants?client_id="+editor.ClientID, nil, &grants)
-	if len(grants) != 1 || grantByClient(t, grants, editor.ClientID) == nil {
-		t.Fatalf("grants for Editor: %v", grants)
-	}
-	var auths []authorization
-	c.want(http.StatusOK, "GET", "authorizations?client_id="+ci.ClientID, nil, &auths)
-	if len(auths) != 3 || auths[0].ID != first.ID || auths[1].ID != printed.ID || auths[2].ID != third.ID {
-		t.Fatalf("authorizations for CI: %+v", auths)
-	}
-	c.want(http.StatusOK, "GET", "authorizations?client_id="+oauth.PersonalClientID, nil, &auths)
-	if len(auths) != 1 || auths[0].ID != personal.ID {
-		t.Fatalf("personal authorizations: %+v", auths)
-	}
-	c.want(http.StatusOK, "GET", "authorizations?client_id=Iv1.0000000000000000", nil, &auths)
-	if len(auths) != 0 {
-		t.Fatalf("authorizations of an unknown client: %+v", auths)
-	}
+	step(t, "a fingerprint makes another token of the same app, from the path or the body", func(t *testing.T) {
+		c := c.in(t)
+		var printedAgain authorization
+		resp := c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
+			createBody{ClientSecret: ci.ClientSecret, Scopes: []string{"gist"}, Note: "on the laptop"}, &printed)
+		checkSecretFields(t, printed)
+		if printed.ID == first.ID || *printed.Fingerprint != "laptop-1" || *printed.Note != "on the laptop" ||
+			resp.Header.Get("Location") != printed.URL {
+			t.Fatalf("fingerprinted: %+v", printed)
+		}
+		c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
+			createBody{ClientSecret: ci.ClientSecret}, &printedAgain)
+		if printedAgain.ID != printed.ID || printedAgain.Token != "" {
+			t.Fatalf("fingerprinted again: %+v", printedAgain)
+		}
+		// Endpoint 6 takes the fingerprint from its body.
+		var viaBody authorization
+		c.want(http.StatusOK, "PUT", "authorizations/clients/"+ci.ClientID,
+			createBody{ClientSecret: ci.ClientSecret, Fingerprint: "laptop-1"}, &viaBody)
+		if viaBody.ID != printed.ID {
+			t.Fatalf("endpoint 6 with body fingerprint: got %d, want %d", viaBody.ID, printed.ID)
+		}
+	})
 
-	// Deleting one token narrows the union; the grant stays.
-	c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(third.ID), nil, nil)
-	wantRevoked(t, env, third.Token)
-	c.want(http.StatusOK, "GET", "applications/grants/"+grantID, nil, &one)
-	if fmt.Sprint(one["scopes"]) != "[gist repo]" {
-		t.Fatalf("grant scopes after deleting a token: %v", one["scopes"])
-	}
+	step(t, "client credentials add a third token for the app; a personal token has no grant", func(t *testing.T) {
+		c := c.in(t)
+		c.want(http.StatusCreated, "POST", "authorizations",
+			createBody{ClientID: ci.ClientID, ClientSecret: ci.ClientSecret, Scopes: []string{"read:org"}, Fingerprint: "desk"}, &third)
+		checkSecretFields(t, third)
+		c.want(http.StatusCreated, "POST", "authorizations", createBody{Note: "scripts", Scopes: []string{"repo"}}, &personal)
+		c.want(http.StatusCreated, "PUT", "authorizations/clients/"+editor.ClientID,
+			createBody{ClientSecret: editor.ClientSecret, Scopes: []string{"user:email"}}, &other)
+		for _, a := range []authorization{first, printed, third, other, personal} {
+			if _, status := scopesOf(t, env, a.Token); status != http.StatusOK {
+				t.Fatalf("token of authorization %d: GET /user %d", a.ID, status)
+			}
+		}
+	})
 
-	// Deleting the grant deletes every token of the app for the user.
-	c.want(http.StatusNoContent, "DELETE", "applications/grants/"+grantID, nil, nil)
-	wantRevoked(t, env, first.Token)
-	wantRevoked(t, env, printed.Token)
-	wantScopes(t, env, other.Token, "user:email")
-	wantScopes(t, env, personal.Token, "repo")
-	c.want(http.StatusNotFound, "GET", "applications/grants/"+grantID, nil, nil)
-	c.want(http.StatusNotFound, "DELETE", "applications/grants/"+grantID, nil, nil)
-	c.want(http.StatusNotFound, "GET", "authorizations/"+fmt.Sprint(first.ID), nil, nil)
-	c.want(http.StatusOK, "GET", "authorizations", nil, &auths)
-	if len(auths) != 2 {
-		t.Fatalf("authorizations after deleting the grant: %+v", auths)
-	}
+	step(t, "the grants are one per application, their scopes the union of its tokens'", func(t *testing.T) {
+		c := c.in(t)
+		var grants []map[string]any
+		c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
+		if len(grants) != 2 {
+			t.Fatalf("grants: %v", grants)
+		}
+		ciGrant := grantByClient(t, grants, ci.ClientID)
+		if got := fmt.Sprint(ciGrant["scopes"]); got != "[gist read:org repo]" {
+			t.Fatalf("CI grant scopes %s, want the union [gist read:org repo]", got)
+		}
+		app := ciGrant["app"].(map[string]any)
+		if app["name"] != "CI" || app["url"] != "https://ci.example" || ciGrant["url"] != env.URL+"/applications/grants/"+fmt.Sprint(ciGrant["id"]) {
+			t.Fatalf("grant shape: %v", ciGrant)
+		}
+		for _, k := range []string{"id", "url", "app", "created_at", "updated_at", "scopes", "user"} {
+			if _, ok := ciGrant[k]; !ok {
+				t.Fatalf("grant lacks %q: %v", k, ciGrant)
+			}
+		}
+		grantID = fmt.Sprint(ciGrant["id"])
+		var one map[string]any
+		c.want(http.StatusOK, "GET", "applications/grants/"+grantID, nil, &one)
+		if fmt.Sprint(one["scopes"]) != "[gist read:org repo]" || fmt.Sprint(one["id"]) != grantID {
+			t.Fatalf("single grant: %v", one)
+		}
+	})
 
-	// A grant disappears with its application's last token.
-	c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(other.ID), nil, nil)
-	c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
-	if len(grants) != 0 {
-		t.Fatalf("grants after the last tokens went: %v", grants)
-	}
+	step(t, "lists filter by client id", func(t *testing.T) {
+		c := c.in(t)
+		var grants []map[string]any
+		c.want(http.StatusOK, "GET", "applications/grants?client_id="+editor.ClientID, nil, &grants)
+		if len(grants) != 1 || grantByClient(t, grants, editor.ClientID) == nil {
+			t.Fatalf("grants for Editor: %v", grants)
+		}
+		var auths []authorization
+		c.want(http.StatusOK, "GET", "authorizations?client_id="+ci.ClientID, nil, &auths)
+		if len(auths) != 3 || auths[0].ID != first.ID || auths[1].ID != printed.ID || auths[2].ID != third.ID {
+			t.Fatalf("authorizations for CI: %+v", auths)
+		}
+		c.want(http.StatusOK, "GET", "authorizations?client_id="+oauth.PersonalClientID, nil, &auths)
+		if len(auths) != 1 || auths[0].ID != personal.ID {
+			t.Fatalf("personal authorizations: %+v", auths)
+		}
+		c.want(http.StatusOK, "GET", "authorizations?client_id=Iv1.0000000000000000", nil, &auths)
+		if len(auths) != 0 {
+			t.Fatalf("authorizations of an unknown client: %+v", auths)
+		}
+	})
 
-	// A new token for the app makes a new grant with a 201.
-	var fresh authorization
-	c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID, createBody{ClientSecret: ci.ClientSecret}, &fresh)
-	c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
-	if len(grants) != 1 || fmt.Sprint(grants[0]["scopes"]) != "[]" {
-		t.Fatalf("grants after a new token: %v", grants)
-	}
+	step(t, "deleting one token narrows the union and the grant stays", func(t *testing.T) {
+		c := c.in(t)
+		var one map[string]any
+		c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(third.ID), nil, nil)
+		wantRevoked(t, env, third.Token)
+		c.want(http.StatusOK, "GET", "applications/grants/"+grantID, nil, &one)
+		if fmt.Sprint(one["scopes"]) != "[gist repo]" {
+			t.Fatalf("grant scopes after deleting a token: %v", one["scopes"])
+		}
+	})
+
+	step(t, "deleting the grant deletes every token of the app for the user", func(t *testing.T) {
+		c := c.in(t)
+		var auths []authorization
+		c.want(http.StatusNoContent, "DELETE", "applications/grants/"+grantID, nil, nil)
+		wantRevoked(t, env, first.Token)
+		wantRevoked(t, env, printed.Token)
+		wantScopes(t, env, other.Token, "user:email")
+		wantScopes(t, env, personal.Token, "repo")
+		c.want(http.StatusNotFound, "GET", "applications/grants/"+grantID, nil, nil)
+		c.want(http.StatusNotFound, "DELETE", "applications/grants/"+grantID, nil, nil)
+		c.want(http.StatusNotFound, "GET", "authorizations/"+fmt.Sprint(first.ID), nil, nil)
+		c.want(http.StatusOK, "GET", "authorizations", nil, &auths)
+		if len(auths) != 2 {
+			t.Fatalf("authorizations after deleting the grant: %+v", auths)
+		}
+	})
+
+	step(t, "a grant disappears with its application's last token", func(t *testing.T) {
+		c := c.in(t)
+		var grants []map[string]any
+		c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(other.ID), nil, nil)
+		c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
+		if len(grants) != 0 {
+			t.Fatalf("grants after the last tokens went: %v", grants)
+		}
+	})
+
+	step(t, "a new token for the app makes a new grant", func(t *testing.T) {
+		c := c.in(t)
+		var grants []map[string]any
+		var fresh authorization
+		c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID, createBody{ClientSecret: ci.ClientSecret}, &fresh)
+		c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
+		if len(grants) != 1 || fmt.Sprint(grants[0]["scopes"]) != "[]" {
+			t.Fatalf("grants after a new token: %v", grants)
+		}
+	})
 }
 
 func grantByClient(t *testing.T, grants []map[string]any, clientID string) map[string]any {

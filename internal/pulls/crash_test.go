@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -183,158 +184,199 @@ func TestKilledMergesAreAllOrNothing(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("%s #%d: %d %s", what, p.number, a.status, a.body))
 		}
 	}
-	for i, p := range pulls {
-		srv := serveBinary(t, bin, env)
-		if i > 0 && cutOff[pulls[i-1].number] {
-			prev := pulls[i-1]
-			judge("retried merge", prev, srv.call(http.MethodPut, mergePath(prev), token, mergeBody(prev)))
-		}
-		base := refValue(t, repoDir, "refs/heads/main")
-		var wg sync.WaitGroup
-		var merged, written answer
-		mergeDone := make(chan struct{})
-		wg.Go(func() {
-			defer close(mergeDone)
-			merged = srv.call(http.MethodPut, mergePath(p), token, mergeBody(p))
-		})
-		wg.Go(func() {
-			written = srv.call(http.MethodPut, fmt.Sprintf("/repos/octo/hello/contents/notes/%d.txt", i), token,
-				`{"message":"note","content":"bm90ZQo=","branch":"notes"}`)
-		})
-		// The kill comes at a different moment of the merge each time:
-		// most a few milliseconds after the base moved, in the window
-		// between the move and the transaction that records it, the
-		// others 0 to 400 ms after the request, before or while the
-		// merge commit is written.
-		if wait := killAfterMove[i%len(killAfterMove)]; wait >= 0 {
-			for deadline := time.Now().Add(30 * time.Second); refValue(t, repoDir, "refs/heads/main") == base && time.Now().Before(deadline); {
-				select {
-				case <-mergeDone:
-					deadline = time.Time{}
-				case <-time.After(time.Millisecond):
-				}
+	step(t, "each merge is killed mid-way and the next process retries it", func(t *testing.T) {
+		for i, p := range pulls {
+			srv := serveBinary(t, bin, env)
+			if i > 0 && cutOff[pulls[i-1].number] {
+				prev := pulls[i-1]
+				judge("retried merge", prev, srv.call(http.MethodPut, mergePath(prev), token, mergeBody(prev)))
 			}
-			time.Sleep(wait)
-		} else {
-			time.Sleep(time.Duration(i*50%400) * time.Millisecond)
+			base := refValue(t, repoDir, "refs/heads/main")
+			var wg sync.WaitGroup
+			var merged, written answer
+			mergeDone := make(chan struct{})
+			wg.Go(func() {
+				defer close(mergeDone)
+				merged = srv.call(http.MethodPut, mergePath(p), token, mergeBody(p))
+			})
+			wg.Go(func() {
+				written = srv.call(http.MethodPut, fmt.Sprintf("/repos/octo/hello/contents/notes/%d.txt", i), token,
+					`{"message":"note","content":"bm90ZQo=","branch":"notes"}`)
+			})
+			// The kill comes at a different moment of the merge each time:
+			// most a few milliseconds after the base moved, in the window
+			// between the move and the transaction that records it, the
+			// others 0 to 400 ms after the request, before or while the
+			// merge commit is written.
+			if wait := killAfterMove[i%len(killAfterMove)]; wait >= 0 {
+				awaitMove(t, repoDir, "refs/heads/main", base, mergeDone)
+				time.Sleep(wait)
+			} else {
+				time.Sleep(time.Duration(i*50%400) * time.Millisecond)
+			}
+			srv.kill()
+			wg.Wait()
+			judge("merge", p, merged)
+			if written.err == nil && written.status != http.StatusCreated {
+				problems = append(problems, fmt.Sprintf("contents write %d: %d %s", i, written.status, written.body))
+			}
 		}
-		srv.kill()
-		wg.Wait()
-		judge("merge", p, merged)
-		if written.err == nil && written.status != http.StatusCreated {
-			problems = append(problems, fmt.Sprintf("contents write %d: %d %s", i, written.status, written.body))
-		}
-	}
+	})
 
 	// The last start takes every push left over (on PostgreSQL too,
-	// where a server does not know the others dead), then the merges cut
-	// off before the base moved are tried again.
+	// where a server does not know the others dead). It serves the steps
+	// that follow, so it belongs to the whole test.
 	cfg := env.Config
 	apptest.WithImmediatePushRecovery(&cfg)
 	env = apptest.StartConfig(t, cfg)
 	owner = env.Client(token)
 	apptest.Git(t, proj.dir, "remote", "set-url", "origin", env.GitURL("octo", "hello", "octo", token))
-	for _, p := range pulls {
-		if pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", p.number); err == nil && pr.GetMerged() && cutOff[p.number] {
-			recovered[p.number] = true
-		} else if err != nil || !pr.GetMerged() {
-			_, resp, err := owner.PullRequests.Merge(ctx, "octo", "hello", p.number, "", &github.PullRequestOptions{MergeMethod: p.method})
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("merge #%d after the recovery: %d %v", p.number, apptest.ResponseStatus(resp), err))
+
+	step(t, "after the last start, the merges cut off before the base moved are tried again", func(t *testing.T) {
+		for _, p := range pulls {
+			if pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", p.number); err == nil && pr.GetMerged() && cutOff[p.number] {
+				recovered[p.number] = true
+			} else if err != nil || !pr.GetMerged() {
+				_, resp, err := owner.PullRequests.Merge(ctx, "octo", "hello", p.number, "", &github.PullRequestOptions{MergeMethod: p.method})
+				if err != nil {
+					problems = append(problems, fmt.Sprintf("merge #%d after the recovery: %d %v", p.number, apptest.ResponseStatus(resp), err))
+				}
 			}
 		}
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
-	t.Logf("%d merges cut off by a kill, %d of them merged by the push recovery", kills, len(recovered))
+	})
+
+	// The checks that follow each stand on their own: a failure of one
+	// leaves the others worth running.
+	t.Run("every answer was a success, a 405 of a merge done or in progress, or cut off", func(t *testing.T) {
+		for _, p := range problems {
+			t.Error(p)
+		}
+		t.Logf("%d merges cut off by a kill, %d of them merged by the push recovery", kills, len(recovered))
+	})
 
 	// The base's history: one first-parent commit per pull request, each
 	// bringing its one file.
 	main := proj.remoteRef("refs/heads/main")
 	history := strings.Fields(apptest.Git(t, proj.dir, "rev-list", "--first-parent", start+".."+main))
-	if len(history) != len(pulls) {
-		t.Errorf("main gained %d first-parent commits, want one per pull request (%d): a merge applied twice or lost", len(history), len(pulls))
-	}
 	broughtBy := map[string]string{}
-	for _, c := range history {
-		for _, f := range strings.Fields(apptest.Git(t, proj.dir, "diff", "--name-only", c+"^", c)) {
-			if broughtBy[f] != "" {
-				t.Errorf("%s brought by %s and %s", f, broughtBy[f], c)
-			}
-			broughtBy[f] = c
+	t.Run("main gained one first-parent commit per pull request, each bringing its file", func(t *testing.T) {
+		if len(history) != len(pulls) {
+			t.Errorf("main gained %d first-parent commits, want one per pull request (%d): a merge applied twice or lost", len(history), len(pulls))
 		}
-	}
-	for _, p := range pulls {
-		pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", p.number)
-		apptest.Must(t, "get", err)
-		if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergeCommitSHA() != broughtBy[p.file] || broughtBy[p.file] == "" {
-			t.Errorf("#%d (%s, cut off %v): merged %v state %q merge_commit_sha %s; the commit that brought %s: %s", p.number, p.method,
-				cutOff[p.number], pr.GetMerged(), pr.GetState(), pr.GetMergeCommitSHA(), p.file, broughtBy[p.file])
-		}
-		history, _, err := owner.Issues.ListIssueEvents(ctx, "octo", "hello", p.number, &github.ListOptions{PerPage: 100})
-		apptest.Must(t, "issue events", err)
-		count := map[string]int{}
-		for _, e := range history {
-			count[e.GetEvent()]++
-		}
-		if count["merged"] != 1 || count["closed"] != 1 {
-			t.Errorf("#%d's history: %d merged and %d closed events, want one each", p.number, count["merged"], count["closed"])
-		}
-	}
-
-	// One PushEvent for each push: the merges' and the contents writes'.
-	notes := proj.remoteRef("refs/heads/notes")
-	pushed := append(history, strings.Fields(apptest.Git(t, proj.dir, "rev-list", "--first-parent", start+".."+notes))...)
-	heads := map[string]int{}
-	for page := 1; page <= 3; page++ {
-		evs, _, err := owner.Activity.ListRepositoryEvents(ctx, "octo", "hello", &github.ListOptions{PerPage: 100, Page: page})
-		apptest.Must(t, "repository events", err)
-		for _, e := range evs {
-			if e.GetType() != "PushEvent" {
-				continue
-			}
-			payload, err := e.ParsePayload()
-			apptest.Must(t, "push payload", err)
-			if head := payload.(*github.PushEvent).GetHead(); head != "" {
-				heads[head]++
-			}
-		}
-	}
-	for _, c := range pushed {
-		if heads[c] != 1 {
-			t.Errorf("commit %s pushed to main or notes: %d PushEvents, want 1", c, heads[c])
-		}
-	}
-
-	// One pull_request closed delivery per pull request (a delivery
-	// sent again after a kill keeps its GUID).
-	closed := map[string]map[string]bool{}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		clear(closed)
-		for _, d := range rc.Deliveries() {
-			if e, ok := d.Parsed.(*github.PullRequestEvent); ok && e.GetAction() == "closed" {
-				n := fmt.Sprint(e.GetNumber())
-				if closed[n] == nil {
-					closed[n] = map[string]bool{}
+		for _, c := range history {
+			for _, f := range strings.Fields(apptest.Git(t, proj.dir, "diff", "--name-only", c+"^", c)) {
+				if broughtBy[f] != "" {
+					t.Errorf("%s brought by %s and %s", f, broughtBy[f], c)
 				}
-				closed[n][d.Header.Get("X-GitHub-Delivery")] = true
+				broughtBy[f] = c
 			}
 		}
-		if len(closed) >= len(pulls) && pendingDeliveries(t, env) == 0 || time.Now().After(deadline) {
-			break
+	})
+
+	t.Run("each pull request is merged once, by the commit that brought its file", func(t *testing.T) {
+		for _, p := range pulls {
+			pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", p.number)
+			apptest.Must(t, "get", err)
+			if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergeCommitSHA() != broughtBy[p.file] || broughtBy[p.file] == "" {
+				t.Errorf("#%d (%s, cut off %v): merged %v state %q merge_commit_sha %s; the commit that brought %s: %s", p.number, p.method,
+					cutOff[p.number], pr.GetMerged(), pr.GetState(), pr.GetMergeCommitSHA(), p.file, broughtBy[p.file])
+			}
+			events, _, err := owner.Issues.ListIssueEvents(ctx, "octo", "hello", p.number, &github.ListOptions{PerPage: 100})
+			apptest.Must(t, "issue events", err)
+			count := map[string]int{}
+			for _, e := range events {
+				count[e.GetEvent()]++
+			}
+			if count["merged"] != 1 || count["closed"] != 1 {
+				t.Errorf("#%d's history: %d merged and %d closed events, want one each", p.number, count["merged"], count["closed"])
+			}
+		}
+	})
+
+	t.Run("each push, of a merge or a contents write, has one PushEvent", func(t *testing.T) {
+		notes := proj.in(t).remoteRef("refs/heads/notes")
+		pushed := append(history, strings.Fields(apptest.Git(t, proj.dir, "rev-list", "--first-parent", start+".."+notes))...)
+		heads := map[string]int{}
+		for page := 1; page <= 3; page++ {
+			evs, _, err := owner.Activity.ListRepositoryEvents(ctx, "octo", "hello", &github.ListOptions{PerPage: 100, Page: page})
+			apptest.Must(t, "repository events", err)
+			for _, e := range evs {
+				if e.GetType() != "PushEvent" {
+					continue
+				}
+				payload, err := e.ParsePayload()
+				apptest.Must(t, "push payload", err)
+				if head := payload.(*github.PushEvent).GetHead(); head != "" {
+					heads[head]++
+				}
+			}
+		}
+		for _, c := range pushed {
+			if heads[c] != 1 {
+				t.Errorf("commit %s pushed to main or notes: %d PushEvents, want 1", c, heads[c])
+			}
+		}
+	})
+
+	// A delivery sent again after a kill keeps its GUID.
+	t.Run("each pull request has one pull_request closed delivery", func(t *testing.T) {
+		var closed map[string]map[string]bool
+		testwait.For(t, "a closed delivery for every pull request and no delivery pending", func() error {
+			closed = closedDeliveries(rc)
+			if len(closed) < len(pulls) {
+				return fmt.Errorf("closed deliveries for %d of %d pull requests", len(closed), len(pulls))
+			}
+			if n := pendingDeliveries(t, env); n != 0 {
+				return fmt.Errorf("%d deliveries pending", n)
+			}
+			return nil
+		})
+		for _, p := range pulls {
+			if n := len(closed[fmt.Sprint(p.number)]); n != 1 {
+				t.Errorf("#%d: %d pull_request closed deliveries, want 1", p.number, n)
+			}
+		}
+	})
+
+	t.Run("no push is left unrecorded", func(t *testing.T) {
+		var left int
+		apptest.Must(t, "count push_log", env.Q().QueryRowContext(ctx, `SELECT COUNT(*) FROM push_log`).Scan(&left))
+		if left != 0 {
+			t.Errorf("%d pushes left unrecorded", left)
+		}
+	})
+}
+
+// awaitMove returns once the reference ref of the bare repository dir
+// has moved from base, or done is closed, or 30 s have passed. It looks
+// every millisecond, not at testwait's growing intervals, as a kill
+// must come within milliseconds of the move; and it does not fail, as
+// a merge that never moves the base is what the caller judges.
+func awaitMove(t *testing.T, dir, ref, base string, done <-chan struct{}) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); refValue(t, dir, ref) == base && time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return
+		case <-time.After(time.Millisecond):
 		}
 	}
-	for _, p := range pulls {
-		if n := len(closed[fmt.Sprint(p.number)]); n != 1 {
-			t.Errorf("#%d: %d pull_request closed deliveries, want 1", p.number, n)
+}
+
+// closedDeliveries returns the GUIDs of the pull_request closed
+// deliveries received, by pull request number.
+func closedDeliveries(rc *apptest.Receiver) map[string]map[string]bool {
+	closed := map[string]map[string]bool{}
+	for _, d := range rc.Deliveries() {
+		if e, ok := d.Parsed.(*github.PullRequestEvent); ok && e.GetAction() == "closed" {
+			n := fmt.Sprint(e.GetNumber())
+			if closed[n] == nil {
+				closed[n] = map[string]bool{}
+			}
+			closed[n][d.Header.Get("X-GitHub-Delivery")] = true
 		}
 	}
-	var left int
-	apptest.Must(t, "count push_log", env.Q().QueryRowContext(ctx, `SELECT COUNT(*) FROM push_log`).Scan(&left))
-	if left != 0 {
-		t.Errorf("%d pushes left unrecorded", left)
-	}
+	return closed
 }
 
 // killAfterMove is how long after the base branch moved each merge of

@@ -1,14 +1,15 @@
 package pulls_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -45,15 +46,24 @@ func status(t *testing.T, what string, resp *github.Response, want int) {
 // and returns it.
 func waitMergeable(t *testing.T, c *github.Client, owner, repo string, number int) *github.PullRequest {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		pr, _, err := c.PullRequests.Get(apptest.Ctx(), owner, repo, number)
+	var pr *github.PullRequest
+	testwait.Until(t, fmt.Sprintf("pull request %d's mergeability to be computed", number), func() bool {
+		var err error
+		pr, _, err = c.PullRequests.Get(apptest.Ctx(), owner, repo, number)
 		apptest.Must(t, "get pull request", err)
-		if pr.Mergeable != nil {
-			return pr
-		}
+		return pr.Mergeable != nil
+	})
+	return pr
+}
+
+// step runs one step of a story as a subtest, so that a failure names it.
+// The steps after it build on what it did: the story stops at the first
+// step that fails.
+func step(t *testing.T, name string, run func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, run) {
+		t.FailNow()
 	}
-	t.Fatalf("pull request %d: mergeability never computed", number)
-	return nil
 }
 
 // project is a local clone pushing to a repository of the server.
@@ -68,6 +78,9 @@ func newProject(t *testing.T, env *apptest.Env, owner, repo, login, token string
 	apptest.Git(t, dir, "push", "-q", "origin", "main")
 	return &project{t: t, dir: dir}
 }
+
+// in returns the project failing t (a story's step) when git fails.
+func (p *project) in(t *testing.T) *project { return &project{t: t, dir: p.dir} }
 
 // commitOn commits the files on branch (created from main when new) and
 // pushes it; it returns the commit.
@@ -109,111 +122,137 @@ func TestPullRequestFlow(t *testing.T) {
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	first := proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
 
-	_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Nothing"),
-		Head: "main", Base: "main"})
-	status(t, "no commits between", resp, http.StatusUnprocessableEntity)
-	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Ghost"),
-		Head: "ghost", Base: "main"})
-	status(t, "head not found", resp, http.StatusUnprocessableEntity)
-	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Head: "feature", Base: "main"})
-	status(t, "no title", resp, http.StatusUnprocessableEntity)
+	step(t, "a pull request without commits, head or title is refused", func(t *testing.T) {
+		_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Nothing"),
+			Head: "main", Base: "main"})
+		status(t, "no commits between", resp, http.StatusUnprocessableEntity)
+		_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Ghost"),
+			Head: "ghost", Base: "main"})
+		status(t, "head not found", resp, http.StatusUnprocessableEntity)
+		_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Head: "feature", Base: "main"})
+		status(t, "no title", resp, http.StatusUnprocessableEntity)
+	})
 
-	pr, resp, err := reader.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Add a feature"),
-		Head: "octo:feature", Base: "main", Body: github.Ptr("Please review.")})
-	apptest.Must(t, "open", err)
-	status(t, "open", resp, http.StatusCreated)
-	if pr.GetNumber() != 1 || pr.GetState() != "open" || pr.GetHead().GetSHA() != first || pr.GetHead().GetRef() != "feature" ||
-		pr.GetBase().GetRef() != "main" || pr.GetHead().GetRepo().GetFullName() != "octo/hello" || pr.GetMerged() ||
-		pr.GetCommits() != 1 || pr.GetAdditions() != 1 || pr.GetChangedFiles() != 1 || pr.GetUser().GetLogin() != "bob" {
-		t.Fatalf("opened: %+v", pr)
-	}
-	_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Again"),
-		Head: "feature", Base: "main"})
-	status(t, "already open", resp, http.StatusUnprocessableEntity)
-	if got := proj.remoteRef("refs/pull/1/head"); got != first {
-		t.Fatalf("refs/pull/1/head = %s, want %s", got, first)
-	}
-	issue, _, err := owner.Issues.Get(ctx, "octo", "hello", 1)
-	apptest.Must(t, "its issue", err)
-	if !issue.IsPullRequest() {
-		t.Fatalf("issue 1 has no pull_request key: %+v", issue)
-	}
-
-	pr = waitMergeable(t, owner, "octo", "hello", 1)
-	if !pr.GetMergeable() || pr.GetMergeableState() != "clean" {
-		t.Fatalf("mergeable %v %q", pr.GetMergeable(), pr.GetMergeableState())
-	}
-	mergeRef := proj.remoteRef("refs/pull/1/merge")
-	if parents := strings.Fields(apptest.Git(t, proj.dir, "show", "-s", "--format=%P", mergeRef)); len(parents) != 2 || parents[1] != first {
-		t.Fatalf("refs/pull/1/merge parents %v", parents)
-	}
-
-	list, _, err := owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{Head: "octo:feature", Base: "main"})
-	apptest.Must(t, "list", err)
-	if len(list) != 1 || list[0].GetNumber() != 1 {
-		t.Fatalf("list by head: %d", len(list))
-	}
-	list, _, err = owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "closed"})
-	apptest.Must(t, "list closed", err)
-	if len(list) != 0 {
-		t.Fatalf("closed list: %d", len(list))
-	}
-	_, resp, _ = owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "weird"})
-	status(t, "bad state", resp, http.StatusUnprocessableEntity)
-
-	_, resp, _ = reader.PullRequests.Edit(ctx, "octo", "hello", 1, &github.PullRequest{Title: github.Ptr("Add the feature")})
-	status(t, "author edits", resp, http.StatusOK)
-
-	second := proj.commitOn("feature", "Polish", map[string]string{"feature.txt": "new\npolished\n"})
-	events := waitFor(t, rc, "pull_request opened", "pull_request edited", "pull_request synchronize")
-	for _, e := range events {
-		if e.GetAction() == "synchronize" && (e.GetBefore() != first || e.GetAfter() != second) {
-			t.Fatalf("synchronize before %s after %s", e.GetBefore(), e.GetAfter())
+	step(t, "a reader opens a pull request from the owner's branch", func(t *testing.T) {
+		pr, resp, err := reader.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Add a feature"),
+			Head: "octo:feature", Base: "main", Body: github.Ptr("Please review.")})
+		apptest.Must(t, "open", err)
+		status(t, "open", resp, http.StatusCreated)
+		if pr.GetNumber() != 1 || pr.GetState() != "open" || pr.GetHead().GetSHA() != first || pr.GetHead().GetRef() != "feature" ||
+			pr.GetBase().GetRef() != "main" || pr.GetHead().GetRepo().GetFullName() != "octo/hello" || pr.GetMerged() ||
+			pr.GetCommits() != 1 || pr.GetAdditions() != 1 || pr.GetChangedFiles() != 1 || pr.GetUser().GetLogin() != "bob" {
+			t.Fatalf("opened: %+v", pr)
 		}
-		if e.GetAction() == "edited" && e.GetChanges().GetTitle().GetFrom() != "Add a feature" {
-			t.Fatalf("edited changes %+v", e.GetChanges())
+		_, resp, _ = owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Again"),
+			Head: "feature", Base: "main"})
+		status(t, "already open", resp, http.StatusUnprocessableEntity)
+		if got := proj.in(t).remoteRef("refs/pull/1/head"); got != first {
+			t.Fatalf("refs/pull/1/head = %s, want %s", got, first)
 		}
-	}
-	if got := proj.remoteRef("refs/pull/1/head"); got != second {
-		t.Fatalf("refs/pull/1/head after push = %s, want %s", got, second)
-	}
-
-	checkCommitsAndFiles(t, owner, first, second)
-
-	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: first})
-	status(t, "stale sha", resp, http.StatusConflict)
-	_, resp, _ = reader.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
-	status(t, "reader merges", resp, http.StatusForbidden)
-	_, resp, _ = owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
-	status(t, "not merged yet", resp, http.StatusNotFound)
-	res, resp, err := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: second})
-	apptest.Must(t, "merge", err)
-	if !res.GetMerged() || res.GetSHA() == "" {
-		t.Fatalf("merge result %+v", res)
-	}
-	if got := proj.remoteRef("refs/heads/main"); got != res.GetSHA() {
-		t.Fatalf("main = %s, want the merge %s", got, res.GetSHA())
-	}
-	msg := apptest.Git(t, proj.dir, "show", "-s", "--format=%s%n%P", res.GetSHA())
-	if !strings.HasPrefix(msg, "Merge pull request #1 from octo/feature\n") || !strings.Contains(msg, second) {
-		t.Fatalf("merge commit: %q", msg)
-	}
-	_, resp, _ = owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
-	status(t, "merged", resp, http.StatusNoContent)
-	pr, _, err = owner.PullRequests.Get(ctx, "octo", "hello", 1)
-	apptest.Must(t, "get merged", err)
-	if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergedBy().GetLogin() != "octo" || pr.GetMergeCommitSHA() != res.GetSHA() {
-		t.Fatalf("merged pull request: %+v", pr)
-	}
-	_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
-	status(t, "merge again", resp, http.StatusMethodNotAllowed)
-	checkCommitsAndFiles(t, owner, first, second)
-	events = waitFor(t, rc, "pull_request closed", "push refs/heads/main")
-	for _, e := range events {
-		if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != res.GetSHA()) {
-			t.Fatalf("closed event: %+v", e.GetPullRequest())
+		issue, _, err := owner.Issues.Get(ctx, "octo", "hello", 1)
+		apptest.Must(t, "its issue", err)
+		if !issue.IsPullRequest() {
+			t.Fatalf("issue 1 has no pull_request key: %+v", issue)
 		}
-	}
+	})
+
+	step(t, "mergeability is computed in the background, with refs/pull/1/merge", func(t *testing.T) {
+		pr := waitMergeable(t, owner, "octo", "hello", 1)
+		if !pr.GetMergeable() || pr.GetMergeableState() != "clean" {
+			t.Fatalf("mergeable %v %q", pr.GetMergeable(), pr.GetMergeableState())
+		}
+		mergeRef := proj.in(t).remoteRef("refs/pull/1/merge")
+		if parents := strings.Fields(apptest.Git(t, proj.dir, "show", "-s", "--format=%P", mergeRef)); len(parents) != 2 || parents[1] != first {
+			t.Fatalf("refs/pull/1/merge parents %v", parents)
+		}
+	})
+
+	step(t, "the owner lists pull requests by head and by state", func(t *testing.T) {
+		list, _, err := owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{Head: "octo:feature", Base: "main"})
+		apptest.Must(t, "list", err)
+		if len(list) != 1 || list[0].GetNumber() != 1 {
+			t.Fatalf("list by head: %d", len(list))
+		}
+		list, _, err = owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "closed"})
+		apptest.Must(t, "list closed", err)
+		if len(list) != 0 {
+			t.Fatalf("closed list: %d", len(list))
+		}
+		_, resp, _ := owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{State: "weird"})
+		status(t, "bad state", resp, http.StatusUnprocessableEntity)
+	})
+
+	var second string
+	step(t, "the author edits it and a push to its head synchronizes it", func(t *testing.T) {
+		_, resp, _ := reader.PullRequests.Edit(ctx, "octo", "hello", 1, &github.PullRequest{Title: github.Ptr("Add the feature")})
+		status(t, "author edits", resp, http.StatusOK)
+
+		second = proj.in(t).commitOn("feature", "Polish", map[string]string{"feature.txt": "new\npolished\n"})
+		events := waitFor(t, rc, "pull_request opened", "pull_request edited", "pull_request synchronize")
+		for _, e := range events {
+			if e.GetAction() == "synchronize" && (e.GetBefore() != first || e.GetAfter() != second) {
+				t.Fatalf("synchronize before %s after %s", e.GetBefore(), e.GetAfter())
+			}
+			if e.GetAction() == "edited" && e.GetChanges().GetTitle().GetFrom() != "Add a feature" {
+				t.Fatalf("edited changes %+v", e.GetChanges())
+			}
+		}
+		if got := proj.in(t).remoteRef("refs/pull/1/head"); got != second {
+			t.Fatalf("refs/pull/1/head after push = %s, want %s", got, second)
+		}
+	})
+
+	step(t, "its commits and files show both commits", func(t *testing.T) {
+		checkCommitsAndFiles(t, owner, first, second)
+	})
+
+	step(t, "a stale head sha and a reader may not merge", func(t *testing.T) {
+		_, resp, _ := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: first})
+		status(t, "stale sha", resp, http.StatusConflict)
+		_, resp, _ = reader.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
+		status(t, "reader merges", resp, http.StatusForbidden)
+		_, resp, _ = owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
+		status(t, "not merged yet", resp, http.StatusNotFound)
+	})
+
+	var merge string
+	step(t, "the owner merges: main moves to the merge commit", func(t *testing.T) {
+		res, _, err := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: second})
+		apptest.Must(t, "merge", err)
+		if !res.GetMerged() || res.GetSHA() == "" {
+			t.Fatalf("merge result %+v", res)
+		}
+		merge = res.GetSHA()
+		if got := proj.in(t).remoteRef("refs/heads/main"); got != merge {
+			t.Fatalf("main = %s, want the merge %s", got, merge)
+		}
+		msg := apptest.Git(t, proj.dir, "show", "-s", "--format=%s%n%P", merge)
+		if !strings.HasPrefix(msg, "Merge pull request #1 from octo/feature\n") || !strings.Contains(msg, second) {
+			t.Fatalf("merge commit: %q", msg)
+		}
+	})
+
+	step(t, "the merged pull request is closed and cannot merge again", func(t *testing.T) {
+		_, resp, _ := owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
+		status(t, "merged", resp, http.StatusNoContent)
+		pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", 1)
+		apptest.Must(t, "get merged", err)
+		if !pr.GetMerged() || pr.GetState() != "closed" || pr.GetMergedBy().GetLogin() != "octo" || pr.GetMergeCommitSHA() != merge {
+			t.Fatalf("merged pull request: %+v", pr)
+		}
+		_, resp, _ = owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
+		status(t, "merge again", resp, http.StatusMethodNotAllowed)
+		checkCommitsAndFiles(t, owner, first, second)
+	})
+
+	step(t, "the merge is delivered as the pull request closed and a push to main", func(t *testing.T) {
+		events := waitFor(t, rc, "pull_request closed", "push refs/heads/main")
+		for _, e := range events {
+			if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != merge) {
+				t.Fatalf("closed event: %+v", e.GetPullRequest())
+			}
+		}
+	})
 }
 
 // checkCommitsAndFiles reads pull request 1's commits (first, second,

@@ -45,6 +45,16 @@ func pushWorld(t *testing.T, env *apptest.Env, token string) (work string) {
 	return work
 }
 
+// step runs one step of a story as a subtest, so that a failure names it.
+// The steps after it build on what it did: the story stops at the first
+// step that fails.
+func step(t *testing.T, name string, run func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, run) {
+		t.FailNow()
+	}
+}
+
 func TestContents(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -55,155 +65,167 @@ func TestContents(t *testing.T) {
 	work := pushWorld(t, env, token)
 	c := env.Client("")
 
-	// A file, at the default branch and at a tag.
-	file, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
-	apptest.Must(t, "file", err)
-	if got, _ := file.GetContent(); got != "guide v2\n" || file.GetType() != "file" || file.GetEncoding() != "base64" ||
-		file.GetURL() != env.URL+"/repos/octo/hello/contents/docs/guide.md?ref=main" || file.GetSize() != 9 {
-		t.Fatalf("file: %+v", file)
-	}
-	old, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", &github.RepositoryContentGetOptions{Ref: "v1"})
-	apptest.Must(t, "file at a tag", err)
-	if got, _ := old.GetContent(); got != "guide v1\n" {
-		t.Fatalf("file at v1: %q", got)
-	}
-	// The download_url serves the bytes.
-	resp, body := env.Do("GET", strings.TrimPrefix(file.GetDownloadURL(), env.URL), "", nil)
-	if resp.StatusCode != http.StatusOK || string(body) != "guide v2\n" {
-		t.Fatalf("download_url %s: %d %q", file.GetDownloadURL(), resp.StatusCode, body)
-	}
+	var old *github.RepositoryContent // docs/guide.md at v1
+	step(t, "a file reads at the default branch and at a tag, and its download_url serves it", func(t *testing.T) {
+		file, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
+		apptest.Must(t, "file", err)
+		if got, _ := file.GetContent(); got != "guide v2\n" || file.GetType() != "file" || file.GetEncoding() != "base64" ||
+			file.GetURL() != env.URL+"/repos/octo/hello/contents/docs/guide.md?ref=main" || file.GetSize() != 9 {
+			t.Fatalf("file: %+v", file)
+		}
+		old, _, _, err = c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", &github.RepositoryContentGetOptions{Ref: "v1"})
+		apptest.Must(t, "file at a tag", err)
+		if got, _ := old.GetContent(); got != "guide v1\n" {
+			t.Fatalf("file at v1: %q", got)
+		}
+		// The download_url serves the bytes.
+		resp, body := env.Do("GET", strings.TrimPrefix(file.GetDownloadURL(), env.URL), "", nil)
+		if resp.StatusCode != http.StatusOK || string(body) != "guide v2\n" {
+			t.Fatalf("download_url %s: %d %q", file.GetDownloadURL(), resp.StatusCode, body)
+		}
+	})
 
-	// The root and a directory list their entries by name.
-	_, dir, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "", nil)
-	apptest.Must(t, "root", err)
-	var names []string
-	for _, e := range dir {
-		names = append(names, e.GetName()+":"+e.GetType())
-	}
-	if got := strings.Join(names, " "); got != ".gitmodules:file README.md:file big:dir dangling:symlink docs:dir guide-link:symlink lib:submodule with space:dir" {
-		t.Fatalf("root: %s", got)
-	}
+	step(t, "the root lists its entries by name", func(t *testing.T) {
+		_, dir, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "", nil)
+		apptest.Must(t, "root", err)
+		var names []string
+		for _, e := range dir {
+			names = append(names, e.GetName()+":"+e.GetType())
+		}
+		if got := strings.Join(names, " "); got != ".gitmodules:file README.md:file big:dir dangling:symlink docs:dir guide-link:symlink lib:submodule with space:dir" {
+			t.Fatalf("root: %s", got)
+		}
+	})
 
-	// A symlink to a file answers the file; another, the link; a submodule its URL.
-	linked, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "guide-link", nil)
-	apptest.Must(t, "symlink", err)
-	if linked.GetPath() != "docs/guide.md" || linked.GetType() != "file" {
-		t.Fatalf("symlink to a file: %+v", linked)
-	}
-	resp, body = env.Do("GET", "/repos/octo/hello/contents/dangling", "", nil)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"type":"symlink"`) || !strings.Contains(string(body), `"target":"../outside"`) {
-		t.Fatalf("dangling symlink: %d %s", resp.StatusCode, body)
-	}
-	resp, body = env.Do("GET", "/repos/octo/hello/contents/lib", "", nil)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"submodule_git_url":"https://git.example/lib.git"`) {
-		t.Fatalf("submodule: %d %s", resp.StatusCode, body)
-	}
+	step(t, "a symlink to a file answers the file, another the link, a submodule its URL", func(t *testing.T) {
+		linked, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "guide-link", nil)
+		apptest.Must(t, "symlink", err)
+		if linked.GetPath() != "docs/guide.md" || linked.GetType() != "file" {
+			t.Fatalf("symlink to a file: %+v", linked)
+		}
+		resp, body := env.Do("GET", "/repos/octo/hello/contents/dangling", "", nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"type":"symlink"`) || !strings.Contains(string(body), `"target":"../outside"`) {
+			t.Fatalf("dangling symlink: %d %s", resp.StatusCode, body)
+		}
+		resp, body = env.Do("GET", "/repos/octo/hello/contents/lib", "", nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"submodule_git_url":"https://git.example/lib.git"`) {
+			t.Fatalf("submodule: %d %s", resp.StatusCode, body)
+		}
+	})
 
-	// Unicode and spaces; a branch with a slash; the raw media type; a
-	// 3 MB file (no inline content; raw gives every byte).
-	uni, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "with space/é.txt", &github.RepositoryContentGetOptions{Ref: "feature/x"})
-	apptest.Must(t, "unicode path", err)
-	if got, _ := uni.GetContent(); got != "unicode\n" {
-		t.Fatalf("unicode: %q", got)
-	}
-	resp, body = env.Do("GET", "/repos/octo/hello/contents/README.md", "", nil, "Accept", "application/vnd.service.raw")
-	if resp.StatusCode != http.StatusOK || string(body) != "# hello\n" {
-		t.Fatalf("raw: %d %q", resp.StatusCode, body)
-	}
-	big, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "big/blob.bin", nil)
-	apptest.Must(t, "big", err)
-	if big.GetEncoding() != "none" || big.GetSize() != 3<<20 {
-		t.Fatalf("big file: encoding %q size %d", big.GetEncoding(), big.GetSize())
-	}
-	rc, _, err := c.Repositories.DownloadContents(ctx, "octo", "hello", "big/blob.bin", nil)
-	apptest.Must(t, "download", err)
-	data, _ := io.ReadAll(rc)
-	rc.Close()
-	if !bytes.Equal(data, []byte(strings.Repeat("0123456789abcdef", 3<<16))) {
-		t.Fatalf("downloaded %d bytes", len(data))
-	}
+	step(t, "unicode paths, a branch with a slash, the raw media type and a 3 MB file", func(t *testing.T) {
+		// Unicode and spaces; a branch with a slash; the raw media type; a
+		// 3 MB file (no inline content; raw gives every byte).
+		uni, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "with space/é.txt", &github.RepositoryContentGetOptions{Ref: "feature/x"})
+		apptest.Must(t, "unicode path", err)
+		if got, _ := uni.GetContent(); got != "unicode\n" {
+			t.Fatalf("unicode: %q", got)
+		}
+		resp, body := env.Do("GET", "/repos/octo/hello/contents/README.md", "", nil, "Accept", "application/vnd.service.raw")
+		if resp.StatusCode != http.StatusOK || string(body) != "# hello\n" {
+			t.Fatalf("raw: %d %q", resp.StatusCode, body)
+		}
+		big, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "big/blob.bin", nil)
+		apptest.Must(t, "big", err)
+		if big.GetEncoding() != "none" || big.GetSize() != 3<<20 {
+			t.Fatalf("big file: encoding %q size %d", big.GetEncoding(), big.GetSize())
+		}
+		rc, _, err := c.Repositories.DownloadContents(ctx, "octo", "hello", "big/blob.bin", nil)
+		apptest.Must(t, "download", err)
+		data, _ := io.ReadAll(rc)
+		rc.Close()
+		if !bytes.Equal(data, []byte(strings.Repeat("0123456789abcdef", 3<<16))) {
+			t.Fatalf("downloaded %d bytes", len(data))
+		}
+	})
 
-	// README of the root and of a directory.
-	readme, _, err := c.Repositories.GetReadme(ctx, "octo", "hello", nil)
-	apptest.Must(t, "readme", err)
-	if got, _ := readme.GetContent(); got != "# hello\n" {
-		t.Fatalf("readme %q", got)
-	}
-	resp, body = env.Do("GET", "/repos/octo/hello/readme/docs", "", nil)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"path":"docs/README.rst"`) {
-		t.Fatalf("readme of docs: %d %s", resp.StatusCode, body)
-	}
+	step(t, "the README of the root and of a directory", func(t *testing.T) {
+		readme, _, err := c.Repositories.GetReadme(ctx, "octo", "hello", nil)
+		apptest.Must(t, "readme", err)
+		if got, _ := readme.GetContent(); got != "# hello\n" {
+			t.Fatalf("readme %q", got)
+		}
+		resp, body := env.Do("GET", "/repos/octo/hello/readme/docs", "", nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"path":"docs/README.rst"`) {
+			t.Fatalf("readme of docs: %d %s", resp.StatusCode, body)
+		}
+	})
 
-	// A directory listing is rendered once and kept (by tree SHA, path,
-	// ref and URLs): read again, it is the same body and ETag, and
-	// If-None-Match gives a 304; another caller has its own ETag; another
-	// ref, its own URLs.
+	// docs reads the docs directory as caller.
 	docs := func(caller string, headers ...string) (*http.Response, string) {
-		t.Helper()
 		resp, body := env.Do("GET", "/repos/octo/hello/contents/docs", caller, nil, headers...)
 		return resp, string(body)
 	}
-	resp, listing := docs("")
-	etag := resp.Header.Get("ETag")
-	if resp.StatusCode != http.StatusOK || etag == "" || !strings.Contains(listing, `"path":"docs/guide.md"`) ||
-		!strings.Contains(listing, `"url":"`+env.URL+`/repos/octo/hello/contents/docs/guide.md?ref=main"`) {
-		t.Fatalf("docs: %d %q %s", resp.StatusCode, etag, listing)
-	}
-	if resp, again := docs(""); again != listing || resp.Header.Get("ETag") != etag {
-		t.Fatalf("docs read again: %q %s", resp.Header.Get("ETag"), again)
-	}
-	if resp, body := docs("", "If-None-Match", etag); resp.StatusCode != http.StatusNotModified || body != "" {
-		t.Fatalf("docs with If-None-Match: %d %s", resp.StatusCode, body)
-	}
-	if resp, body := docs(token); body != listing || resp.Header.Get("ETag") == etag {
-		t.Fatalf("docs as octo: ETag %q (anonymous %q), %s", resp.Header.Get("ETag"), etag, body)
-	}
-	if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=feature/x", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=feature%2Fx") ||
-		!strings.Contains(string(body), "/octo/hello/blob/feature/x/docs/guide.md") || strings.Contains(string(body), "ref=main") {
-		t.Fatalf("docs at feature/x (the same tree as main): %s", body)
-	}
-	if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=v1", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=v1") ||
-		!strings.Contains(string(body), `"sha":"`+old.GetSHA()+`"`) {
-		t.Fatalf("docs at v1: %s", body)
-	}
-
-	// A push is seen at once (the open repository is keyed by it), by
-	// file and directory reads alike.
-	apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n", "docs/new.md": "new\n"})
-	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
-	file, _, _, err = c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
-	apptest.Must(t, "file after a push", err)
-	if got, _ := file.GetContent(); got != "guide v3\n" {
-		t.Fatalf("after a push: %q", got)
-	}
-	resp, after := docs("", "If-None-Match", etag)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == etag || !strings.Contains(after, `"path":"docs/new.md"`) ||
-		!strings.Contains(after, `"sha":"`+file.GetSHA()+`"`) {
-		t.Fatalf("docs after a push: %d %q %s", resp.StatusCode, resp.Header.Get("ETag"), after)
-	}
-	_, dirAfter, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs", nil)
-	apptest.Must(t, "docs after a push", err)
-	if len(dirAfter) != 3 || dirAfter[1].GetName() != "guide.md" || dirAfter[1].GetSHA() != file.GetSHA() ||
-		dirAfter[2].GetName() != "new.md" || dirAfter[2].GetSize() != 4 || dirAfter[0].GetSize() != 12 {
-		t.Fatalf("docs after a push: %+v", dirAfter)
-	}
-
-	// Not found: path, ref, repository; a path with dot-dot.
-	for _, p := range []string{"/repos/octo/hello/contents/nope", "/repos/octo/hello/contents/README.md?ref=nope",
-		"/repos/octo/nope/contents/README.md", "/repos/octo/hello/contents/docs/../../x", "/repos/octo/hello/readme/big"} {
-		if resp, body := env.Do("GET", p, "", nil); resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message"`) {
-			t.Errorf("GET %s: %d %s, want a JSON 404", p, resp.StatusCode, body)
+	var etag string // of the docs listing before the push
+	step(t, "a directory listing is rendered once and kept, per caller and ref", func(t *testing.T) {
+		// Kept by tree SHA, path, ref and URLs: read again, it is the same
+		// body and ETag, and If-None-Match gives a 304; another caller has
+		// its own ETag; another ref, its own URLs.
+		resp, listing := docs("")
+		etag = resp.Header.Get("ETag")
+		if resp.StatusCode != http.StatusOK || etag == "" || !strings.Contains(listing, `"path":"docs/guide.md"`) ||
+			!strings.Contains(listing, `"url":"`+env.URL+`/repos/octo/hello/contents/docs/guide.md?ref=main"`) {
+			t.Fatalf("docs: %d %q %s", resp.StatusCode, etag, listing)
 		}
-	}
+		if resp, again := docs(""); again != listing || resp.Header.Get("ETag") != etag {
+			t.Fatalf("docs read again: %q %s", resp.Header.Get("ETag"), again)
+		}
+		if resp, body := docs("", "If-None-Match", etag); resp.StatusCode != http.StatusNotModified || body != "" {
+			t.Fatalf("docs with If-None-Match: %d %s", resp.StatusCode, body)
+		}
+		if resp, body := docs(token); body != listing || resp.Header.Get("ETag") == etag {
+			t.Fatalf("docs as octo: ETag %q (anonymous %q), %s", resp.Header.Get("ETag"), etag, body)
+		}
+		if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=feature/x", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=feature%2Fx") ||
+			!strings.Contains(string(body), "/octo/hello/blob/feature/x/docs/guide.md") || strings.Contains(string(body), "ref=main") {
+			t.Fatalf("docs at feature/x (the same tree as main): %s", body)
+		}
+		if _, body := env.Do("GET", "/repos/octo/hello/contents/docs?ref=v1", "", nil); !strings.Contains(string(body), "/contents/docs/guide.md?ref=v1") ||
+			!strings.Contains(string(body), `"sha":"`+old.GetSHA()+`"`) {
+			t.Fatalf("docs at v1: %s", body)
+		}
+	})
 
-	// After a rename, the same tree lists with the new URLs.
-	if resp, body := env.DoJSON("PATCH", "/repos/octo/hello", token, `{"name":"renamed"}`); resp.StatusCode != http.StatusOK {
-		t.Fatalf("rename: %d %s", resp.StatusCode, body)
-	}
-	if _, body := env.Do("GET", "/repos/octo/renamed/contents/docs", "", nil); !strings.Contains(string(body), env.URL+"/repos/octo/renamed/contents/docs/new.md?ref=main") ||
-		strings.Contains(string(body), "/octo/hello/") {
-		t.Fatalf("docs after a rename: %s", body)
-	}
+	step(t, "a push is seen at once by file and directory reads", func(t *testing.T) {
+		// The open repository is keyed by the push.
+		apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n", "docs/new.md": "new\n"})
+		apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+		file, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
+		apptest.Must(t, "file after a push", err)
+		if got, _ := file.GetContent(); got != "guide v3\n" {
+			t.Fatalf("after a push: %q", got)
+		}
+		resp, after := docs("", "If-None-Match", etag)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == etag || !strings.Contains(after, `"path":"docs/new.md"`) ||
+			!strings.Contains(after, `"sha":"`+file.GetSHA()+`"`) {
+			t.Fatalf("docs after a push: %d %q %s", resp.StatusCode, resp.Header.Get("ETag"), after)
+		}
+		_, dirAfter, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs", nil)
+		apptest.Must(t, "docs after a push", err)
+		if len(dirAfter) != 3 || dirAfter[1].GetName() != "guide.md" || dirAfter[1].GetSHA() != file.GetSHA() ||
+			dirAfter[2].GetName() != "new.md" || dirAfter[2].GetSize() != 4 || dirAfter[0].GetSize() != 12 {
+			t.Fatalf("docs after a push: %+v", dirAfter)
+		}
+	})
+
+	step(t, "missing paths, refs and repositories are JSON 404s", func(t *testing.T) {
+		for _, p := range []string{"/repos/octo/hello/contents/nope", "/repos/octo/hello/contents/README.md?ref=nope",
+			"/repos/octo/nope/contents/README.md", "/repos/octo/hello/contents/docs/../../x", "/repos/octo/hello/readme/big"} {
+			if resp, body := env.Do("GET", p, "", nil); resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message"`) {
+				t.Errorf("GET %s: %d %s, want a JSON 404", p, resp.StatusCode, body)
+			}
+		}
+	})
+
+	step(t, "after a rename the same tree lists with the new URLs", func(t *testing.T) {
+		if resp, body := env.DoJSON("PATCH", "/repos/octo/hello", token, `{"name":"renamed"}`); resp.StatusCode != http.StatusOK {
+			t.Fatalf("rename: %d %s", resp.StatusCode, body)
+		}
+		if _, body := env.Do("GET", "/repos/octo/renamed/contents/docs", "", nil); !strings.Contains(string(body), env.URL+"/repos/octo/renamed/contents/docs/new.md?ref=main") ||
+			strings.Contains(string(body), "/octo/hello/") {
+			t.Fatalf("docs after a rename: %s", body)
+		}
+	})
 }
 
 func TestEmptyRepositoryAndPrivateAccess(t *testing.T) {

@@ -43,33 +43,32 @@ func TestServedCountsFollowAMixedWorkload(t *testing.T) {
 		"mona":  env.Token(mona, "repo", "delete_repo", "user"),
 	}, rc: apptest.NewReceiver(t, "s")}
 	octoC, hubotC, monaC := env.Client(w.tokens["octo"]), env.Client(w.tokens["hubot"]), env.Client(w.tokens["mona"])
-	w.check("at the start")
-
-	_, _, err := octoC.Repositories.Create(ctx, "acme", &github.Repository{Name: github.Ptr("app")})
-	apptest.Must(t, "create acme/app", err)
-	for _, r := range []*github.Repository{{Name: github.Ptr("hello")}, {Name: github.Ptr("secret"), Private: github.Ptr(true)},
-		{Name: github.Ptr("tmp")}} {
-		_, _, err := octoC.Repositories.Create(ctx, "", r)
-		apptest.Must(t, "create a repository", err)
-	}
-	_, _, err = octoC.Repositories.CreateHook(ctx, "acme", "app", &github.Hook{Events: []string{"issues", "pull_request", "star", "fork"},
-		Config: &github.HookConfig{URL: github.Ptr(w.rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
-	apptest.Must(t, "hook", err)
-	w.check("repositories created")
-
 	work := apptest.WorkTree(t, map[string]string{"README.md": "# app\n", "app.txt": strings.Repeat("a line of the app\n", 400)})
 	apptest.Git(t, work, "remote", "add", "origin", env.GitURL("acme", "app", "octo", w.tokens["octo"]))
-	apptest.Git(t, work, "push", "-q", "origin", "main")
-	w.check("main pushed")
+
+	w.step("at the start", nil)
+	w.step("repositories created", func(t *testing.T) {
+		_, _, err := octoC.Repositories.Create(ctx, "acme", &github.Repository{Name: github.Ptr("app")})
+		apptest.Must(t, "create acme/app", err)
+		for _, r := range []*github.Repository{{Name: github.Ptr("hello")}, {Name: github.Ptr("secret"), Private: github.Ptr(true)},
+			{Name: github.Ptr("tmp")}} {
+			_, _, err := octoC.Repositories.Create(ctx, "", r)
+			apptest.Must(t, "create a repository", err)
+		}
+		_, _, err = octoC.Repositories.CreateHook(ctx, "acme", "app", &github.Hook{Events: []string{"issues", "pull_request", "star", "fork"},
+			Config: &github.HookConfig{URL: github.Ptr(w.rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+		apptest.Must(t, "hook", err)
+	})
+	w.step("main pushed", func(t *testing.T) { apptest.Git(t, work, "push", "-q", "origin", "main") })
 
 	for i := 1; i <= 3; i++ {
-		w.hookStep("issues opened", func() {
+		w.hookStep(fmt.Sprintf("issue %d opened", i), "issues opened", func(t *testing.T) {
 			_, _, err := hubotC.Issues.Create(ctx, "acme", "app", github.CreateIssueRequest{Title: fmt.Sprintf("Bug %d", i)})
 			apptest.Must(t, "open an issue", err)
 		})
 	}
 	editIssue := func(desc string, number int, state string) {
-		w.hookStep(desc, func() {
+		w.hookStep(fmt.Sprintf("issue %d %s", number, strings.TrimPrefix(desc, "issues ")), desc, func(t *testing.T) {
 			_, _, err := octoC.Issues.Update(ctx, "acme", "app", number, github.UpdateIssueRequest{State: github.Ptr(state)})
 			apptest.Must(t, desc, err)
 		})
@@ -78,102 +77,122 @@ func TestServedCountsFollowAMixedWorkload(t *testing.T) {
 	editIssue("issues reopened", 2, "open")
 	editIssue("issues closed", 3, "closed")
 
-	apptest.Git(t, work, "checkout", "-q", "-b", "feature")
-	apptest.Commit(t, work, "A feature", map[string]string{"feature.txt": "new\n"})
-	apptest.Git(t, work, "push", "-q", "origin", "feature")
-	apptest.Git(t, work, "checkout", "-q", "main")
-	w.check("feature pushed")
-	w.hookStep("pull_request opened", func() {
+	w.step("feature pushed", func(t *testing.T) {
+		apptest.Git(t, work, "checkout", "-q", "-b", "feature")
+		apptest.Commit(t, work, "A feature", map[string]string{"feature.txt": "new\n"})
+		apptest.Git(t, work, "push", "-q", "origin", "feature")
+		apptest.Git(t, work, "checkout", "-q", "main")
+	})
+	w.hookStep("pull request 4 opened", "pull_request opened", func(t *testing.T) {
 		_, _, err := octoC.PullRequests.Create(ctx, "acme", "app", github.CreatePullRequest{Title: github.Ptr("A feature"),
 			Head: "feature", Base: "main"})
 		apptest.Must(t, "open a pull request", err)
 	})
 	editPull := func(desc, state string) {
-		w.hookStep(desc, func() {
+		w.hookStep("pull request 4 "+strings.TrimPrefix(desc, "pull_request "), desc, func(t *testing.T) {
 			_, _, err := octoC.PullRequests.Edit(ctx, "acme", "app", 4, &github.PullRequest{State: github.Ptr(state)})
 			apptest.Must(t, desc, err)
 		})
 	}
 	editPull("pull_request closed", "closed")
 	editPull("pull_request reopened", "open")
-	w.hookStep("pull_request closed", func() {
+	w.hookStep("pull request 4 merged", "pull_request closed", func(t *testing.T) {
 		_, _, err := octoC.PullRequests.Merge(ctx, "acme", "app", 4, "", nil)
 		apptest.Must(t, "merge", err)
 	})
 
-	for i := range 2 {
-		_, _, err := octoC.Issues.Create(ctx, "octo", "tmp", github.CreateIssueRequest{Title: fmt.Sprintf("Todo %d", i)})
-		apptest.Must(t, "open an issue", err)
-	}
-	w.check("issues on octo/tmp")
-	_, err = octoC.Repositories.Delete(ctx, "octo", "tmp")
-	apptest.Must(t, "delete octo/tmp", err)
-	w.check("octo/tmp deleted with its open issues")
+	w.step("issues on octo/tmp", func(t *testing.T) {
+		for i := range 2 {
+			_, _, err := octoC.Issues.Create(ctx, "octo", "tmp", github.CreateIssueRequest{Title: fmt.Sprintf("Todo %d", i)})
+			apptest.Must(t, "open an issue", err)
+		}
+	})
+	w.step("octo/tmp deleted with its open issues", func(t *testing.T) {
+		_, err := octoC.Repositories.Delete(ctx, "octo", "tmp")
+		apptest.Must(t, "delete octo/tmp", err)
+	})
 
-	for _, c := range []*github.Client{hubotC, monaC} {
-		w.hookStep("star created", func() {
-			_, err := c.Activity.Star(ctx, "acme", "app")
+	for _, who := range []struct {
+		login string
+		c     *github.Client
+	}{{"hubot", hubotC}, {"mona", monaC}} {
+		w.hookStep(who.login+" stars acme/app", "star created", func(t *testing.T) {
+			_, err := who.c.Activity.Star(ctx, "acme", "app")
 			apptest.Must(t, "star", err)
 		})
 	}
-	w.hookStep("star deleted", func() {
+	w.hookStep("mona unstars acme/app", "star deleted", func(t *testing.T) {
 		_, err := monaC.Activity.Unstar(ctx, "acme", "app")
 		apptest.Must(t, "unstar", err)
 	})
-	_, _, err = hubotC.Activity.SetRepositorySubscription(ctx, "acme", "app", &github.Subscription{Subscribed: github.Ptr(true)})
-	apptest.Must(t, "watch", err)
-	w.check("hubot watches")
-	_, _, err = monaC.Activity.SetRepositorySubscription(ctx, "acme", "app", &github.Subscription{Ignored: github.Ptr(true)})
-	apptest.Must(t, "ignore", err)
-	w.check("mona ignores")
+	w.step("hubot watches", func(t *testing.T) {
+		_, _, err := hubotC.Activity.SetRepositorySubscription(ctx, "acme", "app", &github.Subscription{Subscribed: github.Ptr(true)})
+		apptest.Must(t, "watch", err)
+	})
+	w.step("mona ignores", func(t *testing.T) {
+		_, _, err := monaC.Activity.SetRepositorySubscription(ctx, "acme", "app", &github.Subscription{Ignored: github.Ptr(true)})
+		apptest.Must(t, "ignore", err)
+	})
 
-	for _, c := range []*github.Client{hubotC, monaC} {
-		_, err := c.Users.Follow(ctx, "octo")
-		apptest.Must(t, "follow", err)
-	}
-	_, err = octoC.Users.Follow(ctx, "mona")
-	apptest.Must(t, "follow back", err)
-	w.check("follows")
-	_, err = hubotC.Users.Unfollow(ctx, "octo")
-	apptest.Must(t, "unfollow", err)
-	w.check("unfollowed")
+	w.step("follows", func(t *testing.T) {
+		for _, c := range []*github.Client{hubotC, monaC} {
+			_, err := c.Users.Follow(ctx, "octo")
+			apptest.Must(t, "follow", err)
+		}
+		_, err := octoC.Users.Follow(ctx, "mona")
+		apptest.Must(t, "follow back", err)
+	})
+	w.step("unfollowed", func(t *testing.T) {
+		_, err := hubotC.Users.Unfollow(ctx, "octo")
+		apptest.Must(t, "unfollow", err)
+	})
 
-	w.hookStep("fork ", func() { fork(t, hubotC, "acme", "app") })
-	w.checkForkee("hubot/app")
-	fork(t, monaC, "hubot", "app") // a fork of the fork: same network
-	w.check("forked twice")
+	w.hookStep("hubot forks acme/app", "fork ", func(t *testing.T) { fork(t, hubotC, "acme", "app") },
+		func(sw *workload) { sw.checkForkee("hubot/app") })
+	w.step("forked twice", func(t *testing.T) {
+		fork(t, monaC, "hubot", "app") // a fork of the fork: same network
+	})
 
 	for _, private := range []bool{true, false} {
-		_, _, err := octoC.Repositories.Edit(ctx, "octo", "hello", &github.Repository{Private: github.Ptr(private)})
-		apptest.Must(t, "change visibility", err)
-		w.check(fmt.Sprintf("octo/hello private %v", private))
+		w.step(fmt.Sprintf("octo/hello private %v", private), func(t *testing.T) {
+			_, _, err := octoC.Repositories.Edit(ctx, "octo", "hello", &github.Repository{Private: github.Ptr(private)})
+			apptest.Must(t, "change visibility", err)
+		})
 	}
-	_, _, err = octoC.Repositories.Transfer(ctx, "octo", "secret", github.TransferRequest{NewOwner: "acme"})
-	if _, accepted := err.(*github.AcceptedError); err != nil && !accepted {
-		t.Fatalf("transfer: %v", err)
-	}
-	w.check("octo/secret transferred to acme")
+	w.step("octo/secret transferred to acme", func(t *testing.T) {
+		_, _, err := octoC.Repositories.Transfer(ctx, "octo", "secret", github.TransferRequest{NewOwner: "acme"})
+		if _, accepted := err.(*github.AcceptedError); err != nil && !accepted {
+			t.Fatalf("transfer: %v", err)
+		}
+	})
 
-	issue, _, err := hubotC.Issues.Create(ctx, "acme", "app", github.CreateIssueRequest{Title: "Belongs elsewhere"})
-	apptest.Must(t, "open an issue", err)
-	w.check("issue to move opened")
-	_, err = env.App.DB.ExecContext(ctx, `UPDATE issues SET repository_id = (SELECT r.id FROM repositories r
+	var moved int64 // the issue moved to octo/hello, then deleted
+	w.step("issue to move opened", func(t *testing.T) {
+		issue, _, err := hubotC.Issues.Create(ctx, "acme", "app", github.CreateIssueRequest{Title: "Belongs elsewhere"})
+		apptest.Must(t, "open an issue", err)
+		moved = issue.GetID()
+	})
+	w.step("issue moved to octo/hello", func(t *testing.T) {
+		_, err := env.App.DB.ExecContext(ctx, `UPDATE issues SET repository_id = (SELECT r.id FROM repositories r
 		JOIN accounts a ON a.id = r.owner_id WHERE a.login = 'octo' AND r.name = 'hello'), number = 1
-		WHERE id = $1`, issue.GetID())
-	apptest.Must(t, "move the issue", err)
-	w.check("issue moved to octo/hello")
-	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM issues WHERE id = $1`, issue.GetID())
-	apptest.Must(t, "delete the issue", err)
-	w.check("moved issue deleted")
+		WHERE id = $1`, moved)
+		apptest.Must(t, "move the issue", err)
+	})
+	w.step("moved issue deleted", func(t *testing.T) {
+		_, err := env.App.DB.ExecContext(ctx, `DELETE FROM issues WHERE id = $1`, moved)
+		apptest.Must(t, "delete the issue", err)
+	})
 
-	_, err = hubotC.Repositories.Delete(ctx, "hubot", "app")
-	apptest.Must(t, "delete hubot/app", err)
-	w.check("the middle fork deleted")
+	w.step("the middle fork deleted", func(t *testing.T) {
+		_, err := hubotC.Repositories.Delete(ctx, "hubot", "app")
+		apptest.Must(t, "delete hubot/app", err)
+	})
 
-	if n := env.App.GitMaintenance.RunOnce(ctx); n != 1 {
-		t.Fatalf("git gc ran on %d repositories, want 1 (acme/app)", n)
-	}
-	w.check("acme/app maintained")
+	w.step("acme/app maintained", func(t *testing.T) {
+		if n := env.App.GitMaintenance.RunOnce(ctx); n != 1 {
+			t.Fatalf("git gc ran on %d repositories, want 1 (acme/app)", n)
+		}
+	})
 }
 
 // fork forks owner/name for the client's user.
@@ -204,11 +223,38 @@ type freshRepo struct {
 	counts   map[string]int64
 }
 
-// hookStep runs a step that sends acme/app's hook the delivery desc
-// ("event action"), checks the counters, and compares the repository
-// object of that delivery with acme/app's fresh counters (all but size:
-// a pull request's test merge adds objects after its event).
-func (w *workload) hookStep(desc string, step func()) {
+// run runs act (when not nil) as the subtest name, then, when act
+// succeeded, check on a workload failing that subtest. An act that
+// failed stops the test, as the steps after it build on what it did; a
+// counter found wrong does not, so that the test shows every step's.
+func (w *workload) run(name string, act func(t *testing.T), check func(sw *workload)) {
+	w.t.Helper()
+	acted := false
+	w.t.Run(name, func(t *testing.T) {
+		if act != nil {
+			act(t)
+		}
+		if acted = !t.Failed(); acted {
+			check(&workload{t: t, env: w.env, tokens: w.tokens, rc: w.rc})
+		}
+	})
+	if !acted {
+		w.t.FailNow()
+	}
+}
+
+// step runs act as the step name and checks the counters after it.
+func (w *workload) step(name string, act func(t *testing.T)) {
+	w.t.Helper()
+	w.run(name, act, func(sw *workload) { sw.check(name) })
+}
+
+// hookStep runs act as the step name, which sends acme/app's hook the
+// delivery desc ("event action"), checks the counters, compares the
+// repository object of that delivery with acme/app's fresh counters (all
+// but size: a pull request's test merge adds objects after its event),
+// then runs the checks more.
+func (w *workload) hookStep(name, desc string, act func(t *testing.T), more ...func(sw *workload)) {
 	w.t.Helper()
 	match := func(d apptest.Delivery) string {
 		if apptest.EventAction(d) == desc {
@@ -217,28 +263,32 @@ func (w *workload) hookStep(desc string, step func()) {
 		return ""
 	}
 	before := len(w.rc.Described(match))
-	step()
-	w.rc.WaitCount(w.t, match, before+1)
-	fresh := w.check(desc)
-	var got []apptest.Delivery
-	for _, d := range w.rc.Deliveries() {
-		if match(d) != "" {
-			got = append(got, d)
+	w.run(name, act, func(sw *workload) {
+		sw.rc.WaitCount(sw.t, match, before+1)
+		fresh := sw.check(name)
+		var got []apptest.Delivery
+		for _, d := range sw.rc.Deliveries() {
+			if match(d) != "" {
+				got = append(got, d)
+			}
 		}
-	}
-	var payload struct {
-		Repository map[string]any `json:"repository"`
-	}
-	apptest.Must(w.t, "parse the delivery", json.Unmarshal(got[before].Body, &payload))
-	want := fresh["acme/app"].counts
-	for _, f := range repoCounters {
-		if f == "size" {
-			continue
+		var payload struct {
+			Repository map[string]any `json:"repository"`
 		}
-		if v, ok := payload.Repository[f].(float64); !ok || int64(v) != want[f] {
-			w.t.Errorf("%s: the webhook's acme/app %s = %v, want %d", desc, f, payload.Repository[f], want[f])
+		apptest.Must(sw.t, "parse the delivery", json.Unmarshal(got[before].Body, &payload))
+		want := fresh["acme/app"].counts
+		for _, f := range repoCounters {
+			if f == "size" {
+				continue
+			}
+			if v, ok := payload.Repository[f].(float64); !ok || int64(v) != want[f] {
+				sw.t.Errorf("%s: the webhook's acme/app %s = %v, want %d", name, f, payload.Repository[f], want[f])
+			}
 		}
-	}
+		for _, check := range more {
+			check(sw)
+		}
+	})
 }
 
 // checkForkee compares the forkee of acme/app's latest fork delivery
@@ -305,11 +355,14 @@ func (w *workload) compare(step, where string, served map[string]any, want map[s
 // test merge in one transaction.
 func (w *workload) waitChecks(step string) {
 	w.t.Helper()
-	testwait.Until(w.t, step+": the pull request checks due", func() bool {
+	testwait.For(w.t, step+": the pull request checks due", func() error {
 		var due int
 		apptest.Must(w.t, "count due checks", w.env.App.DB.QueryRowContext(context.Background(),
 			`SELECT count(*) FROM pull_requests WHERE check_due`).Scan(&due))
-		return due == 0
+		if due != 0 {
+			return fmt.Errorf("%d still due", due)
+		}
+		return nil
 	})
 }
 

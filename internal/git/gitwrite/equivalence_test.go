@@ -216,14 +216,23 @@ func setUp(t testing.TB) parents {
 	return p
 }
 
-// TestCommitMatchesGit makes each change in process and with git's
-// commands, each in its own copy of one repository, and wants the same
-// commit and blob SHAs, or both to fail; `git fsck --strict` must find
-// nothing wrong with what the writer wrote on well-formed parents.
-func TestCommitMatchesGit(t *testing.T) {
-	t.Parallel()
-	p := setUp(t)
-	ctx := context.Background()
+// commitCase is a change TestCommitMatchesGit makes both ways.
+type commitCase struct {
+	name  string
+	c     gitwrite.Change
+	fsck  bool // the parent is well formed: fsck the result
+	fails bool // both must fail
+}
+
+// caseGroup is a group of commit cases, a subtest of its own.
+type caseGroup struct {
+	name  string
+	cases []commitCase
+}
+
+// commitCases are TestCommitMatchesGit's changes, in groups, on the
+// parents p.
+func commitCases(t *testing.T, p parents) []caseGroup {
 	when := time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("", 2*3600))
 	who := gitwrite.Identity{Name: "Octo Cat", Email: "octo@example.com", When: when}
 	add := func(parent, path string) gitwrite.Change {
@@ -243,147 +252,170 @@ func TestCommitMatchesGit(t *testing.T) {
 		}
 		return tm
 	}
-	type tc struct {
-		name  string
-		c     gitwrite.Change
-		fsck  bool // the parent is well formed: fsck the result
-		fails bool // both must fail
+	return []caseGroup{
+		{name: "root commits", cases: []commitCase{
+			{name: "root nested", c: add("", "a/b/c.txt"), fsck: true},
+			{name: "root file", c: add("", "x"), fsck: true},
+			{name: "root delete", c: del("", "x"), fsck: true},
+			{name: "root empty content", c: with(add("", "empty.txt"), func(c *gitwrite.Change) { c.Content = []byte{} }), fsck: true},
+			{name: "root binary", c: with(add("", "bin"), func(c *gitwrite.Change) { c.Content = []byte{0, 1, 2, 255, '\n', 0} }), fsck: true},
+		}},
+		{name: "writes into a tree with every kind of entry", cases: []commitCase{
+			{name: "new at root", c: add(p.plain, "new.txt"), fsck: true},
+			{name: "sorts before a directory", c: add(p.plain, "a.txt"), fsck: true},
+			{name: "into a directory", c: add(p.plain, "a/y.txt"), fsck: true},
+			{name: "new directories", c: add(p.plain, "docs/deep/new/x.txt"), fsck: true},
+			{name: "update nested", c: add(p.plain, "docs/guide.md"), fsck: true},
+			{name: "update at root", c: add(p.plain, "README.md"), fsck: true},
+			{name: "same content", c: with(add(p.plain, "README.md"), func(c *gitwrite.Change) { c.Content = []byte("# readme\n") }), fsck: true},
+			{name: "executable stays 100755", c: add(p.plain, "run.sh"), fsck: true},
+			{name: "link becomes a file", c: add(p.plain, "link"), fsck: true},
+			{name: "submodule becomes a file", c: add(p.plain, "sub"), fsck: true},
+			{name: "beside an empty directory", c: add(p.plain, "keep/f.txt"), fsck: true},
+			{name: "onto an empty directory", c: add(p.plain, "empty"), fsck: true},
+			{name: "into an empty directory", c: add(p.plain, "empty/x"), fsck: true},
+			{name: "into a directory of empty ones", c: add(p.plain, "nest/x"), fsck: true},
+			{name: "gitmodules file", c: with(add(p.plain, ".gitmodules"), gitmodules), fsck: true},
+			{name: "dotfile", c: add(p.plain, ".github/workflows/ci.yml"), fsck: true},
+			{name: "colon and spaces", c: add(p.plain, "a:b/c d.txt"), fsck: true},
+			{name: "non-ASCII", c: add(p.plain, "docs/ünï/日本.md"), fsck: true},
+			{name: "below a file", c: add(p.plain, "README.md/x"), fails: true},
+			{name: "below a link", c: add(p.plain, "link/x"), fails: true},
+			{name: "below a submodule", c: add(p.plain, "sub/x"), fails: true},
+			{name: "onto a directory", c: add(p.plain, "docs"), fails: true},
+		}},
+		{name: "paths git refuses", cases: []commitCase{
+			{name: "dot git", c: add(p.plain, ".git/config"), fails: true},
+			{name: "dot git any case", c: add(p.plain, "docs/.GiT"), fails: true},
+			{name: "short name", c: add(p.plain, "git~1/x"), fails: true},
+			{name: "dot git with dots and spaces", c: add(p.plain, "x/.git. /y"), fails: true},
+			{name: "dot git stream", c: add(p.plain, ".git:stream"), fails: true},
+			{name: "backslash dot git", c: add(p.plain, `a\.git`), fails: true},
+			{name: "dot", c: add(p.plain, "a/./b"), fails: true},
+			{name: "dot dot", c: add(p.plain, "a/../b"), fails: true},
+			{name: "empty component", c: add(p.plain, "a//b"), fails: true},
+			{name: "trailing slash", c: add(p.plain, "a/"), fails: true},
+			{name: "empty path", c: add(p.plain, ""), fails: true},
+			{name: "leading backslash", c: add(p.plain, `\.git`), fsck: false},
+			{name: "gitmodules alias as a file", c: with(add(p.plain, "gi7eba~9"), gitmodules), fsck: true},
+		}},
+		{name: "deletions", cases: []commitCase{
+			{name: "delete at root", c: del(p.plain, "README.md"), fsck: true},
+			{name: "delete the last file of a directory", c: del(p.plain, "only/one.txt"), fsck: true},
+			{name: "delete deep", c: del(p.plain, "docs/deep/f.txt"), fsck: true},
+			{name: "delete a link", c: del(p.plain, "link"), fsck: true},
+			{name: "delete a submodule", c: del(p.plain, "sub"), fsck: true},
+			{name: "delete what is not there", c: del(p.plain, "missing.txt"), fsck: true},
+			{name: "delete below what is not there", c: del(p.plain, "docs/missing/x"), fsck: true},
+			{name: "delete below a file", c: del(p.plain, "README.md/x"), fsck: true},
+			{name: "delete an empty directory", c: del(p.plain, "empty"), fsck: true},
+			{name: "delete a path git refuses", c: del(p.plain, ".git/x"), fsck: true},
+			{name: "delete a refused path at the root", c: del("", ".git"), fsck: true},
+		}},
+		{name: "parents git would not write", cases: []commitCase{
+			{name: "odd modes rewritten", c: add(p.odd, "new.txt")},
+			{name: "odd subtree rewritten", c: add(p.odd, "lib/z")},
+			{name: "odd delete", c: del(p.odd, "old.txt")},
+			{name: "odd untouched subtree", c: add(p.odd, "dir/g.txt")},
+			{name: "a refused path deep in the parent", c: add(p.dotGit, "ok"), fails: true},
+			{name: "a refused path, deleting", c: del(p.dotGit, "ok"), fails: true},
+			{name: "link named .gitmodules", c: add(p.linkModules, "x"), fails: true},
+			{name: "link named as .gitmodules on NTFS", c: add(p.linkAlias, "x"), fails: true},
+			{name: "link below .gitmodules", c: add(p.linkBelow, "x"), fails: true},
+			{name: "backslash dot git in the parent", c: add(p.backslashGit, "x"), fails: true},
+			{name: "leading backslash in the parent", c: add(p.leadingBackslash, "x")},
+			{name: "dot git with a dot and a space in the parent", c: add(p.spacedDotGit, "y"), fails: true},
+			{name: "files named as .gitmodules", c: add(p.fileModules, "y"), fsck: false},
+		}},
+		{name: "identities, dates and messages", cases: []commitCase{
+			{name: "crud around names", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
+				c.Author = gitwrite.Identity{Name: " .Bot., ", Email: " <bot@example.com>; ", When: when}
+				c.Committer = gitwrite.Identity{Name: "\"Q\" 'Tes'", Email: "<a<b>c>", When: when}
+			}), fsck: false},
+			{name: "newline in a name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "A\nB" }), fsck: true},
+			{name: "non-ASCII name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "Zoë 山田" }), fsck: true},
+			{name: "empty email", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Email = "" })},
+			{name: "empty name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.Name = "" }), fails: true},
+			{name: "crud-only name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = " ..; " }), fails: true},
+			{name: "NUL in a name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "a\x00b" }), fails: true},
+			{name: "NUL in the message", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "a\x00b" }), fails: true},
+			{name: "message without newline", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "subject only" }), fsck: true},
+			{name: "message with blank lines", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "\n\nsubject\n\n\nbody\n\n" }), fsck: true},
+			{name: "noncharacters", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
+				c.Message = "x\uFFFE\uFFFF\uFDD0\U0001FFFF y\n"
+				c.Author.Name = "N\uFDEF"
+			}), fsck: true},
+			{name: "bytes that are not UTF-8", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
+				c.Message = "a\xff\xfeb\xc0\x80c\xed\xa0\x80d\xf4\x90\x80\x80e\xe2\x82\n"
+				c.Committer.Email = "\xe9t\xe9@example.com"
+			}), fsck: true},
+			{name: "author and committer", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
+				c.Author = gitwrite.Identity{Name: "Author", Email: "author@example.com", When: at("2020-02-29T12:00:00-08:00")}
+			}), fsck: true},
+			{name: "zone with minutes", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00+05:45") }), fsck: true},
+			{name: "zone of 24 hours", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00+24:00") }), fsck: true},
+			{name: "negative zero zone", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00-00:00") }), fsck: true},
+			{name: "first date git reads", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = time.Unix(100000000, 0) }), fsck: true},
+			{name: "date git does not read", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = time.Unix(99999999, 0) }), fails: true},
+			{name: "last date git reads", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("2099-12-31T23:59:59Z") }), fsck: true},
+			{name: "2100", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("2100-01-01T00:00:00Z") }), fails: true},
+			{name: "before 1970", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("1960-01-01T00:00:00Z") }), fails: true},
+		}},
 	}
-	cases := []tc{
-		// Root commits.
-		{name: "root nested", c: add("", "a/b/c.txt"), fsck: true},
-		{name: "root file", c: add("", "x"), fsck: true},
-		{name: "root delete", c: del("", "x"), fsck: true},
-		{name: "root empty content", c: with(add("", "empty.txt"), func(c *gitwrite.Change) { c.Content = []byte{} }), fsck: true},
-		{name: "root binary", c: with(add("", "bin"), func(c *gitwrite.Change) { c.Content = []byte{0, 1, 2, 255, '\n', 0} }), fsck: true},
-		// Writes into a tree with every kind of entry.
-		{name: "new at root", c: add(p.plain, "new.txt"), fsck: true},
-		{name: "sorts before a directory", c: add(p.plain, "a.txt"), fsck: true},
-		{name: "into a directory", c: add(p.plain, "a/y.txt"), fsck: true},
-		{name: "new directories", c: add(p.plain, "docs/deep/new/x.txt"), fsck: true},
-		{name: "update nested", c: add(p.plain, "docs/guide.md"), fsck: true},
-		{name: "update at root", c: add(p.plain, "README.md"), fsck: true},
-		{name: "same content", c: with(add(p.plain, "README.md"), func(c *gitwrite.Change) { c.Content = []byte("# readme\n") }), fsck: true},
-		{name: "executable stays 100755", c: add(p.plain, "run.sh"), fsck: true},
-		{name: "link becomes a file", c: add(p.plain, "link"), fsck: true},
-		{name: "submodule becomes a file", c: add(p.plain, "sub"), fsck: true},
-		{name: "beside an empty directory", c: add(p.plain, "keep/f.txt"), fsck: true},
-		{name: "onto an empty directory", c: add(p.plain, "empty"), fsck: true},
-		{name: "into an empty directory", c: add(p.plain, "empty/x"), fsck: true},
-		{name: "into a directory of empty ones", c: add(p.plain, "nest/x"), fsck: true},
-		{name: "gitmodules file", c: with(add(p.plain, ".gitmodules"), gitmodules), fsck: true},
-		{name: "dotfile", c: add(p.plain, ".github/workflows/ci.yml"), fsck: true},
-		{name: "colon and spaces", c: add(p.plain, "a:b/c d.txt"), fsck: true},
-		{name: "non-ASCII", c: add(p.plain, "docs/ünï/日本.md"), fsck: true},
-		{name: "below a file", c: add(p.plain, "README.md/x"), fails: true},
-		{name: "below a link", c: add(p.plain, "link/x"), fails: true},
-		{name: "below a submodule", c: add(p.plain, "sub/x"), fails: true},
-		{name: "onto a directory", c: add(p.plain, "docs"), fails: true},
-		// Paths git refuses.
-		{name: "dot git", c: add(p.plain, ".git/config"), fails: true},
-		{name: "dot git any case", c: add(p.plain, "docs/.GiT"), fails: true},
-		{name: "short name", c: add(p.plain, "git~1/x"), fails: true},
-		{name: "dot git with dots and spaces", c: add(p.plain, "x/.git. /y"), fails: true},
-		{name: "dot git stream", c: add(p.plain, ".git:stream"), fails: true},
-		{name: "backslash dot git", c: add(p.plain, `a\.git`), fails: true},
-		{name: "dot", c: add(p.plain, "a/./b"), fails: true},
-		{name: "dot dot", c: add(p.plain, "a/../b"), fails: true},
-		{name: "empty component", c: add(p.plain, "a//b"), fails: true},
-		{name: "trailing slash", c: add(p.plain, "a/"), fails: true},
-		{name: "empty path", c: add(p.plain, ""), fails: true},
-		{name: "leading backslash", c: add(p.plain, `\.git`), fsck: false},
-		{name: "gitmodules alias as a file", c: with(add(p.plain, "gi7eba~9"), gitmodules), fsck: true},
-		// Deletions.
-		{name: "delete at root", c: del(p.plain, "README.md"), fsck: true},
-		{name: "delete the last file of a directory", c: del(p.plain, "only/one.txt"), fsck: true},
-		{name: "delete deep", c: del(p.plain, "docs/deep/f.txt"), fsck: true},
-		{name: "delete a link", c: del(p.plain, "link"), fsck: true},
-		{name: "delete a submodule", c: del(p.plain, "sub"), fsck: true},
-		{name: "delete what is not there", c: del(p.plain, "missing.txt"), fsck: true},
-		{name: "delete below what is not there", c: del(p.plain, "docs/missing/x"), fsck: true},
-		{name: "delete below a file", c: del(p.plain, "README.md/x"), fsck: true},
-		{name: "delete an empty directory", c: del(p.plain, "empty"), fsck: true},
-		{name: "delete a path git refuses", c: del(p.plain, ".git/x"), fsck: true},
-		{name: "delete a refused path at the root", c: del("", ".git"), fsck: true},
-		// Parents git would not write.
-		{name: "odd modes rewritten", c: add(p.odd, "new.txt")},
-		{name: "odd subtree rewritten", c: add(p.odd, "lib/z")},
-		{name: "odd delete", c: del(p.odd, "old.txt")},
-		{name: "odd untouched subtree", c: add(p.odd, "dir/g.txt")},
-		{name: "a refused path deep in the parent", c: add(p.dotGit, "ok"), fails: true},
-		{name: "a refused path, deleting", c: del(p.dotGit, "ok"), fails: true},
-		{name: "link named .gitmodules", c: add(p.linkModules, "x"), fails: true},
-		{name: "link named as .gitmodules on NTFS", c: add(p.linkAlias, "x"), fails: true},
-		{name: "link below .gitmodules", c: add(p.linkBelow, "x"), fails: true},
-		{name: "backslash dot git in the parent", c: add(p.backslashGit, "x"), fails: true},
-		{name: "leading backslash in the parent", c: add(p.leadingBackslash, "x")},
-		{name: "dot git with a dot and a space in the parent", c: add(p.spacedDotGit, "y"), fails: true},
-		{name: "files named as .gitmodules", c: add(p.fileModules, "y"), fsck: false},
-		// Identities, dates and messages.
-		{name: "crud around names", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
-			c.Author = gitwrite.Identity{Name: " .Bot., ", Email: " <bot@example.com>; ", When: when}
-			c.Committer = gitwrite.Identity{Name: "\"Q\" 'Tes'", Email: "<a<b>c>", When: when}
-		}), fsck: false},
-		{name: "newline in a name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "A\nB" }), fsck: true},
-		{name: "non-ASCII name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "Zoë 山田" }), fsck: true},
-		{name: "empty email", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Email = "" })},
-		{name: "empty name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.Name = "" }), fails: true},
-		{name: "crud-only name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = " ..; " }), fails: true},
-		{name: "NUL in a name", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.Name = "a\x00b" }), fails: true},
-		{name: "NUL in the message", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "a\x00b" }), fails: true},
-		{name: "message without newline", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "subject only" }), fsck: true},
-		{name: "message with blank lines", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Message = "\n\nsubject\n\n\nbody\n\n" }), fsck: true},
-		{name: "noncharacters", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
-			c.Message = "x\uFFFE\uFFFF\uFDD0\U0001FFFF y\n"
-			c.Author.Name = "N\uFDEF"
-		}), fsck: true},
-		{name: "bytes that are not UTF-8", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
-			c.Message = "a\xff\xfeb\xc0\x80c\xed\xa0\x80d\xf4\x90\x80\x80e\xe2\x82\n"
-			c.Committer.Email = "\xe9t\xe9@example.com"
-		}), fsck: true},
-		{name: "author and committer", c: with(add(p.plain, "id"), func(c *gitwrite.Change) {
-			c.Author = gitwrite.Identity{Name: "Author", Email: "author@example.com", When: at("2020-02-29T12:00:00-08:00")}
-		}), fsck: true},
-		{name: "zone with minutes", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00+05:45") }), fsck: true},
-		{name: "zone of 24 hours", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00+24:00") }), fsck: true},
-		{name: "negative zero zone", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = at("2021-06-01T10:00:00-00:00") }), fsck: true},
-		{name: "first date git reads", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = time.Unix(100000000, 0) }), fsck: true},
-		{name: "date git does not read", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Author.When = time.Unix(99999999, 0) }), fails: true},
-		{name: "last date git reads", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("2099-12-31T23:59:59Z") }), fsck: true},
-		{name: "2100", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("2100-01-01T00:00:00Z") }), fails: true},
-		{name: "before 1970", c: with(add(p.plain, "id"), func(c *gitwrite.Change) { c.Committer.When = at("1960-01-01T00:00:00Z") }), fails: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+}
+
+// TestCommitMatchesGit makes each change in process and with git's
+// commands, each in its own copy of one repository, and wants the same
+// commit and blob SHAs, or both to fail; `git fsck --strict` must find
+// nothing wrong with what the writer wrote on well-formed parents. The
+// changes run in groups (root commits, deletions, ...), each change a
+// subtest of its group.
+func TestCommitMatchesGit(t *testing.T) {
+	t.Parallel()
+	p := setUp(t)
+	for _, group := range commitCases(t, p) {
+		t.Run(group.name, func(t *testing.T) {
 			t.Parallel()
-			src := p.dir
-			if tc.c.Parent != "" && tc.c.Parent != p.plain {
-				src = p.oddDir
-			}
-			mine, theirs := copyRepo(t, src), copyRepo(t, src)
-			commit, blob, err := gitwrite.Commit(ctx, mine, tc.c)
-			wantCommit, wantBlob, wantErr := commitWithGit(ctx, theirs, tc.c)
-			switch {
-			case tc.fails && (err == nil || wantErr == nil):
-				t.Fatalf("want both to fail: in process %s %v; git %s %v", commit, err, wantCommit, wantErr)
-			case tc.fails:
-				return
-			case err != nil || wantErr != nil:
-				t.Fatalf("in process: %v; git: %v", err, wantErr)
-			}
-			if commit != wantCommit || blob != wantBlob {
-				t.Errorf("commit %s blob %s; git wrote commit %s blob %s", commit, blob, wantCommit, wantBlob)
-				t.Logf("in process:\n%s\n%s", git(t, mine, nil, "cat-file", "-p", commit), git(t, mine, nil, "ls-tree", "-r", "-t", commit))
-				t.Logf("git:\n%s\n%s", git(t, theirs, nil, "cat-file", "-p", wantCommit), git(t, theirs, nil, "ls-tree", "-r", "-t", wantCommit))
-			}
-			if tc.fsck {
-				// Point a branch at the commit so that fsck walks it.
-				git(t, mine, nil, "update-ref", "HEAD", commit)
-				if out, err := exec.Command("git", "--git-dir="+mine, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput(); err != nil || len(out) > 0 {
-					t.Errorf("git fsck: %v\n%s", err, out)
-				}
+			for _, tc := range group.cases {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					matchGit(t, p, tc)
+				})
 			}
 		})
+	}
+}
+
+// matchGit makes tc's change in process and with git, each in its own
+// copy of the parent's repository, and compares what they wrote.
+func matchGit(t *testing.T, p parents, tc commitCase) {
+	ctx := context.Background()
+	src := p.dir
+	if tc.c.Parent != "" && tc.c.Parent != p.plain {
+		src = p.oddDir
+	}
+	mine, theirs := copyRepo(t, src), copyRepo(t, src)
+	commit, blob, err := gitwrite.Commit(ctx, mine, tc.c)
+	wantCommit, wantBlob, wantErr := commitWithGit(ctx, theirs, tc.c)
+	switch {
+	case tc.fails && (err == nil || wantErr == nil):
+		t.Fatalf("want both to fail: in process %s %v; git %s %v", commit, err, wantCommit, wantErr)
+	case tc.fails:
+		return
+	case err != nil || wantErr != nil:
+		t.Fatalf("in process: %v; git: %v", err, wantErr)
+	}
+	if commit != wantCommit || blob != wantBlob {
+		t.Errorf("commit %s blob %s; git wrote commit %s blob %s", commit, blob, wantCommit, wantBlob)
+		t.Logf("in process:\n%s\n%s", git(t, mine, nil, "cat-file", "-p", commit), git(t, mine, nil, "ls-tree", "-r", "-t", commit))
+		t.Logf("git:\n%s\n%s", git(t, theirs, nil, "cat-file", "-p", wantCommit), git(t, theirs, nil, "ls-tree", "-r", "-t", wantCommit))
+	}
+	if tc.fsck {
+		// Point a branch at the commit so that fsck walks it.
+		git(t, mine, nil, "update-ref", "HEAD", commit)
+		if out, err := exec.Command("git", "--git-dir="+mine, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("git fsck: %v\n%s", err, out)
+		}
 	}
 }
 
