@@ -480,3 +480,13 @@ func (e *Env) QueryPlan(t testing.TB, query string, args ...any) []string {
 	Must(t, "plan rows", rows.Err())
 	return plan
 }
+
+// Step runs one step of a story test as a named subtest and stops the
+// story when the step failed: later steps build on what it left, so they
+// would only fail again, further from the cause.
+func Step(t *testing.T, name string, run func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, run) {
+		t.FailNow()
+	}
+}

@@ -25,16 +25,6 @@ func actions(list []*github.AuditEntry) []string {
 	return out
 }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -44,7 +34,7 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 	bossToken := env.Token(boss, "admin:org", "admin:org_hook", "repo", "delete_repo", "read:audit_log")
 	gh := env.Client(bossToken)
 
-	step(t, "the owner makes administrative changes", func(t *testing.T) {
+	apptest.Step(t, "the owner makes administrative changes", func(t *testing.T) {
 		_, _, err := gh.Repositories.Create(ctx, "acme", &github.Repository{Name: new("app")})
 		apptest.Must(t, "create repo", err)
 		_, _, err = gh.Repositories.Edit(ctx, "acme", "app", &github.Repository{Name: new("app2")})
@@ -74,7 +64,7 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 	want := []string{"repo.destroy", "org.remove_member", "org.update_default_repository_permission",
 		"repository_ruleset.create", "hook.destroy", "hook.config_changed", "hook.create", "repo.access",
 		"repo.rename", "repo.create"}
-	step(t, "the log has every change, newest first, with its actor and token", func(t *testing.T) {
+	apptest.Step(t, "the log has every change, newest first, with its actor and token", func(t *testing.T) {
 		all, _, err := gh.Organizations.GetAuditLog(ctx, "acme", nil)
 		apptest.Must(t, "audit log", err)
 		if got := actions(all); !slices.Equal(got, want) {
@@ -104,7 +94,7 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 		}
 	})
 
-	step(t, "the qualifiers filter the log", func(t *testing.T) {
+	apptest.Step(t, "the qualifiers filter the log", func(t *testing.T) {
 		today := time.Now().UTC().Format(time.DateOnly)
 		for phrase, want := range map[string][]string{
 			"action:repo":                        {"repo.destroy", "repo.access", "repo.rename", "repo.create"},
@@ -129,7 +119,7 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 		}
 	})
 
-	step(t, "ascending pages follow the cursors both ways", func(t *testing.T) {
+	apptest.Step(t, "ascending pages follow the cursors both ways", func(t *testing.T) {
 		// Three at a time.
 		opts := &github.GetAuditLogOptions{Order: new("asc"), ListCursorOptions: github.ListCursorOptions{PerPage: 3}}
 		var pages [][]*github.AuditEntry
@@ -174,7 +164,7 @@ func TestAuditLogRecordsAdministrativeChanges(t *testing.T) {
 		}
 	})
 
-	step(t, "only owners read the log, with read:audit_log", func(t *testing.T) {
+	apptest.Step(t, "only owners read the log, with read:audit_log", func(t *testing.T) {
 		if _, resp, err := env.Client(env.Token(boss, "admin:org")).Organizations.GetAuditLog(ctx, "acme", nil); err == nil || resp.StatusCode != http.StatusForbidden {
 			t.Errorf("token without read:audit_log: %v", err)
 		}

@@ -37,16 +37,6 @@ func numbers(list []*github.Issue) []int {
 	return out
 }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 // TestIssueFlow plays a repository's issue life through go-github: a
 // reader opens an issue (labels they may not set are ignored), the owner
 // creates labels and a milestone and files a triaged issue, filters the
@@ -67,7 +57,7 @@ func TestIssueFlow(t *testing.T) {
 		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 
-	step(t, "a reader opens an issue with a label they may not set", func(t *testing.T) {
+	apptest.Step(t, "a reader opens an issue with a label they may not set", func(t *testing.T) {
 		first, resp, err := reader.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "It breaks",
 			Body: github.Ptr("Steps: run it. cc @octo"), Labels: []string{"bug"}})
 		apptest.Must(t, "reader opens", err)
@@ -81,7 +71,7 @@ func TestIssueFlow(t *testing.T) {
 	})
 
 	var v1 *github.Milestone
-	step(t, "the owner creates labels and a milestone; the reader may not", func(t *testing.T) {
+	apptest.Step(t, "the owner creates labels and a milestone; the reader may not", func(t *testing.T) {
 		bug, _, err := owner.Issues.CreateLabel(ctx, "octo", "hello", github.CreateIssueLabelRequest{Name: "bug", Color: github.Ptr("#D73A4A")})
 		apptest.Must(t, "label", err)
 		if bug.GetColor() != "d73a4a" {
@@ -97,7 +87,7 @@ func TestIssueFlow(t *testing.T) {
 		apptest.Must(t, "milestone", err)
 	})
 
-	step(t, "the owner files a triaged issue", func(t *testing.T) {
+	apptest.Step(t, "the owner files a triaged issue", func(t *testing.T) {
 		second, _, err := owner.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Plan", Labels: []string{"bug"},
 			Assignees: []string{"octo"}, Milestone: github.Ptr(v1.GetNumber())})
 		apptest.Must(t, "owner opens", err)
@@ -112,7 +102,7 @@ func TestIssueFlow(t *testing.T) {
 		status(t, "assignee without access", resp, http.StatusUnprocessableEntity)
 	})
 
-	step(t, "the reader edits only their own issue and may not label; the owner labels", func(t *testing.T) {
+	apptest.Step(t, "the reader edits only their own issue and may not label; the owner labels", func(t *testing.T) {
 		_, _, err := reader.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{Title: github.Ptr("It breaks badly")})
 		apptest.Must(t, "author edits", err)
 		_, resp, _ := reader.Issues.Update(ctx, "octo", "hello", 2, github.UpdateIssueRequest{Title: github.Ptr("mine now")})
@@ -126,7 +116,7 @@ func TestIssueFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the owner filters and pages the list", func(t *testing.T) {
+	apptest.Step(t, "the owner filters and pages the list", func(t *testing.T) {
 		list, _, err := owner.Issues.ListByRepo(ctx, "octo", "hello", &github.IssueListByRepoOptions{Labels: []string{"bug"}})
 		apptest.Must(t, "list by label", err)
 		if got := numbers(list); !slices.Equal(got, []int{2, 1}) {
@@ -150,7 +140,7 @@ func TestIssueFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the owner closes and reopens an issue", func(t *testing.T) {
+	apptest.Step(t, "the owner closes and reopens an issue", func(t *testing.T) {
 		closed, _, err := owner.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{State: github.Ptr("closed"),
 			StateReason: github.Ptr("not_planned")})
 		apptest.Must(t, "close", err)
@@ -161,7 +151,7 @@ func TestIssueFlow(t *testing.T) {
 		apptest.Must(t, "reopen", err)
 	})
 
-	step(t, "the owner locks an issue: only they comment on it", func(t *testing.T) {
+	apptest.Step(t, "the owner locks an issue: only they comment on it", func(t *testing.T) {
 		resp, err := owner.Issues.Lock(ctx, "octo", "hello", 2, &github.LockIssueOptions{LockReason: "resolved"})
 		apptest.Must(t, "lock", err)
 		status(t, "lock", resp, http.StatusNoContent)
@@ -180,7 +170,7 @@ func TestIssueFlow(t *testing.T) {
 		apptest.Must(t, "unlock", err)
 	})
 
-	step(t, "the reader comments and edits the comment; the owner lists and deletes it", func(t *testing.T) {
+	apptest.Step(t, "the reader comments and edits the comment; the owner lists and deletes it", func(t *testing.T) {
 		comment, _, err := reader.Issues.CreateComment(ctx, "octo", "hello", 1, github.IssueCommentRequest{Body: "more detail"})
 		apptest.Must(t, "comment", err)
 		_, resp, _ := reader.Issues.CreateComment(ctx, "octo", "hello", 1, github.IssueCommentRequest{})
@@ -206,7 +196,7 @@ func TestIssueFlow(t *testing.T) {
 		apptest.Must(t, "delete comment", err)
 	})
 
-	step(t, "only those with push access are assignable", func(t *testing.T) {
+	apptest.Step(t, "only those with push access are assignable", func(t *testing.T) {
 		assignees, _, err := owner.Issues.ListAssignees(ctx, "octo", "hello", nil)
 		apptest.Must(t, "assignees", err)
 		isOcto, _, err := owner.Issues.IsAssignee(ctx, "octo", "hello", "octo")
@@ -226,7 +216,7 @@ func TestIssueFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the owner replaces, removes, renames and deletes labels", func(t *testing.T) {
+	apptest.Step(t, "the owner replaces, removes, renames and deletes labels", func(t *testing.T) {
 		_, _, err := owner.Issues.ReplaceLabelsForIssue(ctx, "octo", "hello", 1, []string{"triage"})
 		apptest.Must(t, "replace labels", err)
 		_, err = owner.Issues.RemoveLabelForIssue(ctx, "octo", "hello", 1, "triage")
@@ -246,7 +236,7 @@ func TestIssueFlow(t *testing.T) {
 		apptest.Must(t, "remove all labels", err)
 	})
 
-	step(t, "the owner sets, edits, closes and deletes a milestone", func(t *testing.T) {
+	apptest.Step(t, "the owner sets, edits, closes and deletes a milestone", func(t *testing.T) {
 		withMs, _, err := owner.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{Milestone: github.Ptr(1)})
 		apptest.Must(t, "set milestone", err)
 		withoutMs, _, err := owner.Issues.RemoveMilestone(ctx, "octo", "hello", 1)
@@ -278,7 +268,7 @@ func TestIssueFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the repository's feed shows the issues and comments", func(t *testing.T) {
+	apptest.Step(t, "the repository's feed shows the issues and comments", func(t *testing.T) {
 		feed, _, err := owner.Activity.ListRepositoryEvents(ctx, "octo", "hello", nil)
 		apptest.Must(t, "repository events", err)
 		types := map[string]int{}
@@ -290,7 +280,7 @@ func TestIssueFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the hook receives a delivery for every change", func(t *testing.T) {
+	apptest.Step(t, "the hook receives a delivery for every change", func(t *testing.T) {
 		rc.WaitFor(t, apptest.EventAction, "issues opened", "issues opened", "issues edited", "issues labeled", "issues labeled", "issues closed",
 			"issues reopened", "issues locked", "issues unlocked", "issues assigned", "issues unassigned", "issues unlabeled",
 			"issue_comment created", "issue_comment created", "issue_comment edited", "issue_comment deleted",

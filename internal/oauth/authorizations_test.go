@@ -99,16 +99,6 @@ func TestPersonalAuthorizationLifecycle(t *testing.T) {
 	}
 }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 // in returns the caller failing t (a step of a story) instead.
 func (c caller) in(t testing.TB) caller {
 	c.t = t
@@ -126,7 +116,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 	var first, printed, third, personal, other authorization // the tokens made
 	var grantID string                                       // the CI app's grant
 
-	step(t, "get-or-create for the app answers 201, then 200 with the same authorization", func(t *testing.T) {
+	apptest.Step(t, "get-or-create for the app answers 201, then 200 with the same authorization", func(t *testing.T) {
 		c := c.in(t)
 		var again authorization
 		resp := c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID,
@@ -143,7 +133,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "a fingerprint makes another token of the same app, from the path or the body", func(t *testing.T) {
+	apptest.Step(t, "a fingerprint makes another token of the same app, from the path or the body", func(t *testing.T) {
 		c := c.in(t)
 		var printedAgain authorization
 		resp := c.want(http.StatusCreated, "PUT", "authorizations/clients/"+ci.ClientID+"/laptop-1",
@@ -167,7 +157,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "client credentials add a third token for the app; a personal token has no grant", func(t *testing.T) {
+	apptest.Step(t, "client credentials add a third token for the app; a personal token has no grant", func(t *testing.T) {
 		c := c.in(t)
 		c.want(http.StatusCreated, "POST", "authorizations",
 			createBody{ClientID: ci.ClientID, ClientSecret: ci.ClientSecret, Scopes: []string{"read:org"}, Fingerprint: "desk"}, &third)
@@ -182,7 +172,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "the grants are one per application, their scopes the union of its tokens'", func(t *testing.T) {
+	apptest.Step(t, "the grants are one per application, their scopes the union of its tokens'", func(t *testing.T) {
 		c := c.in(t)
 		var grants []map[string]any
 		c.want(http.StatusOK, "GET", "applications/grants", nil, &grants)
@@ -210,7 +200,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "lists filter by client id", func(t *testing.T) {
+	apptest.Step(t, "lists filter by client id", func(t *testing.T) {
 		c := c.in(t)
 		var grants []map[string]any
 		c.want(http.StatusOK, "GET", "applications/grants?client_id="+editor.ClientID, nil, &grants)
@@ -232,7 +222,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "deleting one token narrows the union and the grant stays", func(t *testing.T) {
+	apptest.Step(t, "deleting one token narrows the union and the grant stays", func(t *testing.T) {
 		c := c.in(t)
 		var one map[string]any
 		c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(third.ID), nil, nil)
@@ -243,7 +233,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "deleting the grant deletes every token of the app for the user", func(t *testing.T) {
+	apptest.Step(t, "deleting the grant deletes every token of the app for the user", func(t *testing.T) {
 		c := c.in(t)
 		var auths []authorization
 		c.want(http.StatusNoContent, "DELETE", "applications/grants/"+grantID, nil, nil)
@@ -260,7 +250,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "a grant disappears with its application's last token", func(t *testing.T) {
+	apptest.Step(t, "a grant disappears with its application's last token", func(t *testing.T) {
 		c := c.in(t)
 		var grants []map[string]any
 		c.want(http.StatusNoContent, "DELETE", "authorizations/"+fmt.Sprint(other.ID), nil, nil)
@@ -270,7 +260,7 @@ func TestAppAuthorizationsGrantsAndCascade(t *testing.T) {
 		}
 	})
 
-	step(t, "a new token for the app makes a new grant", func(t *testing.T) {
+	apptest.Step(t, "a new token for the app makes a new grant", func(t *testing.T) {
 		c := c.in(t)
 		var grants []map[string]any
 		var fresh authorization

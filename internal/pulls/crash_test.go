@@ -184,7 +184,7 @@ func TestKilledMergesAreAllOrNothing(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("%s #%d: %d %s", what, p.number, a.status, a.body))
 		}
 	}
-	step(t, "each merge is killed mid-way and the next process retries it", func(t *testing.T) {
+	apptest.Step(t, "each merge is killed mid-way and the next process retries it", func(t *testing.T) {
 		for i, p := range pulls {
 			srv := serveBinary(t, bin, env)
 			if i > 0 && cutOff[pulls[i-1].number] {
@@ -232,7 +232,7 @@ func TestKilledMergesAreAllOrNothing(t *testing.T) {
 	owner = env.Client(token)
 	apptest.Git(t, proj.dir, "remote", "set-url", "origin", env.GitURL("octo", "hello", "octo", token))
 
-	step(t, "after the last start, the merges cut off before the base moved are tried again", func(t *testing.T) {
+	apptest.Step(t, "after the last start, the merges cut off before the base moved are tried again", func(t *testing.T) {
 		for _, p := range pulls {
 			if pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", p.number); err == nil && pr.GetMerged() && cutOff[p.number] {
 				recovered[p.number] = true

@@ -56,16 +56,6 @@ func waitMergeable(t *testing.T, c *github.Client, owner, repo string, number in
 	return pr
 }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 // project is a local clone pushing to a repository of the server.
 type project struct {
 	t   *testing.T
@@ -122,7 +112,7 @@ func TestPullRequestFlow(t *testing.T) {
 	proj := newProject(t, env, "octo", "hello", "octo", token)
 	first := proj.commitOn("feature", "Add a feature", map[string]string{"feature.txt": "new\n"})
 
-	step(t, "a pull request without commits, head or title is refused", func(t *testing.T) {
+	apptest.Step(t, "a pull request without commits, head or title is refused", func(t *testing.T) {
 		_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Nothing"),
 			Head: "main", Base: "main"})
 		status(t, "no commits between", resp, http.StatusUnprocessableEntity)
@@ -133,7 +123,7 @@ func TestPullRequestFlow(t *testing.T) {
 		status(t, "no title", resp, http.StatusUnprocessableEntity)
 	})
 
-	step(t, "a reader opens a pull request from the owner's branch", func(t *testing.T) {
+	apptest.Step(t, "a reader opens a pull request from the owner's branch", func(t *testing.T) {
 		pr, resp, err := reader.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Add a feature"),
 			Head: "octo:feature", Base: "main", Body: github.Ptr("Please review.")})
 		apptest.Must(t, "open", err)
@@ -156,7 +146,7 @@ func TestPullRequestFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "mergeability is computed in the background, with refs/pull/1/merge", func(t *testing.T) {
+	apptest.Step(t, "mergeability is computed in the background, with refs/pull/1/merge", func(t *testing.T) {
 		pr := waitMergeable(t, owner, "octo", "hello", 1)
 		if !pr.GetMergeable() || pr.GetMergeableState() != "clean" {
 			t.Fatalf("mergeable %v %q", pr.GetMergeable(), pr.GetMergeableState())
@@ -167,7 +157,7 @@ func TestPullRequestFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the owner lists pull requests by head and by state", func(t *testing.T) {
+	apptest.Step(t, "the owner lists pull requests by head and by state", func(t *testing.T) {
 		list, _, err := owner.PullRequests.List(ctx, "octo", "hello", &github.PullRequestListOptions{Head: "octo:feature", Base: "main"})
 		apptest.Must(t, "list", err)
 		if len(list) != 1 || list[0].GetNumber() != 1 {
@@ -183,7 +173,7 @@ func TestPullRequestFlow(t *testing.T) {
 	})
 
 	var second string
-	step(t, "the author edits it and a push to its head synchronizes it", func(t *testing.T) {
+	apptest.Step(t, "the author edits it and a push to its head synchronizes it", func(t *testing.T) {
 		_, resp, _ := reader.PullRequests.Edit(ctx, "octo", "hello", 1, &github.PullRequest{Title: github.Ptr("Add the feature")})
 		status(t, "author edits", resp, http.StatusOK)
 
@@ -202,11 +192,11 @@ func TestPullRequestFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "its commits and files show both commits", func(t *testing.T) {
+	apptest.Step(t, "its commits and files show both commits", func(t *testing.T) {
 		checkCommitsAndFiles(t, owner, first, second)
 	})
 
-	step(t, "a stale head sha and a reader may not merge", func(t *testing.T) {
+	apptest.Step(t, "a stale head sha and a reader may not merge", func(t *testing.T) {
 		_, resp, _ := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: first})
 		status(t, "stale sha", resp, http.StatusConflict)
 		_, resp, _ = reader.PullRequests.Merge(ctx, "octo", "hello", 1, "", nil)
@@ -216,7 +206,7 @@ func TestPullRequestFlow(t *testing.T) {
 	})
 
 	var merge string
-	step(t, "the owner merges: main moves to the merge commit", func(t *testing.T) {
+	apptest.Step(t, "the owner merges: main moves to the merge commit", func(t *testing.T) {
 		res, _, err := owner.PullRequests.Merge(ctx, "octo", "hello", 1, "", &github.PullRequestOptions{SHA: second})
 		apptest.Must(t, "merge", err)
 		if !res.GetMerged() || res.GetSHA() == "" {
@@ -232,7 +222,7 @@ func TestPullRequestFlow(t *testing.T) {
 		}
 	})
 
-	step(t, "the merged pull request is closed and cannot merge again", func(t *testing.T) {
+	apptest.Step(t, "the merged pull request is closed and cannot merge again", func(t *testing.T) {
 		_, resp, _ := owner.PullRequests.IsMerged(ctx, "octo", "hello", 1)
 		status(t, "merged", resp, http.StatusNoContent)
 		pr, _, err := owner.PullRequests.Get(ctx, "octo", "hello", 1)
@@ -245,7 +235,7 @@ func TestPullRequestFlow(t *testing.T) {
 		checkCommitsAndFiles(t, owner, first, second)
 	})
 
-	step(t, "the merge is delivered as the pull request closed and a push to main", func(t *testing.T) {
+	apptest.Step(t, "the merge is delivered as the pull request closed and a push to main", func(t *testing.T) {
 		events := waitFor(t, rc, "pull_request closed", "push refs/heads/main")
 		for _, e := range events {
 			if e.GetAction() == "closed" && (!e.GetPullRequest().GetMerged() || e.GetPullRequest().GetMergeCommitSHA() != merge) {

@@ -43,7 +43,7 @@ func TestReviewBot(t *testing.T) {
 
 	var number int
 	var head string
-	step(t, "the bot receives pull_request opened at the pushed head", func(t *testing.T) {
+	apptest.Step(t, "the bot receives pull_request opened at the pushed head", func(t *testing.T) {
 		opened := waitFor(t, rc, "pull_request opened")[0]
 		number = opened.GetNumber()
 		head = opened.GetPullRequest().GetHead().GetSHA()
@@ -53,7 +53,7 @@ func TestReviewBot(t *testing.T) {
 	})
 
 	var lone *github.PullRequestComment
-	step(t, "the bot posts a review with a line comment and a standalone comment", func(t *testing.T) {
+	apptest.Step(t, "the bot posts a review with a line comment and a standalone comment", func(t *testing.T) {
 		review, _, err := bot.PullRequests.CreateReview(ctx, "acme", "hello", number, &github.PullRequestReviewRequest{
 			CommitID: github.Ptr(head), Body: github.Ptr("Two remarks."), Event: github.Ptr("COMMENT"),
 			Comments: []*github.DraftReviewComment{{Path: github.Ptr("app.txt"), Line: github.Ptr(2), Side: github.Ptr("RIGHT"), Body: github.Ptr("Spell it out.")}}})
@@ -77,12 +77,12 @@ func TestReviewBot(t *testing.T) {
 	})
 
 	var second string
-	step(t, "a second push synchronizes the pull request", func(t *testing.T) {
+	apptest.Step(t, "a second push synchronizes the pull request", func(t *testing.T) {
 		second = proj.in(t).commitOn("topic", "Address the remarks", map[string]string{"app.txt": "one\ntwo\nthree\nfour\n"})
 		waitFor(t, rc, "pull_request synchronize")
 	})
 
-	step(t, "the owner requests a collaborator's review", func(t *testing.T) {
+	apptest.Step(t, "the owner requests a collaborator's review", func(t *testing.T) {
 		_, resp, _ := owner.PullRequests.RequestReviewers(ctx, "acme", "hello", number, github.ReviewersRequest{Reviewers: []string{"reviewbot"}})
 		status(t, "a reviewer who is no collaborator", resp, http.StatusUnprocessableEntity)
 		pr, resp, err := owner.PullRequests.RequestReviewers(ctx, "acme", "hello", number, github.ReviewersRequest{Reviewers: []string{"bob"}})
@@ -99,7 +99,7 @@ func TestReviewBot(t *testing.T) {
 	})
 
 	var approved *github.PullRequestReview
-	step(t, "the reviewer's pending review, hidden from others, is submitted as an approval", func(t *testing.T) {
+	apptest.Step(t, "the reviewer's pending review, hidden from others, is submitted as an approval", func(t *testing.T) {
 		pending, _, err := member.PullRequests.CreateReview(ctx, "acme", "hello", number, &github.PullRequestReviewRequest{Body: github.Ptr("Looks right")})
 		apptest.Must(t, "pending review", err)
 		if pending.GetState() != "PENDING" {
@@ -118,7 +118,7 @@ func TestReviewBot(t *testing.T) {
 		}
 	})
 
-	step(t, "the approval is edited and the owner dismisses it", func(t *testing.T) {
+	apptest.Step(t, "the approval is edited and the owner dismisses it", func(t *testing.T) {
 		_, _, err := member.PullRequests.UpdateReview(ctx, "acme", "hello", number, approved.GetID(), "Looks right to me")
 		apptest.Must(t, "edit review", err)
 		_, resp, _ := owner.PullRequests.CreateReview(ctx, "acme", "hello", number, &github.PullRequestReviewRequest{Event: github.Ptr("APPROVE")})
@@ -133,7 +133,7 @@ func TestReviewBot(t *testing.T) {
 		waitFor(t, rc, "pull_request review_requested", "pull_request_review edited", "pull_request_review dismissed")
 	})
 
-	step(t, "comments are replied to, listed, edited and deleted", func(t *testing.T) {
+	apptest.Step(t, "comments are replied to, listed, edited and deleted", func(t *testing.T) {
 		reply, _, err := owner.PullRequests.CreateCommentInReplyTo(ctx, "acme", "hello", number, "Done.", lone.GetID())
 		apptest.Must(t, "reply", err)
 		if reply.GetInReplyTo() != lone.GetID() || reply.GetPath() != "app.txt" || reply.GetLine() != 4 {
@@ -168,7 +168,7 @@ func TestReviewBot(t *testing.T) {
 		waitFor(t, rc, "pull_request_review_comment edited", "pull_request_review_comment deleted")
 	})
 
-	step(t, "the merge moves main and is delivered as closed and merged", func(t *testing.T) {
+	apptest.Step(t, "the merge moves main and is delivered as closed and merged", func(t *testing.T) {
 		res, _, err := owner.PullRequests.Merge(ctx, "acme", "hello", number, "", &github.PullRequestOptions{SHA: second, MergeMethod: "merge"})
 		apptest.Must(t, "merge", err)
 		if got := proj.in(t).remoteRef("refs/heads/main"); got != res.GetSHA() {

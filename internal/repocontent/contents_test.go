@@ -45,16 +45,6 @@ func pushWorld(t *testing.T, env *apptest.Env, token string) (work string) {
 	return work
 }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 func TestContents(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -66,7 +56,7 @@ func TestContents(t *testing.T) {
 	c := env.Client("")
 
 	var old *github.RepositoryContent // docs/guide.md at v1
-	step(t, "a file reads at the default branch and at a tag, and its download_url serves it", func(t *testing.T) {
+	apptest.Step(t, "a file reads at the default branch and at a tag, and its download_url serves it", func(t *testing.T) {
 		file, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "docs/guide.md", nil)
 		apptest.Must(t, "file", err)
 		if got, _ := file.GetContent(); got != "guide v2\n" || file.GetType() != "file" || file.GetEncoding() != "base64" ||
@@ -85,7 +75,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "the root lists its entries by name", func(t *testing.T) {
+	apptest.Step(t, "the root lists its entries by name", func(t *testing.T) {
 		_, dir, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "", nil)
 		apptest.Must(t, "root", err)
 		var names []string
@@ -97,7 +87,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "a symlink to a file answers the file, another the link, a submodule its URL", func(t *testing.T) {
+	apptest.Step(t, "a symlink to a file answers the file, another the link, a submodule its URL", func(t *testing.T) {
 		linked, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "guide-link", nil)
 		apptest.Must(t, "symlink", err)
 		if linked.GetPath() != "docs/guide.md" || linked.GetType() != "file" {
@@ -113,7 +103,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "unicode paths, a branch with a slash, the raw media type and a 3 MB file", func(t *testing.T) {
+	apptest.Step(t, "unicode paths, a branch with a slash, the raw media type and a 3 MB file", func(t *testing.T) {
 		// Unicode and spaces; a branch with a slash; the raw media type; a
 		// 3 MB file (no inline content; raw gives every byte).
 		uni, _, _, err := c.Repositories.GetContents(ctx, "octo", "hello", "with space/é.txt", &github.RepositoryContentGetOptions{Ref: "feature/x"})
@@ -139,7 +129,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "the README of the root and of a directory", func(t *testing.T) {
+	apptest.Step(t, "the README of the root and of a directory", func(t *testing.T) {
 		readme, _, err := c.Repositories.GetReadme(ctx, "octo", "hello", nil)
 		apptest.Must(t, "readme", err)
 		if got, _ := readme.GetContent(); got != "# hello\n" {
@@ -157,7 +147,7 @@ func TestContents(t *testing.T) {
 		return resp, string(body)
 	}
 	var etag string // of the docs listing before the push
-	step(t, "a directory listing is rendered once and kept, per caller and ref", func(t *testing.T) {
+	apptest.Step(t, "a directory listing is rendered once and kept, per caller and ref", func(t *testing.T) {
 		// Kept by tree SHA, path, ref and URLs: read again, it is the same
 		// body and ETag, and If-None-Match gives a 304; another caller has
 		// its own ETag; another ref, its own URLs.
@@ -186,7 +176,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "a push is seen at once by file and directory reads", func(t *testing.T) {
+	apptest.Step(t, "a push is seen at once by file and directory reads", func(t *testing.T) {
 		// The open repository is keyed by the push.
 		apptest.Commit(t, work, "guide v3", map[string]string{"docs/guide.md": "guide v3\n", "docs/new.md": "new\n"})
 		apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
@@ -208,7 +198,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "missing paths, refs and repositories are JSON 404s", func(t *testing.T) {
+	apptest.Step(t, "missing paths, refs and repositories are JSON 404s", func(t *testing.T) {
 		for _, p := range []string{"/repos/octo/hello/contents/nope", "/repos/octo/hello/contents/README.md?ref=nope",
 			"/repos/octo/nope/contents/README.md", "/repos/octo/hello/contents/docs/../../x", "/repos/octo/hello/readme/big"} {
 			if resp, body := env.Do("GET", p, "", nil); resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message"`) {
@@ -217,7 +207,7 @@ func TestContents(t *testing.T) {
 		}
 	})
 
-	step(t, "after a rename the same tree lists with the new URLs", func(t *testing.T) {
+	apptest.Step(t, "after a rename the same tree lists with the new URLs", func(t *testing.T) {
 		if resp, body := env.DoJSON("PATCH", "/repos/octo/hello", token, `{"name":"renamed"}`); resp.StatusCode != http.StatusOK {
 			t.Fatalf("rename: %d %s", resp.StatusCode, body)
 		}

@@ -31,16 +31,6 @@ func teamEvent(d apptest.Delivery) string {
 
 func status(resp *github.Response) int { return apptest.ResponseStatus(resp) }
 
-// step runs one step of a story as a subtest, so that a failure names it.
-// The steps after it build on what it did: the story stops at the first
-// step that fails.
-func step(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if !t.Run(name, run) {
-		t.FailNow()
-	}
-}
-
 // TestTeams drives teams through go-github and git: an owner creates a
 // team (becoming its maintainer), adds a member and gives the team push
 // on a private repository of an organization whose members otherwise
@@ -83,7 +73,7 @@ func TestTeams(t *testing.T) {
 	clone := filepath(t) // dev's clone, which the steps push from
 
 	var team *github.Team
-	step(t, "the owner creates a team and becomes its maintainer", func(t *testing.T) {
+	apptest.Step(t, "the owner creates a team and becomes its maintainer", func(t *testing.T) {
 		var resp *github.Response
 		var err error
 		team, resp, err = owner.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "Core Devs",
@@ -106,7 +96,7 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "a member joins and the team gets push: the member clones and pushes", func(t *testing.T) {
+	apptest.Step(t, "a member joins and the team gets push: the member clones and pushes", func(t *testing.T) {
 		m, _, err := owner.Teams.AddTeamMembershipBySlug(ctx, "acme", "core-devs", "dev", &github.TeamAddTeamMembershipOptions{Role: "member"})
 		apptest.Must(t, "add dev", err)
 		if m.GetState() != "active" || m.GetRole() != "member" {
@@ -122,7 +112,7 @@ func TestTeams(t *testing.T) {
 		apptest.Git(t, clone+"/c", "push", "-q", "origin", "HEAD:refs/heads/main")
 	})
 
-	step(t, "the member sees the repository through the team", func(t *testing.T) {
+	apptest.Step(t, "the member sees the repository through the team", func(t *testing.T) {
 		mine, _, err := devGH.Repositories.ListByAuthenticatedUser(ctx, nil)
 		apptest.Must(t, "dev's repositories", err)
 		if !slices.ContainsFunc(mine, func(r *github.Repository) bool {
@@ -164,7 +154,7 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "with pull the member's push is refused and fetching still works", func(t *testing.T) {
+	apptest.Step(t, "with pull the member's push is refused and fetching still works", func(t *testing.T) {
 		_, err := owner.Teams.AddTeamRepoBySlug(ctx, "acme", "core-devs", "acme", "secret", &github.TeamAddTeamRepoOptions{Permission: "pull"})
 		apptest.Must(t, "downgrade", err)
 		apptest.Commit(t, clone+"/c", "refused", map[string]string{"c.txt": "3\n"})
@@ -177,7 +167,7 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "an outsider invited through the team joins on accepting", func(t *testing.T) {
+	apptest.Step(t, "an outsider invited through the team joins on accepting", func(t *testing.T) {
 		m, _, err := owner.Teams.AddTeamMembershipBySlug(ctx, "acme", "core-devs", "hubot", nil)
 		apptest.Must(t, "invite hubot", err)
 		if m.GetState() != "pending" || m.GetRole() != "member" {
@@ -202,7 +192,7 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "secret teams are hidden from members, nested teams are closed, a new name makes a new slug", func(t *testing.T) {
+	apptest.Step(t, "secret teams are hidden from members, nested teams are closed, a new name makes a new slug", func(t *testing.T) {
 		ops, _, err := owner.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "Ops"})
 		apptest.Must(t, "create secret team", err)
 		if ops.GetPrivacy() != "secret" {
@@ -231,7 +221,7 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "leaving the organization leaves its teams; a team goes with its children", func(t *testing.T) {
+	apptest.Step(t, "leaving the organization leaves its teams; a team goes with its children", func(t *testing.T) {
 		_, err := owner.Organizations.RemoveMember(ctx, "acme", "dev")
 		apptest.Must(t, "remove dev from acme", err)
 		if _, resp, _ := owner.Teams.GetTeamMembershipBySlug(ctx, "acme", "core-team", "dev"); status(resp) != http.StatusNotFound {
@@ -248,14 +238,14 @@ func TestTeams(t *testing.T) {
 		}
 	})
 
-	step(t, "the organization hook receives team, team_add and membership", func(t *testing.T) {
+	apptest.Step(t, "the organization hook receives team, team_add and membership", func(t *testing.T) {
 		rc.WaitFor(t, teamEvent, "team created core-devs", "membership added team octo core-devs", "membership added team dev core-devs",
 			"team added_to_repository core-devs acme/secret", "team_add core-devs acme/secret",
 			"team edited core-devs acme/secret", "membership added team hubot core-devs", "team edited core-team",
 			"membership removed team hubot core-team", "team removed_from_repository core-team acme/secret", "team deleted core-team")
 	})
 
-	step(t, "the audit log has the team actions", func(t *testing.T) {
+	apptest.Step(t, "the audit log has the team actions", func(t *testing.T) {
 		log, _, err := owner.Organizations.GetAuditLog(ctx, "acme", &github.GetAuditLogOptions{Phrase: github.Ptr("action:team")})
 		apptest.Must(t, "audit log", err)
 		var got []string
