@@ -39,19 +39,25 @@ const ValidatedCountEnv = "FORGEAPI_TEST_OPENAPI_COUNT_FILE"
 // description is one of the platform's OpenAPI documents, loaded the
 // first time an exchange needs it, with its router.
 type description struct {
-	file   string
+	file   string // the platform's, named in mismatches
+	part   trimmedPart
 	once   sync.Once
 	doc    *openapi3.T
 	router routers.Router
 	err    error
 }
 
-// load reads the document (servers dropped, so that the router matches
+// load reads the trimmed copy of the document (openapi_trim.go; servers
+// dropped, so that the router matches
 // any host) and builds its router.
 func (d *description) load() (routers.Router, error) {
 	d.once.Do(func() {
-		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromFile(d.file)
+		file, err := trimmed(d.file, d.part)
+		if err != nil {
+			d.err = err
+			return
+		}
+		doc, err := openapi3.NewLoader().LoadFromFile(file)
 		if err != nil {
 			d.err = fmt.Errorf("load %s: %w", d.file, err)
 			return
@@ -73,6 +79,7 @@ func (d *description) load() (routers.Router, error) {
 // grants and authorizations) for the operations the hosted one lacks.
 type Validator struct {
 	docs      []*description
+	webhooks  *description // the hosted description's webhook schemas
 	validated atomic.Int64
 	skipped   atomic.Int64
 }
@@ -129,8 +136,9 @@ func openAPIDir() string {
 func NewValidator(dir string) *Validator {
 	v := &Validator{}
 	for _, name := range []string{"api.github.com.json", "ghec.json", "ghes-3.19.json"} {
-		v.docs = append(v.docs, &description{file: filepath.Join(dir, name)})
+		v.docs = append(v.docs, &description{file: filepath.Join(dir, name), part: operationsPart})
 	}
+	v.webhooks = &description{file: v.docs[0].file, part: webhooksPart}
 	return v
 }
 

@@ -31,7 +31,7 @@ func CheckWebhook(t testing.TB, event string, body []byte) {
 // otherwise the mismatch; an event the description has no schema for is
 // a mismatch too. Every validated body counts as a validated exchange.
 func (v *Validator) CheckWebhook(event string, body []byte) error {
-	if _, err := v.docs[0].load(); err != nil {
+	if _, err := v.webhooks.load(); err != nil {
 		return err
 	}
 	var value any
@@ -42,7 +42,7 @@ func (v *Validator) CheckWebhook(event string, body []byte) error {
 		Action string `json:"action"`
 	}
 	_ = json.Unmarshal(body, &payload)
-	name, schema := webhookSchema(v.docs[0].doc, event, payload.Action)
+	name, schema := webhookSchema(v.webhooks.doc, event, payload.Action)
 	if schema == nil {
 		return fmt.Errorf("webhook %s (action %q): the description has no schema %s", event, payload.Action, name)
 	}
