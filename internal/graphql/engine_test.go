@@ -238,8 +238,12 @@ func TestVisibilityAndErrors(t *testing.T) {
 	}
 
 	r = post(t, env, env.Token(octo, "repo"), `{ viewer { login followers { totalCount } } }`, nil)
-	if len(r.Errors) != 1 || r.Data != nil || !strings.Contains(r.Errors[0].Message, `"followers"`) || !strings.Contains(r.Errors[0].Message, `"User"`) {
+	if len(r.Errors) != 1 || r.Data != nil || r.Errors[0].Message != "Field 'followers' doesn't exist on type 'User'" {
 		t.Errorf("unknown field: %+v", r)
+	}
+	resp, out := env.DoJSON("POST", "/api/graphql", env.Token(octo, "repo"), `{"query":"{ viewer { followers { totalCount } } }"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), `"extensions":{"code":"undefinedField","fieldName":"followers","typeName":"User"}`) {
+		t.Errorf("unknown field: %d %s", resp.StatusCode, out)
 	}
 
 	r = post(t, env, env.Token(octo, "repo"), `{ __type(name: "Repository") { fields { name } } }`, nil)

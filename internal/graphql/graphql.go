@@ -23,7 +23,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -116,12 +118,27 @@ func serve(schema *gql.Schema, w http.ResponseWriter, r *http.Request) error {
 		case errors.Is(e.Err, errPanic):
 			return e
 		default:
-			out.Errors = append(out.Errors, gqlError{Path: e.Path, Extensions: e.Extensions, Locations: e.Locations, Message: e.Message})
+			out.Errors = append(out.Errors, validationError(e))
 		}
 	}
 	out.Errors = append(out.Errors, req.itemErrors()...)
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// undefinedField reads the engine's message for a field the type lacks.
+var undefinedField = regexp.MustCompile(`^Cannot query field "(\w+)" on type "(\w+)"\.`)
+
+// validationError is the error of a request that does not validate; a
+// field the type lacks (not served) is told as the platform tells it,
+// with its code, type and field in extensions.
+func validationError(e *gqlerrors.QueryError) gqlError {
+	out := gqlError{Path: e.Path, Extensions: e.Extensions, Locations: e.Locations, Message: e.Message}
+	if m := undefinedField.FindStringSubmatch(e.Message); e.Rule == "FieldsOnCorrectTypeRule" && m != nil {
+		out.Message = fmt.Sprintf("Field '%s' doesn't exist on type '%s'", m[1], m[2])
+		out.Extensions = map[string]any{"code": "undefinedField", "typeName": m[2], "fieldName": m[1]}
+	}
+	return out
 }
 
 // errPanic marks the error of a resolver that panicked.

@@ -144,12 +144,11 @@ func TestPullRequestByNumber(t *testing.T) {
 	}
 }
 
-// TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
-// and `gh pr ready --undo` against a server on --tls self-signed: gh
-// queries the pull request by number, then runs the mutation; REST shows
-// the draft flag follow.
-func TestGitHubCLIPullRequestReady(t *testing.T) {
-	t.Parallel()
+// ghCLI returns a runner of the gh CLI against env (a server on --tls)
+// with the token, which fails the test when gh fails; it skips without
+// gh, except in CI.
+func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) string {
+	t.Helper()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -157,14 +156,9 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 		}
 		t.Skip("gh is not installed")
 	}
-	env := apptest.Start(t, apptest.WithTLS())
-	octo := env.User("octo")
-	env.Repo(octo, "hello")
-	token := env.Token(octo, "repo", "read:org")
-	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
 	host := strings.TrimPrefix(env.URL, "https://")
 	home := t.TempDir()
-	run := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gh, args...)
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
@@ -176,6 +170,21 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 		}
 		return string(out)
 	}
+}
+
+// TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
+// and `gh pr ready --undo` against a server on --tls self-signed: gh
+// queries the pull request by number, then runs the mutation; REST shows
+// the draft flag follow.
+func TestGitHubCLIPullRequestReady(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "read:org")
+	run := ghCLI(t, env, token)
+	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
+	host := strings.TrimPrefix(env.URL, "https://")
 	draft := func() bool {
 		pr, _, err := env.Client(token).PullRequests.Get(apptest.Ctx(), "octo", "hello", 1)
 		apptest.Must(t, "get", err)
@@ -188,5 +197,30 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 	run("pr", "ready", "1", "--undo", "--repo", host+"/octo/hello")
 	if !draft() {
 		t.Fatal("gh pr ready --undo: not a draft")
+	}
+}
+
+// TestGitHubCLIRepoViewAndList runs `gh repo view` and `gh repo list`
+// against a server on --tls and checks what they print.
+func TestGitHubCLIRepoViewAndList(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo")
+	env.Repo(octo, "hello", apptest.RepoOpts{Description: "says hello"})
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo", "read:org")
+	run := ghCLI(t, env, token)
+	host := strings.TrimPrefix(env.URL, "https://")
+	if out := run("repo", "view", host+"/octo/hello"); !strings.Contains(out, "name:\tocto/hello\n") || !strings.Contains(out, "description:\tsays hello\n") {
+		t.Errorf("gh repo view:\n%s", out)
+	}
+	// Newest push first: secret was created (and so pushed) last.
+	out := run("repo", "list", "octo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "octo/secret\t\tprivate\t") || !strings.HasPrefix(lines[1], "octo/hello\tsays hello\tpublic\t") {
+		t.Errorf("gh repo list:\n%s", out)
+	}
+	if out := run("repo", "list", "octo", "--visibility", "public"); !strings.HasPrefix(out, "octo/hello\t") || strings.Contains(out, "secret") {
+		t.Errorf("gh repo list --visibility public:\n%s", out)
 	}
 }

@@ -110,8 +110,8 @@ func (args repositoriesArgs) keeps(ctx context.Context, h *Handler, repo *repos.
 	return slices.Contains(want, aff), err
 }
 
-// sortRepositories orders the repositories as orderBy asks; by name
-// when it is absent.
+// sortRepositories orders the repositories as orderBy asks (by name
+// when it is absent), ties by creation (the id), in the same direction.
 func sortRepositories(ctx context.Context, list []*repositoryResolver, orderBy *repositoryOrder) error {
 	order := repositoryOrder{Field: "NAME", Direction: "ASC"}
 	if orderBy != nil {
@@ -125,11 +125,11 @@ func sortRepositories(ctx context.Context, list []*repositoryResolver, orderBy *
 		}
 	}
 	slices.SortStableFunc(list, func(a, b *repositoryResolver) int {
-		c := compareRepositories(a, b, order.Field)
+		c := cmp.Or(compareRepositories(a, b, order.Field), cmp.Compare(a.r.ID, b.r.ID))
 		if order.Direction == "DESC" {
-			c = -c
+			return -c
 		}
-		return cmp.Or(c, cmp.Compare(a.r.ID, b.r.ID))
+		return c
 	})
 	return nil
 }
