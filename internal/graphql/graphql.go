@@ -147,9 +147,9 @@ var errPanic = errors.New("graphql: a resolver panicked")
 // panicHandler turns a resolver's panic into a server error (serve).
 type panicHandler struct{}
 
-// MakePanicError wraps errPanic with the panic's value.
+// MakePanicError wraps errPanic with the panic's value, for the log.
 func (panicHandler) MakePanicError(_ context.Context, value any) *gqlerrors.QueryError {
-	return &gqlerrors.QueryError{Err: errPanic, Message: "panic"}
+	return &gqlerrors.QueryError{Err: errPanic, Message: fmt.Sprintf("resolver panic: %v", value)}
 }
 
 // fieldError is the error of one field: its platform type and message.
