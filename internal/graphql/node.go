@@ -14,7 +14,8 @@ import (
 )
 
 // node resolves a node id (the REST node_id) to its object when the
-// caller sees it: users, organizations, repositories and pull requests.
+// caller sees it: users (bots too, which the viewer of an installation
+// token is), organizations, repositories and pull requests.
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -31,7 +32,7 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return nil, store.ErrNotFound
 	}
 	switch typ {
-	case "U", "O":
+	case "U", "O", "BOT":
 		a, err := accounts.ByID(ctx, h.DB, dbID)
 		if err != nil {
 			return nil, err
