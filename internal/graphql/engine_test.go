@@ -2,6 +2,7 @@ package graphql_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -188,6 +189,37 @@ func TestRepositoriesConnection(t *testing.T) {
 	if len(r.Errors) != 0 || string(r.Data["viewer"]) != `{"repositories":{"nodes":[{"name":"d"},{"name":"e"}],"pageInfo":{"hasPreviousPage":true}}}` {
 		t.Errorf("last 2: %+v %s", r, r.Data["viewer"])
 	}
+
+	// Affiliations: bob owns mine and is a member of acme, which owns
+	// tools (private).
+	env.Repo(bob, "mine")
+	acme := env.Org("acme", octo, bob)
+	env.Repo(acme, "tools", apptest.RepoOpts{Private: true})
+	bobToken := env.Token(bob, "repo", "read:org")
+	for q, want := range map[string]string{
+		`{ viewer { repositories(first: 10) { nodes { nameWithOwner } } } }`:                                                                   `["bob/mine"]`,
+		`{ viewer { repositories(first: 10, ownerAffiliations: [ORGANIZATION_MEMBER]) { nodes { nameWithOwner } } } }`:                         `["acme/tools"]`,
+		`{ viewer { repositories(first: 10, ownerAffiliations: [OWNER, ORGANIZATION_MEMBER]) { nodes { nameWithOwner } } } }`:                  `["bob/mine","acme/tools"]`,
+		`{ viewer: organization(login: "acme") { repositories(first: 10, affiliations: [ORGANIZATION_MEMBER]) { nodes { nameWithOwner } } } }`: `["acme/tools"]`,
+		`{ viewer: organization(login: "acme") { repositories(first: 10, affiliations: [OWNER]) { nodes { nameWithOwner } } } }`:               `[]`,
+	} {
+		r := post(t, env, bobToken, q, nil)
+		var got struct {
+			Repositories struct {
+				Nodes []struct{ NameWithOwner string }
+			}
+		}
+		names := []string{}
+		if len(r.Errors) == 0 && json.Unmarshal(r.Data["viewer"], &got) == nil {
+			for _, n := range got.Repositories.Nodes {
+				names = append(names, n.NameWithOwner)
+			}
+		}
+		if list, _ := json.Marshal(names); string(list) != want {
+			t.Errorf("%s: %v %s, want %s", q, r.Errors, r.Data["viewer"], want)
+		}
+	}
+
 	for _, q := range []string{`{ viewer { repositories { totalCount } } }`, `{ viewer { repositories(first: 101) { totalCount } } }`,
 		`{ viewer { repositories(first: 1, after: "nope") { totalCount } } }`} {
 		if r := post(t, env, env.Token(octo, "repo"), q, nil); len(r.Errors) != 1 || r.Errors[0].Type != "INVALID_ARGUMENTS" {

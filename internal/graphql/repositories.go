@@ -80,34 +80,39 @@ func (h *Handler) ownedOrAffiliated(ctx context.Context, owner *accounts.Account
 	return out, nil
 }
 
-// keeps reports whether the repository passes the filters of args: the
-// caller's affiliations, privacy, visibility and the flags (forgeapi's
-// repositories all have issues, none is archived or locked).
-func (args repositoriesArgs) keeps(ctx context.Context, h *Handler, repo *repos.Repository) (bool, error) {
-	vis := strings.ToUpper(repo.Visibility())
-	switch {
-	case args.Privacy != nil && *args.Privacy != vis,
-		args.Visibility != nil && *args.Visibility != vis,
-		args.IsFork != nil && *args.IsFork != (repo.ForkOfID != 0),
-		args.HasIssuesEnabled != nil && !*args.HasIssuesEnabled,
-		args.IsArchived != nil && *args.IsArchived,
-		args.IsLocked != nil && *args.IsLocked:
-		return false, nil
+// filter is the repository filter of args: privacy, visibility, the
+// flags (forgeapi's repositories all have issues, none is archived or
+// locked) and the caller's affiliations.
+func (h *Handler) filter(ctx context.Context, args repositoriesArgs) (func(*repos.Repository) (bool, error), error) {
+	var want []string // the caller's affiliations asked; none: any
+	if args.Affiliations != nil {
+		want = affiliationsOf(*args.Affiliations)
 	}
-	if args.Affiliations == nil {
-		return true, nil
+	var viewer int64
+	var orgs []int64
+	if len(want) > 0 {
+		viewer = requestFrom(ctx).principal.UserID()
+		var err error
+		if orgs, err = accounts.OrgsOf(ctx, h.DB, viewer); err != nil {
+			return nil, err
+		}
 	}
-	want := affiliationsOf(*args.Affiliations)
-	if len(want) == 0 {
-		return true, nil
-	}
-	viewer := requestFrom(ctx).principal.UserID()
-	orgs, err := accounts.OrgsOf(ctx, h.DB, viewer)
-	if err != nil {
-		return false, err
-	}
-	aff, err := h.affiliationOf(ctx, viewer, orgs, repo)
-	return slices.Contains(want, aff), err
+	return func(repo *repos.Repository) (bool, error) {
+		vis := strings.ToUpper(repo.Visibility())
+		switch {
+		case args.Privacy != nil && *args.Privacy != vis,
+			args.Visibility != nil && *args.Visibility != vis,
+			args.IsFork != nil && *args.IsFork != (repo.ForkOfID != 0),
+			args.HasIssuesEnabled != nil && !*args.HasIssuesEnabled,
+			args.IsArchived != nil && *args.IsArchived,
+			args.IsLocked != nil && *args.IsLocked:
+			return false, nil
+		case len(want) == 0:
+			return true, nil
+		}
+		aff, err := h.affiliationOf(ctx, viewer, orgs, repo)
+		return slices.Contains(want, aff), err
+	}, nil
 }
 
 // sortRepositories orders the repositories as orderBy asks (by name

@@ -214,9 +214,13 @@ func (h *Handler) repositories(ctx context.Context, owner *accounts.Account, arg
 	if err != nil {
 		return nil, err
 	}
+	keep, err := h.filter(ctx, args)
+	if err != nil {
+		return nil, err
+	}
 	var shown []*repositoryResolver
 	for _, repo := range candidates {
-		ok, err := args.keeps(ctx, h, repo)
+		ok, err := keep(repo)
 		if err != nil {
 			return nil, err
 		}
