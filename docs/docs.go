@@ -37,6 +37,7 @@ const (
 	Apps               = "apps"
 	Issues             = "issues"
 	Pulls              = "pulls"
+	GraphQL            = "graphql"
 )
 
 // Pages returns the names of every page, sorted.

@@ -100,7 +100,8 @@ func TestAPIUnderAPIV3(t *testing.T) {
 
 // TestRootMetaAndGraphQL: GET / and GET /api/v3/ answer the root
 // document, GET /meta the self-managed edition's meta document, and the
-// GraphQL endpoint a GraphQL error for what it does not serve.
+// GraphQL endpoint a NOT_FOUND error for a repository that does not
+// exist.
 func TestRootMetaAndGraphQL(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -122,7 +123,7 @@ func TestRootMetaAndGraphQL(t *testing.T) {
 	}
 	octo := env.User("octo")
 	resp, body = env.DoJSON("POST", "/api/graphql", env.Token(octo), `{"query":"{ repository(owner:\"o\", name:\"r\") { id } }"}`)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "forgeapi serves the REST API") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"type":"NOT_FOUND"`) {
 		t.Fatalf("POST /api/graphql: %d %s", resp.StatusCode, body)
 	}
 }

@@ -17,8 +17,7 @@ import (
 )
 
 // TestViewerQuery: the viewer query is answered for whoever the
-// credentials authenticate; any other query gets a GraphQL error saying
-// forgeapi serves the REST API; no credentials is a 401.
+// credentials authenticate; no credentials is a 401.
 func TestViewerQuery(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -35,17 +34,6 @@ func TestViewerQuery(t *testing.T) {
 		}
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(out, &r) != nil || r.Data.Viewer["login"] != "octo" || len(r.Errors) != 0 {
 			t.Fatalf("%q: %d %s", q, resp.StatusCode, out)
-		}
-	}
-	for _, q := range []string{"{ repository(owner:\"o\", name:\"r\") { id } }", "{ viewer { login email } }", "mutation { x }", ""} {
-		body, _ := json.Marshal(map[string]string{"query": q})
-		resp, out := env.DoJSON("POST", "/api/graphql", token, string(body))
-		var r struct {
-			Data   any              `json:"data"`
-			Errors []map[string]any `json:"errors"`
-		}
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(out, &r) != nil || r.Data != nil || len(r.Errors) != 1 {
-			t.Errorf("%q: %d %s, want one GraphQL error", q, resp.StatusCode, out)
 		}
 	}
 	if resp, _ := env.DoJSON("POST", "/api/graphql", "", `{"query":"{viewer{login}}"}`); resp.StatusCode != http.StatusUnauthorized {
@@ -94,7 +82,8 @@ func pushFeature(t *testing.T, env *apptest.Env, repo, token string, gitArgs ...
 // answers the fields asked, under their aliases, with the arguments as
 // variables (as gh's PullRequestByNumber) or literals; an unknown number
 // or a repository the caller may not see is a NOT_FOUND error with its
-// path and null data; unknown fields are the REST API error.
+// path and null data; a field not served is a validation error naming
+// it, with no data.
 func TestPullRequestByNumber(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -122,11 +111,18 @@ func TestPullRequestByNumber(t *testing.T) {
 		!slices.Equal(r.Errors[0].Path, []any{"repository", "pullRequest"}) {
 		t.Fatalf("unknown number: %+v %s", r, r.Data["repository"])
 	}
+	noPulls := env.FineGrainedToken(octo, octo, apptest.AllRepos, "contents:read")
+	r = post(t, env, noPulls, q, vars)
+	if len(r.Errors) != 1 || r.Errors[0].Type != "FORBIDDEN" || string(r.Data["repository"]) != `{"pullRequest":null}` {
+		t.Errorf("fine-grained without Pull requests: %+v, want FORBIDDEN on the pull request", r)
+	}
 	for name, tok := range map[string]string{"stranger": env.Token(bob, "repo"), "no repo scope": env.Token(octo, "public_repo"),
-		"fine-grained without Pull requests": env.FineGrainedToken(octo, octo, apptest.AllRepos, "contents:read")} {
-		r = post(t, env, tok, q, vars)
-		if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" || string(r.Data["repository"]) != "null" {
-			t.Errorf("%s: %+v, want NOT_FOUND", name, r)
+		"fine-grained without Pull requests": noPulls} {
+		if name != "fine-grained without Pull requests" {
+			r = post(t, env, tok, q, vars)
+			if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" || string(r.Data["repository"]) != "null" {
+				t.Errorf("%s: %+v, want NOT_FOUND", name, r)
+			}
 		}
 		r = post(t, env, tok, `mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { clientMutationId } }`,
 			map[string]any{"id": pr.GetNodeID()})
@@ -134,27 +130,25 @@ func TestPullRequestByNumber(t *testing.T) {
 			t.Errorf("%s mutation: %+v, want NOT_FOUND", name, r)
 		}
 	}
-	for _, bad := range []string{
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`,
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`,
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { ...F } } }`,
-		`mutation { markPullRequestReadyForReview(input: {pullRequestId: "x"}) { pullRequest { id } } } extra`,
-		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`,
-		`{ repository(owner: "octo, name: "secret") { id } }`,
+	for bad, names := range map[string]string{
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`:        "mergeable",
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                         "pullRequest",
+		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`:                  "mergePullRequest",
+		`{ repository(owner: "octo, name: "secret") { id } }`:                                              "",
+		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`: `"n"`,
 	} {
 		r = post(t, env, token, bad, nil)
-		if len(r.Errors) != 1 || r.Data != nil || r.Errors[0].Type != "" {
-			t.Errorf("%q: %+v, want the REST API error", bad, r)
+		if len(r.Errors) == 0 || r.Data != nil || r.Errors[0].Type != "" || !strings.Contains(r.Errors[0].Message, names) {
+			t.Errorf("%q: %+v, want a validation error naming %q", bad, r, names)
 		}
 	}
 }
 
-// TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
-// and `gh pr ready --undo` against a server on --tls self-signed: gh
-// queries the pull request by number, then runs the mutation; REST shows
-// the draft flag follow.
-func TestGitHubCLIPullRequestReady(t *testing.T) {
-	t.Parallel()
+// ghCLI returns a runner of the gh CLI against env (a server on --tls)
+// with the token, which fails the test when gh fails; it skips without
+// gh, except in CI.
+func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) string {
+	t.Helper()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -162,14 +156,9 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 		}
 		t.Skip("gh is not installed")
 	}
-	env := apptest.Start(t, apptest.WithTLS())
-	octo := env.User("octo")
-	env.Repo(octo, "hello")
-	token := env.Token(octo, "repo", "read:org")
-	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
 	host := strings.TrimPrefix(env.URL, "https://")
 	home := t.TempDir()
-	run := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gh, args...)
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
@@ -181,6 +170,21 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 		}
 		return string(out)
 	}
+}
+
+// TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
+// and `gh pr ready --undo` against a server on --tls self-signed: gh
+// queries the pull request by number, then runs the mutation; REST shows
+// the draft flag follow.
+func TestGitHubCLIPullRequestReady(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "read:org")
+	run := ghCLI(t, env, token)
+	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
+	host := strings.TrimPrefix(env.URL, "https://")
 	draft := func() bool {
 		pr, _, err := env.Client(token).PullRequests.Get(apptest.Ctx(), "octo", "hello", 1)
 		apptest.Must(t, "get", err)
@@ -193,5 +197,30 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 	run("pr", "ready", "1", "--undo", "--repo", host+"/octo/hello")
 	if !draft() {
 		t.Fatal("gh pr ready --undo: not a draft")
+	}
+}
+
+// TestGitHubCLIRepoViewAndList runs `gh repo view` and `gh repo list`
+// against a server on --tls and checks what they print.
+func TestGitHubCLIRepoViewAndList(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo")
+	env.Repo(octo, "hello", apptest.RepoOpts{Description: "says hello"})
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo", "read:org")
+	run := ghCLI(t, env, token)
+	host := strings.TrimPrefix(env.URL, "https://")
+	if out := run("repo", "view", host+"/octo/hello"); !strings.Contains(out, "name:\tocto/hello\n") || !strings.Contains(out, "description:\tsays hello\n") {
+		t.Errorf("gh repo view:\n%s", out)
+	}
+	// Newest push first: secret was created (and so pushed) last.
+	out := run("repo", "list", "octo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "octo/secret\t\tprivate\t") || !strings.HasPrefix(lines[1], "octo/hello\tsays hello\tpublic\t") {
+		t.Errorf("gh repo list:\n%s", out)
+	}
+	if out := run("repo", "list", "octo", "--visibility", "public"); !strings.HasPrefix(out, "octo/hello\t") || strings.Contains(out, "secret") {
+		t.Errorf("gh repo list --visibility public:\n%s", out)
 	}
 }

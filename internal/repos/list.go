@@ -103,9 +103,7 @@ func (h *Handler) listForAuthenticatedUser(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	p := auth.PrincipalFrom(r.Context())
-	candidates, err := list(r.Context(), h.Service.DB, `SELECT `+repoColumns+repoFrom+`
-		WHERE r.owner_id = $1 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $1)
-		   OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $1)`, p.Account.ID)
+	candidates, err := Affiliated(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}

@@ -156,6 +156,16 @@ func ByOwner(ctx context.Context, q store.Q, ownerID int64) ([]*Repository, erro
 	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`WHERE r.owner_id = $1 ORDER BY lower(r.name)`, ownerID)
 }
 
+// Affiliated returns the repositories the user owns, those of the
+// organizations the user is a member of and those granted to the user
+// (as a collaborator or through a team), by name: the candidates of
+// GET /user/repos and of GraphQL's repositories(ownerAffiliations).
+func Affiliated(ctx context.Context, q store.Q, userID int64) ([]*Repository, error) {
+	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`
+		WHERE r.owner_id = $1 OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $1)
+		   OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $1) ORDER BY lower(r.name)`, userID)
+}
+
 // All returns every repository, by id (forgeapi restore walks them).
 func All(ctx context.Context, q store.Q) ([]*Repository, error) {
 	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`ORDER BY r.id`)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,4 +62,22 @@ func NewGUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ParseNodeID reads a node id NodeID made back into its type and id; ok
+// is false for any other string.
+func ParseNodeID(nodeID string) (typ string, id int64, ok bool) {
+	typ, enc, found := strings.Cut(nodeID, "_")
+	if !found || typ == "" {
+		return "", 0, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return "", 0, false
+	}
+	id, err = strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || id <= 0 || NodeID(typ, id) != nodeID {
+		return "", 0, false
+	}
+	return typ, id, true
 }

@@ -1,0 +1,100 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	gql "github.com/graph-gophers/graphql-go"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// node resolves a node id (the REST node_id) to its object when the
+// caller sees it: users (bots too, which the viewer of an installation
+// token is), organizations, repositories and pull requests.
+// Any other id, or an object hidden from the caller, is NOT_FOUND.
+func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
+	n, err := h.lookup(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
+	}
+	return n, err
+}
+
+// lookup is node without the error's message.
+func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) {
+	typ, dbID, ok := wire.ParseNodeID(id)
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	switch typ {
+	case "U", "O", "BOT":
+		a, err := accounts.ByID(ctx, h.DB, dbID)
+		if err != nil {
+			return nil, err
+		}
+		if accounts.NodeID(a) != id {
+			return nil, store.ErrNotFound
+		}
+		return &nodeResolver{h.owner(a).repositoryOwner}, nil
+	case "R":
+		repo, err := repos.ByID(ctx, h.DB, dbID)
+		if err != nil {
+			return nil, err
+		}
+		r, err := h.visibleRepository(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{r}, nil
+	case "PR":
+		p, err := h.pullByNodeID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{p}, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+// node is what every object resolves of the Node interface.
+type node interface {
+	ID() gql.ID
+}
+
+// nodeResolver resolves Node.
+type nodeResolver struct{ node }
+
+func (n *nodeResolver) ToUser() (*userResolver, bool) {
+	u, ok := n.node.(*userResolver)
+	return u, ok
+}
+
+func (n *nodeResolver) ToOrganization() (*organizationResolver, bool) {
+	o, ok := n.node.(*organizationResolver)
+	return o, ok
+}
+
+func (n *nodeResolver) ToRepository() (*repositoryResolver, bool) {
+	r, ok := n.node.(*repositoryResolver)
+	return r, ok
+}
+
+func (n *nodeResolver) ToPullRequest() (*pullRequestResolver, bool) {
+	p, ok := n.node.(*pullRequestResolver)
+	return p, ok
+}
+
+// ToRepositoryOwner is the node as a RepositoryOwner, for fragments on
+// the interface.
+func (n *nodeResolver) ToRepositoryOwner() (*ownerResolver, bool) {
+	o, ok := n.node.(repositoryOwner)
+	if !ok {
+		return nil, false
+	}
+	return &ownerResolver{o}, true
+}

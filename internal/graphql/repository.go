@@ -1,0 +1,242 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	gql "github.com/graph-gophers/graphql-go"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+)
+
+// repository resolves OWNER/NAME for the caller (following a rename
+// when follow is set): NOT_FOUND, with the platform's message, when no
+// such repository exists or the caller may not see it.
+func (h *Handler) repository(ctx context.Context, owner, name string, follow bool) (*repositoryResolver, error) {
+	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
+	if errors.Is(err, store.ErrNotFound) && follow {
+		repo, err = repos.Renamed(ctx, h.DB, owner, name)
+	}
+	var r *repositoryResolver
+	if err == nil {
+		r, err = h.visibleRepository(ctx, repo)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound(fmt.Sprintf("Could not resolve to a Repository with the name '%s/%s'.", owner, name))
+	}
+	return r, err
+}
+
+// visibleRepository wraps the repository when the caller sees it, with
+// the caller's role on it; store.ErrNotFound when it is hidden (as REST
+// hides it: access.ListedRepoRole).
+func (h *Handler) visibleRepository(ctx context.Context, repo *repos.Repository) (*repositoryResolver, error) {
+	role, err := access.ListedRepoRole(ctx, h.DB, requestFrom(ctx).principal, repo)
+	if err != nil {
+		return nil, err
+	}
+	if role == auth.RoleNone {
+		return nil, store.ErrNotFound
+	}
+	return &repositoryResolver{h: h, r: repo, role: role}, nil
+}
+
+// repositoryResolver resolves Repository for a caller of role.
+type repositoryResolver struct {
+	h    *Handler
+	r    *repos.Repository
+	role auth.Role
+
+	once  sync.Once
+	stats repos.Stats
+	err   error
+}
+
+// statsOf loads the repository's counters once.
+func (r *repositoryResolver) statsOf(ctx context.Context) (repos.Stats, error) {
+	r.once.Do(func() { r.stats, r.err = r.h.Repos.Stats(ctx, r.r.ID) })
+	return r.stats, r.err
+}
+
+func (r *repositoryResolver) ID() gql.ID            { return gql.ID(wire.NodeID("R", r.r.ID)) }
+func (r *repositoryResolver) DatabaseID() *int32    { id := int32(r.r.ID); return &id }
+func (r *repositoryResolver) Name() string          { return r.r.Name }
+func (r *repositoryResolver) NameWithOwner() string { return r.r.FullName() }
+func (r *repositoryResolver) Description() *string  { return optional(r.r.Description) }
+func (r *repositoryResolver) CreatedAt() dateTime   { return at(r.r.CreatedAt) }
+func (r *repositoryResolver) UpdatedAt() dateTime   { return at(r.r.UpdatedAt) }
+func (r *repositoryResolver) IsPrivate() bool       { return r.r.Private }
+func (r *repositoryResolver) IsFork() bool          { return r.r.ForkOfID != 0 }
+func (r *repositoryResolver) IsInOrganization() bool {
+	return r.r.Owner.IsOrg()
+}
+
+// Visibility is PUBLIC or PRIVATE.
+func (r *repositoryResolver) Visibility() string { return strings.ToUpper(r.r.Visibility()) }
+
+// The settings forgeapi does not store have the values REST shows:
+// issues, projects and wiki on; not archived, not a template; no
+// homepage.
+func (r *repositoryResolver) HasIssuesEnabled() bool   { return true }
+func (r *repositoryResolver) HasProjectsEnabled() bool { return true }
+func (r *repositoryResolver) HasWikiEnabled() bool     { return true }
+func (r *repositoryResolver) IsArchived() bool         { return false }
+func (r *repositoryResolver) IsTemplate() bool         { return false }
+func (r *repositoryResolver) HomepageURL() *uri        { return nil }
+
+// PushedAt is the last push, or the creation before any, as REST's
+// pushed_at.
+func (r *repositoryResolver) PushedAt() *dateTime {
+	t := at(r.r.CreatedAt)
+	if r.r.PushedAt != nil {
+		t = at(*r.r.PushedAt)
+	}
+	return &t
+}
+
+// URL is the repository's web page.
+func (r *repositoryResolver) URL(ctx context.Context) uri {
+	return uri(httpapi.WebBase(requestFrom(ctx).base) + "/" + r.r.FullName())
+}
+
+// ResourcePath is the path of the repository's web page.
+func (r *repositoryResolver) ResourcePath() uri { return uri("/" + r.r.FullName()) }
+
+// SSHURL is the repository's git address over SSH, as REST's ssh_url.
+func (r *repositoryResolver) SSHURL(ctx context.Context) gitSSHRemote {
+	web := httpapi.WebBase(requestFrom(ctx).base)
+	host := web[strings.Index(web, "//")+2:]
+	if i := strings.IndexAny(host, ":/"); i >= 0 {
+		host = host[:i]
+	}
+	return gitSSHRemote("git@" + host + ":" + r.r.FullName() + ".git")
+}
+
+// StargazerCount counts the repository's stars.
+func (r *repositoryResolver) StargazerCount(ctx context.Context) (int32, error) {
+	st, err := r.statsOf(ctx)
+	return int32(st.Stargazers), err
+}
+
+// ForkCount counts the repository's forks.
+func (r *repositoryResolver) ForkCount(ctx context.Context) (int32, error) {
+	st, err := r.statsOf(ctx)
+	return int32(st.Forks), err
+}
+
+// ViewerPermission is the caller's role: ADMIN, WRITE or READ.
+func (r *repositoryResolver) ViewerPermission() *string {
+	perm := map[auth.Role]string{auth.RoleRead: "READ", auth.RoleWrite: "WRITE", auth.RoleAdmin: "ADMIN"}[r.role]
+	return &perm
+}
+
+// Owner is the repository's owner.
+func (r *repositoryResolver) Owner() *ownerResolver { return r.h.owner(r.r.Owner) }
+
+// Parent is the repository this one is a fork of, null when it is none
+// or the caller does not see it.
+func (r *repositoryResolver) Parent(ctx context.Context) (*repositoryResolver, error) {
+	if r.r.ForkOfID == 0 {
+		return nil, nil
+	}
+	parent, err := repos.ByID(ctx, r.h.DB, r.r.ForkOfID)
+	var out *repositoryResolver
+	if err == nil {
+		out, err = r.h.visibleRepository(ctx, parent)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return out, err
+}
+
+// DefaultBranchRef is the default branch, null while it does not exist
+// (an empty repository).
+func (r *repositoryResolver) DefaultBranchRef() (*refResolver, error) {
+	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	_, ok, err := g.RefTarget("refs/heads/" + r.r.DefaultBranch)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &refResolver{name: r.r.DefaultBranch, prefix: "refs/heads/"}, nil
+}
+
+// refResolver resolves Ref.
+type refResolver struct{ name, prefix string }
+
+func (r *refResolver) Name() string   { return r.name }
+func (r *refResolver) Prefix() string { return r.prefix }
+
+// repositoriesArgs are the arguments of RepositoryOwner.repositories.
+type repositoriesArgs struct {
+	connectionArgs
+	Affiliations      *[]*string
+	OwnerAffiliations []*string
+	HasIssuesEnabled  *bool
+	IsArchived        *bool
+	IsFork            *bool
+	IsLocked          *bool
+	OrderBy           *repositoryOrder
+	Privacy           *string
+	Visibility        *string
+}
+
+// repositoryOrder is the RepositoryOrder input.
+type repositoryOrder struct {
+	Field     string
+	Direction string
+}
+
+// repositories is owner's connection of repositories the caller sees,
+// filtered and ordered as args ask.
+func (h *Handler) repositories(ctx context.Context, owner *accounts.Account, args repositoriesArgs) (*connection[*repositoryResolver], error) {
+	if err := args.check("repositories"); err != nil {
+		return nil, err
+	}
+	if args.Privacy != nil && args.Visibility != nil {
+		return nil, invalid("The privacy and visibility arguments cannot be combined.")
+	}
+	candidates, err := h.ownedOrAffiliated(ctx, owner, args.OwnerAffiliations)
+	if err != nil {
+		return nil, err
+	}
+	keep, err := h.filter(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	var shown []*repositoryResolver
+	for _, repo := range candidates {
+		ok, err := keep(repo)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		r, err := h.visibleRepository(ctx, repo)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		shown = append(shown, r)
+	}
+	if err := sortRepositories(ctx, shown, args.OrderBy); err != nil {
+		return nil, err
+	}
+	return paginate(shown, args.connectionArgs)
+}
