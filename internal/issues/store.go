@@ -172,7 +172,7 @@ func (l *loader) prefetch(ctx context.Context, ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	rows, err := l.q.QueryContext(ctx, `SELECT `+accounts.JoinedColumns+` FROM accounts a WHERE a.id IN `+in(len(missing)), missing...)
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT `+accounts.JoinedColumns+` FROM accounts a WHERE a.id IN `+in(len(missing)), missing...)
 	if err != nil {
 		return store.Normalize(err)
 	}
@@ -211,7 +211,7 @@ func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Acco
 		return nil
 	}
 	if l.repo.Owner.IsOrg() {
-		members, err := collect(scanID)(l.q.QueryContext(ctx, `SELECT user_id FROM org_members WHERE org_id = $1 AND user_id IN `+
+		members, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM org_members WHERE org_id = $1 AND user_id IN `+
 			inFrom(2, len(missing)), append([]any{l.repo.Owner.ID}, missing...)...))
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Acco
 			l.assoc[id] = "MEMBER"
 		}
 	}
-	collaborators, err := collect(scanID)(l.q.QueryContext(ctx, `SELECT user_id FROM repo_collaborators WHERE repository_id = $1 AND user_id IN `+
+	collaborators, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM repo_collaborators WHERE repository_id = $1 AND user_id IN `+
 		inFrom(2, len(missing)), append([]any{l.repo.ID}, missing...)...))
 	if err != nil {
 		return err
@@ -249,7 +249,7 @@ func inFrom(first, n int) string {
 }
 
 func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) error {
-	rows, err := l.q.QueryContext(ctx, `SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
 		WHERE il.issue_id IN `+in(len(ids))+` ORDER BY lower(l.name)`, ids...)
 	if err != nil {
 		return store.Normalize(err)
@@ -274,7 +274,7 @@ func (l *loader) assigneePairs(ctx context.Context, ids []any) ([]assigneePair, 
 	return collect(func(s scanner) (assigneePair, error) {
 		var p assigneePair
 		return p, s.Scan(&p.issue, &p.user)
-	})(l.q.QueryContext(ctx, `SELECT issue_id, user_id FROM issue_assignees WHERE issue_id IN `+in(len(ids))+` ORDER BY user_id`, ids...))
+	})(l.q.QueryContext(ctx, store.Dynamic+`SELECT issue_id, user_id FROM issue_assignees WHERE issue_id IN `+in(len(ids))+` ORDER BY user_id`, ids...))
 }
 
 // prefetchMilestones reads the milestones of ids not read yet with their
@@ -290,7 +290,7 @@ func (l *loader) prefetchMilestones(ctx context.Context, ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	list, err := collect(scanMilestone)(l.q.QueryContext(ctx, `SELECT `+milestoneColumns+` FROM milestones m WHERE m.id IN `+in(len(missing)), missing...))
+	list, err := collect(scanMilestone)(l.q.QueryContext(ctx, store.Dynamic+`SELECT `+milestoneColumns+` FROM milestones m WHERE m.id IN `+in(len(missing)), missing...))
 	if err != nil {
 		return err
 	}
@@ -299,7 +299,7 @@ func (l *loader) prefetchMilestones(ctx context.Context, ids []int64) error {
 		l.miles[m.ID] = m
 		creators = appendID(creators, m.creatorID)
 	}
-	rows, err := l.q.QueryContext(ctx, `SELECT milestone_id, COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0),
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT milestone_id, COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN state = 'closed' THEN 1 ELSE 0 END), 0) FROM issues WHERE milestone_id IN `+in(len(missing))+
 		` GROUP BY milestone_id`, missing...)
 	if err != nil {
