@@ -514,10 +514,29 @@ func (q *root) AddLabelsToLabelable(ctx context.Context, args struct{ Input labe
 }
 
 // RemoveLabelsFromLabelable takes labels off an issue or pull request,
-// as DELETE .../issues/{issue_number}/labels/{name} for each, in one
-// transaction (the labels it keeps are set anew); triagers only.
+// as DELETE .../issues/{issue_number}/labels/{name} for each; triagers
+// only.
 func (q *root) RemoveLabelsFromLabelable(ctx context.Context, args struct{ Input labelsInput }) (*labelablePayload, error) {
 	return q.h.relabel(ctx, args.Input, true, "RemoveLabelsFromLabelable")
+}
+
+// removeLabels takes the named labels off the target, one change each
+// (as REST's DELETE of one label), so that a concurrent change to its
+// other labels stays (gh issue edit adds and removes at once); a label
+// the issue does not have is no error.
+func (h *Handler) removeLabels(ctx context.Context, t *issueTarget, actor *accounts.Account, names []string) error {
+	for _, name := range names {
+		if !slices.ContainsFunc(t.is.Labels, func(lb *issues.Label) bool { return strings.EqualFold(lb.Name, name) }) {
+			continue
+		}
+		_, err := h.Issues.IssueLabels(ctx, t.repo.r, actor, t.number(), nil, false, name)
+		if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusNotFound {
+			continue // taken off meanwhile
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // relabel adds or removes the input's labels.
@@ -538,15 +557,11 @@ func (h *Handler) relabel(ctx context.Context, in labelsInput, remove bool, muta
 		return nil, refusal(requestFrom(ctx).principal, mutation)
 	}
 	if remove {
-		var keep []string
-		for _, lb := range t.is.Labels {
-			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, lb.Name) }) {
-				keep = append(keep, lb.Name)
-			}
-		}
-		names = keep
+		err = h.removeLabels(ctx, t, actor, names)
+	} else {
+		_, err = h.Issues.IssueLabels(ctx, t.repo.r, actor, t.number(), names, false, "")
 	}
-	if _, err := h.Issues.IssueLabels(ctx, t.repo.r, actor, t.number(), names, remove, ""); err != nil {
+	if err != nil {
 		return nil, serviceError(err)
 	}
 	if t, err = h.reload(ctx, t); err != nil {
