@@ -211,6 +211,13 @@ func TestIssuesConnection(t *testing.T) {
 	if len(r.Errors) != 0 || string(r.Data["repository"]) != `{"a":{"__typename":"PullRequest","number":4},"b":{"__typename":"Issue"}}` {
 		t.Errorf("issueOrPullRequest: %+v %s", r, r.Data["repository"])
 	}
+	// gh's form: the same field of another enum type in each fragment,
+	// which the platform accepts.
+	r = post(t, env, token, `query($n: Int!) { repository(owner: "octo", name: "hello") { a: issueOrPullRequest(number: 4) { ...f } b: issueOrPullRequest(number: $n) { ...f } } }
+		fragment f on IssueOrPullRequest { ... on Issue { number state } ... on PullRequest { number state } }`, map[string]any{"n": 3})
+	if len(r.Errors) != 0 || string(r.Data["repository"]) != `{"a":{"number":4,"state":"OPEN"},"b":{"number":3,"state":"CLOSED"}}` {
+		t.Errorf("fields of both types: %+v %s", r, r.Data["repository"])
+	}
 	r = post(t, env, token, `{ repository(owner: "octo", name: "hello") { issue(number: 4) { id } } }`, nil)
 	if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" || r.Errors[0].Message != "Could not resolve to an Issue with the number of 4." {
 		t.Errorf("issue(number: pull request): %+v", r)
