@@ -9,6 +9,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/webhooks"
 	"forgeapi/internal/wire"
 )
 
@@ -44,15 +45,20 @@ func eventsOf(t *testing.T, env *apptest.Env, token string, number int) []string
 // TestIssueMutations runs createIssue, updateIssue, closeIssue,
 // reopenIssue, addComment, addLabelsToLabelable and
 // removeLabelsFromLabelable, and checks through REST that each made the
-// change and recorded the events REST's change records.
+// change and recorded the events REST's change records, and that the
+// repository's hook received the webhooks REST's changes send.
 func TestIssueMutations(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t)
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	octo := env.User("octo")
 	hello := env.Repo(octo, "hello")
-	token := env.Token(octo, "repo")
+	token := env.Token(octo, "repo", "admin:repo_hook")
 	rest := env.Client(token)
 	ctx := apptest.Ctx()
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := rest.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"issues", "issue_comment"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
 	bug, _, err := rest.Issues.CreateLabel(ctx, "octo", "hello", github.CreateIssueLabelRequest{Name: "bug"})
 	apptest.Must(t, "label", err)
 	docs, _, err := rest.Issues.CreateLabel(ctx, "octo", "hello", github.CreateIssueLabelRequest{Name: "docs"})
@@ -123,6 +129,8 @@ func TestIssueMutations(t *testing.T) {
 	if got := eventsOf(t, env, token, 1); !slices.Equal(got, want) {
 		t.Errorf("events: %v, want %v", got, want)
 	}
+	rc.WaitFor(t, apptest.EventAction, "issues opened", "issues labeled", "issues assigned", "issues milestoned", "issues edited",
+		"issues demilestoned", "issues closed", "issues reopened", "issue_comment created", "issues unlabeled")
 
 	// A pull request takes comments and labels through the same mutations.
 	pr := pushFeature(t, env, "hello", token)
@@ -134,6 +142,13 @@ func TestIssueMutations(t *testing.T) {
 	apptest.Must(t, "pull request's issue", err)
 	if len(prIssue.Labels) != 1 || prIssue.GetComments() != 1 {
 		t.Errorf("pull request: labels %v, %d comments", prIssue.Labels, prIssue.GetComments())
+	}
+	gqlData(t, env, token, `query($n: Int!) { repository(owner: "octo", name: "hello") { pullRequest(number: $n) { author { login }
+		labels(first: 5) { nodes { name } } comments(last: 1) { totalCount nodes { body } } assignees(first: 5) { totalCount } milestone { title }
+		projectCards(first: 5) { totalCount } } } }`, map[string]any{"n": pr.GetNumber()}, &out)
+	if b, _ := json.Marshal(out); string(b) != `{"repository":{"pullRequest":{"assignees":{"totalCount":0},"author":{"login":"octo"},`+
+		`"comments":{"nodes":[{"body":"LGTM"}],"totalCount":1},"labels":{"nodes":[{"name":"bug"}]},"milestone":null,"projectCards":{"totalCount":0}}}}` {
+		t.Errorf("pull request's issue fields: %s", b)
 	}
 }
 
