@@ -288,7 +288,7 @@ func TestVisibilityAndErrors(t *testing.T) {
 
 	r = post(t, env, env.Token(octo, "repo"), `{ __type(name: "Repository") { fields { name } } }`, nil)
 	if len(r.Errors) != 0 || !strings.Contains(string(r.Data["__type"]), `{"name":"nameWithOwner"}`) ||
-		strings.Contains(string(r.Data["__type"]), `{"name":"issues"}`) {
+		strings.Contains(string(r.Data["__type"]), `{"name":"discussions"}`) {
 		t.Errorf("introspection: %+v %s", r, r.Data["__type"])
 	}
 }

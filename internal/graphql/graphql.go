@@ -35,6 +35,7 @@ import (
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -47,9 +48,10 @@ var schemaSDL string
 
 // Handler serves the GraphQL endpoint.
 type Handler struct {
-	DB    *store.DB
-	Repos *repos.Service
-	Pulls *pulls.Service
+	DB     *store.DB
+	Repos  *repos.Service
+	Pulls  *pulls.Service
+	Issues *issues.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is
@@ -61,9 +63,10 @@ type Handler struct {
 func (h *Handler) Routes() []httpapi.Route {
 	schema := gql.MustParseSchema(schemaSDL, &root{h: h},
 		gql.UseStringDescriptions(), gql.MaxDepth(maxDepth), gql.PanicHandler(panicHandler{}))
+	objects := objectTypes(schemaSDL)
 	return []httpapi.Route{
 		{Method: "POST", Pattern: "/api/graphql", Handle: func(w http.ResponseWriter, r *http.Request) error {
-			return serve(schema, w, r)
+			return serve(schema, objects, w, r)
 		}, Auth: auth.Rule{Unauthorized401: true, TokenTypes: auth.AllTokenTypes}},
 	}
 }
@@ -97,16 +100,24 @@ type gqlError struct {
 	Message    string               `json:"message"`
 }
 
-// serve runs one request. A resolver's error that is no fieldError (a
+// serve runs one request (again with separateFragments' aliases when
+// the engine refused it for fields of conflicting types that the
+// platform accepts: see overlap.go). A resolver's error that is no fieldError (a
 // store failure) or a resolver's panic is a server error: logged and
 // answered 500 by the one error writer, never shown.
-func serve(schema *gql.Schema, w http.ResponseWriter, r *http.Request) error {
+func serve(schema *gql.Schema, objects map[string]bool, w http.ResponseWriter, r *http.Request) error {
 	var b body
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
 	req := &request{principal: auth.PrincipalFrom(r.Context()), base: httpapi.BaseURL(r.Context()), rate: rateOf(w, r)}
 	res := schema.Exec(withRequest(r.Context(), req), b.Query, b.OperationName, b.Variables)
+	if res.Data == nil && hasTypeConflict(res.Errors) {
+		if query, names, ok := separateFragments(b.Query, objects); ok {
+			res = schema.Exec(withRequest(r.Context(), req), query, b.OperationName, b.Variables)
+			res.Data = restoreNames(res.Data, res.Errors, names)
+		}
+	}
 	out := response{Data: res.Data}
 	for _, e := range res.Errors {
 		fe, isField := errors.AsType[*fieldError](e.ResolverError)

@@ -15,7 +15,8 @@ import (
 
 // node resolves a node id (the REST node_id) to its object when the
 // caller sees it: users (bots too, which the viewer of an installation
-// token is), organizations, repositories and pull requests.
+// token is), organizations, repositories, pull requests, and issues,
+// their comments, labels and milestones (issueNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -57,6 +58,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 			return nil, err
 		}
 		return &nodeResolver{p}, nil
+	case "I", "IC", "LA", "MI":
+		return h.issueNode(ctx, typ, dbID)
 	}
 	return nil, store.ErrNotFound
 }
@@ -87,6 +90,26 @@ func (n *nodeResolver) ToRepository() (*repositoryResolver, bool) {
 func (n *nodeResolver) ToPullRequest() (*pullRequestResolver, bool) {
 	p, ok := n.node.(*pullRequestResolver)
 	return p, ok
+}
+
+func (n *nodeResolver) ToIssue() (*issueResolver, bool) {
+	i, ok := n.node.(*issueResolver)
+	return i, ok
+}
+
+func (n *nodeResolver) ToIssueComment() (*commentResolver, bool) {
+	c, ok := n.node.(*commentResolver)
+	return c, ok
+}
+
+func (n *nodeResolver) ToLabel() (*labelResolver, bool) {
+	l, ok := n.node.(*labelResolver)
+	return l, ok
+}
+
+func (n *nodeResolver) ToMilestone() (*milestoneResolver, bool) {
+	m, ok := n.node.(*milestoneResolver)
+	return m, ok
 }
 
 // ToRepositoryOwner is the node as a RepositoryOwner, for fragments on

@@ -94,6 +94,12 @@ func (r *repositoryResolver) IsArchived() bool         { return false }
 func (r *repositoryResolver) IsTemplate() bool         { return false }
 func (r *repositoryResolver) HomepageURL() *uri        { return nil }
 
+// Every merge method is allowed, as REST's allow_merge_commit,
+// allow_squash_merge and allow_rebase_merge show.
+func (r *repositoryResolver) MergeCommitAllowed() bool { return true }
+func (r *repositoryResolver) SquashMergeAllowed() bool { return true }
+func (r *repositoryResolver) RebaseMergeAllowed() bool { return true }
+
 // PushedAt is the last push, or the creation before any, as REST's
 // pushed_at.
 func (r *repositoryResolver) PushedAt() *dateTime {

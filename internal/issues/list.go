@@ -13,8 +13,11 @@ import (
 // Filter selects and orders a repository's issues.
 type Filter struct {
 	State string // open, closed or all
-	// Labels are names the issue must all carry.
-	Labels []string
+	// Labels are names the issue must all carry; AnyLabels names of which
+	// it carries one at least (GraphQL's labels filter).
+	Labels, AnyLabels []string
+	// IssuesOnly leaves pull requests out (GraphQL's issues connection).
+	IssuesOnly bool
 	// Assignee is a user id, AssigneeNone or AssigneeAny; 0 for no filter.
 	Assignee int64
 	// Creator and Mentioned are a user id and login; 0 and "" for none.
@@ -56,6 +59,17 @@ func (f Filter) conditions(q *query) {
 	}
 	for _, name := range f.Labels {
 		q.add(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id AND lower(l.name) = lower(?))`, name)
+	}
+	if len(f.AnyLabels) > 0 {
+		names := make([]any, len(f.AnyLabels))
+		for i, name := range f.AnyLabels {
+			names[i] = strings.ToLower(name)
+		}
+		q.add(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id AND lower(l.name) IN (`+
+			strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")+`))`, names...)
+	}
+	if f.IssuesOnly {
+		q.add(`i.is_pull_request = ?`, false)
 	}
 	switch {
 	case f.Assignee == AssigneeNone:
@@ -110,6 +124,17 @@ func (s *Service) List(ctx context.Context, repo *repos.Repository, f Filter) ([
 	q.add(`i.repository_id = ?`, repo.ID)
 	f.conditions(q)
 	return s.page(ctx, repo, q, f)
+}
+
+// Count counts the repository's issues matching the filter (its page
+// and order aside).
+func (s *Service) Count(ctx context.Context, repo *repos.Repository, f Filter) (int, error) {
+	q := &query{}
+	q.add(`i.repository_id = ?`, repo.ID)
+	f.conditions(q)
+	var n int
+	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM issues i WHERE `+strings.Join(q.where, " AND "), q.args...).Scan(&n)
+	return n, store.Normalize(err)
 }
 
 // page runs q with the filter's order and page and completes the issues.

@@ -91,52 +91,165 @@ func (l *loader) association(ctx context.Context, a *accounts.Account) (string, 
 }
 
 // issues completes the issues: people, milestone, labels and assignees.
+// A page costs a fixed number of queries whatever its length: one each
+// for its labels, its assignees, the accounts of its authors, closers
+// and assignees, their associations, and its milestones.
 func (l *loader) issues(ctx context.Context, list []*Issue) error {
 	if len(list) == 0 {
 		return nil
 	}
 	byID := map[int64]*Issue{}
 	ids := make([]any, 0, len(list))
+	var people, miles []int64
 	for _, is := range list {
 		byID[is.ID] = is
 		ids = append(ids, is.ID)
 		is.Labels, is.Assignees = []*Label{}, []*accounts.Account{}
-		var err error
-		if is.User, err = l.account(ctx, is.userID); err != nil {
-			return err
-		}
-		if is.ClosedBy, err = l.account(ctx, is.closedByID); err != nil {
-			return err
-		}
+		people = appendID(appendID(people, is.userID), is.closedByID)
+		miles = appendID(miles, is.milestoneID)
+	}
+	pairs, err := l.assigneePairs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		people = append(people, p.user)
+	}
+	if err := l.prefetch(ctx, people); err != nil {
+		return err
+	}
+	if err := l.prefetchMilestones(ctx, miles); err != nil {
+		return err
+	}
+	var authors []*accounts.Account
+	for _, is := range list {
+		is.User, is.ClosedBy = l.accounts[deref(is.userID)], l.accounts[deref(is.closedByID)]
+		is.Milestone = l.miles[deref(is.milestoneID)]
+		authors = append(authors, is.User)
+	}
+	if err := l.prefetchAssociations(ctx, authors); err != nil {
+		return err
+	}
+	for _, is := range list {
 		if is.Association, err = l.association(ctx, is.User); err != nil {
 			return err
 		}
-		if is.Milestone, err = l.milestone(ctx, is.milestoneID); err != nil {
-			return err
+	}
+	for _, p := range pairs {
+		if a := l.accounts[p.user]; a != nil {
+			byID[p.issue].Assignees = append(byID[p.issue].Assignees, a)
 		}
 	}
-	if err := l.labels(ctx, byID, ids); err != nil {
+	return l.labels(ctx, byID, ids)
+}
+
+// appendID appends *id when id is not nil.
+func appendID(ids []int64, id *int64) []int64 {
+	if id == nil {
+		return ids
+	}
+	return append(ids, *id)
+}
+
+// deref is *id, 0 (no account or milestone has it) for nil.
+func deref(id *int64) int64 {
+	if id == nil {
+		return 0
+	}
+	return *id
+}
+
+// prefetch reads the accounts of ids not read yet, in one query; an id
+// whose account is gone is cached as nil.
+func (l *loader) prefetch(ctx context.Context, ids []int64) error {
+	var missing []any
+	for _, id := range ids {
+		if _, ok := l.accounts[id]; !ok {
+			l.accounts[id] = nil
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT `+accounts.JoinedColumns+` FROM accounts a WHERE a.id IN `+in(len(missing)), missing...)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		a := &accounts.Account{}
+		if err := rows.Scan(a.ScanDest()...); err != nil {
+			return store.Normalize(err)
+		}
+		l.accounts[a.ID] = a
+	}
+	return store.Normalize(rows.Err())
+}
+
+// prefetchAssociations reads the associations (association) of the
+// accounts not read yet: one query for the repository's collaborators
+// among them and, for an organization's repository, one for its
+// members.
+func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Account) error {
+	var missing []any
+	for _, a := range list {
+		if a == nil {
+			continue
+		}
+		if _, ok := l.assoc[a.ID]; ok {
+			continue
+		}
+		l.assoc[a.ID] = "NONE"
+		if a.ID == l.repo.Owner.ID {
+			l.assoc[a.ID] = "OWNER"
+			continue
+		}
+		missing = append(missing, a.ID)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if l.repo.Owner.IsOrg() {
+		members, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM org_members WHERE org_id = $1 AND user_id IN `+
+			inFrom(2, len(missing)), append([]any{l.repo.Owner.ID}, missing...)...))
+		if err != nil {
+			return err
+		}
+		for _, id := range members {
+			l.assoc[id] = "MEMBER"
+		}
+	}
+	collaborators, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM repo_collaborators WHERE repository_id = $1 AND user_id IN `+
+		inFrom(2, len(missing)), append([]any{l.repo.ID}, missing...)...))
+	if err != nil {
 		return err
 	}
-	return l.assignees(ctx, byID, ids)
+	for _, id := range collaborators {
+		l.assoc[id] = "COLLABORATOR"
+	}
+	return nil
 }
 
 // in is "($1, $2, ...)" for n values.
-func in(n int) string {
+func in(n int) string { return inFrom(1, n) }
+
+// inFrom is "($first, ...)" for n values.
+func inFrom(first, n int) string {
 	var b strings.Builder
 	b.WriteByte('(')
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("$" + strconv.Itoa(i+1))
+		b.WriteString("$" + strconv.Itoa(first+i))
 	}
 	b.WriteByte(')')
 	return b.String()
 }
 
 func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) error {
-	rows, err := l.q.QueryContext(ctx, `SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
 		WHERE il.issue_id IN `+in(len(ids))+` ORDER BY lower(l.name)`, ids...)
 	if err != nil {
 		return store.Normalize(err)
@@ -153,54 +266,67 @@ func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) e
 	return store.Normalize(rows.Err())
 }
 
-func (l *loader) assignees(ctx context.Context, byID map[int64]*Issue, ids []any) error {
-	rows, err := l.q.QueryContext(ctx, `SELECT issue_id, user_id FROM issue_assignees WHERE issue_id IN `+in(len(ids))+` ORDER BY user_id`, ids...)
+// assigneePair is one assignee of one issue.
+type assigneePair struct{ issue, user int64 }
+
+// assigneePairs reads the assignees of the issues of ids.
+func (l *loader) assigneePairs(ctx context.Context, ids []any) ([]assigneePair, error) {
+	return collect(func(s scanner) (assigneePair, error) {
+		var p assigneePair
+		return p, s.Scan(&p.issue, &p.user)
+	})(l.q.QueryContext(ctx, store.Dynamic+`SELECT issue_id, user_id FROM issue_assignees WHERE issue_id IN `+in(len(ids))+` ORDER BY user_id`, ids...))
+}
+
+// prefetchMilestones reads the milestones of ids not read yet with their
+// counts and creators: three queries at most.
+func (l *loader) prefetchMilestones(ctx context.Context, ids []int64) error {
+	var missing []any
+	for _, id := range ids {
+		if _, ok := l.miles[id]; !ok {
+			l.miles[id] = nil
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	list, err := collect(scanMilestone)(l.q.QueryContext(ctx, store.Dynamic+`SELECT `+milestoneColumns+` FROM milestones m WHERE m.id IN `+in(len(missing)), missing...))
+	if err != nil {
+		return err
+	}
+	var creators []int64
+	for _, m := range list {
+		l.miles[m.ID] = m
+		creators = appendID(creators, m.creatorID)
+	}
+	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT milestone_id, COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN state = 'closed' THEN 1 ELSE 0 END), 0) FROM issues WHERE milestone_id IN `+in(len(missing))+
+		` GROUP BY milestone_id`, missing...)
 	if err != nil {
 		return store.Normalize(err)
 	}
-	type pair struct{ issue, user int64 }
-	var pairs []pair
 	for rows.Next() {
-		var p pair
-		if err := rows.Scan(&p.issue, &p.user); err != nil {
+		var id int64
+		var open, closed int
+		if err := rows.Scan(&id, &open, &closed); err != nil {
 			rows.Close()
 			return store.Normalize(err)
 		}
-		pairs = append(pairs, p)
+		if m := l.miles[id]; m != nil {
+			m.OpenIssues, m.ClosedIssues = open, closed
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return store.Normalize(err)
 	}
-	for _, p := range pairs {
-		a, err := l.account(ctx, &p.user)
-		if err != nil {
-			return err
-		}
-		if a != nil {
-			byID[p.issue].Assignees = append(byID[p.issue].Assignees, a)
-		}
+	if err := l.prefetch(ctx, creators); err != nil {
+		return err
+	}
+	for _, m := range list {
+		m.Creator = l.accounts[deref(m.creatorID)]
 	}
 	return nil
-}
-
-// milestone is the milestone of id with its counts, nil for nil.
-func (l *loader) milestone(ctx context.Context, id *int64) (*Milestone, error) {
-	if id == nil {
-		return nil, nil
-	}
-	if m, ok := l.miles[*id]; ok {
-		return m, nil
-	}
-	m, err := scanMilestone(l.q.QueryRowContext(ctx, `SELECT `+milestoneColumns+` FROM milestones m WHERE m.id = $1`, *id))
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	if err := l.completeMilestone(ctx, m); err != nil {
-		return nil, err
-	}
-	l.miles[*id] = m
-	return m, nil
 }
 
 func (l *loader) completeMilestone(ctx context.Context, m *Milestone) error {
@@ -213,13 +339,26 @@ func (l *loader) completeMilestone(ctx context.Context, m *Milestone) error {
 		FROM issues WHERE milestone_id = $1`, m.ID).Scan(&m.OpenIssues, &m.ClosedIssues))
 }
 
-// comments completes comments with their authors.
+// comments completes comments with their authors: two or three
+// queries whatever their number (accounts, associations).
 func (l *loader) comments(ctx context.Context, list []*Comment) error {
+	var people []int64
+	for _, c := range list {
+		people = appendID(people, c.userID)
+	}
+	if err := l.prefetch(ctx, people); err != nil {
+		return err
+	}
+	authors := make([]*accounts.Account, 0, len(list))
+	for _, c := range list {
+		c.User = l.accounts[deref(c.userID)]
+		authors = append(authors, c.User)
+	}
+	if err := l.prefetchAssociations(ctx, authors); err != nil {
+		return err
+	}
 	for _, c := range list {
 		var err error
-		if c.User, err = l.account(ctx, c.userID); err != nil {
-			return err
-		}
 		if c.Association, err = l.association(ctx, c.User); err != nil {
 			return err
 		}
