@@ -190,12 +190,14 @@ func (c Change) check(ctx context.Context, git gitcmd.Git) error {
 	}
 	tooLarge := measure(stdout, c.Resource)
 	if tooLarge != nil {
-		cancel()
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-		return tooLarge
+		cancel() // the rest of the diff does not matter
 	}
-	if err := cmd.Wait(); err != nil {
+	_, _ = io.Copy(io.Discard, stdout) // what measure left, so that git ends
+	err = cmd.Wait()
+	switch {
+	case tooLarge != nil:
+		return tooLarge
+	case err != nil:
 		return &gitcmd.Error{Args: cmd.Args[1:], Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	return nil
@@ -203,7 +205,8 @@ func (c Change) check(ctx context.Context, git gitcmd.Git) error {
 
 // measure reads git diff --numstat output (a line per file: added and
 // deleted lines, "-" for a binary file, and the path) and returns the
-// 406 of the first limit it goes over, nil when it ends within both.
+// 406 of the first limit it goes over, nil when it ends within both (or
+// at a line longer than a path can be).
 func measure(numstat io.Reader, resource string) *apierr.Error {
 	files, lines := 0, 0
 	sc := bufio.NewScanner(numstat)
