@@ -242,10 +242,11 @@ func (s *Server) HandleStream(pattern string, h http.Handler) {
 
 // Reroute answers r, a GET or HEAD request to a plain handler, as the API
 // answers the same request of path (escaped, without APIPrefix; the query
-// stays r's) with the Accept header accept: the API route's authentication, access rule,
-// rate limit, handler and errors. It serves the addresses outside the
-// API that show an API resource in one of its media types (a pull
-// request's diff_url). A path no API route serves is the JSON 404.
+// stays r's) with the Accept header accept: the API route's
+// authentication, access rule, rate limit, handler and errors. It serves
+// the addresses outside the API that show an API resource in one of its
+// media types (a pull request's diff_url). A path no API route serves is
+// the JSON 404.
 func (s *Server) Reroute(w http.ResponseWriter, r *http.Request, path, accept string) {
 	u, err := url.Parse(path)
 	if err != nil {
