@@ -523,6 +523,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL = base
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = base
+	a.Git.Web = webChanges{api: m.api}
 	a.Git.Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)

@@ -132,8 +132,16 @@ func openAPIDir() string {
 	return dir
 }
 
+// textMedia are the platform's media types whose bodies are text (a
+// diff, a patch, a commit's SHA): the validator reads them as plain text,
+// as kin-openapi does text/plain.
+var textMedia = []string{"application/vnd.github.diff", "application/vnd.github.patch", "application/vnd.github.sha"}
+
 // NewValidator returns a Validator over the descriptions in dir.
 func NewValidator(dir string) *Validator {
+	for _, mt := range textMedia {
+		openapi3filter.RegisterBodyDecoder(mt, openapi3filter.PlainBodyDecoder)
+	}
 	v := &Validator{}
 	for _, name := range []string{"api.github.com.json", "ghec.json", "ghes-3.19.json"} {
 		v.docs = append(v.docs, &description{file: filepath.Join(dir, name), part: operationsPart})

@@ -147,6 +147,9 @@ const (
 		"omits it."
 	siteAdmin = "A site administrator's operation called by another user gets 403 \"You must be a site administrator " +
 		"to do this.\" (the operation is documented publicly: it reveals nothing); the description documents only its 202."
+	diffTooLarge = "A diff or patch over the platform's limits (300 files, 20,000 lines) is refused with 406 \"Sorry, the " +
+		"diff exceeded the maximum number of ...\", as a pull request's is (whose description documents it); this " +
+		"description omits it."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -226,6 +229,8 @@ var statusRules = []statusRule{
 	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}", 403, "Must be the author of the review.", reviewAuthor},
 	{"POST", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 403, "Must have push access to repository.", repoPush},
 	{"DELETE", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/commits/{ref}", 406, "Sorry, the diff exceeded the maximum number of ", diffTooLarge},
+	{"GET", "/repos/{owner}/{repo}/compare/{basehead}", 406, "Sorry, the diff exceeded the maximum number of ", diffTooLarge},
 	{"GET", "/app", 404, "Not Found", appCredentials},
 	{"GET", "/app/installations", 404, "Not Found", appCredentials},
 	{"GET", "/app/hook/config", 404, "Not Found", appCredentials},
@@ -352,6 +357,7 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
+	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
 	{regexp.MustCompile(`^/api/graphql$`), "the GraphQL endpoint, which the REST descriptions do not cover"},
 }
 
@@ -384,6 +390,10 @@ func isErrorBody(body []byte) bool {
 	}
 	return true
 }
+
+// diffOrPatch matches the diff and patch media types (the platform's and
+// the spec's names, with or without .v3).
+var diffOrPatch = regexp.MustCompile(`application/vnd\.(github|service)(\.v3)?\.(diff|patch)\b`)
 
 // feedPayload is the JSON pointer of an event's payload in a feed page.
 var feedPayload = regexp.MustCompile(`^\d+/payload$`)
@@ -527,6 +537,13 @@ func remainingError(route *routers.Route, req *http.Request, body []byte, err er
 		// A client that asks for the raw media type gets the bytes as
 		// application/vnd.github.raw; the description names the raw
 		// media type in the operations' prose only, not as a response.
+		return nil
+	}
+	if strings.Contains(re.Reason, "Content-Type has unexpected value") && route.Operation.OperationID == "pulls/get" &&
+		diffOrPatch.MatchString(re.Input.Header.Get("Content-Type")) && diffOrPatch.MatchString(req.Header.Get("Accept")) {
+		// A pull request asked for as a diff or a patch is that text;
+		// the description names the two media types in the operation's
+		// prose only, not as responses (it does for commits and compare).
 		return nil
 	}
 	if re.Err == nil {

@@ -57,8 +57,14 @@ type Handler struct {
 	// were refused (the server charges the client address's anonymous
 	// rate limit).
 	AuthFailed func(r *http.Request)
-	checks     []PushCheck
-	intents    map[string]IntentHandler // by PushIntent.Kind
+	// Web, when set, serves the GET requests under /{owner}/{repo}/ that
+	// are not git's (the web addresses of a repository: its diffs and
+	// patches), with the path values owner, repo and rest; without it
+	// they are the JSON 404.
+	Web http.Handler
+
+	checks  []PushCheck
+	intents map[string]IntentHandler // by PushIntent.Kind
 	// live holds the push_log ids of the pushes this process is serving
 	// (from pre-receive to the end of the request); the Recoverer leaves
 	// them to their postReceive.
@@ -73,8 +79,8 @@ func (h *Handler) AddCheck(c PushCheck) { h.checks = append(h.checks, c) }
 // ".../info/refs": the narrower pattern would collide with API routes of
 // the form /a/b/{x}/{y} (GET /user/starred/{owner}/{repo} matches
 // /user/starred/info/refs too), while every API route of three or more
-// segments is more specific than this one and wins. ServeHTTP answers
-// the API's JSON 404 to anything but info/refs.
+// segments is more specific than this one and wins. ServeHTTP hands
+// anything but info/refs to Handler.Web.
 var Patterns = []string{
 	"GET /{owner}/{repo}/{rest...}",
 	"POST /{owner}/{repo}/git-upload-pack",
@@ -93,6 +99,10 @@ func (h *Handler) Register(mux interface{ HandleStream(string, http.Handler) }) 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.PathValue("rest") != "info/refs" {
+		if h.Web != nil {
+			h.Web.ServeHTTP(w, r)
+			return
+		}
 		r.Pattern = ""
 		httpapi.WriteError(w, r, apierr.NotFound())
 		return

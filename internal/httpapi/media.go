@@ -24,10 +24,9 @@ func MediaParam(r *http.Request) string {
 
 // parseMedia reads the first vendor media type of an Accept header:
 // its parameter (raw, text, html, full, diff, patch, sha, object, ...)
-// and its format (json unless it names another); "", "json" when there
-// is none.
+// and the format it names after "+" ("" when it names none, as when
+// there is no vendor media type).
 func parseMedia(accept string) (param, format string) {
-	format = "json"
 	for _, part := range strings.Split(accept, ",") {
 		mt := strings.TrimSpace(part)
 		if i := strings.IndexByte(mt, ';'); i >= 0 {
@@ -49,6 +48,11 @@ func parseMedia(accept string) (param, format string) {
 	return "", format
 }
 
+// textMedia are the parameters of the media types that are text, not
+// JSON: the platform names no format for them unless the Accept header
+// does (X-GitHub-Media-Type: github.v3; param=diff).
+var textMedia = map[string]bool{"diff": true, "patch": true, "sha": true}
+
 // mediaTypeValues returns the two headers' values for an Accept header.
 func mediaTypeValues(accept string) (service, platform string) {
 	if accept == "" || accept == "*/*" || accept == "application/json" || accept == "application/vnd.github+json" ||
@@ -56,9 +60,15 @@ func mediaTypeValues(accept string) (service, platform string) {
 		return "service.v3; format=json", "github.v3; format=json"
 	}
 	param, format := parseMedia(accept)
-	suffix := "; format=" + format
+	if format == "" && !textMedia[param] {
+		format = "json"
+	}
+	suffix := ""
 	if param != "" {
-		suffix = "; param=" + param + suffix
+		suffix = "; param=" + param
+	}
+	if format != "" {
+		suffix += "; format=" + format
 	}
 	return "service.v3" + suffix, "github.v3" + suffix
 }

@@ -10,7 +10,9 @@ func TestMediaTypeValues(t *testing.T) {
 		"application/vnd.github.v3+json":                    "github.v3; format=json",
 		"application/vnd.github.raw+json":                   "github.v3; param=raw; format=json",
 		"application/vnd.service.raw":                       "github.v3; param=raw; format=json",
-		"application/vnd.github.v3.diff":                    "github.v3; param=diff; format=json",
+		"application/vnd.github.v3.diff":                    "github.v3; param=diff",
+		"application/vnd.service.patch; charset=utf-8":      "github.v3; param=patch",
+		"application/vnd.github.sha":                        "github.v3; param=sha",
 		"text/html, application/vnd.github.html+json":       "github.v3; param=html; format=json",
 		"application/vnd.github.object+json; charset=utf-8": "github.v3; param=object; format=json",
 	} {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"path"
 	"runtime/debug"
 	"slices"
@@ -30,6 +31,10 @@ type Route struct {
 	Auth    auth.Rule
 	// Stream leaves a GET response unbuffered: no automatic ETag.
 	Stream bool
+	// StreamMedia lists the media type parameters (MediaParam: "diff",
+	// "patch") whose GET responses are left unbuffered as Stream leaves
+	// all of them; the route's other responses are buffered.
+	StreamMedia []string
 	// Uncounted requests do not spend the caller's rate-limit budget and
 	// are served over the limit (GET /rate_limit); their headers show the
 	// budget as it is.
@@ -42,6 +47,12 @@ type Route struct {
 	// means DefaultMaxBody (1 MiB). A longer body is a 413, refused
 	// unread when its Content-Length says so.
 	MaxBody int64
+}
+
+// streams reports whether the route leaves its response to r unbuffered
+// (Stream, StreamMedia).
+func (rt Route) streams(r *http.Request) bool {
+	return rt.Stream || len(rt.StreamMedia) > 0 && slices.Contains(rt.StreamMedia, MediaParam(r))
 }
 
 // maxBody is the route's body limit.
@@ -229,6 +240,27 @@ func (s *Server) HandleStream(pattern string, h http.Handler) {
 	s.handlePlain(pattern, h, false)
 }
 
+// Reroute answers r, a GET or HEAD request to a plain handler, as the API
+// answers the same request of path (escaped, without APIPrefix; the query
+// stays r's) with the Accept header accept: the API route's
+// authentication, access rule, rate limit, handler and errors. It serves
+// the addresses outside the API that show an API resource in one of its
+// media types (a pull request's diff_url). A path no API route serves is
+// the JSON 404.
+func (s *Server) Reroute(w http.ResponseWriter, r *http.Request, path, accept string) {
+	u, err := url.Parse(path)
+	if err != nil {
+		r.Pattern = ""
+		WriteError(w, r, apierr.NotFound())
+		return
+	}
+	api := r.Clone(r.Context())
+	api.URL.Path, api.URL.RawPath = u.Path, u.RawPath
+	api.Header.Set("Accept", accept)
+	s.apiMux.ServeHTTP(w, api)
+	r.Pattern = api.Pattern // the route's, in the metrics and the access log
+}
+
 func (s *Server) handlePlain(pattern string, h http.Handler, timed bool) {
 	s.handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if timed {
@@ -363,7 +395,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 		} else {
 			reservation = s.limiter.Reserve(rateKey(r, p))
 		}
-		conditional := r.Method == http.MethodGet && !rt.Stream
+		conditional := r.Method == http.MethodGet && !rt.streams(r)
 		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
 			reservation.setHeaders(h, true, rec)
 			WriteError(w, r, reservation.Error())

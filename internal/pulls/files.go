@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
@@ -47,15 +49,38 @@ func (s *Service) Files(ctx context.Context, p *PullRequest) ([]gitread.FileDiff
 		return nil, err
 	}
 	defer g.Close()
-	mb, err := g.MergeBase(ctx, p.BaseSHA, p.HeadSHA)
-	if errors.Is(err, gitread.ErrNoMergeBase) {
-		mb, err = "", nil
-	}
+	mb, err := mergeBase(ctx, g, p)
 	if err != nil {
 		return nil, err
 	}
 	diffs, _, err := g.Diff(ctx, mb, p.HeadSHA, MaxFiles)
 	return diffs, err
+}
+
+// mergeBase is the merge base of the pull request's base (as last
+// compared) and head, "" when they have none.
+func mergeBase(ctx context.Context, g *gitread.Repository, p *PullRequest) (string, error) {
+	mb, err := g.MergeBase(ctx, p.BaseSHA, p.HeadSHA)
+	if errors.Is(err, gitread.ErrNoMergeBase) {
+		return "", nil
+	}
+	return mb, err
+}
+
+// serveDiff answers the diff or patch media type of a pull request: the
+// diff from the merge base to its head, the patches of its commits.
+func (h *Handler) serveDiff(w http.ResponseWriter, r *http.Request, p *PullRequest, f gitdiff.Format) error {
+	dir := h.Service.Repos.GitDir(p.Repo.ID)
+	g, err := gitread.Open(dir)
+	if err != nil {
+		return err
+	}
+	mb, err := mergeBase(r.Context(), g, p)
+	g.Close()
+	if err != nil {
+		return err
+	}
+	return gitdiff.Serve(w, r, gitcmd.In(dir), gitdiff.Between("PullRequest", p.BaseSHA, mb, p.HeadSHA), f)
 }
 
 // fileJSON is the platform's diff-entry.

@@ -8,6 +8,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
@@ -100,7 +101,8 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// get answers GET .../pulls/{pull_number}.
+// get answers GET .../pulls/{pull_number}: the pull request, or its
+// diff or patch for those media types (serveDiff).
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	n, err := pullNumber(r)
 	if err != nil {
@@ -109,6 +111,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
 	if err != nil {
 		return err
+	}
+	if f := gitdiff.Requested(r); f != "" {
+		return h.serveDiff(w, r, p, f)
 	}
 	j, err := h.render(r).pull(r.Context(), p, true)
 	if err != nil {

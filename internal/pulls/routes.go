@@ -2,6 +2,7 @@ package pulls
 
 import (
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/httpapi"
 )
 
@@ -38,7 +39,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: "GET", Pattern: repo + "/pulls", Handle: h.list, Auth: read},
 		{Method: "POST", Pattern: repo + "/pulls", Handle: h.create, Auth: write},
-		{Method: "GET", Pattern: pull, Handle: h.get, Auth: read},
+		{Method: "GET", Pattern: pull, Handle: h.get, Auth: read, StreamMedia: gitdiff.Media()},
 		{Method: "PATCH", Pattern: pull, Handle: h.update, Auth: author},
 		{Method: "GET", Pattern: pull + "/commits", Handle: h.listCommits, Auth: read},
 		{Method: "GET", Pattern: pull + "/files", Handle: h.listFiles, Auth: read},

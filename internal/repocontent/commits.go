@@ -3,11 +3,14 @@ package repocontent
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
@@ -183,7 +186,8 @@ func filesJSON(pl place, ref string, diffs []gitread.FileDiff) ([]fileJSON, stat
 
 // getCommit answers GET /repos/{owner}/{repo}/commits/{ref}: the commit
 // with its stats and the files it changed against its first parent (at
-// most MaxCommitFiles), with their patches.
+// most MaxCommitFiles), with their patches; its diff or patch for those
+// media types (gitdiff), its SHA alone for the sha media type.
 func (h *Handler) getCommit(w http.ResponseWriter, r *http.Request) error {
 	g, repo, release, err := h.openHistory(r)
 	if err != nil {
@@ -197,6 +201,13 @@ func (h *Handler) getCommit(w http.ResponseWriter, r *http.Request) error {
 			return apierr.Custom("Commit", "sha", "No commit found for SHA: %s", ref)
 		}
 		return err
+	}
+	if httpapi.MediaParam(r) == "sha" {
+		writeSHA(w, c.SHA)
+		return nil
+	}
+	if f := gitdiff.Requested(r); f != "" {
+		return gitdiff.Serve(w, r, gitcmd.In(g.Dir()), gitdiff.Commit(c.SHA, c.ParentSHAs), f)
 	}
 	parent := ""
 	if len(c.ParentSHAs) > 0 {
@@ -214,4 +225,15 @@ func (h *Handler) getCommit(w http.ResponseWriter, r *http.Request) error {
 	files, stats := filesJSON(newPlace(base, repo, c.SHA), c.SHA, diffs)
 	httpapi.WriteJSON(w, http.StatusOK, fullCommitJSON{Commit: commit, Stats: stats, Files: files})
 	return nil
+}
+
+// writeSHA answers the sha media type of a commit as the platform does:
+// the SHA as text, and as the ETag, so that a client that sends the SHA
+// it has in If-None-Match gets 304 while the reference has not moved.
+func writeSHA(w http.ResponseWriter, sha string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/vnd.github.sha; charset=utf-8")
+	h.Set("ETag", `"`+sha+`"`)
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, sha)
 }

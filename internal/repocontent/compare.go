@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos/gitjson"
@@ -44,7 +46,9 @@ func compareStatus(ahead, behind int) string {
 // relates to BASE through their merge base (the same merge base that
 // dependency review uses), the commits of merge-base..head, oldest first
 // (at most MaxCompareCommit), and the files changed from the merge base
-// to head (at most MaxCommitFiles).
+// to head (at most MaxCommitFiles); for the diff and patch media types,
+// the diff from the merge base to head and the patches of those commits
+// (gitdiff).
 func (h *Handler) compare(w http.ResponseWriter, r *http.Request) error {
 	basehead := r.PathValue("basehead")
 	baseRev, headRev, ok := gitread.SplitBasehead(basehead)
@@ -68,6 +72,9 @@ func (h *Handler) compare(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err != nil {
 		return err
+	}
+	if f := gitdiff.Requested(r); f != "" {
+		return gitdiff.Serve(w, r, gitcmd.In(g.Dir()), gitdiff.Between("Comparison", baseSHA, mergeBase, headSHA), f)
 	}
 	ahead, err := g.CommitsBetween(ctx, mergeBase, headSHA, MaxCompareCommit)
 	if err != nil {

@@ -2,12 +2,14 @@
 // bare git repositories that git push and git clone use: contents (files,
 // directories, symlinks and submodules at any revision, as JSON or raw),
 // the README, branches, commits (history, one commit with its patches, a
-// comparison of two revisions), with the platform's shapes. Its reads go
+// comparison of two revisions; also as a diff, a patch or a commit's
+// SHA alone), with the platform's shapes. Its reads go
 // through git/gitread; it writes nothing.
 package repocontent
 
 import (
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
@@ -45,8 +47,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/readme/{dir...}", Handle: h.getReadme, Auth: contents},
 		{Method: "GET", Pattern: "/raw/{owner}/{repo}/{ref}/{path...}", Handle: h.getRaw, Auth: contents, Stream: true},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits", Handle: h.listCommits, Auth: contents},
-		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits/{ref}", Handle: h.getCommit, Auth: contents},
-		{Method: "GET", Pattern: "/repos/{owner}/{repo}/compare/{basehead}", Handle: h.compare, Auth: contents},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits/{ref}", Handle: h.getCommit, Auth: contents,
+			StreamMedia: gitdiff.Media()},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/compare/{basehead}", Handle: h.compare, Auth: contents,
+			StreamMedia: gitdiff.Media()},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/ref/{ref...}", Handle: h.getRef, Auth: contents},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/git/matching-refs/{ref...}", Handle: h.listMatchingRefs, Auth: contents},
 		{Method: "POST", Pattern: "/repos/{owner}/{repo}/git/refs", Handle: h.createRef, Auth: write},
