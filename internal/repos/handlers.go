@@ -133,15 +133,31 @@ func (h *Handler) createForUser(w http.ResponseWriter, r *http.Request) error {
 // (members_can_create_repositories).
 func (h *Handler) createForOrg(w http.ResponseWriter, r *http.Request) error {
 	org := accounts.OrgFrom(r.Context())
-	if auth.RoleFrom(r.Context()) < auth.RoleAdmin && !org.MembersCanCreateRepos {
-		return apierr.Forbidden("Only owners of %s can create repositories in it.", org.Login)
-	}
 	p := auth.PrincipalFrom(r.Context())
+	if err := CreateRefusal(p, org, auth.RoleFrom(r.Context()), false); err != nil {
+		return err // before reading the body, as the platform refuses
+	}
 	actor, err := h.Service.Accounts.ByID(r.Context(), h.Service.DB, p.Account.ID)
 	if err != nil {
 		return err
 	}
 	return h.create(w, r, org, actor)
+}
+
+// CreateRefusal is the 403 of a creation that passed the route's rule
+// (CreateForUserRule, CreateForOrgRule) and still may not be made: a
+// private repository by a classic or OAuth token without repo, or an
+// organization's repository by a member who is not an owner (role
+// below admin) where the organization does not let members create
+// repositories. nil when the creation may be made.
+func CreateRefusal(p *auth.Principal, owner *accounts.Account, role auth.Role, private bool) error {
+	if owner.IsOrg() && role < auth.RoleAdmin && !owner.MembersCanCreateRepos {
+		return apierr.Forbidden("Only owners of %s can create repositories in it.", owner.Login)
+	}
+	if private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
+		return apierr.Forbidden("Creating a private repository needs the repo scope.")
+	}
+	return nil
 }
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *accounts.Account) error {
@@ -153,8 +169,8 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *a
 	if err != nil {
 		return err
 	}
-	if p := auth.PrincipalFrom(r.Context()); n.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
-		return apierr.Forbidden("Creating a private repository needs the repo scope.")
+	if err := CreateRefusal(auth.PrincipalFrom(r.Context()), owner, auth.RoleFrom(r.Context()), n.Private); err != nil {
+		return err
 	}
 	repo, err := h.Service.Create(r.Context(), n, actor)
 	if err != nil {

@@ -29,10 +29,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/orgs/{org}/repos", Handle: h.listForOrg,
 			Auth: auth.Rule{Target: auth.TargetOrg, Public: true, Permissions: auth.Perm("metadata:read"),
 				TokenTypes: auth.AllTokenTypes}},
-		{Method: "POST", Pattern: "/user/repos", Handle: h.createForUser,
-			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Scopes: []string{"repo", "public_repo"},
-				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
-				Extra: "The token's resource owner must be the authenticated user."}},
+		{Method: "POST", Pattern: "/user/repos", Handle: h.createForUser, Auth: CreateForUserRule()},
 		{Method: "GET", Pattern: "/user/starred", Handle: h.listByQuery(starredQuery, true),
 			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("starring:read"), TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/users/{username}/starred", Handle: h.listByQuery(starredQuery, false),
@@ -46,8 +43,24 @@ func (h *Handler) Routes() []httpapi.Route {
 				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/forks", Handle: h.listForks,
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true, Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
-		{Method: "POST", Pattern: "/orgs/{org}/repos", Handle: h.createForOrg,
-			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
-				Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "POST", Pattern: "/orgs/{org}/repos", Handle: h.createForOrg, Auth: CreateForOrgRule()},
 	}
+}
+
+// CreateForUserRule is the rule of POST /user/repos, which GraphQL's
+// createRepository applies too: the user's own credentials, repo or
+// public_repo of a classic token, Administration write of a
+// fine-grained one made for the user.
+func CreateForUserRule() auth.Rule {
+	return auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Scopes: []string{"repo", "public_repo"},
+		Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
+		Extra: "The token's resource owner must be the authenticated user."}
+}
+
+// CreateForOrgRule is the rule of POST /orgs/{org}/repos, which
+// GraphQL's createRepository applies too: a member of the organization
+// (CreateRefusal adds the organization's setting).
+func CreateForOrgRule() auth.Rule {
+	return auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
+		Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}
 }
