@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 
 	"forgeapi/internal/accounts"
@@ -40,7 +39,7 @@ type refObjectJSON struct {
 
 func toRefJSON(api string, repoID int64, ref gitread.RefInfo) refJSON {
 	short := strings.TrimPrefix(ref.Name, "refs/")
-	return refJSON{Ref: ref.Name, NodeID: "REF_" + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repoID)+":"+ref.Name)),
+	return refJSON{Ref: ref.Name, NodeID: gitjson.RefNodeID(repoID, ref.Name),
 		URL:    api + "/git/refs/" + short,
 		Object: refObjectJSON{Type: ref.Type, SHA: ref.SHA, URL: api + "/git/" + ref.Type + "s/" + ref.SHA}}
 }
@@ -242,7 +241,7 @@ func (h *Handler) getBlob(w http.ResponseWriter, r *http.Request) error {
 	if len(data) > MaxRawSize {
 		return apierr.Forbidden("This blob is larger than %d bytes: clone the repository to read it.", MaxRawSize)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, blobJSON{SHA: sha, NodeID: "B_" + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(repo.ID, 10)+":"+sha)),
+	httpapi.WriteJSON(w, http.StatusOK, blobJSON{SHA: sha, NodeID: gitjson.BlobNodeID(repo.ID, sha),
 		Size: len(data), URL: httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName() + "/git/blobs/" + sha,
 		Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"})
 	return nil

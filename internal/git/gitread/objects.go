@@ -1,6 +1,7 @@
 package gitread
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -146,4 +147,20 @@ func (r *Repository) CommitObject(sha string) (Commit, error) {
 		return Commit{}, fmt.Errorf("gitread: commit %s: %w", sha, ErrRevisionNotFound)
 	}
 	return metaOf(c), nil
+}
+
+// ObjectType names the type (commit, tree, blob or tag) of the object
+// whose full SHA is sha. It fails with ErrPathNotFound when sha is
+// malformed or names no object in the repository.
+func (r *Repository) ObjectType(sha string) (string, error) {
+	if !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return "", fmt.Errorf("gitread: object %q: %w", sha, ErrPathNotFound)
+	}
+	o, err := r.storage.EncodedObject(plumbing.AnyObject, plumbing.NewHash(sha))
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return "", fmt.Errorf("gitread: object %s: %w", sha, ErrPathNotFound)
+	} else if err != nil {
+		return "", fmt.Errorf("gitread: read object %s: %w", sha, err)
+	}
+	return o.Type().String(), nil
 }

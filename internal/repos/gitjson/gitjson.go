@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"strconv"
+	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/git/gitread"
@@ -113,6 +115,41 @@ func accountOf(ctx context.Context, q store.Q, base, email string) (*accounts.Si
 }
 
 // CommitNodeID is a commit's global node id: its repository and SHA.
-func CommitNodeID(repoID int64, sha string) string {
-	return "C_" + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repoID)+":"+sha))
+func CommitNodeID(repoID int64, sha string) string { return objectNodeID("C_", repoID, sha) }
+
+// RefNodeID is a reference's global node id: its repository and full
+// name ("refs/heads/main").
+func RefNodeID(repoID int64, name string) string { return objectNodeID("REF_", repoID, name) }
+
+// BlobNodeID is a blob's global node id: its repository and SHA.
+func BlobNodeID(repoID int64, sha string) string { return objectNodeID("B_", repoID, sha) }
+
+// TreeNodeID is a tree's global node id: its repository and SHA (REST
+// shows none; GraphQL's Tree.id is this).
+func TreeNodeID(repoID int64, sha string) string { return objectNodeID("TREE_", repoID, sha) }
+
+// ParseObjectNodeID reads a node id of CommitNodeID, RefNodeID,
+// BlobNodeID or TreeNodeID back: its prefix ("C_", "REF_", "B_",
+// "TREE_"), repository id and key (SHA or full name).
+func ParseObjectNodeID(id string) (prefix string, repoID int64, key string, ok bool) {
+	for _, p := range []string{"C_", "REF_", "B_", "TREE_"} {
+		rest, found := strings.CutPrefix(id, p)
+		if !found {
+			continue
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(rest)
+		if err != nil {
+			return "", 0, "", false
+		}
+		idPart, key, found := strings.Cut(string(raw), ":")
+		repoID, err := strconv.ParseInt(idPart, 10, 64)
+		return p, repoID, key, found && err == nil && key != ""
+	}
+	return "", 0, "", false
+}
+
+// objectNodeID is the node id of prefix for a git object or reference
+// of the repository: the repository's id and the key, base64url.
+func objectNodeID(prefix string, repoID int64, key string) string {
+	return prefix + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repoID)+":"+key))
 }
