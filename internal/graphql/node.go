@@ -16,7 +16,8 @@ import (
 // node resolves a node id (the REST node_id) to its object when the
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests, and issues,
-// their comments, labels and milestones (issueNode).
+// their comments, labels and milestones (issueNode), and commits,
+// references, trees and blobs (gitNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -28,6 +29,9 @@ func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 
 // lookup is node without the error's message.
 func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) {
+	if n, ok, err := h.gitNode(ctx, id); ok {
+		return n, err
+	}
 	typ, dbID, ok := wire.ParseNodeID(id)
 	if !ok {
 		return nil, store.ErrNotFound

@@ -12,7 +12,6 @@ import (
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
-	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -169,23 +168,8 @@ func (r *repositoryResolver) Parent(ctx context.Context) (*repositoryResolver, e
 // DefaultBranchRef is the default branch, null while it does not exist
 // (an empty repository).
 func (r *repositoryResolver) DefaultBranchRef() (*refResolver, error) {
-	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-	_, ok, err := g.RefTarget("refs/heads/" + r.r.DefaultBranch)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return &refResolver{name: r.r.DefaultBranch, prefix: "refs/heads/"}, nil
+	return r.refNamed("refs/heads/" + r.r.DefaultBranch)
 }
-
-// refResolver resolves Ref.
-type refResolver struct{ name, prefix string }
-
-func (r *refResolver) Name() string   { return r.name }
-func (r *refResolver) Prefix() string { return r.prefix }
 
 // repositoriesArgs are the arguments of RepositoryOwner.repositories.
 type repositoriesArgs struct {
