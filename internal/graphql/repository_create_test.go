@@ -154,3 +154,23 @@ func TestGitHubCLIRepoCreate(t *testing.T) {
 		t.Errorf("acme/rockets is not private: %+v", rockets)
 	}
 }
+
+// TestGitHubCLIRepoFork runs `gh repo fork HOST/OWNER/REPO
+// --clone=false` on a server on --tls: gh forks a repository it is
+// given through REST's POST /repos/{owner}/{repo}/forks alone (the
+// platform has no fork mutation); REST shows the fork.
+func TestGitHubCLIRepoFork(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo, bob := env.User("octo"), env.User("bob")
+	env.Repo(octo, "hello")
+	token := env.Token(bob, "repo", "read:org")
+	run := ghCLI(t, env, token)
+	host := strings.TrimPrefix(env.URL, "https://")
+	run("repo", "fork", host+"/octo/hello", "--clone=false") // prints nothing when not on a terminal
+	fork, _, err := env.Client(token).Repositories.Get(apptest.Ctx(), "bob", "hello")
+	apptest.Must(t, "REST get bob/hello", err)
+	if !fork.GetFork() || fork.GetParent().GetFullName() != "octo/hello" {
+		t.Errorf("bob/hello: %+v", fork)
+	}
+}
