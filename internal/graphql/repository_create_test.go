@@ -1,6 +1,7 @@
 package graphql_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
 
@@ -17,8 +19,8 @@ const createRepository = `mutation RepositoryCreate($input: CreateRepositoryInpu
 
 // TestCreateRepository runs createRepository for the viewer and for an
 // organization, and checks through REST that each repository exists as
-// asked, that the organization's hook got "repository created" and the
-// feed a CreateEvent, and that what REST's creation routes refuse is
+// asked, that the organization's hook got "repository created", its
+// audit log repo.create and the feed a CreateEvent, and that what REST's creation routes refuse is
 // refused: a private repository without the repo scope, an organization
 // the caller is not a member of, a fine-grained token without
 // Administration write or made for another account, an installation's
@@ -71,6 +73,12 @@ func TestCreateRepository(t *testing.T) {
 		}
 		return e.GetAction() + " " + e.GetRepo().GetFullName() + " by " + e.GetSender().GetLogin()
 	}, "created acme/rockets by octo")
+	audit := env.Token(octo, "read:audit_log")
+	testwait.Until(t, "the organization's audit entry", func() bool {
+		_, body := env.DoJSON("GET", "/orgs/acme/audit-log?phrase=action:repo.create", audit, "")
+		var entries []struct{ Action, Repo, Actor string }
+		return json.Unmarshal(body, &entries) == nil && len(entries) == 1 && entries[0].Repo == "acme/rockets" && entries[0].Actor == "octo"
+	})
 	feed, _, err := rest.Activity.ListEventsPerformedByUser(ctx, "octo", false, nil)
 	apptest.Must(t, "octo's events", err)
 	var created []string
