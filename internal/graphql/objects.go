@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,11 +51,12 @@ type objectArgs struct {
 	Oid        *gitObjectID
 }
 
-// Object is the git object oid names, or expression: a revision (a
-// branch, a tag, a full or abbreviated SHA, HEAD) for its commit, or
-// REVISION:PATH for the tree or blob at PATH in it. Null when it names
-// nothing, an annotated tag or a submodule, or is a revision
-// expression forgeapi does not read (main~1, main^2).
+// Object is the git object oid names, or expression: a full SHA for
+// its object, a revision (a branch, a lightweight tag, an abbreviated
+// SHA, HEAD) for its commit, or REVISION:PATH for the tree or blob at
+// PATH in it. Null when it names nothing, an annotated tag or a
+// submodule, or is a revision expression forgeapi does not read
+// (main~1, main^2).
 func (r *repositoryResolver) Object(args objectArgs) (*gitObjectResolver, error) {
 	switch {
 	case args.Oid != nil:
@@ -62,23 +64,20 @@ func (r *repositoryResolver) Object(args objectArgs) (*gitObjectResolver, error)
 	case args.Expression == nil:
 		return nil, nil
 	}
+	rev, p, hasPath := strings.Cut(*args.Expression, ":")
+	if !hasPath && fullSHA.MatchString(rev) {
+		return r.object(rev, "")
+	}
+	if rev == "" {
+		rev = "HEAD"
+	}
 	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))
 	if err != nil {
 		return nil, err
 	}
 	defer g.Close()
-	rev, p, hasPath := strings.Cut(*args.Expression, ":")
-	if rev == "" {
-		rev = "HEAD"
-	}
 	if !hasPath {
-		sha, err := g.Resolve(rev)
-		if isMissing(err) {
-			return nil, nil
-		} else if err != nil {
-			return nil, err
-		}
-		return &gitObjectResolver{r.commit(sha)}, nil
+		return r.revisionCommit(g, rev)
 	}
 	e, _, err := g.Stat(rev, p)
 	switch {
@@ -92,6 +91,32 @@ func (r *repositoryResolver) Object(args objectArgs) (*gitObjectResolver, error)
 		return nil, nil
 	}
 	return &gitObjectResolver{&blobResolver{repo: r, sha: e.SHA}}, nil
+}
+
+// fullSHA matches a full object name.
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// revisionCommit is the commit rev names, null when it names nothing or
+// an annotated tag (a Tag, which forgeapi does not serve).
+func (r *repositoryResolver) revisionCommit(g *gitread.Repository, rev string) (*gitObjectResolver, error) {
+	tag := rev
+	if !strings.HasPrefix(tag, "refs/tags/") {
+		tag = "refs/tags/" + rev
+	}
+	if sha, ok, err := g.RefTarget(tag); err != nil {
+		return nil, err
+	} else if ok {
+		if typ, err := g.ObjectType(sha); err != nil || typ == "tag" {
+			return nil, err
+		}
+	}
+	sha, err := g.Resolve(rev)
+	if isMissing(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return &gitObjectResolver{r.commit(sha)}, nil
 }
 
 // isMissing reports whether a git read failed for a revision or object

@@ -136,11 +136,14 @@ func TestRefsAndObjects(t *testing.T) {
 		docs: object(expression: "main:docs") { ... on Tree { entries { name path } } }
 		byOid: object(oid: "`+git("rev-parse", "feature")+`") { ... on Commit { messageHeadline } }
 		none: object(expression: "main:nothing") { oid }
-		parent: object(expression: "main~1") { oid } } }`, nil, &objects)
+		parent: object(expression: "main~1") { oid }
+		v1: object(expression: "v1") { __typename oid }
+		v2: object(expression: "v2") { oid }
+		tree: object(expression: "`+git("rev-parse", "main^{tree}")+`") { __typename } } }`, nil, &objects)
 	want = `{"repository":{"byOid":{"messageHeadline":"Add a feature"},"docs":{"entries":[{"name":"guide.md","path":"docs/guide.md"},` +
 		`{"name":"logo.bin","path":"docs/logo.bin"}]},"guide":{"__typename":"Blob","byteSize":9,"isBinary":false,"isTruncated":false,` +
 		`"oid":"` + git("rev-parse", "main:docs/guide.md") + `","text":"Read me.\n"},"logo":{"byteSize":3,"isBinary":true,"text":null},` +
-		`"none":null,"parent":null}}`
+		`"none":null,"parent":null,"tree":{"__typename":"Tree"},"v1":{"__typename":"Commit","oid":"` + git("rev-parse", "v1") + `"},"v2":null}}`
 	if b, _ := json.Marshal(objects); string(b) != want {
 		t.Errorf("objects:\n%s\nwant\n%s", b, want)
 	}

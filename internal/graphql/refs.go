@@ -43,9 +43,12 @@ func (r *refResolver) Target() (*gitObjectResolver, error) {
 	return r.repo.object(r.sha, "")
 }
 
-// refNamed is the repository's reference of that full name, null when
-// there is none.
+// refNamed is the repository's reference of that full name (under
+// refs/), null when there is none.
 func (r *repositoryResolver) refNamed(full string) (*refResolver, error) {
+	if !strings.HasPrefix(full, "refs/") {
+		return nil, nil
+	}
 	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))
 	if err != nil {
 		return nil, err

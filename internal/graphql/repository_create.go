@@ -95,7 +95,7 @@ func (q *root) CreateRepository(ctx context.Context, args struct{ Input createRe
 // credentials the rule refuses.
 func (h *Handler) creationOwner(ctx context.Context, p *auth.Principal, id *gql.ID) (*accounts.Account, auth.Role, error) {
 	if id == nil {
-		return h.checkCreationRule(ctx, p, repos.CreateForUserRule(), "/user/repos", "", p.Account.ID)
+		return h.checkCreationRule(ctx, p, repos.CreateForUserRule(), "", p.Account.ID, nil)
 	}
 	typ, dbID, ok := wire.ParseNodeID(string(*id))
 	var a *accounts.Account
@@ -109,33 +109,30 @@ func (h *Handler) creationOwner(ctx context.Context, p *auth.Principal, id *gql.
 	case err != nil:
 		return nil, auth.RoleNone, err
 	case a.IsOrg():
-		owner, role, err := h.checkCreationRule(ctx, p, repos.CreateForOrgRule(), "/orgs/{org}/repos", a.Login, a.ID)
-		if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusNotFound {
-			return nil, auth.RoleNone, unresolved(*id)
-		}
-		return owner, role, err
+		return h.checkCreationRule(ctx, p, repos.CreateForOrgRule(), a.Login, a.ID, unresolved(*id))
 	case a.ID != p.UserID():
 		return nil, auth.RoleNone, refusal(p, "createRepository")
 	}
-	return h.checkCreationRule(ctx, p, repos.CreateForUserRule(), "/user/repos", "", a.ID)
+	return h.checkCreationRule(ctx, p, repos.CreateForUserRule(), "", a.ID, nil)
 }
 
 // checkCreationRule applies the creation route's rule as the server
 // applies it to that route (its token types, then the guard on the
-// organization org, or the caller's own account): the owner's account
-// and the caller's role there, or the route's refusal as a field error.
-func (h *Handler) checkCreationRule(ctx context.Context, p *auth.Principal, rule auth.Rule, pattern, org string, ownerID int64) (*accounts.Account, auth.Role, error) {
+// organization org, or on the caller's own account when org is ""):
+// the owner's account and the caller's role there, or the route's
+// refusal as a field error (hidden for its 404).
+func (h *Handler) checkCreationRule(ctx context.Context, p *auth.Principal, rule auth.Rule, org string, ownerID int64, hidden error) (*accounts.Account, auth.Role, error) {
 	if p.FineGrained() && !rule.TokenTypes.Allows(p.Token.Kind) {
 		return nil, auth.RoleNone, forbidden(httpapi.NotAccessibleMessage(p.Token.Kind))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pattern, http.NoBody)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/orgs/{org}/repos", http.NoBody)
 	if err != nil {
 		return nil, auth.RoleNone, err
 	}
 	req.SetPathValue("org", org)
 	checked, err := (&access.Guard{DB: h.DB}).Check(req, p, rule)
-	if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusNotFound {
-		return nil, auth.RoleNone, err
+	if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusNotFound && hidden != nil {
+		return nil, auth.RoleNone, hidden
 	} else if err != nil {
 		return nil, auth.RoleNone, serviceError(err)
 	}
