@@ -57,7 +57,10 @@ type objectArgs struct {
 // PATH in it. Null when it names nothing, an annotated tag or a
 // submodule, or is a revision expression forgeapi does not read
 // (main~1, main^2).
-func (r *repositoryResolver) Object(args objectArgs) (*gitObjectResolver, error) {
+func (r *repositoryResolver) Object(ctx context.Context, args objectArgs) (*gitObjectResolver, error) {
+	if err := r.checkContents(ctx); err != nil {
+		return nil, err
+	}
 	switch {
 	case args.Oid != nil:
 		return r.object(string(*args.Oid), "")
@@ -334,7 +337,8 @@ func (b *blobResolver) Text() (*string, error) {
 
 // gitNode resolves the node id of a commit, reference, tree or blob
 // (gitjson.ParseObjectNodeID) of a repository the caller sees;
-// store.ErrNotFound otherwise. ok is false for an id of another kind.
+// store.ErrNotFound otherwise, FORBIDDEN when the credentials may not
+// read its contents. ok is false for an id of another kind.
 func (h *Handler) gitNode(ctx context.Context, id string) (n *nodeResolver, ok bool, err error) {
 	prefix, repoID, key, ok := gitjson.ParseObjectNodeID(id)
 	if !ok {
@@ -344,6 +348,9 @@ func (h *Handler) gitNode(ctx context.Context, id string) (n *nodeResolver, ok b
 	var r *repositoryResolver
 	if err == nil {
 		r, err = h.visibleRepository(ctx, repo)
+	}
+	if err == nil {
+		err = r.checkContents(ctx)
 	}
 	if err != nil {
 		return nil, true, err

@@ -158,11 +158,25 @@ func TestRefsAndObjects(t *testing.T) {
 	secret := env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
 	apptest.Git(t, dir, "push", "-q", env.GitURL("octo", "secret", "octo", token), "main")
 	bob := env.Token(env.User("bob"), "repo")
-	for id, want := range map[string]string{restCommit.GetNodeID(): "", gitjson.CommitNodeID(secret.ID, c.Oid): "NOT_FOUND"} {
+	secretCommit := gitjson.CommitNodeID(secret.ID, c.Oid)
+	for id, want := range map[string]string{restCommit.GetNodeID(): "", secretCommit: "NOT_FOUND"} {
 		r := post(t, env, bob, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
 		if len(r.Errors) == 0 && want != "" || len(r.Errors) > 0 && r.Errors[0].Type != want {
 			t.Errorf("another user's node(id: %s): %+v, want %q", id, r, want)
 		}
+	}
+	// A fine-grained token reads a private repository's git data with
+	// Contents read only, as REST's git database routes.
+	metadataOnly := env.FineGrainedToken(octo, octo, apptest.AllRepos, "issues:read")
+	r := post(t, env, metadataOnly, `query($id: ID!) { repository(owner: "octo", name: "secret") {
+		refs(refPrefix: "refs/heads/", first: 1) { totalCount } object(expression: "main") { oid } ref(qualifiedName: "main") { name } }
+		node(id: $id) { id } }`, map[string]any{"id": secretCommit})
+	if len(r.Errors) != 4 || r.Errors[0].Type != "FORBIDDEN" || string(r.Data["repository"]) != `{"refs":null,"object":null,"ref":null}` {
+		t.Errorf("without Contents read: %+v %s", r, r.Data["repository"])
+	}
+	contents := env.FineGrainedToken(octo, octo, apptest.AllRepos, "contents:read")
+	if r := post(t, env, contents, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": secretCommit}); len(r.Errors) != 0 {
+		t.Errorf("with Contents read: %+v", r)
 	}
 }
 

@@ -1,13 +1,17 @@
 package graphql
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
 
 	gql "github.com/graph-gophers/graphql-go"
 
+	"forgeapi/internal/auth"
 	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
 )
 
@@ -43,6 +47,26 @@ func (r *refResolver) Target() (*gitObjectResolver, error) {
 	return r.repo.object(r.sha, "")
 }
 
+// mayReadContents reports whether credentials that see the repository
+// read its git data: a fine-grained or installation token reads a
+// private one's only with Contents read (REST's rule for the contents
+// and git database routes).
+func mayReadContents(p *auth.Principal, repo *repos.Repository) bool {
+	if p.FineGrained() && repo.Private {
+		return p.Token.Selects(repo.ID, repo.Owner.ID) && p.Token.Grant.Satisfies(auth.Perm("contents:read"))
+	}
+	return true
+}
+
+// checkContents is FORBIDDEN when the caller may not read the
+// repository's git data (mayReadContents).
+func (r *repositoryResolver) checkContents(ctx context.Context) error {
+	if p := requestFrom(ctx).principal; !mayReadContents(p, r.r) {
+		return forbidden(httpapi.NotAccessibleMessage(p.Token.Kind))
+	}
+	return nil
+}
+
 // refNamed is the repository's reference of that full name (under
 // refs/), null when there is none.
 func (r *repositoryResolver) refNamed(full string) (*refResolver, error) {
@@ -66,8 +90,12 @@ type qualifiedNameArgs struct{ QualifiedName string }
 
 // Ref is the reference of that name: a full name (refs/heads/main)
 // first, then a branch's or tag's short name, as the platform looks
-// them up; null when none.
-func (r *repositoryResolver) Ref(args qualifiedNameArgs) (*refResolver, error) {
+// them up; null when none. Refs, Ref and Object are FORBIDDEN to
+// credentials that may not read the repository's contents.
+func (r *repositoryResolver) Ref(ctx context.Context, args qualifiedNameArgs) (*refResolver, error) {
+	if err := r.checkContents(ctx); err != nil {
+		return nil, err
+	}
 	name := args.QualifiedName
 	candidates := []string{"refs/heads/" + name, "refs/tags/" + name}
 	if strings.HasPrefix(name, "refs/") {
@@ -102,8 +130,11 @@ type refOrder struct {
 // those whose name contains it (any case). Ordered by name (ALPHABETICAL)
 // or, for tags, by their commit's date (TAG_COMMIT_DATE), ascending
 // unless orderBy or the deprecated direction says DESC.
-func (r *repositoryResolver) Refs(args refsArgs) (*connection[*refResolver], error) {
+func (r *repositoryResolver) Refs(ctx context.Context, args refsArgs) (*connection[*refResolver], error) {
 	if err := args.check("refs"); err != nil {
+		return nil, err
+	}
+	if err := r.checkContents(ctx); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(args.RefPrefix, "refs/") || !strings.HasSuffix(args.RefPrefix, "/") {
