@@ -1,0 +1,211 @@
+package pulls
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/issues"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+)
+
+// The states a Query selects, as the platform's GraphQL names them.
+const (
+	QueryOpen   = "OPEN"
+	QueryClosed = "CLOSED" // closed without a merge
+	QueryMerged = "MERGED"
+)
+
+// Query selects a repository's pull requests as the platform's GraphQL
+// pullRequests connection does: States (any of QueryOpen, QueryClosed,
+// QueryMerged; none is all), HeadRef and BaseRef branch names ("" for
+// any), Labels (any of those names), ordered by Order (created, updated
+// or comments; created by default) in the direction Desc, ties by
+// number.
+type Query struct {
+	States           []string
+	HeadRef, BaseRef string
+	Labels           []string
+	Order            string
+	Desc             bool
+}
+
+// Find returns the total of the repository's pull requests q selects
+// and the page of them at offset, at most limit, completed as Get
+// completes one. The page costs a fixed number of queries whatever its
+// size (its issue rows, labels, assignees and review requests one each;
+// each person and head repository once).
+func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, limit, offset int) ([]*PullRequest, int, error) {
+	where := []string{"p.repository_id = $1"}
+	args := []any{repo.ID}
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if states := stateConditions(q.States); states != "" {
+		where = append(where, states)
+	}
+	if q.HeadRef != "" {
+		where = append(where, "p.head_ref = "+arg(q.HeadRef))
+	}
+	if q.BaseRef != "" {
+		where = append(where, "p.base_ref = "+arg(q.BaseRef))
+	}
+	if len(q.Labels) > 0 {
+		names := make([]string, len(q.Labels))
+		for i, l := range q.Labels {
+			names[i] = arg(strings.ToLower(l))
+		}
+		where = append(where, `EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
+			WHERE il.issue_id = i.id AND lower(l.name) IN (`+strings.Join(names, ", ")+`))`)
+	}
+	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ")
+	var total int
+	if err := s.DB.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	order := map[string]string{"updated": "i.updated_at", "comments": "i.comments"}[q.Order]
+	if order == "" {
+		order = "i.created_at"
+	}
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
+		` LIMIT `+arg(limit)+` OFFSET `+arg(offset), args...)
+	found, err := store.ScanAll(rows, err, func(sc scanner) (pullRow, error) {
+		r := pullRow{p: &PullRequest{}}
+		var number int64
+		p := r.p
+		err := sc.Scan(&p.ID, &number, &p.headRepoID, &p.HeadRef, &p.HeadSHA, &p.BaseRef, &p.BaseSHA, &p.Draft,
+			&p.MergedAt, &p.mergedByID, &p.MergeCommitSHA, &p.Mergeable, &p.MergeableState, &p.checkDue,
+			&p.Commits, &p.Additions, &p.Deletions, &p.ChangedFiles, &r.issueID)
+		return r, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := completeAll(ctx, s.DB, repo, found); err != nil {
+		return nil, 0, err
+	}
+	page := make([]*PullRequest, len(found))
+	for i, r := range found {
+		page[i] = r.p
+	}
+	return page, total, nil
+}
+
+// pullRow is a pull request's row with the id of its issue row.
+type pullRow struct {
+	p       *PullRequest
+	issueID int64
+}
+
+// stateConditions is the condition of the states, "" for all of them.
+func stateConditions(states []string) string {
+	var or []string
+	for _, st := range states {
+		switch st {
+		case QueryOpen:
+			or = append(or, "i.state = 'open'")
+		case QueryClosed:
+			or = append(or, "(i.state = 'closed' AND p.merged_at IS NULL)")
+		case QueryMerged:
+			or = append(or, "p.merged_at IS NOT NULL")
+		}
+	}
+	if len(or) == 0 || len(or) == 3 {
+		return ""
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
+// completeAll is complete for a page of pull requests, with a fixed
+// number of queries.
+func completeAll(ctx context.Context, q store.Q, repo *repos.Repository, page []pullRow) error {
+	if len(page) == 0 {
+		return nil
+	}
+	issueIDs := make([]int64, len(page))
+	byID := make(map[int64]*PullRequest, len(page))
+	for i, r := range page {
+		issueIDs[i] = r.issueID
+		byID[r.p.ID] = r.p
+	}
+	rows, err := issues.ByIDs(ctx, q, repo, issueIDs)
+	if err != nil {
+		return err
+	}
+	people := map[int64]*accounts.Account{}
+	person := func(id *int64) (*accounts.Account, error) {
+		if id == nil {
+			return nil, nil
+		}
+		if a, ok := people[*id]; ok {
+			return a, nil
+		}
+		a, err := accounts.ByID(ctx, q, *id)
+		if errors.Is(err, store.ErrNotFound) {
+			a, err = nil, nil
+		}
+		people[*id] = a
+		return a, err
+	}
+	heads := map[int64]*repos.Repository{repo.ID: repo}
+	for _, r := range page {
+		p := r.p
+		p.Repo, p.Issue, p.RequestedReviewers = repo, rows[r.issueID], []*accounts.Account{}
+		if p.Issue == nil {
+			return store.ErrNotFound
+		}
+		if p.MergedBy, err = person(p.mergedByID); err != nil {
+			return err
+		}
+		if p.headRepoID == nil {
+			continue
+		}
+		head, ok := heads[*p.headRepoID]
+		if !ok {
+			if head, err = repos.ByID(ctx, q, *p.headRepoID); errors.Is(err, store.ErrNotFound) {
+				head, err = nil, nil
+			} else if err != nil {
+				return err
+			}
+			heads[*p.headRepoID] = head
+		}
+		p.HeadRepo = head
+	}
+	return requestedReviewersOf(ctx, q, byID, person)
+}
+
+// requestedReviewersOf loads the review requests of the pull requests
+// (by id) in one query.
+func requestedReviewersOf(ctx context.Context, q store.Q, byID map[int64]*PullRequest, person func(*int64) (*accounts.Account, error)) error {
+	ids := make([]string, 0, len(byID))
+	args := make([]any, 0, len(byID))
+	for id := range byID {
+		args = append(args, id)
+		ids = append(ids, "$"+strconv.Itoa(len(args)))
+	}
+	rows, err := q.QueryContext(ctx, `SELECT rr.pull_request_id, rr.user_id FROM pull_request_review_requests rr
+		JOIN accounts a ON a.id = rr.user_id WHERE rr.pull_request_id IN (`+strings.Join(ids, ", ")+`) ORDER BY lower(a.login)`, args...)
+	type request struct{ pull, user int64 }
+	list, err := store.ScanAll(rows, err, func(sc scanner) (request, error) {
+		var r request
+		return r, sc.Scan(&r.pull, &r.user)
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range list {
+		a, err := person(&r.user)
+		if err != nil {
+			return err
+		}
+		if a != nil {
+			byID[r.pull].RequestedReviewers = append(byID[r.pull].RequestedReviewers, a)
+		}
+	}
+	return nil
+}
