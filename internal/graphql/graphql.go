@@ -35,6 +35,7 @@ import (
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -47,9 +48,10 @@ var schemaSDL string
 
 // Handler serves the GraphQL endpoint.
 type Handler struct {
-	DB    *store.DB
-	Repos *repos.Service
-	Pulls *pulls.Service
+	DB     *store.DB
+	Repos  *repos.Service
+	Pulls  *pulls.Service
+	Issues *issues.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is

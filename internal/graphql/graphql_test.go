@@ -131,11 +131,11 @@ func TestPullRequestByNumber(t *testing.T) {
 		}
 	}
 	for bad, names := range map[string]string{
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`:        "mergeable",
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                         "pullRequest",
-		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`:                  "mergePullRequest",
-		`{ repository(owner: "octo, name: "secret") { id } }`:                                              "",
-		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`: `"n"`,
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id timelineItems { totalCount } } } }`: "timelineItems",
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                                     "pullRequest",
+		`mutation { enablePullRequestAutoMerge(input: {pullRequestId: "x"}) { clientMutationId } }`:                    "enablePullRequestAutoMerge",
+		`{ repository(owner: "octo, name: "secret") { id } }`:                                                          "",
+		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`:             `"n"`,
 	} {
 		r = post(t, env, token, bad, nil)
 		if len(r.Errors) == 0 || r.Data != nil || r.Errors[0].Type != "" || !strings.Contains(r.Errors[0].Message, names) {

@@ -15,7 +15,7 @@ import (
 
 // node resolves a node id (the REST node_id) to its object when the
 // caller sees it: users (bots too, which the viewer of an installation
-// token is), organizations, repositories and pull requests.
+// token is), organizations, repositories, pull requests and their reviews.
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -57,6 +57,12 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 			return nil, err
 		}
 		return &nodeResolver{p}, nil
+	case "PRR":
+		r, err := h.reviewByID(ctx, dbID)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{r}, nil
 	}
 	return nil, store.ErrNotFound
 }

@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // The states a Query selects, as the platform's GraphQL names them.
@@ -33,12 +34,12 @@ type Query struct {
 	Desc             bool
 }
 
-// Find returns the total of the repository's pull requests q selects
-// and the page of them at offset, at most limit, completed as Get
-// completes one. The page costs a fixed number of queries whatever its
+// Find returns the page of the repository's pull requests q selects
+// that window chooses, [start, end) of their total, with its offset and
+// that total; each completed as Get completes one. The page costs a fixed number of queries whatever its
 // size (its issue rows, labels, assignees and review requests one each;
 // each person and head repository once).
-func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, limit, offset int) ([]*PullRequest, int, error) {
+func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, window func(total int) (start, end int, err error)) (page []*PullRequest, offset, total int, err error) {
 	where := []string{"p.repository_id = $1"}
 	args := []any{repo.ID}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
@@ -60,9 +61,12 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, lim
 			WHERE il.issue_id = i.id AND lower(l.name) IN (`+strings.Join(names, ", ")+`))`)
 	}
 	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ")
-	var total int
 	if err := s.DB.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&total); err != nil {
-		return nil, 0, store.Normalize(err)
+		return nil, 0, 0, store.Normalize(err)
+	}
+	start, end, err := window(total)
+	if err != nil || start >= end {
+		return []*PullRequest{}, start, total, err
 	}
 	order := map[string]string{"updated": "i.updated_at", "comments": "i.comments"}[q.Order]
 	if order == "" {
@@ -73,7 +77,7 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, lim
 		dir = " DESC"
 	}
 	rows, err := s.DB.QueryContext(ctx, `SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
-		` LIMIT `+arg(limit)+` OFFSET `+arg(offset), args...)
+		` LIMIT `+arg(end-start)+` OFFSET `+arg(start), args...)
 	found, err := store.ScanAll(rows, err, func(sc scanner) (pullRow, error) {
 		r := pullRow{p: &PullRequest{}}
 		var number int64
@@ -84,16 +88,16 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, lim
 		return r, err
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if err := completeAll(ctx, s.DB, repo, found); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	page := make([]*PullRequest, len(found))
+	page = make([]*PullRequest, len(found))
 	for i, r := range found {
 		page[i] = r.p
 	}
-	return page, total, nil
+	return page, start, total, nil
 }
 
 // pullRow is a pull request's row with the id of its issue row.
@@ -208,4 +212,14 @@ func requestedReviewersOf(ctx context.Context, q store.Q, byID map[int64]*PullRe
 		}
 	}
 	return nil
+}
+
+// ByReviewID returns the pull request of the review id, as ByNodeID
+// returns one; store.ErrNotFound when no review has that id.
+func (s *Service) ByReviewID(ctx context.Context, reviewID int64) (*PullRequest, error) {
+	var pullID int64
+	if err := s.DB.QueryRowContext(ctx, `SELECT pull_request_id FROM pull_request_reviews WHERE id = $1`, reviewID).Scan(&pullID); err != nil {
+		return nil, store.Normalize(err)
+	}
+	return s.ByNodeID(ctx, wire.NodeID("PR", pullID))
 }

@@ -1,0 +1,239 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"forgeapi/internal/pulls"
+	"forgeapi/internal/store"
+)
+
+// pullRequestsArgs are the arguments of Repository.pullRequests.
+type pullRequestsArgs struct {
+	connectionArgs
+	BaseRefName, HeadRefName *string
+	Labels                   *[]string
+	OrderBy                  *struct{ Field, Direction string }
+	States                   *[]string
+}
+
+// PullRequests are the repository's pull requests as args select and
+// order them (by number by default, as the platform's): FORBIDDEN when
+// the credentials may not read them. A page costs a fixed number of
+// queries (pulls.Service.Find).
+func (r *repositoryResolver) PullRequests(ctx context.Context, args pullRequestsArgs) (*connection[*pullRequestResolver], error) {
+	if !mayReadPulls(requestFrom(ctx).principal, r.r) {
+		return nil, forbidden("Resource not accessible by personal access token")
+	}
+	q := pulls.Query{}
+	if args.States != nil {
+		q.States = *args.States
+	}
+	if args.HeadRefName != nil {
+		q.HeadRef = *args.HeadRefName
+	}
+	if args.BaseRefName != nil {
+		q.BaseRef = *args.BaseRefName
+	}
+	if args.Labels != nil {
+		q.Labels = *args.Labels
+	}
+	if args.OrderBy != nil {
+		q.Order = map[string]string{"CREATED_AT": "created", "UPDATED_AT": "updated", "COMMENTS": "comments"}[args.OrderBy.Field]
+		q.Desc = args.OrderBy.Direction == "DESC"
+	}
+	unpaged := args.First == nil && args.Last == nil
+	if err := args.check("pullRequests"); err != nil && !unpaged {
+		return nil, err
+	}
+	window := args.window
+	if unpaged {
+		window = func(int) (int, int, error) { return 0, 0, nil }
+	}
+	list, offset, total, err := r.h.Pulls.Find(ctx, r.r, q, window)
+	if err != nil {
+		return nil, err
+	}
+	if unpaged {
+		return counted[*pullRequestResolver]("pullRequests", total), nil
+	}
+	out := make([]*pullRequestResolver, len(list))
+	for i, p := range list {
+		out[i] = &pullRequestResolver{h: r.h, p: p, repo: r}
+	}
+	return pageOf(out, offset, total), nil
+}
+
+// headRepository is the pull request's head repository when the caller
+// sees it, nil otherwise (or when it was deleted).
+func (r *pullRequestResolver) headRepository(ctx context.Context) (*repositoryResolver, error) {
+	head := r.p.HeadRepo
+	if head == nil {
+		return nil, nil
+	}
+	if head.ID == r.p.Repo.ID {
+		return r.repo, nil
+	}
+	out, err := r.h.visibleRepository(ctx, head)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return out, err
+}
+
+// HeadRepository is the repository of the head branch, null when it was
+// deleted or the caller does not see it.
+func (r *pullRequestResolver) HeadRepository(ctx context.Context) (*repositoryResolver, error) {
+	return r.headRepository(ctx)
+}
+
+// HeadRepositoryOwner is the owner of the head repository, null when it
+// was deleted.
+func (r *pullRequestResolver) HeadRepositoryOwner() *ownerResolver {
+	if r.p.HeadRepo == nil {
+		return nil
+	}
+	return r.h.owner(r.p.HeadRepo.Owner)
+}
+
+// IsCrossRepository reports whether the head is in another repository
+// (a fork, or a deleted one) than the base.
+func (r *pullRequestResolver) IsCrossRepository() bool {
+	return r.p.HeadRepo == nil || r.p.HeadRepo.ID != r.p.Repo.ID
+}
+
+func (r *pullRequestResolver) Additions() int32          { return int32(r.p.Additions) }
+func (r *pullRequestResolver) Deletions() int32          { return int32(r.p.Deletions) }
+func (r *pullRequestResolver) ChangedFiles() int32       { return int32(r.p.ChangedFiles) }
+func (r *pullRequestResolver) HeadRefOid() gitObjectID   { return gitObjectID(r.p.HeadSHA) }
+func (r *pullRequestResolver) BaseRefOid() gitObjectID   { return gitObjectID(r.p.BaseSHA) }
+func (r *pullRequestResolver) Author() *actorResolver    { return r.h.actorOf(r.p.Issue.User) }
+func (r *pullRequestResolver) MergedBy() *actorResolver  { return r.h.actorOf(r.p.MergedBy) }
+func (r *pullRequestResolver) AuthorAssociation() string { return r.p.Issue.Association }
+func (r *pullRequestResolver) CreatedAt() dateTime       { return at(r.p.Issue.CreatedAt) }
+func (r *pullRequestResolver) UpdatedAt() dateTime       { return at(r.p.Issue.UpdatedAt) }
+func (r *pullRequestResolver) ClosedAt() *dateTime       { return optionalTime(r.p.Issue.ClosedAt) }
+func (r *pullRequestResolver) MergedAt() *dateTime       { return optionalTime(r.p.MergedAt) }
+
+// MaintainerCanModify is false, as REST's maintainer_can_modify:
+// forgeapi does not let maintainers push to a fork's head.
+func (r *pullRequestResolver) MaintainerCanModify() bool { return false }
+
+// ViewerDidAuthor reports whether the caller opened the pull request.
+func (r *pullRequestResolver) ViewerDidAuthor(ctx context.Context) bool {
+	return r.p.Issue.User != nil && r.p.Issue.User.ID == requestFrom(ctx).principal.UserID()
+}
+
+// Mergeable is the background check's result: MERGEABLE, CONFLICTING,
+// or UNKNOWN until it ran since the head or base last moved.
+func (r *pullRequestResolver) Mergeable() string {
+	switch {
+	case r.p.Mergeable == nil:
+		return "UNKNOWN"
+	case *r.p.Mergeable:
+		return "MERGEABLE"
+	}
+	return "CONFLICTING"
+}
+
+// MergeStateStatus is REST's mergeable_state in the platform's enum:
+// CLEAN, DIRTY, DRAFT (a draft that merges cleanly) or UNKNOWN.
+func (r *pullRequestResolver) MergeStateStatus() string {
+	switch r.p.MergeableState {
+	case pulls.StateClean:
+		return "CLEAN"
+	case pulls.StateDirty:
+		return "DIRTY"
+	case pulls.StateDraft:
+		return "DRAFT"
+	}
+	return "UNKNOWN"
+}
+
+// Assignees are the users assigned to the pull request.
+func (r *pullRequestResolver) Assignees(args connectionArgs) (*connection[*userResolver], error) {
+	return r.h.users(r.p.Issue.Assignees, args, "assignees")
+}
+
+// Labels are the pull request's labels.
+func (r *pullRequestResolver) Labels(args labelsArgs) (*connection[*labelResolver], error) {
+	return labels(r.p.Issue.Labels, args)
+}
+
+// Milestone is the pull request's milestone, null when none.
+func (r *pullRequestResolver) Milestone() *milestoneResolver {
+	if r.p.Issue.Milestone == nil {
+		return nil
+	}
+	return &milestoneResolver{r.p.Issue.Milestone}
+}
+
+// ReactionGroups are the pull request's reactions by content.
+func (r *pullRequestResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
+
+// commentsArgs are the arguments of PullRequest.comments.
+type commentsArgs struct {
+	connectionArgs
+	OrderBy *struct{ Field, Direction string }
+}
+
+// Comments are the pull request's conversation comments, oldest first
+// (its issue's comments; review comments are the reviews').
+func (r *pullRequestResolver) Comments(ctx context.Context, args commentsArgs) (*connection[*issueCommentResolver], error) {
+	total := r.p.Issue.Comments
+	if args.First == nil && args.Last == nil {
+		return counted[*issueCommentResolver]("comments", total), nil
+	}
+	if err := args.check("comments"); err != nil {
+		return nil, err
+	}
+	start, end, err := args.window(total)
+	if err != nil || start == end {
+		return pageOf([]*issueCommentResolver{}, start, total), err
+	}
+	list, err := r.h.Issues.Comments(ctx, r.p.Repo, r.p.Number(), end-start, start)
+	if err != nil {
+		return nil, err
+	}
+	list = list[:min(len(list), end-start)]
+	out := make([]*issueCommentResolver, len(list))
+	for i, c := range list {
+		out[i] = &issueCommentResolver{h: r.h, c: c, repo: r.p.Repo, page: "pull"}
+	}
+	return pageOf(out, start, total), nil
+}
+
+// ProjectCards are the pull request's cards in classic projects:
+// forgeapi has no classic projects, so there are none.
+func (r *pullRequestResolver) ProjectCards(args projectCardsArgs) (*connection[*projectCardResolver], error) {
+	return pageList([]*projectCardResolver{}, args.connectionArgs, "projectCards")
+}
+
+// projectCardsArgs are the arguments of projectCards.
+type projectCardsArgs struct {
+	connectionArgs
+	ArchivedStates []*string
+}
+
+// projectCardResolver resolves ProjectCard, of which forgeapi has none
+// (the schema holds it because gh asks for projectCards).
+type projectCardResolver struct{}
+
+func (*projectCardResolver) Project() *namedResolver { return nil }
+func (*projectCardResolver) Column() *namedResolver  { return nil }
+
+// namedResolver resolves the types of which gh asks only the name:
+// Project, ProjectColumn, Workflow.
+type namedResolver struct{ name string }
+
+func (r *namedResolver) Name() string { return r.name }
+
+// optionalTime is the DateTime of t, null for nil.
+func optionalTime(t *time.Time) *dateTime {
+	if t == nil {
+		return nil
+	}
+	d := at(*t)
+	return &d
+}
