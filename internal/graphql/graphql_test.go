@@ -161,6 +161,7 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) st
 	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gh, args...)
+		cmd.Dir = home // outside any git work tree, which gh would read
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
 			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
 			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
