@@ -19,7 +19,8 @@ func TestGitHubCLIPullRequests(t *testing.T) {
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "read:org")
 	run := ghCLI(t, env, token)
-	runBob := ghCLI(t, env, env.Token(bob, "repo", "read:org"))
+	bobToken := env.Token(bob, "repo", "read:org")
+	runBob := ghCLI(t, env, bobToken)
 	host := strings.TrimPrefix(env.URL, "https://")
 	repoArg := host + "/octo/hello"
 
@@ -58,11 +59,29 @@ func TestGitHubCLIPullRequests(t *testing.T) {
 		t.Errorf("gh pr checks:\n%s", out)
 	}
 
+	inv, _, err := env.Client(token).Repositories.AddCollaborator(apptest.Ctx(), "octo", "hello", "bob", &github.RepositoryAddCollaboratorOptions{Permission: "pull"})
+	apptest.Must(t, "invite bob", err)
+	_, err = env.Client(bobToken).Users.AcceptInvitation(apptest.Ctx(), inv.GetID())
+	apptest.Must(t, "bob accepts", err)
+	_, _, err = env.Client(token).PullRequests.RequestReviewers(apptest.Ctx(), "octo", "hello", 1, github.ReviewersRequest{Reviewers: []string{"bob"}})
+	apptest.Must(t, "request bob's review", err)
+	if out := run("pr", "status", "--repo", repoArg); !strings.Contains(out, "Created by you\n  #1  Add a feature [feature]\n  ✓ Checks passing") ||
+		!strings.Contains(out, "Requesting a code review from you\n  You have no pull requests to review") {
+		t.Errorf("gh pr status, the author:\n%s", out)
+	}
+	if out := runBob("pr", "status", "--repo", repoArg); !strings.Contains(out, "Created by you\n  You have no open pull requests") ||
+		!strings.Contains(out, "Requesting a code review from you\n  #1  Add a feature [feature]\n  ✓ Checks passing") {
+		t.Errorf("gh pr status, the reviewer asked:\n%s", out)
+	}
+
 	runBob("pr", "review", "1", "--approve", "--body", "Looks good.", "--repo", repoArg)
 	reviews, _, err := env.Client(token).PullRequests.ListReviews(apptest.Ctx(), "octo", "hello", 1, nil)
 	apptest.Must(t, "REST reviews", err)
 	if len(reviews) != 1 || reviews[0].GetState() != "APPROVED" || reviews[0].GetBody() != "Looks good." || reviews[0].GetUser().GetLogin() != "bob" {
 		t.Errorf("gh pr review --approve: %+v", reviews)
+	}
+	if out := run("pr", "status", "--repo", repoArg); !strings.Contains(out, "#1  Add a feature [feature]\n  ✓ Checks passing ✓ 1 Approved") {
+		t.Errorf("gh pr status after the approval:\n%s", out)
 	}
 	out := run("pr", "view", "1", "--repo", repoArg)
 	for _, want := range []string{"title:\tAdd a feature\n", "state:\tOPEN\n", "author:\tocto\n", "reviewers:\tbob (Approved)\n",

@@ -3,6 +3,7 @@ package pulls
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -21,17 +22,22 @@ const (
 )
 
 // Query selects a repository's pull requests as the platform's GraphQL
-// pullRequests connection does: States (any of QueryOpen, QueryClosed,
-// QueryMerged; none is all), HeadRef and BaseRef branch names ("" for
-// any), Labels (any of those names), ordered by Order (created, updated
-// or comments; created by default) in the direction Desc, ties by
-// number.
+// pullRequests connection and its search do: States (any of QueryOpen,
+// QueryClosed, QueryMerged; none is all), HeadRef and BaseRef branch
+// names, Labels (any of those names), the logins of the Author, an
+// Assignee and a reviewer asked (ReviewRequested), Draft, and Text, which
+// the title or the body holds (any case); "", nil and none select all.
+// They are ordered by Order (created, updated or comments; created by
+// default) in the direction Desc, ties by number.
 type Query struct {
-	States           []string
-	HeadRef, BaseRef string
-	Labels           []string
-	Order            string
-	Desc             bool
+	States                            []string
+	HeadRef, BaseRef                  string
+	Labels                            []string
+	Author, Assignee, ReviewRequested string
+	Draft                             *bool
+	Text                              string
+	Order                             string
+	Desc                              bool
 }
 
 // Find returns the page of the repository's pull requests q selects
@@ -59,6 +65,25 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
 			WHERE il.issue_id = i.id AND lower(l.name) IN (`+strings.Join(names, ", ")+`))`)
+	}
+	const account = `(SELECT id FROM accounts WHERE lower(login) = lower(%s))`
+	if q.Author != "" {
+		where = append(where, "i.user_id = "+fmt.Sprintf(account, arg(q.Author)))
+	}
+	if q.Assignee != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id AND ia.user_id = "+
+			fmt.Sprintf(account, arg(q.Assignee))+")")
+	}
+	if q.ReviewRequested != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM pull_request_review_requests rr WHERE rr.pull_request_id = p.id AND rr.user_id = "+
+			fmt.Sprintf(account, arg(q.ReviewRequested))+")")
+	}
+	if q.Draft != nil {
+		where = append(where, "p.draft = "+arg(*q.Draft))
+	}
+	if q.Text != "" {
+		like := arg("%" + likeEscaper.Replace(strings.ToLower(q.Text)) + "%")
+		where = append(where, `(lower(i.title) LIKE `+like+` ESCAPE '\' OR lower(i.body) LIKE `+like+` ESCAPE '\')`)
 	}
 	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ")
 	if err := s.DB.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&total); err != nil {
@@ -105,6 +130,9 @@ type pullRow struct {
 	p       *PullRequest
 	issueID int64
 }
+
+// likeEscaper escapes the wildcards of a LIKE pattern.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // stateConditions is the condition of the states, "" for all of them.
 func stateConditions(states []string) string {
