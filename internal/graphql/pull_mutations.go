@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	gql "github.com/graph-gophers/graphql-go"
@@ -273,7 +274,7 @@ func (h *Handler) metadataChanges(ctx context.Context, t *mutationTarget, in upd
 		}
 		names := []string{}
 		for _, id := range *in.LabelIDs {
-			i := indexFunc(len(all), func(i int) bool { return wire.NodeID("LA", all[i].ID) == string(id) })
+			i := slices.IndexFunc(all, func(lb *issues.Label) bool { return wire.NodeID("LA", lb.ID) == string(id) })
 			if i < 0 {
 				return c, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
 			}
@@ -286,23 +287,13 @@ func (h *Handler) metadataChanges(ctx context.Context, t *mutationTarget, in upd
 		if err != nil {
 			return c, err
 		}
-		i := indexFunc(len(all), func(i int) bool { return wire.NodeID("MI", all[i].ID) == string(*in.MilestoneID) })
+		i := slices.IndexFunc(all, func(m *issues.Milestone) bool { return wire.NodeID("MI", m.ID) == string(*in.MilestoneID) })
 		if i < 0 {
 			return c, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", *in.MilestoneID))
 		}
 		c.Milestone = &all[i].Number
 	}
 	return c, nil
-}
-
-// indexFunc is the first i < n for which f holds, -1 when none.
-func indexFunc(n int, f func(int) bool) int {
-	for i := range n {
-		if f(i) {
-			return i
-		}
-	}
-	return -1
 }
 
 // mergePullRequestInput is MergePullRequestInput.

@@ -42,9 +42,10 @@ type Query struct {
 
 // Find returns the page of the repository's pull requests q selects
 // that window chooses, [start, end) of their total, with its offset and
-// that total; each completed as Get completes one. The page costs a fixed number of queries whatever its
-// size (its issue rows, labels, assignees and review requests one each;
-// each person and head repository once).
+// that total; each completed as Get completes one. The page costs the
+// same queries whatever its size: a count, its rows, its issue rows,
+// labels, assignees and review requests one each, and one per distinct
+// person and head repository on it.
 func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, window func(total int) (start, end int, err error)) (page []*PullRequest, offset, total int, err error) {
 	where := []string{"p.repository_id = $1"}
 	args := []any{repo.ID}
