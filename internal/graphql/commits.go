@@ -33,11 +33,13 @@ func (g *gitObjectID) UnmarshalGraphQL(input any) error {
 // commit is the commit sha of the pull request's base repository (which
 // holds its head commits under refs/pull/), read when a field needs it.
 func (r *pullRequestResolver) commit(sha string) *commitResolver {
-	return &commitResolver{h: r.h, repo: r.p.Repo, sha: sha}
+	return &commitResolver{h: r.h, repo: r.p.Repo, sha: sha, page: r.page}
 }
 
 // Commits are the pull request's commits, oldest first (at most
 // pulls.MaxCommits, as REST lists them); totalCount is REST's commits.
+// The last alone (commits(last: 1), as gh asks for the checks) is the
+// head commit, read from git only for the fields that need it.
 func (r *pullRequestResolver) Commits(ctx context.Context, args connectionArgs) (*connection[*pullRequestCommitResolver], error) {
 	if args.First == nil && args.Last == nil {
 		return counted[*pullRequestCommitResolver]("commits", r.p.Commits), nil
@@ -48,6 +50,9 @@ func (r *pullRequestResolver) Commits(ctx context.Context, args connectionArgs) 
 	start, end, err := args.window(r.p.Commits)
 	if err != nil || start == end {
 		return pageOf([]*pullRequestCommitResolver{}, start, r.p.Commits), err
+	}
+	if start == r.p.Commits-1 && end == r.p.Commits {
+		return pageOf([]*pullRequestCommitResolver{{r.commit(r.p.HeadSHA)}}, start, r.p.Commits), nil
 	}
 	list, err := r.h.Pulls.Commits(ctx, r.p)
 	if err != nil {
@@ -118,6 +123,8 @@ type commitResolver struct {
 	h    *Handler
 	repo *repos.Repository
 	sha  string
+	// page, when set, loads the statuses of its pull requests' heads.
+	page *pullPage
 
 	once sync.Once
 	c    gitread.Commit
@@ -190,7 +197,15 @@ func (r *commitResolver) Authors(ctx context.Context, args connectionArgs) (*con
 // StatusCheckRollup is the latest status of each context of the commit,
 // null when it has none (forgeapi has no check runs).
 func (r *commitResolver) StatusCheckRollup(ctx context.Context) (*statusCheckRollupResolver, error) {
-	latest, err := (&statuses.Service{DB: r.h.DB}).Latest(ctx, r.repo.ID, r.sha)
+	var latest []*statuses.Status
+	var err error
+	paged := false
+	if r.page != nil {
+		latest, paged, err = r.page.latestStatuses(ctx, r.sha)
+	}
+	if !paged && err == nil {
+		latest, err = (&statuses.Service{DB: r.h.DB}).Latest(ctx, r.repo.ID, r.sha)
+	}
 	if err != nil || len(latest) == 0 {
 		return nil, err
 	}

@@ -72,6 +72,9 @@ type pullRequestResolver struct {
 	h    *Handler
 	p    *pulls.PullRequest
 	repo *repositoryResolver
+	// page, when set, is the page the pull request was listed in, which
+	// loads its reviews and statuses with the others' (pullPage).
+	page *pullPage
 
 	reviewsOnce sync.Once
 	reviews     []*pulls.Review

@@ -58,11 +58,7 @@ func (r *repositoryResolver) PullRequests(ctx context.Context, args pullRequests
 	if unpaged {
 		return counted[*pullRequestResolver]("pullRequests", total), nil
 	}
-	out := make([]*pullRequestResolver, len(list))
-	for i, p := range list {
-		out[i] = &pullRequestResolver{h: r.h, p: p, repo: r}
-	}
-	return pageOf(out, offset, total), nil
+	return pageOf(r.h.pullPage(r, list), offset, total), nil
 }
 
 // headRepository is the pull request's head repository when the caller

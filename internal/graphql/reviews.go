@@ -11,9 +11,14 @@ import (
 )
 
 // reviewsOf loads the pull request's reviews the caller sees once per
-// resolver (pending ones are their authors' only).
+// resolver (pending ones are their authors' only), with its page's when
+// it was listed in one.
 func (r *pullRequestResolver) reviewsOf(ctx context.Context) ([]*pulls.Review, error) {
 	r.reviewsOnce.Do(func() {
+		if r.page != nil {
+			r.reviews, r.reviewsErr = r.page.reviewsOf(ctx, r.p.ID)
+			return
+		}
 		r.reviews, r.reviewsErr = r.h.Pulls.Reviews(ctx, r.p, requestFrom(ctx).principal.UserID())
 	})
 	return r.reviews, r.reviewsErr

@@ -50,8 +50,8 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 		return nil, err
 	}
 	out := make([]*searchItemResolver, len(list))
-	for i, p := range list {
-		out[i] = &searchItemResolver{&pullRequestResolver{h: q.h, p: p, repo: repo}}
+	for i, p := range q.h.pullPage(repo, list) {
+		out[i] = &searchItemResolver{p}
 	}
 	return &searchConnection{pageOf(out, offset, total)}, nil
 }

@@ -22,7 +22,7 @@ func ByIDs(ctx context.Context, q store.Q, repo *repos.Repository, ids []int64) 
 		args = append(args, id)
 	}
 	args = append(args, repo.ID)
-	list, err := collect(scanIssue)(q.QueryContext(ctx, `SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+in(len(ids))+
+	list, err := collect(scanIssue)(q.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+in(len(ids))+
 		` AND i.repository_id = $`+strconv.Itoa(len(args)), args...))
 	if err != nil {
 		return nil, err

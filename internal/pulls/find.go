@@ -87,7 +87,7 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 		where = append(where, `(lower(i.title) LIKE `+like+` ESCAPE '\' OR lower(i.body) LIKE `+like+` ESCAPE '\')`)
 	}
 	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ")
-	if err := s.DB.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&total); err != nil {
+	if err := s.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from, args...).Scan(&total); err != nil {
 		return nil, 0, 0, store.Normalize(err)
 	}
 	start, end, err := window(total)
@@ -102,7 +102,7 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 	if q.Desc {
 		dir = " DESC"
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
+	rows, err := s.DB.QueryContext(ctx, store.Dynamic+`SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
 		` LIMIT `+arg(end-start)+` OFFSET `+arg(start), args...)
 	found, err := store.ScanAll(rows, err, func(sc scanner) (pullRow, error) {
 		r := pullRow{p: &PullRequest{}}
@@ -221,7 +221,7 @@ func requestedReviewersOf(ctx context.Context, q store.Q, byID map[int64]*PullRe
 		args = append(args, id)
 		ids = append(ids, "$"+strconv.Itoa(len(args)))
 	}
-	rows, err := q.QueryContext(ctx, `SELECT rr.pull_request_id, rr.user_id FROM pull_request_review_requests rr
+	rows, err := q.QueryContext(ctx, store.Dynamic+`SELECT rr.pull_request_id, rr.user_id FROM pull_request_review_requests rr
 		JOIN accounts a ON a.id = rr.user_id WHERE rr.pull_request_id IN (`+strings.Join(ids, ", ")+`) ORDER BY lower(a.login)`, args...)
 	type request struct{ pull, user int64 }
 	list, err := store.ScanAll(rows, err, func(sc scanner) (request, error) {
@@ -251,4 +251,49 @@ func (s *Service) ByReviewID(ctx context.Context, reviewID int64) (*PullRequest,
 		return nil, store.Normalize(err)
 	}
 	return s.ByNodeID(ctx, wire.NodeID("PR", pullID))
+}
+
+// ReviewsOfPage lists the reviews of a page of the repository's pull
+// requests, by pull request id, each oldest first and pending ones only
+// to their authors (viewer), as Reviews lists one's: one query for the
+// page, and one per distinct reviewer.
+func (s *Service) ReviewsOfPage(ctx context.Context, repo *repos.Repository, page []*PullRequest, viewer int64) (map[int64][]*Review, error) {
+	out := make(map[int64][]*Review, len(page))
+	if len(page) == 0 {
+		return out, nil
+	}
+	args := []any{viewer}
+	ids := make([]string, len(page))
+	for i, p := range page {
+		args = append(args, p.ID)
+		ids[i] = "$" + strconv.Itoa(len(args))
+		out[p.ID] = []*Review{}
+	}
+	rows, err := s.DB.QueryContext(ctx, store.Dynamic+`SELECT `+reviewColumns+` FROM pull_request_reviews r
+		WHERE r.pull_request_id IN (`+strings.Join(ids, ", ")+`) AND (r.state <> 'PENDING' OR r.user_id = $1) ORDER BY r.id`, args...)
+	list, err := store.ScanAll(rows, err, scanReview)
+	if err != nil {
+		return nil, err
+	}
+	type person struct {
+		a     *accounts.Account
+		assoc string
+	}
+	seen := map[int64]person{}
+	for _, r := range list {
+		if r.userID != nil {
+			known, ok := seen[*r.userID]
+			if !ok {
+				if known.a, known.assoc, err = people(ctx, s.DB, repo, r.userID); err != nil {
+					return nil, err
+				}
+				seen[*r.userID] = known
+			}
+			r.User, r.Association = known.a, known.assoc
+		} else {
+			r.Association = "NONE"
+		}
+		out[r.PullID] = append(out[r.PullID], r)
+	}
+	return out, nil
 }
