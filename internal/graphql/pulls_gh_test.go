@@ -1,6 +1,7 @@
 package graphql_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -89,6 +90,33 @@ func TestGitHubCLIPullRequests(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("gh pr view: no %q in\n%s", want, out)
 		}
+	}
+
+	_, _, err = env.Client(bobToken).Issues.CreateComment(apptest.Ctx(), "octo", "hello", 1, github.IssueCommentRequest{Body: "Nice one."})
+	apptest.Must(t, "comment", err)
+	if out := run("pr", "view", "1", "--comments", "--repo", repoArg); !strings.Contains(out, "author:\tbob\n") || !strings.Contains(out, "Nice one.") {
+		t.Errorf("gh pr view --comments:\n%s", out)
+	}
+	fields := "additions,assignees,author,baseRefName,body,changedFiles,closed,closedAt,comments,commits,createdAt,deletions,files," +
+		"headRefName,headRefOid,headRepository,headRepositoryOwner,id,isCrossRepository,isDraft,labels,latestReviews," +
+		"maintainerCanModify,mergeCommit,mergeStateStatus,mergeable,mergedAt,mergedBy,milestone,number,potentialMergeCommit," +
+		"projectCards,reactionGroups,reviewDecision,reviewRequests,reviews,state,statusCheckRollup,title,updatedAt,url"
+	var viewed struct {
+		Author            struct{ Login string }
+		HeadRefOid        string
+		Commits           []struct{ MessageHeadline, MessageBody, Oid string }
+		Files             []struct{ Path string }
+		Comments          []struct{ Body string }
+		Reviews           []struct{ State string }
+		ReviewDecision    string
+		StatusCheckRollup []struct{ Context, State string }
+	}
+	out = run("pr", "view", "1", "--repo", repoArg, "--json", fields)
+	if err := json.Unmarshal([]byte(out), &viewed); err != nil || viewed.Author.Login != "octo" || viewed.HeadRefOid != head ||
+		len(viewed.Commits) != 1 || viewed.Commits[0].MessageHeadline != "Add a feature" || viewed.Commits[0].MessageBody != "With a body." ||
+		len(viewed.Files) != 1 || viewed.Files[0].Path != "feature.txt" || len(viewed.Comments) != 1 || viewed.Comments[0].Body != "Nice one." ||
+		len(viewed.Reviews) != 1 || viewed.ReviewDecision != "APPROVED" || len(viewed.StatusCheckRollup) != 1 || viewed.StatusCheckRollup[0].State != "SUCCESS" {
+		t.Errorf("gh pr view --json: %v\n%s", err, out)
 	}
 
 	if out := run("pr", "close", "1", "--repo", repoArg); !strings.Contains(out, "Closed pull request #1 (Add a feature)") || pull().GetState() != "closed" {
