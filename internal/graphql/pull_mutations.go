@@ -191,10 +191,11 @@ func (h *Handler) updatePull(ctx context.Context, id gql.ID, clientMutationID *s
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.Pulls.Update(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), c, t.mayPush()); err != nil {
+	p, err := h.Pulls.Update(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), c, t.mayPush())
+	if err != nil {
 		return nil, serviceError(err, t.refused)
 	}
-	return h.payload(ctx, t, clientMutationID)
+	return &pullPayload{pull: &pullRequestResolver{h: h, p: p, repo: t.pull.repo}, clientMutationID: clientMutationID}, nil
 }
 
 // updatePullRequestInput is UpdatePullRequestInput.
@@ -252,15 +253,8 @@ func (h *Handler) metadataChanges(ctx context.Context, t *mutationTarget, in upd
 	if in.AssigneeIDs != nil {
 		logins := []string{}
 		for _, id := range *in.AssigneeIDs {
-			typ, dbID, ok := wire.ParseNodeID(string(id))
-			var a *accounts.Account
-			err := store.ErrNotFound
-			if ok && typ == "U" {
-				a, err = accounts.ByID(ctx, h.DB, dbID)
-			}
-			if errors.Is(err, store.ErrNotFound) {
-				return c, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
-			} else if err != nil {
+			a, err := h.userByNodeID(ctx, id)
+			if err != nil {
 				return c, err
 			}
 			logins = append(logins, a.Login)
@@ -294,6 +288,20 @@ func (h *Handler) metadataChanges(ctx context.Context, t *mutationTarget, in upd
 		c.Milestone = &all[i].Number
 	}
 	return c, nil
+}
+
+// userByNodeID is the user of a node id; NOT_FOUND when it names none.
+func (h *Handler) userByNodeID(ctx context.Context, id gql.ID) (*accounts.Account, error) {
+	missing := notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
+	typ, dbID, ok := wire.ParseNodeID(string(id))
+	if !ok || typ != "U" {
+		return nil, missing
+	}
+	a, err := accounts.ByID(ctx, h.DB, dbID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, missing
+	}
+	return a, err
 }
 
 // mergePullRequestInput is MergePullRequestInput.
@@ -370,14 +378,8 @@ func (q *root) RequestReviews(ctx context.Context, args struct{ Input requestRev
 	var logins []string
 	if in.UserIDs != nil {
 		for _, id := range *in.UserIDs {
-			typ, dbID, ok := wire.ParseNodeID(string(id))
-			a, err := (*accounts.Account)(nil), error(store.ErrNotFound)
-			if ok && typ == "U" {
-				a, err = accounts.ByID(ctx, h.DB, dbID)
-			}
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
-			} else if err != nil {
+			a, err := h.userByNodeID(ctx, id)
+			if err != nil {
 				return nil, err
 			}
 			logins = append(logins, a.Login)
@@ -493,18 +495,15 @@ func (q *root) SubmitPullRequestReview(ctx context.Context, args struct{ Input s
 	var reviewID int64
 	switch {
 	case in.PullRequestReviewID != nil:
-		typ, id, ok := wire.ParseNodeID(string(*in.PullRequestReviewID))
-		var p *pulls.PullRequest
-		err := store.ErrNotFound
-		if ok && typ == "PRR" {
-			p, err = h.Pulls.ByReviewID(ctx, id)
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", *in.PullRequestReviewID))
-		} else if err != nil {
+		n, err := h.node(ctx, string(*in.PullRequestReviewID))
+		if err != nil {
 			return nil, err
 		}
-		pullID, reviewID = gql.ID(wire.NodeID("PR", p.ID)), id
+		rv, ok := n.ToPullRequestReview()
+		if !ok {
+			return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", *in.PullRequestReviewID))
+		}
+		pullID, reviewID = rv.pull.ID(), rv.rv.ID
 	case in.PullRequestID != nil:
 		pullID = *in.PullRequestID
 	default:
