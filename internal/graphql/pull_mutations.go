@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -37,8 +38,8 @@ type mutationTarget struct {
 }
 
 // target resolves the pull request of id for mutation, with the
-// credentials' write check (mayWritePulls).
-func (h *Handler) target(ctx context.Context, id gql.ID, mutation string) (*mutationTarget, error) {
+// credentials' check of what it changes (mayWritePulls, or mayMerge).
+func (h *Handler) target(ctx context.Context, id gql.ID, mutation string, may func(*auth.Principal, *repos.Repository) bool) (*mutationTarget, error) {
 	pr, err := h.pullByNodeID(ctx, string(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
@@ -46,7 +47,7 @@ func (h *Handler) target(ctx context.Context, id gql.ID, mutation string) (*muta
 		return nil, err
 	}
 	t := &mutationTarget{pull: pr, refused: refusal(ctx, mutation)}
-	if !mayWritePulls(requestFrom(ctx).principal, pr.p.Repo) {
+	if !may(requestFrom(ctx).principal, pr.p.Repo) {
 		return nil, t.refused
 	}
 	if t.actor, err = accounts.ByID(ctx, h.DB, requestFrom(ctx).principal.UserID()); err != nil {
@@ -187,7 +188,7 @@ func (q *root) ReopenPullRequest(ctx context.Context, args struct{ Input pullReq
 // updatePull changes the pull request as PATCH .../pulls/{pull_number}
 // does: its author, or push access.
 func (h *Handler) updatePull(ctx context.Context, id gql.ID, clientMutationID *string, mutation string, c pulls.Changes) (*pullPayload, error) {
-	t, err := h.target(ctx, id, mutation)
+	t, err := h.target(ctx, id, mutation, mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ type updatePullRequestInput struct {
 func (q *root) UpdatePullRequest(ctx context.Context, args struct{ Input updatePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "UpdatePullRequest")
+	t, err := h.target(ctx, in.PullRequestID, "UpdatePullRequest", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -317,19 +318,30 @@ type mergePullRequestInput struct {
 // as PUT .../pulls/{pull_number}/merge.
 var mergePermissions = auth.Perm("contents:write")
 
+// mayMerge reports whether the caller's credentials may merge the
+// repository's pull requests, as mayWritePulls with Contents write for
+// fine-grained tokens instead of Pull requests write.
+func mayMerge(p *auth.Principal, repo *repos.Repository) bool {
+	switch {
+	case p.ScopeBased():
+		return p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"})
+	case p.FineGrained():
+		return access.RepoWriteRefusal(p, repo, mergePermissions) == nil && p.Token.Grant.Satisfies(mergePermissions)
+	}
+	return true
+}
+
 // MergePullRequest merges the pull request as PUT
 // .../pulls/{pull_number}/merge: push access, and Contents write of a
 // fine-grained token.
 func (q *root) MergePullRequest(ctx context.Context, args struct{ Input mergePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "MergePullRequest")
+	t, err := h.target(ctx, in.PullRequestID, "MergePullRequest", mayMerge)
 	if err != nil {
 		return nil, err
 	}
-	principal := requestFrom(ctx).principal
-	if !t.mayPush() || principal.FineGrained() &&
-		(access.RepoWriteRefusal(principal, t.pull.p.Repo, mergePermissions) != nil || !principal.Token.Grant.Satisfies(mergePermissions)) {
+	if !t.mayPush() {
 		return nil, t.refused
 	}
 	m := pulls.MergeRequest{Method: strings.ToLower(in.MergeMethod)}
@@ -367,7 +379,7 @@ type requestReviewsInput struct {
 func (q *root) RequestReviews(ctx context.Context, args struct{ Input requestReviewsInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "RequestReviews")
+	t, err := h.target(ctx, in.PullRequestID, "RequestReviews", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +454,7 @@ type addPullRequestReviewInput struct {
 func (q *root) AddPullRequestReview(ctx context.Context, args struct{ Input addPullRequestReviewInput }) (*reviewPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "AddPullRequestReview")
+	t, err := h.target(ctx, in.PullRequestID, "AddPullRequestReview", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +521,7 @@ func (q *root) SubmitPullRequestReview(ctx context.Context, args struct{ Input s
 	default:
 		return nil, invalid("One of pullRequestId or pullRequestReviewId is required.")
 	}
-	t, err := h.target(ctx, pullID, "SubmitPullRequestReview")
+	t, err := h.target(ctx, pullID, "SubmitPullRequestReview", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}

@@ -376,6 +376,12 @@ func TestPullRequestMutations(t *testing.T) {
 	// A fine-grained token that reads pull requests may not change them;
 	// one without Pull requests does not read them.
 	readOnly := env.FineGrainedToken(octo, octo, []*repos.Repository{hello}, "pull_requests:read")
+	noContents := env.FineGrainedToken(octo, octo, []*repos.Repository{hello}, "pull_requests:write")
+	r = post(t, env, noContents, `mutation($input: MergePullRequestInput!) { mergePullRequest(input: $input) { pullRequest { state } } }`,
+		map[string]any{"input": map[string]any{"pullRequestId": one}})
+	if len(r.Errors) != 1 || r.Errors[0].Type != "FORBIDDEN" || get(1).GetMerged() {
+		t.Errorf("merge without Contents write: %+v, want FORBIDDEN", r)
+	}
 	r = post(t, env, readOnly, `mutation($input: ClosePullRequestInput!) { closePullRequest(input: $input) { pullRequest { state } } }`,
 		map[string]any{"input": map[string]any{"pullRequestId": one}})
 	if len(r.Errors) != 1 || r.Errors[0].Type != "FORBIDDEN" || get(1).GetState() != "open" {
