@@ -308,3 +308,8 @@ func (*checkSuiteResolver) WorkflowRun() *workflowRunResolver { return nil }
 type workflowRunResolver struct{}
 
 func (*workflowRunResolver) Workflow() *namedResolver { return nil }
+
+// repoWebURL is the web page of the repository.
+func repoWebURL(ctx context.Context, repo *repos.Repository) string {
+	return string((&repositoryResolver{r: repo}).URL(ctx))
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	gql "github.com/graph-gophers/graphql-go"
 
@@ -14,10 +15,13 @@ import (
 	"forgeapi/internal/wire"
 )
 
-// This file holds the issue-side types a pull request answers: its
-// author (Actor), assignees (UserConnection), labels, milestone,
-// comments (IssueComment) and reaction groups, which issues answer the
-// same way.
+// This file holds what a pull request answers as its issue does: its
+// author (Actor), creation, assignees (UserConnection), labels,
+// milestone, comments (IssueComment), reaction groups and project cards,
+// with those types' resolvers, which issues share.
+
+func (r *pullRequestResolver) Author() *actorResolver { return r.h.actorOf(r.p.Issue.User) }
+func (r *pullRequestResolver) CreatedAt() dateTime    { return at(r.p.Issue.CreatedAt) }
 
 // actor is what User and Organization resolve of the Actor interface.
 type actor interface {
@@ -150,11 +154,6 @@ func (r *issueCommentResolver) ViewerDidAuthor(ctx context.Context) bool {
 	return r.c.User != nil && r.c.User.ID == requestFrom(ctx).principal.UserID()
 }
 
-// repoWebURL is the web page of the repository.
-func repoWebURL(ctx context.Context, repo *repos.Repository) string {
-	return string((&repositoryResolver{r: repo}).URL(ctx))
-}
-
 // reactionContents are the platform's reaction contents, in its order.
 var reactionContents = []string{"THUMBS_UP", "THUMBS_DOWN", "LAUGH", "HOORAY", "CONFUSED", "HEART", "ROCKET", "EYES"}
 
@@ -191,4 +190,91 @@ func (n *nodeResolver) ToLabel() (*labelResolver, bool) {
 func (n *nodeResolver) ToMilestone() (*milestoneResolver, bool) {
 	m, ok := n.node.(*milestoneResolver)
 	return m, ok
+}
+
+// Assignees are the users assigned to the pull request.
+func (r *pullRequestResolver) Assignees(args connectionArgs) (*connection[*userResolver], error) {
+	return r.h.users(r.p.Issue.Assignees, args, "assignees")
+}
+
+// Labels are the pull request's labels.
+func (r *pullRequestResolver) Labels(args labelsArgs) (*connection[*labelResolver], error) {
+	return labels(r.p.Issue.Labels, args)
+}
+
+// Milestone is the pull request's milestone, null when none.
+func (r *pullRequestResolver) Milestone() *milestoneResolver {
+	if r.p.Issue.Milestone == nil {
+		return nil
+	}
+	return &milestoneResolver{r.p.Issue.Milestone}
+}
+
+// ReactionGroups are the pull request's reactions by content.
+func (r *pullRequestResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
+
+// commentsArgs are the arguments of PullRequest.comments.
+type commentsArgs struct {
+	connectionArgs
+	OrderBy *struct{ Field, Direction string }
+}
+
+// Comments are the pull request's conversation comments, oldest first
+// (its issue's comments; review comments are the reviews').
+func (r *pullRequestResolver) Comments(ctx context.Context, args commentsArgs) (*connection[*issueCommentResolver], error) {
+	total := r.p.Issue.Comments
+	if args.First == nil && args.Last == nil {
+		return counted[*issueCommentResolver]("comments", total), nil
+	}
+	if err := args.check("comments"); err != nil {
+		return nil, err
+	}
+	start, end, err := args.window(total)
+	if err != nil || start == end {
+		return pageOf([]*issueCommentResolver{}, start, total), err
+	}
+	list, err := r.h.Issues.Comments(ctx, r.p.Repo, r.p.Number(), end-start, start)
+	if err != nil {
+		return nil, err
+	}
+	list = list[:min(len(list), end-start)]
+	out := make([]*issueCommentResolver, len(list))
+	for i, c := range list {
+		out[i] = &issueCommentResolver{h: r.h, c: c, repo: r.p.Repo, page: "pull"}
+	}
+	return pageOf(out, start, total), nil
+}
+
+// ProjectCards are the pull request's cards in classic projects:
+// forgeapi has no classic projects, so there are none.
+func (r *pullRequestResolver) ProjectCards(args projectCardsArgs) (*connection[*projectCardResolver], error) {
+	return pageList([]*projectCardResolver{}, args.connectionArgs, "projectCards")
+}
+
+// projectCardsArgs are the arguments of projectCards.
+type projectCardsArgs struct {
+	connectionArgs
+	ArchivedStates []*string
+}
+
+// projectCardResolver resolves ProjectCard, of which forgeapi has none
+// (the schema holds it because gh asks for projectCards).
+type projectCardResolver struct{}
+
+func (*projectCardResolver) Project() *namedResolver { return nil }
+func (*projectCardResolver) Column() *namedResolver  { return nil }
+
+// namedResolver resolves the types of which gh asks only the name:
+// Project, ProjectColumn, Workflow.
+type namedResolver struct{ name string }
+
+func (r *namedResolver) Name() string { return r.name }
+
+// optionalTime is the DateTime of t, null for nil.
+func optionalTime(t *time.Time) *dateTime {
+	if t == nil {
+		return nil
+	}
+	d := at(*t)
+	return &d
 }

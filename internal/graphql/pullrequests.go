@@ -3,7 +3,6 @@ package graphql
 import (
 	"context"
 	"errors"
-	"time"
 
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/store"
@@ -104,10 +103,8 @@ func (r *pullRequestResolver) Deletions() int32          { return int32(r.p.Dele
 func (r *pullRequestResolver) ChangedFiles() int32       { return int32(r.p.ChangedFiles) }
 func (r *pullRequestResolver) HeadRefOid() gitObjectID   { return gitObjectID(r.p.HeadSHA) }
 func (r *pullRequestResolver) BaseRefOid() gitObjectID   { return gitObjectID(r.p.BaseSHA) }
-func (r *pullRequestResolver) Author() *actorResolver    { return r.h.actorOf(r.p.Issue.User) }
 func (r *pullRequestResolver) MergedBy() *actorResolver  { return r.h.actorOf(r.p.MergedBy) }
 func (r *pullRequestResolver) AuthorAssociation() string { return r.p.Issue.Association }
-func (r *pullRequestResolver) CreatedAt() dateTime       { return at(r.p.Issue.CreatedAt) }
 func (r *pullRequestResolver) UpdatedAt() dateTime       { return at(r.p.Issue.UpdatedAt) }
 func (r *pullRequestResolver) ClosedAt() *dateTime       { return optionalTime(r.p.Issue.ClosedAt) }
 func (r *pullRequestResolver) MergedAt() *dateTime       { return optionalTime(r.p.MergedAt) }
@@ -145,93 +142,6 @@ func (r *pullRequestResolver) MergeStateStatus() string {
 		return "DRAFT"
 	}
 	return "UNKNOWN"
-}
-
-// Assignees are the users assigned to the pull request.
-func (r *pullRequestResolver) Assignees(args connectionArgs) (*connection[*userResolver], error) {
-	return r.h.users(r.p.Issue.Assignees, args, "assignees")
-}
-
-// Labels are the pull request's labels.
-func (r *pullRequestResolver) Labels(args labelsArgs) (*connection[*labelResolver], error) {
-	return labels(r.p.Issue.Labels, args)
-}
-
-// Milestone is the pull request's milestone, null when none.
-func (r *pullRequestResolver) Milestone() *milestoneResolver {
-	if r.p.Issue.Milestone == nil {
-		return nil
-	}
-	return &milestoneResolver{r.p.Issue.Milestone}
-}
-
-// ReactionGroups are the pull request's reactions by content.
-func (r *pullRequestResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
-
-// commentsArgs are the arguments of PullRequest.comments.
-type commentsArgs struct {
-	connectionArgs
-	OrderBy *struct{ Field, Direction string }
-}
-
-// Comments are the pull request's conversation comments, oldest first
-// (its issue's comments; review comments are the reviews').
-func (r *pullRequestResolver) Comments(ctx context.Context, args commentsArgs) (*connection[*issueCommentResolver], error) {
-	total := r.p.Issue.Comments
-	if args.First == nil && args.Last == nil {
-		return counted[*issueCommentResolver]("comments", total), nil
-	}
-	if err := args.check("comments"); err != nil {
-		return nil, err
-	}
-	start, end, err := args.window(total)
-	if err != nil || start == end {
-		return pageOf([]*issueCommentResolver{}, start, total), err
-	}
-	list, err := r.h.Issues.Comments(ctx, r.p.Repo, r.p.Number(), end-start, start)
-	if err != nil {
-		return nil, err
-	}
-	list = list[:min(len(list), end-start)]
-	out := make([]*issueCommentResolver, len(list))
-	for i, c := range list {
-		out[i] = &issueCommentResolver{h: r.h, c: c, repo: r.p.Repo, page: "pull"}
-	}
-	return pageOf(out, start, total), nil
-}
-
-// ProjectCards are the pull request's cards in classic projects:
-// forgeapi has no classic projects, so there are none.
-func (r *pullRequestResolver) ProjectCards(args projectCardsArgs) (*connection[*projectCardResolver], error) {
-	return pageList([]*projectCardResolver{}, args.connectionArgs, "projectCards")
-}
-
-// projectCardsArgs are the arguments of projectCards.
-type projectCardsArgs struct {
-	connectionArgs
-	ArchivedStates []*string
-}
-
-// projectCardResolver resolves ProjectCard, of which forgeapi has none
-// (the schema holds it because gh asks for projectCards).
-type projectCardResolver struct{}
-
-func (*projectCardResolver) Project() *namedResolver { return nil }
-func (*projectCardResolver) Column() *namedResolver  { return nil }
-
-// namedResolver resolves the types of which gh asks only the name:
-// Project, ProjectColumn, Workflow.
-type namedResolver struct{ name string }
-
-func (r *namedResolver) Name() string { return r.name }
-
-// optionalTime is the DateTime of t, null for nil.
-func optionalTime(t *time.Time) *dateTime {
-	if t == nil {
-		return nil
-	}
-	d := at(*t)
-	return &d
 }
 
 // The merge methods a repository allows: all three, as REST's
