@@ -18,7 +18,8 @@ import (
 // This file holds what a pull request answers as its issue does: its
 // author (Actor), creation, assignees (UserConnection), labels,
 // milestone, comments (IssueComment), reaction groups and project cards,
-// with those types' resolvers, which issues share.
+// with those types' resolvers, which issues share, and the merge methods
+// a repository allows, which gh asks both for pull requests and issues.
 
 func (r *pullRequestResolver) Author() *actorResolver { return r.h.actorOf(r.p.Issue.User) }
 func (r *pullRequestResolver) CreatedAt() dateTime    { return at(r.p.Issue.CreatedAt) }
@@ -278,3 +279,9 @@ func optionalTime(t *time.Time) *dateTime {
 	d := at(*t)
 	return &d
 }
+
+// The merge methods a repository allows: all three, as REST's
+// allow_merge_commit, allow_squash_merge and allow_rebase_merge.
+func (r *repositoryResolver) MergeCommitAllowed() bool { return true }
+func (r *repositoryResolver) SquashMergeAllowed() bool { return true }
+func (r *repositoryResolver) RebaseMergeAllowed() bool { return true }

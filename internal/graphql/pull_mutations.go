@@ -37,16 +37,16 @@ type mutationTarget struct {
 	refused error
 }
 
-// target resolves the pull request of id for mutation, with the
+// pullTarget resolves the pull request of id for mutation, with the
 // credentials' check of what it changes (mayWritePulls, or mayMerge).
-func (h *Handler) target(ctx context.Context, id gql.ID, mutation string, may func(*auth.Principal, *repos.Repository) bool) (*mutationTarget, error) {
+func (h *Handler) pullTarget(ctx context.Context, id gql.ID, mutation string, may func(*auth.Principal, *repos.Repository) bool) (*mutationTarget, error) {
 	pr, err := h.pullByNodeID(ctx, string(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
 	} else if err != nil {
 		return nil, err
 	}
-	t := &mutationTarget{pull: pr, refused: refusal(ctx, mutation)}
+	t := &mutationTarget{pull: pr, refused: pullRefusal(ctx, mutation)}
 	if !may(requestFrom(ctx).principal, pr.p.Repo) {
 		return nil, t.refused
 	}
@@ -56,8 +56,8 @@ func (h *Handler) target(ctx context.Context, id gql.ID, mutation string, may fu
 	return t, nil
 }
 
-// refusal is the FORBIDDEN error of a mutation the caller may not run.
-func refusal(ctx context.Context, mutation string) error {
+// pullRefusal is the FORBIDDEN error of a mutation the caller may not run.
+func pullRefusal(ctx context.Context, mutation string) error {
 	login := ""
 	if a := requestFrom(ctx).principal.Account; a != nil {
 		login = a.Login
@@ -69,8 +69,8 @@ func refusal(ctx context.Context, mutation string) error {
 // repository.
 func (t *mutationTarget) mayPush() bool { return t.pull.repo.role >= auth.RoleWrite }
 
-// serviceError is a service's error as the mutation answers it.
-func serviceError(err error, refused error) error {
+// pullServiceError is a service's error as the mutation answers it.
+func pullServiceError(err error, refused error) error {
 	e, ok := errors.AsType[*apierr.Error](err)
 	switch {
 	case !ok:
@@ -132,7 +132,7 @@ func (q *root) CreatePullRequest(ctx context.Context, args struct{ Input createP
 	if !ok {
 		return nil, notFound(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", in.RepositoryID))
 	}
-	refused := refusal(ctx, "CreatePullRequest")
+	refused := pullRefusal(ctx, "CreatePullRequest")
 	principal := requestFrom(ctx).principal
 	if !mayReadPulls(principal, repo.r) || !mayWritePulls(principal, repo.r) {
 		return nil, refused
@@ -161,7 +161,7 @@ func (q *root) CreatePullRequest(ctx context.Context, args struct{ Input createP
 	}
 	p, err := h.Pulls.Create(ctx, repo.r, actor, np)
 	if err != nil {
-		return nil, serviceError(err, refused)
+		return nil, pullServiceError(err, refused)
 	}
 	return &pullPayload{pull: &pullRequestResolver{h: h, p: p, repo: repo}, clientMutationID: in.ClientMutationID}, nil
 }
@@ -188,13 +188,13 @@ func (q *root) ReopenPullRequest(ctx context.Context, args struct{ Input pullReq
 // updatePull changes the pull request as PATCH .../pulls/{pull_number}
 // does: its author, or push access.
 func (h *Handler) updatePull(ctx context.Context, id gql.ID, clientMutationID *string, mutation string, c pulls.Changes) (*pullPayload, error) {
-	t, err := h.target(ctx, id, mutation, mayWritePulls)
+	t, err := h.pullTarget(ctx, id, mutation, mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
 	p, err := h.Pulls.Update(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), c, t.mayPush())
 	if err != nil {
-		return nil, serviceError(err, t.refused)
+		return nil, pullServiceError(err, t.refused)
 	}
 	return &pullPayload{pull: &pullRequestResolver{h: h, p: p, repo: t.pull.repo}, clientMutationID: clientMutationID}, nil
 }
@@ -215,7 +215,7 @@ type updatePullRequestInput struct {
 func (q *root) UpdatePullRequest(ctx context.Context, args struct{ Input updatePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "UpdatePullRequest", mayWritePulls)
+	t, err := h.pullTarget(ctx, in.PullRequestID, "UpdatePullRequest", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (q *root) UpdatePullRequest(ctx context.Context, args struct{ Input updateP
 	}
 	if c != (pulls.Changes{}) {
 		if _, err := h.Pulls.Update(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), c, t.mayPush()); err != nil {
-			return nil, serviceError(err, t.refused)
+			return nil, pullServiceError(err, t.refused)
 		}
 	}
 	meta, err := h.metadataChanges(ctx, t, in)
@@ -239,7 +239,7 @@ func (q *root) UpdatePullRequest(ctx context.Context, args struct{ Input updateP
 			return nil, err
 		}
 		if _, err := h.Issues.Update(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), meta, triage); err != nil {
-			return nil, serviceError(err, t.refused)
+			return nil, pullServiceError(err, t.refused)
 		}
 	}
 	return h.payload(ctx, t, in.ClientMutationID)
@@ -337,7 +337,7 @@ func mayMerge(p *auth.Principal, repo *repos.Repository) bool {
 func (q *root) MergePullRequest(ctx context.Context, args struct{ Input mergePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "MergePullRequest", mayMerge)
+	t, err := h.pullTarget(ctx, in.PullRequestID, "MergePullRequest", mayMerge)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (q *root) MergePullRequest(ctx context.Context, args struct{ Input mergePul
 		return nil, err
 	}
 	if _, err := h.Pulls.Merge(ctx, t.pull.p.Repo, t.actor, who, t.pull.p.Number(), m); err != nil {
-		return nil, serviceError(err, t.refused)
+		return nil, pullServiceError(err, t.refused)
 	}
 	return h.payload(ctx, t, in.ClientMutationID)
 }
@@ -379,7 +379,7 @@ type requestReviewsInput struct {
 func (q *root) RequestReviews(ctx context.Context, args struct{ Input requestReviewsInput }) (*pullPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "RequestReviews", mayWritePulls)
+	t, err := h.pullTarget(ctx, in.PullRequestID, "RequestReviews", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -408,13 +408,13 @@ func (q *root) RequestReviews(ctx context.Context, args struct{ Input requestRev
 		}
 		if len(gone) > 0 {
 			if _, err := h.Pulls.RequestReviewers(ctx, repo, t.actor, number, gone, nil, true); err != nil {
-				return nil, serviceError(err, t.refused)
+				return nil, pullServiceError(err, t.refused)
 			}
 		}
 	}
 	if len(logins) > 0 {
 		if _, err := h.Pulls.RequestReviewers(ctx, repo, t.actor, number, logins, nil, false); err != nil {
-			return nil, serviceError(err, t.refused)
+			return nil, pullServiceError(err, t.refused)
 		}
 	}
 	return h.payload(ctx, t, in.ClientMutationID)
@@ -454,7 +454,7 @@ type addPullRequestReviewInput struct {
 func (q *root) AddPullRequestReview(ctx context.Context, args struct{ Input addPullRequestReviewInput }) (*reviewPayload, error) {
 	in := args.Input
 	h := q.h
-	t, err := h.target(ctx, in.PullRequestID, "AddPullRequestReview", mayWritePulls)
+	t, err := h.pullTarget(ctx, in.PullRequestID, "AddPullRequestReview", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +484,7 @@ func (q *root) AddPullRequestReview(ctx context.Context, args struct{ Input addP
 	}
 	rv, err := h.Pulls.CreateReview(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), n)
 	if err != nil {
-		return nil, serviceError(err, t.refused)
+		return nil, pullServiceError(err, t.refused)
 	}
 	return &reviewPayload{review: &reviewResolver{pull: t.pull, rv: rv}, clientMutationID: in.ClientMutationID}, nil
 }
@@ -521,7 +521,7 @@ func (q *root) SubmitPullRequestReview(ctx context.Context, args struct{ Input s
 	default:
 		return nil, invalid("One of pullRequestId or pullRequestReviewId is required.")
 	}
-	t, err := h.target(ctx, pullID, "SubmitPullRequestReview", mayWritePulls)
+	t, err := h.pullTarget(ctx, pullID, "SubmitPullRequestReview", mayWritePulls)
 	if err != nil {
 		return nil, err
 	}
@@ -545,7 +545,7 @@ func (q *root) SubmitPullRequestReview(ctx context.Context, args struct{ Input s
 	}
 	rv, err := h.Pulls.SubmitReview(ctx, t.pull.p.Repo, t.actor, t.pull.p.Number(), reviewID, in.Event, body)
 	if err != nil {
-		return nil, serviceError(err, t.refused)
+		return nil, pullServiceError(err, t.refused)
 	}
 	return &reviewPayload{review: &reviewResolver{pull: t.pull, rv: rv}, clientMutationID: in.ClientMutationID}, nil
 }

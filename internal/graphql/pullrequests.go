@@ -143,9 +143,3 @@ func (r *pullRequestResolver) MergeStateStatus() string {
 	}
 	return "UNKNOWN"
 }
-
-// The merge methods a repository allows: all three, as REST's
-// allow_merge_commit, allow_squash_merge and allow_rebase_merge.
-func (r *repositoryResolver) MergeCommitAllowed() bool { return true }
-func (r *repositoryResolver) SquashMergeAllowed() bool { return true }
-func (r *repositoryResolver) RebaseMergeAllowed() bool { return true }
