@@ -94,9 +94,12 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 	if err != nil || start >= end {
 		return []*PullRequest{}, start, total, err
 	}
+	// Creation order is number order (a pull request made of an issue
+	// keeps the issue's number and creation), which the number index
+	// walks without a sort.
 	order := map[string]string{"updated": "i.updated_at", "comments": "i.comments"}[q.Order]
 	if order == "" {
-		order = "i.created_at"
+		order = "p.number"
 	}
 	dir := " ASC"
 	if q.Desc {
