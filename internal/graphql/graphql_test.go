@@ -131,11 +131,11 @@ func TestPullRequestByNumber(t *testing.T) {
 		}
 	}
 	for bad, names := range map[string]string{
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`:        "mergeable",
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                         "pullRequest",
-		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`:                  "mergePullRequest",
-		`{ repository(owner: "octo, name: "secret") { id } }`:                                              "",
-		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`: `"n"`,
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id timelineItems { totalCount } } } }`: "timelineItems",
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                                     "pullRequest",
+		`mutation { enablePullRequestAutoMerge(input: {pullRequestId: "x"}) { clientMutationId } }`:                    "enablePullRequestAutoMerge",
+		`{ repository(owner: "octo, name: "secret") { id } }`:                                                          "",
+		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`:             `"n"`,
 	} {
 		r = post(t, env, token, bad, nil)
 		if len(r.Errors) == 0 || r.Data != nil || r.Errors[0].Type != "" || !strings.Contains(r.Errors[0].Message, names) {
@@ -161,6 +161,7 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) st
 	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gh, args...)
+		cmd.Dir = home // outside any git work tree, which gh would read
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
 			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
 			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
