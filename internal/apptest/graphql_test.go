@@ -230,3 +230,30 @@ type errorRecorder struct {
 func (r *errorRecorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
+
+// TestGraphQLValidatorOverlappingFragments: fragments on different object
+// types may select one response name with different enum types, as the
+// platform accepts (gh's issue or pull request query): the value must be
+// of the type of the object the response has. Fields that differ in name
+// under one response name are still refused.
+func TestGraphQLValidatorOverlappingFragments(t *testing.T) {
+	v := graphQLValidatorForTest(t)
+	states := `{ node(id: "x") { ... on Issue { state } ... on PullRequest { state } } }`
+	differentFields := `{ viewer { a: login a: name } }`
+	for _, c := range []struct {
+		query, body string
+		ok          bool
+	}{
+		{states, `{"data":{"node":{"state":"MERGED"}}}`, true},
+		{states, `{"data":{"node":{"state":"OPEN"}}}`, true},
+		{states, `{"data":{"node":{}}}`, true}, // a node of another type
+		{states, `{"data":{"node":{"state":"BOGUS"}}}`, false},
+		{states, `{"data":{"node":{"__typename":"Issue","state":"MERGED"}}}`, false}, // __typename not selected
+		{differentFields, `{"errors":[{"message":"Fields \"a\" conflict"}]}`, true},
+		{differentFields, `{"data":{"viewer":{"a":"octo"}}}`, false},
+	} {
+		if err := checkGraphQLExchange(t, v, c.query, nil, 200, c.body); (err == nil) != c.ok {
+			t.Errorf("%s for %s: %v", c.body, c.query, err)
+		}
+	}
+}
