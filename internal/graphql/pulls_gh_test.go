@@ -19,10 +19,9 @@ func TestGitHubCLIPullRequests(t *testing.T) {
 	octo, bob := env.User("octo"), env.User("bob")
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "read:org")
-	run := ghCLI(t, env, token)
+	run, host := ghCLI(t, env, token)
 	bobToken := env.Token(bob, "repo", "read:org")
-	runBob := ghCLI(t, env, bobToken)
-	host := strings.TrimPrefix(env.URL, "https://")
+	runBob, _ := ghCLI(t, env, bobToken)
 	repoArg := host + "/octo/hello"
 
 	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
