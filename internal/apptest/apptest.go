@@ -4,7 +4,8 @@
 // set. Small builders create users, organizations, repositories and
 // tokens with defaults; clients are google/go-github. Every response its
 // clients receive is validated against the platform's OpenAPI
-// descriptions when they are installed (openapi.go).
+// descriptions, and every GraphQL response against the platform's
+// GraphQL schema, when they are installed (openapi.go, graphql.go).
 package apptest
 
 import (

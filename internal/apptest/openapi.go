@@ -32,8 +32,9 @@ const OpenAPIDirEnv = "FORGEAPI_TEST_OPENAPI_DIR"
 
 // ValidatedCountEnv names an optional file to which each test binary
 // appends, as each test server stops, how many exchanges it validated
-// and skipped so far, after its process id (see CountValidated): the last
-// line of each process id, summed, is the suite's count.
+// and skipped so far, and how many of the validated ones were GraphQL,
+// after its process id (see CountValidated): the last line of each
+// process id, summed, is the suite's count.
 const ValidatedCountEnv = "FORGEAPI_TEST_OPENAPI_COUNT_FILE"
 
 // description is one of the platform's OpenAPI documents, loaded the
@@ -76,12 +77,16 @@ func (d *description) load() (routers.Router, error) {
 // Validator checks exchanges against the platform's descriptions: the
 // hosted one (api.github.com.json) first, then the enterprise cloud one
 // (ghec.json: custom agents) and the self-managed one (ghes-3.19.json:
-// grants and authorizations) for the operations the hosted one lacks.
+// grants and authorizations) for the operations the hosted one lacks;
+// and those with the GraphQL endpoint against the platform's GraphQL
+// schema (graphql.go).
 type Validator struct {
-	docs      []*description
-	webhooks  *description // the hosted description's webhook schemas
-	validated atomic.Int64
-	skipped   atomic.Int64
+	docs             []*description
+	webhooks         *description   // the hosted description's webhook schemas
+	graphQL          *graphQLSchema // nil: GraphQL exchanges are skipped
+	validated        atomic.Int64
+	skipped          atomic.Int64
+	graphQLValidated atomic.Int64 // of validated
 }
 
 // validator is the test binary's Validator (nil when validation is off),
@@ -106,7 +111,7 @@ func SharedValidator() *Validator {
 		if dir == "" || raceDetector {
 			return
 		}
-		validator = NewValidator(dir)
+		validator = NewValidator(dir, graphQLSchemaFile())
 	})
 	return validator
 }
@@ -137,8 +142,9 @@ func openAPIDir() string {
 // as kin-openapi does text/plain.
 var textMedia = []string{"application/vnd.github.diff", "application/vnd.github.patch", "application/vnd.github.sha"}
 
-// NewValidator returns a Validator over the descriptions in dir.
-func NewValidator(dir string) *Validator {
+// NewValidator returns a Validator over the descriptions in dir and the
+// GraphQL schema in graphQLFile ("": GraphQL exchanges are skipped).
+func NewValidator(dir, graphQLFile string) *Validator {
 	for _, mt := range textMedia {
 		openapi3filter.RegisterBodyDecoder(mt, openapi3filter.PlainBodyDecoder)
 	}
@@ -147,13 +153,21 @@ func NewValidator(dir string) *Validator {
 		v.docs = append(v.docs, &description{file: filepath.Join(dir, name), part: operationsPart})
 	}
 	v.webhooks = &description{file: v.docs[0].file, part: webhooksPart}
+	if graphQLFile != "" {
+		v.graphQL = &graphQLSchema{file: graphQLFile}
+	}
 	return v
 }
 
 // Counts returns how many exchanges were validated and how many skipped
 // (requests to forgeapi's paths that no description has, listed in
-// undescribedPaths with their reasons: git, health, docs, downloads).
+// undescribedPaths with their reasons: git, health, docs, downloads; and
+// GraphQL exchanges without the GraphQL schema).
 func (v *Validator) Counts() (validated, skipped int64) { return v.validated.Load(), v.skipped.Load() }
+
+// GraphQLCount returns how many of the validated exchanges were with the
+// GraphQL endpoint.
+func (v *Validator) GraphQLCount() int64 { return v.graphQLValidated.Load() }
 
 // Check validates one exchange: req was sent, and the response had the
 // status, header and body. It returns nil for a valid exchange, or for
@@ -161,11 +175,16 @@ func (v *Validator) Counts() (validated, skipped int64) { return v.validated.Loa
 // mismatch. A request that no description's operation has is a mismatch,
 // except a path that no operation has at all answered with the
 // platform's JSON 404 (what the platform answers for a path it does not
-// serve).
+// serve). An exchange with the GraphQL endpoint is checked against the
+// GraphQL schema instead (checkGraphQL), its query read again from the
+// request through GetBody.
 func (v *Validator) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	if status == http.StatusInternalServerError && req.Context().Value(injectedFaultKey{}) != nil {
 		v.skipped.Add(1)
 		return nil
+	}
+	if isGraphQL(req) {
+		return v.checkGraphQL(req, status, header, body)
 	}
 	route, params, file, err := v.route(req)
 	if err != nil {
@@ -369,8 +388,15 @@ type validatingTransport struct {
 }
 
 // RoundTrip sends the request and validates the response, whose body it
-// reads and puts back for the caller.
+// reads and puts back for the caller. A GraphQL request's body is kept
+// for the validation, which reads its query.
 func (vt *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isGraphQL(req) {
+		var err error
+		if req, err = rereadable(req); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := vt.base.RoundTrip(req)
 	if err != nil || resp == nil {
 		return resp, err
@@ -382,9 +408,18 @@ func (vt *validatingTransport) RoundTrip(req *http.Request) (*http.Response, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if err := vt.v.Check(req, resp.StatusCode, resp.Header, body); err != nil {
-		vt.t.Errorf("OpenAPI: %v", err)
+		vt.t.Errorf("%s: %v", validation(req), err)
 	}
 	return resp, nil
+}
+
+// validation names what an exchange is validated against, in the
+// test's report of a mismatch.
+func validation(req *http.Request) string {
+	if isGraphQL(req) {
+		return "GraphQL"
+	}
+	return "OpenAPI"
 }
 
 // Transport returns base (http.DefaultTransport when nil) wrapped so that
@@ -416,5 +451,5 @@ func CountValidated() {
 	}
 	defer f.Close()
 	validated, skipped := v.Counts()
-	fmt.Fprintf(f, "%d %s %d %d\n", os.Getpid(), filepath.Base(os.Args[0]), validated, skipped)
+	fmt.Fprintf(f, "%d %s %d %d %d\n", os.Getpid(), filepath.Base(os.Args[0]), validated, skipped, v.GraphQLCount())
 }

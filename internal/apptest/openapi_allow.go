@@ -358,7 +358,6 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
-	{regexp.MustCompile(`^/api/graphql$`), "the GraphQL endpoint, which the REST descriptions do not cover"},
 }
 
 // undescribed returns the reason a path is outside the descriptions, ""

@@ -93,6 +93,9 @@ type connection[T any] struct {
 	nodes  []T
 	offset int
 	total  int
+	// unpaged, when set, is the error its nodes and edges answer: a
+	// list asked without first or last answers only its totalCount.
+	unpaged error
 }
 
 // paginate pages a whole list as args ask. Lists too long to load whole
@@ -111,16 +114,35 @@ func pageOf[T any](nodes []T, offset, total int) *connection[T] {
 	return &connection[T]{nodes: nodes, offset: offset, total: total}
 }
 
+// counted is the connection of a list of total items asked without
+// first or last (as gh asks commits { totalCount }): its totalCount
+// answers, its nodes and edges are the platform's error.
+func counted[T any](name string, total int) *connection[T] {
+	return &connection[T]{total: total, unpaged: connectionArgs{}.check(name)}
+}
+
+// pageList pages a whole list as args ask, or counts it when they ask
+// neither first nor last (counted).
+func pageList[T any](all []T, args connectionArgs, name string) (*connection[T], error) {
+	if args.First == nil && args.Last == nil {
+		return counted[T](name, len(all)), nil
+	}
+	if err := args.check(name); err != nil {
+		return nil, err
+	}
+	return paginate(all, args)
+}
+
 // Nodes are the page's nodes.
-func (c *connection[T]) Nodes() *[]T { return &c.nodes }
+func (c *connection[T]) Nodes() (*[]T, error) { return &c.nodes, c.unpaged }
 
 // Edges are the page's nodes with their cursors.
-func (c *connection[T]) Edges() *[]*edge[T] {
+func (c *connection[T]) Edges() (*[]*edge[T], error) {
 	out := make([]*edge[T], len(c.nodes))
 	for i, n := range c.nodes {
 		out[i] = &edge[T]{cursor: cursorAt(c.offset + i), node: n}
 	}
-	return &out
+	return &out, c.unpaged
 }
 
 // TotalCount counts the whole list.

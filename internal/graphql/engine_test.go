@@ -18,9 +18,10 @@ import (
 )
 
 // client is a githubv4 client of the server for the token: typed
-// queries against the platform's schema, as integrations make them.
+// queries against the platform's schema, as integrations make them,
+// their responses validated as every apptest client's.
 func client(env *apptest.Env, token string) *githubv4.Client {
-	hc := &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token})}}
+	hc := &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}), Base: env.Transport()}}
 	return githubv4.NewEnterpriseClient(env.URL+"/api/graphql", hc)
 }
 

@@ -19,7 +19,7 @@ func TestGitHubCLIIssues(t *testing.T) {
 	octo := env.User("octo")
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "read:org")
-	run := ghCLI(t, env, token)
+	run, host := ghCLI(t, env, token)
 	rest := env.Client(token)
 	ctx := apptest.Ctx()
 	_, _, err := rest.Issues.CreateLabel(ctx, "octo", "hello", github.CreateIssueLabelRequest{Name: "bug", Color: github.Ptr("d73a4a"),
@@ -29,7 +29,7 @@ func TestGitHubCLIIssues(t *testing.T) {
 	apptest.Must(t, "label", err)
 	_, _, err = rest.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "First"})
 	apptest.Must(t, "issue", err)
-	repo := strings.TrimPrefix(env.URL, "https://") + "/octo/hello"
+	repo := host + "/octo/hello"
 	issue := func() *github.Issue {
 		is, _, err := rest.Issues.Get(ctx, "octo", "hello", 2)
 		apptest.Must(t, "REST issue", err)

@@ -131,11 +131,11 @@ func TestPullRequestByNumber(t *testing.T) {
 		}
 	}
 	for bad, names := range map[string]string{
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id mergeable } } }`:        "mergeable",
-		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                         "pullRequest",
-		`mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }`:                  "mergePullRequest",
-		`{ repository(owner: "octo, name: "secret") { id } }`:                                              "",
-		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`: `"n"`,
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) { id timelineItems { totalCount } } } }`: "timelineItems",
+		`{ repository(owner: "octo", name: "secret") { pullRequest(number: 1) } }`:                                     "pullRequest",
+		`mutation { enablePullRequestAutoMerge(input: {pullRequestId: "x"}) { clientMutationId } }`:                    "enablePullRequestAutoMerge",
+		`{ repository(owner: "octo, name: "secret") { id } }`:                                                          "",
+		`query($n: Int!) { repository(owner: "octo", name: "secret") { pullRequest(number: $n) { id } } }`:             `"n"`,
 	} {
 		r = post(t, env, token, bad, nil)
 		if len(r.Errors) == 0 || r.Data != nil || r.Errors[0].Type != "" || !strings.Contains(r.Errors[0].Message, names) {
@@ -145,9 +145,11 @@ func TestPullRequestByNumber(t *testing.T) {
 }
 
 // ghCLI returns a runner of the gh CLI against env (a server on --tls)
-// with the token, which fails the test when gh fails; it skips without
-// gh, except in CI.
-func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) string {
+// with the token, which fails the test when gh fails, and the host that
+// gh is given (GH_HOST, and the host of --repo arguments): env's
+// validating proxy, so that every exchange gh makes is validated. It
+// skips without gh, except in CI.
+func ghCLI(t *testing.T, env *apptest.Env, token string) (run func(args ...string) string, host string) {
 	t.Helper()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
@@ -156,11 +158,12 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) st
 		}
 		t.Skip("gh is not installed")
 	}
-	host := strings.TrimPrefix(env.URL, "https://")
+	host = strings.TrimPrefix(env.ValidatingProxy(), "https://")
 	home := t.TempDir()
 	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gh, args...)
+		cmd.Dir = home // outside any git work tree, which gh would read
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
 			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
 			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
@@ -169,7 +172,7 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) func(args ...string) st
 			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
-	}
+	}, host
 }
 
 // TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
@@ -182,9 +185,8 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 	octo := env.User("octo")
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "read:org")
-	run := ghCLI(t, env, token)
+	run, host := ghCLI(t, env, token)
 	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
-	host := strings.TrimPrefix(env.URL, "https://")
 	draft := func() bool {
 		pr, _, err := env.Client(token).PullRequests.Get(apptest.Ctx(), "octo", "hello", 1)
 		apptest.Must(t, "get", err)
@@ -209,8 +211,7 @@ func TestGitHubCLIRepoViewAndList(t *testing.T) {
 	env.Repo(octo, "hello", apptest.RepoOpts{Description: "says hello"})
 	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
 	token := env.Token(octo, "repo", "read:org")
-	run := ghCLI(t, env, token)
-	host := strings.TrimPrefix(env.URL, "https://")
+	run, host := ghCLI(t, env, token)
 	if out := run("repo", "view", host+"/octo/hello"); !strings.Contains(out, "name:\tocto/hello\n") || !strings.Contains(out, "description:\tsays hello\n") {
 		t.Errorf("gh repo view:\n%s", out)
 	}

@@ -15,9 +15,9 @@ import (
 
 // node resolves a node id (the REST node_id) to its object when the
 // caller sees it: users (bots too, which the viewer of an installation
-// token is), organizations, repositories, pull requests, and issues,
-// their comments, labels and milestones (issueNode), and commits,
-// references, trees and blobs (gitNode).
+// token is), organizations, repositories, pull requests and their
+// reviews, and issues, their comments, labels and milestones (issueNode),
+// and commits, references, trees and blobs (gitNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -64,6 +64,12 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return &nodeResolver{p}, nil
 	case "I", "IC", "LA", "MI":
 		return h.issueNode(ctx, typ, dbID)
+	case "PRR":
+		r, err := h.reviewByID(ctx, dbID)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{r}, nil
 	}
 	return nil, store.ErrNotFound
 }

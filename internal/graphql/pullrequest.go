@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	gql "github.com/graph-gophers/graphql-go"
 
@@ -71,6 +72,13 @@ type pullRequestResolver struct {
 	h    *Handler
 	p    *pulls.PullRequest
 	repo *repositoryResolver
+	// page, when set, is the page the pull request was listed in, which
+	// loads its reviews and statuses with the others' (pullPage).
+	page *pullPage
+
+	reviewsOnce sync.Once
+	reviews     []*pulls.Review
+	reviewsErr  error
 }
 
 func (r *pullRequestResolver) ID() gql.ID                      { return gql.ID(wire.NodeID("PR", r.p.ID)) }

@@ -138,7 +138,7 @@ func TestGitHubCLIRepoCreate(t *testing.T) {
 	octo := env.User("octo")
 	env.Org("acme", octo)
 	token := env.Token(octo, "repo", "read:org")
-	run := ghCLI(t, env, token)
+	run, _ := ghCLI(t, env, token)
 	rest := env.Client(token)
 	ctx := apptest.Ctx()
 
@@ -173,8 +173,7 @@ func TestGitHubCLIRepoFork(t *testing.T) {
 	octo, bob := env.User("octo"), env.User("bob")
 	env.Repo(octo, "hello")
 	token := env.Token(bob, "repo", "read:org")
-	run := ghCLI(t, env, token)
-	host := strings.TrimPrefix(env.URL, "https://")
+	run, host := ghCLI(t, env, token)
 	run("repo", "fork", host+"/octo/hello", "--clone=false") // prints nothing when not on a terminal
 	fork, _, err := env.Client(token).Repositories.Get(apptest.Ctx(), "bob", "hello")
 	apptest.Must(t, "REST get bob/hello", err)

@@ -1,0 +1,184 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"forgeapi/internal/pulls"
+)
+
+// searchArgs are the arguments of Query.search.
+type searchArgs struct {
+	connectionArgs
+	Query string
+	Type  string
+}
+
+// Search finds the pull requests of one repository that the query's
+// words and qualifiers select (pullSearch): what gh pr status and gh pr
+// list --search ask. What forgeapi cannot search yet (another type,
+// issues, no repo: qualifier, a qualifier it does not know) is
+// INVALID_ARGUMENTS, never a wrong answer; a repository the caller may
+// not read has no results, as on the platform.
+func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, error) {
+	if args.Type != "ISSUE" {
+		return nil, invalid(fmt.Sprintf("forgeapi searches pull requests only (type: ISSUE with is:pr), not %s.", args.Type))
+	}
+	if err := args.check("search"); err != nil {
+		return nil, err
+	}
+	viewer := ""
+	if a := requestFrom(ctx).principal.Account; a != nil {
+		viewer = a.Login
+	}
+	s, err := parseSearch(args.Query, viewer)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := q.h.repository(ctx, s.owner, s.name, true)
+	if _, hidden := errors.AsType[*fieldError](err); hidden || err == nil && !mayReadPulls(requestFrom(ctx).principal, repo.r) {
+		return &searchConnection{pageOf([]*searchItemResolver{}, 0, 0)}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	list, offset, total, err := q.h.Pulls.Find(ctx, repo.r, s.query, args.window)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*searchItemResolver, len(list))
+	for i, p := range q.h.pullPage(repo, list) {
+		out[i] = &searchItemResolver{p}
+	}
+	return &searchConnection{pageOf(out, offset, total)}, nil
+}
+
+// pullSearch is a search query read: the repository and the selection.
+type pullSearch struct {
+	owner, name string
+	query       pulls.Query
+}
+
+// parseSearch reads a search query of pull requests: repo:OWNER/NAME
+// (required), is:pr or type:pr (or a qualifier only pull requests have),
+// is: or state: open, closed or merged, is:draft, draft:, author:,
+// assignee:, review-requested: (@me is the viewer), label:, head:,
+// base:, sort: created, updated or comments with -asc or -desc (newest
+// first by default), and words the title or body holds.
+func parseSearch(text, viewer string) (pullSearch, error) {
+	s := pullSearch{query: pulls.Query{Desc: true}}
+	isPull := false
+	var words []string
+	for _, tok := range searchTokens(text) {
+		key, value, ok := strings.Cut(tok, ":")
+		if !ok || value == "" {
+			words = append(words, tok)
+			continue
+		}
+		if value == "@me" {
+			value = viewer
+		}
+		switch key = strings.ToLower(key); {
+		case key == "repo":
+			owner, name, ok := strings.Cut(value, "/")
+			if !ok || s.owner != "" {
+				return s, invalid("forgeapi's search needs one repo:OWNER/NAME qualifier.")
+			}
+			s.owner, s.name = owner, name
+		case (key == "is" || key == "type") && (value == "pr" || value == "pull-request"):
+			isPull = true
+		case (key == "is" || key == "state") && (value == "open" || value == "closed"):
+			s.query.States = append(s.query.States, map[string][]string{"open": {pulls.QueryOpen},
+				"closed": {pulls.QueryClosed, pulls.QueryMerged}}[value]...)
+		case key == "is" && value == "merged":
+			s.query.States, isPull = append(s.query.States, pulls.QueryMerged), true
+		case key == "is" && value == "draft", key == "draft":
+			draft := value != "false"
+			s.query.Draft, isPull = &draft, true
+		case key == "author":
+			s.query.Author = value
+		case key == "assignee":
+			s.query.Assignee = value
+		case key == "review-requested":
+			s.query.ReviewRequested, isPull = value, true
+		case key == "label":
+			s.query.Labels = append(s.query.Labels, value)
+		case key == "head":
+			s.query.HeadRef, isPull = value, true
+		case key == "base":
+			s.query.BaseRef, isPull = value, true
+		case key == "sort":
+			field, dir, _ := strings.Cut(value, "-")
+			s.query.Order, s.query.Desc = field, dir != "asc"
+		default:
+			return s, invalid(fmt.Sprintf("forgeapi's search does not know the qualifier %s.", tok))
+		}
+	}
+	switch {
+	case s.owner == "":
+		return s, invalid("forgeapi's search needs one repo:OWNER/NAME qualifier.")
+	case !isPull:
+		return s, invalid("forgeapi searches pull requests only: add is:pr.")
+	}
+	s.query.Text = strings.Join(words, " ")
+	return s, nil
+}
+
+// searchTokens splits a search query at spaces outside double quotes,
+// which it drops (label:"needs review").
+func searchTokens(text string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range text {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case r == ' ' && !quoted:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// searchConnection resolves SearchResultItemConnection.
+type searchConnection struct {
+	*connection[*searchItemResolver]
+}
+
+// IssueCount counts the issues and pull requests found.
+func (c *searchConnection) IssueCount() int32 { return c.TotalCount() }
+
+// searchItemResolver resolves the SearchResultItem union: a pull
+// request.
+type searchItemResolver struct{ pull *pullRequestResolver }
+
+func (r *searchItemResolver) ToPullRequest() (*pullRequestResolver, bool)   { return r.pull, true }
+func (r *searchItemResolver) ToRepository() (*repositoryResolver, bool)     { return nil, false }
+func (r *searchItemResolver) ToUser() (*userResolver, bool)                 { return nil, false }
+func (r *searchItemResolver) ToOrganization() (*organizationResolver, bool) { return nil, false }
+func (r *searchItemResolver) ToIssue() (*issueResolver, bool)               { return nil, false }
+
+// BaseRef is the base branch, null when it no longer exists.
+func (r *pullRequestResolver) BaseRef() (*refResolver, error) {
+	return r.repo.refNamed("refs/heads/" + r.p.BaseRef)
+}
+
+// BranchProtectionRule is null: forgeapi stores no branch protection.
+func (r *refResolver) BranchProtectionRule() *branchProtectionRuleResolver { return nil }
+
+// branchProtectionRuleResolver resolves BranchProtectionRule, which no
+// branch has (see BranchProtectionRule).
+type branchProtectionRuleResolver struct{}
+
+func (*branchProtectionRuleResolver) RequiresStrictStatusChecks() bool     { return false }
+func (*branchProtectionRuleResolver) RequiredApprovingReviewCount() *int32 { return nil }
