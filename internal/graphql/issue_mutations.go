@@ -28,11 +28,13 @@ var (
 	labelsWrite = auth.Perm("issues:write", "pull_requests:write")
 )
 
-// mayWriteIssues reports whether the caller's credentials may change the
-// repository's issues: classic and OAuth tokens with repo or public_repo
-// (a private repository is hidden without repo already), fine-grained
-// and installation tokens that select it with perms.
-func mayWriteIssues(p *auth.Principal, repo *repos.Repository, perms auth.Alternatives) bool {
+// mayWrite reports whether the caller's credentials may change what
+// perms names in the repository (its issues, pull requests, contents):
+// classic and OAuth tokens with repo or public_repo (a private repository
+// is hidden without repo already), fine-grained and installation tokens
+// that select it (the guard's write check, access.RepoWriteRefusal) with
+// perms.
+func mayWrite(p *auth.Principal, repo *repos.Repository, perms auth.Alternatives) bool {
 	switch {
 	case p.ScopeBased():
 		return p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"})
@@ -114,7 +116,7 @@ func (t *issueTarget) resolver(h *Handler) node {
 // message does, when the credentials may not make the change.
 func (h *Handler) writer(ctx context.Context, repo *repositoryResolver, perms auth.Alternatives, mutation string) (*accounts.Account, bool, error) {
 	p := requestFrom(ctx).principal
-	if !mayWriteIssues(p, repo.r, perms) {
+	if !mayWrite(p, repo.r, perms) {
 		return nil, false, refusal(p, mutation)
 	}
 	actor, err := accounts.ByID(ctx, h.DB, p.UserID())

@@ -10,7 +10,6 @@ import (
 
 	gql "github.com/graph-gophers/graphql-go"
 
-	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
@@ -319,16 +318,10 @@ type mergePullRequestInput struct {
 var mergePermissions = auth.Perm("contents:write")
 
 // mayMerge reports whether the caller's credentials may merge the
-// repository's pull requests, as mayWritePulls with Contents write for
-// fine-grained tokens instead of Pull requests write.
+// repository's pull requests: Contents write of a permission-based token
+// instead of Pull requests write.
 func mayMerge(p *auth.Principal, repo *repos.Repository) bool {
-	switch {
-	case p.ScopeBased():
-		return p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"})
-	case p.FineGrained():
-		return access.RepoWriteRefusal(p, repo, mergePermissions) == nil && p.Token.Grant.Satisfies(mergePermissions)
-	}
-	return true
+	return mayWrite(p, repo, mergePermissions)
 }
 
 // MergePullRequest merges the pull request as PUT

@@ -9,7 +9,6 @@ import (
 
 	gql "github.com/graph-gophers/graphql-go"
 
-	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
@@ -142,18 +141,10 @@ func (q *root) ConvertPullRequestToDraft(ctx context.Context, args draftArgs) (*
 var draftPermissions = auth.Perm("pull_requests:write")
 
 // mayWritePulls reports whether the caller's credentials may change the
-// repository's pull requests: classic and OAuth tokens with repo or
-// public_repo (a private repository is hidden without repo already),
-// fine-grained tokens that select it (the guard's write check,
-// access.RepoWriteRefusal) with Pull requests write.
+// repository's pull requests (Pull requests write of a permission-based
+// token).
 func mayWritePulls(p *auth.Principal, repo *repos.Repository) bool {
-	switch {
-	case p.ScopeBased():
-		return p.Token.Scopes.GrantsAny([]string{"repo", "public_repo"})
-	case p.FineGrained():
-		return access.RepoWriteRefusal(p, repo, draftPermissions) == nil && p.Token.Grant.Satisfies(draftPermissions)
-	}
-	return true
+	return mayWrite(p, repo, draftPermissions)
 }
 
 // setDraft marks the pull request of input.pullRequestId a draft or
