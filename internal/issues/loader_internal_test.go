@@ -2,35 +2,14 @@ package issues
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
-
-// countingQ counts the statements run through it.
-type countingQ struct {
-	store.Q
-	n int
-}
-
-func (c *countingQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	c.n++
-	return c.Q.ExecContext(ctx, query, args...)
-}
-
-func (c *countingQ) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	c.n++
-	return c.Q.QueryContext(ctx, query, args...)
-}
-
-func (c *countingQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	c.n++
-	return c.Q.QueryRowContext(ctx, query, args...)
-}
 
 // TestLoaderQueriesPerPage: completing a page of issues, each by another
 // author (member, collaborator or stranger of the owning organization)
@@ -95,9 +74,9 @@ func TestLoaderQueriesPerPage(t *testing.T) {
 	complete := func(limit int) ([]*Issue, int) {
 		list, err := collect(scanIssue)(db.QueryContext(ctx, `SELECT `+issueColumns+` FROM issues i ORDER BY i.id LIMIT $1`, limit))
 		must(err)
-		q := &countingQ{Q: db}
+		q := &storetest.CountingQ{Q: db}
 		must(newLoader(q, repo).issues(ctx, list))
-		return list, q.n
+		return list, q.N
 	}
 	_, few := complete(10)
 	list, many := complete(100)

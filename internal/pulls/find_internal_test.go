@@ -2,35 +2,14 @@ package pulls
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
-
-// countingQ counts the statements run through it.
-type countingQ struct {
-	store.Q
-	n int
-}
-
-func (c *countingQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	c.n++
-	return c.Q.ExecContext(ctx, query, args...)
-}
-
-func (c *countingQ) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	c.n++
-	return c.Q.QueryContext(ctx, query, args...)
-}
-
-func (c *countingQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	c.n++
-	return c.Q.QueryRowContext(ctx, query, args...)
-}
 
 // TestCompletePageQueries: completing a page of pull requests (Find's
 // completeAll), each labelled, assigned and with a review requested,
@@ -88,7 +67,7 @@ func TestCompletePageQueries(t *testing.T) {
 				&p.Commits, &p.Additions, &p.Deletions, &p.ChangedFiles, &r.issueID)
 		})
 		must(err)
-		q := &countingQ{Q: db}
+		q := &storetest.CountingQ{Q: db}
 		must(completeAll(ctx, q, repo, page))
 		for _, r := range page {
 			p := r.p
@@ -97,7 +76,7 @@ func TestCompletePageQueries(t *testing.T) {
 				t.Fatalf("pull request %d not completed: %+v", p.ID, p)
 			}
 		}
-		return q.n
+		return q.N
 	}
 	if few, many := complete(3), complete(30); few != many {
 		t.Errorf("queries: %d for 3 pull requests, %d for 30", few, many)
