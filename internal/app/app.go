@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
@@ -416,6 +417,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
+	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
 	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues}).Routes())
