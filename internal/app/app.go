@@ -47,6 +47,7 @@ import (
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repocontent"
+	"forgeapi/internal/reference"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
@@ -418,6 +419,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
+	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
 	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues}).Routes())
