@@ -359,17 +359,15 @@ func ByLogins(ctx context.Context, q store.Q, logins []string) (map[string]*Acco
 	for i, login := range logins {
 		args[i], params[i] = strings.ToLower(login), "$"+strconv.Itoa(i+1)
 	}
-	rows, err := q.QueryContext(ctx, store.Dynamic+`SELECT `+accountColumns+` FROM accounts WHERE lower(login) IN (`+strings.Join(params, ", ")+`)`, args...)
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
+	list, err := queryAccounts(ctx, q, store.Dynamic+`SELECT `+accountColumns+` FROM accounts WHERE lower(login) IN (`+strings.Join(params, ", ")+`)`, args...)
+	for _, a := range list {
 		out[strings.ToLower(a.Login)] = a
 	}
-	return out, store.Normalize(rows.Err())
+	return out, err
+}
+
+// Since returns up to limit accounts (users, organizations and bots) with
+// ids above since, in the order of their ids: GET /users's page.
+func Since(ctx context.Context, q store.Q, since int64, limit int) ([]*Account, error) {
+	return queryAccounts(ctx, q, `SELECT `+accountColumns+` FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, since, limit)
 }
