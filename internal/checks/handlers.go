@@ -11,11 +11,11 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
-	"forgeapi/internal/apps"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 )
 
 var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -28,15 +28,7 @@ func (h *Handler) caller(r *http.Request) (Caller, error) {
 	if p.Token == nil || p.Token.Kind != auth.KindInstallation || p.Token.InstallationID == 0 {
 		return Caller{}, apierr.Forbidden("You must authenticate via a GitHub App.")
 	}
-	app, err := apps.ByInstallation(ctx, h.Service.DB, p.Token.InstallationID)
-	if err != nil {
-		return Caller{}, err
-	}
-	bot, err := accounts.ByID(ctx, h.Service.DB, p.UserID())
-	if err != nil {
-		return Caller{}, err
-	}
-	return Caller{App: app, InstallationID: p.Token.InstallationID, Bot: bot}, nil
+	return h.Service.CallerOf(ctx, p.Token.InstallationID, p.UserID())
 }
 
 // actor is the account the request acts as.
@@ -98,16 +90,22 @@ func (h *Handler) createRun(w http.ResponseWriter, r *http.Request) error {
 	if in.HeadSHA == nil {
 		return apierr.Invalid(runResource, "head_sha", apierr.CodeMissingField)
 	}
-	head, err := h.head(r, runResource, *in.HeadSHA)
-	if err != nil {
-		return err
-	}
 	repo := repos.From(r.Context())
-	run, err := h.Service.CreateRun(r.Context(), repo, c, head, in)
+	head := Head{SHA: *in.HeadSHA}
+	if _, err := suiteOf(r.Context(), h.Service.DB, repo.ID, c.App.ID, head.SHA); errors.Is(err, store.ErrNotFound) {
+		// The app has no suite of the commit yet: read it from git.
+		if head, err = h.head(r, runResource, *in.HeadSHA); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	run, v, err := h.Service.createRun(r.Context(), repo, c, head, in)
 	if err != nil {
 		return err
 	}
-	j, err := newView(r.Context(), h.Service.DB, repo).run(run, nil)
+	v.q = h.Service.DB // the transaction is over; its pull requests and apps are still right
+	j, err := v.run(run, nil)
 	if err != nil {
 		return err
 	}
@@ -133,16 +131,22 @@ func (h *Handler) updateRun(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Custom(runResource, "head_sha", "head_sha cannot be changed")
 	}
 	repo := repos.From(r.Context())
-	run, err := h.Service.UpdateRun(r.Context(), repo, c, id, in)
+	run, v, err := h.Service.updateRun(r.Context(), repo, c, id, in)
 	if err != nil {
 		return err
 	}
-	return h.writeRun(w, r, run)
+	v.q = h.Service.DB // the transaction is over; its pull requests and apps are still right
+	j, err := v.run(run, nil)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, j)
+	return nil
 }
 
 // writeRun answers 200 with the run.
 func (h *Handler) writeRun(w http.ResponseWriter, r *http.Request, run *Run) error {
-	j, err := newView(r.Context(), h.Service.DB, repos.From(r.Context())).run(run, nil)
+	j, err := h.Service.newView(r.Context(), h.Service.DB, repos.From(r.Context())).run(run, nil)
 	if err != nil {
 		return err
 	}
@@ -183,7 +187,7 @@ func (h *Handler) listAnnotations(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	v := newView(r.Context(), h.Service.DB, repos.From(r.Context()))
+	v := h.Service.newView(r.Context(), h.Service.DB, repos.From(r.Context()))
 	out := make([]annotationJSON, 0, len(list))
 	for _, a := range list {
 		out = append(out, v.annotation(run.HeadSHA, a))
@@ -236,7 +240,7 @@ func (h *Handler) createSuite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := newView(r.Context(), h.Service.DB, repo).suite(suite, true)
+	j, err := h.Service.newView(r.Context(), h.Service.DB, repo).suite(suite, true)
 	if err != nil {
 		return err
 	}
@@ -309,7 +313,7 @@ func (h *Handler) getSuite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := newView(r.Context(), h.Service.DB, repos.From(r.Context())).suite(suite, true)
+	j, err := h.Service.newView(r.Context(), h.Service.DB, repos.From(r.Context())).suite(suite, true)
 	if err != nil {
 		return err
 	}
@@ -372,7 +376,7 @@ func (h *Handler) writeRuns(w http.ResponseWriter, r *http.Request, where string
 	if err != nil {
 		return err
 	}
-	v := newView(r.Context(), h.Service.DB, repos.From(r.Context()))
+	v := h.Service.newView(r.Context(), h.Service.DB, repos.From(r.Context()))
 	out := make([]runJSON, 0, len(list))
 	for _, run := range list {
 		j, err := v.run(run, nil)
@@ -440,7 +444,7 @@ func (h *Handler) listSuitesForRef(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	v := newView(r.Context(), h.Service.DB, repo)
+	v := h.Service.newView(r.Context(), h.Service.DB, repo)
 	out := make([]suiteJSON, 0, len(list))
 	for _, s := range list {
 		j, err := v.suite(s, true)

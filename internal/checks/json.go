@@ -127,6 +127,14 @@ type view struct {
 	base string
 	apps map[int64]any
 	prs  map[string][]prJSON
+	// cache, when not nil, keeps the apps' objects across views.
+	cache *store.ReadCache[appKey, any]
+}
+
+// appKey names an app's object rendered under a base URL.
+type appKey struct {
+	base string
+	id   int64
 }
 
 func newView(ctx context.Context, q store.Q, repo *repos.Repository) *view {
@@ -140,15 +148,27 @@ func (v *view) app(id int64) (any, error) {
 	if j, ok := v.apps[id]; ok {
 		return j, nil
 	}
-	a, err := apps.ByID(v.ctx, v.q, id)
+	load := func() (any, error) {
+		a, err := apps.ByID(v.ctx, v.q, id)
+		if err != nil {
+			return nil, err
+		}
+		owner, err := accounts.ByID(v.ctx, v.q, a.OwnerID)
+		if err != nil {
+			return nil, err
+		}
+		return apps.IntegrationJSON(v.base, a, owner), nil
+	}
+	var j any
+	var err error
+	if v.cache != nil {
+		j, err = v.cache.Get(appKey{base: v.base, id: id}, load)
+	} else {
+		j, err = load()
+	}
 	if err != nil {
 		return nil, err
 	}
-	owner, err := accounts.ByID(v.ctx, v.q, a.OwnerID)
-	if err != nil {
-		return nil, err
-	}
-	j := apps.IntegrationJSON(v.base, a, owner)
 	v.apps[id] = j
 	return j, nil
 }
@@ -228,7 +248,7 @@ func (v *view) suite(s *Suite, withRepo bool) (suiteJSON, error) {
 	if err != nil {
 		return suiteJSON{}, err
 	}
-	runs, err := latestRunsOfSuite(v.ctx, v.q, s.ID)
+	latest, err := latestRunsCount(v.ctx, v.q, s.ID)
 	if err != nil {
 		return suiteJSON{}, err
 	}
@@ -236,7 +256,7 @@ func (v *view) suite(s *Suite, withRepo bool) (suiteJSON, error) {
 	j := suiteJSON{ID: s.ID, NodeID: wire.NodeID("CS", s.ID), HeadBranch: s.HeadBranch, HeadSHA: s.HeadSHA,
 		Status: s.Status, Conclusion: s.Conclusion, URL: url, Before: s.Before, After: s.After, PullRequests: prs,
 		App: app, CreatedAt: wire.T(s.CreatedAt), UpdatedAt: wire.T(s.UpdatedAt), HeadCommit: s.HeadCommit,
-		LatestCheckRunsCount: len(runs), CheckRunsURL: url + "/check-runs", Rerequestable: true, RunsRerequestable: true}
+		LatestCheckRunsCount: latest, CheckRunsURL: url + "/check-runs", Rerequestable: true, RunsRerequestable: true}
 	if withRepo {
 		st, err := repos.StatsOf(v.ctx, v.q, v.repo.ID)
 		if err != nil {

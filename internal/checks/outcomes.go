@@ -35,7 +35,7 @@ func Outcomes(ctx context.Context, q store.Q, repoID int64, sha string) (map[str
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `SELECT r.name, r.app_id, r.status, r.conclusion FROM check_runs r
-		WHERE r.repository_id = $1 AND r.head_sha = $2 ORDER BY r.id`, repoID, sha)
+		WHERE r.repository_id = $1 AND r.head_sha = $2 AND r.latest = TRUE ORDER BY r.id`, repoID, sha)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}

@@ -22,6 +22,53 @@ type Service struct {
 	// Apps finds the installations whose apps subscribe to check_suite
 	// (PushSink).
 	Apps *apps.Service
+	// appJSON caches each app's integration object and callers each
+	// installation's Caller (NewService makes them; nil reads every
+	// time): every check run write and answer shows its app.
+	appJSON *store.ReadCache[appKey, any]
+	callers *store.ReadCache[int64, Caller]
+}
+
+// appTables are the tables the cached apps and callers are read from.
+var appTables = []string{"apps", "app_installations", "accounts"}
+
+// NewService returns a Service with its caches, made when the server
+// starts so that they watch every write to the apps' tables.
+func NewService(db *store.DB, bus *events.Bus, appsService *apps.Service) *Service {
+	return &Service{DB: db, Events: bus, Apps: appsService,
+		appJSON: store.NewReadCache[appKey, any](db, 0, appTables...),
+		callers: store.NewReadCache[int64, Caller](db, 0, appTables...)}
+}
+
+// newView returns a view of the repository's checks reading with q.
+func (s *Service) newView(ctx context.Context, q store.Q, repo *repos.Repository) *view {
+	v := newView(ctx, q, repo)
+	v.cache = s.appJSON
+	return v
+}
+
+// CallerOf returns the app of the installation and the installation
+// token's bot account.
+func (s *Service) CallerOf(ctx context.Context, installationID, botID int64) (Caller, error) {
+	load := func() (Caller, error) {
+		app, err := apps.ByInstallation(ctx, s.DB, installationID)
+		if err != nil {
+			return Caller{}, err
+		}
+		bot, err := accounts.ByID(ctx, s.DB, botID)
+		if err != nil {
+			return Caller{}, err
+		}
+		return Caller{App: app, InstallationID: installationID, Bot: bot}, nil
+	}
+	if s.callers == nil {
+		return load()
+	}
+	c, err := s.callers.Get(installationID, load)
+	if err == nil && c.Bot.ID != botID {
+		return load()
+	}
+	return c, err
 }
 
 // Head is the commit a suite checks: its SHA, the branch that names it
@@ -47,12 +94,20 @@ type Caller struct {
 // annotations, emits check_run created (and completed when it is), and
 // rolls its suite up.
 func (s *Service) CreateRun(ctx context.Context, repo *repos.Repository, c Caller, head Head, in RunInput) (*Run, error) {
+	r, _, err := s.createRun(ctx, repo, c, head, in)
+	return r, err
+}
+
+// createRun is CreateRun, also returning the view it rendered the events
+// with (reading through the transaction, which is over).
+func (s *Service) createRun(ctx context.Context, repo *repos.Repository, c Caller, head Head, in RunInput) (*Run, *view, error) {
 	now := store.Now()
+	var v *view
 	r := &Run{RepoID: repo.ID, AppID: c.App.ID, HeadSHA: head.SHA, Status: StatusQueued, StartedAt: &now,
 		CreatedAt: now}
 	annotations, err := in.apply(r, true, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		suite, err := s.ensureSuite(ctx, tx, repo, c.App.ID, head, now)
@@ -66,7 +121,7 @@ func (s *Service) CreateRun(ctx context.Context, repo *repos.Repository, c Calle
 		if err := insertAnnotations(ctx, tx, r.ID, annotations); err != nil {
 			return err
 		}
-		v := newView(ctx, tx, repo)
+		v = s.newView(ctx, tx, repo)
 		if err := s.emitRun(ctx, tx, v, "created", r, suite, c.Bot, nil); err != nil {
 			return err
 		}
@@ -78,9 +133,9 @@ func (s *Service) CreateRun(ctx context.Context, repo *repos.Repository, c Calle
 		return s.rollUp(ctx, tx, v, suite, c.Bot, now)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r, nil
+	return r, v, nil
 }
 
 // UpdateRun changes the caller's run with the input: fields sent replace
@@ -88,7 +143,15 @@ func (s *Service) CreateRun(ctx context.Context, repo *repos.Repository, c Calle
 // completed when the run completes, and rolls its suite up. Another
 // app's run is a 403.
 func (s *Service) UpdateRun(ctx context.Context, repo *repos.Repository, c Caller, id int64, in RunInput) (*Run, error) {
+	r, _, err := s.updateRun(ctx, repo, c, id, in)
+	return r, err
+}
+
+// updateRun is UpdateRun, also returning the view it rendered the events
+// with (reading through the transaction, which is over).
+func (s *Service) updateRun(ctx context.Context, repo *repos.Repository, c Caller, id int64, in RunInput) (*Run, *view, error) {
 	var r *Run
+	var v *view
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if r, err = RunByID(ctx, tx, repo.ID, id); err != nil {
@@ -97,7 +160,7 @@ func (s *Service) UpdateRun(ctx context.Context, repo *repos.Repository, c Calle
 		if r.AppID != c.App.ID {
 			return apierr.Forbidden("Invalid app_id `%d` - check run can only be modified by the GitHub App that created it.", c.App.ID)
 		}
-		wasCompleted := r.Completed()
+		wasCompleted, oldName := r.Completed(), r.Name
 		now := store.Now()
 		annotations, err := in.apply(r, false, now)
 		if err != nil {
@@ -107,6 +170,14 @@ func (s *Service) UpdateRun(ctx context.Context, repo *repos.Repository, c Calle
 		if err := updateRun(ctx, tx, r); err != nil {
 			return err
 		}
+		if r.Name != oldName {
+			if err := markLatest(ctx, tx, r.SuiteID, oldName); err != nil {
+				return err
+			}
+			if err := markLatest(ctx, tx, r.SuiteID, r.Name); err != nil {
+				return err
+			}
+		}
 		if err := insertAnnotations(ctx, tx, r.ID, annotations); err != nil {
 			return err
 		}
@@ -114,7 +185,7 @@ func (s *Service) UpdateRun(ctx context.Context, repo *repos.Repository, c Calle
 		if err != nil {
 			return err
 		}
-		v := newView(ctx, tx, repo)
+		v = s.newView(ctx, tx, repo)
 		if r.Completed() && !wasCompleted {
 			if err := s.emitRun(ctx, tx, v, "completed", r, suite, c.Bot, nil); err != nil {
 				return err
@@ -122,7 +193,10 @@ func (s *Service) UpdateRun(ctx context.Context, repo *repos.Repository, c Calle
 		}
 		return s.rollUp(ctx, tx, v, suite, c.Bot, now)
 	})
-	return r, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, v, nil
 }
 
 // RerequestRun asks the run's app to run it again: check_run
@@ -145,7 +219,7 @@ func (s *Service) RerequestRun(ctx context.Context, repo *repos.Repository, acto
 		if err := s.requeue(ctx, tx, suite); err != nil {
 			return err
 		}
-		return s.emitRun(ctx, tx, newView(ctx, tx, repo), "rerequested", r, suite, actor, nil)
+		return s.emitRun(ctx, tx, s.newView(ctx, tx, repo), "rerequested", r, suite, actor, nil)
 	})
 }
 
@@ -166,7 +240,7 @@ func (s *Service) RequestAction(ctx context.Context, repo *repos.Repository, act
 		if err != nil {
 			return err
 		}
-		return s.emitRun(ctx, tx, newView(ctx, tx, repo), "requested_action", r, suite, actor,
+		return s.emitRun(ctx, tx, s.newView(ctx, tx, repo), "requested_action", r, suite, actor,
 			map[string]any{"identifier": identifier})
 	})
 }
@@ -201,7 +275,7 @@ func (s *Service) RerequestSuite(ctx context.Context, repo *repos.Repository, ac
 		if err := s.requeue(ctx, tx, suite); err != nil {
 			return err
 		}
-		return s.emitSuite(ctx, tx, newView(ctx, tx, repo), "rerequested", suite, actor, true)
+		return s.emitSuite(ctx, tx, s.newView(ctx, tx, repo), "rerequested", suite, actor, true)
 	})
 }
 

@@ -35,7 +35,7 @@ func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 		return err
 	}
 	head := Head{SHA: after, Branch: &branch, Commit: simpleCommit(e.HookPayload["head_commit"]), Before: &before, After: &after}
-	v := newView(ctx, tx, e.Repo)
+	v := k.Service.newView(ctx, tx, e.Repo)
 	for _, r := range recipients {
 		on, err := autoTrigger(ctx, tx, e.Repo.ID, r.AppID)
 		if err != nil {

@@ -142,6 +142,19 @@ func insertRun(ctx context.Context, q store.Q, r *Run) error {
 		r.StartedAt, r.CompletedAt, r.Title, r.Summary, r.Text, r.AnnotationsCount, actionsJSON(r.Actions),
 		r.CreatedAt).Scan(&r.ID)
 	r.UpdatedAt = r.CreatedAt
+	if err != nil {
+		return store.Normalize(err)
+	}
+	_, err = q.ExecContext(ctx, `UPDATE check_runs SET latest = FALSE
+		WHERE check_suite_id = $1 AND latest = TRUE AND name = $2 AND id <> $3`, r.SuiteID, r.Name, r.ID)
+	return store.Normalize(err)
+}
+
+// markLatest marks, among the suite's runs of the name, the newest one
+// latest (after a run changed its name).
+func markLatest(ctx context.Context, q store.Q, suiteID int64, name string) error {
+	_, err := q.ExecContext(ctx, `UPDATE check_runs SET latest = (id = (SELECT max(l.id) FROM check_runs l
+		WHERE l.check_suite_id = $1 AND l.name = $2)) WHERE check_suite_id = $1 AND name = $2`, suiteID, name)
 	return store.Normalize(err)
 }
 
@@ -182,7 +195,7 @@ func (f RunFilter) where(args []any) (string, []any) {
 		sql += ` AND r.app_id = $` + itoa(len(args))
 	}
 	if !f.All {
-		sql += ` AND r.id = (SELECT max(l.id) FROM check_runs l WHERE l.check_suite_id = r.check_suite_id AND l.name = r.name)`
+		sql += ` AND r.latest = TRUE`
 	}
 	return sql, args
 }
@@ -216,8 +229,29 @@ func listRuns(ctx context.Context, q store.Q, where string, args []any, f RunFil
 
 // latestRunsOfSuite returns the latest run of each name in the suite.
 func latestRunsOfSuite(ctx context.Context, q store.Q, suiteID int64) ([]*Run, error) {
-	list, _, err := listRuns(ctx, q, `r.check_suite_id = $1`, []any{suiteID}, RunFilter{}, 1000, 0)
-	return list, err
+	rows, err := q.QueryContext(ctx, `SELECT `+runColumns+` FROM check_runs WHERE check_suite_id = $1 AND latest = TRUE
+		ORDER BY id DESC`, suiteID)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, store.Normalize(rows.Err())
+}
+
+// latestRunsCount is how many names the suite's runs have: its
+// latest_check_runs_count.
+func latestRunsCount(ctx context.Context, q store.Q, suiteID int64) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM check_runs WHERE check_suite_id = $1 AND latest = TRUE`, suiteID).Scan(&n)
+	return n, store.Normalize(err)
 }
 
 // insertAnnotations appends the run's annotations.

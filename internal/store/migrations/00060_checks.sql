@@ -5,7 +5,8 @@
 -- suite; their annotations, appended across updates; and each
 -- repository's preference, per app, of automatic suite creation.
 -- A suite's status and conclusion roll up from the latest run of each
--- name in it. head_commit is the simple-commit object of the head, kept
+-- name in it (latest marks it, so that the roll-up and the lists read
+-- one run per name however many runs a name has). head_commit is the simple-commit object of the head, kept
 -- as JSON when the suite is made.
 
 -- +goose Up
@@ -42,12 +43,13 @@ CREATE TABLE check_runs (
     summary           TEXT,
     text              TEXT,
     annotations_count BIGINT NOT NULL DEFAULT 0,
+    latest            BOOLEAN NOT NULL DEFAULT TRUE, -- the newest run of its name in its suite
     actions           TEXT NOT NULL DEFAULT '[]', -- JSON array of {label, description, identifier}
     created_at        {{time}} NOT NULL,
     updated_at        {{time}} NOT NULL
 );
 CREATE INDEX check_runs_head ON check_runs (repository_id, head_sha, id);
-CREATE INDEX check_runs_suite ON check_runs (check_suite_id, name, id);
+CREATE INDEX check_runs_suite ON check_runs (check_suite_id, latest, name);
 
 CREATE TABLE check_annotations (
     id               {{id}},
