@@ -374,7 +374,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
-	a.Checks = checks.NewService(db, a.Events, a.Apps)
+	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,

@@ -313,3 +313,54 @@ func TestCheckSuitePreferences(t *testing.T) {
 		t.Fatalf("an unknown app: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestForkPullRequestRequestsSuite: a pull request from a fork requests
+// a suite of its head in the base repository from the app installed
+// there (no head branch, as the platform has it), and the app reports a
+// run on that head.
+func TestForkPullRequestRequestsSuite(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	base := env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	ci := newCIApp(t, env, octo, "CI Bot", []string{"check_suite"}, base)
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+	ci.rc.WaitFor(t, checkEvents, "check_suite requested")
+
+	fork, err := env.App.Repos.Fork(ctx, base, bob, "hello", false, bob)
+	apptest.Must(t, "fork", err)
+	bobToken := env.Token(bob, "public_repo")
+	apptest.Commit(t, work, "An idea", map[string]string{"idea.txt": "idea\n"})
+	head := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	apptest.Git(t, work, "push", "-q", env.GitURL("bob", fork.Name, "bob", bobToken), "HEAD:refs/heads/idea")
+	_, _, err = env.Client(bobToken).PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Idea"),
+		Head: "bob:idea", Base: "main"})
+	apptest.Must(t, "open from the fork", err)
+	ci.rc.WaitFor(t, checkEvents, "check_suite requested", "check_suite requested")
+	var suite *github.CheckSuite
+	for _, d := range ci.rc.Deliveries() {
+		if e, ok := d.Parsed.(*github.CheckSuiteEvent); ok && e.GetCheckSuite().GetHeadSHA() == head {
+			suite = e.GetCheckSuite()
+		}
+	}
+	if suite == nil || suite.HeadBranch != nil || e2eRepo(t, env, token, suite.GetID()) != "octo/hello" {
+		t.Fatalf("the fork head's suite: %+v", suite)
+	}
+	run, _, err := ci.client.Checks.CreateCheckRun(ctx, "octo", "hello", github.CreateCheckRunOptions{Name: "build", HeadSHA: head,
+		Conclusion: github.Ptr("success")})
+	apptest.Must(t, "a run on the fork's head", err)
+	if run.GetCheckSuite().GetID() != suite.GetID() || run.GetStatus() != "completed" {
+		t.Fatalf("run %+v", run)
+	}
+}
+
+// e2eRepo is the full name of the repository of the suite, read back.
+func e2eRepo(t *testing.T, env *apptest.Env, token string, suiteID int64) string {
+	t.Helper()
+	s, _, err := env.Client(token).Checks.GetCheckSuite(apptest.Ctx(), "octo", "hello", suiteID)
+	apptest.Must(t, "suite", err)
+	return s.GetRepository().GetFullName()
+}

@@ -22,6 +22,9 @@ type Service struct {
 	// Apps finds the installations whose apps subscribe to check_suite
 	// (PushSink).
 	Apps *apps.Service
+	// Repos opens the repositories' git data (the heads of pull requests
+	// from forks).
+	Repos *repos.Service
 	// appJSON caches each app's integration object and callers each
 	// installation's Caller (NewService makes them; nil reads every
 	// time): every check run write and answer shows its app.
@@ -34,8 +37,8 @@ var appTables = []string{"apps", "app_installations", "accounts"}
 
 // NewService returns a Service with its caches, made when the server
 // starts so that they watch every write to the apps' tables.
-func NewService(db *store.DB, bus *events.Bus, appsService *apps.Service) *Service {
-	return &Service{DB: db, Events: bus, Apps: appsService,
+func NewService(db *store.DB, bus *events.Bus, appsService *apps.Service, reposService *repos.Service) *Service {
+	return &Service{DB: db, Events: bus, Apps: appsService, Repos: reposService,
 		appJSON: store.NewReadCache[appKey, any](db, 0, appTables...),
 		callers: store.NewReadCache[int64, Caller](db, 0, appTables...)}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/store"
 )
 
@@ -15,14 +16,28 @@ import (
 // installed on the repository that subscribes to check_suite with the
 // checks permission, unless the repository's preferences turned
 // automatic suites off for it or it has a suite of the commit already,
-// and check_suite requested to that app.
+// and check_suite requested to that app. A pull request from a fork
+// (opened, reopened, synchronize) does the same in the base repository
+// for its head, with no head branch, as the platform does.
 type PushSink struct{ Service *Service }
 
-// HandleEvent handles push events and ignores the others.
+// HandleEvent handles push and pull_request events and ignores the
+// others.
 func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
-	if e.HookEvent != "push" || e.Repo == nil || k.Service.Apps == nil {
+	if e.Repo == nil || k.Service.Apps == nil {
 		return nil
 	}
+	switch e.HookEvent {
+	case "push":
+		return k.pushed(ctx, tx, e)
+	case "pull_request":
+		return k.forkPullRequest(ctx, tx, e)
+	}
+	return nil
+}
+
+// pushed requests the suites of a branch's new head.
+func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	ref, _ := e.HookPayload["ref"].(string)
 	before, _ := e.HookPayload["before"].(string)
 	after, _ := e.HookPayload["after"].(string)
@@ -30,11 +45,64 @@ func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 	if !ok || strings.Trim(after, "0") == "" {
 		return nil
 	}
-	recipients, err := k.Service.Apps.Recipients(ctx, tx, &events.Event{HookEvent: "check_suite", Repo: e.Repo})
+	head := Head{SHA: after, Branch: &branch, Before: &before, After: &after}
+	return k.request(ctx, tx, e, head, func() json.RawMessage { return simpleCommit(e.HookPayload["head_commit"]) })
+}
+
+// forkPullRequest requests the suites of the head of a pull request from
+// a fork, opened, reopened or synchronized.
+func (k PushSink) forkPullRequest(ctx context.Context, tx *store.Tx, e *events.Event) error {
+	action, _ := e.HookPayload["action"].(string)
+	if action != "opened" && action != "reopened" && action != "synchronize" {
+		return nil
+	}
+	recipients, err := k.recipients(ctx, tx, e)
 	if err != nil || len(recipients) == 0 {
 		return err
 	}
-	head := Head{SHA: after, Branch: &branch, Commit: simpleCommit(e.HookPayload["head_commit"]), Before: &before, After: &after}
+	raw, err := json.Marshal(e.HookPayload["pull_request"])
+	if err != nil {
+		return err
+	}
+	var pr struct {
+		Head struct {
+			SHA  string `json:"sha"`
+			Repo *struct {
+				ID int64 `json:"id"`
+			} `json:"repo"`
+		} `json:"head"`
+	}
+	if err := json.Unmarshal(raw, &pr); err != nil || pr.Head.Repo == nil || pr.Head.Repo.ID == e.Repo.ID || k.Service.Repos == nil {
+		return err // a head in the repository itself came with its push
+	}
+	g, err := gitread.Open(k.Service.Repos.GitDir(e.Repo.ID))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	c, err := g.CommitMeta(pr.Head.SHA)
+	if err != nil {
+		return nil // the head's objects are not in the base repository: nothing to check
+	}
+	return k.request(ctx, tx, e, Head{SHA: pr.Head.SHA}, func() json.RawMessage { return commitJSON(c) })
+}
+
+// recipients are the installations whose apps receive check_suite on
+// the event's repository.
+func (k PushSink) recipients(ctx context.Context, tx *store.Tx, e *events.Event) ([]events.AppInstallation, error) {
+	return k.Service.Apps.Recipients(ctx, tx, &events.Event{HookEvent: "check_suite", Repo: e.Repo})
+}
+
+// request makes the suite of the head for each app that receives
+// check_suite and has automatic suites on, and sends it check_suite
+// requested; commit renders the head's simple-commit once needed.
+func (k PushSink) request(ctx context.Context, tx *store.Tx, e *events.Event, head Head, commit func() json.RawMessage) error {
+	recipients, err := k.recipients(ctx, tx, e)
+	if err != nil || len(recipients) == 0 {
+		return err
+	}
+	head.Commit = commit()
+	after := head.SHA
 	v := k.Service.newView(ctx, tx, e.Repo)
 	for _, r := range recipients {
 		on, err := autoTrigger(ctx, tx, e.Repo.ID, r.AppID)
