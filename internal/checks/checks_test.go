@@ -270,6 +270,16 @@ func TestChecksRefusals(t *testing.T) {
 	if resp, _ := env.Do("GET", "/repos/acme/widget/check-runs/999999", token, nil); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown run: %d", resp.StatusCode)
 	}
+	for _, p := range []string{"/repos/acme/widget/commits/nope/check-runs", "/repos/acme/widget/commits/nope/check-suites"} {
+		resp, body := env.Do("GET", p, token, nil)
+		if e := apptest.WantError(t, p, resp, body, http.StatusUnprocessableEntity); e.Message != "No commit found for SHA: nope" {
+			t.Fatalf("%s: %q", p, e.Message)
+		}
+	}
+	for _, q := range []string{"?filter=some", "?status=done", "?app_id=x"} {
+		resp, body := env.Do("GET", "/repos/acme/widget/commits/main/check-runs"+q, token, nil)
+		apptest.WantError(t, "check runs "+q, resp, body, http.StatusUnprocessableEntity)
+	}
 }
 
 // TestCheckSuitePreferences: with automatic suites off for an app, a push
@@ -363,4 +373,52 @@ func e2eRepo(t *testing.T, env *apptest.Env, token string, suiteID int64) string
 	s, _, err := env.Client(token).Checks.GetCheckSuite(apptest.Ctx(), "octo", "hello", suiteID)
 	apptest.Must(t, "suite", err)
 	return s.GetRepository().GetFullName()
+}
+
+// TestOutcomes: what branch protection reads of a commit: each check
+// run name's latest run (success for success, neutral and skipped;
+// pending until completed) with its app, and each status context's
+// latest status (error counts as failure), without an app.
+func TestOutcomes(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	repo := env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	ci := newCIApp(t, env, octo, "CI Bot", nil, repo)
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
+	sha := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+	for name, conclusion := range map[string]string{"ok": "success", "meh": "neutral", "skip": "skipped", "bad": "failure", "slow": ""} {
+		opts := github.CreateCheckRunOptions{Name: name, HeadSHA: sha, Status: github.Ptr("in_progress")}
+		if conclusion != "" {
+			opts.Conclusion = github.Ptr(conclusion)
+		}
+		_, _, err := ci.client.Checks.CreateCheckRun(ctx, "octo", "hello", opts)
+		apptest.Must(t, "run "+name, err)
+	}
+	// A later run of a name replaces the earlier one.
+	_, _, err := ci.client.Checks.CreateCheckRun(ctx, "octo", "hello", github.CreateCheckRunOptions{Name: "bad", HeadSHA: sha, Conclusion: github.Ptr("success")})
+	apptest.Must(t, "run bad again", err)
+	for ctxName, state := range map[string]string{"lint": "success", "e2e": "pending", "sec": "error"} {
+		_, _, err := env.Client(token).Repositories.CreateStatus(ctx, "octo", "hello", sha, github.RepoStatus{State: github.Ptr(state), Context: github.Ptr(ctxName)})
+		apptest.Must(t, "status "+ctxName, err)
+	}
+	got, err := checks.Outcomes(ctx, env.Q(), repo.ID, sha)
+	apptest.Must(t, "outcomes", err)
+	app := ci.app.ID
+	want := map[string]checks.Outcome{
+		"ok": {"ok", "success", app}, "meh": {"meh", "success", app}, "skip": {"skip", "success", app},
+		"bad": {"bad", "success", app}, "slow": {"slow", "pending", app},
+		"lint": {"lint", "success", 0}, "e2e": {"e2e", "pending", 0}, "sec": {"sec", "failure", 0},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("outcomes %+v, want %+v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("outcome %s: %+v, want %+v", k, got[k], w)
+		}
+	}
 }
