@@ -555,6 +555,9 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig, // HTTP/2 is offered with TLS
 	}
+	quiet := newQuietConns()
+	m.http.ConnState = quiet.track
+	m.http.RegisterOnShutdown(quiet.closeAll)
 	go func() {
 		if tlsConfig != nil {
 			m.served <- m.http.ServeTLS(ln, "", "")
