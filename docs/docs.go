@@ -37,6 +37,7 @@ const (
 	Apps               = "apps"
 	Issues             = "issues"
 	Pulls              = "pulls"
+	Checks             = "checks"
 	GraphQL            = "graphql"
 	Markdown           = "markdown"
 )

@@ -28,6 +28,7 @@ import (
 	"forgeapi/internal/backup"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
+	"forgeapi/internal/checks"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/console"
 	"forgeapi/internal/depreview/advisorydb"
@@ -261,6 +262,8 @@ type App struct {
 	Collaborators *collaborators.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
+	// Checks holds the check suites and runs.
+	Checks *checks.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -373,6 +376,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
+	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
+	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -403,6 +408,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
+	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())

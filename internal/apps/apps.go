@@ -274,6 +274,13 @@ func BySlug(ctx context.Context, q store.Q, slug string) (*App, error) {
 	return scanApp(q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE slug = $1`, strings.ToLower(slug)))
 }
 
+// ByInstallation returns the app of the installation with the id;
+// store.ErrNotFound when there is none.
+func ByInstallation(ctx context.Context, q store.Q, installationID int64) (*App, error) {
+	return scanApp(q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps
+		WHERE id = (SELECT app_id FROM app_installations WHERE id = $1)`, installationID))
+}
+
 // InstallationsCount returns how many installations the app has.
 func InstallationsCount(ctx context.Context, q store.Q, appID int64) (int64, error) {
 	var n int64

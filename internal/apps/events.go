@@ -30,6 +30,8 @@ var EventPermissions = map[string]string{
 	"star":          "metadata",
 	"watch":         "metadata",
 	"status":        "statuses",
+	"check_run":     "checks",
+	"check_suite":   "checks",
 	"issues":        "issues",
 	"issue_comment": "issues",
 	"milestone":     "issues",

@@ -41,6 +41,13 @@ func toIntegration(base string, a *App, owner *accounts.Account, count *int64) i
 	return j
 }
 
+// IntegrationJSON is the platform's integration object of the app owned
+// by owner, as other areas embed it (a check run's or suite's app):
+// without installations_count.
+func IntegrationJSON(base string, a *App, owner *accounts.Account) any {
+	return toIntegration(base, a, owner, nil)
+}
+
 // installationJSON is the platform's installation object.
 type installationJSON struct {
 	ID                     int64                `json:"id"`

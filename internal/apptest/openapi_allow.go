@@ -150,6 +150,12 @@ const (
 	diffTooLarge = "A diff or patch over the platform's limits (300 files, 20,000 lines) is refused with 406 \"Sorry, the " +
 		"diff exceeded the maximum number of ...\", as a pull request's is (whose description documents it); this " +
 		"description omits it."
+	appsOnly = "The Checks API's writes are for GitHub Apps: any other credential gets the platform's 403 \"You must " +
+		"authenticate via a GitHub App.\"; the description documents only the success."
+	noCommit = "A ref that names no commit of the repository gets the platform's 422 \"No commit found for SHA: " +
+		"<ref>\" on the checks of a ref; the description documents only 200."
+	ownRun = "A check run is updated by the app that created it: another app gets 403; the description documents " +
+		"only 200."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -293,6 +299,18 @@ var statusRules = []statusRule{
 	{"PUT", "/orgs/{org}/public_members/{username}", 404, "Not Found", hidden},
 	{"PUT", "/repos/{owner}/{repo}/collaborators/{username}", 404, "Not Found", hidden},
 	{"PUT", "/repos/{owner}/{repo}/subscription", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/check-runs", 403, "You must authenticate via a GitHub App.", appsOnly},
+	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 403, "You must authenticate via a GitHub App.", appsOnly},
+	{"POST", "/repos/{owner}/{repo}/check-suites", 403, "You must authenticate via a GitHub App.", appsOnly},
+	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 403, "Invalid app_id", ownRun},
+	{"GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations", 404, "Not Found", hidden},
+	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/check-suites/{check_suite_id}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/check-suites/{check_suite_id}/rerequest", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", 422, "No commit found for SHA", noCommit},
+	{"GET", "/repos/{owner}/{repo}/commits/{ref}/check-suites", 422, "No commit found for SHA", noCommit},
 }
 
 // rateLimited reports whether a 403 is the platform's rate limit error:

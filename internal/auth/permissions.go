@@ -58,6 +58,7 @@ var permissionCatalog = []PermissionInfo{
 	{"administration", "Administration", GroupRepository},
 	{"artifact_metadata", "Artifact metadata", GroupRepository},
 	{"attestations", "Attestations", GroupRepository},
+	{"checks", "Checks", GroupRepository},
 	{"security_events", "Code scanning alerts", GroupRepository},
 	{"statuses", "Commit statuses", GroupRepository},
 	{"contents", "Contents", GroupRepository},

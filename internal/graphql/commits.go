@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/checks"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/statuses"
@@ -195,22 +197,62 @@ func (r *commitResolver) Authors(ctx context.Context, args connectionArgs) (*con
 	return pageList([]*gitActorResolver{{h: r.h, name: c.AuthorName, email: c.AuthorEmail, date: c.AuthorDate}}, args, "authors")
 }
 
-// StatusCheckRollup is the latest status of each context of the commit,
-// null when it has none (forgeapi has no check runs).
+// StatusCheckRollup is the latest status of each context of the commit
+// and the latest check run of each name of its suites, null when it has
+// none.
 func (r *commitResolver) StatusCheckRollup(ctx context.Context) (*statusCheckRollupResolver, error) {
 	var latest []*statuses.Status
+	var runs []*checks.Run
 	var err error
 	paged := false
 	if r.page != nil {
-		latest, paged, err = r.page.latestStatuses(ctx, r.sha)
+		latest, runs, paged, err = r.page.latestChecks(ctx, r.sha)
 	}
 	if !paged && err == nil {
 		latest, err = (&statuses.Service{DB: r.h.DB}).Latest(ctx, r.repo.ID, r.sha)
+		if err == nil {
+			var all map[string][]*checks.Run
+			all, err = checks.LatestRunsOf(ctx, r.h.DB, r.repo.ID, []string{r.sha})
+			runs = all[r.sha]
+		}
 	}
-	if err != nil || len(latest) == 0 {
+	if err != nil || len(latest) == 0 && len(runs) == 0 {
 		return nil, err
 	}
-	return &statusCheckRollupResolver{latest: latest}, nil
+	return &statusCheckRollupResolver{h: r.h, repo: r.repo, latest: latest, runs: runs}, nil
+}
+
+// CheckSuites are the commit's check suites, oldest first, narrowed by
+// filterBy's appId and checkName.
+func (r *commitResolver) CheckSuites(ctx context.Context, args struct {
+	connectionArgs
+	FilterBy *checkSuiteFilter
+}) (*connection[*checkSuiteResolver], error) {
+	var appID int64
+	name := ""
+	if f := args.FilterBy; f != nil {
+		if f.AppID != nil {
+			appID = int64(*f.AppID)
+		}
+		if f.CheckName != nil {
+			name = *f.CheckName
+		}
+	}
+	list, err := checks.SuitesOf(ctx, r.h.DB, r.repo.ID, r.sha, appID, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*checkSuiteResolver, len(list))
+	for i, s := range list {
+		out[i] = &checkSuiteResolver{h: r.h, repo: r.repo, suite: s}
+	}
+	return pageList(out, args.connectionArgs, "checkSuites")
+}
+
+// checkSuiteFilter is the CheckSuiteFilter input.
+type checkSuiteFilter struct {
+	AppID     *int32
+	CheckName *string
 }
 
 // gitActorResolver resolves GitActor: a commit's author or committer.
@@ -235,32 +277,55 @@ func (r *gitActorResolver) User(ctx context.Context) (*userResolver, error) {
 }
 
 // statusCheckRollupResolver resolves StatusCheckRollup over a commit's
-// latest statuses.
-type statusCheckRollupResolver struct{ latest []*statuses.Status }
-
-// State is the combined state, as REST's combined status.
-func (r *statusCheckRollupResolver) State() string {
-	return strings.ToUpper(statuses.Combined(r.latest))
+// latest statuses and latest check runs.
+type statusCheckRollupResolver struct {
+	h      *Handler
+	repo   *repos.Repository
+	latest []*statuses.Status
+	runs   []*checks.Run
 }
 
-// Contexts are the latest status of each context, by context.
+// State counts both: FAILURE when a status failed or erred or a run
+// concluded other than success, neutral or skipped; PENDING while a
+// status is pending or a run is not completed; SUCCESS otherwise.
+func (r *statusCheckRollupResolver) State() string {
+	state := statuses.StateSuccess
+	if len(r.latest) > 0 {
+		state = statuses.Combined(r.latest)
+	}
+	for _, run := range r.runs {
+		if state == statuses.StateFailure {
+			break
+		}
+		state = worse(state, runState(run))
+	}
+	return strings.ToUpper(state)
+}
+
+// Contexts are the latest check run of each name, by name, then the
+// latest status of each context, by context.
 func (r *statusCheckRollupResolver) Contexts(args connectionArgs) (*connection[*checkContextResolver], error) {
-	out := make([]*checkContextResolver, len(r.latest))
-	for i, st := range r.latest {
-		out[i] = &checkContextResolver{&statusContextResolver{st}}
+	out := make([]*checkContextResolver, 0, len(r.runs)+len(r.latest))
+	for _, run := range r.runs {
+		out = append(out, &checkContextResolver{run: &checkRunResolver{h: r.h, repo: r.repo, run: run}})
+	}
+	for _, st := range r.latest {
+		out = append(out, &checkContextResolver{status: &statusContextResolver{st}})
 	}
 	return pageList(out, args, "contexts")
 }
 
-// checkContextResolver resolves the StatusCheckRollupContext union:
-// always a StatusContext (the union holds CheckRun because gh spreads a
-// fragment on it).
-type checkContextResolver struct{ status *statusContextResolver }
+// checkContextResolver resolves the StatusCheckRollupContext union: a
+// StatusContext or a CheckRun.
+type checkContextResolver struct {
+	status *statusContextResolver
+	run    *checkRunResolver
+}
 
 func (r *checkContextResolver) ToStatusContext() (*statusContextResolver, bool) {
-	return r.status, true
+	return r.status, r.status != nil
 }
-func (r *checkContextResolver) ToCheckRun() (*checkRunResolver, bool) { return nil, false }
+func (r *checkContextResolver) ToCheckRun() (*checkRunResolver, bool) { return r.run, r.run != nil }
 
 // statusContextResolver resolves StatusContext.
 type statusContextResolver struct{ st *statuses.Status }
@@ -288,25 +353,136 @@ type requiredArgs struct {
 // IsRequired is false: forgeapi requires no status check before a merge.
 func (r *statusContextResolver) IsRequired(args requiredArgs) bool { return false }
 
-// checkRunResolver resolves CheckRun, of which forgeapi has none (see
-// checkContextResolver).
-type checkRunResolver struct{}
+// checkRunResolver resolves CheckRun.
+type checkRunResolver struct {
+	h    *Handler
+	repo *repos.Repository
+	run  *checks.Run
+}
 
-func (*checkRunResolver) Name() string                      { return "" }
-func (*checkRunResolver) Status() string                    { return "COMPLETED" }
-func (*checkRunResolver) Conclusion() *string               { return nil }
-func (*checkRunResolver) StartedAt() *dateTime              { return nil }
-func (*checkRunResolver) CompletedAt() *dateTime            { return nil }
-func (*checkRunResolver) DetailsURL() *uri                  { return nil }
-func (*checkRunResolver) IsRequired(args requiredArgs) bool { return false }
-func (*checkRunResolver) CheckSuite() *checkSuiteResolver   { return nil }
+func (r *checkRunResolver) Name() string           { return r.run.Name }
+func (r *checkRunResolver) Status() string         { return strings.ToUpper(r.run.Status) }
+func (r *checkRunResolver) StartedAt() *dateTime   { return optionalTime(r.run.StartedAt) }
+func (r *checkRunResolver) CompletedAt() *dateTime { return optionalTime(r.run.CompletedAt) }
 
-// checkSuiteResolver resolves CheckSuite (see checkRunResolver).
-type checkSuiteResolver struct{}
+// Conclusion is the run's conclusion, null until it completes.
+func (r *checkRunResolver) Conclusion() *string {
+	if r.run.Conclusion == nil {
+		return nil
+	}
+	c := strings.ToUpper(*r.run.Conclusion)
+	return &c
+}
 
+// DetailsURL is the app's link, else the run's page.
+func (r *checkRunResolver) DetailsURL(ctx context.Context) *uri {
+	u := uri(r.run.DetailsURL)
+	if u == "" {
+		u = uri(repoWebURL(ctx, r.repo) + r.run.HTMLPath())
+	}
+	return &u
+}
+
+// IsRequired is false: forgeapi's merges require no check yet.
+func (r *checkRunResolver) IsRequired(args requiredArgs) bool { return false }
+
+// CheckSuite is the run's suite.
+func (r *checkRunResolver) CheckSuite(ctx context.Context) (*checkSuiteResolver, error) {
+	s, err := checks.SuiteByID(ctx, r.h.DB, r.repo.ID, r.run.SuiteID)
+	if err != nil {
+		return nil, err
+	}
+	return &checkSuiteResolver{h: r.h, repo: r.repo, suite: s}, nil
+}
+
+// checkSuiteResolver resolves CheckSuite.
+type checkSuiteResolver struct {
+	h     *Handler
+	repo  *repos.Repository
+	suite *checks.Suite
+}
+
+// WorkflowRun is null: forgeapi runs no workflows.
 func (*checkSuiteResolver) WorkflowRun() *workflowRunResolver { return nil }
+func (r *checkSuiteResolver) Status() string                  { return strings.ToUpper(r.suite.Status) }
 
-// workflowRunResolver resolves WorkflowRun (see checkRunResolver).
+// Conclusion is the suite's conclusion, null until it completes.
+func (r *checkSuiteResolver) Conclusion() *string {
+	if r.suite.Conclusion == nil {
+		return nil
+	}
+	c := strings.ToUpper(*r.suite.Conclusion)
+	return &c
+}
+
+// CheckRuns are the latest run of each name in the suite, newest first,
+// narrowed by filterBy's checkName, status and conclusions (and appId,
+// the suite's own app or none).
+func (r *checkSuiteResolver) CheckRuns(ctx context.Context, args struct {
+	connectionArgs
+	FilterBy *checkRunFilter
+}) (*connection[*checkRunResolver], error) {
+	runs, err := checks.LatestRunsOfSuite(ctx, r.h.DB, r.suite.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []*checkRunResolver{}
+	for _, run := range runs {
+		if args.FilterBy.selects(run) {
+			out = append(out, &checkRunResolver{h: r.h, repo: r.repo, run: run})
+		}
+	}
+	return pageList(out, args.connectionArgs, "checkRuns")
+}
+
+// checkRunFilter is the CheckRunFilter input (checkType is ignored:
+// every run forgeapi has is of the type ALL).
+type checkRunFilter struct {
+	AppID       *int32
+	CheckName   *string
+	CheckType   *string
+	Conclusions *[]string
+	Status      *string
+	Statuses    *[]string
+}
+
+// selects reports whether the run passes the filter (nil passes all).
+func (f *checkRunFilter) selects(run *checks.Run) bool {
+	if f == nil {
+		return true
+	}
+	status, conclusion := strings.ToUpper(run.Status), ""
+	if run.Conclusion != nil {
+		conclusion = strings.ToUpper(*run.Conclusion)
+	}
+	return (f.AppID == nil || int64(*f.AppID) == run.AppID) && (f.CheckName == nil || *f.CheckName == run.Name) &&
+		(f.Status == nil || *f.Status == status) && (f.Statuses == nil || slices.Contains(*f.Statuses, status)) &&
+		(f.Conclusions == nil || slices.Contains(*f.Conclusions, conclusion))
+}
+
+// runState is a run's part of the rollup state: pending until it
+// completes, success for success, neutral and skipped, else failure.
+func runState(run *checks.Run) string {
+	if !run.Completed() || run.Conclusion == nil {
+		return statuses.StatePending
+	}
+	switch *run.Conclusion {
+	case checks.ConclusionSuccess, checks.ConclusionNeutral, checks.ConclusionSkipped:
+		return statuses.StateSuccess
+	}
+	return statuses.StateFailure
+}
+
+// worse is the worse of two rollup states: failure, pending, success.
+func worse(a, b string) string {
+	rank := map[string]int{statuses.StateSuccess: 0, statuses.StatePending: 1, statuses.StateFailure: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// workflowRunResolver resolves WorkflowRun, of which forgeapi has none.
 type workflowRunResolver struct{}
 
 func (*workflowRunResolver) Workflow() *namedResolver { return nil }

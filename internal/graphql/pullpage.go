@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"forgeapi/internal/checks"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/statuses"
@@ -24,6 +25,7 @@ type pullPage struct {
 
 	statusesOnce sync.Once
 	statuses     map[string][]*statuses.Status
+	runs         map[string][]*checks.Run
 	statusesErr  error
 }
 
@@ -47,20 +49,24 @@ func (pg *pullPage) reviewsOf(ctx context.Context, id int64) ([]*pulls.Review, e
 	return pg.reviews[id], pg.reviewsErr
 }
 
-// latestStatuses are the latest statuses of sha when it is the head of
-// one of the page's pull requests; ok is false for another commit.
-func (pg *pullPage) latestStatuses(ctx context.Context, sha string) (list []*statuses.Status, ok bool, err error) {
+// latestChecks are the latest statuses and check runs of sha when it
+// is the head of one of the page's pull requests; ok is false for
+// another commit.
+func (pg *pullPage) latestChecks(ctx context.Context, sha string) (list []*statuses.Status, runs []*checks.Run, ok bool, err error) {
 	pg.statusesOnce.Do(func() {
 		heads := make([]string, len(pg.pulls))
 		for i, p := range pg.pulls {
 			heads[i] = p.HeadSHA
 		}
 		pg.statuses, pg.statusesErr = (&statuses.Service{DB: pg.h.DB}).LatestOf(ctx, pg.repo.ID, heads)
+		if pg.statusesErr == nil {
+			pg.runs, pg.statusesErr = checks.LatestRunsOf(ctx, pg.h.DB, pg.repo.ID, heads)
+		}
 	})
 	for _, p := range pg.pulls {
 		if p.HeadSHA == sha {
-			return pg.statuses[sha], true, pg.statusesErr
+			return pg.statuses[sha], pg.runs[sha], true, pg.statusesErr
 		}
 	}
-	return nil, false, nil
+	return nil, nil, false, nil
 }
