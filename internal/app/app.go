@@ -30,6 +30,7 @@ import (
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/console"
+	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/docsite"
@@ -259,6 +260,8 @@ type App struct {
 	Collaborators *collaborators.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
+	// Deployments holds deployments, their statuses and environments.
+	Deployments *deployments.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -371,6 +374,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
+	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -401,6 +405,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
+	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
