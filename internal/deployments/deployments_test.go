@@ -321,3 +321,29 @@ func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestTeamReviewers sets a team and a user as an environment's required
+// reviewers, as Terraform's environment resource does, and reads them back.
+func TestTeamReviewers(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	owner := env.User("owner")
+	org := env.Org("acme", owner)
+	env.Repo(org, "svc")
+	c := env.Client(env.Token(owner, "repo", "admin:org"))
+	team, _, err := c.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "Deployers"})
+	apptest.Must(t, "team", err)
+	e, _, err := c.Repositories.CreateUpdateEnvironment(ctx, "acme", "svc", "prod", &github.CreateUpdateEnvironment{
+		Reviewers: []*github.EnvReviewers{{Type: github.Ptr("Team"), ID: github.Ptr(team.GetID())}, {Type: github.Ptr("User"), ID: github.Ptr(owner.ID)}},
+		PreventSelfReview: github.Ptr(true)})
+	apptest.Must(t, "put", err)
+	got, _, err := c.Repositories.GetEnvironment(ctx, "acme", "svc", "prod")
+	apptest.Must(t, "get", err)
+	if len(got.ProtectionRules) != 1 || len(got.ProtectionRules[0].Reviewers) != 2 || got.ProtectionRules[0].GetPreventSelfReview() != true ||
+		got.ProtectionRules[0].Reviewers[0].GetType() != "Team" || got.GetID() != e.GetID() {
+		t.Fatalf("environment %+v", got)
+	}
+	resp, body := env.DoJSON("PUT", "/repos/acme/svc/environments/prod", env.Token(owner, "repo"), `{"reviewers":[{"type":"Team","id":999999}]}`)
+	apptest.WantError(t, "unknown team", resp, body, http.StatusUnprocessableEntity)
+}

@@ -110,8 +110,8 @@ func ruleID(envID int64, kind int64) int64 { return envID*4 + kind }
 
 func toEnvironmentJSON(base string, repo *repos.Repository, e *Environment, reviewers []reviewerJSON) environmentJSON {
 	j := environmentJSON{ID: e.ID, NodeID: EnvironmentNodeID(e.ID), Name: e.Name,
-		URL:     base + "/repos/" + repo.FullName() + "/environments/" + url.PathEscape(e.Name),
-		HTMLURL: accounts.WebBase(base) + "/" + repo.FullName() + "/deployments/activity_log?environments_filter=" + url.QueryEscape(e.Name),
+		URL:       base + "/repos/" + repo.FullName() + "/environments/" + url.PathEscape(e.Name),
+		HTMLURL:   accounts.WebBase(base) + "/" + repo.FullName() + "/deployments/activity_log?environments_filter=" + url.QueryEscape(e.Name),
 		CreatedAt: wire.T(e.CreatedAt), UpdatedAt: wire.T(e.UpdatedAt), ProtectionRules: []map[string]any{}}
 	rule := func(kind int64, typ string, extra map[string]any) {
 		r := map[string]any{"id": ruleID(e.ID, kind), "node_id": wire.NodeID("GA", ruleID(e.ID, kind)), "type": typ}
