@@ -335,7 +335,7 @@ func TestTeamReviewers(t *testing.T) {
 	team, _, err := c.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "Deployers"})
 	apptest.Must(t, "team", err)
 	e, _, err := c.Repositories.CreateUpdateEnvironment(ctx, "acme", "svc", "prod", &github.CreateUpdateEnvironment{
-		Reviewers: []*github.EnvReviewers{{Type: github.Ptr("Team"), ID: github.Ptr(team.GetID())}, {Type: github.Ptr("User"), ID: github.Ptr(owner.ID)}},
+		Reviewers:         []*github.EnvReviewers{{Type: github.Ptr("Team"), ID: github.Ptr(team.GetID())}, {Type: github.Ptr("User"), ID: github.Ptr(owner.ID)}},
 		PreventSelfReview: github.Ptr(true)})
 	apptest.Must(t, "put", err)
 	got, _, err := c.Repositories.GetEnvironment(ctx, "acme", "svc", "prod")
