@@ -191,6 +191,11 @@ func TestADeployToolsFlow(t *testing.T) {
 		p, _, err = c.Repositories.UpdateDeploymentBranchPolicy(ctx, "octo", "app", "production", p.GetID(),
 			github.UpdateDeploymentBranchPolicyRequest{Name: "main"})
 		apptest.Must(t, "rename", err)
+		hotfix, _, err := c.Repositories.CreateDeploymentBranchPolicy(ctx, "octo", "app", "production",
+			github.CreateDeploymentBranchPolicyRequest{Name: "hotfix/*"})
+		apptest.Must(t, "second policy", err)
+		resp, body = env.DoJSON("PUT", "/repos/octo/app/environments/production/deployment-branch-policies/"+itoa(hotfix.GetID()), token, `{"name":"main"}`)
+		apptest.WantError(t, "rename onto another pattern", resp, body, http.StatusUnprocessableEntity)
 		_, _, err = c.Repositories.CreateDeployment(ctx, "octo", "app", github.DeploymentRequest{Ref: "main", RequiredContexts: []string{}})
 		apptest.Must(t, "main once allowed", err)
 		_, err = c.Repositories.DeleteDeploymentBranchPolicy(ctx, "octo", "app", "production", p.GetID())

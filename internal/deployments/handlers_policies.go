@@ -1,6 +1,7 @@
 package deployments
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
 
@@ -163,7 +165,11 @@ func (h *Handler) updatePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Service.RenameBranchPolicy(r.Context(), p, name); err != nil {
+	err = h.Service.RenameBranchPolicy(r.Context(), p, name)
+	if errors.Is(err, store.ErrConflict) {
+		return apierr.Invalid("DeploymentBranchPolicy", "name", apierr.CodeAlreadyExists)
+	}
+	if err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toPolicyJSON(p))
