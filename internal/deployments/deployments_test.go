@@ -352,3 +352,27 @@ func TestTeamReviewers(t *testing.T) {
 	resp, body := env.DoJSON("PUT", "/repos/acme/svc/environments/prod", env.Token(owner, "repo"), `{"reviewers":[{"type":"Team","id":999999}]}`)
 	apptest.WantError(t, "unknown team", resp, body, http.StatusUnprocessableEntity)
 }
+
+// TestAppsReceiveDeploymentEvents: a CD app with Deployments read that
+// subscribes to deployment_status receives it, signed, on its webhook;
+// its installation token deploys with Deployments write.
+func TestAppsReceiveDeploymentEvents(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	owner := env.User("owner")
+	org := env.Org("acme", owner)
+	repo := env.Repo(org, "svc")
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("acme", "svc", "owner", env.Token(owner, "repo")), "HEAD:refs/heads/main")
+	rc := apptest.NewReceiver(t, "app-secret")
+	a := env.RegisterApp(org, "CD Bot", "deployments:write", apptest.AppOpts{Events: []string{"deployment", "deployment_status"},
+		WebhookURL: rc.URL, WebhookSecret: "app-secret"})
+	env.Install(a, org, repo)
+	c := env.Client(env.InstallationToken(org, []*repos.Repository{repo}, "deployments:write"))
+	d, _, err := c.Repositories.CreateDeployment(ctx, "acme", "svc", github.DeploymentRequest{Ref: "main", RequiredContexts: []string{}})
+	apptest.Must(t, "deploy", err)
+	_, _, err = c.Repositories.CreateDeploymentStatus(ctx, "acme", "svc", d.GetID(), github.DeploymentStatusRequest{State: "success"})
+	apptest.Must(t, "status", err)
+	rc.WaitFor(t, apptest.EventAction, "deployment created", "deployment_status created")
+}
