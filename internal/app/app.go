@@ -423,7 +423,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments}).Routes())
 	return routes
 }
 

@@ -202,3 +202,16 @@ func reviewersOf(ctx context.Context, q store.Q, envID int64) ([]Reviewer, error
 
 // isNotFound reports whether err is store.ErrNotFound.
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// EnvironmentByID returns the environment id of any repository
+// (store.ErrNotFound when there is none).
+func (s *Service) EnvironmentByID(ctx context.Context, id int64) (*Environment, error) {
+	list, err := s.queryEnvironments(ctx, s.DB, `SELECT `+environmentColumns+` FROM environments WHERE id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return list[0], nil
+}

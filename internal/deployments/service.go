@@ -187,3 +187,16 @@ func (c accountCache) get(ctx context.Context, q store.Q, id *int64) (*accounts.
 	c[*id] = a
 	return a, nil
 }
+
+// ByID returns the deployment id of any repository (store.ErrNotFound
+// when there is none); the caller checks that its repository is visible.
+func (s *Service) ByID(ctx context.Context, id int64) (*Deployment, error) {
+	list, err := s.queryDeployments(ctx, s.DB, `SELECT `+deploymentColumns+` FROM deployments WHERE id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return list[0], nil
+}

@@ -202,3 +202,16 @@ func (s *Service) queryStatuses(ctx context.Context, query string, args ...any) 
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// StatusByID returns the deployment status id of any deployment
+// (store.ErrNotFound when there is none).
+func (s *Service) StatusByID(ctx context.Context, id int64) (*Status, error) {
+	list, err := s.queryStatuses(ctx, `SELECT `+statusColumns+` FROM deployment_statuses WHERE id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return list[0], nil
+}
