@@ -376,3 +376,48 @@ func TestAppsReceiveDeploymentEvents(t *testing.T) {
 	apptest.Must(t, "status", err)
 	rc.WaitFor(t, apptest.EventAction, "deployment created", "deployment_status created")
 }
+
+// TestCustomProtectionRules enables an installed gate app on an
+// environment as a custom deployment protection rule, as Terraform's
+// resource does, and disables it.
+func TestCustomProtectionRules(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	owner := env.User("owner")
+	org := env.Org("acme", owner)
+	repo := env.Repo(org, "svc")
+	gate := env.RegisterApp(org, "Gate", "deployments:write", apptest.AppOpts{Events: []string{"deployment_protection_rule"}})
+	env.Install(gate, org, repo)
+	other := env.RegisterApp(org, "Other", "deployments:write", apptest.AppOpts{Events: []string{"deployment"}})
+	env.Install(other, org, repo)
+	token := env.Token(owner, "repo")
+	resp, body := env.DoJSON("PUT", "/repos/acme/svc/environments/prod", token, `{}`)
+	apptest.WantStatus(t, "environment", resp, body, http.StatusOK)
+	const rules = "/repos/acme/svc/environments/prod/deployment_protection_rules"
+	resp, body = env.Do("GET", rules+"/apps", token, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"total_count":1}`) || !strings.Contains(string(body), `"slug":"gate"`) {
+		t.Fatalf("available apps: %d %s", resp.StatusCode, body)
+	}
+	resp, body = env.DoJSON("POST", rules, token, `{"integration_id":`+itoa(gate.App.ID)+`}`)
+	var rule struct {
+		ID  int64
+		App struct{ Slug string }
+	}
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &rule) != nil || rule.App.Slug != "gate" {
+		t.Fatalf("enable: %d %s", resp.StatusCode, body)
+	}
+	resp, body = env.DoJSON("POST", rules, token, `{"integration_id":`+itoa(gate.App.ID)+`}`)
+	apptest.WantError(t, "enabled twice", resp, body, http.StatusUnprocessableEntity)
+	resp, body = env.DoJSON("POST", rules, token, `{"integration_id":`+itoa(other.App.ID)+`}`)
+	apptest.WantError(t, "an app that gates nothing", resp, body, http.StatusUnprocessableEntity)
+	resp, body = env.Do("GET", rules, token, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"total_count":1}`) {
+		t.Fatalf("rules: %d %s", resp.StatusCode, body)
+	}
+	resp, body = env.Do("GET", rules+"/"+itoa(rule.ID), token, nil)
+	apptest.WantStatus(t, "get", resp, body, http.StatusOK)
+	resp, body = env.Do("DELETE", rules+"/"+itoa(rule.ID), token, nil)
+	apptest.WantStatus(t, "disable", resp, body, http.StatusNoContent)
+	resp, body = env.Do("GET", rules+"/"+itoa(rule.ID), token, nil)
+	apptest.WantError(t, "disabled", resp, body, http.StatusNotFound)
+}

@@ -24,6 +24,9 @@ type Handler struct {
 	// repository's organization, by id, as the platform's team object);
 	// nil refuses team reviewers.
 	Teams TeamReviewers
+	// RuleApps finds the apps of custom deployment protection rules,
+	// which the deployment_protection_rules routes need.
+	RuleApps RuleApps
 }
 
 // TeamReviewers finds the teams an environment names as required
@@ -54,6 +57,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	const dep = "/repos/{owner}/{repo}/deployments"
 	const env = "/repos/{owner}/{repo}/environments"
 	const policies = env + "/{environment_name}/deployment-branch-policies"
+	const rules = env + "/{environment_name}/deployment_protection_rules"
 	return []httpapi.Route{
 		{Method: "GET", Pattern: dep, Handle: h.list, Auth: read},
 		{Method: "POST", Pattern: dep, Handle: h.create, Auth: write},
@@ -72,5 +76,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: policies + "/{branch_policy_id}", Handle: h.getPolicy, Auth: envRead},
 		{Method: "PUT", Pattern: policies + "/{branch_policy_id}", Handle: h.updatePolicy, Auth: envWrite},
 		{Method: "DELETE", Pattern: policies + "/{branch_policy_id}", Handle: h.deletePolicy, Auth: envWrite},
+		{Method: "GET", Pattern: rules, Handle: h.listRules, Auth: envRead},
+		{Method: "POST", Pattern: rules, Handle: h.createRule, Auth: envWrite},
+		{Method: "GET", Pattern: rules + "/apps", Handle: h.availableRuleApps, Auth: envRead},
+		{Method: "GET", Pattern: rules + "/{protection_rule_id}", Handle: h.getRule, Auth: envRead},
+		{Method: "DELETE", Pattern: rules + "/{protection_rule_id}", Handle: h.deleteRule, Auth: envWrite},
 	}
 }
