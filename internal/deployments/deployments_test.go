@@ -421,3 +421,63 @@ func TestCustomProtectionRules(t *testing.T) {
 	resp, body = env.Do("GET", rules+"/"+itoa(rule.ID), token, nil)
 	apptest.WantError(t, "disabled", resp, body, http.StatusNotFound)
 }
+
+// TestDeploymentEdges: an empty repository, environment names that need
+// escaping, a status that moves its deployment to another environment.
+func TestDeploymentEdges(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "empty")
+	env.Repo(octo, "app")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	resp, body := env.DoJSON("POST", "/repos/octo/empty/deployments", token, `{"ref":"main"}`)
+	if e := apptest.WantError(t, "empty repository", resp, body, http.StatusUnprocessableEntity); e.Message != "No ref found for: main" {
+		t.Fatalf("empty repository: %s", body)
+	}
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "app", "octo", token), "HEAD:refs/heads/main")
+	apptest.Git(t, work, "tag", "v1.0")
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "app", "octo", token), "v1.0")
+
+	e, _, err := c.Repositories.CreateUpdateEnvironment(ctx, "octo", "app", "QA east/1", nil)
+	apptest.Must(t, "a name with a space and a slash", err)
+	if e.GetName() != "QA east/1" || !strings.HasSuffix(e.GetURL(), "/environments/QA%20east%2F1") {
+		t.Fatalf("environment %s %s", e.GetName(), e.GetURL())
+	}
+	got, _, err := c.Repositories.GetEnvironment(ctx, "octo", "app", "qa EAST/1")
+	apptest.Must(t, "another case", err)
+	if got.GetID() != e.GetID() {
+		t.Fatalf("got %d, want %d", got.GetID(), e.GetID())
+	}
+
+	d, _, err := c.Repositories.CreateDeployment(ctx, "octo", "app", github.DeploymentRequest{Ref: "v1.0", Environment: github.Ptr("QA east/1"),
+		Payload: "not json", TransientEnvironment: github.Ptr(true)})
+	apptest.Must(t, "deploy a tag", err)
+	if string(d.Payload) != `"not json"` || d.GetEnvironment() != "QA east/1" {
+		t.Fatalf("deployment %+v %s", d, d.Payload)
+	}
+	st, _, err := c.Repositories.CreateDeploymentStatus(ctx, "octo", "app", d.GetID(), github.DeploymentStatusRequest{State: "in_progress",
+		Environment: github.Ptr("review-7")})
+	apptest.Must(t, "move", err)
+	moved, _, err := c.Repositories.GetDeployment(ctx, "octo", "app", d.GetID())
+	apptest.Must(t, "get", err)
+	if st.GetEnvironment() != "review-7" || moved.GetEnvironment() != "review-7" {
+		t.Fatalf("moved: status %s, deployment %s", st.GetEnvironment(), moved.GetEnvironment())
+	}
+	if _, _, err := c.Repositories.GetEnvironment(ctx, "octo", "app", "review-7"); err != nil {
+		t.Fatalf("the status's environment: %v", err)
+	}
+	list, resp2, err := c.Repositories.ListDeployments(ctx, "octo", "app", &github.DeploymentsListOptions{Ref: "v1.0", Task: "deploy",
+		ListOptions: github.ListOptions{PerPage: 1}})
+	apptest.Must(t, "list", err)
+	if len(list) != 1 || resp2.NextPage != 0 {
+		t.Fatalf("list %d next %d", len(list), resp2.NextPage)
+	}
+	_, err = c.Repositories.DeleteEnvironment(ctx, "octo", "app", "QA east/1")
+	apptest.Must(t, "delete", err)
+	resp, body = env.Do("DELETE", "/repos/octo/app/environments/QA%20east%2F1", token, nil)
+	apptest.WantError(t, "deleted twice", resp, body, http.StatusNotFound)
+}
