@@ -20,24 +20,26 @@ import (
 // event but installation and installation_repositories, which every app
 // receives about its own installations.
 var EventPermissions = map[string]string{
-	"create":            "contents",
-	"delete":            "contents",
-	"fork":              "contents",
-	"push":              "contents",
-	"member":            "metadata",
-	"public":            "metadata",
-	"repository":        "metadata",
-	"star":              "metadata",
-	"watch":             "metadata",
-	"status":            "statuses",
+	"create":        "contents",
+	"delete":        "contents",
+	"fork":          "contents",
+	"push":          "contents",
+	"member":        "metadata",
+	"public":        "metadata",
+	"repository":    "metadata",
+	"star":          "metadata",
+	"watch":         "metadata",
+	"status":        "statuses",
+	"issues":        "issues",
+	"issue_comment": "issues",
+	"milestone":     "issues",
+	"label":         "metadata",
+	"organization":  "members",
+	"org_block":     "organization_administration",
+
+	// Deployments (internal/deployments).
 	"deployment":        "deployments",
 	"deployment_status": "deployments",
-	"issues":            "issues",
-	"issue_comment":     "issues",
-	"milestone":         "issues",
-	"label":             "metadata",
-	"organization":      "members",
-	"org_block":         "organization_administration",
 }
 
 // Receives reports whether the app's webhook receives the event: it
