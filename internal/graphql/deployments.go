@@ -54,7 +54,7 @@ type deploymentsArgs struct {
 // Deployments are the repository's deployments to the environments
 // asked (all by default), by creation, oldest first unless orderBy says
 // DESC; Deployments read of a permission-based token on a private
-// repository.
+// repository. The page's latest statuses are loaded in one query.
 func (r *repositoryResolver) Deployments(ctx context.Context, args deploymentsArgs) (*connection[*deploymentResolver], error) {
 	if err := args.check("deployments"); err != nil {
 		return nil, err
@@ -75,23 +75,32 @@ func (r *repositoryResolver) Deployments(ctx context.Context, args deploymentsAr
 	if args.OrderBy.Direction != "DESC" {
 		slices.Reverse(list) // List is newest first
 	}
-	latest, err := r.h.Deployments.LatestStatuses(ctx, deploymentIDs(list))
+	out := make([]*deploymentResolver, len(list))
+	for i, d := range list {
+		out[i] = &deploymentResolver{repo: r, d: d}
+	}
+	page, err := paginate(out, args.connectionArgs)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*deploymentResolver, len(list))
-	for i, d := range list {
-		out[i] = &deploymentResolver{repo: r, d: d, latest: latest[d.ID], latestKnown: true}
-	}
-	return paginate(out, args.connectionArgs)
+	return page, r.h.loadLatestStatuses(ctx, page.nodes)
 }
 
-func deploymentIDs(list []*deployments.Deployment) []int64 {
-	ids := make([]int64, len(list))
-	for i, d := range list {
-		ids[i] = d.ID
+// loadLatestStatuses loads the latest status of each deployment of a
+// page in one query.
+func (h *Handler) loadLatestStatuses(ctx context.Context, page []*deploymentResolver) error {
+	ids := make([]int64, len(page))
+	for i, d := range page {
+		ids[i] = d.d.ID
 	}
-	return ids
+	latest, err := h.Deployments.LatestStatuses(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, d := range page {
+		d.latest, d.latestKnown = latest[d.d.ID], true
+	}
+	return nil
 }
 
 // deploymentResolver resolves Deployment.
