@@ -48,10 +48,12 @@ func (b createRequest) validate() (Deployment, error) {
 		f.MaxLength("Deployment", "environment", d.Environment, MaxEnvironmentNameLength)
 	}
 	d.OriginalEnvironment = d.Environment
+	description := "" // the platform's default
 	if b.Description != nil {
-		d.Description = b.Description
-		f.MaxLength("Deployment", "description", *d.Description, MaxDeploymentDescription)
+		description = *b.Description
+		f.MaxLength("Deployment", "description", description, MaxDeploymentDescription)
 	}
+	d.Description = &description
 	payload, ok := normalizePayload(b.Payload)
 	if !ok {
 		f.Add("Deployment", "payload", apierr.CodeInvalid)
