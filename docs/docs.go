@@ -40,6 +40,7 @@ const (
 	Checks             = "checks"
 	GraphQL            = "graphql"
 	Markdown           = "markdown"
+	Deployments        = "deployments"
 )
 
 // Pages returns the names of every page, sorted.

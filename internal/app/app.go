@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/checks"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/console"
+	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
 	"forgeapi/internal/docsite"
@@ -264,6 +265,8 @@ type App struct {
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
 	Checks *checks.Service
+	// Deployments holds deployments, their statuses and environments.
+	Deployments *deployments.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -378,6 +381,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
+	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -409,6 +413,8 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
+	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
+		RuleApps: protectionRuleApps{a.Apps}}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
@@ -428,8 +434,35 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments}).Routes())
 	return routes
+}
+
+// protectionRuleApps finds the apps of custom deployment protection
+// rules for the deployments area, which does not import apps (they stand
+// on one floor).
+type protectionRuleApps struct{ apps *apps.Service }
+
+// Available is apps.Service.ProtectionRuleApps.
+func (p protectionRuleApps) Available(ctx context.Context, repo *repos.Repository) ([]deployments.RuleApp, error) {
+	list, err := p.apps.ProtectionRuleApps(ctx, repo)
+	out := make([]deployments.RuleApp, 0, len(list))
+	for _, a := range list {
+		out = append(out, deployments.RuleApp{ID: a.ID, Slug: a.Slug})
+	}
+	return out, err
+}
+
+// App is the app of that id, false when there is none.
+func (p protectionRuleApps) App(ctx context.Context, id int64) (deployments.RuleApp, bool, error) {
+	a, err := apps.ByID(ctx, p.apps.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return deployments.RuleApp{}, false, nil
+	}
+	if err != nil {
+		return deployments.RuleApp{}, false, err
+	}
+	return deployments.RuleApp{ID: a.ID, Slug: a.Slug}, true, nil
 }
 
 // documentedOn gives the routes of an area that name no documentation

@@ -38,6 +38,10 @@ var EventPermissions = map[string]string{
 	"label":         "metadata",
 	"organization":  "members",
 	"org_block":     "organization_administration",
+
+	// Deployments (internal/deployments).
+	"deployment":        "deployments",
+	"deployment_status": "deployments",
 }
 
 // Receives reports whether the app's webhook receives the event: it

@@ -128,6 +128,8 @@ const (
 		"self-managed description documents no 401."
 	repoAdmin = "A caller who reads the repository without admin rights gets the platform's 403 \"Must have admin " +
 		"rights to Repository.\" (hooks are admin-only); the description documents only 404."
+	missingDeploymentThing = "An environment, deployment or branch policy that does not exist is the platform's 404 " +
+		"\"Not Found\"; the description documents only the success of these operations."
 	repoPush = "A caller who reads the repository without push access gets the platform's 403 \"Must have push " +
 		"access to repository.\"; the description omits it."
 	orgOwner = "A member who is not an owner gets the platform's 403 \"You must be an organization owner to do " +
@@ -173,6 +175,27 @@ var statusRules = []statusRule{
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"PUT", "/repos/{owner}/{repo}/contents/{path}", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/deployments", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/deployments", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/environments", 404, "Not Found", hidden},
+	{"PUT", "/repos/{owner}/{repo}/environments/{environment_name}", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/deployments", 403, "Must have push access to repository.", repoPush},
+	{"POST", "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", 403, "Must have push access to repository.", repoPush},
+	{"DELETE", "/repos/{owner}/{repo}/deployments/{deployment_id}", 403, "Must have push access to repository.", repoPush},
+	{"PUT", "/repos/{owner}/{repo}/environments/{environment_name}", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}", 404, "Not Found", missingDeploymentThing},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}", 404, "Not Found", missingDeploymentThing},
+	{"POST", "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies/{branch_policy_id}", 404, "Not Found", missingDeploymentThing},
+	{"PUT", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies/{branch_policy_id}", 404, "Not Found", missingDeploymentThing},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies/{branch_policy_id}", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules", 404, "Not Found", missingDeploymentThing},
+	{"POST", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/apps", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/{protection_rule_id}", 404, "Not Found", missingDeploymentThing},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/{protection_rule_id}", 404, "Not Found", missingDeploymentThing},
 	{"GET", "/orgs/{org}/hooks/{hook_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"POST", "/orgs/{org}/hooks", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/migrations", 403, "You must be an organization owner to do this.", orgOwner},

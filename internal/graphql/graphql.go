@@ -34,6 +34,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"forgeapi/internal/auth"
+	"forgeapi/internal/deployments"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
@@ -52,6 +53,8 @@ type Handler struct {
 	Repos  *repos.Service
 	Pulls  *pulls.Service
 	Issues *issues.Service
+	// Deployments holds deployments and environments.
+	Deployments *deployments.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is

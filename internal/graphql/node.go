@@ -64,6 +64,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return &nodeResolver{p}, nil
 	case "I", "IC", "LA", "MI":
 		return h.issueNode(ctx, typ, dbID)
+	case "DE", "DES", "EN":
+		return h.deploymentNode(ctx, typ, dbID)
 	case "PRR":
 		r, err := h.reviewByID(ctx, dbID)
 		if err != nil {
@@ -115,6 +117,21 @@ func (n *nodeResolver) ToIssueComment() (*commentResolver, bool) {
 func (n *nodeResolver) ToLabel() (*labelResolver, bool) {
 	l, ok := n.node.(*labelResolver)
 	return l, ok
+}
+
+func (n *nodeResolver) ToDeployment() (*deploymentResolver, bool) {
+	d, ok := n.node.(*deploymentResolver)
+	return d, ok
+}
+
+func (n *nodeResolver) ToDeploymentStatus() (*deploymentStatusResolver, bool) {
+	s, ok := n.node.(*deploymentStatusResolver)
+	return s, ok
+}
+
+func (n *nodeResolver) ToEnvironment() (*environmentResolver, bool) {
+	e, ok := n.node.(*environmentResolver)
+	return e, ok
 }
 
 func (n *nodeResolver) ToMilestone() (*milestoneResolver, bool) {

@@ -1,0 +1,85 @@
+package deployments
+
+import (
+	"context"
+
+	"forgeapi/internal/auth"
+	"forgeapi/internal/githost"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/statuses"
+)
+
+// Handler serves the deployments and environments endpoints.
+type Handler struct {
+	Service  *Service
+	Repos    *repos.Service
+	Statuses *statuses.Service // the commit statuses required_contexts checks
+	Git      *githost.Handler  // moves a branch for auto_merge
+	// Protected reports whether the repository's branch is protected, for
+	// the protected_branches deployment branch policy; nil means no branch
+	// is protected.
+	Protected func(ctx context.Context, repo *repos.Repository, branch string) (bool, error)
+	// Teams renders the teams that are required reviewers (a team of the
+	// repository's organization, by id, as the platform's team object);
+	// nil refuses team reviewers.
+	Teams TeamReviewers
+	// RuleApps finds the apps of custom deployment protection rules,
+	// which the deployment_protection_rules routes need.
+	RuleApps RuleApps
+}
+
+// TeamReviewers finds the teams an environment names as required
+// reviewers.
+type TeamReviewers interface {
+	// TeamJSON returns the team id of the organization orgID as the
+	// platform's team object, and false when the organization has no such
+	// team.
+	TeamJSON(ctx context.Context, base string, orgID, id int64) (any, bool, error)
+}
+
+// Routes is the deployments and environments route table, with the
+// platform's access: deployments and their statuses are read with read
+// access (Deployments read; public repositories anonymously) and written
+// with push access (classic tokens: repo_deployment or repo; Deployments
+// write); environments and their branch policies are read with read
+// access (Actions read) and written by administrators (repo; Administration
+// write).
+func (h *Handler) Routes() []httpapi.Route {
+	read := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
+		Permissions: auth.Perm("deployments:read"), TokenTypes: auth.AllTokenTypes}
+	write := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleWrite, Scopes: []string{"repo_deployment"},
+		Permissions: auth.Perm("deployments:write"), TokenTypes: auth.AllTokenTypes}
+	envRead := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
+		Permissions: auth.Perm("actions:read"), TokenTypes: auth.AllTokenTypes}
+	envWrite := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleAdmin, Scopes: []string{"repo"},
+		Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}
+	const dep = "/repos/{owner}/{repo}/deployments"
+	const env = "/repos/{owner}/{repo}/environments"
+	const policies = env + "/{environment_name}/deployment-branch-policies"
+	const rules = env + "/{environment_name}/deployment_protection_rules"
+	return []httpapi.Route{
+		{Method: "GET", Pattern: dep, Handle: h.list, Auth: read},
+		{Method: "POST", Pattern: dep, Handle: h.create, Auth: write},
+		{Method: "GET", Pattern: dep + "/{deployment_id}", Handle: h.get, Auth: read},
+		{Method: "DELETE", Pattern: dep + "/{deployment_id}", Handle: h.delete, Auth: write},
+		{Method: "GET", Pattern: dep + "/{deployment_id}/statuses", Handle: h.listStatuses, Auth: read},
+		{Method: "POST", Pattern: dep + "/{deployment_id}/statuses", Handle: h.createStatus, Auth: write},
+		{Method: "GET", Pattern: dep + "/{deployment_id}/statuses/{status_id}", Handle: h.getStatus, Auth: read},
+
+		{Method: "GET", Pattern: env, Handle: h.listEnvironments, Auth: envRead},
+		{Method: "GET", Pattern: env + "/{environment_name}", Handle: h.getEnvironment, Auth: envRead},
+		{Method: "PUT", Pattern: env + "/{environment_name}", Handle: h.putEnvironment, Auth: envWrite},
+		{Method: "DELETE", Pattern: env + "/{environment_name}", Handle: h.deleteEnvironment, Auth: envWrite},
+		{Method: "GET", Pattern: policies, Handle: h.listPolicies, Auth: envRead},
+		{Method: "POST", Pattern: policies, Handle: h.createPolicy, Auth: envWrite},
+		{Method: "GET", Pattern: policies + "/{branch_policy_id}", Handle: h.getPolicy, Auth: envRead},
+		{Method: "PUT", Pattern: policies + "/{branch_policy_id}", Handle: h.updatePolicy, Auth: envWrite},
+		{Method: "DELETE", Pattern: policies + "/{branch_policy_id}", Handle: h.deletePolicy, Auth: envWrite},
+		{Method: "GET", Pattern: rules, Handle: h.listRules, Auth: envRead},
+		{Method: "POST", Pattern: rules, Handle: h.createRule, Auth: envWrite},
+		{Method: "GET", Pattern: rules + "/apps", Handle: h.availableRuleApps, Auth: envRead},
+		{Method: "GET", Pattern: rules + "/{protection_rule_id}", Handle: h.getRule, Auth: envRead},
+		{Method: "DELETE", Pattern: rules + "/{protection_rule_id}", Handle: h.deleteRule, Auth: envWrite},
+	}
+}

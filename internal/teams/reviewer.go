@@ -1,0 +1,34 @@
+package teams
+
+import (
+	"context"
+	"errors"
+
+	"forgeapi/internal/accounts"
+	"forgeapi/internal/store"
+)
+
+// TeamJSON returns the team id of the organization orgID as the
+// platform's team object (with its parent), and false when the
+// organization has no such team. Other areas show teams with it (an
+// environment's required reviewers).
+func (s *Service) TeamJSON(ctx context.Context, base string, orgID, id int64) (any, bool, error) {
+	org, err := accounts.ByID(ctx, s.DB, orgID)
+	if err != nil {
+		return nil, false, err
+	}
+	t, err := ByID(ctx, s.DB, org, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var parent *Team
+	if t.ParentID != 0 {
+		if parent, err = ByID(ctx, s.DB, org, t.ParentID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, false, err
+		}
+	}
+	return toTeamJSON(base, t, parent), true, nil
+}
