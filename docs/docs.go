@@ -38,6 +38,7 @@ const (
 	Issues             = "issues"
 	Pulls              = "pulls"
 	GraphQL            = "graphql"
+	Commits            = "commits"
 )
 
 // Pages returns the names of every page, sorted.

@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/merges"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
@@ -259,6 +260,9 @@ type App struct {
 	Collaborators *collaborators.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
+	// Merges merges branches without a pull request (merges,
+	// merge-upstream).
+	Merges *merges.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -371,6 +375,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
+	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -401,6 +406,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
+	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())

@@ -167,6 +167,7 @@ var statusRules = []statusRule{
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"PUT", "/repos/{owner}/{repo}/contents/{path}", 403, "Must have push access to repository.", repoPush},
+	{"POST", "/repos/{owner}/{repo}/merge-upstream", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/orgs/{org}/hooks/{hook_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"POST", "/orgs/{org}/hooks", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/migrations", 403, "You must be an organization owner to do this.", orgOwner},
