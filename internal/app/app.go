@@ -32,6 +32,7 @@ import (
 	"forgeapi/internal/console"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
+	"forgeapi/internal/dispatches"
 	"forgeapi/internal/docsite"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
@@ -407,6 +408,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
+	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())

@@ -36,7 +36,7 @@ var Floors = []Floor{
 		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/repos/gitjson"}},
 	{6, "API areas",
 		[]string{"internal/activity", "internal/artifacts", "internal/auditlog", "internal/blocks",
-			"internal/collaborators", "internal/feeds", "internal/issues", "internal/statuses"}},
+			"internal/collaborators", "internal/dispatches", "internal/feeds", "internal/issues", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, organizations, migrations, webhooks",
 		[]string{"internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, teams, agents",
