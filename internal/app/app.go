@@ -29,6 +29,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/collaborators"
+	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
@@ -261,6 +262,8 @@ type App struct {
 	Collaborators *collaborators.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
+	// CommitComments holds the commit comments.
+	CommitComments *commitcomments.Service
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -377,6 +380,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
+	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -408,6 +412,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
+	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())

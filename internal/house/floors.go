@@ -38,7 +38,7 @@ var Floors = []Floor{
 		[]string{"internal/activity", "internal/artifacts", "internal/auditlog", "internal/blocks",
 			"internal/collaborators", "internal/dispatches", "internal/feeds", "internal/issues", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, organizations, migrations, webhooks",
-		[]string{"internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
+		[]string{"internal/commitcomments", "internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, teams, agents",
 		[]string{"internal/agents", "internal/apps", "internal/pulls", "internal/repocontent", "internal/teams"}},
 	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups, branch merges",
