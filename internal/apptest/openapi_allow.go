@@ -150,6 +150,8 @@ const (
 	diffTooLarge = "A diff or patch over the platform's limits (300 files, 20,000 lines) is refused with 406 \"Sorry, the " +
 		"diff exceeded the maximum number of ...\", as a pull request's is (whose description documents it); this " +
 		"description omits it."
+	noCommit = "A revision that names no commit of the repository gets the platform's 422 \"No commit found for SHA: ...\", " +
+		"as the commits API answers it; the description documents only 200 and 409."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -171,6 +173,7 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/dispatches", 403, "Must have push access to repository.", repoPush},
 	{"PATCH", "/repos/{owner}/{repo}/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
 	{"DELETE", "/repos/{owner}/{repo}/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", 422, "No commit found for SHA: ", noCommit},
 	{"GET", "/orgs/{org}/hooks/{hook_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"POST", "/orgs/{org}/hooks", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/migrations", 403, "You must be an organization owner to do this.", orgOwner},

@@ -38,6 +38,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	const pull = repo + "/pulls/{pull_number}"
 	return []httpapi.Route{
 		{Method: "GET", Pattern: repo + "/pulls", Handle: h.list, Auth: read},
+		{Method: "GET", Pattern: repo + "/commits/{commit_sha}/pulls", Handle: h.listWithCommit, Auth: read},
 		{Method: "POST", Pattern: repo + "/pulls", Handle: h.create, Auth: write},
 		{Method: "GET", Pattern: pull, Handle: h.get, Auth: read, StreamMedia: gitdiff.Media()},
 		{Method: "PATCH", Pattern: pull, Handle: h.update, Auth: author},
