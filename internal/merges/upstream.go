@@ -58,7 +58,7 @@ func (s *Service) MergeUpstream(ctx context.Context, fork *repos.Repository, act
 	} else if !ok {
 		return nil, apierr.Unprocessable("Branch %s does not exist in the upstream %s.", branch, upstream.FullName())
 	}
-	if err := fetchCommit(ctx, dir, upDir, theirs); err != nil {
+	if err := gitmerge.Fetch(ctx, dir, upDir, theirs); err != nil {
 		return nil, err
 	}
 	git := gitcmd.In(dir)
@@ -90,14 +90,4 @@ func (s *Service) MergeUpstream(ctx context.Context, fork *repos.Repository, act
 		return nil, err
 	}
 	return result, nil
-}
-
-// fetchCommit copies the commit sha and its history from the repository
-// at from into the one at dir, moving no reference, unless dir has it.
-func fetchCommit(ctx context.Context, dir, from, sha string) error {
-	if _, ok, err := resolve(ctx, dir, sha); err != nil || ok {
-		return err
-	}
-	return gitcmd.In(dir).Run(ctx, "-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "--quiet", "--no-tags",
-		"--no-write-fetch-head", from, sha)
 }

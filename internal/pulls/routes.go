@@ -46,6 +46,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: pull + "/files", Handle: h.listFiles, Auth: read},
 		{Method: "GET", Pattern: pull + "/merge", Handle: h.checkMerged, Auth: read},
 		{Method: "PUT", Pattern: pull + "/merge", Handle: h.merge, Auth: merge},
+		{Method: "PUT", Pattern: pull + "/update-branch", Handle: h.updateBranch,
+			Auth: rule(auth.RoleRead, false, "Push access to the head repository.", "pull_requests:write")},
 
 		{Method: "GET", Pattern: pull + "/reviews", Handle: h.listReviews, Auth: read},
 		{Method: "POST", Pattern: pull + "/reviews", Handle: simpleErrors(h.createReview), Auth: write},

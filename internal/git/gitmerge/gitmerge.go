@@ -3,7 +3,8 @@
 // merge-tree --write-tree, their merge base found by git) and a commit of
 // a tree with given parents, author and committer (git commit-tree).
 // Pull request merges, the merges API, merge-upstream and a pull
-// request's update-branch share it; what moves a branch to the result is
+// request's update-branch share it (and Fetch, which copies a commit
+// across forks first); what moves a branch to the result is
 // the caller's (githost.ServerPush).
 package gitmerge
 
@@ -65,6 +66,22 @@ func Merge(ctx context.Context, dir, ours, theirs, message string, who Person) (
 		who.When = time.Now()
 	}
 	return Commit(ctx, dir, tree, []string{ours, theirs}, message, who, who)
+}
+
+// Fetch copies the commit sha and its history from the repository at
+// from into the one at dir, moving no reference, unless dir has it
+// already: forks hold copies of their objects, so merging across them
+// (a fork's upstream, a pull request's base into a fork's head) fetches
+// first.
+func Fetch(ctx context.Context, dir, from, sha string) error {
+	git := gitcmd.In(dir)
+	if err := git.Run(ctx, "cat-file", "-e", sha+"^{commit}"); err == nil {
+		return nil
+	} else if !gitcmd.Exited(err) {
+		return err
+	}
+	return git.Run(ctx, "-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "--quiet", "--no-tags",
+		"--no-write-fetch-head", from, sha)
 }
 
 func gitDate(t time.Time) string {
