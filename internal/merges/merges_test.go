@@ -1,13 +1,18 @@
 package merges_test
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/webhooks"
 )
 
@@ -211,3 +216,49 @@ func TestMergeUpstream(t *testing.T) {
 
 // in returns the project failing t (a step's) when git fails.
 func (p *project) in(t *testing.T) *project { return &project{t: t, dir: p.dir} }
+
+// TestMergesArePushes: a push check (as rulesets and protections are)
+// sees the merges API's and merge-upstream's branch moves as pushes by
+// the caller, and its refusal is the platform's 409 with its reason;
+// nothing moves.
+func TestMergesArePushes(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	refuse := func(ctx context.Context, p *githost.Push) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, u := range p.Updates {
+			seen = append(seen, p.Pusher.Login+" "+u.Ref)
+			if u.Ref == "refs/heads/frozen" && strings.Trim(u.OldSHA, "0") != "" { // made, then frozen
+				return &githttp.RefusalError{Message: "frozen is frozen"}
+			}
+		}
+		return nil
+	}
+	env := apptest.Start(t, apptest.WithPushCheck(refuse))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	proj := newProject(t, env, "octo", "hello", "octo", token)
+	apptest.Git(t, proj.dir, "push", "-q", "origin", "main:frozen")
+	proj.commitOn("feature", "Feature", map[string]string{"f.txt": "f\n"})
+	frozen := proj.remoteRef("refs/heads/frozen")
+	_, _, err := c.Repositories.Merge(ctx, "octo", "hello", github.RepositoryMergeRequest{Base: "frozen", Head: "feature"})
+	e, ok := err.(*github.ErrorResponse)
+	if !ok || e.Response.StatusCode != http.StatusConflict || !strings.Contains(e.Message, "frozen is frozen") {
+		t.Fatalf("a refused merge: %v", err)
+	}
+	if proj.remoteRef("refs/heads/frozen") != frozen {
+		t.Fatal("a refused merge moved the branch")
+	}
+	_, _, err = c.Repositories.Merge(ctx, "octo", "hello", github.RepositoryMergeRequest{Base: "main", Head: "feature"})
+	apptest.Must(t, "an allowed merge", err)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(seen, "octo refs/heads/frozen") || !slices.Contains(seen, "octo refs/heads/main") {
+		t.Fatalf("the push checks saw %v", seen)
+	}
+}

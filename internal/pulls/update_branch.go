@@ -25,8 +25,8 @@ import (
 // request's synchronize follow as for git push. expected, when not "",
 // must be the pull request's head commit. 422 when the pull request is
 // closed, its head repository or a branch is gone, expected does not
-// match or the head moved meanwhile, the head holds the base already, or
-// the merge conflicts.
+// match or the head moved meanwhile, the head holds the base already, the
+// merge conflicts, or a push check refuses the push (its message).
 func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, updater *accounts.Account, who person, number int64, expected string) error {
 	p, err := byNumber(ctx, s.DB, repo, number)
 	if err != nil {
@@ -67,6 +67,11 @@ func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, upda
 	err = s.Git.ServerPush(ctx, p.HeadRepo, updater, []githttp.RefUpdate{update})
 	if errors.Is(err, githost.ErrRefMoved) {
 		return apierr.Unprocessable("The head branch was modified meanwhile: review and try again.")
+	}
+	if refused, ok := errors.AsType[*apierr.Error](err); ok && refused.Status == http.StatusConflict {
+		// A push check's refusal (a ruleset, a protection): the
+		// operation answers it 422, as its description documents.
+		return apierr.Unprocessable("%s", refused.Message)
 	}
 	return err
 }
