@@ -39,6 +39,7 @@ const (
 	Pulls              = "pulls"
 	GraphQL            = "graphql"
 	Commits            = "commits"
+	Markdown           = "markdown"
 )
 
 // Pages returns the names of every page, sorted.

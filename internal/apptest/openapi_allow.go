@@ -184,6 +184,8 @@ var statusRules = []statusRule{
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/rule-suites", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/gitignore/templates/{name}", 404, "Not Found", "The platform answers 404 Not Found for a template name " +
+		"github/gitignore does not have; the description documents only 200 and 304."},
 	{"GET", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"POST", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"DELETE", "/orgs/{org}/teams/{team_slug}", 404, "Not Found", hidden},
