@@ -39,6 +39,7 @@ const (
 	Pulls              = "pulls"
 	Checks             = "checks"
 	GraphQL            = "graphql"
+	Commits            = "commits"
 	Markdown           = "markdown"
 	Deployments        = "deployments"
 )

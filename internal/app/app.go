@@ -30,10 +30,12 @@ import (
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
 	"forgeapi/internal/collaborators"
+	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
+	"forgeapi/internal/dispatches"
 	"forgeapi/internal/docsite"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
@@ -43,6 +45,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	markdownapi "forgeapi/internal/markdown/api"
+	"forgeapi/internal/merges"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
@@ -267,6 +270,11 @@ type App struct {
 	Checks *checks.Service
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
+	// CommitComments holds the commit comments.
+	CommitComments *commitcomments.Service
+	// Merges merges branches without a pull request (merges,
+	// merge-upstream).
+	Merges *merges.Service
 	// Apps registers and installs apps and resolves the apps an event
 	// reaches (Webhooks.Apps).
 	Apps *apps.Service
@@ -382,6 +390,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
+	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
+	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -415,6 +425,9 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
 		RuleApps: protectionRuleApps{a.Apps}}).Routes())
+	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
+	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())

@@ -154,10 +154,11 @@ const (
 		"description omits it."
 	appsOnly = "The Checks API's writes are for GitHub Apps: any other credential gets the platform's 403 \"You must " +
 		"authenticate via a GitHub App.\"; the description documents only the success."
-	noCommit = "A ref that names no commit of the repository gets the platform's 422 \"No commit found for SHA: " +
-		"<ref>\" on the checks of a ref; the description documents only 200."
 	ownRun = "A check run is updated by the app that created it: another app gets 403; the description documents " +
 		"only 200."
+	noCommit = "A ref or revision that names no commit of the repository gets the platform's 422 \"No commit found " +
+		"for SHA: <ref>\", as the commits API answers it (the checks of a ref, the pull requests of a commit); the " +
+		"description documents only 200 (and 409)."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -196,6 +197,14 @@ var statusRules = []statusRule{
 	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/apps", 404, "Not Found", missingDeploymentThing},
 	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/{protection_rule_id}", 404, "Not Found", missingDeploymentThing},
 	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}/deployment_protection_rules/{protection_rule_id}", 404, "Not Found", missingDeploymentThing},
+	{"POST", "/repos/{owner}/{repo}/merge-upstream", 403, "Must have push access to repository.", repoPush},
+	{"POST", "/repos/{owner}/{repo}/dispatches", 403, "Must have push access to repository.", repoPush},
+	{"PATCH", "/repos/{owner}/{repo}/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"DELETE", "/repos/{owner}/{repo}/comments/{comment_id}", 403, "Must have push access to repository.", commentAuthor},
+	{"GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", 422, "No commit found for SHA: ", noCommit},
+	{"POST", "/repos/{owner}/{repo}/merge-upstream", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/commits/{commit_sha}/comments", 404, "Not Found", hidden},
+	{"PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/update-branch", 404, "Not Found", hidden},
 	{"GET", "/orgs/{org}/hooks/{hook_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"POST", "/orgs/{org}/hooks", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/migrations", 403, "You must be an organization owner to do this.", orgOwner},

@@ -2,7 +2,6 @@ package pulls
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,19 +9,17 @@ import (
 	"time"
 
 	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitmerge"
 )
 
 // gitDir runs git in a bare repository, without a work tree.
 type gitDir string
 
 // person is a commit's author or committer.
-type person struct {
-	Name, Email string
-	When        time.Time
-}
+type person = gitmerge.Person
 
 // errConflict is a merge that does not apply cleanly.
-var errConflict = errors.New("pulls: merge conflict")
+var errConflict = gitmerge.ErrConflict
 
 // run runs git with args and extra environment, stdin when not "", and
 // returns its standard output without the trailing newline.
@@ -74,34 +71,13 @@ func (g gitDir) fetch(ctx context.Context, from, sha, ref string) error {
 // mergeTree merges the commits ours and theirs (their merge base found
 // by git) into a tree without a work tree; errConflict when they conflict.
 func (g gitDir) mergeTree(ctx context.Context, ours, theirs string) (string, error) {
-	out, err := g.run(ctx, nil, "", "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
-	if err != nil {
-		if gitcmd.Said(err, 1) {
-			return "", errConflict
-		}
-		return "", err
-	}
-	tree, _, _ := strings.Cut(out, "\n")
-	return tree, nil
+	return gitmerge.Tree(ctx, string(g), ours, theirs)
 }
 
 // commitTree writes a commit of tree with the parents, message, author
 // and committer, and returns its SHA.
 func (g gitDir) commitTree(ctx context.Context, tree string, parents []string, message string, author, committer person) (string, error) {
-	args := []string{"commit-tree", tree}
-	for _, p := range parents {
-		args = append(args, "-p", p)
-	}
-	env := []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email, "GIT_AUTHOR_DATE=" + gitDate(author.When),
-		"GIT_COMMITTER_NAME=" + committer.Name, "GIT_COMMITTER_EMAIL=" + committer.Email, "GIT_COMMITTER_DATE=" + gitDate(committer.When)}
-	return g.run(ctx, env, message, args...)
-}
-
-func gitDate(t time.Time) string {
-	if t.IsZero() {
-		t = time.Now()
-	}
-	return strconv.FormatInt(t.Unix(), 10) + " " + t.Format("-0700")
+	return gitmerge.Commit(ctx, string(g), tree, parents, message, author, committer)
 }
 
 // commitInfo is what a rebase keeps of a commit.

@@ -38,6 +38,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	const pull = repo + "/pulls/{pull_number}"
 	return []httpapi.Route{
 		{Method: "GET", Pattern: repo + "/pulls", Handle: h.list, Auth: read},
+		{Method: "GET", Pattern: repo + "/commits/{commit_sha}/pulls", Handle: h.listWithCommit, Auth: read},
 		{Method: "POST", Pattern: repo + "/pulls", Handle: h.create, Auth: write},
 		{Method: "GET", Pattern: pull, Handle: h.get, Auth: read, StreamMedia: gitdiff.Media()},
 		{Method: "PATCH", Pattern: pull, Handle: h.update, Auth: author},
@@ -45,6 +46,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: pull + "/files", Handle: h.listFiles, Auth: read},
 		{Method: "GET", Pattern: pull + "/merge", Handle: h.checkMerged, Auth: read},
 		{Method: "PUT", Pattern: pull + "/merge", Handle: h.merge, Auth: merge},
+		{Method: "PUT", Pattern: pull + "/update-branch", Handle: h.updateBranch,
+			Auth: rule(auth.RoleRead, false, "Push access to the head repository.", "pull_requests:write")},
 
 		{Method: "GET", Pattern: pull + "/reviews", Handle: h.listReviews, Auth: read},
 		{Method: "POST", Pattern: pull + "/reviews", Handle: simpleErrors(h.createReview), Auth: write},
