@@ -1,9 +1,12 @@
 package apps
 
 import (
+	"context"
+
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
 
@@ -101,4 +104,14 @@ type installationReposJSON struct {
 	TotalCount          int          `json:"total_count"`
 	RepositorySelection string       `json:"repository_selection"`
 	Repositories        []repos.JSON `json:"repositories"`
+}
+
+// IntegrationJSON renders the app as the platform's integration object
+// seen by others (no installations_count), its owner read from q.
+func IntegrationJSON(ctx context.Context, q store.Q, base string, a *App) (any, error) {
+	owner, err := accounts.ByID(ctx, q, a.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	return toIntegration(base, a, owner, nil), nil
 }
