@@ -38,6 +38,7 @@ const (
 	Issues             = "issues"
 	Pulls              = "pulls"
 	GraphQL            = "graphql"
+	BranchProtection   = "branch-protection"
 )
 
 // Pages returns the names of every page, sorted.

@@ -44,6 +44,7 @@ import (
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
@@ -257,6 +258,8 @@ type App struct {
 	Issues *issues.Service
 	// Collaborators holds the repositories' collaborators and invitations.
 	Collaborators *collaborators.Service
+	// Protection holds the branch protections and enforces them.
+	Protection *protection.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
 	// Apps registers and installs apps and resolves the apps an event
@@ -348,10 +351,14 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
 	a.Git.AddCheck(a.Rulesets.CheckPush)
+	// Required status checks read commit statuses until the checks area
+	// provides checks.Outcomes (statuses and check runs).
+	a.Protection = &protection.Service{DB: db, Events: a.Events, Outcomes: protection.StatusOutcomes}
+	a.Git.AddCheck(a.Protection.CheckPush)
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
-	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
+	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
@@ -400,6 +407,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
+	area(docs.BranchProtection, (&protection.Handler{Service: a.Protection, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
