@@ -286,3 +286,40 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, repo *repos.Repository
 func (s *Service) OutcomesOf(ctx context.Context, q store.Q, repoID int64, sha string) (map[string]Outcome, error) {
 	return s.outcomes(ctx, q, repoID, sha)
 }
+
+// List returns the repository's protections, oldest first.
+func List(ctx context.Context, q store.Q, repoID int64) ([]*Protection, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, branch, settings, created_at, updated_at FROM branch_protections
+		WHERE repository_id = $1 ORDER BY id`, repoID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Protection
+	for rows.Next() {
+		p := &Protection{RepoID: repoID}
+		var settings string
+		if err := rows.Scan(&p.ID, &p.Branch, &settings, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(settings), &p.Settings); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// ByID returns the protection with the id, or ErrNotProtected.
+func ByID(ctx context.Context, q store.Q, id int64) (*Protection, error) {
+	p := &Protection{ID: id}
+	var settings string
+	err := q.QueryRowContext(ctx, `SELECT repository_id, branch, settings, created_at, updated_at FROM branch_protections
+		WHERE id = $1`, id).Scan(&p.RepoID, &p.Branch, &settings, &p.CreatedAt, &p.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotProtected
+	} else if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return p, json.Unmarshal([]byte(settings), &p.Settings)
+}

@@ -3,6 +3,7 @@ package protection_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,6 +34,23 @@ func wantRefused(t *testing.T, out string, err error, reasons ...string) {
 			t.Fatalf("push output lacks %q:\n%s", line, out)
 		}
 	}
+}
+
+// graphQL posts the query with the token and returns its data, failing
+// on errors.
+func graphQL(t *testing.T, env *apptest.Env, token, query string) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"query": query})
+	resp, raw := env.DoJSON("POST", "/api/graphql", token, string(body))
+	apptest.WantStatus(t, "graphql", resp, raw, http.StatusOK)
+	var out struct {
+		Data   map[string]any
+		Errors []any
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("graphql: %v %s", err, raw)
+	}
+	return out.Data
 }
 
 // TestBranchProtectionStory sets a branch's protection as Terraform does
@@ -131,6 +149,22 @@ func TestBranchProtectionStory(t *testing.T) {
 		rc.WaitFor(t, apptest.EventAction, "branch_protection_rule created", "branch_protection_rule edited")
 	})
 
+	apptest.Step(t, "GraphQL shows the rule on the repository and on the branch", func(t *testing.T) {
+		data := graphQL(t, env, token, `{ repository(owner: "octo", name: "hello") {
+			branchProtectionRules(first: 10) { totalCount nodes { pattern requiresApprovingReviews requiredApprovingReviewCount
+				requiresStatusChecks requiredStatusCheckContexts requiresStrictStatusChecks isAdminEnforced allowsForcePushes
+				dismissesStaleReviews requiresConversationResolution } }
+			ref(qualifiedName: "refs/heads/main") { branchProtectionRule { pattern } } } }`)
+		got, _ := json.Marshal(data["repository"])
+		want := `{"branchProtectionRules":{"nodes":[{"allowsForcePushes":false,"dismissesStaleReviews":true,"isAdminEnforced":false,` +
+			`"pattern":"main","requiredApprovingReviewCount":1,"requiredStatusCheckContexts":["ci"],"requiresApprovingReviews":true,` +
+			`"requiresConversationResolution":true,"requiresStatusChecks":true,"requiresStrictStatusChecks":false}],"totalCount":1},` +
+			`"ref":{"branchProtectionRule":{"pattern":"main"}}}`
+		if string(got) != want {
+			t.Fatalf("GraphQL rules:\n got %s\nwant %s", got, want)
+		}
+	})
+
 	apptest.Step(t, "a writer's direct push and contents write are refused", func(t *testing.T) {
 		apptest.Commit(t, dir, "direct", map[string]string{"direct.txt": "x\n"})
 		out, err := push(t, dir, "main")
@@ -165,6 +199,10 @@ func TestBranchProtectionStory(t *testing.T) {
 			return p.GetMergeableState()
 		}
 		testwait.Until(t, "mergeable_state blocked", func() bool { return state() == "blocked" })
+		q := fmt.Sprintf(`{ repository(owner: "octo", name: "hello") { pullRequest(number: %d) { mergeStateStatus reviewDecision } } }`, n)
+		if got, _ := json.Marshal(graphQL(t, env, bobToken, q)); string(got) != `{"repository":{"pullRequest":{"mergeStateStatus":"BLOCKED","reviewDecision":"REVIEW_REQUIRED"}}}` {
+			t.Fatalf("GraphQL merge state: %s", got)
+		}
 		_, resp, err := writer.PullRequests.Merge(ctx, "octo", "hello", n, "", nil)
 		if apptest.ResponseStatus(resp) != http.StatusMethodNotAllowed || !strings.Contains(err.Error(), "At least 1 approving review is required by reviewers with write access.") {
 			t.Fatalf("merge without approval: %v", err)

@@ -221,3 +221,19 @@ func (s *Service) protectedState(ctx context.Context, p *PullRequest) (string, e
 	}
 	return StateClean, nil
 }
+
+// ReviewRequired reports whether the base's protection requires more
+// approvals than the pull request has (GraphQL's REVIEW_REQUIRED).
+func (s *Service) ReviewRequired(ctx context.Context, p *PullRequest) (bool, error) {
+	if s.Protection == nil {
+		return false, nil
+	}
+	prot, err := protection.Of(ctx, s.DB, p.Repo.ID, p.BaseRef)
+	if errors.Is(err, protection.ErrNotProtected) || (err == nil && prot.Settings.Reviews == nil) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	approvals, _, err := s.reviewCounts(ctx, p, prot.Settings.Reviews.DismissStale)
+	return approvals < prot.Settings.Reviews.Count, err
+}
