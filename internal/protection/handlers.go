@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -354,11 +355,11 @@ func listBody(r *http.Request, key string) ([]string, error) {
 	}
 	var obj map[string][]string
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, apierr.Invalid("ProtectedBranch", key, apierr.CodeInvalid)
+		return nil, invalidRequest(fmt.Sprintf("%s is not an array of strings.", raw))
 	}
 	list, ok := obj[key]
 	if !ok {
-		return nil, apierr.Invalid("ProtectedBranch", key, apierr.CodeMissingField)
+		return nil, invalidRequest(fmt.Sprintf("%q wasn't supplied.", key))
 	}
 	return list, nil
 }

@@ -3,8 +3,10 @@ package protection
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
@@ -58,15 +60,18 @@ func (h *Handler) decodePut(r *http.Request) (Change, error) {
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return nil, err
 	}
-	var f apierr.Fields
-	for key, raw := range map[string]json.RawMessage{"required_status_checks": body.StatusChecks, "enforce_admins": body.EnforceAdmins,
-		"required_pull_request_reviews": body.Reviews, "restrictions": body.Restrictions} {
-		if raw == nil {
-			f.Add("ProtectedBranch", key, apierr.CodeMissingField)
+	var missing []string
+	for _, section := range []struct {
+		key string
+		raw json.RawMessage
+	}{{"required_status_checks", body.StatusChecks}, {"enforce_admins", body.EnforceAdmins},
+		{"required_pull_request_reviews", body.Reviews}, {"restrictions", body.Restrictions}} {
+		if section.raw == nil {
+			missing = append(missing, fmt.Sprintf("%q wasn't supplied.", section.key))
 		}
 	}
-	if err := f.Err(); err != nil {
-		return nil, err
+	if len(missing) > 0 {
+		return nil, invalidRequest(strings.Join(missing, "\n"))
 	}
 	var st Settings
 	var err error
@@ -123,9 +128,15 @@ func (h *Handler) decodePut(r *http.Request) (Change, error) {
 // it has the wrong form.
 func strictUnmarshal(raw json.RawMessage, v any, field string) error {
 	if err := json.Unmarshal(raw, v); err != nil {
-		return apierr.Invalid("ProtectedBranch", field, apierr.CodeInvalid)
+		return invalidRequest(fmt.Sprintf("For 'properties/%s', %s is not of the expected form.", field, raw))
 	}
 	return nil
+}
+
+// invalidRequest is the platform's 422 of a body its schema refuses:
+// "Invalid request." and the reason.
+func invalidRequest(reason string) error {
+	return apierr.Unprocessable("Invalid request.\n\n%s", reason)
 }
 
 // apply sets the request's fields on c (a copy is returned): checks win
@@ -140,7 +151,7 @@ func (c checksRequest) apply(cur *StatusChecks) (*StatusChecks, error) {
 		out.Checks = []Check{}
 		for _, ch := range *c.Checks {
 			if ch.Context == nil || *ch.Context == "" {
-				return nil, apierr.Invalid("ProtectedBranch", "checks", apierr.CodeMissingField)
+				return nil, invalidRequest(`"context" wasn't supplied.`)
 			}
 			id := ch.AppID
 			if id != nil && *id <= 0 {
@@ -180,7 +191,7 @@ func (rv reviewsRequest) apply(rs resolver, cur *Reviews) (*Reviews, error) {
 	}
 	if rv.Count != nil {
 		if *rv.Count < 0 || *rv.Count > maxReviewCount {
-			return nil, apierr.Unprocessable("Invalid request.\n\nrequired_approving_review_count must be between 0 and %d.", maxReviewCount)
+			return nil, invalidRequest(fmt.Sprintf("required_approving_review_count must be between 0 and %d.", maxReviewCount))
 		}
 		out.Count = *rv.Count
 	}
