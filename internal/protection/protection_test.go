@@ -70,7 +70,7 @@ func TestBranchProtectionStory(t *testing.T) {
 	_, err = writer.Users.AcceptInvitation(ctx, inv.GetID())
 	apptest.Must(t, "accept", err)
 	rc := apptest.NewReceiver(t, "s")
-	_, _, err = owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"branch_protection_rule"},
+	_, _, err = owner.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"branch_protection_rule", "pull_request_review"},
 		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "hook", err)
 	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
@@ -209,6 +209,20 @@ func TestBranchProtectionStory(t *testing.T) {
 		}
 		_, _, err = owner.PullRequests.CreateReview(ctx, "octo", "hello", n, &github.PullRequestReviewRequest{Event: github.Ptr("APPROVE")})
 		apptest.Must(t, "approve", err)
+		head = apptest.Commit(t, dir, "more", map[string]string{"more.txt": "m\n"})
+		apptest.Git(t, dir, "push", "-q", "origin", "feature")
+		reviews, _, err := writer.PullRequests.ListReviews(ctx, "octo", "hello", n, nil)
+		apptest.Must(t, "reviews", err)
+		if len(reviews) != 1 || reviews[0].GetState() != "DISMISSED" {
+			t.Fatalf("the stale approval is not dismissed: %v", reviews)
+		}
+		_, resp, err = writer.PullRequests.Merge(ctx, "octo", "hello", n, "", nil)
+		if apptest.ResponseStatus(resp) != http.StatusMethodNotAllowed || !strings.Contains(err.Error(), "At least 1 approving review is required") {
+			t.Fatalf("merge after the approval went stale: %v", err)
+		}
+		rc.WaitFor(t, apptest.EventAction, "pull_request_review dismissed")
+		_, _, err = owner.PullRequests.CreateReview(ctx, "octo", "hello", n, &github.PullRequestReviewRequest{Event: github.Ptr("APPROVE")})
+		apptest.Must(t, "approve again", err)
 		_, resp, err = writer.PullRequests.Merge(ctx, "octo", "hello", n, "", nil)
 		if apptest.ResponseStatus(resp) != http.StatusMethodNotAllowed || !strings.Contains(err.Error(), `Required status check "ci" is expected.`) {
 			t.Fatalf("merge without the check: %v", err)

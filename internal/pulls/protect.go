@@ -237,3 +237,40 @@ func (s *Service) ReviewRequired(ctx context.Context, p *PullRequest) (bool, err
 	approvals, _, err := s.reviewCounts(ctx, p, prot.Settings.Reviews.DismissStale)
 	return approvals < prot.Settings.Reviews.Count, err
 }
+
+// dismissStale dismisses, when the base's protection dismisses stale
+// reviews, the approvals of an older head than the pull request's, in
+// tx, each with pull_request_review dismissed by actor (the pusher).
+func (s *Service) dismissStale(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account) error {
+	if s.Protection == nil {
+		return nil
+	}
+	prot, err := protection.Of(ctx, tx, p.Repo.ID, p.BaseRef)
+	if errors.Is(err, protection.ErrNotProtected) || (err == nil && (prot.Settings.Reviews == nil || !prot.Settings.Reviews.DismissStale)) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM pull_request_reviews WHERE pull_request_id = $1 AND state = 'APPROVED' AND commit_id <> $2`,
+		p.ID, p.HeadSHA)
+	ids, err := store.ScanAll(rows, err, func(sc store.Scanner) (int64, error) {
+		var id int64
+		return id, sc.Scan(&id)
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE pull_request_reviews SET state = 'DISMISSED', updated_at = $1 WHERE id = $2`, tx.Now(), id); err != nil {
+			return store.Normalize(err)
+		}
+		r, err := reviewByID(ctx, tx, p, id)
+		if err != nil {
+			return err
+		}
+		if err := s.emitReview(ctx, tx, p, actor, "dismissed", r, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -125,7 +125,10 @@ func (s *Service) synchronize(ctx context.Context, tx *store.Tx, e *events.Event
 		return err
 	}
 	s.wake(tx)
-	return s.emit(ctx, tx, e.Actor, "synchronize", p, map[string]any{"before": before, "after": after})
+	if err := s.emit(ctx, tx, e.Actor, "synchronize", p, map[string]any{"before": before, "after": after}); err != nil {
+		return err
+	}
+	return s.dismissStale(ctx, tx, p, e.Actor)
 }
 
 // mergedByPush records as merged, in the push's transaction, the open
