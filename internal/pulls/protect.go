@@ -96,29 +96,31 @@ func (s *Service) behind(ctx context.Context, p *PullRequest) (bool, error) {
 // latest review of each reviewer with write access but the author counts,
 // an approval of an older head only without dismiss_stale_reviews.
 func (s *Service) reviewReason(ctx context.Context, p *PullRequest, rv *protection.Reviews) (string, error) {
-	approvals, changes, err := s.reviewCounts(ctx, p, rv.DismissStale)
+	approvers, changes, err := s.reviewCounts(ctx, p, rv.DismissStale)
 	if err != nil {
 		return "", err
 	}
 	switch {
 	case changes > 0:
 		return "Changes have been requested by a reviewer with write access.", nil
-	case approvals < rv.Count && rv.Count == 1:
+	case len(approvers) < rv.Count && rv.Count == 1:
 		return "At least 1 approving review is required by reviewers with write access.", nil
-	case approvals < rv.Count:
+	case len(approvers) < rv.Count:
 		return fmt.Sprintf("At least %d approving reviews are required by reviewers with write access.", rv.Count), nil
+	case rv.CodeOwners:
+		return s.codeOwnerReason(ctx, p, approvers)
 	}
 	return "", nil
 }
 
-// reviewCounts counts the approvals and change requests of the latest
-// reviews of the reviewers with write access, the author left out.
-func (s *Service) reviewCounts(ctx context.Context, p *PullRequest, dismissStale bool) (approvals, changes int, err error) {
+// reviewCounts returns who approves and how many ask for changes in the
+// latest reviews of the reviewers with write access, the author left out.
+func (s *Service) reviewCounts(ctx context.Context, p *PullRequest, dismissStale bool) (approvers []int64, changes int, err error) {
 	rows, err := s.DB.QueryContext(ctx, `SELECT user_id, state, commit_id FROM pull_request_reviews
 		WHERE pull_request_id = $1 AND user_id IS NOT NULL AND state IN ('APPROVED', 'CHANGES_REQUESTED', 'DISMISSED')
 		ORDER BY id`, p.ID)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
 	type latest struct{ state, commit string }
 	last := map[int64]latest{}
@@ -128,7 +130,7 @@ func (s *Service) reviewCounts(ctx context.Context, p *PullRequest, dismissStale
 		var l latest
 		if err := rows.Scan(&id, &l.state, &l.commit); err != nil {
 			rows.Close()
-			return 0, 0, err
+			return nil, 0, err
 		}
 		if _, seen := last[id]; !seen {
 			order = append(order, id)
@@ -137,7 +139,7 @@ func (s *Service) reviewCounts(ctx context.Context, p *PullRequest, dismissStale
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
 	for _, id := range order {
 		l := last[id]
@@ -149,17 +151,17 @@ func (s *Service) reviewCounts(ctx context.Context, p *PullRequest, dismissStale
 		}
 		if ok, err := canWrite(ctx, s.DB, p.Repo, id); err != nil || !ok {
 			if err != nil {
-				return 0, 0, err
+				return nil, 0, err
 			}
 			continue
 		}
 		if l.state == "APPROVED" {
-			approvals++
+			approvers = append(approvers, id)
 		} else {
 			changes++
 		}
 	}
-	return approvals, changes, nil
+	return approvers, changes, nil
 }
 
 // canWrite reports whether the user may push to the repository.
@@ -234,8 +236,8 @@ func (s *Service) ReviewRequired(ctx context.Context, p *PullRequest) (bool, err
 	} else if err != nil {
 		return false, err
 	}
-	approvals, _, err := s.reviewCounts(ctx, p, prot.Settings.Reviews.DismissStale)
-	return approvals < prot.Settings.Reviews.Count, err
+	approvers, _, err := s.reviewCounts(ctx, p, prot.Settings.Reviews.DismissStale)
+	return len(approvers) < prot.Settings.Reviews.Count, err
 }
 
 // dismissStale dismisses, when the base's protection dismisses stale
