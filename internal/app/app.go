@@ -421,6 +421,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
+	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())

@@ -166,6 +166,7 @@ var statusRules = []statusRule{
 	{"PUT", "/authorizations/clients/{client_id}/{fingerprint}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"POST", "/repos/{owner}/{repo}/rulesets", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"PUT", "/repos/{owner}/{repo}/contents/{path}", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/orgs/{org}/hooks/{hook_id}", 403, "You must be an organization owner to do this.", orgOwner},
