@@ -112,6 +112,9 @@ func (r statusRule) matches(route *routers.Route, status int, m string) bool {
 
 // The reasons of statusRules.
 const (
+	protectionMissing = "The platform answers 404 (Not Found, Branch not found, Branch not protected, Required " +
+		"pull request reviews not enabled, ...) when the repository is hidden from the caller, or the branch, its " +
+		"protection or the protection's section does not exist."
 	hidden = "The platform answers 404 Not Found when the path names an account, repository, hook, delivery, " +
 		"invitation, grant, authorization, token, installation or object that does not exist or that the caller may not see " +
 		"(anonymous callers included: it does not reveal what exists); this operation's description omits it."
@@ -176,6 +179,22 @@ var statusRules = []statusRule{
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/rule-suites", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection/enforce_admins", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/enforce_admins", 404, "", protectionMissing},
+	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews", 404, "", protectionMissing},
+	{"PATCH", "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
 	{"GET", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"POST", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"DELETE", "/orgs/{org}/teams/{team_slug}", 404, "Not Found", hidden},

@@ -25,6 +25,7 @@ const (
 const (
 	msgBehind       = "Head branch is out of date. Review and try the merge again."
 	msgMergeCommits = "Merge commits are not allowed on this protected branch."
+	msgLastPush     = "The most recent push must be approved by someone other than the last pusher."
 )
 
 // verdict is what the base's protection says of a pull request.
@@ -99,6 +100,12 @@ func (s *Service) reviewReason(ctx context.Context, p *PullRequest, rv *protecti
 	approvers, changes, err := s.reviewCounts(ctx, p, rv.DismissStale)
 	if err != nil {
 		return "", err
+	}
+	if rv.LastPush && len(approvers) >= rv.Count && changes == 0 {
+		ok, err := s.approvedByOther(ctx, p)
+		if err != nil || !ok {
+			return msgLastPush, err
+		}
 	}
 	switch {
 	case changes > 0:
@@ -275,4 +282,27 @@ func (s *Service) dismissStale(ctx context.Context, tx *store.Tx, p *PullRequest
 		}
 	}
 	return nil
+}
+
+// approvedByOther reports whether someone with write access other than
+// the head's last pusher (the author until a push moved it) approved the
+// head itself.
+func (s *Service) approvedByOther(ctx context.Context, p *PullRequest) (bool, error) {
+	var pusher int64
+	if err := s.DB.QueryRowContext(ctx, `SELECT COALESCE(head_pusher_id, 0) FROM pull_requests WHERE id = $1`, p.ID).Scan(&pusher); err != nil {
+		return false, store.Normalize(err)
+	}
+	if pusher == 0 && p.Issue.User != nil {
+		pusher = p.Issue.User.ID
+	}
+	approvers, _, err := s.reviewCounts(ctx, p, true) // approvals of the head only
+	if err != nil {
+		return false, err
+	}
+	for _, id := range approvers {
+		if id != pusher {
+			return true, nil
+		}
+	}
+	return false, nil
 }
