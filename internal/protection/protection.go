@@ -194,8 +194,18 @@ type Change func(s *Settings) error
 // Update changes the protection of the repository's branch in one
 // transaction and emits branch_protection_rule edited, or created when
 // create is set and the branch had none (without create, an unprotected
-// branch is ErrNotProtected). It returns the protection as changed.
+// branch is ErrNotProtected). It returns the protection as changed. Two
+// changes that create the same protection at once (PostgreSQL) end as a
+// creation and an edit.
 func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *accounts.Account, branch string, create bool, change Change) (*Protection, error) {
+	p, err := s.update(ctx, repo, actor, branch, create, change)
+	if errors.Is(err, store.ErrConflict) {
+		return s.update(ctx, repo, actor, branch, create, change)
+	}
+	return p, err
+}
+
+func (s *Service) update(ctx context.Context, repo *repos.Repository, actor *accounts.Account, branch string, create bool, change Change) (*Protection, error) {
 	var out *Protection
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, err := Of(ctx, tx, repo.ID, branch)

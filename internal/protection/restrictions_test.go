@@ -134,3 +134,32 @@ func TestRestrictionsLinearHistoryAndLock(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentPutsCreateOneProtection sends eight PUTs of one branch's
+// protection at once: each succeeds, and the branch has one protection.
+func TestConcurrentPutsCreateOneProtection(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+	apptest.Git(t, dir, "push", "-q", env.GitURL("octo", "hello", "octo", token), "main")
+	owner := env.Client(token)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			_, _, err := owner.Repositories.UpdateBranchProtection(ctx, "octo", "hello", "main", &github.ProtectionRequest{
+				RequiredPullRequestReviews: &github.PullRequestReviewsEnforcementRequest{RequiredApprovingReviewCount: i % 3}})
+			errs <- err
+		}()
+	}
+	for range 8 {
+		apptest.Must(t, "concurrent PUT", <-errs)
+	}
+	var n int
+	if err := env.Q().QueryRowContext(ctx, `SELECT count(*) FROM branch_protections`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("protections: %d %v", n, err)
+	}
+}
