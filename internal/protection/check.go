@@ -192,6 +192,23 @@ func CheckReasons(c *StatusChecks, outcomes map[string]Outcome) []string {
 	return out
 }
 
+// MayDismiss reports whether the account may dismiss reviews of pull
+// requests into the branch: anyone with push access unless the
+// protection restricts dismissals, then its administrators and the
+// dismissal actors.
+func MayDismiss(ctx context.Context, q store.Q, repo *repos.Repository, branch string, who *accounts.Account) (bool, error) {
+	p, err := Of(ctx, q, repo.ID, branch)
+	if errors.Is(err, ErrNotProtected) || (err == nil && (p.Settings.Reviews == nil || p.Settings.Reviews.Dismissal == nil)) {
+		return true, nil
+	} else if err != nil {
+		return false, err
+	}
+	if admin, err := IsAdmin(ctx, q, repo, who); err != nil || admin {
+		return admin, err
+	}
+	return isAmong(ctx, q, p.Settings.Reviews.Dismissal, who)
+}
+
 // isAmong reports whether the account is one of the actors: one of the
 // users, a member of one of the teams, or the bot of one of the apps.
 func isAmong(ctx context.Context, q store.Q, a *Actors, who *accounts.Account) (bool, error) {

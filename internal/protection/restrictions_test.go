@@ -122,6 +122,29 @@ func TestRestrictionsLinearHistoryAndLock(t *testing.T) {
 		}
 	})
 
+	apptest.Step(t, "only the dismissal actors and admins dismiss reviews", func(t *testing.T) {
+		_, _, err := owner.Repositories.UpdatePullRequestReviewEnforcement(ctx, "acme", "app", "release/1.0", &github.PullRequestReviewsEnforcementUpdate{
+			DismissalRestrictionsRequest: &github.DismissalRestrictionsRequest{Users: &[]string{"carol"}, Teams: &[]string{}},
+			RequiredApprovingReviewCount: 1})
+		apptest.Must(t, "restrict dismissals", err)
+		apptest.Git(t, bobDir, "fetch", "-q", "origin")
+		apptest.Git(t, bobDir, "checkout", "-q", "-b", "fix", "origin/release/1.0")
+		apptest.Commit(t, bobDir, "fix", map[string]string{"fix.txt": "f\n"})
+		apptest.Git(t, bobDir, "push", "-q", "origin", "fix")
+		bobClient, carolClient := env.Client(bobToken), env.Client(carolToken)
+		pr, _, err := bobClient.PullRequests.Create(ctx, "acme", "app", github.CreatePullRequest{Title: github.Ptr("Fix"), Head: "fix", Base: "release/1.0"})
+		apptest.Must(t, "open", err)
+		rv, _, err := carolClient.PullRequests.CreateReview(ctx, "acme", "app", pr.GetNumber(), &github.PullRequestReviewRequest{Event: github.Ptr("APPROVE")})
+		apptest.Must(t, "approve", err)
+		dismiss := github.PullRequestDismissReviewRequest{Message: "stale"}
+		_, resp, err := bobClient.PullRequests.DismissReview(ctx, "acme", "app", pr.GetNumber(), rv.GetID(), dismiss)
+		if apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+			t.Fatalf("bob dismisses: %v", err)
+		}
+		_, _, err = owner.PullRequests.DismissReview(ctx, "acme", "app", pr.GetNumber(), rv.GetID(), dismiss)
+		apptest.Must(t, "the admin dismisses", err)
+	})
+
 	apptest.Step(t, "the audit log names the changes", func(t *testing.T) {
 		_, err := owner.Repositories.RemoveBranchProtection(ctx, "acme", "app", "release/1.0")
 		apptest.Must(t, "unprotect", err)
