@@ -28,13 +28,13 @@ type Handler struct {
 
 // The 404 messages of the platform.
 var (
-	errBranchNotFound   = apierr.New(http.StatusNotFound, "Branch not found")
-	errNotProtected     = apierr.New(http.StatusNotFound, "Branch not protected")
-	errChecksOff        = apierr.New(http.StatusNotFound, "Required status checks not enabled")
-	errReviewsOff       = apierr.New(http.StatusNotFound, "Required pull request reviews not enabled")
-	errRestrictionsOff  = apierr.New(http.StatusNotFound, "Push restrictions not enabled")
-	errOrgRestrictions  = apierr.Unprocessable("Only organization repositories can have users and team restrictions")
-	errRestrictionsOff2 = apierr.Unprocessable("Push restrictions not enabled")
+	errBranchNotFound           = apierr.New(http.StatusNotFound, "Branch not found")
+	errNotProtected             = apierr.New(http.StatusNotFound, "Branch not protected")
+	errChecksOff                = apierr.New(http.StatusNotFound, "Required status checks not enabled")
+	errReviewsOff               = apierr.New(http.StatusNotFound, "Required pull request reviews not enabled")
+	errRestrictionsOff          = apierr.New(http.StatusNotFound, "Push restrictions not enabled")
+	errOrgRestrictions          = apierr.Unprocessable("Only organization repositories can have users and team restrictions")
+	errRestrictionsOffForChange = apierr.Unprocessable("Push restrictions not enabled")
 )
 
 // branch returns the route's branch name, a 404 when the repository has

@@ -332,7 +332,7 @@ func (h *Handler) decodeActors(kind string, op int) func(r *http.Request) (Chang
 		}
 		return func(s *Settings) error {
 			if s.Restrictions == nil {
-				return errRestrictionsOff2
+				return errRestrictionsOffForChange
 			}
 			a := *s.Restrictions
 			switch kind {
