@@ -39,6 +39,7 @@ const (
 	Pulls              = "pulls"
 	GraphQL            = "graphql"
 	BranchProtection   = "branch-protection"
+	Markdown           = "markdown"
 )
 
 // Pages returns the names of every page, sorted.

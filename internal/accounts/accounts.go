@@ -7,9 +7,12 @@ package accounts
 import (
 	"context"
 	"errors"
-	"forgeapi/internal/secretbox"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
+
+	"forgeapi/internal/secretbox"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/store"
@@ -342,4 +345,29 @@ func SoleOwnerOf(ctx context.Context, q store.Q, userID int64) ([]string, error)
 		logins = append(logins, l)
 	}
 	return logins, store.Normalize(rows.Err())
+}
+
+// ByLogins returns the accounts of the logins that exist, by lower-case
+// login, in one query.
+func ByLogins(ctx context.Context, q store.Q, logins []string) (map[string]*Account, error) {
+	out := map[string]*Account{}
+	if len(logins) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(logins))
+	params := make([]string, len(logins))
+	for i, login := range logins {
+		args[i], params[i] = strings.ToLower(login), "$"+strconv.Itoa(i+1)
+	}
+	list, err := queryAccounts(ctx, q, store.Dynamic+`SELECT `+accountColumns+` FROM accounts WHERE lower(login) IN (`+strings.Join(params, ", ")+`)`, args...)
+	for _, a := range list {
+		out[strings.ToLower(a.Login)] = a
+	}
+	return out, err
+}
+
+// Since returns up to limit accounts (users, organizations and bots) with
+// ids above since, in the order of their ids: GET /users's page.
+func Since(ctx context.Context, q store.Q, since int64, limit int) ([]*Account, error) {
+	return queryAccounts(ctx, q, `SELECT `+accountColumns+` FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, since, limit)
 }

@@ -3,8 +3,10 @@ package accounts
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
+	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
@@ -189,4 +191,52 @@ func withDetails(ctx context.Context, q store.Q, id int64) (*Account, details, e
 
 type counts struct {
 	publicRepos, privateRepos, followers, following int
+}
+
+// listUsers answers GET /users: every account (users, organizations and
+// bots) in the order of their ids, from the id after since, with a Link
+// to the next page.
+func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	since, err := httpapi.ParseSince(r)
+	if err != nil {
+		return err
+	}
+	list, err := Since(r.Context(), h.DB, since, page.PerPage)
+	if err != nil {
+		return err
+	}
+	base := httpapi.BaseURL(r.Context())
+	out := make([]SimpleUser, 0, len(list))
+	for _, a := range list {
+		out = append(out, ToSimpleUser(base, a))
+	}
+	if len(list) > 0 {
+		httpapi.SetNextSince(w, r, page, len(list), list[len(list)-1].ID)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getUserByID answers GET /user/{account_id}: the account with the id,
+// as GET /users/{username} answers it.
+func (h *Handler) getUserByID(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("account_id"), 10, 64)
+	if err != nil || id <= 0 {
+		return apierr.NotFound()
+	}
+	a, err := ByID(r.Context(), h.DB, id)
+	if err != nil {
+		return err
+	}
+	u, err := h.toUser(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	httpapi.SetLastModified(w, u.UpdatedAt.Time)
+	httpapi.WriteJSON(w, http.StatusOK, u)
+	return nil
 }

@@ -26,6 +26,8 @@ func (h *Handler) Routes() []httpapi.Route {
 			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/users/{username}", Handle: h.getUser,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/users", Handle: h.listUsers, Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/user/{account_id}", Handle: h.getUserByID, Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/orgs/{org}", Handle: h.getOrg,
 			Auth: auth.Rule{Target: auth.TargetOrg, Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "PATCH", Pattern: "/user", Handle: h.updateAuthenticatedUser,

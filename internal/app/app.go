@@ -40,12 +40,14 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/reference"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/rulesets"
@@ -425,6 +427,8 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
+	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
+	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
 	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues}).Routes())
@@ -558,6 +562,9 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig, // HTTP/2 is offered with TLS
 	}
+	quiet := newQuietConns()
+	m.http.ConnState = quiet.track
+	m.http.RegisterOnShutdown(quiet.closeAll)
 	go func() {
 		if tlsConfig != nil {
 			m.served <- m.http.ServeTLS(ln, "", "")

@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,27 +26,37 @@ func operationalRoutes() []httpapi.Route {
 // GET /rate_limit reports.
 const searchLimit = 30
 
-// rateLimitStatus serves GET /rate_limit from the rate-limit headers the
-// middleware set. The route is Uncounted, as on the platform: asking for
-// the budget does not spend it.
+// rateLimitStatus serves GET /rate_limit from the rate limiter: the
+// caller's budgets of the core REST API and of GraphQL's points. The
+// route is Uncounted, as on the platform: asking for the budget does not
+// spend it.
 func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
-	h := w.Header()
-	limit, _ := strconv.Atoi(h.Get("X-Ratelimit-Limit"))
-	used, _ := strconv.Atoi(h.Get("X-Ratelimit-Used"))
-	reset, _ := strconv.ParseInt(h.Get("X-Ratelimit-Reset"), 10, 64)
-	if limit == 0 { // rate limiting is off
-		limit, reset = httpapi.AuthenticatedLimit, time.Now().Add(time.Hour).Unix()
-		if auth.PrincipalFrom(r.Context()).Anonymous() {
-			limit = httpapi.AnonymousLimit
-		}
+	core, err := rateResource(r, httpapi.Core)
+	if err != nil {
+		return err
 	}
-	core := map[string]any{"limit": limit, "remaining": max(0, limit-used), "used": used, "reset": reset, "resource": "core"}
+	graphql, err := rateResource(r, httpapi.GraphQL)
+	if err != nil {
+		return err
+	}
 	// forgeapi serves no search endpoint, so the search budget (the
 	// platform's 30 requests a minute) is never spent; clients read it.
 	search := map[string]any{"limit": searchLimit, "remaining": searchLimit, "used": 0,
 		"reset": time.Now().Add(time.Minute).Unix(), "resource": "search"}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"resources": map[string]any{"core": core, "search": search}, "rate": core})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"resources": map[string]any{"core": core, "search": search, "graphql": graphql}, "rate": core})
 	return nil
+}
+
+// rateResource is the caller's budget of one resource as GET /rate_limit
+// shows it.
+func rateResource(r *http.Request, rs *httpapi.RateResource) (map[string]any, error) {
+	res, ok := httpapi.RateStatus(r, rs)
+	if !ok {
+		return nil, errors.New("rate_limit: no rate limiter in the request")
+	}
+	return map[string]any{"limit": res.Limit(), "remaining": res.Remaining(), "used": res.Used,
+		"reset": res.Reset.Unix(), "resource": rs.Name}, nil
 }
 
 // health is the body of GET /healthz.

@@ -113,6 +113,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.DatabaseURL == "" {
+		if err := seedSQLite(cfg.DataDir); err != nil {
+			t.Fatalf("seed the database: %v", err)
+		}
+	}
 	return StartConfig(t, cfg)
 }
 

@@ -195,6 +195,8 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
 	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
 	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
+	{"GET", "/gitignore/templates/{name}", 404, "Not Found", "The platform answers 404 Not Found for a template name " +
+		"github/gitignore does not have; the description documents only 200 and 304."},
 	{"GET", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"POST", "/orgs/{org}/teams", 404, "Not Found", hidden},
 	{"DELETE", "/orgs/{org}/teams/{team_slug}", 404, "Not Found", hidden},

@@ -58,43 +58,14 @@ func trimmed(src string, part trimmedPart) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n", trimVersion, part, strings.Join(routes, "\n"))
 	h.Write(raw)
-	dir, err := trimCacheDir()
-	if err != nil {
-		return "", err
-	}
-	file := filepath.Join(dir, fmt.Sprintf("%s.%s.%s.json", strings.TrimSuffix(filepath.Base(src), ".json"), part, hex.EncodeToString(h.Sum(nil))[:16]))
-	if _, err := os.Stat(file); err == nil {
-		return file, nil
-	}
-	out, err := trimDescription(raw, part, servedBy(routes))
-	if err != nil {
-		return "", fmt.Errorf("trim %s: %w", src, err)
-	}
-	// Written beside and renamed: test binaries running at once may make
-	// the same copy, and none reads a half-written one.
-	tmp, err := os.CreateTemp(dir, ".trim-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return file, os.Rename(tmp.Name(), file)
-}
-
-// trimCacheDir is where the trimmed copies are kept.
-func trimCacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, "forgeapi-test", "openapi")
-	return dir, os.MkdirAll(dir, 0o755)
+	name := fmt.Sprintf("%s.%s.%s.json", strings.TrimSuffix(filepath.Base(src), ".json"), part, hex.EncodeToString(h.Sum(nil))[:16])
+	return cachedFile("openapi", name, func(tmp string) error {
+		out, err := trimDescription(raw, part, servedBy(routes))
+		if err != nil {
+			return fmt.Errorf("trim %s: %w", src, err)
+		}
+		return os.WriteFile(tmp, out, 0o644)
+	})
 }
 
 // routeTable is forgeapi's route table as its mux registers it, one

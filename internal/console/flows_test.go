@@ -71,6 +71,7 @@ func oauthApp(t *testing.T, e *apptest.Env, owner *accounts.Account, name, callb
 // with the same scopes redirects at once; revoking the grant on the
 // applications page ends the token.
 func TestAuthorizeOAuthApp(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	owner := e.User(apptest.Unique("owner"))
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})
@@ -150,6 +151,7 @@ func TestAuthorizeOAuthApp(t *testing.T) {
 // TestAuthorizeErrorPage: an unknown client or a redirect_uri the app
 // does not allow is a page of its own (never a redirect).
 func TestAuthorizeErrorPage(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	owner := e.User(apptest.Unique("owner"))
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})
@@ -170,6 +172,7 @@ func TestAuthorizeErrorPage(t *testing.T) {
 // client polls POST /login/oauth/access_token with the device grant; the
 // token it gets calls GET /user.
 func TestDeviceFlowInBrowser(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, func(c *app.Config) { c.OAuthWeb.DeviceInterval = time.Millisecond })
 	owner := e.User(apptest.Unique("owner"))
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})

@@ -34,6 +34,7 @@ var userCodePattern = regexp.MustCompile(`one-time code: ([A-Z0-9]{4}-[A-Z0-9]{4
 // the code is approved in the browser on /login/device; gh then stores
 // the token and `gh api user` works with it.
 func TestGHAuthLogin(t *testing.T) {
+	t.Parallel()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		t.Skip("gh is not installed")

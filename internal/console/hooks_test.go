@@ -66,6 +66,7 @@ func doneDeliveries(t *testing.T, e *apptest.Env, hookID int64) []*webhooks.Deli
 // The failed-only filter shows only the failures, and the page of
 // another user's repository does not exist for a stranger.
 func TestHookDeliveriesRedeliver(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})
 	repo := e.Repo(user, "hello")
@@ -180,6 +181,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 // TestOrgHooksPage: an organization's owner manages its hooks at the
 // platform's path; a member is refused.
 func TestOrgHooksPage(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	owner := e.User(apptest.Unique("owner"), apptest.UserOpts{Password: password})
 	member := e.User(apptest.Unique("member"), apptest.UserOpts{Password: password})
@@ -221,6 +223,7 @@ func TestOrgHooksPage(t *testing.T) {
 // TestPersonalTokens creates a token in the browser (shown once, then
 // only its last eight characters), uses it with the API and revokes it.
 func TestPersonalTokens(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password})
 	b := newBrowser(t)
@@ -254,6 +257,7 @@ func TestPersonalTokens(t *testing.T) {
 // the first ended and links back to the newest; the failed-only filter
 // keeps to its deliveries across pages, and a bad cursor is a 400.
 func TestDeliveriesPaging(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	owner := e.User(apptest.Unique("owner"), apptest.UserOpts{Password: password})
 	repo := e.Repo(owner, "paged")

@@ -38,6 +38,7 @@ func sessionRows(t *testing.T, e *apptest.Env, userID int64) int {
 // cookie's attributes, that a restart keeps the session (stored on the
 // server) and that signing out ends it there.
 func TestSignInWithTwoFactor(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	user := e.User(apptest.Unique("mona"), apptest.UserOpts{Password: password, TOTPSecret: totpSecret})
 	b := newBrowser(t)
@@ -108,6 +109,7 @@ func TestSignInWithTwoFactor(t *testing.T) {
 // passwords as the API does, and a blocked account is refused even with
 // the right password.
 func TestSignInLimits(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, func(c *app.Config) { c.LoginLimits = auth.LoginLimits{PerAddress: 2, PerAccount: -1} })
 	user := e.User(apptest.Unique("hubot"), apptest.UserOpts{Password: password})
 	c := pageClient(t, e)
@@ -134,6 +136,7 @@ func TestSignInLimits(t *testing.T) {
 // from another site is refused with the 403 page, in the browser and
 // over plain HTTP.
 func TestCSRFRefused(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	user := e.User(apptest.Unique("octo"), apptest.UserOpts{Password: password})
 	b := newBrowser(t)
@@ -182,6 +185,7 @@ func TestCSRFRefused(t *testing.T) {
 // site; another origin (absolute, scheme-relative, backslashed) goes to
 // the settings page instead.
 func TestReturnToNotFollowed(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t)
 	user := e.User(apptest.Unique("lisa"), apptest.UserOpts{Password: password})
 	for _, bad := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "evil"} {

@@ -18,10 +18,11 @@ type connectionArgs struct {
 }
 
 // check refuses paging arguments the platform refuses: neither first
-// nor last, a negative one, or more than maxPage.
+// nor last, a negative one, or more than maxPage. (costOf refuses the
+// first and last before a query runs, when it asks for nodes or edges.)
 func (a connectionArgs) check(name string) error {
 	if a.First == nil && a.Last == nil {
-		return invalid(fmt.Sprintf("You must provide a `first` or `last` value to properly paginate the `%s` connection.", name))
+		return &fieldError{typ: "MISSING_PAGINATION_BOUNDARIES", msg: fmt.Sprintf("You must provide a `first` or `last` value to properly paginate the `%s` connection.", name)}
 	}
 	for arg, n := range map[string]*int32{"first": a.First, "last": a.Last} {
 		switch {
@@ -29,7 +30,7 @@ func (a connectionArgs) check(name string) error {
 		case *n < 0:
 			return invalid(fmt.Sprintf("`%s` on the `%s` connection cannot be less than zero.", arg, name))
 		case *n > maxPage:
-			return invalid(fmt.Sprintf("Requesting %d records on the `%s` connection exceeds the `%s` limit of %d records.", *n, name, arg, maxPage))
+			return &fieldError{typ: "EXCESSIVE_PAGINATION", msg: fmt.Sprintf("Requesting %d records on the `%s` connection exceeds the `%s` limit of %d records.", *n, name, arg, maxPage)}
 		}
 	}
 	return nil

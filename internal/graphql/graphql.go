@@ -26,12 +26,12 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"sync"
 	"time"
 
 	gql "github.com/graph-gophers/graphql-go"
 	gqlerrors "github.com/graph-gophers/graphql-go/errors"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -63,11 +63,10 @@ type Handler struct {
 func (h *Handler) Routes() []httpapi.Route {
 	schema := gql.MustParseSchema(schemaSDL, &root{h: h},
 		gql.UseStringDescriptions(), gql.MaxDepth(maxDepth), gql.PanicHandler(panicHandler{}))
-	objects := objectTypes(schemaSDL)
+	e := &engine{schema: schema, objects: objectTypes(schemaSDL), costSchema: loadCostSchema(schemaSDL)}
 	return []httpapi.Route{
-		{Method: "POST", Pattern: "/api/graphql", Handle: func(w http.ResponseWriter, r *http.Request) error {
-			return serve(schema, objects, w, r)
-		}, Auth: auth.Rule{Unauthorized401: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "POST", Pattern: "/api/graphql", Handle: e.serve, Rate: httpapi.GraphQL, HandlesRateLimit: true,
+			Auth: auth.Rule{Unauthorized401: true, TokenTypes: auth.AllTokenTypes}},
 	}
 }
 
@@ -100,21 +99,46 @@ type gqlError struct {
 	Message    string               `json:"message"`
 }
 
+// engine is the schema with what serve needs beside it: the names of
+// its object types (overlap.go) and its AST for counting a query's cost.
+type engine struct {
+	schema     *gql.Schema
+	objects    map[string]bool
+	costSchema *ast.Schema
+}
+
 // serve runs one request (again with separateFragments' aliases when
 // the engine refused it for fields of conflicting types that the
-// platform accepts: see overlap.go). A resolver's error that is no fieldError (a
-// store failure) or a resolver's panic is a server error: logged and
-// answered 500 by the one error writer, never shown.
-func serve(schema *gql.Schema, objects map[string]bool, w http.ResponseWriter, r *http.Request) error {
+// platform accepts: see overlap.go). The request spends its cost in
+// points of the caller's GraphQL budget (one on arrival, the rest once
+// counted; nothing when refused); a query whose cost the budget cannot cover, or whose
+// connections ask for too much, does not run. A resolver's error that is
+// no fieldError (a store failure) or a resolver's panic is a server
+// error: logged and answered 500 by the one error writer, never shown.
+func (e *engine) serve(w http.ResponseWriter, r *http.Request) error {
 	var b body
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
-	req := &request{principal: auth.PrincipalFrom(r.Context()), base: httpapi.BaseURL(r.Context()), rate: rateOf(w, r)}
-	res := schema.Exec(withRequest(r.Context(), req), b.Query, b.OperationName, b.Variables)
+	ctx, p := r.Context(), auth.PrincipalFrom(r.Context())
+	if spent, enforced := httpapi.RateOf(ctx); enforced && !spent.OK {
+		return writeErrors(w, rateLimited(p))
+	}
+	cost := costOf(e.costSchema, b.Query, b.OperationName, b.Variables)
+	if len(cost.errs) > 0 {
+		if len(e.schema.ValidateWithVariables(b.Query, b.Variables)) == 0 {
+			return writeErrors(w, cost.errs...)
+		}
+		cost = queryCost{points: 1} // the engine's own refusal comes first
+	}
+	if !httpapi.ChargeTotal(ctx, w, cost.points) {
+		return writeErrors(w, rateLimited(p))
+	}
+	req := &request{principal: p, base: httpapi.BaseURL(ctx), rate: rateOf(ctx), cost: cost}
+	res := e.schema.Exec(withRequest(ctx, req), b.Query, b.OperationName, b.Variables)
 	if res.Data == nil && hasTypeConflict(res.Errors) {
-		if query, names, ok := separateFragments(b.Query, objects); ok {
-			res = schema.Exec(withRequest(r.Context(), req), query, b.OperationName, b.Variables)
+		if query, names, ok := separateFragments(b.Query, e.objects); ok {
+			res = e.schema.Exec(withRequest(ctx, req), query, b.OperationName, b.Variables)
 			res.Data = restoreNames(res.Data, res.Errors, names)
 		}
 	}
@@ -183,6 +207,7 @@ type request struct {
 	principal *auth.Principal
 	base      string
 	rate      rateStatus
+	cost      queryCost
 
 	mu    sync.Mutex
 	items []gqlError
@@ -212,22 +237,35 @@ func (req *request) itemErrors() []gqlError {
 	return req.items
 }
 
-// rateStatus is the caller's REST budget after this request, which the
-// server charged before the handler ran (one request per GraphQL query).
+// rateStatus is the caller's GraphQL budget after this request's cost.
 type rateStatus struct {
 	limit, used int
 	reset       time.Time
 }
 
-// rateOf reads the budget from the rate limit headers the server set;
-// with rate limiting off, a full budget of the caller's kind.
-func rateOf(w http.ResponseWriter, r *http.Request) rateStatus {
-	h := w.Header()
-	limit, _ := strconv.Atoi(h.Get("X-Ratelimit-Limit"))
-	used, _ := strconv.Atoi(h.Get("X-Ratelimit-Used"))
-	reset, _ := strconv.ParseInt(h.Get("X-Ratelimit-Reset"), 10, 64)
-	if limit == 0 {
-		return rateStatus{limit: httpapi.AuthenticatedLimit, reset: time.Now().Add(time.Hour).Truncate(time.Second)}
+// rateOf reads the budget the request spent from; outside the API
+// server (no budget), a full one.
+func rateOf(ctx context.Context) rateStatus {
+	res, _ := httpapi.RateOf(ctx)
+	if res.Limit() == 0 {
+		return rateStatus{limit: httpapi.GraphQL.Limit, reset: time.Now().Add(httpapi.GraphQL.Window).Truncate(time.Second)}
 	}
-	return rateStatus{limit: limit, used: used, reset: time.Unix(reset, 0)}
+	return rateStatus{limit: res.Limit(), used: res.Used, reset: res.Reset}
+}
+
+// rateLimited is the platform's refusal of a query its caller's budget
+// cannot cover (answered 200, as GraphQL answers).
+func rateLimited(p *auth.Principal) gqlError {
+	who := fmt.Sprintf("user ID %d", p.UserID())
+	if p.Token != nil && p.Token.InstallationID != 0 {
+		who = fmt.Sprintf("installation ID %d", p.Token.InstallationID)
+	}
+	return gqlError{Type: "RATE_LIMITED", Message: "API rate limit exceeded for " + who + "."}
+}
+
+// writeErrors answers a request that does not run: 200 with errors
+// alone, as the platform answers.
+func writeErrors(w http.ResponseWriter, errs ...gqlError) error {
+	httpapi.WriteJSON(w, http.StatusOK, response{Errors: errs})
+	return nil
 }

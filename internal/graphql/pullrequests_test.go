@@ -263,8 +263,8 @@ func TestPullRequestFields(t *testing.T) {
 		t.Errorf("commits(first: 1): %+v", r)
 	}
 	r = post(t, env, token, `{ repository(owner: "octo", name: "hello") { pullRequest(number: 1) { commits { nodes { commit { oid } } } } } }`, nil)
-	if len(r.Errors) != 1 || r.Errors[0].Type != "INVALID_ARGUMENTS" {
-		t.Errorf("commits nodes without first or last: %+v, want INVALID_ARGUMENTS", r)
+	if len(r.Errors) != 1 || r.Errors[0].Type != "MISSING_PAGINATION_BOUNDARIES" {
+		t.Errorf("commits nodes without first or last: %+v, want MISSING_PAGINATION_BOUNDARIES", r)
 	}
 }
 

@@ -108,16 +108,22 @@ func (q *root) Nodes(ctx context.Context, args idsArgs) ([]*nodeResolver, error)
 // rateLimitArgs are the argument of rateLimit.
 type rateLimitArgs struct{ DryRun bool }
 
-// RateLimit is the caller's budget: forgeapi counts a GraphQL query as
-// one request of the caller's REST budget, so its cost is 1.
+// RateLimit is the caller's GraphQL budget after this query, and what
+// the query cost (see costOf). With dryRun the cost is counted all the
+// same: forgeapi charges a query before it runs.
 func (q *root) RateLimit(ctx context.Context, args rateLimitArgs) *rateLimitResolver {
-	return &rateLimitResolver{requestFrom(ctx).rate}
+	req := requestFrom(ctx)
+	return &rateLimitResolver{s: req.rate, cost: req.cost}
 }
 
 // rateLimitResolver resolves RateLimit.
-type rateLimitResolver struct{ s rateStatus }
+type rateLimitResolver struct {
+	s    rateStatus
+	cost queryCost
+}
 
-func (r *rateLimitResolver) Cost() int32      { return 1 }
+func (r *rateLimitResolver) Cost() int32      { return int32(r.cost.points) }
+func (r *rateLimitResolver) NodeCount() int32 { return int32(r.cost.nodes) }
 func (r *rateLimitResolver) Limit() int32     { return int32(r.s.limit) }
 func (r *rateLimitResolver) Remaining() int32 { return int32(max(0, r.s.limit-r.s.used)) }
 func (r *rateLimitResolver) Used() int32      { return int32(r.s.used) }

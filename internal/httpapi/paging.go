@@ -119,3 +119,31 @@ func LinkURL(r *http.Request, path string, q url.Values) string {
 	}
 	return u
 }
+
+// ParseSince reads the since parameter of a list paged by id (GET /users,
+// /organizations): the id after which the page starts, 0 when absent.
+func ParseSince(r *http.Request) (int64, error) {
+	s := r.URL.Query().Get("since")
+	if s == "" {
+		return 0, nil
+	}
+	since, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || since < 0 {
+		return 0, apierr.Invalid("", "since", apierr.CodeInvalid)
+	}
+	return since, nil
+}
+
+// SetNextSince writes the Link to the next page of a list paged by id
+// when the page of n items was full: since its last id, and the
+// request's per_page.
+func SetNextSince(w http.ResponseWriter, r *http.Request, p Page, n int, lastID int64) {
+	if n < p.PerPage {
+		return
+	}
+	q := url.Values{"since": {strconv.FormatInt(lastID, 10)}}
+	if r.URL.Query().Has("per_page") {
+		q.Set("per_page", strconv.Itoa(p.PerPage))
+	}
+	w.Header().Set("Link", `<`+LinkURL(r, r.URL.Path, q)+`>; rel="next"`)
+}

@@ -93,19 +93,19 @@ func TestRateKeysApart(t *testing.T) {
 	user := &auth.Principal{Account: &auth.Account{ID: 7}}
 	app := &auth.Principal{App: &auth.App{ID: 7}}
 	for range 3 {
-		l.Reserve(rateKey(r, user))
+		l.Reserve(rateKey(r, user, nil))
 	}
-	l.Reserve(rateKey(r, app))
-	if got := l.Status(rateKey(r, user)).Used; got != 3 {
+	l.Reserve(rateKey(r, app, nil))
+	if got := l.Status(rateKey(r, user, nil)).Used; got != 3 {
 		t.Errorf("user: %d used", got)
 	}
-	if got := l.Status(rateKey(r, app)).Used; got != 1 {
+	if got := l.Status(rateKey(r, app, nil)).Used; got != 1 {
 		t.Errorf("app: %d used", got)
 	}
-	if got := l.Status(rateKey(r, nil)); got.Used != 0 || got.Limit() != AnonymousLimit {
+	if got := l.Status(rateKey(r, nil, nil)); got.Used != 0 || got.Limit() != AnonymousLimit {
 		t.Errorf("address: %d used of %d", got.Used, got.Limit())
 	}
-	res := l.Reserve(rateKey(r, nil))
+	res := l.Reserve(rateKey(r, nil, nil))
 	if got := l.Refund(res); got.Used != 0 {
 		t.Errorf("refunded: %d used", got.Used)
 	}

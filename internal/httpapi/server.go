@@ -39,6 +39,13 @@ type Route struct {
 	// are served over the limit (GET /rate_limit); their headers show the
 	// budget as it is.
 	Uncounted bool
+	// Rate is the rate-limit resource the route's requests spend; nil
+	// means Core.
+	Rate *RateResource
+	// HandlesRateLimit leaves a request that its budget cannot cover to
+	// the handler, which answers it as its protocol does (GraphQL's 200
+	// with a RATE_LIMITED error) instead of the 403: see RateOf.
+	HandlesRateLimit bool
 	// Docs names the documentation page of the route's area (a page of
 	// package docs, such as "webhooks"): the documentation_url of its
 	// errors. Empty means DefaultDocsPage.
@@ -391,12 +398,13 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 
 		var reservation Reservation
 		if rt.Uncounted {
-			reservation = s.limiter.Status(rateKey(r, p))
+			reservation = s.limiter.Status(rateKey(r, p, rt.Rate))
 		} else {
-			reservation = s.limiter.Reserve(rateKey(r, p))
+			reservation = s.limiter.Reserve(rateKey(r, p, rt.Rate))
 		}
+		rc.rate = rateState{limiter: s.limiter, enabled: s.cfg.RateLimit, res: reservation}
 		conditional := r.Method == http.MethodGet && !rt.streams(r)
-		if s.cfg.RateLimit && !reservation.OK && !(conditional && isConditional(r)) {
+		if s.cfg.RateLimit && !reservation.OK && !rt.HandlesRateLimit && !(conditional && isConditional(r)) {
 			reservation.setHeaders(h, true, rec)
 			WriteError(w, r, reservation.Error())
 			return
@@ -638,6 +646,7 @@ type requestContext struct {
 	guarding               bool            // the guard is checking the request: targets go in targets
 	ntargets               int
 	targets                [2]targetValue // the route's target and the caller's role on it
+	rate                   rateState      // for RateOf and ChargeMore
 }
 
 // targetValue is one value the guard put in the request's context.
@@ -653,6 +662,8 @@ func (c *requestContext) Value(key any) any {
 		return c.docs
 	case bodyReadKey:
 		return c.body
+	case rateStateKey:
+		return &c.rate
 	case auth.PrincipalKey:
 		if c.principal != nil {
 			return c.principal

@@ -2,8 +2,6 @@ package orgs
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -29,22 +27,16 @@ func (h *Handler) listAllOrgs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var since int64
-	if s := r.URL.Query().Get("since"); s != "" {
-		if since, err = strconv.ParseInt(s, 10, 64); err != nil || since < 0 {
-			return apierr.Invalid("", "since", apierr.CodeInvalid)
-		}
+	since, err := httpapi.ParseSince(r)
+	if err != nil {
+		return err
 	}
 	list, err := accounts.OrgsSince(r.Context(), h.Service.DB, since, page.PerPage)
 	if err != nil {
 		return err
 	}
-	if len(list) == page.PerPage {
-		q := url.Values{"since": {strconv.FormatInt(list[len(list)-1].ID, 10)}}
-		if r.URL.Query().Has("per_page") {
-			q.Set("per_page", strconv.Itoa(page.PerPage))
-		}
-		w.Header().Set("Link", `<`+httpapi.LinkURL(r, r.URL.Path, q)+`>; rel="next"`)
+	if len(list) > 0 {
+		httpapi.SetNextSince(w, r, page, len(list), list[len(list)-1].ID)
 	}
 	writeOrgs(w, r, list)
 	return nil

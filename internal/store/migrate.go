@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -160,4 +162,23 @@ func schemaLockID(schema string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("forgeapi migrations " + schema))
 	return int64(h.Sum64())
+}
+
+// MigrationsDigest is a digest of the schema migrations built in: two
+// builds with the same digest migrate a database to the same schema.
+func MigrationsDigest() string {
+	h := sha256.New()
+	err := fs.WalkDir(migrationFiles, "migrations", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := migrationFiles.ReadFile(name)
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		panic("store: read embedded migrations: " + err.Error()) // the files are compiled in
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
