@@ -40,6 +40,7 @@ const (
 	Checks             = "checks"
 	GraphQL            = "graphql"
 	Commits            = "commits"
+	BranchProtection   = "branch-protection"
 	Markdown           = "markdown"
 	Deployments        = "deployments"
 )

@@ -50,6 +50,7 @@ import (
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/reference"
 	"forgeapi/internal/repocontent"
@@ -264,6 +265,8 @@ type App struct {
 	Issues *issues.Service
 	// Collaborators holds the repositories' collaborators and invitations.
 	Collaborators *collaborators.Service
+	// Protection holds the branch protections and enforces them.
+	Protection *protection.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
@@ -364,10 +367,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
 	a.Git.AddCheck(a.Rulesets.CheckPush)
+	a.Protection = &protection.Service{DB: db, Events: a.Events}
+	a.Git.AddCheck(a.Protection.CheckPush)
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
-	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
+	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
@@ -421,10 +426,11 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
+	area(docs.BranchProtection, (&protection.Handler{Service: a.Protection, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
-		RuleApps: protectionRuleApps{a.Apps}}).Routes())
+		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
@@ -440,6 +446,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
+	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
@@ -784,4 +791,14 @@ func trimSlash(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// branchProtected reports whether the repository's branch is protected
+// (the protected_branches deployment branch policy).
+func (a *App) branchProtected(ctx context.Context, repo *repos.Repository, branch string) (bool, error) {
+	_, err := protection.Of(ctx, a.DB, repo.ID, branch)
+	if errors.Is(err, protection.ErrNotProtected) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -112,6 +112,9 @@ func (r statusRule) matches(route *routers.Route, status int, m string) bool {
 
 // The reasons of statusRules.
 const (
+	protectionMissing = "The platform answers 404 (Not Found, Branch not found, Branch not protected, Required " +
+		"pull request reviews not enabled, ...) when the repository is hidden from the caller, or the branch, its " +
+		"protection or the protection's section does not exist."
 	hidden = "The platform answers 404 Not Found when the path names an account, repository, hook, delivery, " +
 		"invitation, grant, authorization, token, installation or object that does not exist or that the caller may not see " +
 		"(anonymous callers included: it does not reveal what exists); this operation's description omits it."
@@ -174,6 +177,8 @@ var statusRules = []statusRule{
 	{"PATCH", "/authorizations/{authorization_id}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"PUT", "/authorizations/clients/{client_id}/{fingerprint}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"POST", "/repos/{owner}/{repo}/rulesets", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"PUT", "/repos/{owner}/{repo}/contents/{path}", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/repos/{owner}/{repo}/deployments", 404, "Not Found", hidden},
@@ -212,6 +217,22 @@ var statusRules = []statusRule{
 	{"PUT", "/orgs/{org}/blocks/{username}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/{ruleset_id}", 403, "You must be an organization owner to do this.", orgOwner},
 	{"GET", "/orgs/{org}/rulesets/rule-suites", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection/enforce_admins", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/enforce_admins", 404, "", protectionMissing},
+	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews", 404, "", protectionMissing},
+	{"PATCH", "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/apps", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/teams", 404, "", protectionMissing},
+	{"POST", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
+	{"PUT", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
+	{"DELETE", "/repos/{owner}/{repo}/branches/{branch}/protection/restrictions/users", 404, "", protectionMissing},
 	{"GET", "/gitignore/templates/{name}", 404, "Not Found", "The platform answers 404 Not Found for a template name " +
 		"github/gitignore does not have; the description documents only 200 and 304."},
 	{"GET", "/orgs/{org}/teams", 404, "Not Found", hidden},

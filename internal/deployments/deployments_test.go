@@ -481,3 +481,35 @@ func TestDeploymentEdges(t *testing.T) {
 	resp, body = env.Do("DELETE", "/repos/octo/app/environments/QA%20east%2F1", token, nil)
 	apptest.WantError(t, "deleted twice", resp, body, http.StatusNotFound)
 }
+
+// TestProtectedBranchesPolicy: an environment whose branch policy is
+// protected_branches takes deployments of the branches branch protection
+// protects, and refuses the others.
+func TestProtectedBranchesPolicy(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	env.Repo(octo, "app")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
+	for _, branch := range []string{"main", "topic"} {
+		apptest.Git(t, work, "push", "-q", env.GitURL("octo", "app", "octo", token), "HEAD:refs/heads/"+branch)
+	}
+	_, _, err := c.Repositories.CreateUpdateEnvironment(ctx, "octo", "app", "production", &github.CreateUpdateEnvironment{
+		DeploymentBranchPolicy: &github.BranchPolicy{ProtectedBranches: github.Ptr(true), CustomBranchPolicies: github.Ptr(false)}})
+	apptest.Must(t, "environment", err)
+	_, _, err = c.Repositories.UpdateBranchProtection(ctx, "octo", "app", "main", &github.ProtectionRequest{})
+	apptest.Must(t, "protect main", err)
+
+	if _, _, err := c.Repositories.CreateDeployment(ctx, "octo", "app", github.DeploymentRequest{Ref: "main",
+		Environment: github.Ptr("production"), RequiredContexts: []string{}}); err != nil {
+		t.Errorf("deploy the protected main: %v", err)
+	}
+	_, resp, err := c.Repositories.CreateDeployment(ctx, "octo", "app", github.DeploymentRequest{Ref: "topic",
+		Environment: github.Ptr("production"), RequiredContexts: []string{}})
+	if err == nil || resp == nil || resp.StatusCode < 400 {
+		t.Errorf("deploy the unprotected topic: %v", err)
+	}
+}

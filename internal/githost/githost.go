@@ -37,6 +37,9 @@ type Push struct {
 	Pusher  *accounts.Account
 	Updates []githttp.RefUpdate
 	Inspect githttp.Inspector
+	// Intent is the server push's intent (a pull request's merge), zero
+	// for a git push and a plain server push.
+	Intent PushIntent
 }
 
 // PushCheck may veto a push before any reference moves. An error made by

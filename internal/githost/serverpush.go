@@ -20,7 +20,8 @@ import (
 // the changes the server makes itself (the contents API): the objects are
 // in the repository already. It is the same change as a git push: a
 // repository locked for a migration refuses it, the push checks run (the
-// agents ruleset; a veto is a 409 with its reason), the push is logged
+// agents ruleset, rulesets, branch protection; a veto is a 409 with its
+// reason: the refusal's APIMessage when it has one), the push is logged
 // before any reference moves (the Recoverer records it after a crash),
 // the references move in one `git update-ref` transaction that checks
 // each one's old value (a reference that moved meanwhile is a 409 that
@@ -44,8 +45,10 @@ func (h *Handler) ServerPushWith(ctx context.Context, repo *repos.Repository, pu
 	dir := h.Repos.GitDir(repo.ID)
 	inspect := githttp.NewRepositoryInspector(dir)
 	for _, check := range h.checks {
-		err := check(ctx, &Push{Repo: repo, Pusher: pusher, Updates: updates, Inspect: inspect})
-		if refusal, ok := errors.AsType[*githttp.RefusalError](err); ok {
+		err := check(ctx, &Push{Repo: repo, Pusher: pusher, Updates: updates, Inspect: inspect, Intent: intent})
+		if refusal, ok := errors.AsType[*githttp.RefusalError](err); ok && refusal.APIMessage != "" {
+			return apierr.New(http.StatusConflict, "%s", refusal.APIMessage)
+		} else if ok {
 			return apierr.New(http.StatusConflict, "Repository rule violations found: %s", refusal.Message)
 		}
 		if err != nil {

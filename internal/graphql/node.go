@@ -72,6 +72,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 			return nil, err
 		}
 		return &nodeResolver{r}, nil
+	case "BPR":
+		return h.branchProtectionNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
 }
@@ -112,6 +114,11 @@ func (n *nodeResolver) ToIssue() (*issueResolver, bool) {
 func (n *nodeResolver) ToIssueComment() (*commentResolver, bool) {
 	c, ok := n.node.(*commentResolver)
 	return c, ok
+}
+
+func (n *nodeResolver) ToBranchProtectionRule() (*branchProtectionRuleResolver, bool) {
+	r, ok := n.node.(*branchProtectionRuleResolver)
+	return r, ok
 }
 
 func (n *nodeResolver) ToLabel() (*labelResolver, bool) {

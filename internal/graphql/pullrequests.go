@@ -131,9 +131,16 @@ func (r *pullRequestResolver) Mergeable() string {
 }
 
 // MergeStateStatus is REST's mergeable_state in the platform's enum:
-// CLEAN, DIRTY, DRAFT (a draft that merges cleanly) or UNKNOWN.
+// CLEAN, DIRTY, DRAFT (a draft that merges cleanly), BLOCKED, BEHIND,
+// UNSTABLE (the base's protection and the head's checks) or UNKNOWN.
 func (r *pullRequestResolver) MergeStateStatus() string {
 	switch r.p.MergeableState {
+	case pulls.StateBlocked:
+		return "BLOCKED"
+	case pulls.StateBehind:
+		return "BEHIND"
+	case pulls.StateUnstable:
+		return "UNSTABLE"
 	case pulls.StateClean:
 		return "CLEAN"
 	case pulls.StateDirty:

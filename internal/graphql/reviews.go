@@ -91,11 +91,15 @@ func (r *pullRequestResolver) LatestReviews(ctx context.Context, args connection
 }
 
 // ReviewDecision is CHANGES_REQUESTED when a reviewer's latest opinion
-// asks for changes, APPROVED when none does and one approves, null
-// otherwise: forgeapi requires no review before a merge, so a pull
-// request is never REVIEW_REQUIRED.
+// asks for changes, REVIEW_REQUIRED when the base's branch protection
+// requires more approvals, APPROVED when none asks for changes and one
+// approves, null otherwise.
 func (r *pullRequestResolver) ReviewDecision(ctx context.Context) (*string, error) {
 	list, err := r.reviewsOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	required, err := r.h.Pulls.ReviewRequired(ctx, r.p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +113,10 @@ func (r *pullRequestResolver) ReviewDecision(ctx context.Context) (*string, erro
 			s := "APPROVED"
 			decision = &s
 		}
+	}
+	if required {
+		s := "REVIEW_REQUIRED"
+		return &s, nil
 	}
 	return decision, nil
 }

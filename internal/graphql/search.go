@@ -172,13 +172,3 @@ func (r *searchItemResolver) ToIssue() (*issueResolver, bool)               { re
 func (r *pullRequestResolver) BaseRef() (*refResolver, error) {
 	return r.repo.refNamed("refs/heads/" + r.p.BaseRef)
 }
-
-// BranchProtectionRule is null: forgeapi stores no branch protection.
-func (r *refResolver) BranchProtectionRule() *branchProtectionRuleResolver { return nil }
-
-// branchProtectionRuleResolver resolves BranchProtectionRule, which no
-// branch has (see BranchProtectionRule).
-type branchProtectionRuleResolver struct{}
-
-func (*branchProtectionRuleResolver) RequiresStrictStatusChecks() bool     { return false }
-func (*branchProtectionRuleResolver) RequiredApprovingReviewCount() *int32 { return nil }

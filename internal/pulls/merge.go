@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -47,7 +48,7 @@ func notMergeable(msg string) error { return apierr.New(http.StatusMethodNotAllo
 // subject the pull request's number, so that whoever records the push
 // (the request, or the push recovery after a crash) records the pull
 // request merged (RecordMerge) in the push's transaction.
-const MergeIntent = "pulls.merge"
+const MergeIntent = protection.MergeIntent
 
 // Merge merges an open pull request into its base branch with real git:
 // a merge commit (parents base and head), a squash (one commit, parent
@@ -90,6 +91,9 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, merger *acc
 		return nil, err
 	} else if !ok || sha != p.HeadSHA {
 		return nil, apierr.New(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
+	}
+	if err := s.checkProtection(ctx, repo, merger, p, m.Method); err != nil {
+		return nil, err
 	}
 	sha, err := s.mergeCommit(ctx, git, p, baseTip, merger, who, m)
 	if errors.Is(err, errConflict) {

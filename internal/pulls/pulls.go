@@ -23,6 +23,7 @@ import (
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -77,6 +78,9 @@ type Service struct {
 	// Git moves the base branch of a merge as a push does; its BaseURL
 	// renders the payloads of events emitted outside a request (pushes).
 	Git *githost.Handler
+	// Protection, when set, holds the branch protection that merges
+	// obey and mergeable_state reports (see checkProtection).
+	Protection *protection.Service
 	// Checker, when set, is woken after a change makes a mergeability
 	// stale.
 	Checker *Checker

@@ -11,6 +11,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -393,7 +394,8 @@ func (s *Service) UpdateReview(ctx context.Context, repo *repos.Repository, acto
 
 // DismissReview dismisses an approving or change-requesting review
 // (push access, checked by the caller) with a message and emits
-// pull_request_review dismissed; 422 for another state.
+// pull_request_review dismissed; 422 for another state, 403 when the
+// base's protection restricts dismissals to others.
 func (s *Service) DismissReview(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number, id int64, message string) (*Review, error) {
 	var out *Review
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
@@ -404,6 +406,11 @@ func (s *Service) DismissReview(ctx context.Context, repo *repos.Repository, act
 		r, err := reviewByID(ctx, tx, p, id)
 		if err != nil {
 			return err
+		}
+		if ok, err := protection.MayDismiss(ctx, tx, repo, p.BaseRef, actor); err != nil {
+			return err
+		} else if !ok {
+			return apierr.Unprocessable("Dismissing reviews is restricted by the branch protection of %s.", p.BaseRef)
 		}
 		if r.State != ReviewApproved && r.State != ReviewChangesRequested {
 			return apierr.Unprocessable("Can not dismiss a %s pull request review", map[string]string{ReviewPending: "pending",

@@ -153,8 +153,15 @@ func pullRef(number int64, kind string) string {
 }
 
 // Get returns the repository's pull request; store.ErrNotFound when none.
+// An open one's clean mergeable_state is refined by the base's branch
+// protection and the head's checks (blocked, behind, unstable).
 func (s *Service) Get(ctx context.Context, repo *repos.Repository, number int64) (*PullRequest, error) {
-	return byNumber(ctx, s.DB, repo, number)
+	p, err := byNumber(ctx, s.DB, repo, number)
+	if err != nil || !p.Open() {
+		return p, err
+	}
+	p.MergeableState, err = s.protectedState(ctx, p)
+	return p, err
 }
 
 // Changes is what an update asks for; nil fields are left as they are.

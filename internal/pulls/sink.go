@@ -125,7 +125,13 @@ func (s *Service) synchronize(ctx context.Context, tx *store.Tx, e *events.Event
 		return err
 	}
 	s.wake(tx)
-	return s.emit(ctx, tx, e.Actor, "synchronize", p, map[string]any{"before": before, "after": after})
+	if err := s.emit(ctx, tx, e.Actor, "synchronize", p, map[string]any{"before": before, "after": after}); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE pull_requests SET head_pusher_id = $1 WHERE id = $2`, e.Actor.ID, p.ID); err != nil {
+		return store.Normalize(err)
+	}
+	return s.dismissStale(ctx, tx, p, e.Actor)
 }
 
 // mergedByPush records as merged, in the push's transaction, the open

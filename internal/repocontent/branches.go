@@ -1,18 +1,22 @@
 package repocontent
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/repos/gitjson"
 )
 
 // listBranches answers GET /repos/{owner}/{repo}/branches, by name, paged;
-// protected=true lists none (forgeapi protects no branch).
+// protected=true lists the protected ones (internal/protection).
 func (h *Handler) listBranches(w http.ResponseWriter, r *http.Request) error {
 	page, err := httpapi.ParsePage(r)
 	if err != nil {
@@ -27,16 +31,21 @@ func (h *Handler) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if protected, err := httpapi.QueryBool(r, "protected", false); err != nil {
+	guarded, err := protection.Protected(r.Context(), h.Repos.DB, repo.ID)
+	if err != nil {
 		return err
-	} else if protected {
-		branches = nil
+	}
+	if only, err := httpapi.QueryBool(r, "protected", false); err != nil {
+		return err
+	} else if only {
+		branches = slices.DeleteFunc(branches, func(b gitread.Ref) bool { return !guarded[b.Name] })
 	}
 	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
 	shown := httpapi.Slice(page, branches)
 	out := make([]shortBranchJSON, 0, len(shown))
 	for _, b := range shown {
-		out = append(out, shortBranchJSON{Name: b.Name, Commit: gitjson.SHAURL{SHA: b.SHA, URL: api + "/commits/" + b.SHA}})
+		out = append(out, shortBranchJSON{Name: b.Name, Commit: gitjson.SHAURL{SHA: b.SHA, URL: api + "/commits/" + b.SHA},
+			Protected: guarded[b.Name]})
 	}
 	httpapi.SetLinks(w, r, page, len(branches))
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -71,13 +80,40 @@ func (h *Handler) getBranch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	prot, err := protection.Of(r.Context(), h.Repos.DB, repo.ID, name)
+	if err != nil && !errors.Is(err, protection.ErrNotProtected) {
+		return err
+	}
 	api := base + "/repos/" + repo.FullName()
 	self := api + "/branches/" + url.PathEscape(name)
 	httpapi.WriteJSON(w, http.StatusOK, branchJSON{
 		Name: name, Commit: commit,
 		Links:         branchLink{HTML: accounts.WebBase(base) + "/" + repo.FullName() + "/tree/" + url.PathEscape(name), Self: self},
-		Protection:    protectionJSON{RequiredStatusChecks: requiredChecksJSON{EnforcementLevel: "off", Contexts: []string{}, Checks: []string{}}},
+		Protected:     prot != nil,
+		Protection:    toProtectionJSON(prot),
 		ProtectionURL: self + "/protection",
 	})
 	return nil
+}
+
+// toProtectionJSON is the branch's protection summary: enabled, and the
+// required status checks' enforcement level (non_admins, or everyone
+// with admins enforced), contexts and checks.
+func toProtectionJSON(p *protection.Protection) protectionJSON {
+	j := protectionJSON{RequiredStatusChecks: requiredChecksJSON{EnforcementLevel: "off", Contexts: []string{}, Checks: []checkJSON{}}}
+	if p == nil {
+		return j
+	}
+	j.Enabled = true
+	if sc := p.Settings.StatusChecks; sc != nil {
+		j.RequiredStatusChecks.EnforcementLevel = "non_admins"
+		if p.Settings.EnforceAdmins {
+			j.RequiredStatusChecks.EnforcementLevel = "everyone"
+		}
+		j.RequiredStatusChecks.Contexts = sc.Contexts()
+		for _, c := range sc.Checks {
+			j.RequiredStatusChecks.Checks = append(j.RequiredStatusChecks.Checks, checkJSON{Context: c.Context, AppID: c.AppID})
+		}
+	}
+	return j
 }

@@ -132,8 +132,7 @@ type branchLink struct {
 	Self string `json:"self"`
 }
 
-// branchJSON is the platform's branch-with-protection; forgeapi's
-// branches are not protected.
+// branchJSON is the platform's branch-with-protection.
 type branchJSON struct {
 	Name          string         `json:"name"`
 	Commit        gitjson.Commit `json:"commit"`
@@ -149,7 +148,14 @@ type protectionJSON struct {
 }
 
 type requiredChecksJSON struct {
-	EnforcementLevel string   `json:"enforcement_level"`
-	Contexts         []string `json:"contexts"`
-	Checks           []string `json:"checks"`
+	EnforcementLevel string      `json:"enforcement_level"`
+	Contexts         []string    `json:"contexts"`
+	Checks           []checkJSON `json:"checks"`
+}
+
+// checkJSON is a required check: its context and the app that must
+// report it (null: any).
+type checkJSON struct {
+	Context string `json:"context"`
+	AppID   *int64 `json:"app_id"`
 }

@@ -25,10 +25,10 @@ type Service struct {
 // the platform numbers them; forgeapi's write role stands for maintain.
 var repositoryRoles = map[int64]auth.Role{2: auth.RoleWrite, 4: auth.RoleWrite, 5: auth.RoleAdmin}
 
-// CheckPush is the githost.PushCheck of organization rulesets: each
-// reference update of a push to an organization's repository is checked
-// against the active rulesets that select the repository and the
-// reference, unless the pusher is one of the ruleset's bypass actors (in
+// CheckPush is the githost.PushCheck of rulesets: each reference update
+// of a push is checked against the active rulesets that select the
+// repository (its organization's, by their conditions, and its own) and
+// the reference, unless the pusher is one of the ruleset's bypass actors (in
 // mode always or exempt). A violation refuses the whole push with a
 // message naming the reference, each ruleset and what it refuses. Rulesets
 // in evaluate mode are evaluated but never refuse; disabled ones are not
@@ -36,10 +36,7 @@ var repositoryRoles = map[int64]auth.Role{2: auth.RoleWrite, 4: auth.RoleWrite, 
 // recorded as a rule suite (one insert, refused or not). A push to a
 // repository no ruleset selects costs one indexed query.
 func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
-	if !push.Repo.Owner.IsOrg() {
-		return nil
-	}
-	all, err := List(ctx, s.DB, push.Repo.Owner.ID, true)
+	all, err := ForRepo(ctx, s.DB, push.Repo.Owner.ID, push.Repo.ID, true, true)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -64,7 +65,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	base := httpapi.BaseURL(r.Context())
 	out := make([]rulesetJSON, 0, page.Limit())
 	for _, rs := range httpapi.Slice(page, all) {
-		out = append(out, toSummaryJSON(base, org, rs))
+		out = append(out, toSummaryJSON(base, org, nil, rs))
 	}
 	httpapi.SetLinks(w, r, page, len(all))
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -76,7 +77,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), accounts.OrgFrom(r.Context()), rs))
+	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), accounts.OrgFrom(r.Context()), nil, rs))
 	return nil
 }
 
@@ -104,7 +105,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return nameTaken(err)
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, toJSON(httpapi.BaseURL(r.Context()), org, rs))
+	httpapi.WriteJSON(w, http.StatusCreated, toJSON(httpapi.BaseURL(r.Context()), org, nil, rs))
 	return nil
 }
 
@@ -131,7 +132,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return nameTaken(err)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), accounts.OrgFrom(r.Context()), rs))
+	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), accounts.OrgFrom(r.Context()), nil, rs))
 	return nil
 }
 
@@ -243,24 +244,33 @@ type href struct {
 }
 
 // toSummaryJSON is a ruleset as lists show it: without its conditions,
-// rules and bypass actors.
-func toSummaryJSON(base string, org *accounts.Account, rs *Ruleset) rulesetJSON {
-	return rulesetJSON{
-		ID: rs.ID, Name: rs.Name, Target: rs.Target, SourceType: "Organization", Source: org.Login,
+// rules and bypass actors. owner is the organization (or the
+// repository's owner); repo, the repository of a repository ruleset.
+func toSummaryJSON(base string, owner *accounts.Account, repo *repos.Repository, rs *Ruleset) rulesetJSON {
+	id := wire.Itoa(rs.ID)
+	j := rulesetJSON{
+		ID: rs.ID, Name: rs.Name, Target: rs.Target, SourceType: "Organization", Source: owner.Login,
 		Enforcement: rs.Enforcement, NodeID: wire.NodeID("RRS", rs.ID),
 		Links: links{
-			Self: href{base + "/orgs/" + org.Login + "/rulesets/" + wire.Itoa(rs.ID)},
-			HTML: href{accounts.WebBase(base) + "/organizations/" + org.Login + "/settings/rules/" + wire.Itoa(rs.ID)},
+			Self: href{base + "/orgs/" + owner.Login + "/rulesets/" + id},
+			HTML: href{accounts.WebBase(base) + "/organizations/" + owner.Login + "/settings/rules/" + id},
 		},
 		CreatedAt: wire.T(rs.CreatedAt), UpdatedAt: wire.T(rs.UpdatedAt),
 	}
+	if rs.RepoID != 0 && repo != nil {
+		j.SourceType, j.Source = "Repository", repo.FullName()
+		j.Links = links{Self: href{base + "/repos/" + repo.FullName() + "/rulesets/" + id},
+			HTML: href{accounts.WebBase(base) + "/" + repo.FullName() + "/rules/" + id}}
+	}
+	return j
 }
 
 // toJSON is the whole ruleset.
-func toJSON(base string, org *accounts.Account, rs *Ruleset) rulesetJSON {
-	j := toSummaryJSON(base, org, rs)
+func toJSON(base string, owner *accounts.Account, repo *repos.Repository, rs *Ruleset) rulesetJSON {
+	j := toSummaryJSON(base, owner, repo, rs)
 	actors, rules := nonNil(rs.BypassActors), nonNil(rs.Rules)
-	j.BypassActors, j.Conditions, j.Rules = &actors, &rs.Conditions, &rules
+	cond := rs.Conditions
+	j.BypassActors, j.Conditions, j.Rules = &actors, &cond, &rules
 	return j
 }
 

@@ -86,8 +86,13 @@ func anyOf(patterns []string, match func(string) bool) bool {
 	return false
 }
 
-// AppliesToRepo reports whether the ruleset selects the repository.
+// AppliesToRepo reports whether the ruleset selects the repository: a
+// repository ruleset its own, an organization's those its conditions
+// name.
 func (rs *Ruleset) AppliesToRepo(repo *repos.Repository) bool {
+	if rs.RepoID != 0 {
+		return rs.RepoID == repo.ID
+	}
 	return rs.Conditions.matchesRepo(repo.Name)
 }
 

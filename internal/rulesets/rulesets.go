@@ -1,5 +1,7 @@
 // Package rulesets is the general ruleset engine: organization rulesets
-// (/orgs/{org}/rulesets) with the rules git itself can enforce on a push
+// (/orgs/{org}/rulesets) and repository rulesets
+// (/repos/{owner}/{repo}/rulesets, which select their own repository),
+// with the rules git itself can enforce on a push
 // (creation, update, deletion, non_fast_forward, required_linear_history
 // for branches and tags; file_path_restriction, file_extension_restriction,
 // max_file_size for pushes), their conditions (repository names, reference
@@ -30,11 +32,15 @@ const (
 	EnforcementEvaluate = "evaluate"
 )
 
-// Ruleset is an organization ruleset. Its conditions, bypass actors and
-// rules have the platform's JSON shapes, in which they are stored.
+// Ruleset is an organization's or a repository's ruleset. Its
+// conditions, bypass actors and rules have the platform's JSON shapes, in
+// which they are stored.
 type Ruleset struct {
-	ID           int64
-	OrgID        int64
+	ID    int64
+	OrgID int64 // the organization, or the repository's owner
+	// RepoID is the repository of a repository ruleset, 0 for an
+	// organization's.
+	RepoID       int64
 	Name         string
 	Target       string
 	Enforcement  string
@@ -88,12 +94,12 @@ type Parameters struct {
 	MaxFileSize               int64    `json:"max_file_size,omitempty"` // megabytes
 }
 
-const columns = `id, org_id, name, target, enforcement, conditions, bypass_actors, rules, created_at, updated_at`
+const columns = `id, org_id, COALESCE(repository_id, 0), name, target, enforcement, conditions, bypass_actors, rules, created_at, updated_at`
 
 func scan(row interface{ Scan(...any) error }) (*Ruleset, error) {
 	var rs Ruleset
 	var conditions, actors, rules string
-	err := row.Scan(&rs.ID, &rs.OrgID, &rs.Name, &rs.Target, &rs.Enforcement, &conditions, &actors, &rules,
+	err := row.Scan(&rs.ID, &rs.OrgID, &rs.RepoID, &rs.Name, &rs.Target, &rs.Enforcement, &conditions, &actors, &rules,
 		&rs.CreatedAt, &rs.UpdatedAt)
 	if err != nil {
 		return nil, store.Normalize(err)
@@ -132,9 +138,13 @@ func insert(ctx context.Context, q store.Q, rs *Ruleset) error {
 	}
 	rs.CreatedAt = store.Now()
 	rs.UpdatedAt = rs.CreatedAt
-	err = q.QueryRowContext(ctx, `INSERT INTO org_rulesets (org_id, name, target, enforcement, conditions,
-		bypass_actors, rules, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id`,
-		rs.OrgID, rs.Name, rs.Target, rs.Enforcement, c, a, r, rs.CreatedAt).Scan(&rs.ID)
+	var repoID *int64
+	if rs.RepoID != 0 {
+		repoID = &rs.RepoID
+	}
+	err = q.QueryRowContext(ctx, `INSERT INTO org_rulesets (org_id, repository_id, name, target, enforcement, conditions,
+		bypass_actors, rules, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+		rs.OrgID, repoID, rs.Name, rs.Target, rs.Enforcement, c, a, r, rs.CreatedAt).Scan(&rs.ID)
 	return store.Normalize(err)
 }
 
@@ -151,7 +161,7 @@ func update(ctx context.Context, q store.Q, rs *Ruleset) error {
 	return store.Normalize(err)
 }
 
-// remove deletes the organization's ruleset; store.ErrNotFound when none.
+// remove deletes the ruleset; store.ErrNotFound when none.
 func remove(ctx context.Context, q store.Q, orgID, id int64) error {
 	res, err := q.ExecContext(ctx, `DELETE FROM org_rulesets WHERE org_id = $1 AND id = $2`, orgID, id)
 	if err != nil {
@@ -163,16 +173,38 @@ func remove(ctx context.Context, q store.Q, orgID, id int64) error {
 	return nil
 }
 
-// ByID returns the organization's ruleset; store.ErrNotFound when none.
+// ByID returns the organization's ruleset (not one of its repositories');
+// store.ErrNotFound when none.
 func ByID(ctx context.Context, q store.Q, orgID, id int64) (*Ruleset, error) {
-	return scan(q.QueryRowContext(ctx, `SELECT `+columns+` FROM org_rulesets WHERE org_id = $1 AND id = $2`, orgID, id))
+	return scan(q.QueryRowContext(ctx, `SELECT `+columns+` FROM org_rulesets WHERE org_id = $1 AND id = $2
+		AND repository_id IS NULL`, orgID, id))
 }
 
-// List returns the organization's rulesets in id order; enforcing, when
-// true, leaves out the disabled ones.
+// RepoRuleset returns the repository's own ruleset; store.ErrNotFound
+// when none.
+func RepoRuleset(ctx context.Context, q store.Q, repoID, id int64) (*Ruleset, error) {
+	return scan(q.QueryRowContext(ctx, `SELECT `+columns+` FROM org_rulesets WHERE repository_id = $1 AND id = $2`, repoID, id))
+}
+
+// List returns the organization's own rulesets in id order; enforcing,
+// when true, leaves out the disabled ones.
 func List(ctx context.Context, q store.Q, orgID int64, enforcing bool) ([]*Ruleset, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM org_rulesets
-		WHERE org_id = $1 AND (NOT $2 OR enforcement <> 'disabled') ORDER BY id`, orgID, enforcing)
+	return query(ctx, q, `SELECT `+columns+` FROM org_rulesets
+		WHERE org_id = $1 AND repository_id IS NULL AND (NOT $2 OR enforcement <> 'disabled') ORDER BY id`, orgID, enforcing)
+}
+
+// ForRepo returns the rulesets of the repository's owner (an
+// organization's, whatever their conditions) and the repository's own,
+// in id order; parents false leaves out the owner's; enforcing leaves out
+// the disabled ones.
+func ForRepo(ctx context.Context, q store.Q, ownerID, repoID int64, parents, enforcing bool) ([]*Ruleset, error) {
+	return query(ctx, q, `SELECT `+columns+` FROM org_rulesets
+		WHERE org_id = $1 AND (repository_id = $2 OR ($3 AND repository_id IS NULL))
+		AND (NOT $4 OR enforcement <> 'disabled') ORDER BY id`, ownerID, repoID, parents, enforcing)
+}
+
+func query(ctx context.Context, q store.Q, sql string, args ...any) ([]*Ruleset, error) {
+	rows, err := q.QueryContext(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}

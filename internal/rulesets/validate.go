@@ -62,10 +62,14 @@ func validate(rs *Ruleset) error {
 
 func validateConditions(rs *Ruleset) error {
 	c := &rs.Conditions
-	if c.RepositoryName == nil {
+	if rs.RepoID != 0 {
+		c.RepositoryName = nil // a repository ruleset selects its repository
+	} else if c.RepositoryName == nil {
 		return apierr.Custom("Ruleset", "conditions", "Conditions must name repositories with repository_name")
 	}
-	normalize(&c.RepositoryName.Patterns)
+	if c.RepositoryName != nil {
+		normalize(&c.RepositoryName.Patterns)
+	}
 	if rs.Target == TargetPush {
 		c.RefName = nil
 		return nil

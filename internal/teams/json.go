@@ -1,9 +1,13 @@
 package teams
 
 import (
+	"context"
+	"errors"
+
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
 
@@ -147,4 +151,19 @@ func roleName(perm string) string {
 		return "write"
 	}
 	return perm
+}
+
+// JSON renders the team as the platform's team object (lists, and the
+// teams of other areas' objects: branch protection's restrictions), its
+// parent read from q.
+func JSON(ctx context.Context, q store.Q, base string, t *Team) (any, error) {
+	var parent *Team
+	if t.ParentID != 0 {
+		p, err := ByID(ctx, q, t.Org, t.ParentID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		parent = p
+	}
+	return toTeamJSON(base, t, parent), nil
 }

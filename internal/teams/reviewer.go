@@ -24,11 +24,6 @@ func (s *Service) TeamJSON(ctx context.Context, base string, orgID, id int64) (a
 	if err != nil {
 		return nil, false, err
 	}
-	var parent *Team
-	if t.ParentID != 0 {
-		if parent, err = ByID(ctx, s.DB, org, t.ParentID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, false, err
-		}
-	}
-	return toTeamJSON(base, t, parent), true, nil
+	j, err := JSON(ctx, s.DB, base, t)
+	return j, err == nil, err
 }

@@ -12,6 +12,9 @@ import (
 // with Refuse.
 type RefusalError struct {
 	Message string
+	// APIMessage, when set, is what an API client whose change the
+	// server pushes (githost.ServerPush) is told instead of Message.
+	APIMessage string
 }
 
 func (e *RefusalError) Error() string { return e.Message }
