@@ -60,13 +60,9 @@ type Handler struct {
 // Routes is the GraphQL route table: any credentials (the viewer is
 // whom they authenticate), 401 without. What a caller may read or change
 // is checked per field, as the REST routes check it: see the package
-// comment. It parses the embedded schema with the resolvers; a schema
-// the resolvers do not match is a programming error and panics (the
-// package's tests run it).
+// comment. The schema is parsed once per process (parsedSchema).
 func (h *Handler) Routes() []httpapi.Route {
-	schema := gql.MustParseSchema(schemaSDL, &root{h: h},
-		gql.UseStringDescriptions(), gql.MaxDepth(maxDepth), gql.PanicHandler(panicHandler{}))
-	e := &engine{schema: schema, objects: objectTypes(schemaSDL), costSchema: loadCostSchema(schemaSDL)}
+	e := &engine{parsed: parsedSchema(), h: h}
 	return []httpapi.Route{
 		{Method: "POST", Pattern: "/api/graphql", Handle: e.serve, Rate: httpapi.GraphQL, HandlesRateLimit: true,
 			Auth: auth.Rule{Unauthorized401: true, TokenTypes: auth.AllTokenTypes}},
@@ -102,12 +98,33 @@ type gqlError struct {
 	Message    string               `json:"message"`
 }
 
-// engine is the schema with what serve needs beside it: the names of
+// parsed is the schema with what serve needs beside it: the names of
 // its object types (overlap.go) and its AST for counting a query's cost.
-type engine struct {
+// Parsing binds every resolver method by reflection, tens of
+// milliseconds: it is done once per process (parsedSchema), and each
+// request carries its Handler.
+type parsed struct {
 	schema     *gql.Schema
 	objects    map[string]bool
 	costSchema *ast.Schema
+}
+
+// parsedSchema parses the embedded schema with the resolvers; a schema
+// the resolvers do not match is a programming error and panics (the
+// package's tests run it).
+var parsedSchema = sync.OnceValue(func() *parsed {
+	return &parsed{
+		schema: gql.MustParseSchema(schemaSDL, &root{},
+			gql.UseStringDescriptions(), gql.MaxDepth(maxDepth), gql.PanicHandler(panicHandler{})),
+		objects:    objectTypes(schemaSDL),
+		costSchema: loadCostSchema(schemaSDL),
+	}
+})
+
+// engine serves the parsed schema for one Handler.
+type engine struct {
+	*parsed
+	h *Handler
 }
 
 // serve runs one request (again with separateFragments' aliases when
@@ -137,7 +154,7 @@ func (e *engine) serve(w http.ResponseWriter, r *http.Request) error {
 	if !httpapi.ChargeTotal(ctx, w, cost.points) {
 		return writeErrors(w, rateLimited(p))
 	}
-	req := &request{principal: p, base: httpapi.BaseURL(ctx), rate: rateOf(ctx), cost: cost}
+	req := &request{h: e.h, principal: p, base: httpapi.BaseURL(ctx), rate: rateOf(ctx), cost: cost}
 	res := e.schema.Exec(withRequest(ctx, req), b.Query, b.OperationName, b.Variables)
 	if res.Data == nil && hasTypeConflict(res.Errors) {
 		if query, names, ok := separateFragments(b.Query, e.objects); ok {
@@ -207,6 +224,7 @@ func forbidden(msg string) error { return &fieldError{typ: "FORBIDDEN", msg: msg
 // API base URL, the rate limit status and the errors of list items
 // (nodes(ids:)), which the engine cannot report itself.
 type request struct {
+	h         *Handler
 	principal *auth.Principal
 	base      string
 	rate      rateStatus

@@ -254,7 +254,7 @@ type createIssueInput struct {
 // others, as REST ignores them).
 func (q *root) CreateIssue(ctx context.Context, args struct{ Input createIssueInput }) (*issuePayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	typ, dbID, ok := wire.ParseNodeID(string(in.RepositoryID))
 	if !ok || typ != "R" {
 		return nil, unresolved(in.RepositoryID)
@@ -337,7 +337,7 @@ type updateIssueInput struct {
 // removes it) are ignored for others, as REST ignores them.
 func (q *root) UpdateIssue(ctx context.Context, args struct{ Input updateIssueInput }) (*issuePayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.target(ctx, in.ID, false)
 	if err != nil {
 		return nil, err
@@ -415,7 +415,7 @@ type closeIssueInput struct {
 // otherwise), as PATCH .../issues/{issue_number} with state closed.
 func (q *root) CloseIssue(ctx context.Context, args struct{ Input closeIssueInput }) (*issuePayload, error) {
 	in := args.Input
-	t, err := q.h.target(ctx, in.IssueID, false)
+	t, err := q.handler(ctx).target(ctx, in.IssueID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +425,7 @@ func (q *root) CloseIssue(ctx context.Context, args struct{ Input closeIssueInpu
 		reason := strings.ToLower(*in.StateReason)
 		c.StateReason = &reason
 	}
-	return q.h.update(ctx, t, c, "CloseIssue", in.ClientMutationID)
+	return q.handler(ctx).update(ctx, t, c, "CloseIssue", in.ClientMutationID)
 }
 
 // reopenIssueInput is the ReopenIssueInput input.
@@ -437,12 +437,12 @@ type reopenIssueInput struct {
 // ReopenIssue reopens an issue, as PATCH .../issues/{issue_number} with
 // state open.
 func (q *root) ReopenIssue(ctx context.Context, args struct{ Input reopenIssueInput }) (*issuePayload, error) {
-	t, err := q.h.target(ctx, args.Input.IssueID, false)
+	t, err := q.handler(ctx).target(ctx, args.Input.IssueID, false)
 	if err != nil {
 		return nil, err
 	}
 	open := issues.StateOpen
-	return q.h.update(ctx, t, issues.Changes{State: &open}, "ReopenIssue", args.Input.ClientMutationID)
+	return q.handler(ctx).update(ctx, t, issues.Changes{State: &open}, "ReopenIssue", args.Input.ClientMutationID)
 }
 
 // addCommentInput is the AddCommentInput input.
@@ -468,7 +468,7 @@ func (p *addCommentPayload) ClientMutationID() *string            { return p.cli
 // (a locked one takes comments from triagers only).
 func (q *root) AddComment(ctx context.Context, args struct{ Input addCommentInput }) (*addCommentPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.target(ctx, in.SubjectID, true)
 	if err != nil {
 		return nil, err
@@ -512,14 +512,14 @@ func (p *labelablePayload) ClientMutationID() *string     { return p.clientMutat
 // issues.Service.IssueLabels, as POST .../issues/{issue_number}/labels:
 // triagers only.
 func (q *root) AddLabelsToLabelable(ctx context.Context, args struct{ Input labelsInput }) (*labelablePayload, error) {
-	return q.h.relabel(ctx, args.Input, false, "AddLabelsToLabelable")
+	return q.handler(ctx).relabel(ctx, args.Input, false, "AddLabelsToLabelable")
 }
 
 // RemoveLabelsFromLabelable takes labels off an issue or pull request,
 // as DELETE .../issues/{issue_number}/labels/{name} for each; triagers
 // only.
 func (q *root) RemoveLabelsFromLabelable(ctx context.Context, args struct{ Input labelsInput }) (*labelablePayload, error) {
-	return q.h.relabel(ctx, args.Input, true, "RemoveLabelsFromLabelable")
+	return q.handler(ctx).relabel(ctx, args.Input, true, "RemoveLabelsFromLabelable")
 }
 
 // removeLabels takes the named labels off the target, one change each

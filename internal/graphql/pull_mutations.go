@@ -122,7 +122,7 @@ type createPullRequestInput struct {
 // baseRefName, as POST /repos/{owner}/{repo}/pulls.
 func (q *root) CreatePullRequest(ctx context.Context, args struct{ Input createPullRequestInput }) (*pullPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	n, err := h.node(ctx, string(in.RepositoryID))
 	if err != nil {
 		return nil, err
@@ -175,13 +175,13 @@ type pullRequestInput struct {
 // ClosePullRequest closes the pull request, as PATCH with state closed.
 func (q *root) ClosePullRequest(ctx context.Context, args struct{ Input pullRequestInput }) (*pullPayload, error) {
 	state := issues.StateClosed
-	return q.h.updatePull(ctx, args.Input.PullRequestID, args.Input.ClientMutationID, "ClosePullRequest", pulls.Changes{State: &state})
+	return q.handler(ctx).updatePull(ctx, args.Input.PullRequestID, args.Input.ClientMutationID, "ClosePullRequest", pulls.Changes{State: &state})
 }
 
 // ReopenPullRequest reopens the pull request, as PATCH with state open.
 func (q *root) ReopenPullRequest(ctx context.Context, args struct{ Input pullRequestInput }) (*pullPayload, error) {
 	state := issues.StateOpen
-	return q.h.updatePull(ctx, args.Input.PullRequestID, args.Input.ClientMutationID, "ReopenPullRequest", pulls.Changes{State: &state})
+	return q.handler(ctx).updatePull(ctx, args.Input.PullRequestID, args.Input.ClientMutationID, "ReopenPullRequest", pulls.Changes{State: &state})
 }
 
 // updatePull changes the pull request as PATCH .../pulls/{pull_number}
@@ -213,7 +213,7 @@ type updatePullRequestInput struct {
 // milestone (as PATCH .../issues/{issue_number}, which needs triage).
 func (q *root) UpdatePullRequest(ctx context.Context, args struct{ Input updatePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.pullTarget(ctx, in.PullRequestID, "UpdatePullRequest", mayWritePulls)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func mayMerge(p *auth.Principal, repo *repos.Repository) bool {
 // fine-grained token.
 func (q *root) MergePullRequest(ctx context.Context, args struct{ Input mergePullRequestInput }) (*pullPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.pullTarget(ctx, in.PullRequestID, "MergePullRequest", mayMerge)
 	if err != nil {
 		return nil, err
@@ -371,7 +371,7 @@ type requestReviewsInput struct {
 // UNPROCESSABLE: forgeapi requests no team's review.
 func (q *root) RequestReviews(ctx context.Context, args struct{ Input requestReviewsInput }) (*pullPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.pullTarget(ctx, in.PullRequestID, "RequestReviews", mayWritePulls)
 	if err != nil {
 		return nil, err
@@ -446,7 +446,7 @@ type addPullRequestReviewInput struct {
 // with an event it is submitted at once, without it stays pending.
 func (q *root) AddPullRequestReview(ctx context.Context, args struct{ Input addPullRequestReviewInput }) (*reviewPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	t, err := h.pullTarget(ctx, in.PullRequestID, "AddPullRequestReview", mayWritePulls)
 	if err != nil {
 		return nil, err
@@ -495,7 +495,7 @@ type submitPullRequestReviewInput struct {
 // event, as POST .../reviews/{review_id}/events.
 func (q *root) SubmitPullRequestReview(ctx context.Context, args struct{ Input submitPullRequestReviewInput }) (*reviewPayload, error) {
 	in := args.Input
-	h := q.h
+	h := q.handler(ctx)
 	var pullID gql.ID
 	var reviewID int64
 	switch {

@@ -128,12 +128,12 @@ func (p *draftPayload) ClientMutationID() *string         { return p.clientMutat
 
 // MarkPullRequestReadyForReview takes the pull request out of draft.
 func (q *root) MarkPullRequestReadyForReview(ctx context.Context, args draftArgs) (*draftPayload, error) {
-	return q.h.setDraft(ctx, args.Input, false, "MarkPullRequestReadyForReview")
+	return q.handler(ctx).setDraft(ctx, args.Input, false, "MarkPullRequestReadyForReview")
 }
 
 // ConvertPullRequestToDraft makes the pull request a draft.
 func (q *root) ConvertPullRequestToDraft(ctx context.Context, args draftArgs) (*draftPayload, error) {
-	return q.h.setDraft(ctx, args.Input, true, "ConvertPullRequestToDraft")
+	return q.handler(ctx).setDraft(ctx, args.Input, true, "ConvertPullRequestToDraft")
 }
 
 // draftPermissions are what the draft mutations need of a

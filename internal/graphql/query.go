@@ -12,18 +12,20 @@ import (
 )
 
 // root resolves the fields of Query and Mutation.
-type root struct {
-	h *Handler
-}
+type root struct{}
+
+// handler is the Handler serving the request: the schema, and with it
+// root, is parsed once per process and shared by every Handler in it.
+func (root) handler(ctx context.Context) *Handler { return requestFrom(ctx).h }
 
 // Viewer is the account the credentials authenticate (an installation's
 // bot for an installation token).
 func (q *root) Viewer(ctx context.Context) (*userResolver, error) {
-	a, err := accounts.ByID(ctx, q.h.DB, requestFrom(ctx).principal.UserID())
+	a, err := accounts.ByID(ctx, q.handler(ctx).DB, requestFrom(ctx).principal.UserID())
 	if err != nil {
 		return nil, err
 	}
-	return &userResolver{q.h.account(a)}, nil
+	return &userResolver{q.handler(ctx).account(a)}, nil
 }
 
 // loginArgs are the arguments of user, organization and repositoryOwner.
@@ -31,36 +33,36 @@ type loginArgs struct{ Login string }
 
 // User is the user of that login; NOT_FOUND when none.
 func (q *root) User(ctx context.Context, args loginArgs) (*userResolver, error) {
-	a, err := accounts.UserByLogin(ctx, q.h.DB, args.Login)
+	a, err := accounts.UserByLogin(ctx, q.handler(ctx).DB, args.Login)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("Could not resolve to a User with the login of '%s'.", args.Login))
 	} else if err != nil {
 		return nil, err
 	}
-	return &userResolver{q.h.account(a)}, nil
+	return &userResolver{q.handler(ctx).account(a)}, nil
 }
 
 // Organization is the organization of that login; NOT_FOUND when none.
 func (q *root) Organization(ctx context.Context, args loginArgs) (*organizationResolver, error) {
-	a, err := accounts.OrgByLogin(ctx, q.h.DB, args.Login)
+	a, err := accounts.OrgByLogin(ctx, q.handler(ctx).DB, args.Login)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("Could not resolve to an Organization with the login of '%s'.", args.Login))
 	} else if err != nil {
 		return nil, err
 	}
-	return &organizationResolver{q.h.account(a)}, nil
+	return &organizationResolver{q.handler(ctx).account(a)}, nil
 }
 
 // RepositoryOwner is the user or organization of that login, null when
 // none (the platform reports no error there).
 func (q *root) RepositoryOwner(ctx context.Context, args loginArgs) (*ownerResolver, error) {
-	a, err := accounts.ByLogin(ctx, q.h.DB, args.Login)
+	a, err := accounts.ByLogin(ctx, q.handler(ctx).DB, args.Login)
 	if errors.Is(err, store.ErrNotFound) || err == nil && a.Type == accounts.TypeBot {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	return q.h.owner(a), nil
+	return q.handler(ctx).owner(a), nil
 }
 
 // repositoryArgs are the arguments of Query.repository.
@@ -73,7 +75,7 @@ type repositoryArgs struct {
 // rename unless followRenames is false); NOT_FOUND otherwise, as REST's
 // 404.
 func (q *root) Repository(ctx context.Context, args repositoryArgs) (*repositoryResolver, error) {
-	return q.h.repository(ctx, args.Owner, args.Name, args.FollowRenames)
+	return q.handler(ctx).repository(ctx, args.Owner, args.Name, args.FollowRenames)
 }
 
 // idArgs are the argument of node.
@@ -82,7 +84,7 @@ type idArgs struct{ ID gql.ID }
 // Node is the object of that node id when the caller sees it; NOT_FOUND
 // otherwise.
 func (q *root) Node(ctx context.Context, args idArgs) (*nodeResolver, error) {
-	return q.h.node(ctx, string(args.ID))
+	return q.handler(ctx).node(ctx, string(args.ID))
 }
 
 // idsArgs are the argument of nodes.
@@ -93,7 +95,7 @@ type idsArgs struct{ IDs []gql.ID }
 func (q *root) Nodes(ctx context.Context, args idsArgs) ([]*nodeResolver, error) {
 	out := make([]*nodeResolver, len(args.IDs))
 	for i, id := range args.IDs {
-		n, err := q.h.node(ctx, string(id))
+		n, err := q.handler(ctx).node(ctx, string(id))
 		if fe, ok := errors.AsType[*fieldError](err); ok {
 			requestFrom(ctx).itemError([]any{"nodes", i}, fe)
 			continue

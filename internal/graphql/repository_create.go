@@ -59,7 +59,7 @@ func (q *root) CreateRepository(ctx context.Context, args struct{ Input createRe
 		return nil, unprocessable("forgeapi grants a team a repository through PUT /orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}, not at creation: teamId is not supported.")
 	}
 	p := requestFrom(ctx).principal
-	owner, role, err := q.h.creationOwner(ctx, p, in.OwnerID)
+	owner, role, err := q.handler(ctx).creationOwner(ctx, p, in.OwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -73,15 +73,15 @@ func (q *root) CreateRepository(ctx context.Context, args struct{ Input createRe
 	if err := repos.CreateRefusal(p, owner, role, n.Private); err != nil {
 		return nil, serviceError(err)
 	}
-	actor, err := accounts.ByID(ctx, q.h.DB, p.Account.ID)
+	actor, err := accounts.ByID(ctx, q.handler(ctx).DB, p.Account.ID)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := q.h.Repos.Create(ctx, n, actor)
+	repo, err := q.handler(ctx).Repos.Create(ctx, n, actor)
 	if err != nil {
 		return nil, serviceError(err)
 	}
-	r, err := q.h.visibleRepository(ctx, repo)
+	r, err := q.handler(ctx).visibleRepository(ctx, repo)
 	if err != nil {
 		return nil, err
 	}

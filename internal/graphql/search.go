@@ -37,18 +37,18 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	if err != nil {
 		return nil, err
 	}
-	repo, err := q.h.repository(ctx, s.owner, s.name, true)
+	repo, err := q.handler(ctx).repository(ctx, s.owner, s.name, true)
 	if _, hidden := errors.AsType[*fieldError](err); hidden || err == nil && !mayReadPulls(requestFrom(ctx).principal, repo.r) {
 		return &searchConnection{pageOf([]*searchItemResolver{}, 0, 0)}, nil
 	} else if err != nil {
 		return nil, err
 	}
-	list, offset, total, err := q.h.Pulls.Find(ctx, repo.r, s.query, args.window)
+	list, offset, total, err := q.handler(ctx).Pulls.Find(ctx, repo.r, s.query, args.window)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*searchItemResolver, len(list))
-	for i, p := range q.h.pullPage(repo, list) {
+	for i, p := range q.handler(ctx).pullPage(repo, list) {
 		out[i] = &searchItemResolver{p}
 	}
 	return &searchConnection{pageOf(out, offset, total)}, nil
