@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -200,7 +201,20 @@ func (h *Handler) listAnnotations(w http.ResponseWriter, r *http.Request) error 
 // rerequestRun answers POST .../check-runs/{check_run_id}/rerequest: 201
 // with an empty object.
 func (h *Handler) rerequestRun(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpapi.PathInt64(r, "check_run_id")
+	return h.rerequest(w, r, "check_run_id", h.Service.RerequestRun)
+}
+
+// rerequestSuite answers POST .../check-suites/{check_suite_id}/rerequest,
+// as rerequestRun does a run.
+func (h *Handler) rerequestSuite(w http.ResponseWriter, r *http.Request) error {
+	return h.rerequest(w, r, "check_suite_id", h.Service.RerequestSuite)
+}
+
+// rerequest asks again for the run or suite whose id the path parameter
+// names, as the caller.
+func (h *Handler) rerequest(w http.ResponseWriter, r *http.Request, param string,
+	again func(context.Context, *repos.Repository, *accounts.Account, int64) error) error {
+	id, err := httpapi.PathInt64(r, param)
 	if err != nil {
 		return err
 	}
@@ -208,7 +222,7 @@ func (h *Handler) rerequestRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Service.RerequestRun(r.Context(), repos.From(r.Context()), actor, id); err != nil {
+	if err := again(r.Context(), repos.From(r.Context()), actor, id); err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, struct{}{})
@@ -318,23 +332,6 @@ func (h *Handler) getSuite(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, j)
-	return nil
-}
-
-// rerequestSuite answers POST .../check-suites/{check_suite_id}/rerequest.
-func (h *Handler) rerequestSuite(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpapi.PathInt64(r, "check_suite_id")
-	if err != nil {
-		return err
-	}
-	actor, err := h.actor(r)
-	if err != nil {
-		return err
-	}
-	if err := h.Service.RerequestSuite(r.Context(), repos.From(r.Context()), actor, id); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, struct{}{})
 	return nil
 }
 

@@ -79,6 +79,10 @@ func TestQueryLimits(t *testing.T) {
 			t.Errorf("%s:\n got %+v (data %v)\nwant %s %q", c.query, r.Errors, r.Data, c.typ, c.msg)
 		}
 	}
+	// Without first or last a connection answers its count.
+	if r := post(t, env, token, `{ viewer { repositories { totalCount } } }`, nil); len(r.Errors) != 0 || string(r.Data["viewer"]) != `{"repositories":{"totalCount":1}}` {
+		t.Errorf("repositories { totalCount }: %+v %s", r.Errors, r.Data["viewer"])
+	}
 	// An invalid query is refused for what makes it invalid first.
 	r := post(t, env, token, `{ viewer { repositories { nope } } }`, nil)
 	if len(r.Errors) != 1 || r.Errors[0].Type != "" {

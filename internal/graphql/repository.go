@@ -192,11 +192,8 @@ type repositoryOrder struct {
 }
 
 // repositories is owner's connection of repositories the caller sees,
-// filtered and ordered as args ask.
+// filtered and ordered as args ask (only counted without first or last).
 func (h *Handler) repositories(ctx context.Context, owner *accounts.Account, args repositoriesArgs) (*connection[*repositoryResolver], error) {
-	if err := args.check("repositories"); err != nil {
-		return nil, err
-	}
 	if args.Privacy != nil && args.Visibility != nil {
 		return nil, invalid("The privacy and visibility arguments cannot be combined.")
 	}
@@ -228,5 +225,5 @@ func (h *Handler) repositories(ctx context.Context, owner *accounts.Account, arg
 	if err := sortRepositories(ctx, shown, args.OrderBy); err != nil {
 		return nil, err
 	}
-	return paginate(shown, args.connectionArgs)
+	return pageList(shown, args.connectionArgs, "repositories")
 }
