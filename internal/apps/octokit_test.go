@@ -1,16 +1,11 @@
 package apps_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/webhooks"
@@ -46,37 +41,16 @@ func TestOctokitApp(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "app.pem")
 	apptest.Must(t, "key file", os.WriteFile(keyFile, a.PrivateKeyPEM, 0o600))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "octokit-app.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FORGEAPI_URL="+env.APIBase(), "APP_ID="+strconv.FormatInt(a.ID, 10),
+	node := apptest.StartNodeApp(t, dir, "octokit-app.mjs", "FORGEAPI_URL="+env.APIBase(), "APP_ID="+strconv.FormatInt(a.ID, 10),
 		"PRIVATE_KEY_FILE="+keyFile, "OWNER=acme", "REPO=widgets")
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	apptest.Must(t, "stdout", err)
-	apptest.Must(t, "start node", cmd.Start())
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || !strings.Contains(lines.Text(), `"ready":true`) {
-		_ = cmd.Wait()
-		t.Fatalf("octokit-app.mjs did not get ready: %q", lines.Text())
-	}
 
 	token := env.Token(octo, "repo")
 	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
 	sha := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
 	apptest.Git(t, work, "push", "-q", env.GitURL("acme", "widgets", "octo", token), "HEAD:refs/heads/main")
 
-	if !lines.Scan() {
-		t.Fatalf("octokit-app.mjs printed no summary: %v", lines.Err())
-	}
-	out := lines.Text()
-	apptest.Must(t, "node octokit-app.mjs", cmd.Wait())
-	t.Logf("octokit app summary: %s", out)
 	var s octokitAppSummary
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("summary %q: %v", out, err)
-	}
+	node.Summary(&s)
 	if s.Error != "" || len(s.Failures) > 0 {
 		t.Fatalf("octokit app: error %q, receiver failures %v", s.Error, s.Failures)
 	}

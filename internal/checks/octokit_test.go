@@ -1,16 +1,11 @@
 package checks_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/webhooks"
@@ -45,36 +40,16 @@ func TestOctokitCIApp(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "app.pem")
 	apptest.Must(t, "key file", os.WriteFile(keyFile, a.PrivateKeyPEM, 0o600))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "octokit-ci.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FORGEAPI_URL="+env.APIBase(), "APP_ID="+strconv.FormatInt(a.ID, 10),
+	node := apptest.StartNodeApp(t, dir, "octokit-ci.mjs", "FORGEAPI_URL="+env.APIBase(), "APP_ID="+strconv.FormatInt(a.ID, 10),
 		"PRIVATE_KEY_FILE="+keyFile, "OWNER=octo", "REPO=widgets")
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	apptest.Must(t, "stdout", err)
-	apptest.Must(t, "start node", cmd.Start())
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || !strings.Contains(lines.Text(), `"ready":true`) {
-		_ = cmd.Wait()
-		t.Fatalf("octokit-ci.mjs did not get ready: %q", lines.Text())
-	}
 
 	token := env.Token(octo, "repo")
 	work := apptest.WorkTree(t, map[string]string{"a.txt": "1\n"})
 	sha := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
 	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "widgets", "octo", token), "HEAD:refs/heads/main")
 
-	if !lines.Scan() {
-		t.Fatalf("octokit-ci.mjs printed no summary: %v", lines.Err())
-	}
-	out := lines.Text()
-	apptest.Must(t, "node octokit-ci.mjs", cmd.Wait())
 	var s octokitCISummary
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("summary %q: %v", out, err)
-	}
+	out := node.Summary(&s)
 	if s.Error != "" || len(s.Failures) > 0 || s.SuiteAction != "requested" || s.HeadSHA != sha ||
 		s.RunStatus != "in_progress" || s.Conclusion != "failure" || s.AppSlug != "octo-ci" {
 		t.Fatalf("octokit CI app: %s", out)

@@ -12,10 +12,10 @@
 // Environment: FORGEAPI_URL (the API base URL), APP_ID, PRIVATE_KEY_FILE
 // (PEM), OWNER, REPO.
 import fs from "node:fs";
-import http from "node:http";
 import { Octokit } from "@octokit/rest";
 import { createAppAuth } from "@octokit/auth-app";
 import { Webhooks } from "@octokit/webhooks";
+import { receiveAppWebhooks } from "./app-receiver.mjs";
 
 const { FORGEAPI_URL: baseUrl, APP_ID, PRIVATE_KEY_FILE, OWNER: owner, REPO: repo } = process.env;
 const appId = Number(APP_ID);
@@ -29,7 +29,7 @@ const summary = { failures: [] };
 function finish(extra) {
   clearTimeout(deadline);
   process.stdout.write(JSON.stringify({ ...summary, ...extra }) + "\n");
-  server.close();
+  server?.close();
   process.exit(0);
 }
 
@@ -53,37 +53,13 @@ async function onPush({ payload }) {
 
 const webhooks = new Webhooks({ secret });
 webhooks.on("push", (event) => onPush(event).catch((err) => finish({ error: String(err) })));
-const server = http.createServer((req, res) => {
-  let body = "";
-  req.setEncoding("utf8");
-  req.on("data", (chunk) => (body += chunk));
-  req.on("end", async () => {
-    try {
-      await webhooks.verifyAndReceive({
-        id: req.headers["x-github-delivery"],
-        name: req.headers["x-github-event"],
-        signature: req.headers["x-hub-signature-256"],
-        payload: body,
-      });
-      res.writeHead(200).end("ok");
-    } catch (err) {
-      summary.failures.push(String(err));
-      res.writeHead(400).end(String(err));
-    }
-  });
-});
-
+let server;
 try {
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  server = await receiveAppWebhooks({ app, webhooks, secret, summary });
   const { data: me } = await app.rest.apps.getAuthenticated();
   summary.slug = me.slug;
   const { data: inst } = await app.rest.apps.getRepoInstallation({ owner, repo });
   summary.installationId = inst.id;
-  // The body goes as data: octokit would take a url parameter for the
-  // request's own URL.
-  await app.request("PATCH /app/hook/config", {
-    data: { url: `http://127.0.0.1:${server.address().port}/webhook`, content_type: "json", secret },
-  });
   process.stdout.write(JSON.stringify({ ready: true }) + "\n");
 } catch (err) {
   finish({ error: String(err) });
