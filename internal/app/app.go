@@ -52,6 +52,7 @@ import (
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/reference"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
@@ -434,6 +435,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
+	area(docs.Reactions, (&reactions.Handler{Service: &reactions.Service{DB: a.DB}, Subjects: a.reactionSubjects()}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())

@@ -162,6 +162,8 @@ const (
 	noCommit = "A ref or revision that names no commit of the repository gets the platform's 422 \"No commit found " +
 		"for SHA: <ref>\", as the commits API answers it (the checks of a ref, the pull requests of a commit); the " +
 		"description documents only 200 (and 409)."
+	reactionAuthor = "A reaction is deleted by its author or a repository administrator: another caller gets 403 " +
+		"\"Must have admin rights to Repository.\"; the description documents only 204."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -169,6 +171,21 @@ const (
 // statusRules are the undocumented statuses accepted per operation, each
 // with its reason.
 var statusRules = []statusRule{
+	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/reactions", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
+	{"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
+	{"POST", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions/{reaction_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
+	{"POST", "/repos/{owner}/{repo}/comments/{comment_id}/reactions", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/comments/{comment_id}/reactions/{reaction_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/comments/{comment_id}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
+	{"POST", "/repos/{owner}/{repo}/releases/{release_id}/reactions", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/releases/{release_id}/reactions/{reaction_id}", 404, "Not Found", hidden},
+	{"DELETE", "/repos/{owner}/{repo}/releases/{release_id}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
 	{"GET", "/repos/{owner}/{repo}", 401, "Bad credentials", badCredentials},
 	{"GET", "/orgs/{org}", 401, "Bad credentials", badCredentials},
 	{"GET", "/repos/{owner}/{repo}/hooks", 401, "Bad credentials", badCredentials},

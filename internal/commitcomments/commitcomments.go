@@ -16,6 +16,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -40,6 +41,8 @@ type Comment struct {
 	// Association is the author's author_association with the
 	// repository.
 	Association string
+	// Reactions are the comment's reactions by content.
+	Reactions reactions.Counts
 }
 
 // Service stores commit comments and emits their events.
@@ -126,8 +129,12 @@ func (s *Service) Delete(ctx context.Context, repo *repos.Repository, actor *acc
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.ExecContext(ctx, `DELETE FROM commit_comments WHERE id = $1`, c.ID)
-	return store.Normalize(err)
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM commit_comments WHERE id = $1`, c.ID); err != nil {
+			return store.Normalize(err)
+		}
+		return reactions.DeleteFor(ctx, tx, reactions.CommitComment, c.ID)
+	})
 }
 
 // editable is the comment id when actor may change it.
@@ -167,7 +174,18 @@ func (s *Service) query(ctx context.Context, repo *repos.Repository, clause stri
 	if err := rows.Err(); err != nil {
 		return nil, store.Normalize(err)
 	}
-	return list, s.loadUsers(ctx, repo, list, users)
+	if err := s.loadUsers(ctx, repo, list, users); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	counts, err := reactions.CountsFor(ctx, s.DB, reactions.CommitComment, ids)
+	for _, c := range list {
+		c.Reactions = counts[c.ID]
+	}
+	return list, err
 }
 
 // loadUsers sets each comment's author and association, each account

@@ -4,12 +4,12 @@ import (
 	"strconv"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/wire"
 )
 
-// commentJSON is the platform's commit-comment object. It has no
-// reactions: forgeapi keeps no reactions yet.
+// commentJSON is the platform's commit-comment object.
 type commentJSON struct {
 	HTMLURL           string               `json:"html_url"`
 	URL               string               `json:"url"`
@@ -24,6 +24,7 @@ type commentJSON struct {
 	CreatedAt         wire.Time            `json:"created_at"`
 	UpdatedAt         wire.Time            `json:"updated_at"`
 	AuthorAssociation string               `json:"author_association"`
+	Reactions         reactions.Rollup     `json:"reactions"`
 }
 
 // toJSON renders a comment of repo; base is the API's base URL.
@@ -35,6 +36,7 @@ func toJSON(base string, repo *repos.Repository, c *Comment) commentJSON {
 		ID:      c.ID, NodeID: wire.NodeID("CC", c.ID), Body: c.Body, CommitID: c.CommitID,
 		CreatedAt: wire.T(c.CreatedAt), UpdatedAt: wire.T(c.UpdatedAt), AuthorAssociation: c.Association,
 	}
+	j.Reactions = c.Reactions.Rollup(j.URL)
 	if c.Path != "" {
 		j.Path = &c.Path
 	}

@@ -8,6 +8,7 @@ import (
 	gql "github.com/graph-gophers/graphql-go"
 
 	"forgeapi/internal/issues"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/wire"
 )
 
@@ -34,8 +35,10 @@ func (r *commentResolver) IncludesCreatedEdit() bool { return false }
 func (r *commentResolver) IsMinimized() bool         { return false }
 func (r *commentResolver) MinimizedReason() *string  { return nil }
 
-// ReactionGroups are empty groups, as the issue's.
-func (r *commentResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
+// ReactionGroups are the comment's reactions by content.
+func (r *commentResolver) ReactionGroups() *[]*reactionGroupResolver {
+	return r.h.reactionGroups(reactions.IssueComment, r.c.ID, r.c.Reactions, r)
+}
 
 // URL is the comment's place on the issue's page, as REST's html_url.
 func (r *commentResolver) URL(ctx context.Context) uri {
@@ -114,34 +117,6 @@ func (h *Handler) comments(ctx context.Context, issue *issueResolver, args comme
 	})
 	return paginate(nodes, args.connectionArgs)
 }
-
-// reactionContents are the ReactionContent values, in the platform's
-// order of reaction groups.
-var reactionContents = []string{"THUMBS_UP", "THUMBS_DOWN", "LAUGH", "HOORAY", "CONFUSED", "HEART", "ROCKET", "EYES"}
-
-// reactionGroups are the empty groups of a subject without reactions.
-func reactionGroups() *[]*reactionGroupResolver {
-	out := make([]*reactionGroupResolver, len(reactionContents))
-	for i, c := range reactionContents {
-		out[i] = &reactionGroupResolver{content: c}
-	}
-	return &out
-}
-
-// reactionGroupResolver resolves ReactionGroup: one content, no users.
-type reactionGroupResolver struct{ content string }
-
-func (r *reactionGroupResolver) Content() string { return r.content }
-
-// Users are the group's reacting users: none.
-func (r *reactionGroupResolver) Users(args connectionArgs) *reactingUsersResolver {
-	return &reactingUsersResolver{}
-}
-
-// reactingUsersResolver resolves ReactingUserConnection.
-type reactingUsersResolver struct{}
-
-func (r *reactingUsersResolver) TotalCount() int32 { return 0 }
 
 // projectCardsArgs are the arguments of Issue.projectCards.
 type projectCardsArgs struct {

@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -356,9 +357,10 @@ func (r *issueResolver) ViewerCanUpdate(ctx context.Context) (bool, error) {
 	return issues.CanTriage(ctx, r.h.DB, p, r.repo.role, r.repo.r)
 }
 
-// ReactionGroups are the issue's reactions by content: forgeapi keeps
-// none yet, so every group is empty, as REST's reactions counts are 0.
-func (r *issueResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
+// ReactionGroups are the issue's reactions by content.
+func (r *issueResolver) ReactionGroups() *[]*reactionGroupResolver {
+	return r.h.reactionGroups(reactions.Issue, r.is.ID, r.is.Reactions, r)
+}
 
 // ProjectCards are the issue's cards on classic projects: forgeapi has
 // no projects, so there are none.

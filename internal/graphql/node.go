@@ -74,6 +74,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return &nodeResolver{r}, nil
 	case "BPR":
 		return h.branchProtectionNode(ctx, dbID)
+	case "REA":
+		return h.reactionNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
 }
@@ -104,6 +106,11 @@ func (n *nodeResolver) ToRepository() (*repositoryResolver, bool) {
 func (n *nodeResolver) ToPullRequest() (*pullRequestResolver, bool) {
 	p, ok := n.node.(*pullRequestResolver)
 	return p, ok
+}
+
+func (n *nodeResolver) ToReaction() (*reactionResolver, bool) {
+	r, ok := n.node.(*reactionResolver)
+	return r, ok
 }
 
 func (n *nodeResolver) ToIssue() (*issueResolver, bool) {

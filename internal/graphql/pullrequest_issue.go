@@ -1,6 +1,10 @@
 package graphql
 
-import "context"
+import (
+	"context"
+
+	"forgeapi/internal/reactions"
+)
 
 // The fields a pull request shares with its issue (gh issue view asks
 // them of either, through issueOrPullRequest): they resolve as the
@@ -14,8 +18,11 @@ func (r *pullRequestResolver) issue() *issueResolver {
 func (r *pullRequestResolver) CreatedAt() dateTime           { return r.issue().CreatedAt() }
 func (r *pullRequestResolver) Author() *actorResolver        { return r.issue().Author() }
 func (r *pullRequestResolver) Milestone() *milestoneResolver { return r.issue().Milestone() }
+
+// ReactionGroups are the reactions to the pull request's issue by
+// content.
 func (r *pullRequestResolver) ReactionGroups() *[]*reactionGroupResolver {
-	return reactionGroups()
+	return r.h.reactionGroups(reactions.Issue, r.p.Issue.ID, r.p.Issue.Reactions, r)
 }
 
 func (r *pullRequestResolver) Assignees(args connectionArgs) (*connection[*userResolver], error) {

@@ -7,6 +7,7 @@ import (
 	gql "github.com/graph-gophers/graphql-go"
 
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/wire"
 )
 
@@ -170,8 +171,11 @@ func (r *reviewResolver) CreatedAt() dateTime               { return at(r.rv.Cre
 func (r *reviewResolver) SubmittedAt() *dateTime            { return optionalTime(r.rv.SubmittedAt) }
 func (r *reviewResolver) PullRequest() *pullRequestResolver { return r.pull }
 
-// ReactionGroups are the review's reactions by content.
-func (r *reviewResolver) ReactionGroups() *[]*reactionGroupResolver { return reactionGroups() }
+// ReactionGroups are the review's reactions by content: empty, as
+// forgeapi keeps no reactions to reviews (the REST API has none).
+func (r *reviewResolver) ReactionGroups() *[]*reactionGroupResolver {
+	return r.pull.h.reactionGroups("", r.rv.ID, reactions.Counts{}, r)
+}
 
 // Commit is the commit reviewed.
 func (r *reviewResolver) Commit() *commitResolver {

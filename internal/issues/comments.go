@@ -7,6 +7,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/events"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -118,6 +119,9 @@ func (s *Service) DeleteComment(ctx context.Context, repo *repos.Repository, act
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM issue_comments WHERE id = $1`, id); err != nil {
 			return store.Normalize(err)
+		}
+		if err := reactions.DeleteFor(ctx, tx, reactions.IssueComment, id); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE issues SET comments = comments - 1 WHERE id = $1`, c.IssueID); err != nil {
 			return store.Normalize(err)

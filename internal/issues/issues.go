@@ -14,6 +14,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/events"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/store"
 )
 
@@ -61,6 +62,8 @@ type Issue struct {
 	// MergedAt is when the pull request of this issue row was merged;
 	// nil for issues and unmerged pull requests.
 	MergedAt *time.Time
+	// Reactions are the issue's reactions by content.
+	Reactions reactions.Counts
 
 	userID, closedByID, milestoneID *int64
 }
@@ -90,7 +93,9 @@ type Comment struct {
 	Body                 string
 	Association          string
 	CreatedAt, UpdatedAt time.Time
-	userID               *int64
+	// Reactions are the comment's reactions by content.
+	Reactions reactions.Counts
+	userID    *int64
 }
 
 // Service stores issues and emits their events.

@@ -7,6 +7,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/wire"
 )
@@ -41,7 +42,7 @@ type issueJSON struct {
 	UpdatedAt         wire.Time             `json:"updated_at"`
 	ClosedBy          *accounts.SimpleUser  `json:"closed_by"`
 	AuthorAssociation string                `json:"author_association"`
-	Reactions         reactionsJSON         `json:"reactions"`
+	Reactions         reactions.Rollup      `json:"reactions"`
 	ViaApp            *struct{}             `json:"performed_via_github_app"`
 	// Repository is set in the lists across repositories.
 	Repository *repos.JSON `json:"repository,omitempty"`
@@ -55,21 +56,6 @@ type pullRequestRef struct {
 	DiffURL  string     `json:"diff_url"`
 	PatchURL string     `json:"patch_url"`
 	MergedAt *wire.Time `json:"merged_at"`
-}
-
-// reactionsJSON is the reaction rollup; forgeapi has no reactions, so
-// every count is 0.
-type reactionsJSON struct {
-	URL        string `json:"url"`
-	TotalCount int    `json:"total_count"`
-	PlusOne    int    `json:"+1"`
-	MinusOne   int    `json:"-1"`
-	Laugh      int    `json:"laugh"`
-	Confused   int    `json:"confused"`
-	Heart      int    `json:"heart"`
-	Hooray     int    `json:"hooray"`
-	Eyes       int    `json:"eyes"`
-	Rocket     int    `json:"rocket"`
 }
 
 // labelJSON is the platform's label object.
@@ -115,7 +101,7 @@ type commentJSON struct {
 	CreatedAt         wire.Time            `json:"created_at"`
 	UpdatedAt         wire.Time            `json:"updated_at"`
 	AuthorAssociation string               `json:"author_association"`
-	Reactions         reactionsJSON        `json:"reactions"`
+	Reactions         reactions.Rollup     `json:"reactions"`
 	ViaApp            *struct{}            `json:"performed_via_github_app"`
 }
 
@@ -151,7 +137,7 @@ func toIssueJSON(u urls, is *Issue) issueJSON {
 		Labels: make([]labelJSON, 0, len(is.Labels)), Assignees: make([]accounts.SimpleUser, 0, len(is.Assignees)),
 		Locked: is.Locked, ActiveLockReason: optional(is.LockReason), Comments: is.Comments,
 		ClosedAt: wire.TP(is.ClosedAt), CreatedAt: wire.T(is.CreatedAt), UpdatedAt: wire.T(is.UpdatedAt),
-		ClosedBy: simpleUser(u.base, is.ClosedBy), AuthorAssociation: is.Association, Reactions: reactions(api)}
+		ClosedBy: simpleUser(u.base, is.ClosedBy), AuthorAssociation: is.Association, Reactions: is.Reactions.Rollup(api)}
 	for _, lb := range is.Labels {
 		j.Labels = append(j.Labels, toLabelJSON(u, lb))
 	}
@@ -171,8 +157,6 @@ func toIssueJSON(u urls, is *Issue) issueJSON {
 	}
 	return j
 }
-
-func reactions(api string) reactionsJSON { return reactionsJSON{URL: api + "/reactions"} }
 
 func toLabelJSON(u urls, lb *Label) labelJSON {
 	return labelJSON{ID: lb.ID, NodeID: wire.NodeID("LA", lb.ID), URL: u.api + "/labels/" + pathEscape(lb.Name),
@@ -194,7 +178,7 @@ func toCommentJSON(u urls, c *Comment) commentJSON {
 	return commentJSON{ID: c.ID, NodeID: wire.NodeID("IC", c.ID), URL: api,
 		HTMLURL:  u.web + "/issues/" + strconv.FormatInt(c.IssueNumber, 10) + "#issuecomment-" + id,
 		IssueURL: u.api + "/issues/" + strconv.FormatInt(c.IssueNumber, 10), Body: c.Body, User: simpleUser(u.base, c.User),
-		CreatedAt: wire.T(c.CreatedAt), UpdatedAt: wire.T(c.UpdatedAt), AuthorAssociation: c.Association, Reactions: reactions(api)}
+		CreatedAt: wire.T(c.CreatedAt), UpdatedAt: wire.T(c.UpdatedAt), AuthorAssociation: c.Association, Reactions: c.Reactions.Rollup(api)}
 }
 
 // pathEscape escapes a label name for a URL path segment.

@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
-	"strings"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -140,7 +139,23 @@ func (l *loader) issues(ctx context.Context, list []*Issue) error {
 			byID[p.issue].Assignees = append(byID[p.issue].Assignees, a)
 		}
 	}
+	if err := l.issueReactions(ctx, list); err != nil {
+		return err
+	}
 	return l.labels(ctx, byID, ids)
+}
+
+// issueReactions counts the issues' reactions, in one query.
+func (l *loader) issueReactions(ctx context.Context, list []*Issue) error {
+	ids := make([]int64, len(list))
+	for i, is := range list {
+		ids[i] = is.ID
+	}
+	counts, err := reactions.CountsFor(ctx, l.q, reactions.Issue, ids)
+	for _, is := range list {
+		is.Reactions = counts[is.ID]
+	}
+	return err
 }
 
 // appendID appends *id when id is not nil.
@@ -212,7 +227,7 @@ func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Acco
 	}
 	if l.repo.Owner.IsOrg() {
 		members, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM org_members WHERE org_id = $1 AND user_id IN `+
-			inFrom(2, len(missing)), append([]any{l.repo.Owner.ID}, missing...)...))
+			store.In(2, len(missing)), append([]any{l.repo.Owner.ID}, missing...)...))
 		if err != nil {
 			return err
 		}
@@ -221,7 +236,7 @@ func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Acco
 		}
 	}
 	collaborators, err := collect(scanID)(l.q.QueryContext(ctx, store.Dynamic+`SELECT user_id FROM repo_collaborators WHERE repository_id = $1 AND user_id IN `+
-		inFrom(2, len(missing)), append([]any{l.repo.ID}, missing...)...))
+		store.In(2, len(missing)), append([]any{l.repo.ID}, missing...)...))
 	if err != nil {
 		return err
 	}
@@ -232,21 +247,7 @@ func (l *loader) prefetchAssociations(ctx context.Context, list []*accounts.Acco
 }
 
 // in is "($1, $2, ...)" for n values.
-func in(n int) string { return inFrom(1, n) }
-
-// inFrom is "($first, ...)" for n values.
-func inFrom(first, n int) string {
-	var b strings.Builder
-	b.WriteByte('(')
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(first+i))
-	}
-	b.WriteByte(')')
-	return b.String()
-}
+func in(n int) string { return store.In(1, n) }
 
 func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) error {
 	rows, err := l.q.QueryContext(ctx, store.Dynamic+`SELECT il.issue_id, `+labelColumns+` FROM issue_labels il JOIN labels l ON l.id = il.label_id
@@ -357,13 +358,19 @@ func (l *loader) comments(ctx context.Context, list []*Comment) error {
 	if err := l.prefetchAssociations(ctx, authors); err != nil {
 		return err
 	}
-	for _, c := range list {
+	ids := make([]int64, len(list))
+	for i, c := range list {
 		var err error
 		if c.Association, err = l.association(ctx, c.User); err != nil {
 			return err
 		}
+		ids[i] = c.ID
 	}
-	return nil
+	counts, err := reactions.CountsFor(ctx, l.q, reactions.IssueComment, ids)
+	for _, c := range list {
+		c.Reactions = counts[c.ID]
+	}
+	return err
 }
 
 const labelColumns = `l.id, l.repository_id, l.name, l.color, l.description`

@@ -9,6 +9,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -121,6 +122,9 @@ func (s *Service) UpdateComment(ctx context.Context, repo *repos.Repository, act
 		if body == nil {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM pull_request_review_comments WHERE id = $1`, c.ID); err != nil {
 				return store.Normalize(err)
+			}
+			if err := reactions.DeleteFor(ctx, tx, reactions.ReviewComment, c.ID); err != nil {
+				return err
 			}
 			out = c
 			return s.emitComment(ctx, tx, p, actor, "deleted", c, nil)

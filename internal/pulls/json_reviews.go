@@ -6,6 +6,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/wire"
 )
@@ -72,27 +73,13 @@ type commentJSON struct {
 	OriginalLine        *int                 `json:"original_line"`
 	Side                string               `json:"side"`
 	SubjectType         string               `json:"subject_type"`
-	Reactions           reactionsJSON        `json:"reactions"`
+	Reactions           reactions.Rollup     `json:"reactions"`
 }
 
 type commentLinks struct {
 	Self        link `json:"self"`
 	HTML        link `json:"html"`
 	PullRequest link `json:"pull_request"`
-}
-
-// reactionsJSON is the reaction rollup; forgeapi has no reactions.
-type reactionsJSON struct {
-	URL        string `json:"url"`
-	TotalCount int    `json:"total_count"`
-	PlusOne    int    `json:"+1"`
-	MinusOne   int    `json:"-1"`
-	Laugh      int    `json:"laugh"`
-	Confused   int    `json:"confused"`
-	Heart      int    `json:"heart"`
-	Hooray     int    `json:"hooray"`
-	Eyes       int    `json:"eyes"`
-	Rocket     int    `json:"rocket"`
 }
 
 func toCommentJSON(base string, repo *repos.Repository, number int64, c *ReviewComment) commentJSON {
@@ -106,5 +93,5 @@ func toCommentJSON(base string, repo *repos.Repository, number int64, c *ReviewC
 		InReplyToID: c.InReplyTo, User: simpleUser(base, c.User), Body: c.Body, CreatedAt: wire.T(c.CreatedAt),
 		UpdatedAt: wire.T(c.UpdatedAt), HTMLURL: html, PullRequestURL: pr, AuthorAssociation: c.Association,
 		Links: commentLinks{Self: link{self}, HTML: link{html}, PullRequest: link{pr}}, Line: c.Line, OriginalLine: c.Line,
-		Side: c.Side, SubjectType: "line", Reactions: reactionsJSON{URL: self + "/reactions"}}
+		Side: c.Side, SubjectType: "line", Reactions: c.Reactions.Rollup(self)}
 }

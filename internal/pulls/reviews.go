@@ -12,6 +12,7 @@ import (
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/protection"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -51,7 +52,9 @@ type ReviewComment struct {
 	DiffHunk, Body               string
 	Association                  string
 	CreatedAt, UpdatedAt         time.Time
-	userID                       *int64
+	// Reactions are the comment's reactions by content.
+	Reactions reactions.Counts
+	userID    *int64
 }
 
 // NewComment is a line comment asked for: Path and Line (on Side, RIGHT
@@ -119,7 +122,10 @@ func commentByID(ctx context.Context, q store.Q, repo *repos.Repository, id int6
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
-	c.User, c.Association, err = people(ctx, q, repo, c.userID)
+	if c.User, c.Association, err = people(ctx, q, repo, c.userID); err != nil {
+		return nil, err
+	}
+	c.Reactions, err = reactions.CountsOf(ctx, q, reactions.ReviewComment, c.ID)
 	return c, err
 }
 
@@ -446,10 +452,19 @@ func (s *Service) comments(ctx context.Context, q store.Q, repo *repos.Repositor
 		return nil, store.Normalize(err)
 	}
 	out, err := store.ScanAll(rows, nil, scanComment)
-	for _, c := range out {
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(out))
+	for i, c := range out {
 		if c.User, c.Association, err = people(ctx, q, repo, c.userID); err != nil {
 			return nil, err
 		}
+		ids[i] = c.ID
+	}
+	counts, err := reactions.CountsFor(ctx, q, reactions.ReviewComment, ids)
+	for _, c := range out {
+		c.Reactions = counts[c.ID]
 	}
 	return out, err
 }

@@ -1,6 +1,10 @@
 package store
 
-import "database/sql"
+import (
+	"database/sql"
+	"strconv"
+	"strings"
+)
 
 // Scanner is one row to scan: a *sql.Row or the current row of *sql.Rows.
 type Scanner interface{ Scan(dest ...any) error }
@@ -23,4 +27,20 @@ func ScanAll[T any](rows *sql.Rows, err error, scan func(Scanner) (T, error)) ([
 		out = append(out, v)
 	}
 	return out, Normalize(rows.Err())
+}
+
+// In is the list of n placeholders "($first, $first+1, ...)" for an IN
+// clause whose values are the query's arguments first to first+n-1.
+// A query built with it varies with n: prefix it with Dynamic.
+func In(first, n int) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+	}
+	b.WriteByte(')')
+	return b.String()
 }
