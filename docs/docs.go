@@ -44,6 +44,7 @@ const (
 	Markdown           = "markdown"
 	Deployments        = "deployments"
 	Reactions          = "reactions"
+	Notifications      = "notifications"
 )
 
 // Pages returns the names of every page, sorted.

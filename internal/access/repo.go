@@ -170,3 +170,11 @@ func ListedRepoRole(ctx context.Context, q store.Q, p *auth.Principal, repo *rep
 	}
 	return RepoRole(ctx, q, p, repo)
 }
+
+// UserRepoRole is the role the user a has on repo by their own standing
+// (owner, organization membership, collaborator permission, a public
+// repository), whatever token they may use: RepoRole of a principal
+// without a token.
+func UserRepoRole(ctx context.Context, q store.Q, a *accounts.Account, repo *repos.Repository) (auth.Role, error) {
+	return RepoRole(ctx, q, &auth.Principal{Account: &auth.Account{ID: a.ID, Login: a.Login, Type: a.Type}}, repo)
+}

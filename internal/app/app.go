@@ -46,6 +46,7 @@ import (
 	"forgeapi/internal/issues"
 	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/merges"
+	"forgeapi/internal/notifications"
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
@@ -395,6 +396,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
+	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
@@ -435,6 +437,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
+	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
 	area(docs.Reactions, (&reactions.Handler{Service: &reactions.Service{DB: a.DB}, Subjects: a.reactionSubjects()}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())

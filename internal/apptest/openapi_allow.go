@@ -171,6 +171,7 @@ const (
 // statusRules are the undocumented statuses accepted per operation, each
 // with its reason.
 var statusRules = []statusRule{
+	{"GET", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/reactions", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},

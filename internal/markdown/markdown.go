@@ -233,3 +233,14 @@ func unique[T comparable](list []T) []T {
 	}
 	return out
 }
+
+// Mentions returns the logins src mentions (@login outside code, links
+// and addresses, as GFM rendering links them), each once, in order.
+func Mentions(src []byte) ([]string, error) {
+	var logins []string
+	_, err := Render(src, Options{GFM: true, Resolve: func(found []string, _ []int64) (Resolved, error) {
+		logins = found
+		return Resolved{}, nil
+	}})
+	return logins, err
+}

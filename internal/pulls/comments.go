@@ -247,7 +247,7 @@ func (s *Service) reviewer(ctx context.Context, tx store.Q, p *PullRequest, logi
 // collaborates reports whether the user has push access or is a
 // collaborator or member of the owning organization.
 func collaborates(ctx context.Context, q store.Q, repo *repos.Repository, a *accounts.Account) (bool, error) {
-	role, err := access.RepoRole(ctx, q, &auth.Principal{Account: &auth.Account{ID: a.ID, Login: a.Login, Type: a.Type}}, repo)
+	role, err := access.UserRepoRole(ctx, q, a, repo)
 	if err != nil || role >= auth.RoleWrite {
 		return err == nil, err
 	}

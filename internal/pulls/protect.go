@@ -179,7 +179,7 @@ func canWrite(ctx context.Context, q store.Q, repo *repos.Repository, userID int
 	} else if err != nil {
 		return false, err
 	}
-	role, err := access.RepoRole(ctx, q, &auth.Principal{Account: &auth.Account{ID: u.ID, Login: u.Login, Type: u.Type}}, repo)
+	role, err := access.UserRepoRole(ctx, q, u, repo)
 	return role >= auth.RoleWrite, err
 }
 
