@@ -22,12 +22,9 @@ func operationalRoutes() []httpapi.Route {
 	}
 }
 
-// searchLimit is the platform's search budget per minute, which
-// GET /rate_limit reports.
-const searchLimit = 30
-
 // rateLimitStatus serves GET /rate_limit from the rate limiter: the
-// caller's budgets of the core REST API and of GraphQL's points. The
+// caller's budgets of the core REST API, of search and of GraphQL's
+// points. The
 // route is Uncounted, as on the platform: asking for the budget does not
 // spend it.
 func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
@@ -39,10 +36,10 @@ func rateLimitStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// forgeapi serves no search endpoint, so the search budget (the
-	// platform's 30 requests a minute) is never spent; clients read it.
-	search := map[string]any{"limit": searchLimit, "remaining": searchLimit, "used": 0,
-		"reset": time.Now().Add(time.Minute).Unix(), "resource": "search"}
+	search, err := rateResource(r, httpapi.Search)
+	if err != nil {
+		return err
+	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"resources": map[string]any{"core": core, "search": search, "graphql": graphql}, "rate": core})
 	return nil

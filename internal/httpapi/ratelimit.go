@@ -37,6 +37,9 @@ type RateResource struct {
 var (
 	Core    = &RateResource{Name: "core", Limit: AuthenticatedLimit, AnonymousLimit: AnonymousLimit, Window: rateWindow, id: 'c'}
 	GraphQL = &RateResource{Name: "graphql", Limit: AuthenticatedLimit, AnonymousLimit: 0, Window: rateWindow, id: 'g'}
+	// Search is the search API's budget: 30 requests a minute with
+	// credentials, 10 without, as the platform's.
+	Search = &RateResource{Name: "search", Limit: 30, AnonymousLimit: 10, Window: time.Minute, id: 's'}
 )
 
 // RateLimiter counts requests per caller in fixed windows, in memory.

@@ -51,6 +51,8 @@ func (h *Handler) Routes() []httpapi.Route {
 			Permissions: auth.Perm("issues:read"), TokenTypes: auth.UAT | auth.FPAT}},
 		{Method: "GET", Pattern: "/orgs/{org}/issues", Handle: h.listOrg, Auth: auth.Rule{Target: auth.TargetOrg,
 			Permissions: auth.Perm("issues:read"), TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/search/issues", Handle: h.searchIssues, Rate: httpapi.Search,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: repo + "/issues", Handle: h.list, Auth: read},
 		{Method: "POST", Pattern: repo + "/issues", Handle: h.create, Auth: write},
 		{Method: "GET", Pattern: issue, Handle: h.get, Auth: read},

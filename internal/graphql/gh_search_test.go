@@ -1,0 +1,49 @@
+package graphql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+)
+
+// TestGitHubCLISearch runs `gh search issues` and `gh search prs` (REST
+// GET /search/issues, which gh asks with its own qualifiers) against a
+// server on --tls self-signed: the issues and the draft pull request
+// come back by words, state and repository, and a private repository's
+// issue only to its owner.
+func TestGitHubCLISearch(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithTLS())
+	octo, bob := env.User("octo"), env.User("bob")
+	env.Repo(octo, "hello")
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo", "read:org")
+	run, _ := ghCLI(t, env, token)
+	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
+	rest := env.Client(token)
+	for _, is := range []struct{ repo, title string }{{"hello", "Crash on start"}, {"hello", "Docs typo"}, {"secret", "Crash leak"}} {
+		_, _, err := rest.Issues.Create(apptest.Ctx(), "octo", is.repo, github.CreateIssueRequest{Title: is.title})
+		apptest.Must(t, "issue", err)
+	}
+
+	out := run("search", "issues", "crash", "--repo", "octo/hello")
+	if !strings.Contains(out, "Crash on start") || strings.Contains(out, "Docs typo") || strings.Contains(out, "Crash leak") {
+		t.Fatalf("gh search issues crash --repo octo/hello:\n%s", out)
+	}
+	out = run("search", "issues", "crash", "--owner", "octo", "--state", "open")
+	if !strings.Contains(out, "Crash on start") || !strings.Contains(out, "Crash leak") {
+		t.Fatalf("gh search issues crash --owner octo (the owner sees secret):\n%s", out)
+	}
+	out = run("search", "prs", "--repo", "octo/hello", "--draft")
+	if !strings.Contains(out, "WIP") || strings.Contains(out, "Crash") {
+		t.Fatalf("gh search prs --draft:\n%s", out)
+	}
+	bobRun, _ := ghCLI(t, env, env.Token(bob, "repo"))
+	out = bobRun("search", "issues", "crash", "--owner", "octo")
+	if !strings.Contains(out, "Crash on start") || strings.Contains(out, "Crash leak") {
+		t.Fatalf("bob's search shows secret's issue:\n%s", out)
+	}
+}

@@ -1,0 +1,393 @@
+package issues
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/search"
+	"forgeapi/internal/store"
+)
+
+// MaxSearchResults is how deep a search pages, as the platform's: the
+// first 1,000 results.
+const MaxSearchResults = 1000
+
+// searchKeys are the qualifiers an issue search knows; others are words.
+var searchKeys = []string{"repo", "org", "user", "is", "type", "state", "author", "assignee", "mentions", "commenter",
+	"involves", "label", "milestone", "no", "head", "base", "in", "created", "updated", "closed", "merged", "comments",
+	"draft", "sort"}
+
+// Search is an issue search: the query read, and the private
+// repositories the caller may read (the public ones are searched too).
+type Search struct {
+	Query    search.Query
+	Readable []int64
+	Viewer   string // the caller's login, for @me; "" when anonymous
+	Sort     string // comments, created, updated; "" for best match
+	Desc     bool
+	Limit    int
+	Offset   int
+}
+
+// Search returns a page of the issues and pull requests that s selects,
+// completed as lists complete them, and how many it selects in all.
+func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error) {
+	q := &query{}
+	if err := s.conditions(q); err != nil {
+		return nil, 0, err
+	}
+	where := strings.Join(q.where, " AND ")
+	const from = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
+		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
+	var total int
+	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	f := Filter{Sort: s.Sort, Desc: s.Desc, Limit: s.Limit, Offset: s.Offset}
+	if f.Sort == "" || f.Sort == "created" {
+		f.Sort = "" // i.id, the order of creation
+	}
+	n := len(q.args)
+	args := append(q.args, s.Limit, s.Offset)
+	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+from+where+
+		` ORDER BY `+f.order()+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...))
+	if err != nil {
+		return nil, 0, err
+	}
+	return list, total, svc.completeAcross(ctx, list)
+}
+
+// conditions adds the search's selection to q: the repositories the
+// caller may read, then each qualifier and word.
+func (s Search) conditions(q *query) error {
+	readable := "r.private = FALSE"
+	if len(s.Readable) > 0 {
+		ids := make([]any, len(s.Readable))
+		for i, id := range s.Readable {
+			ids[i] = id
+		}
+		readable = "(r.private = FALSE OR r.id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + "))"
+		q.add(readable, ids...)
+	} else {
+		q.add(readable)
+	}
+	in := []string{"title", "body"}
+	if v := s.Query.Value("in"); v != "" {
+		in = strings.Split(strings.ToLower(v), ",")
+	}
+	for _, ql := range s.Query.Qualifiers {
+		cond, args, err := s.qualifier(ql)
+		if err != nil {
+			return err
+		}
+		if cond == "" {
+			continue
+		}
+		if ql.Negated {
+			cond = "NOT " + cond
+		}
+		q.add(cond, args...)
+	}
+	for _, t := range s.Query.Terms {
+		cond, args := textCondition(t.Text, in)
+		if t.Negated {
+			cond = "NOT " + cond
+		}
+		q.add(cond, args...)
+	}
+	return nil
+}
+
+// textCondition is a word or phrase held by the fields of in (title,
+// body, comments), case-insensitively.
+func textCondition(text string, in []string) (string, []any) {
+	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(text)) + "%"
+	var parts []string
+	var args []any
+	for _, field := range in {
+		switch field {
+		case "title":
+			parts, args = append(parts, `lower(i.title) LIKE ? ESCAPE '\'`), append(args, like)
+		case "body":
+			parts, args = append(parts, `lower(COALESCE(i.body, '')) LIKE ? ESCAPE '\'`), append(args, like)
+		case "comments":
+			parts, args = append(parts, `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ? ESCAPE '\')`), append(args, like)
+		}
+	}
+	if len(parts) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", args
+}
+
+// qualifier is the condition of one qualifier ("" for one that selects
+// nothing by itself, as in: and sort:); a value that cannot be read is a
+// 422 as the platform's.
+func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
+	v := ql.Value
+	if v == "@me" {
+		v = s.Viewer
+	}
+	lv := strings.ToLower(v)
+	switch ql.Key {
+	case "repo":
+		owner, name, ok := strings.Cut(lv, "/")
+		if !ok {
+			return "", nil, invalidQuery(ql)
+		}
+		return `(lower(o.login) = ? AND lower(r.name) = ?)`, []any{owner, name}, nil
+	case "org", "user":
+		return `lower(o.login) = ?`, []any{lv}, nil
+	case "is", "type", "state", "draft":
+		return isCondition(ql.Key, lv)
+	case "author":
+		return `i.user_id IN (SELECT id FROM accounts WHERE lower(login) = ?)`, []any{lv}, nil
+	case "assignee":
+		return `EXISTS (SELECT 1 FROM issue_assignees ia JOIN accounts a ON a.id = ia.user_id WHERE ia.issue_id = i.id AND lower(a.login) = ?)`, []any{lv}, nil
+	case "mentions":
+		like := "%@" + lv + "%"
+		return `(lower(COALESCE(i.body, '')) LIKE ? OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ?))`, []any{like, like}, nil
+	case "commenter":
+		return `EXISTS (SELECT 1 FROM issue_comments c JOIN accounts a ON a.id = c.user_id WHERE c.issue_id = i.id AND lower(a.login) = ?)`, []any{lv}, nil
+	case "involves":
+		like := "%@" + lv + "%"
+		return `(i.user_id IN (SELECT id FROM accounts WHERE lower(login) = ?) OR lower(COALESCE(i.body, '')) LIKE ?
+			OR EXISTS (SELECT 1 FROM issue_assignees ia JOIN accounts a ON a.id = ia.user_id WHERE ia.issue_id = i.id AND lower(a.login) = ?)
+			OR EXISTS (SELECT 1 FROM issue_comments c JOIN accounts a ON a.id = c.user_id WHERE c.issue_id = i.id AND lower(a.login) = ?))`,
+			[]any{lv, like, lv, lv}, nil
+	case "label":
+		names := strings.Split(lv, ",")
+		args := make([]any, len(names))
+		for i, n := range names {
+			args[i] = n
+		}
+		return `EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id AND lower(l.name) IN (` +
+			strings.TrimSuffix(strings.Repeat("?, ", len(args)), ", ") + `))`, args, nil
+	case "milestone":
+		return `i.milestone_id IN (SELECT m.id FROM milestones m WHERE lower(m.title) = ?)`, []any{lv}, nil
+	case "no":
+		switch lv {
+		case "label":
+			return `NOT EXISTS (SELECT 1 FROM issue_labels il WHERE il.issue_id = i.id)`, nil, nil
+		case "milestone":
+			return `i.milestone_id IS NULL`, nil, nil
+		case "assignee":
+			return `NOT EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id)`, nil, nil
+		}
+		return "", nil, invalidQuery(ql)
+	case "head":
+		return `lower(p.head_ref) = ?`, []any{lv}, nil
+	case "base":
+		return `lower(p.base_ref) = ?`, []any{lv}, nil
+	case "comments":
+		return rangeCondition("i.comments", ql, func(s string) (any, bool) {
+			n, err := strconv.Atoi(s)
+			return n, err == nil
+		})
+	case "created", "updated", "closed", "merged":
+		column := map[string]string{"created": "i.created_at", "updated": "i.updated_at", "closed": "i.closed_at", "merged": "p.merged_at"}[ql.Key]
+		from, to, ok := search.ParseRange(v).DateBounds()
+		if !ok {
+			return "", nil, invalidQuery(ql)
+		}
+		var conds []string
+		var args []any
+		if !from.IsZero() {
+			conds, args = append(conds, column+" >= ?"), append(args, from)
+		}
+		if !to.IsZero() {
+			conds, args = append(conds, column+" < ?"), append(args, to)
+		}
+		if len(conds) == 0 {
+			return column + " IS NOT NULL", nil, nil
+		}
+		return "(" + strings.Join(conds, " AND ") + ")", args, nil
+	}
+	return "", nil, nil // in:, sort:
+}
+
+// isCondition reads is:, type:, state: and draft:.
+func isCondition(key, v string) (string, []any, error) {
+	switch key + ":" + v {
+	case "is:issue", "type:issue":
+		return `i.is_pull_request = ?`, []any{false}, nil
+	case "is:pr", "type:pr":
+		return `i.is_pull_request = ?`, []any{true}, nil
+	case "is:open", "state:open":
+		return `i.state = 'open'`, nil, nil
+	case "is:closed", "state:closed":
+		return `i.state = 'closed'`, nil, nil
+	case "is:merged":
+		return `p.merged_at IS NOT NULL`, nil, nil
+	case "is:unmerged":
+		return `(p.id IS NOT NULL AND p.merged_at IS NULL AND i.state = 'closed')`, nil, nil
+	case "is:public":
+		return `r.private = ?`, []any{false}, nil
+	case "is:private":
+		return `r.private = ?`, []any{true}, nil
+	case "is:locked":
+		return `i.locked = ?`, []any{true}, nil
+	case "is:unlocked":
+		return `i.locked = ?`, []any{false}, nil
+	case "is:draft", "draft:true":
+		return `p.draft = ?`, []any{true}, nil
+	case "draft:false":
+		return `p.draft = ?`, []any{false}, nil
+	}
+	return "", nil, invalidQuery(search.Qualifier{Key: key, Value: v})
+}
+
+// rangeCondition is a numeric range qualifier on column.
+func rangeCondition(column string, ql search.Qualifier, parse func(string) (any, bool)) (string, []any, error) {
+	rg := search.ParseRange(ql.Value)
+	var conds []string
+	var args []any
+	for _, b := range []struct {
+		v         string
+		exclusive bool
+		op, opEx  string
+	}{{rg.Min, rg.MinExclusive, " >= ?", " > ?"}, {rg.Max, rg.MaxExclusive, " <= ?", " < ?"}} {
+		if b.v == "" {
+			continue
+		}
+		n, ok := parse(b.v)
+		if !ok {
+			return "", nil, invalidQuery(ql)
+		}
+		op := b.op
+		if b.exclusive {
+			op = b.opEx
+		}
+		conds, args = append(conds, column+op), append(args, n)
+	}
+	if len(conds) == 0 {
+		return "", nil, invalidQuery(ql)
+	}
+	return "(" + strings.Join(conds, " AND ") + ")", args, nil
+}
+
+// invalidQuery is the 422 of a qualifier whose value cannot be read.
+func invalidQuery(ql search.Qualifier) error {
+	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
+}
+
+// searchResultJSON is an issue search result: the issue with its score.
+type searchResultJSON struct {
+	issueJSON
+	Score float64 `json:"score"`
+}
+
+// searchIssues answers GET /search/issues: the issues and pull requests
+// of the repositories the caller may read that q selects, with
+// total_count and incomplete_results, sorted by sort (comments,
+// created, updated; best match, which forgeapi orders by creation, by
+// default) in order (desc by default), paged within the first 1,000.
+func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	qv := r.URL.Query()
+	text := qv.Get("q")
+	if strings.TrimSpace(text) == "" {
+		return apierr.Invalid("Search", "q", apierr.CodeMissing)
+	}
+	if len([]rune(text)) > search.MaxLength {
+		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	}
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	if page.Offset()+page.Limit() > MaxSearchResults {
+		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
+	}
+	s := Search{Query: search.Parse(text).Known(searchKeys...), Limit: page.Limit(), Offset: page.Offset(), Desc: true}
+	if s.Sort, s.Desc, err = searchOrder(qv.Get("sort"), qv.Get("order"), s.Query.Value("sort")); err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(ctx)
+	if !p.Anonymous() {
+		s.Viewer = p.Account.Login
+		if s.Readable, err = h.readablePrivate(ctx, p); err != nil {
+			return err
+		}
+	}
+	list, total, err := h.Service.Search(ctx, s)
+	if err != nil {
+		return err
+	}
+	items, err := h.withRepositories(r, list)
+	if err != nil {
+		return err
+	}
+	out := make([]searchResultJSON, len(items))
+	for i, j := range items {
+		j.Repository = nil
+		if j.Body == nil {
+			j.Body = new(string) // a search result's body is a string, as the description has it
+		}
+		out[i] = searchResultJSON{issueJSON: j, Score: 1}
+	}
+	httpapi.SetLinks(w, r, page, min(total, MaxSearchResults))
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": out,
+		"search_type": "lexical"})
+	return nil
+}
+
+// searchOrder reads sort and order (or a sort: qualifier such as
+// sort:updated-asc); a value the platform does not know is a 422.
+func searchOrder(sort, order, qualifier string) (string, bool, error) {
+	desc := order != "asc"
+	if order != "" && order != "asc" && order != "desc" {
+		return "", false, apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	}
+	if sort == "" && qualifier != "" {
+		sort, desc = qualifier, true
+		if s, ok := strings.CutSuffix(qualifier, "-asc"); ok {
+			sort, desc = s, false
+		} else {
+			sort = strings.TrimSuffix(qualifier, "-desc")
+		}
+	}
+	switch sort {
+	case "", "best-match", "created", "updated", "comments":
+		if sort == "best-match" {
+			sort = ""
+		}
+		return sort, desc, nil
+	}
+	return "", false, apierr.Invalid("Search", "sort", apierr.CodeInvalid)
+}
+
+// readablePrivate are the private repositories the caller may read: the
+// user's own, their organizations', those granted to them, as the
+// caller's token lets them see.
+func (h *Handler) readablePrivate(ctx context.Context, p *auth.Principal) ([]int64, error) {
+	rows, err := h.Service.DB.QueryContext(ctx, `SELECT r.id FROM repositories r WHERE r.private = $1 AND (r.owner_id = $2
+		OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2)
+		OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $2))`, true, p.Account.ID)
+	ids, err := store.ScanAll(rows, err, func(sc store.Scanner) (id int64, err error) { return id, sc.Scan(&id) })
+	if err != nil {
+		return nil, err
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		repo, err := repos.ByID(ctx, h.Service.DB, id)
+		if err != nil {
+			return nil, err
+		}
+		role, err := access.ListedRepoRole(ctx, h.Service.DB, p, repo)
+		if err != nil {
+			return nil, err
+		}
+		if role > auth.RoleNone {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

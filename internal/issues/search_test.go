@@ -1,0 +1,142 @@
+package issues_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+)
+
+// TestSearchIssues searches issues and pull requests through go-github
+// as bots and people do: a bot looks for its open pull request by head
+// branch before opening another; qualifiers (repo, org, user, is, state,
+// author, assignee, label and -label, no:, in:, comments, created),
+// words and "phrases", negation, sort and order, paging and
+// total_count. A private repository's issues count only for those who
+// may read it, and a query that cannot be read is a 422.
+func TestSearchIssues(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, bob, eve := env.User("octo"), env.User("bob"), env.User("eve")
+	env.Repo(octo, "hello")
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	bobC := env.Client(env.Token(bob, "public_repo"))
+	eveC := env.Client(env.Token(eve, "repo"))
+
+	mk := func(repo, title, body string, labels ...string) *github.Issue {
+		t.Helper()
+		is, _, err := c.Issues.Create(ctx, "octo", repo, github.CreateIssueRequest{Title: title, Body: github.Ptr(body), Labels: labels})
+		apptest.Must(t, "issue "+title, err)
+		return is
+	}
+	crash := mk("hello", "Crash on start", "A null pointer when the config is empty", "bug")
+	mk("hello", "Docs typo", "README says teh", "documentation")
+	mk("hello", "Crash in the parser", "Stack overflow", "bug", "wontfix")
+	mk("secret", "Crash leak", "private crash")
+	_, _, err := bobC.Issues.CreateComment(ctx, "octo", "hello", crash.GetNumber(), github.IssueCommentRequest{Body: "Me too"})
+	apptest.Must(t, "comment", err)
+	work := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
+	apptest.Commit(t, work, "Bump deps", map[string]string{"deps.txt": "v2\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/renovate/deps")
+
+	titles := func(t *testing.T, client *github.Client, q string, opts *github.SearchOptions) ([]string, int) {
+		t.Helper()
+		res, _, err := client.Search.Issues(ctx, q, opts)
+		apptest.Must(t, "search "+q, err)
+		var out []string
+		for _, is := range res.Issues {
+			out = append(out, is.GetTitle())
+		}
+		if res.GetIncompleteResults() {
+			t.Fatalf("%s: incomplete results", q)
+		}
+		return out, res.GetTotal()
+	}
+	apptest.Step(t, "a bot finds its pull request by head branch", func(t *testing.T) {
+		const q = "is:pr is:open head:renovate/deps repo:octo/hello"
+		if found, total := titles(t, c, q, nil); total != 0 || len(found) != 0 {
+			t.Fatalf("before opening: %v", found)
+		}
+		_, _, err := c.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Update dependencies"),
+			Head: "renovate/deps", Base: "main"})
+		apptest.Must(t, "open", err)
+		if found, total := titles(t, c, q, nil); total != 1 || found[0] != "Update dependencies" {
+			t.Fatalf("after opening: %v (%d)", found, total)
+		}
+		if found, _ := titles(t, c, "is:pr base:main repo:octo/hello", nil); len(found) != 1 {
+			t.Fatalf("base:main %v", found)
+		}
+	})
+	apptest.Step(t, "qualifiers and words", func(t *testing.T) {
+		for _, tc := range []struct {
+			q    string
+			want []string
+		}{
+			{"crash repo:octo/hello", []string{"Crash in the parser", "Crash on start"}},
+			{"crash -wontfix is:issue user:octo -label:wontfix -is:private", []string{"Crash on start"}},
+			{`"null pointer" org:octo`, []string{"Crash on start"}},
+			{"teh in:body is:issue repo:octo/hello", []string{"Docs typo"}},
+			{"teh in:title repo:octo/hello", nil},
+			{"label:bug label:wontfix repo:octo/hello", []string{"Crash in the parser"}},
+			{"is:issue no:label repo:octo/hello", nil},
+			{"commenter:bob repo:octo/hello", []string{"Crash on start"}},
+			{"comments:>=1 repo:octo/hello", []string{"Crash on start"}},
+			{"author:octo is:closed repo:octo/hello", nil},
+			{"is:issue created:>2000-01-01 label:documentation", []string{"Docs typo"}},
+			{"is:issue assignee:octo", nil},
+		} {
+			got, total := titles(t, c, tc.q, nil)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") || total != len(tc.want) {
+				t.Errorf("%q: %v (%d), want %v", tc.q, got, total, tc.want)
+			}
+		}
+	})
+	apptest.Step(t, "sort, order and pages", func(t *testing.T) {
+		got, _ := titles(t, c, "repo:octo/hello is:issue", &github.SearchOptions{Sort: "comments", Order: "desc"})
+		if got[0] != "Crash on start" {
+			t.Fatalf("by comments: %v", got)
+		}
+		got, _ = titles(t, c, "repo:octo/hello is:issue", &github.SearchOptions{Sort: "created", Order: "asc"})
+		if strings.Join(got, "|") != "Crash on start|Docs typo|Crash in the parser" {
+			t.Fatalf("created asc: %v", got)
+		}
+		res, resp, err := c.Search.Issues(ctx, "repo:octo/hello", &github.SearchOptions{ListOptions: github.ListOptions{PerPage: 2}})
+		apptest.Must(t, "page", err)
+		if res.GetTotal() != 4 || len(res.Issues) != 2 || resp.NextPage != 2 || res.Issues[0].GetRepositoryURL() == "" {
+			t.Fatalf("page of 2: %d %d next %d", res.GetTotal(), len(res.Issues), resp.NextPage)
+		}
+	})
+	apptest.Step(t, "private issues count only for readers", func(t *testing.T) {
+		if got, total := titles(t, c, "crash leak", nil); total != 1 || got[0] != "Crash leak" {
+			t.Fatalf("owner: %v", got)
+		}
+		for name, client := range map[string]*github.Client{"eve": eveC, "bob": bobC, "anonymous": env.Client("")} {
+			if got, total := titles(t, client, "crash", nil); total != 2 || strings.Contains(strings.Join(got, "|"), "leak") {
+				t.Errorf("%s sees %v (%d)", name, got, total)
+			}
+		}
+	})
+	apptest.Step(t, "refusals", func(t *testing.T) {
+		for _, q := range []string{"", "created:yesterday", "is:nonsense", "comments:>x", strings.Repeat("a", 257)} {
+			resp, body := env.Do("GET", "/search/issues?q="+q, token, nil)
+			if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), `"Validation Failed"`) {
+				t.Errorf("q=%.20s: %d %s", q, resp.StatusCode, body)
+			}
+		}
+		resp, _ := env.Do("GET", "/search/issues?q=crash&page=11&per_page=100", token, nil)
+		if resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("beyond 1000 results: %d", resp.StatusCode)
+		}
+		resp, _ = env.Do("GET", "/search/issues?q=crash&sort=stars", token, nil)
+		if resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("sort=stars: %d", resp.StatusCode)
+		}
+	})
+}
