@@ -10,10 +10,11 @@ import (
 )
 
 // TestGitHubCLISearch runs `gh search issues` and `gh search prs` (REST
-// GET /search/issues, which gh asks with its own qualifiers) against a
+// GET /search/issues, which gh asks with its own qualifiers) and
+// `gh issue list --label` and `--search` (GraphQL's search) against a
 // server on --tls self-signed: the issues and the draft pull request
-// come back by words, state and repository, and a private repository's
-// issue only to its owner.
+// come back by words, labels, state and repository, and a private
+// repository's issue only to its owner.
 func TestGitHubCLISearch(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithTLS())
@@ -21,11 +22,12 @@ func TestGitHubCLISearch(t *testing.T) {
 	env.Repo(octo, "hello")
 	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
 	token := env.Token(octo, "repo", "read:org")
-	run, _ := ghCLI(t, env, token)
+	run, host := ghCLI(t, env, token)
 	pushFeature(t, env, "hello", token, "-c", "http.sslCAInfo="+env.Main.CAFile())
 	rest := env.Client(token)
-	for _, is := range []struct{ repo, title string }{{"hello", "Crash on start"}, {"hello", "Docs typo"}, {"secret", "Crash leak"}} {
-		_, _, err := rest.Issues.Create(apptest.Ctx(), "octo", is.repo, github.CreateIssueRequest{Title: is.title})
+	for _, is := range []struct{ repo, title, label string }{{"hello", "Crash on start", "bug"}, {"hello", "Docs typo", "docs"},
+		{"secret", "Crash leak", "bug"}} {
+		_, _, err := rest.Issues.Create(apptest.Ctx(), "octo", is.repo, github.CreateIssueRequest{Title: is.title, Labels: []string{is.label}})
 		apptest.Must(t, "issue", err)
 	}
 
@@ -40,6 +42,15 @@ func TestGitHubCLISearch(t *testing.T) {
 	out = run("search", "prs", "--repo", "octo/hello", "--draft")
 	if !strings.Contains(out, "WIP") || strings.Contains(out, "Crash") {
 		t.Fatalf("gh search prs --draft:\n%s", out)
+	}
+	// gh issue list --label and --search ask GraphQL's search.
+	out = run("issue", "list", "--label", "bug", "--repo", host+"/octo/hello")
+	if !strings.Contains(out, "Crash on start") || strings.Contains(out, "Docs typo") || strings.Contains(out, "Crash leak") {
+		t.Fatalf("gh issue list --label bug:\n%s", out)
+	}
+	out = run("issue", "list", "--search", "typo", "--repo", host+"/octo/hello")
+	if !strings.Contains(out, "Docs typo") || strings.Contains(out, "Crash") {
+		t.Fatalf("gh issue list --search typo:\n%s", out)
 	}
 	bobRun, _ := ghCLI(t, env, env.Token(bob, "repo"))
 	out = bobRun("search", "issues", "crash", "--owner", "octo")

@@ -421,9 +421,25 @@ func TestSearchPullRequests(t *testing.T) {
 			t.Errorf("%s: %+v %s, want %s", query, r.Errors, r.Data["search"], want)
 		}
 	}
-	for _, query := range []string{"is:pr author:octo", "repo:octo/hello is:issue", "repo:octo/hello is:pr comments:>3"} {
-		if r := post(t, env, token, q, map[string]any{"q": query}); len(r.Errors) != 1 || r.Errors[0].Type != "INVALID_ARGUMENTS" {
-			t.Errorf("%s: %+v, want INVALID_ARGUMENTS", query, r)
+	// Any other search runs across repositories, as REST's search/issues.
+	_, _, err := env.Client(token).Issues.Create(apptest.Ctx(), "octo", "hello", github.CreateIssueRequest{Title: "A bug"})
+	apptest.Must(t, "issue", err)
+	const both = `query($q: String!) { search(query: $q, type: ISSUE, first: 10) { issueCount
+		nodes { __typename ... on PullRequest { number } ... on Issue { number title } } } }`
+	for query, want := range map[string]string{
+		"is:pr author:octo sort:created-asc": `{"issueCount":2,"nodes":[{"__typename":"PullRequest","number":1},{"__typename":"PullRequest","number":2}]}`,
+		"repo:octo/hello is:issue":           `{"issueCount":1,"nodes":[{"__typename":"Issue","number":3,"title":"A bug"}]}`,
+		"bug user:octo":                      `{"issueCount":1,"nodes":[{"__typename":"Issue","number":3,"title":"A bug"}]}`,
+		"repo:octo/hello is:pr comments:>3":  `{"issueCount":0,"nodes":[]}`,
+	} {
+		r := post(t, env, token, both, map[string]any{"q": query})
+		if len(r.Errors) != 0 || string(r.Data["search"]) != want {
+			t.Errorf("%s: %+v %s, want %s", query, r.Errors, r.Data["search"], want)
+		}
+	}
+	for _, query := range []string{"", "created:yesterday"} {
+		if r := post(t, env, token, q, map[string]any{"q": query}); len(r.Errors) != 1 {
+			t.Errorf("%q: %+v, want an error", query, r)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
 )
 
@@ -16,10 +17,11 @@ type searchArgs struct {
 	Type  string
 }
 
-// Search finds the pull requests of one repository that the query's
-// words and qualifiers select (pullSearch): what gh pr status and gh pr
-// list --search ask. What forgeapi cannot search yet (another type,
-// issues, no repo: qualifier, a qualifier it does not know) is
+// Search finds issues and pull requests (type ISSUE). A search of one
+// repository's pull requests (pullSearch: what gh pr status and gh pr
+// list --search ask, review-requested: included) runs on pulls.Find;
+// any other runs on issues.Service.Search, across every repository the
+// caller may read, as REST's GET /search/issues does. Another type is
 // INVALID_ARGUMENTS, never a wrong answer; a repository the caller may
 // not read has no results, as on the platform.
 func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, error) {
@@ -35,7 +37,7 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	}
 	s, err := parseSearch(args.Query, viewer)
 	if err != nil {
-		return nil, err
+		return q.handler(ctx).searchIssues(ctx, args)
 	}
 	repo, err := q.handler(ctx).repository(ctx, s.owner, s.name, true)
 	if _, hidden := errors.AsType[*fieldError](err); hidden || err == nil && !mayReadPulls(requestFrom(ctx).principal, repo.r) {
@@ -49,9 +51,57 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	}
 	out := make([]*searchItemResolver, len(list))
 	for i, p := range q.handler(ctx).pullPage(repo, list) {
-		out[i] = &searchItemResolver{p}
+		out[i] = &searchItemResolver{pull: p}
 	}
 	return &searchConnection{pageOf(out, offset, total)}, nil
+}
+
+// searchIssues runs a search on issues.Service.Search: its items are
+// Issue and PullRequest nodes.
+func (h *Handler) searchIssues(ctx context.Context, args searchArgs) (*searchConnection, error) {
+	s, err := h.Issues.NewSearch(ctx, requestFrom(ctx).principal, args.Query, "", "")
+	if err != nil {
+		return nil, serviceError(err)
+	}
+	var start int
+	s.Window = func(total int) (int, int, error) {
+		from, end, err := args.window(total)
+		start = from
+		return from, end, err
+	}
+	list, total, err := h.Issues.Search(ctx, s)
+	if err != nil {
+		return nil, serviceError(err)
+	}
+	out := make([]*searchItemResolver, 0, len(list))
+	for _, is := range list {
+		item, err := h.searchItem(ctx, is)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	return &searchConnection{pageOf(out, start, total)}, nil
+}
+
+// searchItem is an issue found, as an Issue or a PullRequest.
+func (h *Handler) searchItem(ctx context.Context, is *issues.Issue) (*searchItemResolver, error) {
+	repo, err := h.Issues.RepoOf(ctx, is)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.visibleRepository(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if !is.PullRequest {
+		return &searchItemResolver{issue: &issueResolver{h: h, is: is, repo: r}}, nil
+	}
+	n, err := h.pullOfIssue(ctx, repo, is.Number)
+	if err != nil {
+		return nil, err
+	}
+	return &searchItemResolver{pull: n.node.(*pullRequestResolver)}, nil
 }
 
 // pullSearch is a search query read: the repository and the selection.
@@ -159,14 +209,19 @@ type searchConnection struct {
 func (c *searchConnection) IssueCount() int32 { return c.TotalCount() }
 
 // searchItemResolver resolves the SearchResultItem union: a pull
-// request.
-type searchItemResolver struct{ pull *pullRequestResolver }
+// request or an issue.
+type searchItemResolver struct {
+	pull  *pullRequestResolver
+	issue *issueResolver
+}
 
-func (r *searchItemResolver) ToPullRequest() (*pullRequestResolver, bool)   { return r.pull, true }
+func (r *searchItemResolver) ToPullRequest() (*pullRequestResolver, bool) {
+	return r.pull, r.pull != nil
+}
 func (r *searchItemResolver) ToRepository() (*repositoryResolver, bool)     { return nil, false }
 func (r *searchItemResolver) ToUser() (*userResolver, bool)                 { return nil, false }
 func (r *searchItemResolver) ToOrganization() (*organizationResolver, bool) { return nil, false }
-func (r *searchItemResolver) ToIssue() (*issueResolver, bool)               { return nil, false }
+func (r *searchItemResolver) ToIssue() (*issueResolver, bool)               { return r.issue, r.issue != nil }
 
 // BaseRef is the base branch, null when it no longer exists.
 func (r *pullRequestResolver) BaseRef() (*refResolver, error) {

@@ -34,6 +34,34 @@ type Search struct {
 	Desc     bool
 	Limit    int
 	Offset   int
+	// Window, when set, picks the page from the total instead of Limit
+	// and Offset: the results [start, end) (GraphQL's connections).
+	Window func(total int) (start, end int, err error)
+}
+
+// NewSearch reads a search's query text, sort and order (sort and order
+// may be "": a sort: qualifier or best match, descending) for the caller
+// p; the private repositories p may read are looked up. A query that is
+// empty or too long, or an unknown sort, is a 422.
+func (svc *Service) NewSearch(ctx context.Context, p *auth.Principal, text, sort, order string) (Search, error) {
+	if strings.TrimSpace(text) == "" {
+		return Search{}, apierr.Invalid("Search", "q", apierr.CodeMissing)
+	}
+	if len([]rune(text)) > search.MaxLength {
+		return Search{}, apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	}
+	s := Search{Query: search.Parse(text).Known(searchKeys...)}
+	var err error
+	if s.Sort, s.Desc, err = searchOrder(sort, order, s.Query.Value("sort")); err != nil {
+		return Search{}, err
+	}
+	if !p.Anonymous() {
+		s.Viewer = p.Account.Login
+		if s.Readable, err = svc.readablePrivate(ctx, p); err != nil {
+			return Search{}, err
+		}
+	}
+	return s, nil
 }
 
 // Search returns a page of the issues and pull requests that s selects,
@@ -49,6 +77,16 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 	var total int
 	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
 		return nil, 0, store.Normalize(err)
+	}
+	if s.Window != nil {
+		start, end, err := s.Window(total)
+		if err != nil {
+			return nil, 0, err
+		}
+		s.Offset, s.Limit = start, end-start
+	}
+	if s.Limit <= 0 {
+		return []*Issue{}, total, nil
 	}
 	f := Filter{Sort: s.Sort, Desc: s.Desc, Limit: s.Limit, Offset: s.Offset}
 	if f.Sort == "" || f.Sort == "created" {
@@ -292,12 +330,9 @@ type searchResultJSON struct {
 func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	qv := r.URL.Query()
-	text := qv.Get("q")
-	if strings.TrimSpace(text) == "" {
-		return apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	s, err := h.Service.NewSearch(ctx, auth.PrincipalFrom(ctx), qv.Get("q"), qv.Get("sort"), qv.Get("order"))
+	if err != nil {
+		return err
 	}
 	page, err := httpapi.ParsePage(r)
 	if err != nil {
@@ -306,17 +341,7 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	if page.Offset()+page.Limit() > MaxSearchResults {
 		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
 	}
-	s := Search{Query: search.Parse(text).Known(searchKeys...), Limit: page.Limit(), Offset: page.Offset(), Desc: true}
-	if s.Sort, s.Desc, err = searchOrder(qv.Get("sort"), qv.Get("order"), s.Query.Value("sort")); err != nil {
-		return err
-	}
-	p := auth.PrincipalFrom(ctx)
-	if !p.Anonymous() {
-		s.Viewer = p.Account.Login
-		if s.Readable, err = h.readablePrivate(ctx, p); err != nil {
-			return err
-		}
-	}
+	s.Limit, s.Offset = page.Limit(), page.Offset()
 	list, total, err := h.Service.Search(ctx, s)
 	if err != nil {
 		return err
@@ -367,8 +392,8 @@ func searchOrder(sort, order, qualifier string) (string, bool, error) {
 // readablePrivate are the private repositories the caller may read: the
 // user's own, their organizations', those granted to them, as the
 // caller's token lets them see.
-func (h *Handler) readablePrivate(ctx context.Context, p *auth.Principal) ([]int64, error) {
-	rows, err := h.Service.DB.QueryContext(ctx, `SELECT r.id FROM repositories r WHERE r.private = $1 AND (r.owner_id = $2
+func (svc *Service) readablePrivate(ctx context.Context, p *auth.Principal) ([]int64, error) {
+	rows, err := svc.DB.QueryContext(ctx, `SELECT r.id FROM repositories r WHERE r.private = $1 AND (r.owner_id = $2
 		OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2)
 		OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $2))`, true, p.Account.ID)
 	ids, err := store.ScanAll(rows, err, func(sc store.Scanner) (id int64, err error) { return id, sc.Scan(&id) })
@@ -377,11 +402,11 @@ func (h *Handler) readablePrivate(ctx context.Context, p *auth.Principal) ([]int
 	}
 	out := ids[:0]
 	for _, id := range ids {
-		repo, err := repos.ByID(ctx, h.Service.DB, id)
+		repo, err := repos.ByID(ctx, svc.DB, id)
 		if err != nil {
 			return nil, err
 		}
-		role, err := access.ListedRepoRole(ctx, h.Service.DB, p, repo)
+		role, err := access.ListedRepoRole(ctx, svc.DB, p, repo)
 		if err != nil {
 			return nil, err
 		}
