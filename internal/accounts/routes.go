@@ -27,6 +27,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/users/{username}", Handle: h.getUser,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/users", Handle: h.listUsers, Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/search/users", Handle: h.searchUsers, Rate: httpapi.Search,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/user/{account_id}", Handle: h.getUserByID, Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/orgs/{org}", Handle: h.getOrg,
 			Auth: auth.Rule{Target: auth.TargetOrg, Public: true, TokenTypes: auth.AllTokenTypes}},

@@ -146,7 +146,7 @@ func (s Search) conditions(q *query) error {
 // textCondition is a word or phrase held by the fields of in (title,
 // body, comments), case-insensitively.
 func textCondition(text string, in []string) (string, []any) {
-	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(text)) + "%"
+	like := search.Like(text)
 	var parts []string
 	var args []any
 	for _, field := range in {
@@ -225,28 +225,18 @@ func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
 	case "base":
 		return `lower(p.base_ref) = ?`, []any{lv}, nil
 	case "comments":
-		return rangeCondition("i.comments", ql, func(s string) (any, bool) {
-			n, err := strconv.Atoi(s)
-			return n, err == nil
-		})
-	case "created", "updated", "closed", "merged":
-		column := map[string]string{"created": "i.created_at", "updated": "i.updated_at", "closed": "i.closed_at", "merged": "p.merged_at"}[ql.Key]
-		from, to, ok := search.ParseRange(v).DateBounds()
+		cond, args, ok := search.IntCondition("i.comments", ql.Value)
 		if !ok {
 			return "", nil, invalidQuery(ql)
 		}
-		var conds []string
-		var args []any
-		if !from.IsZero() {
-			conds, args = append(conds, column+" >= ?"), append(args, from)
+		return cond, args, nil
+	case "created", "updated", "closed", "merged":
+		column := map[string]string{"created": "i.created_at", "updated": "i.updated_at", "closed": "i.closed_at", "merged": "p.merged_at"}[ql.Key]
+		cond, args, ok := search.DateCondition(column, v)
+		if !ok {
+			return "", nil, invalidQuery(ql)
 		}
-		if !to.IsZero() {
-			conds, args = append(conds, column+" < ?"), append(args, to)
-		}
-		if len(conds) == 0 {
-			return column + " IS NOT NULL", nil, nil
-		}
-		return "(" + strings.Join(conds, " AND ") + ")", args, nil
+		return cond, args, nil
 	}
 	return "", nil, nil // in:, sort:
 }
@@ -280,35 +270,6 @@ func isCondition(key, v string) (string, []any, error) {
 		return `p.draft = ?`, []any{false}, nil
 	}
 	return "", nil, invalidQuery(search.Qualifier{Key: key, Value: v})
-}
-
-// rangeCondition is a numeric range qualifier on column.
-func rangeCondition(column string, ql search.Qualifier, parse func(string) (any, bool)) (string, []any, error) {
-	rg := search.ParseRange(ql.Value)
-	var conds []string
-	var args []any
-	for _, b := range []struct {
-		v         string
-		exclusive bool
-		op, opEx  string
-	}{{rg.Min, rg.MinExclusive, " >= ?", " > ?"}, {rg.Max, rg.MaxExclusive, " <= ?", " < ?"}} {
-		if b.v == "" {
-			continue
-		}
-		n, ok := parse(b.v)
-		if !ok {
-			return "", nil, invalidQuery(ql)
-		}
-		op := b.op
-		if b.exclusive {
-			op = b.opEx
-		}
-		conds, args = append(conds, column+op), append(args, n)
-	}
-	if len(conds) == 0 {
-		return "", nil, invalidQuery(ql)
-	}
-	return "(" + strings.Join(conds, " AND ") + ")", args, nil
 }
 
 // invalidQuery is the 422 of a qualifier whose value cannot be read.

@@ -7,6 +7,7 @@ package search
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -213,4 +214,61 @@ func (r Range) DateBounds() (from, to time.Time, ok bool) {
 		}
 	}
 	return from, to, true
+}
+
+// IntCondition is the SQL condition of a numeric range qualifier's value
+// on column, with ? for its arguments (column >= ?, column < ?, ...); ok
+// is false for a value that is not a range of integers.
+func IntCondition(column, value string) (cond string, args []any, ok bool) {
+	rg := ParseRange(value)
+	var conds []string
+	for _, b := range []struct {
+		v         string
+		exclusive bool
+		op, opEx  string
+	}{{rg.Min, rg.MinExclusive, " >= ?", " > ?"}, {rg.Max, rg.MaxExclusive, " <= ?", " < ?"}} {
+		if b.v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(b.v)
+		if err != nil {
+			return "", nil, false
+		}
+		op := b.op
+		if b.exclusive {
+			op = b.opEx
+		}
+		conds, args = append(conds, column+op), append(args, n)
+	}
+	if len(conds) == 0 {
+		return "", nil, false
+	}
+	return "(" + strings.Join(conds, " AND ") + ")", args, true
+}
+
+// DateCondition is the SQL condition of a date range qualifier's value on
+// column, with ? for its arguments; an unbounded range is column IS NOT
+// NULL. ok is false for a value that is not a date range.
+func DateCondition(column, value string) (cond string, args []any, ok bool) {
+	from, to, ok := ParseRange(value).DateBounds()
+	if !ok {
+		return "", nil, false
+	}
+	var conds []string
+	if !from.IsZero() {
+		conds, args = append(conds, column+" >= ?"), append(args, from)
+	}
+	if !to.IsZero() {
+		conds, args = append(conds, column+" < ?"), append(args, to)
+	}
+	if len(conds) == 0 {
+		return column + " IS NOT NULL", nil, true
+	}
+	return "(" + strings.Join(conds, " AND ") + ")", args, true
+}
+
+// Like is the LIKE pattern (with ESCAPE '\') of text anywhere in a
+// lowercased column.
+func Like(text string) string {
+	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(text)) + "%"
 }
