@@ -43,6 +43,7 @@ const (
 	BranchProtection   = "branch-protection"
 	Markdown           = "markdown"
 	Deployments        = "deployments"
+	Releases           = "releases"
 )
 
 // Pages returns the names of every page, sorted.

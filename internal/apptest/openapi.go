@@ -66,6 +66,9 @@ func (d *description) load() (routers.Router, error) {
 		doc.Servers = nil
 		for _, item := range doc.Paths.Map() {
 			item.Servers = nil
+			for _, op := range item.Operations() {
+				op.Servers = nil // the upload operation's uploads host
+			}
 		}
 		d.doc = doc
 		d.router, d.err = gorillamux.NewRouter(doc)
@@ -313,9 +316,13 @@ func (v *Validator) find(req *http.Request, p string) (*routers.Route, map[strin
 }
 
 // platformPath maps the spec's path names to the platform's: the API
-// under /api/v3 is the same API, and the assistant product is copilot.
+// under /api/v3 is the same API, uploads under /api/uploads are the
+// platform's uploads host, and the assistant product is copilot.
 func platformPath(p string) string {
 	p = strings.TrimPrefix(p, "/api/v3")
+	if rest, ok := strings.CutPrefix(p, "/api/uploads/"); ok {
+		p = "/" + rest // the self-managed edition's upload host: the asset upload
+	}
 	if p == "" {
 		p = "/"
 	}
