@@ -126,6 +126,11 @@ func (n *nodeResolver) ToLabel() (*labelResolver, bool) {
 	return l, ok
 }
 
+func (n *nodeResolver) ToRelease() (*releaseResolver, bool) {
+	r, ok := n.node.(*releaseResolver)
+	return r, ok
+}
+
 func (n *nodeResolver) ToDeployment() (*deploymentResolver, bool) {
 	d, ok := n.node.(*deploymentResolver)
 	return d, ok

@@ -380,3 +380,21 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, repo *repos.Repository
 	}
 	return nil
 }
+
+// ByTagName returns the repository's release of the tag, drafts too when
+// withDrafts (GraphQL's Repository.release).
+func (s *Service) ByTagName(ctx context.Context, repo *repos.Repository, tag string, withDrafts bool) (*Release, error) {
+	return s.one(ctx, s.DB, `WHERE repository_id = $1 AND tag_name = $2`+draftFilter(withDrafts), repo.ID, tag)
+}
+
+// All returns up to limit of the repository's releases, newest first
+// (drafts only when withDrafts).
+func (s *Service) All(ctx context.Context, repo *repos.Repository, withDrafts bool, limit int) ([]*Release, error) {
+	list, _, err := s.List(ctx, repo, withDrafts, httpapi.Page{Page: 1, PerPage: limit})
+	return list, err
+}
+
+// HTMLURL is the web page of the release.
+func HTMLURL(base string, repo *repos.Repository, r *Release) string {
+	return toJSON(base, repo, r).HTMLURL
+}
