@@ -1,7 +1,6 @@
 package releases_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/webhooks"
 )
@@ -42,16 +42,16 @@ func sum(t testing.TB, r io.Reader) string {
 }
 
 // project pushes a repository octo/hello with two commits on main and
-// returns its work tree and the token of its owner.
-func project(t *testing.T, env *apptest.Env) (dir, token string) {
+// returns its owner, its work tree and a token of its owner.
+func project(t *testing.T, env *apptest.Env) (octo *accounts.Account, dir, token string) {
 	t.Helper()
-	octo := env.User("octo")
+	octo = env.User("octo")
 	env.Repo(octo, "hello")
 	token = env.Token(octo, "repo", "admin:repo_hook")
 	dir = apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
 	apptest.Commit(t, dir, "Second", map[string]string{"main.go": "package main\n"})
 	apptest.Git(t, dir, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
-	return dir, token
+	return octo, dir, token
 }
 
 // TestGoreleaserStyleRelease releases as goreleaser does, with go-github:
@@ -66,7 +66,7 @@ func TestGoreleaserStyleRelease(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	ctx := apptest.Ctx()
-	dir, token := project(t, env)
+	_, dir, token := project(t, env)
 	head := strings.TrimSpace(apptest.Git(t, dir, "rev-parse", "HEAD"))
 	c := env.Client(token)
 	rc := apptest.NewReceiver(t, "s")
@@ -211,5 +211,3 @@ func isValidation(err error, field, code string) bool {
 	}
 	return false
 }
-
-var _ = bytes.NewReader
