@@ -74,6 +74,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return &nodeResolver{r}, nil
 	case "BPR":
 		return h.branchProtectionNode(ctx, dbID)
+	case "RE":
+		return h.releaseNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
 }

@@ -9,6 +9,7 @@ import (
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/releases"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -168,4 +169,33 @@ func (r *releaseResolver) Author() *userResolver {
 		return nil
 	}
 	return &userResolver{r.repo.h.account(r.rel.Author)}
+}
+
+// releaseNode resolves a release's node id for a caller who sees its
+// repository (a draft: with push access) and may read its contents.
+func (h *Handler) releaseNode(ctx context.Context, id int64) (*nodeResolver, error) {
+	repoID, err := h.Releases.RepositoryOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := repos.ByID(ctx, h.DB, repoID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.visibleRepository(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if !mayRead(requestFrom(ctx).principal, repo, "contents:read") {
+		return nil, store.ErrNotFound
+	}
+	rel, err := h.Releases.Get(ctx, repo, id, r.seesDrafts())
+	if err != nil {
+		return nil, err
+	}
+	latest, err := r.latestReleaseID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeResolver{&releaseResolver{repo: r, rel: rel, latest: rel.ID == latest}}, nil
 }

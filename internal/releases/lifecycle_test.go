@@ -148,6 +148,21 @@ func TestReleaseLifecycle(t *testing.T) {
 			t.Fatalf("page 1: %d releases, next %d", len(list), resp.NextPage)
 		}
 	})
+	apptest.Step(t, "GraphQL", func(t *testing.T) {
+		q := `{"query":"{ repository(owner: \"octo\", name: \"hello\") { latestRelease { tagName isLatest } ` +
+			`release(tagName: \"v1.0.0\") { databaseId name isDraft isLatest } ` +
+			`releases(first: 2) { totalCount nodes { tagName isPrerelease isLatest author { login } } } } ` +
+			`node(id: \"` + v11.GetNodeID() + `\") { ... on Release { tagName isPrerelease } } }"}`
+		resp, body := env.DoJSON("POST", "/api/graphql", token, q)
+		want := `{"data":{"repository":{"latestRelease":{"tagName":"v2.1.0","isLatest":true},` +
+			`"release":{"databaseId":` + itoa(v1.GetID()) + `,"name":"Uno","isDraft":false,"isLatest":false},` +
+			`"releases":{"totalCount":4,"nodes":[{"tagName":"v2.1.0","isPrerelease":false,"isLatest":true,"author":{"login":"octo"}},` +
+			`{"tagName":"v2.0.0","isPrerelease":false,"isLatest":false,"author":{"login":"octo"}}]}},` +
+			`"node":{"tagName":"v1.1.0-rc.1","isPrerelease":true}}}`
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != want {
+			t.Fatalf("GraphQL: %d\n%s\nwant\n%s", resp.StatusCode, body, want)
+		}
+	})
 	apptest.Step(t, "deleted", func(t *testing.T) {
 		_, err := c.Repositories.DeleteRelease(ctx, "octo", "hello", v11.GetID())
 		apptest.Must(t, "delete", err)

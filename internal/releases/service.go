@@ -398,3 +398,11 @@ func (s *Service) All(ctx context.Context, repo *repos.Repository, withDrafts bo
 func HTMLURL(base string, repo *repos.Repository, r *Release) string {
 	return toJSON(base, repo, r).HTMLURL
 }
+
+// RepositoryOf returns the id of the repository of the release id;
+// store.ErrNotFound when there is none.
+func (s *Service) RepositoryOf(ctx context.Context, id int64) (int64, error) {
+	var repoID int64
+	err := s.DB.QueryRowContext(ctx, `SELECT repository_id FROM releases WHERE id = $1`, id).Scan(&repoID)
+	return repoID, store.Normalize(err)
+}
