@@ -144,7 +144,8 @@ func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *acc
 // when the name, body or tag changed, published (and released or
 // prereleased) when it is published, unpublished when it becomes a draft
 // again, and prereleased or released when a published release changes
-// between the two.
+// between the two. edited's changes hold make_latest {to: true} when f
+// explicitly makes a published release the latest.
 func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *accounts.Account, id int64, f Fields) (*Release, error) {
 	if err := validate(f, false); err != nil {
 		return nil, err
@@ -205,6 +206,9 @@ func (s *Service) Update(ctx context.Context, repo *repos.Repository, actor *acc
 			return store.Normalize(err)
 		}
 		changes := changesOf(old, &r)
+		if f.MakeLatest == "true" && !publishing && !r.Draft && !r.Prerelease {
+			changes["make_latest"] = map[string]any{"to": true} // explicitly made the latest
+		}
 		var actions []string
 		if len(changes) > 0 {
 			actions = append(actions, "edited")
@@ -266,9 +270,6 @@ func changesOf(old, r *Release) map[string]any {
 	}
 	if old.TagName != r.TagName {
 		changes["tag_name"] = map[string]any{"from": old.TagName}
-	}
-	if old.Prerelease != r.Prerelease && !r.Draft {
-		changes["make_latest"] = map[string]any{"to": !r.Prerelease}
 	}
 	return changes
 }
