@@ -99,11 +99,17 @@ func TestReleaseLifecycle(t *testing.T) {
 		if rel.GetName() != "Uno" || rel.GetBody() != "Notes" {
 			t.Fatalf("edited %+v", rel)
 		}
-		rc.WaitFor(t, describeRelease, "release edited v1.0.0")
+		// v2 and v1 were made the latest explicitly, then v1 renamed.
+		rc.WaitFor(t, describeRelease, "release edited v2.0.0", "release edited v1.0.0", "release edited v1.0.0")
+		var renamed, madeLatest bool
 		for _, d := range rc.Deliveries() {
-			if describeRelease(d) == "release edited v1.0.0" && !strings.Contains(string(d.Body), `"name":{"from":"One"}`) {
-				t.Errorf("edited changes: %s", d.Body)
+			if describeRelease(d) == "release edited v1.0.0" {
+				renamed = renamed || strings.Contains(string(d.Body), `"changes":{"body":{"from":""},"name":{"from":"One"}}`)
+				madeLatest = madeLatest || strings.Contains(string(d.Body), `"changes":{"make_latest":{"to":true}}`)
 			}
+		}
+		if !renamed || !madeLatest {
+			t.Errorf("edited changes: renamed %v, made latest %v", renamed, madeLatest)
 		}
 	})
 	apptest.Step(t, "bad requests", func(t *testing.T) {
