@@ -122,9 +122,14 @@ func (h *Handler) latest(w http.ResponseWriter, r *http.Request) error {
 }
 
 // byTag answers GET .../releases/tags/{tag}: the published release of
-// the tag (a tag holding "/" is sent escaped).
+// the tag, which may hold "/", escaped or not (go-github sends it as it
+// is: the route's {rest...}).
 func (h *Handler) byTag(w http.ResponseWriter, r *http.Request) error {
-	rel, err := h.Service.ByTag(r.Context(), repos.From(r.Context()), r.PathValue("tag"))
+	tag := r.PathValue("tag")
+	if rest := r.PathValue("rest"); rest != "" {
+		tag += "/" + rest
+	}
+	rel, err := h.Service.ByTag(r.Context(), repos.From(r.Context()), tag)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,14 @@ func TestReleaseLifecycle(t *testing.T) {
 			t.Fatalf("v1 %+v, v1.1 %+v", v1, v11)
 		}
 		latestIs(t, "v1.0.0")
+		team := create(t, github.CreateReleaseRequest{TagName: "team/v1", Prerelease: github.Ptr(true)})
+		got, _, err := c.Repositories.GetReleaseByTag(ctx, "octo", "hello", "team/v1")
+		apptest.Must(t, "a tag with a slash", err)
+		if got.GetID() != team.GetID() {
+			t.Fatalf("release of team/v1: %d, want %d", got.GetID(), team.GetID())
+		}
+		_, err = c.Repositories.DeleteRelease(ctx, "octo", "hello", team.GetID())
+		apptest.Must(t, "delete team/v1", err)
 		out := apptest.Git(t, dir, "ls-remote", "--tags", remote)
 		if !strings.Contains(out, "refs/tags/v1.0.0") || !strings.Contains(out, "refs/tags/v1.1.0-rc.1") {
 			t.Fatalf("tags: %s", out)

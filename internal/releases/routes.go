@@ -40,6 +40,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "POST", Pattern: rel + "/generate-notes", Handle: h.generateNotes, Auth: write},
 		{Method: "GET", Pattern: rel + "/latest", Handle: h.latest, Auth: read},
 		{Method: "GET", Pattern: rel + "/tags/{tag}", Handle: h.byTag, Auth: read},
+		{Method: "GET", Pattern: rel + "/tags/{tag}/{rest...}", Handle: h.byTag, Auth: read},
 		{Method: "GET", Pattern: rel + "/{release_id}", Handle: h.get, Auth: read},
 		{Method: "PATCH", Pattern: rel + "/{release_id}", Handle: h.update, Auth: write},
 		{Method: "DELETE", Pattern: rel + "/{release_id}", Handle: h.delete, Auth: write},
