@@ -67,20 +67,16 @@ func UploadURL(base string, repo *repos.Repository, id int64) string {
 
 // toJSON renders a release of repo; base is the API's base URL.
 func toJSON(base string, repo *repos.Repository, r *Release) releaseJSON {
-	web := httpapi.WebBase(base)
 	self := apiURL(base, repo, r.ID)
 	j := releaseJSON{
 		URL: self, AssetsURL: self + "/assets", UploadURL: UploadURL(base, repo, r.ID),
-		HTMLURL: web + "/" + repo.FullName() + "/releases/tag/" + pathEscapeTag(r.TagName),
+		HTMLURL: HTMLURL(base, repo, r),
 		ID:      r.ID, NodeID: wire.NodeID("RE", r.ID), TagName: r.TagName, TargetCommitish: r.TargetCommitish,
 		Name: r.Name, Body: r.Body, Draft: r.Draft, Prerelease: r.Prerelease,
 		CreatedAt: wire.T(r.CreatedAt), PublishedAt: wire.TP(r.PublishedAt), UpdatedAt: wire.T(r.UpdatedAt),
 		Assets: make([]assetJSON, 0, len(r.Assets)),
 	}
-	if r.Draft {
-		// A draft's HTML page is under untagged-… on the platform.
-		j.HTMLURL = web + "/" + repo.FullName() + "/releases/tag/untagged-" + wire.Itoa(r.ID)
-	} else {
+	if !r.Draft {
 		tar := base + "/repos/" + repo.FullName() + "/tarball/" + pathEscapeTag(r.TagName)
 		zip := base + "/repos/" + repo.FullName() + "/zipball/" + pathEscapeTag(r.TagName)
 		j.TarballURL, j.ZipballURL = &tar, &zip

@@ -12,7 +12,6 @@
 package releases
 
 import (
-	"context"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -110,9 +109,4 @@ func (s *Service) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
-}
-
-// actor returns the account with the id.
-func (s *Service) actor(ctx context.Context, id int64) (*accounts.Account, error) {
-	return accounts.ByID(ctx, s.DB, id)
 }

@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
 )
 
 // Fields are the settable fields of a release: nil leaves a field as it
@@ -395,9 +396,14 @@ func (s *Service) All(ctx context.Context, repo *repos.Repository, withDrafts bo
 	return list, err
 }
 
-// HTMLURL is the web page of the release.
+// HTMLURL is the web page of the release (a draft's is under
+// untagged-{id}, as on the platform); base is the API's base URL.
 func HTMLURL(base string, repo *repos.Repository, r *Release) string {
-	return toJSON(base, repo, r).HTMLURL
+	tag := pathEscapeTag(r.TagName)
+	if r.Draft {
+		tag = "untagged-" + wire.Itoa(r.ID)
+	}
+	return httpapi.WebBase(base) + "/" + repo.FullName() + "/releases/tag/" + tag
 }
 
 // RepositoryOf returns the id of the repository of the release id;
