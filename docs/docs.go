@@ -45,6 +45,7 @@ const (
 	Deployments        = "deployments"
 	Reactions          = "reactions"
 	Notifications      = "notifications"
+	Releases           = "releases"
 )
 
 // Pages returns the names of every page, sorted.

@@ -55,6 +55,7 @@ import (
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/reactions"
 	"forgeapi/internal/reference"
+	"forgeapi/internal/releases"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/rulesets"
@@ -102,6 +103,9 @@ type Config struct {
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
 	ManifestCache int
+	// MaxAssetSize is the largest release asset an upload may send, in
+	// bytes: 0 means releases.DefaultMaxAssetSize (2 GiB).
+	MaxAssetSize int64
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -277,6 +281,9 @@ type App struct {
 	Deployments *deployments.Service
 	// CommitComments holds the commit comments.
 	CommitComments *commitcomments.Service
+	// Releases holds the releases and their assets; their blob store is
+	// opened by Start, with the migrations'.
+	Releases *releases.Service
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -400,6 +407,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
+	a.Releases = newReleases(a, serverKey)
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -436,6 +444,7 @@ func (a *App) Routes() []httpapi.Route {
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.Releases, (&releases.Handler{Service: a.Releases}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
 	area(docs.Reactions, (&reactions.Handler{Service: &reactions.Service{DB: a.DB}, Subjects: a.reactionSubjects()}).Routes())
@@ -459,7 +468,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases}).Routes())
 	return routes
 }
 
@@ -591,11 +600,12 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL = base
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = base
-	a.Git.Web = webChanges{api: m.api}
+	a.Git.Web = webChanges{api: m.api, releases: a.Releases}
 	a.Git.Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
+	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())

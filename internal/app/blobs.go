@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,7 +11,10 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/orgmigration"
+	"forgeapi/internal/releases"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/secretbox"
+	"forgeapi/internal/store"
 )
 
 // blobSigningKeyFile holds, under the data directory, the key that signs
@@ -47,6 +53,7 @@ func (m *Main) openBlobs() (*blob.Local, error) {
 		return nil, err
 	}
 	m.App.Migrations.Blobs = store
+	m.App.Releases.Blobs = store
 	local, _ := store.(*blob.Local)
 	return local, nil
 }
@@ -59,4 +66,25 @@ func (m *Main) migrationExporter() *orgmigration.Exporter {
 		BaseURL: m.baseURL,
 		TempDir: filepath.Join(m.App.Config.DataDir, "tmp", "migrations"),
 	})
+}
+
+// newReleases builds the releases service of a: its download URLs
+// signed with a key derived from the server's secret key, the bytes of a
+// deleted repository's assets removed with it (Repos.BeforeDelete).
+func newReleases(a *App, serverKey []byte) *releases.Service {
+	mac := hmac.New(sha256.New, serverKey)
+	mac.Write([]byte("forgeapi release asset download URLs"))
+	s := &releases.Service{DB: a.DB, Events: a.Events, Repos: a.Repos, Git: a.Git, SigningKey: mac.Sum(nil),
+		MaxAssetSize: a.Config.MaxAssetSize, Now: a.Config.Now}
+	before := a.Repos.BeforeDelete
+	a.Repos.BeforeDelete = func(ctx context.Context, tx *store.Tx, r *repos.Repository, actor *accounts.Account) error {
+		if err := s.RepositoryDeleting(ctx, tx, r, actor); err != nil {
+			return err
+		}
+		if before == nil {
+			return nil
+		}
+		return before(ctx, tx, r, actor)
+	}
+	return s
 }

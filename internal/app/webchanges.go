@@ -8,6 +8,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/releases"
 )
 
 // webChanges serves the web addresses of a repository's changes as plain
@@ -19,9 +20,20 @@ import (
 // API's credentials and access rules, anonymous callers on public
 // repositories, its limits and JSON errors), as text/plain. It is
 // githost's Web: the path values owner, repo and rest are its.
-type webChanges struct{ api *httpapi.Server }
+//
+// It also serves release assets' browser_download_url
+// (/{owner}/{repo}/releases/download/{tag}/{name}) as the asset API's
+// octet-stream answer (releases.Service.DownloadPath).
+type webChanges struct {
+	api      *httpapi.Server
+	releases *releases.Service
+}
 
 func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.releases != nil && strings.HasPrefix(r.PathValue("rest"), "releases/download/") {
+		h.releaseDownload(w, r)
+		return
+	}
 	path, f, ok := changePath(r.PathValue("owner"), r.PathValue("repo"), r.PathValue("rest"))
 	if !ok {
 		r.Pattern = "" // metrics count it as unmatched
@@ -29,6 +41,20 @@ func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.api.Reroute(&plainText{ResponseWriter: w}, r, path, "application/vnd.github."+string(f))
+}
+
+// releaseDownload answers a release asset's browser_download_url.
+func (h webChanges) releaseDownload(w http.ResponseWriter, r *http.Request) {
+	path, ok, err := h.releases.DownloadPath(r.Context(), r.PathValue("owner"), r.PathValue("repo"), r.PathValue("rest"))
+	if err == nil && !ok {
+		err = apierr.NotFound()
+	}
+	if err != nil {
+		r.Pattern = ""
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	h.api.Reroute(w, r, path, "application/octet-stream")
 }
 
 // changePath returns the API path (escaped) of the change that the web

@@ -44,6 +44,9 @@ var EventPermissions = map[string]string{
 	// Deployments (internal/deployments).
 	"deployment":        "deployments",
 	"deployment_status": "deployments",
+
+	// Releases (internal/releases).
+	"release": "contents",
 }
 
 // Receives reports whether the app's webhook receives the event: it

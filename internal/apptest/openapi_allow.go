@@ -133,6 +133,8 @@ const (
 		"rights to Repository.\" (hooks are admin-only); the description documents only 404."
 	missingDeploymentThing = "An environment, deployment or branch policy that does not exist is the platform's 404 " +
 		"\"Not Found\"; the description documents only the success of these operations."
+	missingRelease = "A release or asset that does not exist, or a draft's that the caller may not see, is the " +
+		"platform's 404 \"Not Found\"; the description documents only the success (and a 401) of these operations."
 	repoPush = "A caller who reads the repository without push access gets the platform's 403 \"Must have push " +
 		"access to repository.\"; the description omits it."
 	orgOwner = "A member who is not an owner gets the platform's 403 \"You must be an organization owner to do " +
@@ -209,6 +211,10 @@ var statusRules = []statusRule{
 	{"PUT", "/repos/{owner}/{repo}/environments/{environment_name}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}", 404, "Not Found", missingDeploymentThing},
+	{"GET", "/repos/{owner}/{repo}/releases/{release_id}", 404, "Not Found", missingRelease},
+	{"GET", "/repos/{owner}/{repo}/releases/{release_id}/assets", 404, "Not Found", missingRelease},
+	{"POST", "/repos/{owner}/{repo}/releases/{release_id}/assets", 404, "Not Found", missingRelease},
+	{"PATCH", "/repos/{owner}/{repo}/releases/assets/{asset_id}", 404, "Not Found", missingRelease},
 	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}", 404, "Not Found", missingDeploymentThing},
 	{"POST", "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", 404, "Not Found", missingDeploymentThing},
 	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies", 404, "Not Found", missingDeploymentThing},
@@ -448,6 +454,8 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
 	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},
 	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
+	{regexp.MustCompile(`^/_release-assets/`), "signed downloads of release assets, the target of the asset API's octet-stream redirect (the platform's objects host)"},
+	{regexp.MustCompile(`^/[^/]+/[^/]+/releases/download/`), "release assets' browser_download_url, the web address of an asset's bytes"},
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},

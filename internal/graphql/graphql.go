@@ -38,6 +38,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/releases"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -55,6 +56,8 @@ type Handler struct {
 	Issues *issues.Service
 	// Deployments holds deployments and environments.
 	Deployments *deployments.Service
+	// Releases holds releases.
+	Releases *releases.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is

@@ -76,6 +76,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return h.branchProtectionNode(ctx, dbID)
 	case "REA":
 		return h.reactionNode(ctx, dbID)
+	case "RE":
+		return h.releaseNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
 }
@@ -131,6 +133,11 @@ func (n *nodeResolver) ToBranchProtectionRule() (*branchProtectionRuleResolver, 
 func (n *nodeResolver) ToLabel() (*labelResolver, bool) {
 	l, ok := n.node.(*labelResolver)
 	return l, ok
+}
+
+func (n *nodeResolver) ToRelease() (*releaseResolver, bool) {
+	r, ok := n.node.(*releaseResolver)
+	return r, ok
 }
 
 func (n *nodeResolver) ToDeployment() (*deploymentResolver, bool) {

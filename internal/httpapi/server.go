@@ -54,6 +54,10 @@ type Route struct {
 	// means DefaultMaxBody (1 MiB). A longer body is a 413, refused
 	// unread when its Content-Length says so.
 	MaxBody int64
+	// StreamBody marks a route whose handler streams its body (release
+	// asset uploads) rather than reading it into memory: a body over
+	// DefaultMaxBody is not held back by LargeBodyBudget.
+	StreamBody bool
 }
 
 // streams reports whether the route leaves its response to r unbuffered
@@ -414,7 +418,10 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 			return
 		}
 		reservation.setHeaders(h, s.cfg.RateLimit, rec)
-		admitted, err := s.admitLargeBody(r, maxBody)
+		var admitted int64
+		if !rt.StreamBody {
+			admitted, err = s.admitLargeBody(r, maxBody)
+		}
 		if err != nil {
 			WriteError(w, r, err)
 			return
