@@ -23,6 +23,11 @@ type Commit struct {
 	CommitterEmail string
 	CommitterDate  time.Time
 	Message        string
+	// Signature is the commit's signature (its gpgsig header), "" when
+	// it has none; Payload is then the commit without that header, the
+	// bytes the signature signs.
+	Signature string
+	Payload   string
 	Added          []string
 	Removed        []string
 	Modified       []string
