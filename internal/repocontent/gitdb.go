@@ -73,12 +73,25 @@ func (h *Handler) getRef(w http.ResponseWriter, r *http.Request) error {
 // the references whose name starts with refs/{ref} (an empty list when
 // none do).
 func (h *Handler) listMatchingRefs(w http.ResponseWriter, r *http.Request) error {
+	return h.writeRefs(w, r, "refs/"+r.PathValue("ref"))
+}
+
+// listRefs answers GET /repos/{owner}/{repo}/git/refs, which the
+// platform still serves (its description lists matching-refs instead):
+// every reference, as matching-refs with an empty prefix.
+func (h *Handler) listRefs(w http.ResponseWriter, r *http.Request) error {
+	return h.writeRefs(w, r, "refs/")
+}
+
+// writeRefs answers the references whose name starts with prefix, by
+// name.
+func (h *Handler) writeRefs(w http.ResponseWriter, r *http.Request, prefix string) error {
 	g, repo, release, err := h.openRepo(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	refs, err := g.Refs("refs/" + r.PathValue("ref"))
+	refs, err := g.Refs(prefix)
 	if err != nil {
 		return err
 	}
@@ -86,6 +99,42 @@ func (h *Handler) listMatchingRefs(w http.ResponseWriter, r *http.Request) error
 	out := make([]refJSON, 0, len(refs))
 	for _, ref := range refs {
 		out = append(out, toRefJSON(api, repo.ID, ref))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getRefs answers GET /repos/{owner}/{repo}/git/refs/{ref}, the
+// platform's older form of git/ref and matching-refs: the reference
+// refs/{ref} when there is one ("heads/main"), else the list of those
+// below it ("heads", "tags/v1"), else 404.
+func (h *Handler) getRefs(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	name := "refs/" + strings.TrimSuffix(r.PathValue("ref"), "/")
+	if !gitref.ValidName(name) && !gitref.ValidName(name+"/x") {
+		return apierr.NotFound()
+	}
+	refs, err := g.Refs(name)
+	if err != nil {
+		return err
+	}
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	out := make([]refJSON, 0, len(refs))
+	for _, ref := range refs {
+		if ref.Name == name {
+			httpapi.WriteJSON(w, http.StatusOK, toRefJSON(api, repo.ID, ref))
+			return nil
+		}
+		if strings.HasPrefix(ref.Name, name+"/") {
+			out = append(out, toRefJSON(api, repo.ID, ref))
+		}
+	}
+	if len(out) == 0 {
+		return apierr.NotFound()
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -129,20 +178,6 @@ func (h *Handler) listTags(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// gitCommitJSON is the platform's git-commit.
-type gitCommitJSON struct {
-	SHA          string               `json:"sha"`
-	NodeID       string               `json:"node_id"`
-	URL          string               `json:"url"`
-	HTMLURL      string               `json:"html_url"`
-	Author       gitjson.GitUser      `json:"author"`
-	Committer    gitjson.GitUser      `json:"committer"`
-	Tree         gitjson.SHAURL       `json:"tree"`
-	Message      string               `json:"message"`
-	Parents      []gitjson.Parent     `json:"parents"`
-	Verification gitjson.Verification `json:"verification"`
-}
-
 // getGitCommit answers GET /repos/{owner}/{repo}/git/commits/{sha}.
 func (h *Handler) getGitCommit(w http.ResponseWriter, r *http.Request) error {
 	g, repo, release, err := h.openRepo(r)
@@ -159,56 +194,33 @@ func (h *Handler) getGitCommit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
-		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
-		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification})
+	httpapi.WriteJSON(w, http.StatusOK, gitjson.GitCommitOf(full))
 	return nil
 }
 
-// treeJSON is the platform's git-tree.
-type treeJSON struct {
-	SHA       string          `json:"sha"`
-	URL       string          `json:"url"`
-	Tree      []treeEntryJSON `json:"tree"`
-	Truncated bool            `json:"truncated"`
-}
-
-type treeEntryJSON struct {
-	Path string `json:"path"`
-	Mode string `json:"mode"`
-	Type string `json:"type"`
-	SHA  string `json:"sha"`
-	Size *int64 `json:"size,omitempty"`
-	URL  string `json:"url,omitempty"`
-}
-
-// getTree answers GET /repos/{owner}/{repo}/git/trees/{sha}
-// (?recursive=1 for the whole tree, truncated past MaxTreeEntries).
+// getTree answers GET /repos/{owner}/{repo}/git/trees/{tree_sha}: the
+// tree with the SHA, or the tree of a commit's SHA or of a branch, tag
+// or full reference name ("main", "feature/x", "refs/tags/v1");
+// ?recursive=1 (any value but "0" and "false") for the whole tree,
+// truncated past MaxTreeEntries.
 func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) error {
 	g, repo, release, err := h.openRepo(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	recursive := r.URL.Query().Get("recursive")
-	sha, entries, truncated, err := g.Tree(r.PathValue("sha"), recursive != "" && recursive != "0" && recursive != "false", MaxTreeEntries)
+	name := r.PathValue("sha")
+	treeSHA, err := g.TreeSHA(name)
 	if err != nil {
-		return gitError(err, r.PathValue("sha"))
+		return gitError(err, name)
+	}
+	recursive := r.URL.Query().Get("recursive")
+	sha, entries, truncated, err := g.Tree(treeSHA, recursive != "" && recursive != "0" && recursive != "false", MaxTreeEntries)
+	if err != nil {
+		return gitError(err, name)
 	}
 	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
-	out := treeJSON{SHA: sha, URL: api + "/git/trees/" + sha, Tree: make([]treeEntryJSON, 0, len(entries)), Truncated: truncated}
-	for _, e := range entries {
-		j := treeEntryJSON{Path: e.Path, Mode: e.Mode, Type: e.Type, SHA: e.SHA}
-		switch e.Type {
-		case "blob":
-			size := e.Size
-			j.Size, j.URL = &size, api+"/git/blobs/"+e.SHA
-		case "tree":
-			j.URL = api + "/git/trees/" + e.SHA
-		}
-		out.Tree = append(out.Tree, j)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, gitjson.TreeOf(api, sha, entries, truncated))
 	return nil
 }
 
