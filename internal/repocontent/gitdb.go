@@ -2,6 +2,7 @@ package repocontent
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"path"
@@ -271,9 +272,9 @@ var zeroSHA = strings.Repeat("0", 40)
 
 // pushRef moves one reference as a push by the caller and answers it
 // (204 for a deletion). The answer is made of the update itself (refNow
-// checked that its new value is a commit), not read back: once the
-// reference moved, nothing may turn the change into an error.
-func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate) error {
+// checked that its new value is an object of type typ), not read back:
+// once the reference moved, nothing may turn the change into an error.
+func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate, typ string) error {
 	ctx := r.Context()
 	repo := repos.From(ctx)
 	pusher, err := accounts.ByID(ctx, h.Repos.DB, auth.PrincipalFrom(ctx).UserID())
@@ -287,31 +288,36 @@ func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u 
 		httpapi.NoContent(w)
 		return nil
 	}
-	ref := gitread.RefInfo{Name: u.Ref, SHA: u.NewSHA, Type: "commit"}
+	ref := gitread.RefInfo{Name: u.Ref, SHA: u.NewSHA, Type: typ}
 	httpapi.WriteJSON(w, status, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, ref))
 	return nil
 }
 
 // refNow returns the value of a full reference name, "" when it does not
 // exist, and, when target is not nil, checks that it names a commit of
-// the repository (422: an empty or unknown SHA, which git would read as
-// the zero SHA or refuse).
-func (h *Handler) refNow(r *http.Request, name string, target *string) (string, error) {
+// the repository, or for a tag any object (an annotated tag's, most
+// often), and returns its type (422: an empty or unknown SHA, which git
+// would read as the zero SHA or refuse).
+func (h *Handler) refNow(r *http.Request, name string, target *string) (value, typ string, err error) {
 	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer g.Close()
 	if target != nil {
-		if _, err := g.CommitObject(*target); *target == "" || err != nil {
-			return "", apierr.Custom("Reference", "sha", "Object does not exist")
+		typ, err = g.ObjectType(*target)
+		if err != nil && !errors.Is(err, gitread.ErrPathNotFound) {
+			return "", "", err
+		}
+		if err != nil || typ != "commit" && !strings.HasPrefix(name, "refs/tags/") {
+			return "", "", apierr.Custom("Reference", "sha", "Object does not exist")
 		}
 	}
 	value, ok, err := g.RefTarget(name)
 	if err != nil || !ok {
-		return "", err
+		return "", typ, err
 	}
-	return value, nil
+	return value, typ, nil
 }
 
 // createRef answers POST /repos/{owner}/{repo}/git/refs: a new branch or
@@ -335,7 +341,7 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewRefName(*body.Ref); err != nil {
 		return err
 	}
-	old, err := h.refNow(r, *body.Ref, body.SHA)
+	old, typ, err := h.refNow(r, *body.Ref, body.SHA)
 	if err != nil {
 		return err
 	}
@@ -345,7 +351,7 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if err := h.checkNoNameConflict(r, *body.Ref); err != nil {
 		return err
 	}
-	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA})
+	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA}, typ)
 }
 
 // checkNewRefName refuses, in the platform's words, the name of a
@@ -404,7 +410,7 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, body.SHA)
+	old, typ, err := h.refNow(r, name, body.SHA)
 	if err != nil {
 		return err
 	}
@@ -416,16 +422,20 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		ff, err := g.IsAncestor(r.Context(), old, *body.SHA)
-		g.Close()
-		if err != nil {
-			return err
+		ff := false
+		if oldType, err := g.ObjectType(old); err == nil && oldType == "commit" && typ == "commit" {
+			ff, err = g.IsAncestor(r.Context(), old, *body.SHA)
+			if err != nil {
+				g.Close()
+				return err
+			}
 		}
+		g.Close()
 		if !ff {
 			return apierr.Custom("Reference", "sha", "Update is not a fast forward")
 		}
 	}
-	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA})
+	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA}, typ)
 }
 
 // noReference is the platform's answer to an update or a deletion of a
@@ -439,12 +449,12 @@ func (h *Handler) deleteRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, nil)
+	old, _, err := h.refNow(r, name, nil)
 	if err != nil {
 		return err
 	}
 	if old == "" {
 		return noReference()
 	}
-	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA})
+	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA}, "")
 }
