@@ -310,7 +310,7 @@ func (h *Handler) refNow(r *http.Request, name string, target *string) (value, t
 			return "", "", err
 		}
 		if err != nil || typ != "commit" && !strings.HasPrefix(name, "refs/tags/") {
-			return "", "", apierr.Custom("Reference", "sha", "Object does not exist")
+			return "", "", apierr.Unprocessable("Object does not exist")
 		}
 	}
 	value, ok, err := g.RefTarget(name)
@@ -346,7 +346,7 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if old != "" {
-		return apierr.Custom("Reference", "ref", "Reference already exists")
+		return apierr.Unprocessable("Reference already exists")
 	}
 	if err := h.checkNoNameConflict(r, *body.Ref); err != nil {
 		return err
@@ -432,7 +432,7 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 		}
 		g.Close()
 		if !ff {
-			return apierr.Custom("Reference", "sha", "Update is not a fast forward")
+			return apierr.Unprocessable("Update is not a fast forward")
 		}
 	}
 	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA}, typ)
@@ -440,7 +440,7 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 
 // noReference is the platform's answer to an update or a deletion of a
 // reference that does not exist (or whose name git refuses).
-func noReference() error { return apierr.Custom("Reference", "ref", "Reference does not exist") }
+func noReference() error { return apierr.Unprocessable("Reference does not exist") }
 
 // deleteRef answers DELETE /repos/{owner}/{repo}/git/refs/{ref}: 204,
 // pushed as a deletion (DeleteEvent, delete); 422 when there is none.
