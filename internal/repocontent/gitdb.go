@@ -99,11 +99,18 @@ func (h *Handler) writeRefs(w http.ResponseWriter, r *http.Request, prefix strin
 	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
 	out := make([]refJSON, 0, len(refs))
 	for _, ref := range refs {
-		out = append(out, toRefJSON(api, repo.ID, ref))
+		if !internalRef(ref.Name) {
+			out = append(out, toRefJSON(api, repo.ID, ref))
+		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// internalRef reports whether a reference is the server's own
+// (refs/forgeapi/..., such as a pull request's staged head while it is
+// checked), which the references lists leave out.
+func internalRef(name string) bool { return strings.HasPrefix(name, "refs/forgeapi/") }
 
 // getRefs answers GET /repos/{owner}/{repo}/git/refs/{ref}, the
 // platform's older form of git/ref and matching-refs: the reference
@@ -130,7 +137,7 @@ func (h *Handler) getRefs(w http.ResponseWriter, r *http.Request) error {
 			httpapi.WriteJSON(w, http.StatusOK, toRefJSON(api, repo.ID, ref))
 			return nil
 		}
-		if strings.HasPrefix(ref.Name, name+"/") {
+		if strings.HasPrefix(ref.Name, name+"/") && !internalRef(ref.Name) {
 			out = append(out, toRefJSON(api, repo.ID, ref))
 		}
 	}
