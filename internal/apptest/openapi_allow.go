@@ -344,6 +344,7 @@ var statusRules = []statusRule{
 	{"POST", "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}/attempts", 404, "Not Found", hidden},
 	{"POST", "/orgs/{org}/repos", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/git/refs", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/git/tags", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/statuses/{sha}", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/transfer", 404, "Not Found", hidden},
