@@ -53,7 +53,8 @@ func gitIn(t *testing.T, dir string, stdin string, env []string, args ...string)
 // parent is the head, the branch moved by a ref update. git fetch sees
 // the commit with the same tree, a push webhook (signed) fires, and the
 // objects are the ones git makes of the same input. A non-fast-forward
-// update and one a ruleset blocks are refused and move nothing.
+// update, one a ruleset blocks and one branch protection blocks are
+// refused and move nothing.
 func TestReleasePleaseCommit(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
@@ -181,6 +182,24 @@ func TestReleasePleaseCommit(t *testing.T) {
 		_, resp, err := c.Git.UpdateRef(ctx, "octo", "hello", "heads/main", github.UpdateRef{SHA: head, Force: github.Ptr(true)})
 		if apptest.ResponseStatus(resp) != http.StatusConflict || !strings.Contains(err.Error(), "No force pushes") {
 			t.Fatalf("a forced update under the ruleset: %v", err)
+		}
+		now, _, err := c.Git.GetRef(ctx, "octo", "hello", "heads/main")
+		apptest.Must(t, "get ref", err)
+		if now.GetObject().GetSHA() != commit.GetSHA() {
+			t.Fatalf("a refused update moved main to %s", now.GetObject().GetSHA())
+		}
+	})
+
+	apptest.Step(t, "a ref update branch protection blocks is refused", func(t *testing.T) {
+		_, _, err := c.Repositories.UpdateBranchProtection(ctx, "octo", "hello", "main", &github.ProtectionRequest{
+			RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
+		apptest.Must(t, "protect main", err)
+		next, _, err := c.Git.CreateCommit(ctx, "octo", "hello", github.Commit{Message: github.Ptr("next"), Tree: &github.Tree{SHA: tree.SHA},
+			Parents: []*github.Commit{{SHA: commit.SHA}}, Author: author}, nil)
+		apptest.Must(t, "next commit", err)
+		_, resp, err := c.Git.UpdateRef(ctx, "octo", "hello", "heads/main", github.UpdateRef{SHA: next.GetSHA()})
+		if s := apptest.ResponseStatus(resp); s < 400 || s >= 500 || !strings.Contains(err.Error(), `Required status check "ci" is expected`) {
+			t.Fatalf("an update of protected main without its check: %d %v", s, err)
 		}
 		now, _, err := c.Git.GetRef(ctx, "octo", "hello", "heads/main")
 		apptest.Must(t, "get ref", err)
