@@ -28,9 +28,9 @@ type Commit struct {
 	// bytes the signature signs.
 	Signature string
 	Payload   string
-	Added          []string
-	Removed        []string
-	Modified       []string
+	Added     []string
+	Removed   []string
+	Modified  []string
 }
 
 // CommitQuery selects the commits reachable from Head and not reachable from
