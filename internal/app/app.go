@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/gitdata"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
@@ -434,6 +435,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
+	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())

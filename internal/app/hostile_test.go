@@ -82,6 +82,7 @@ func newHostileFixture(t testing.TB) *hostileFixture {
 	head := apptest.Commit(t, work, "change", map[string]string{"README.md": "hello again\n", "docs/new.md": "new\n"})
 	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "hello", "octo", token), base+":refs/heads/main", head+":refs/heads/feature")
 	blob := strings.TrimSpace(apptest.Git(t, work, "rev-parse", base+":README.md"))
+	tree := strings.TrimSpace(apptest.Git(t, work, "rev-parse", base+"^{tree}"))
 
 	f := &hostileFixture{env: env, token: token, logs: logs}
 	f.mustCreate(t, "/repos/octo/hello/pulls", `{"title":"t","head":"feature","base":"main"}`) // #1
@@ -123,6 +124,13 @@ func newHostileFixture(t testing.TB) *hostileFixture {
 		{Method: "GET", Path: r + "/git/commits/{sha}", Params: with("sha", head)},
 		{Method: "GET", Path: r + "/git/trees/{sha}?recursive={flag}", Params: with("sha", "main", "flag", "1")},
 		{Method: "GET", Path: r + "/git/blobs/{sha}", Params: with("sha", blob)},
+		{Method: "GET", Path: r + "/git/refs/{ref}", Params: with("ref", "heads")},
+		{Method: "POST", Path: r + "/git/blobs", Body: map[string]any{"content": "x", "encoding": "utf-8"}},
+		{Method: "POST", Path: r + "/git/trees", Body: map[string]any{"base_tree": tree,
+			"tree": []any{map[string]any{"path": "fuzz/a.txt", "mode": "100644", "type": "blob", "sha": blob}}}},
+		{Method: "POST", Path: r + "/git/commits", Body: map[string]any{"message": "m", "tree": tree, "parents": []any{head}, "signature": "s"}},
+		{Method: "POST", Path: r + "/git/tags", Body: map[string]any{"tag": "v1", "message": "m", "object": head, "type": "commit"}},
+		{Method: "GET", Path: r + "/git/tags/{sha}", Params: with("sha", blob)},
 		{Method: "GET", Path: r + "/tags?per_page={n}", Params: with("n", "1")},
 		// branches, commits, compare
 		{Method: "GET", Path: r + "/branches/{branch}", Params: with("branch", "feature")},
@@ -282,7 +290,7 @@ func (f *hostileFixture) check(t *testing.T, r hostileRoute, field, value string
 
 // TestHostileValuesOnNewerRoutes puts each hostile value into each path
 // parameter and string body field of the newer routes (contents, git
-// references, branches, commits, compare, statuses, pull requests,
+// objects and references, branches, commits, compare, statuses, pull requests,
 // reviews, review comments, issues), one at a time: none may answer a 5xx
 // or panic.
 func TestHostileValuesOnNewerRoutes(t *testing.T) {

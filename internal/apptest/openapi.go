@@ -300,8 +300,9 @@ func (v *Validator) route(req *http.Request) (*routers.Route, map[string]string,
 }
 
 // restParams are the path parameters that the platform reads as the rest
-// of the path, slashes included.
-var restParams = map[string]bool{"path": true, "ref": true, "branch": true, "basehead": true, "tag": true}
+// of the path, slashes included (tree_sha: a branch or tag name such as
+// "feature/x").
+var restParams = map[string]bool{"path": true, "ref": true, "branch": true, "basehead": true, "tag": true, "tree_sha": true}
 
 // find looks the request up with the path p in each description in turn.
 func (v *Validator) find(req *http.Request, p string) (*routers.Route, map[string]string, string, error) {

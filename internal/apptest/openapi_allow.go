@@ -201,6 +201,8 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/rulesets", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"PUT", "/repos/{owner}/{repo}/contents/{path}", 403, "Must have push access to repository.", repoPush},
+	{"POST", "/repos/{owner}/{repo}/git/commits", 403, "Must have push access to repository.", repoPush},
+	{"POST", "/repos/{owner}/{repo}/git/tags", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/repos/{owner}/{repo}/deployments", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/deployments", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/environments", 404, "Not Found", hidden},
@@ -366,6 +368,7 @@ var statusRules = []statusRule{
 	{"POST", "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}/attempts", 404, "Not Found", hidden},
 	{"POST", "/orgs/{org}/repos", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/git/refs", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/git/tags", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/statuses/{sha}", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/transfer", 404, "Not Found", hidden},
@@ -459,6 +462,7 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
+	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/git/refs(/|$)`), "GET .../git/refs and .../git/refs/{ref}: the platform still serves them (every reference; one reference, or those below a prefix) though its description lists only git/ref and git/matching-refs; the writes of git/refs are described"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
 }
 
@@ -524,11 +528,12 @@ func allowedSchemaError(route *routers.Route, req *http.Request, e *openapi3.Sch
 		// The spec: last_response "can be null if no delivery happened
 		// within 30 days". The description types it as an object.
 		return true
-	case (op == "repos/create-or-update-file-contents" || op == "repos/delete-file") && pointer == "" &&
+	case (op == "repos/create-or-update-file-contents" || op == "repos/delete-file" || op == "git/create-blob") && pointer == "" &&
 		strings.Contains(e.Reason, "more than one"):
-		// The description's 409 is a oneOf of basic-error and
-		// repository-rule-violation-error, whose properties are all
-		// optional and overlap: any error object matches both.
+		// The description's 409 (contents) and 422 (blobs) are a oneOf
+		// of an error object and repository-rule-violation-error, whose
+		// properties are all optional and overlap: any error object
+		// matches both.
 		return true
 	case strings.Contains(e.Reason, "missing") && removedInVersion(e.Schema, field, apiVersion(req)):
 		// The request asked for a newer API version (2026-03-10), whose

@@ -2,6 +2,7 @@ package repocontent
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"path"
@@ -73,19 +74,75 @@ func (h *Handler) getRef(w http.ResponseWriter, r *http.Request) error {
 // the references whose name starts with refs/{ref} (an empty list when
 // none do).
 func (h *Handler) listMatchingRefs(w http.ResponseWriter, r *http.Request) error {
+	return h.writeRefs(w, r, "refs/"+r.PathValue("ref"))
+}
+
+// listRefs answers GET /repos/{owner}/{repo}/git/refs, which the
+// platform still serves (its description lists matching-refs instead):
+// every reference, as matching-refs with an empty prefix.
+func (h *Handler) listRefs(w http.ResponseWriter, r *http.Request) error {
+	return h.writeRefs(w, r, "refs/")
+}
+
+// writeRefs answers the references whose name starts with prefix, by
+// name.
+func (h *Handler) writeRefs(w http.ResponseWriter, r *http.Request, prefix string) error {
 	g, repo, release, err := h.openRepo(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	refs, err := g.Refs("refs/" + r.PathValue("ref"))
+	refs, err := g.Refs(prefix)
 	if err != nil {
 		return err
 	}
 	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
 	out := make([]refJSON, 0, len(refs))
 	for _, ref := range refs {
-		out = append(out, toRefJSON(api, repo.ID, ref))
+		if !internalRef(ref.Name) {
+			out = append(out, toRefJSON(api, repo.ID, ref))
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// internalRef reports whether a reference is the server's own
+// (refs/forgeapi/..., such as a pull request's staged head while it is
+// checked), which the references lists leave out.
+func internalRef(name string) bool { return strings.HasPrefix(name, "refs/forgeapi/") }
+
+// getRefs answers GET /repos/{owner}/{repo}/git/refs/{ref}, the
+// platform's older form of git/ref and matching-refs: the reference
+// refs/{ref} when there is one ("heads/main"), else the list of those
+// below it ("heads", "tags/v1"), else 404.
+func (h *Handler) getRefs(w http.ResponseWriter, r *http.Request) error {
+	g, repo, release, err := h.openRepo(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	name := "refs/" + strings.TrimSuffix(r.PathValue("ref"), "/")
+	if !gitref.ValidName(name) && !gitref.ValidName(name+"/x") {
+		return apierr.NotFound()
+	}
+	refs, err := g.Refs(name)
+	if err != nil {
+		return err
+	}
+	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
+	out := make([]refJSON, 0, len(refs))
+	for _, ref := range refs {
+		if ref.Name == name {
+			httpapi.WriteJSON(w, http.StatusOK, toRefJSON(api, repo.ID, ref))
+			return nil
+		}
+		if strings.HasPrefix(ref.Name, name+"/") && !internalRef(ref.Name) {
+			out = append(out, toRefJSON(api, repo.ID, ref))
+		}
+	}
+	if len(out) == 0 {
+		return apierr.NotFound()
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -129,20 +186,6 @@ func (h *Handler) listTags(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// gitCommitJSON is the platform's git-commit.
-type gitCommitJSON struct {
-	SHA          string               `json:"sha"`
-	NodeID       string               `json:"node_id"`
-	URL          string               `json:"url"`
-	HTMLURL      string               `json:"html_url"`
-	Author       gitjson.GitUser      `json:"author"`
-	Committer    gitjson.GitUser      `json:"committer"`
-	Tree         gitjson.SHAURL       `json:"tree"`
-	Message      string               `json:"message"`
-	Parents      []gitjson.Parent     `json:"parents"`
-	Verification gitjson.Verification `json:"verification"`
-}
-
 // getGitCommit answers GET /repos/{owner}/{repo}/git/commits/{sha}.
 func (h *Handler) getGitCommit(w http.ResponseWriter, r *http.Request) error {
 	g, repo, release, err := h.openRepo(r)
@@ -159,56 +202,33 @@ func (h *Handler) getGitCommit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
-		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
-		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification})
+	httpapi.WriteJSON(w, http.StatusOK, gitjson.GitCommitOf(full))
 	return nil
 }
 
-// treeJSON is the platform's git-tree.
-type treeJSON struct {
-	SHA       string          `json:"sha"`
-	URL       string          `json:"url"`
-	Tree      []treeEntryJSON `json:"tree"`
-	Truncated bool            `json:"truncated"`
-}
-
-type treeEntryJSON struct {
-	Path string `json:"path"`
-	Mode string `json:"mode"`
-	Type string `json:"type"`
-	SHA  string `json:"sha"`
-	Size *int64 `json:"size,omitempty"`
-	URL  string `json:"url,omitempty"`
-}
-
-// getTree answers GET /repos/{owner}/{repo}/git/trees/{sha}
-// (?recursive=1 for the whole tree, truncated past MaxTreeEntries).
+// getTree answers GET /repos/{owner}/{repo}/git/trees/{tree_sha}: the
+// tree with the SHA, or the tree of a commit's SHA or of a branch, tag
+// or full reference name ("main", "feature/x", "refs/tags/v1");
+// ?recursive=1 (any value but "0" and "false") for the whole tree,
+// truncated past MaxTreeEntries.
 func (h *Handler) getTree(w http.ResponseWriter, r *http.Request) error {
 	g, repo, release, err := h.openRepo(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	recursive := r.URL.Query().Get("recursive")
-	sha, entries, truncated, err := g.Tree(r.PathValue("sha"), recursive != "" && recursive != "0" && recursive != "false", MaxTreeEntries)
+	name := r.PathValue("sha")
+	treeSHA, err := g.TreeSHA(name)
 	if err != nil {
-		return gitError(err, r.PathValue("sha"))
+		return gitError(err, name)
+	}
+	recursive := r.URL.Query().Get("recursive")
+	sha, entries, truncated, err := g.Tree(treeSHA, recursive != "" && recursive != "0" && recursive != "false", MaxTreeEntries)
+	if err != nil {
+		return gitError(err, name)
 	}
 	api := httpapi.BaseURL(r.Context()) + "/repos/" + repo.FullName()
-	out := treeJSON{SHA: sha, URL: api + "/git/trees/" + sha, Tree: make([]treeEntryJSON, 0, len(entries)), Truncated: truncated}
-	for _, e := range entries {
-		j := treeEntryJSON{Path: e.Path, Mode: e.Mode, Type: e.Type, SHA: e.SHA}
-		switch e.Type {
-		case "blob":
-			size := e.Size
-			j.Size, j.URL = &size, api+"/git/blobs/"+e.SHA
-		case "tree":
-			j.URL = api + "/git/trees/" + e.SHA
-		}
-		out.Tree = append(out.Tree, j)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, gitjson.TreeOf(api, sha, entries, truncated))
 	return nil
 }
 
@@ -259,9 +279,9 @@ var zeroSHA = strings.Repeat("0", 40)
 
 // pushRef moves one reference as a push by the caller and answers it
 // (204 for a deletion). The answer is made of the update itself (refNow
-// checked that its new value is a commit), not read back: once the
-// reference moved, nothing may turn the change into an error.
-func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate) error {
+// checked that its new value is an object of type typ), not read back:
+// once the reference moved, nothing may turn the change into an error.
+func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u githttp.RefUpdate, typ string) error {
 	ctx := r.Context()
 	repo := repos.From(ctx)
 	pusher, err := accounts.ByID(ctx, h.Repos.DB, auth.PrincipalFrom(ctx).UserID())
@@ -275,31 +295,36 @@ func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u 
 		httpapi.NoContent(w)
 		return nil
 	}
-	ref := gitread.RefInfo{Name: u.Ref, SHA: u.NewSHA, Type: "commit"}
+	ref := gitread.RefInfo{Name: u.Ref, SHA: u.NewSHA, Type: typ}
 	httpapi.WriteJSON(w, status, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, ref))
 	return nil
 }
 
 // refNow returns the value of a full reference name, "" when it does not
 // exist, and, when target is not nil, checks that it names a commit of
-// the repository (422: an empty or unknown SHA, which git would read as
-// the zero SHA or refuse).
-func (h *Handler) refNow(r *http.Request, name string, target *string) (string, error) {
+// the repository, or for a tag any object (an annotated tag's, most
+// often), and returns its type (422: an empty or unknown SHA, which git
+// would read as the zero SHA or refuse).
+func (h *Handler) refNow(r *http.Request, name string, target *string) (value, typ string, err error) {
 	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer g.Close()
 	if target != nil {
-		if _, err := g.CommitObject(*target); *target == "" || err != nil {
-			return "", apierr.Custom("Reference", "sha", "Object does not exist")
+		typ, err = g.ObjectType(*target)
+		if err != nil && !errors.Is(err, gitread.ErrPathNotFound) {
+			return "", "", err
+		}
+		if err != nil || typ != "commit" && !strings.HasPrefix(name, "refs/tags/") {
+			return "", "", apierr.Unprocessable("Object does not exist")
 		}
 	}
 	value, ok, err := g.RefTarget(name)
 	if err != nil || !ok {
-		return "", err
+		return "", typ, err
 	}
-	return value, nil
+	return value, typ, nil
 }
 
 // createRef answers POST /repos/{owner}/{repo}/git/refs: a new branch or
@@ -323,17 +348,17 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewRefName(*body.Ref); err != nil {
 		return err
 	}
-	old, err := h.refNow(r, *body.Ref, body.SHA)
+	old, typ, err := h.refNow(r, *body.Ref, body.SHA)
 	if err != nil {
 		return err
 	}
 	if old != "" {
-		return apierr.Custom("Reference", "ref", "Reference already exists")
+		return apierr.Unprocessable("Reference already exists")
 	}
 	if err := h.checkNoNameConflict(r, *body.Ref); err != nil {
 		return err
 	}
-	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA})
+	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA}, typ)
 }
 
 // checkNewRefName refuses, in the platform's words, the name of a
@@ -392,7 +417,7 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, body.SHA)
+	old, typ, err := h.refNow(r, name, body.SHA)
 	if err != nil {
 		return err
 	}
@@ -404,21 +429,25 @@ func (h *Handler) updateRef(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		ff, err := g.IsAncestor(r.Context(), old, *body.SHA)
-		g.Close()
-		if err != nil {
-			return err
+		ff := false
+		if oldType, err := g.ObjectType(old); err == nil && oldType == "commit" && typ == "commit" {
+			ff, err = g.IsAncestor(r.Context(), old, *body.SHA)
+			if err != nil {
+				g.Close()
+				return err
+			}
 		}
+		g.Close()
 		if !ff {
-			return apierr.Custom("Reference", "sha", "Update is not a fast forward")
+			return apierr.Unprocessable("Update is not a fast forward")
 		}
 	}
-	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA})
+	return h.pushRef(w, r, http.StatusOK, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: *body.SHA}, typ)
 }
 
 // noReference is the platform's answer to an update or a deletion of a
 // reference that does not exist (or whose name git refuses).
-func noReference() error { return apierr.Custom("Reference", "ref", "Reference does not exist") }
+func noReference() error { return apierr.Unprocessable("Reference does not exist") }
 
 // deleteRef answers DELETE /repos/{owner}/{repo}/git/refs/{ref}: 204,
 // pushed as a deletion (DeleteEvent, delete); 422 when there is none.
@@ -427,12 +456,12 @@ func (h *Handler) deleteRef(w http.ResponseWriter, r *http.Request) error {
 	if !gitref.ValidName(name) {
 		return noReference()
 	}
-	old, err := h.refNow(r, name, nil)
+	old, _, err := h.refNow(r, name, nil)
 	if err != nil {
 		return err
 	}
 	if old == "" {
 		return noReference()
 	}
-	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA})
+	return h.pushRef(w, r, http.StatusNoContent, githttp.RefUpdate{Ref: name, OldSHA: old, NewSHA: zeroSHA}, "")
 }

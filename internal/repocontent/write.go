@@ -45,8 +45,8 @@ type writeRequest struct {
 // writeResultJSON is the answer of a contents write: the file (null after
 // a deletion) and the commit.
 type writeResultJSON struct {
-	Content *contentJSON  `json:"content"`
-	Commit  gitCommitJSON `json:"commit"`
+	Content *contentJSON      `json:"content"`
+	Commit  gitjson.GitCommit `json:"commit"`
 }
 
 // putContents answers PUT /repos/{owner}/{repo}/contents/{path}: one
@@ -251,21 +251,10 @@ func (h *Handler) change(ctx context.Context, pusher *accounts.Account, body wri
 		Author: author, Committer: committer}, nil
 }
 
-// identityOf is an account as a commit's author or committer.
+// identityOf is an account as a commit's author or committer, now.
 func (h *Handler) identityOf(ctx context.Context, a *accounts.Account) (gitwrite.Identity, error) {
-	name := a.Name
-	if name == "" {
-		name = a.Login
-	}
-	id := gitwrite.Identity{Name: name, Email: a.Login + "@users.noreply.forgeapi.local", When: time.Now()}
-	emails, err := accounts.Emails(ctx, h.Repos.DB, a.ID, false)
-	if err != nil {
-		return id, err
-	}
-	if len(emails) > 0 {
-		id.Email = emails[0].Address
-	}
-	return id, nil
+	name, email, err := gitjson.AccountIdentity(ctx, h.Repos.DB, a)
+	return gitwrite.Identity{Name: name, Email: email, When: time.Now()}, err
 }
 
 // toIdentity reads an author or committer of the body; a date that does
@@ -290,9 +279,7 @@ func (h *Handler) writeResult(r *http.Request, g *gitread.Repository, repo *repo
 	if err != nil {
 		return nil, err
 	}
-	out := &writeResultJSON{Commit: gitCommitJSON{SHA: c.SHA, NodeID: full.NodeID, URL: full.Commit.URL,
-		HTMLURL: full.HTMLURL, Author: full.Commit.Author, Committer: full.Commit.Committer,
-		Tree: full.Commit.Tree, Message: c.Message, Parents: full.Parents, Verification: full.Commit.Verification}}
+	out := &writeResultJSON{Commit: gitjson.GitCommitOf(full)}
 	if !del {
 		e, _, err := g.Stat(commitSHA, p)
 		if err != nil {

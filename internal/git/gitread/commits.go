@@ -23,9 +23,14 @@ type Commit struct {
 	CommitterEmail string
 	CommitterDate  time.Time
 	Message        string
-	Added          []string
-	Removed        []string
-	Modified       []string
+	// Signature is the commit's signature (its gpgsig header), "" when
+	// it has none; Payload is then the commit without that header, the
+	// bytes the signature signs.
+	Signature string
+	Payload   string
+	Added     []string
+	Removed   []string
+	Modified  []string
 }
 
 // CommitQuery selects the commits reachable from Head and not reachable from

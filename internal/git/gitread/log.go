@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -99,7 +100,35 @@ func metaOf(c *object.Commit) Commit {
 	for _, p := range c.ParentHashes {
 		out.ParentSHAs = append(out.ParentSHAs, p.String())
 	}
+	if c.PGPSignature != "" {
+		out.Signature, out.Payload = c.PGPSignature, payloadOf(c)
+	}
 	return out
+}
+
+// signed is a commit or a tag that git signs: its bytes without the
+// signature are what the signature signs.
+type signed interface {
+	EncodeWithoutSignature(o plumbing.EncodedObject) error
+}
+
+// payloadOf is the object's bytes without its signature ("" when they
+// cannot be read).
+func payloadOf(s signed) string {
+	o := &plumbing.MemoryObject{}
+	if err := s.EncodeWithoutSignature(o); err != nil {
+		return ""
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return ""
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return ""
+	}
+	return string(data)
 }
 
 // changesOf lists the paths c changed against its first parent (against

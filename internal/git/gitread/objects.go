@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -163,4 +164,55 @@ func (r *Repository) ObjectType(sha string) (string, error) {
 		return "", fmt.Errorf("gitread: read object %s: %w", sha, err)
 	}
 	return o.Type().String(), nil
+}
+
+// TagObject is an annotated tag object.
+type TagObject struct {
+	SHA         string
+	Name        string
+	ObjectSHA   string
+	ObjectType  string // commit, tree, blob or tag
+	TaggerName  string
+	TaggerEmail string
+	TaggerDate  time.Time
+	Message     string
+	// Signature is the tag's signature, "" when it has none; Payload is
+	// then the tag without it, the bytes the signature signs.
+	Signature string
+	Payload   string
+}
+
+// AnnotatedTag reads the annotated tag object with the full SHA. It fails
+// with ErrPathNotFound when sha is malformed or names no tag object.
+func (r *Repository) AnnotatedTag(sha string) (TagObject, error) {
+	if !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return TagObject{}, fmt.Errorf("gitread: tag %q: %w", sha, ErrPathNotFound)
+	}
+	t, err := r.repo.TagObject(plumbing.NewHash(sha))
+	if err != nil {
+		return TagObject{}, fmt.Errorf("gitread: tag %s: %w", sha, ErrPathNotFound)
+	}
+	out := TagObject{SHA: t.Hash.String(), Name: t.Name, ObjectSHA: t.Target.String(), ObjectType: t.TargetType.String(),
+		TaggerName: t.Tagger.Name, TaggerEmail: t.Tagger.Email, TaggerDate: t.Tagger.When, Message: t.Message}
+	if t.PGPSignature != "" {
+		out.Signature, out.Payload = t.PGPSignature, payloadOf(t)
+	}
+	return out, nil
+}
+
+// TreeSHA returns the SHA of the tree that rev names: a tree's or a
+// commit's full SHA, or a branch, tag or full reference name (names with
+// "/" too), annotated tags peeled to their commit. It fails with
+// ErrPathNotFound when rev names no tree.
+func (r *Repository) TreeSHA(rev string) (string, error) {
+	if isHex(rev) && len(rev) == 2*len(plumbing.ZeroHash) {
+		if typ, err := r.ObjectType(rev); err == nil && typ == "tree" {
+			return rev, nil
+		}
+	}
+	c, err := r.resolveCommit(rev)
+	if err != nil {
+		return "", fmt.Errorf("gitread: tree %q: %w", rev, ErrPathNotFound)
+	}
+	return c.TreeHash.String(), nil
 }

@@ -53,8 +53,8 @@ type CommitDetail struct {
 	Verification Verification `json:"verification"`
 }
 
-// Verification says a commit's signature is not verified: forgeapi
-// does not verify signatures.
+// Verification says a commit's or a tag's signature is not verified:
+// forgeapi does not verify signatures yet.
 type Verification struct {
 	Verified   bool    `json:"verified"`
 	Reason     string  `json:"reason"`
@@ -90,7 +90,7 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 			Committer:    GitUser{Name: c.CommitterName, Email: c.CommitterEmail, Date: wire.T(c.CommitterDate)},
 			Message:      c.Message,
 			Tree:         SHAURL{SHA: c.TreeSHA, URL: api + "/git/trees/" + c.TreeSHA},
-			Verification: Verification{Reason: "unsigned"},
+			Verification: VerificationOf(c.Signature, c.Payload),
 		},
 		URL: api + "/commits/" + c.SHA, HTMLURL: web + "/commit/" + c.SHA, CommentsURL: api + "/commits/" + c.SHA + "/comments",
 		Author: author, Committer: committer, Parents: []Parent{},
@@ -99,6 +99,17 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 		j.Parents = append(j.Parents, Parent{SHA: p, URL: api + "/commits/" + p, HTMLURL: web + "/commit/" + p})
 	}
 	return j, nil
+}
+
+// VerificationOf is the verification of an object with the signature
+// and the payload it signs: "unsigned" without a signature; with one,
+// not verified for "unknown_key" (no key is known to check it against),
+// the signature and the payload shown.
+func VerificationOf(signature, payload string) Verification {
+	if signature == "" {
+		return Verification{Reason: "unsigned"}
+	}
+	return Verification{Reason: "unknown_key", Signature: &signature, Payload: &payload}
 }
 
 // accountOf is the simple user with the email address, or nil.
@@ -153,3 +164,7 @@ func ParseObjectNodeID(id string) (prefix string, repoID int64, key string, ok b
 func objectNodeID(prefix string, repoID int64, key string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString([]byte(wire.Itoa(repoID)+":"+key))
 }
+
+// TagNodeID is an annotated tag object's global node id: its repository
+// and SHA.
+func TagNodeID(repoID int64, sha string) string { return objectNodeID("TAGOBJ_", repoID, sha) }
