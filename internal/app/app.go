@@ -22,6 +22,7 @@ import (
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
+	"forgeapi/internal/archives"
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
@@ -100,6 +101,10 @@ type Config struct {
 	// counted in dependencies: 0 means the default (200,000, about 40 MB),
 	// a negative value turns the cache off.
 	ManifestCache int
+	// ArchiveCacheBytes bounds the cache of built tarballs and zipballs
+	// under DataDir/archives, in bytes; 0 means
+	// archives.DefaultMaxCacheBytes (2 GiB).
+	ArchiveCacheBytes int64
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -275,6 +280,8 @@ type App struct {
 	Deployments *deployments.Service
 	// CommitComments holds the commit comments.
 	CommitComments *commitcomments.Service
+	// Archives serves the repositories' tarballs and zipballs.
+	Archives *archives.Handler
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -397,6 +404,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
+	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
+		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -433,6 +442,7 @@ func (a *App) Routes() []httpapi.Route {
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
@@ -592,6 +602,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
+	a.Archives.Register(m.api)
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}

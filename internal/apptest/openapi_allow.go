@@ -162,6 +162,8 @@ const (
 	noCommit = "A ref or revision that names no commit of the repository gets the platform's 422 \"No commit found " +
 		"for SHA: <ref>\", as the commits API answers it (the checks of a ref, the pull requests of a commit); the " +
 		"description documents only 200 (and 409)."
+	noArchive = "A tarball or zipball of a ref that names no commit, of an empty repository, or of a repository " +
+		"hidden from the caller is the platform's 404 \"Not Found\"; the description documents only the 302."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -169,6 +171,8 @@ const (
 // statusRules are the undocumented statuses accepted per operation, each
 // with its reason.
 var statusRules = []statusRule{
+	{"GET", "/repos/{owner}/{repo}/tarball/{ref}", 404, "Not Found", noArchive},
+	{"GET", "/repos/{owner}/{repo}/zipball/{ref}", 404, "Not Found", noArchive},
 	{"GET", "/repos/{owner}/{repo}", 401, "Bad credentials", badCredentials},
 	{"GET", "/orgs/{org}", 401, "Bad credentials", badCredentials},
 	{"GET", "/repos/{owner}/{repo}/hooks", 401, "Bad credentials", badCredentials},
@@ -429,6 +433,8 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/healthz$`), "forgeapi's health check, for load balancers and orchestrators"},
 	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
 	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},
+	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/(tarball|zipball)$`), "a tarball or zipball without a ref (the default branch's), which the platform serves and its description lists only with {ref}"},
+	{regexp.MustCompile(`^/_codeload/`), "source archive downloads (tarballs, zipballs), the target of the tarball and zipball redirects (codeload on the platform)"},
 	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
