@@ -110,6 +110,18 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom copies r to the response through the connection's own
+// ReadFrom, so that a file sent with io.Copy (http.ServeContent: archive
+// downloads) goes out with sendfile rather than through a buffer.
+func (s *statusRecorder) ReadFrom(r io.Reader) (int64, error) {
+	if !s.wrote {
+		s.status, s.wrote = http.StatusOK, true
+	}
+	n, err := io.Copy(s.ResponseWriter, r)
+	s.bytes += n
+	return n, err
+}
+
 // AvailableBuffer returns an empty slice to append a response body to
 // and pass to Write (see WriteJSON): the request's scratch buffer, from
 // the server's pool. Without it every response, a PATCH's repository
