@@ -45,6 +45,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/licenses"
 	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/merges"
 	"forgeapi/internal/oauth"
@@ -404,6 +405,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
+	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
@@ -443,6 +445,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
+	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
