@@ -79,7 +79,7 @@ func (c *Cache) Open(ctx context.Context, gitDir string, e entry) (*os.File, err
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	f, err := c.openHit(p)
 	if err != nil {
 		return nil, err
 	}
