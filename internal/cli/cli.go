@@ -230,6 +230,8 @@ func (c *cli) serveCommand() *cobra.Command {
 		"key sealing webhook secrets and TOTP seeds at rest: 64 hex digits or base64 of 32 bytes; default DATA/webhook.key, created on first start (env FORGEAPI_SECRET_KEY)")
 	f.StringVar(&limits.maxPushSize, "max-push-size", envOr("FORGEAPI_MAX_PUSH_SIZE", "2GiB"),
 		"largest pack a push may send (after any gzip encoding is undone): bytes, or with KiB, MiB, GiB; larger pushes are refused with a remote: message (env FORGEAPI_MAX_PUSH_SIZE)")
+	f.StringVar(&limits.archiveCacheSize, "archive-cache-size", envOr("FORGEAPI_ARCHIVE_CACHE_SIZE", "2GiB"),
+		"bound of the cache of built tarballs and zipballs under DATA/archives: bytes, or with KiB, MiB, GiB; the archives served least recently go first (env FORGEAPI_ARCHIVE_CACHE_SIZE)")
 	f.StringVar(&limits.maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
 		"git requests served at once (each runs git http-backend); more wait up to 10s, then get 503 with Retry-After; default 4 per CPU, at least 8 (env FORGEAPI_MAX_GIT_PROCESSES)")
 	f.StringVar(&limits.headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", app.DefaultHeaderTimeout.String()),
@@ -245,6 +247,7 @@ func (c *cli) serveCommand() *cobra.Command {
 // the HTTP server, as given.
 type httpLimitFlags struct {
 	maxPushSize, maxGitProcesses, headerTimeout, idleTimeout, bodyTimeout string
+	archiveCacheSize                                                      string
 }
 
 // parse parses the limits into cfg.
@@ -252,6 +255,9 @@ func (l httpLimitFlags) parse(cfg *app.Config) error {
 	var err error
 	if cfg.Git.MaxPushSize, err = parseSize(l.maxPushSize); err != nil {
 		return fmt.Errorf("--max-push-size: %w", err)
+	}
+	if cfg.ArchiveCacheBytes, err = parseSize(l.archiveCacheSize); err != nil {
+		return fmt.Errorf("--archive-cache-size: %w", err)
 	}
 	if cfg.Git.MaxProcesses, err = strconv.Atoi(l.maxGitProcesses); err != nil || cfg.Git.MaxProcesses <= 0 {
 		return fmt.Errorf("--max-git-processes: want a positive number, not %q", l.maxGitProcesses)
