@@ -325,7 +325,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated,
-		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: a.Activity.RepositoryForked}
+		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: func(ctx context.Context, tx *store.Tx, src, fork *repos.Repository, actor *accounts.Account) error {
+			if err := licenses.CopyFork(ctx, tx, src.ID, fork.ID); err != nil {
+				return err
+			}
+			return a.Activity.RepositoryForked(ctx, tx, src, fork, actor)
+		}}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
 	a.Events.Subscribe(auditlog.Sink{})

@@ -51,7 +51,7 @@ func TestIdentify(t *testing.T) {
 // change of the license by a push, a license on another branch shown
 // once it is the default branch, an unknown text as "other"
 // (NOASSERTION, no url), and no license (null, 404) once the file is
-// removed.
+// removed. A fork has its source's license.
 func TestRepositoryLicense(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -120,6 +120,19 @@ func TestRepositoryLicense(t *testing.T) {
 		apptest.Must(t, "get the license", err)
 		if rl.GetPath() != "LICENSE.md" || rl.GetLicense().GetSPDXID() != "Apache-2.0" {
 			t.Fatalf("license %+v", rl)
+		}
+	})
+	apptest.Step(t, "a fork has its source's license", func(t *testing.T) {
+		hubot := env.User("hubot")
+		hc := env.Client(env.Token(hubot, "repo"))
+		_, _, err := hc.Repositories.CreateFork(ctx, "octo", "lib", nil)
+		if _, accepted := err.(*github.AcceptedError); err != nil && !accepted {
+			t.Fatalf("fork: %v", err)
+		}
+		fork, _, err := hc.Repositories.Get(ctx, "hubot", "lib")
+		apptest.Must(t, "get the fork", err)
+		if fork.GetLicense().GetKey() != "apache-2.0" {
+			t.Fatalf("the fork's license %+v", fork.GetLicense())
 		}
 	})
 	apptest.Step(t, "a license on another branch, then the default", func(t *testing.T) {

@@ -50,14 +50,24 @@ func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 
 // detect keeps the license of the repository's commit rev.
 func (k PushSink) detect(ctx context.Context, tx *store.Tx, repo *repos.Repository, rev string) error {
-	g, err := gitread.Open(k.Repos.GitDir(repo.ID))
+	return DetectAt(ctx, tx, repo.ID, k.Repos.GitDir(repo.ID), rev)
+}
+
+// DetectAt detects the license of the commit rev of the bare repository
+// gitDir and keeps it as the repository's (none when rev names no commit
+// or its root has no license file). It serves changes made before the
+// repository's git directory is in place: a repository created with
+// files (auto_init, license_template, a template's copy) calls it in its
+// creating transaction with its staging directory and "HEAD".
+func DetectAt(ctx context.Context, q store.Q, repoID int64, gitDir, rev string) error {
+	g, err := gitread.Open(gitDir)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
 	sha, err := g.Resolve(rev)
 	if errors.Is(err, gitread.ErrRevisionNotFound) {
-		return Forget(ctx, tx, repo.ID)
+		return Forget(ctx, q, repoID)
 	} else if err != nil {
 		return err
 	}
@@ -66,9 +76,17 @@ func (k PushSink) detect(ctx context.Context, tx *store.Tx, repo *repos.Reposito
 		return err
 	}
 	if d == nil {
-		return Forget(ctx, tx, repo.ID)
+		return Forget(ctx, q, repoID)
 	}
-	return Keep(ctx, tx, repo.ID, sha, d)
+	return Keep(ctx, q, repoID, sha, d)
+}
+
+// CopyFork gives a new fork the license of its source (the fork's git
+// data is a copy of the source's, default branch included).
+func CopyFork(ctx context.Context, q store.Q, srcID, forkID int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO repository_licenses (repository_id, license_key, path, commit_sha)
+		SELECT $1, license_key, path, commit_sha FROM repository_licenses WHERE repository_id = $2`, forkID, srcID)
+	return err
 }
 
 // Keep records d as the license of the repository, detected at commit.
