@@ -22,6 +22,7 @@ import (
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
+	"forgeapi/internal/archives"
 	"forgeapi/internal/artifacts"
 	"forgeapi/internal/auditlog"
 	"forgeapi/internal/auth"
@@ -45,6 +46,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/licenses"
 	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/merges"
 	"forgeapi/internal/notifications"
@@ -107,6 +109,10 @@ type Config struct {
 	// MaxAssetSize is the largest release asset an upload may send, in
 	// bytes: 0 means releases.DefaultMaxAssetSize (2 GiB).
 	MaxAssetSize int64
+	// ArchiveCacheBytes bounds the cache of built tarballs and zipballs
+	// under DataDir/archives, in bytes; 0 means
+	// archives.DefaultMaxCacheBytes (2 GiB).
+	ArchiveCacheBytes int64
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -285,6 +291,8 @@ type App struct {
 	// Releases holds the releases and their assets; their blob store is
 	// opened by Start, with the migrations'.
 	Releases *releases.Service
+	// Archives serves the repositories' tarballs and zipballs.
+	Archives *archives.Handler
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -327,7 +335,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Activity = &activity.Service{DB: db, Events: a.Events, Now: cfg.Now}
 	a.Repos = &repos.Service{DB: db, GitRoot: filepath.Join(cfg.DataDir, "git"),
 		AfterCreate: a.Activity.RepositoryCreated, AfterUpdate: a.Activity.RepositoryUpdated,
-		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: a.Activity.RepositoryForked}
+		BeforeDelete: a.Activity.RepositoryDeleted, AfterFork: func(ctx context.Context, tx *store.Tx, src, fork *repos.Repository, actor *accounts.Account) error {
+			if err := licenses.CopyFork(ctx, tx, src.ID, fork.ID); err != nil {
+				return err
+			}
+			return a.Activity.RepositoryForked(ctx, tx, src, fork, actor)
+		}}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)
 	a.Events.Subscribe(auditlog.Sink{})
@@ -409,6 +422,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
+	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
+	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
+		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
@@ -447,6 +463,8 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Releases, (&releases.Handler{Service: a.Releases}).Routes())
+	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
+	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
 	area(docs.Reactions, (&reactions.Handler{Service: &reactions.Service{DB: a.DB}, Subjects: a.reactionSubjects()}).Routes())
@@ -609,6 +627,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	docsite.New().Register(m.api)
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
+	a.Archives.Register(m.api)
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}

@@ -166,6 +166,8 @@ const (
 		"description documents only 200 (and 409)."
 	reactionAuthor = "A reaction is deleted by its author or a repository administrator: another caller gets 403 " +
 		"\"Must have admin rights to Repository.\"; the description documents only 204."
+	noArchive = "A tarball or zipball of a ref that names no commit, of an empty repository, or of a repository " +
+		"hidden from the caller is the platform's 404 \"Not Found\"; the description documents only the 302."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -189,6 +191,8 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/releases/{release_id}/reactions", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/releases/{release_id}/reactions/{reaction_id}", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/releases/{release_id}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},
+	{"GET", "/repos/{owner}/{repo}/tarball/{ref}", 404, "Not Found", noArchive},
+	{"GET", "/repos/{owner}/{repo}/zipball/{ref}", 404, "Not Found", noArchive},
 	{"GET", "/repos/{owner}/{repo}", 401, "Bad credentials", badCredentials},
 	{"GET", "/orgs/{org}", 401, "Bad credentials", badCredentials},
 	{"GET", "/repos/{owner}/{repo}/hooks", 401, "Bad credentials", badCredentials},
@@ -456,6 +460,8 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/healthz$`), "forgeapi's health check, for load balancers and orchestrators"},
 	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
 	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},
+	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/(tarball|zipball)$`), "a tarball or zipball without a ref (the default branch's), which the platform serves and its description lists only with {ref}"},
+	{regexp.MustCompile(`^/_codeload/`), "source archive downloads (tarballs, zipballs), the target of the tarball and zipball redirects (codeload on the platform)"},
 	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
 	{regexp.MustCompile(`^/_release-assets/`), "signed downloads of release assets, the target of the asset API's octet-stream redirect (the platform's objects host)"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/releases/download/`), "release assets' browser_download_url, the web address of an asset's bytes"},

@@ -232,6 +232,8 @@ func (c *cli) serveCommand() *cobra.Command {
 		"largest pack a push may send (after any gzip encoding is undone): bytes, or with KiB, MiB, GiB; larger pushes are refused with a remote: message (env FORGEAPI_MAX_PUSH_SIZE)")
 	f.StringVar(&limits.maxAssetSize, "max-asset-size", envOr("FORGEAPI_MAX_ASSET_SIZE", "2GiB"),
 		"largest release asset an upload may send: bytes, or with KiB, MiB, GiB; larger uploads get 413 (env FORGEAPI_MAX_ASSET_SIZE)")
+	f.StringVar(&limits.archiveCacheSize, "archive-cache-size", envOr("FORGEAPI_ARCHIVE_CACHE_SIZE", "2GiB"),
+		"bound of the cache of built tarballs and zipballs under DATA/archives: bytes, or with KiB, MiB, GiB; the archives served least recently go first (env FORGEAPI_ARCHIVE_CACHE_SIZE)")
 	f.StringVar(&limits.maxGitProcesses, "max-git-processes", envOr("FORGEAPI_MAX_GIT_PROCESSES", strconv.Itoa(githttp.DefaultMaxProcesses())),
 		"git requests served at once (each runs git http-backend); more wait up to 10s, then get 503 with Retry-After; default 4 per CPU, at least 8 (env FORGEAPI_MAX_GIT_PROCESSES)")
 	f.StringVar(&limits.headerTimeout, "header-timeout", envOr("FORGEAPI_HEADER_TIMEOUT", app.DefaultHeaderTimeout.String()),
@@ -248,6 +250,7 @@ func (c *cli) serveCommand() *cobra.Command {
 type httpLimitFlags struct {
 	maxPushSize, maxGitProcesses, headerTimeout, idleTimeout, bodyTimeout string
 	maxAssetSize                                                          string
+	archiveCacheSize                                                      string
 }
 
 // parse parses the limits into cfg.
@@ -258,6 +261,9 @@ func (l httpLimitFlags) parse(cfg *app.Config) error {
 	}
 	if cfg.MaxAssetSize, err = parseSize(l.maxAssetSize); err != nil {
 		return fmt.Errorf("--max-asset-size: %w", err)
+	}
+	if cfg.ArchiveCacheBytes, err = parseSize(l.archiveCacheSize); err != nil {
+		return fmt.Errorf("--archive-cache-size: %w", err)
 	}
 	if cfg.Git.MaxProcesses, err = strconv.Atoi(l.maxGitProcesses); err != nil || cfg.Git.MaxProcesses <= 0 {
 		return fmt.Errorf("--max-git-processes: want a positive number, not %q", l.maxGitProcesses)

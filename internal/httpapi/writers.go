@@ -111,8 +111,8 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // ReadFrom copies r into the response through the ResponseWriter's own
-// ReadFrom, so that a streamed file (a release asset, http.ServeContent)
-// goes out with sendfile rather than through a 32 KiB buffer.
+// ReadFrom, so that a streamed file (http.ServeContent: release assets,
+// archive downloads) goes out with sendfile rather than through a buffer.
 func (s *statusRecorder) ReadFrom(r io.Reader) (int64, error) {
 	if !s.wrote {
 		s.status, s.wrote = http.StatusOK, true

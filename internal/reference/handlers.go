@@ -67,7 +67,7 @@ type licenseJSON struct {
 func simple(r *http.Request, l *License) licenseSimple {
 	url := httpapi.BaseURL(r.Context()) + "/licenses/" + l.Key
 	spdx := l.SPDXID
-	return licenseSimple{Key: l.Key, Name: l.Name, SPDXID: &spdx, URL: &url, NodeID: licenseNodeID(l.Key),
+	return licenseSimple{Key: l.Key, Name: l.Name, SPDXID: &spdx, URL: &url, NodeID: LicenseNodeID(l.Key),
 		HTMLURL: "http://choosealicense.com/licenses/" + l.Key + "/"}
 }
 

@@ -137,8 +137,8 @@ func (t *Tables) License(key string) *License {
 	return t.Licenses[i]
 }
 
-// licenseNodeID is the platform's legacy node id of a license, which
+// LicenseNodeID is the platform's legacy node id of a license, which
 // names it by key ("07:Licensemit").
-func licenseNodeID(key string) string {
+func LicenseNodeID(key string) string {
 	return base64.StdEncoding.EncodeToString([]byte("07:License" + key))
 }

@@ -23,7 +23,8 @@ var standingTables = []string{store.RowsOf("repositories"), "accounts", "org_mem
 // statsTables are the tables whose writes change what StatsOf reads:
 // stars, subscriptions, forks (repositories added or removed) and issues,
 // which triggers count into repository_counts; repository_counts itself,
-// whose size_kb is written by statements of the code (MeasureSize); and
+// whose size_kb is written by statements of the code (MeasureSize);
+// repository_licenses (the detected license, written on pushes); and
 // accounts, whose deletes cascade into them. Of repositories and accounts
 // only rows added or removed count: a fork is a new repository
 // (fork_of_id is written only by its INSERT; a deleted parent's forks
@@ -31,7 +32,7 @@ var standingTables = []string{store.RowsOf("repositories"), "accounts", "org_mem
 // which every PATCH is, changes none of the counters. Every write to
 // issues counts (its state is one of its columns), comments' counts
 // included, which a text cannot tell apart.
-var statsTables = []string{"stars", "subscriptions", "issues", "repository_counts",
+var statsTables = []string{"stars", "subscriptions", "issues", "repository_counts", "repository_licenses",
 	store.RowsOf("repositories"), store.RowsOf("accounts")}
 
 // StandingCache serves ByOwnerAndNameWithMembership, the access guard's

@@ -22,14 +22,15 @@ func PermissionsFor(role auth.Role) *Permissions {
 		Push: role >= auth.RoleWrite, Triage: role >= auth.RoleWrite, Pull: role >= auth.RoleRead}
 }
 
-// License is a repository's license object.
+// License is a repository's license object (license-simple): see
+// LicenseOf.
 type License struct {
-	Key     string `json:"key"`
-	Name    string `json:"name"`
-	URL     string `json:"url"`
-	SpdxID  string `json:"spdx_id"`
-	NodeID  string `json:"node_id"`
-	HTMLURL string `json:"html_url"`
+	Key     string  `json:"key"`
+	Name    string  `json:"name"`
+	SpdxID  string  `json:"spdx_id"`
+	URL     *string `json:"url"`
+	NodeID  string  `json:"node_id"`
+	HTMLURL string  `json:"html_url,omitempty"`
 }
 
 // Stats are the counters of a repository object.
@@ -48,6 +49,10 @@ type Stats struct {
 	// network (the repository source names; its own for a repository
 	// that is not a fork).
 	Network int
+	// LicenseKey is the license detected on the default branch (the
+	// licenses area keeps it in repository_licenses): a key of the
+	// platform's list, "other", or "" for none.
+	LicenseKey string
 }
 
 // JSON is the platform's full repository object.
@@ -197,7 +202,7 @@ func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
 		CreatedAt: wire.T(r.CreatedAt), UpdatedAt: wire.T(r.UpdatedAt), AllowRebaseMerge: true,
 		AllowSquashMerge: true, AllowMergeCommit: true, SubscribersCount: st.Subscribers,
 		NetworkCount: st.Network, Forks: st.Forks, Watchers: st.Stargazers,
-		OpenIssuesCount: st.OpenIssues, OpenIssues: st.OpenIssues,
+		OpenIssuesCount: st.OpenIssues, OpenIssues: st.OpenIssues, License: LicenseOf(base, st.LicenseKey),
 	}
 	if role != auth.RoleNone {
 		j.Permissions = PermissionsFor(role)

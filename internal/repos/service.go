@@ -255,9 +255,10 @@ func StatsOf(ctx context.Context, q store.Q, id int64) (Stats, error) {
 	var st Stats
 	var forkOf int64
 	err := q.QueryRowContext(ctx, `SELECT COALESCE(r.fork_of_id, 0), COALESCE(c.stars, 0), COALESCE(c.subscribers, 0),
-		COALESCE(c.forks, 0), COALESCE(c.open_issues, 0), COALESCE(c.size_kb, 0)
-		FROM repositories r LEFT JOIN repository_counts c ON c.repository_id = r.id WHERE r.id = $1`, id).
-		Scan(&forkOf, &st.Stargazers, &st.Subscribers, &st.Forks, &st.OpenIssues, &st.SizeKB)
+		COALESCE(c.forks, 0), COALESCE(c.open_issues, 0), COALESCE(c.size_kb, 0), COALESCE(l.license_key, '')
+		FROM repositories r LEFT JOIN repository_counts c ON c.repository_id = r.id
+		LEFT JOIN repository_licenses l ON l.repository_id = r.id WHERE r.id = $1`, id).
+		Scan(&forkOf, &st.Stargazers, &st.Subscribers, &st.Forks, &st.OpenIssues, &st.SizeKB, &st.LicenseKey)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Stats{}, nil // no such repository
 	}
