@@ -9,6 +9,11 @@ import (
 	"forgeapi/internal/store"
 )
 
+// reactions is the reactions area's handler.
+func (a *App) reactions() *reactions.Handler {
+	return &reactions.Handler{Service: &reactions.Service{DB: a.DB}, Subjects: a.reactionSubjects()}
+}
+
 // reactionSubjects resolves the subjects of the reactions routes through
 // the areas that own them (reactions stands below them and imports none).
 // The functions read the App's services when called, so the table also
@@ -35,6 +40,13 @@ func (a *App) reactionSubjects() map[reactions.Kind]reactions.SubjectFunc {
 				return 0, noSubject(err)
 			}
 			return c.ID, nil
+		},
+		reactions.Release: func(ctx context.Context, repo *repos.Repository, id int64) (int64, error) {
+			r, err := a.Releases.Get(ctx, repo, id, false)
+			if err != nil {
+				return 0, noSubject(err)
+			}
+			return r.ID, nil
 		},
 		reactions.CommitComment: func(ctx context.Context, repo *repos.Repository, id int64) (int64, error) {
 			c, err := a.CommitComments.Get(ctx, repo, id)

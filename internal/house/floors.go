@@ -20,9 +20,9 @@ type Floor struct {
 
 // Floors are the floors of the house, ground first.
 var Floors = []Floor{
-	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the leased worker loop, the tests' wait, the TLS authority, the embedded docs",
+	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the leased worker loop, the tests' wait, the TLS authority, the embedded docs, the search query syntax",
 		[]string{"docs", "internal/apierr", "internal/house", "internal/blob", "internal/depreview/advisory", "internal/git/gitcmd",
-			"internal/git/gitref", "internal/secretbox", "internal/store", "internal/store/storetest", "internal/testwait", "internal/tlsca", "internal/wire", "internal/worker"}},
+			"internal/git/gitref", "internal/search", "internal/secretbox", "internal/store", "internal/store/storetest", "internal/testwait", "internal/tlsca", "internal/wire", "internal/worker"}},
 	{1, "protocols: authentication, git reading, writing, merging and serving, Markdown rendering, the reference tables' copier, a webhook's signed request, archive writing, manifest parsing, the GraphQL schema's generator",
 		[]string{"internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp", "internal/git/gitmerge", "internal/graphql/schemagen",
 			"internal/git/gitread", "internal/git/gitwrite", "internal/markdown", "internal/reference/gendata", "internal/orgmigration/archive", "internal/webhooks/hookshot"}},
@@ -32,11 +32,12 @@ var Floors = []Floor{
 		[]string{"internal/accounts", "internal/docsite", "internal/reference"}},
 	{4, "the resources everything hangs on: repositories, OAuth",
 		[]string{"internal/oauth", "internal/repos"}},
-	{5, "the access guard, the event spine, commit JSON, dependency review's API",
-		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/repos/gitjson"}},
+	{5, "the access guard, the event spine, commit JSON, dependency review's API, the reactions the areas count",
+		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/reactions", "internal/repos/gitjson"}},
 	{6, "API areas",
-		[]string{"internal/activity", "internal/artifacts", "internal/auditlog", "internal/blocks",
-			"internal/collaborators", "internal/dispatches", "internal/feeds", "internal/issues", "internal/markdown/api", "internal/statuses"}},
+		[]string{"internal/activity", "internal/archives", "internal/artifacts", "internal/auditlog", "internal/blocks",
+			"internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses",
+			"internal/markdown/api", "internal/notifications", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, organizations, migrations, webhooks",
 		[]string{"internal/commitcomments", "internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",

@@ -137,6 +137,24 @@ func TestReactions(t *testing.T) {
 			t.Fatalf("reactions of a deleted comment: %d %s", resp2.StatusCode, body)
 		}
 	})
+	apptest.Step(t, "a release takes six contents", func(t *testing.T) {
+		rel, _, err := c.Repositories.CreateRelease(ctx, "octo", "hello", github.CreateReleaseRequest{TagName: "v1.0.0",
+			TargetCommitish: github.Ptr("main")})
+		apptest.Must(t, "release", err)
+		_, resp, err := bobClient.Reactions.CreateReleaseReaction(ctx, "octo", "hello", rel.GetID(), "hooray")
+		apptest.Must(t, "react to the release", err)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("release reaction %d", resp.StatusCode)
+		}
+		_, resp, _ = bobClient.Reactions.CreateReleaseReaction(ctx, "octo", "hello", rel.GetID(), "-1")
+		if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("-1 on a release: %v", resp)
+		}
+		resp2, body := env.Do("GET", "/repos/octo/hello/releases/"+itoa(rel.GetID()), token, nil)
+		if resp2.StatusCode != http.StatusOK || !strings.Contains(string(body), `"hooray":1`) {
+			t.Fatalf("release rollup: %d %s", resp2.StatusCode, body)
+		}
+	})
 	apptest.Step(t, "deleted by their author only", func(t *testing.T) {
 		list, _, err := c.Reactions.ListIssueReactions(ctx, "octo", "hello", issue.GetNumber(), nil)
 		apptest.Must(t, "list", err)

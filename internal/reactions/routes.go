@@ -49,7 +49,24 @@ var routesByKind = []route{
 	{ReviewComment, "/pulls/comments/{comment_id}", "comment_id", []string{"pull_requests:write"},
 		"/pulls/{comments}/{comment_id}/{reactions}"},
 	{CommitComment, "/comments/{comment_id}", "comment_id", []string{"contents:write"}, ""},
-	{Release, "/releases/{release_id}", "release_id", []string{"contents:write"}, ""},
+	{Release, "/releases/{release_id}", "release_id", []string{"contents:write"}, listedBySubject},
+}
+
+// listedBySubject is the list pattern of a kind whose area serves the GET
+// list itself with List (releases: .../releases/{release_id}/{assets}
+// lists assets and reactions).
+const listedBySubject = "-"
+
+// List is the GET list handler of kind's reactions, for an area that
+// serves it on a pattern of its own (listedBySubject); nil when the kind
+// has no SubjectFunc.
+func (h *Handler) List(kind Kind) httpapi.HandlerFunc {
+	for _, rt := range routesByKind {
+		if rt.kind == kind && h.Subjects[kind] != nil {
+			return h.list(rt)
+		}
+	}
+	return nil
 }
 
 // literal reports whether the path's wildcard segments standing for
@@ -88,8 +105,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		if rt.list != "" {
 			list = repo + rt.list
 		}
+		if rt.list != listedBySubject {
+			out = append(out, httpapi.Route{Method: "GET", Pattern: list, Handle: h.list(rt), Auth: read})
+		}
 		out = append(out,
-			httpapi.Route{Method: "GET", Pattern: list, Handle: h.list(rt), Auth: read},
 			httpapi.Route{Method: "POST", Pattern: base, Handle: h.create(rt), Auth: write},
 			httpapi.Route{Method: "DELETE", Pattern: base + "/{reaction_id}", Handle: h.delete(rt), Auth: remove},
 		)

@@ -63,6 +63,9 @@ func uploadError(err error, limit int64) error {
 // listAssets answers GET .../releases/{release_id}/assets: oldest first,
 // paged. Any other last segment is a 404.
 func (h *Handler) listAssets(w http.ResponseWriter, r *http.Request) error {
+	if r.PathValue("assets") == "reactions" && h.Reactions != nil {
+		return h.Reactions(w, r)
+	}
 	if r.PathValue("assets") != "assets" {
 		return apierr.NotFound()
 	}

@@ -6,12 +6,13 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/wire"
 )
 
-// releaseJSON is the platform's release object. It has no reactions,
-// mentions or discussion: forgeapi keeps none of them.
+// releaseJSON is the platform's release object. It has no mentions or
+// discussion: forgeapi keeps neither.
 type releaseJSON struct {
 	URL             string               `json:"url"`
 	HTMLURL         string               `json:"html_url"`
@@ -33,6 +34,7 @@ type releaseJSON struct {
 	UpdatedAt       wire.Time            `json:"updated_at"`
 	Author          *accounts.SimpleUser `json:"author"`
 	Assets          []assetJSON          `json:"assets"`
+	Reactions       reactions.Rollup     `json:"reactions"`
 }
 
 // assetJSON is the platform's release-asset object.
@@ -74,7 +76,7 @@ func toJSON(base string, repo *repos.Repository, r *Release) releaseJSON {
 		ID:      r.ID, NodeID: wire.NodeID("RE", r.ID), TagName: r.TagName, TargetCommitish: r.TargetCommitish,
 		Name: r.Name, Body: r.Body, Draft: r.Draft, Prerelease: r.Prerelease,
 		CreatedAt: wire.T(r.CreatedAt), PublishedAt: wire.TP(r.PublishedAt), UpdatedAt: wire.T(r.UpdatedAt),
-		Assets: make([]assetJSON, 0, len(r.Assets)),
+		Assets: make([]assetJSON, 0, len(r.Assets)), Reactions: r.Reactions.Rollup(self),
 	}
 	if !r.Draft {
 		tar := base + "/repos/" + repo.FullName() + "/tarball/" + pathEscapeTag(r.TagName)

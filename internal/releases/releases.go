@@ -18,6 +18,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/githost"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -55,6 +56,8 @@ type Release struct {
 	PublishedAt     *time.Time
 	LatestAt        *time.Time
 	Assets          []*Asset
+	// Reactions are the release's reactions by content.
+	Reactions reactions.Counts
 }
 
 // Asset is a file of a release. State is "open" while its upload runs,

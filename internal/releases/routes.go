@@ -10,6 +10,11 @@ import (
 // Handler serves the releases endpoints.
 type Handler struct {
 	Service *Service
+	// Reactions, when set, lists a release's reactions: GET
+	// .../releases/{release_id}/reactions shares its pattern with the
+	// assets' list (see listAssets), so the reactions area hands its
+	// handler over instead of declaring a route.
+	Reactions httpapi.HandlerFunc
 }
 
 // Routes is the releases route table. Reading needs read access (public

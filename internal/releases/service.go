@@ -13,6 +13,7 @@ import (
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -240,6 +241,9 @@ func (s *Service) Delete(ctx context.Context, repo *repos.Repository, actor *acc
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		keys, err := assetKeys(ctx, tx, `WHERE release_id = $1`, r.ID)
 		if err != nil {
+			return err
+		}
+		if err := reactions.DeleteFor(ctx, tx, reactions.Release, r.ID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM releases WHERE id = $1`, r.ID); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/reactions"
 	"forgeapi/internal/store"
 )
 
@@ -45,7 +46,18 @@ func (s *Service) queryReleases(ctx context.Context, q store.Q, clause string, a
 			return nil, err
 		}
 	}
-	return list, s.loadAssets(ctx, q, list, users)
+	if err := s.loadAssets(ctx, q, list, users); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(list))
+	for i, r := range list {
+		ids[i] = r.ID
+	}
+	counts, err := reactions.CountsFor(ctx, q, reactions.Release, ids)
+	for _, r := range list {
+		r.Reactions = counts[r.ID]
+	}
+	return list, err
 }
 
 // loadAssets sets the assets of the releases, in one query.
