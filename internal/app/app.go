@@ -390,6 +390,15 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
 	}
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
+	// A new repository gets the platform's default labels in its creating
+	// transaction; a generated one's branches are pushed as the server's.
+	a.Repos.AfterCreate = func(ctx context.Context, tx *store.Tx, r *repos.Repository, actor *accounts.Account) error {
+		if err := issues.CreateDefaultLabels(ctx, tx, r.ID); err != nil {
+			return err
+		}
+		return a.Activity.RepositoryCreated(ctx, tx, r, actor)
+	}
+	a.Repos.ServerPush = a.Git.ServerPush
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
@@ -421,7 +430,7 @@ func (a *App) Routes() []httpapi.Route {
 		routes = append(routes, documentedOn(page, rs)...)
 	}
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
-	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
+	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())

@@ -3,6 +3,7 @@ package repos
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -17,6 +18,19 @@ type Handler struct {
 	// RoleOf decides which repositories the list endpoints show
 	// (access.RepoRole); nil shows public repositories only.
 	RoleOf RoleFunc
+	// Templates serves the .gitignore templates and license texts of a
+	// creation's gitignore_template and license_template (reference.Templates);
+	// nil refuses them as unknown.
+	Templates Templates
+}
+
+// Templates are the texts a new repository's initial commit takes.
+type Templates interface {
+	// Gitignore returns the .gitignore template of the name (any case).
+	Gitignore(name string) (source string, ok bool, err error)
+	// License returns the text of the license of the key (any case),
+	// with its [year] and [fullname] placeholders.
+	License(key string) (text string, ok bool, err error)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
@@ -38,6 +52,9 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo
 		if j.Parent, j.Source, err = h.network(r, repo); err != nil {
 			return err
 		}
+	}
+	if j.TemplateRepository, err = h.templateOf(r.Context(), repo); err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, status, &j) // a pointer: *JSON renders itself (AppendJSON)
 	return nil
@@ -91,15 +108,21 @@ func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JS
 
 // createRequest is the body of POST /user/repos and /orgs/{org}/repos.
 type createRequest struct {
-	Name          *string `json:"name"`
-	Description   string  `json:"description"`
-	Private       *bool   `json:"private"`
-	Visibility    string  `json:"visibility"`
-	DefaultBranch string  `json:"default_branch"`
+	Name              *string `json:"name"`
+	Description       string  `json:"description"`
+	Private           *bool   `json:"private"`
+	Visibility        string  `json:"visibility"`
+	DefaultBranch     string  `json:"default_branch"`
+	AutoInit          bool    `json:"auto_init"`
+	GitignoreTemplate string  `json:"gitignore_template"`
+	LicenseTemplate   string  `json:"license_template"`
+	IsTemplate        bool    `json:"is_template"`
+	SettingsChanges
 }
 
 func (c createRequest) toNew(owner *accounts.Account) (NewRepository, error) {
-	n := NewRepository{Owner: owner, Description: c.Description, DefaultBranch: c.DefaultBranch}
+	n := NewRepository{Owner: owner, Description: c.Description, DefaultBranch: c.DefaultBranch,
+		IsTemplate: c.IsTemplate, Settings: &c.SettingsChanges}
 	if c.Name != nil {
 		n.Name = *c.Name
 	}
@@ -172,6 +195,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *a
 	if err := CreateRefusal(auth.PrincipalFrom(r.Context()), owner, auth.RoleFrom(r.Context()), n.Private); err != nil {
 		return err
 	}
+	if n.Files, err = h.initialFiles(body, n); err != nil {
+		return err
+	}
 	repo, err := h.Service.Create(r.Context(), n, actor)
 	if err != nil {
 		return err
@@ -189,10 +215,13 @@ type updateRequest struct {
 	Private       *bool   `json:"private"`
 	Visibility    *string `json:"visibility"`
 	DefaultBranch *string `json:"default_branch"`
+	IsTemplate    *bool   `json:"is_template"`
+	SettingsChanges
 }
 
 func (u updateRequest) toChanges() (Changes, error) {
-	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch}
+	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch,
+		IsTemplate: u.IsTemplate, Settings: &u.SettingsChanges}
 	if u.Visibility != nil {
 		var private bool
 		switch *u.Visibility {
@@ -249,4 +278,36 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.NoContent(w)
 	return nil
+}
+
+// initialFiles are the files of the initial commit the creation asks for
+// (TemplateFiles); an unknown gitignore_template or license_template is a
+// 422, as the platform answers.
+func (h *Handler) initialFiles(body createRequest, n NewRepository) ([]File, error) {
+	var gitignore, license string
+	if body.GitignoreTemplate != "" {
+		ok := false
+		if h.Templates != nil {
+			var err error
+			if gitignore, ok, err = h.Templates.Gitignore(body.GitignoreTemplate); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			return nil, apierr.Custom(resource, "gitignore_template", "gitignore_template is an unknown gitignore template.")
+		}
+	}
+	if body.LicenseTemplate != "" {
+		ok := false
+		if h.Templates != nil {
+			var err error
+			if license, ok, err = h.Templates.License(body.LicenseTemplate); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			return nil, apierr.Custom(resource, "license_template", "license_template is an unknown license.")
+		}
+	}
+	return TemplateFiles(n, body.AutoInit, gitignore, license, time.Now()), nil
 }

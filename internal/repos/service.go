@@ -45,6 +45,10 @@ type Service struct {
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
 	BeforeDelete func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
+	// ServerPush, when set, moves references of a repository as a push by
+	// the actor (githost.Handler.ServerPush): Generate pushes a generated
+	// repository's branches with it. Nil leaves them unpushed.
+	ServerPush func(ctx context.Context, r *Repository, actor *accounts.Account, updates []githttp.RefUpdate) error
 	// StatsCache, when set, serves Stats (NewStatsCache); nil reads the
 	// counters from DB every time.
 	StatsCache *StatsCache
@@ -61,7 +65,21 @@ func (s *Service) GitDir(id int64) string {
 // initialised before the transaction, in a temporary directory that the
 // transaction only renames, so that the database's write lock is never
 // held while git runs.
+//
+// With n.Files the bare repository gets their root commit on its default
+// branch, "Initial commit" by the actor, before the transaction too: the
+// repository is created with it, as the platform's auto_init is, and no
+// push is recorded (the platform sends none: a repository's hooks do not
+// exist before it).
 func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.Account) (*Repository, error) {
+	if len(n.Files) > 0 {
+		if err := n.Validate(); err != nil { // the default branch the commit goes on
+			return nil, err
+		}
+		now := store.Now()
+		n.PushedAt = &now // not empty: the contents API reads it
+		return s.create(ctx, n, actor, s.initialize(ctx, n, actor), nil)
+	}
 	return s.create(ctx, n, actor, nil, nil)
 }
 
