@@ -390,14 +390,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
 	}
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
-	// A new repository gets the platform's default labels in its creating
-	// transaction; a generated one's branches are pushed as the server's.
-	a.Repos.AfterCreate = func(ctx context.Context, tx *store.Tx, r *repos.Repository, actor *accounts.Account) error {
-		if err := issues.CreateDefaultLabels(ctx, tx, r.ID); err != nil {
-			return err
-		}
-		return a.Activity.RepositoryCreated(ctx, tx, r, actor)
-	}
+	// A new repository gets the platform's default labels; a generated
+	// one's branches are pushed as the server's.
+	a.Repos.DefaultLabels = issues.CreateDefaultLabels
 	a.Repos.ServerPush = a.Git.ServerPush
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}

@@ -227,6 +227,9 @@ type NewRepository struct {
 	// Files, when set, are the files of the root commit Create makes on
 	// the default branch (TemplateFiles).
 	Files []File
+	// NoDefaultLabels leaves out the labels every new repository gets
+	// (Service.DefaultLabels): test fixtures that name their own.
+	NoDefaultLabels bool
 }
 
 // The length limits of a repository's fields, in characters.

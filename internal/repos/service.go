@@ -26,6 +26,10 @@ type Service struct {
 	Accounts *accounts.Cache
 	// GitRoot is the directory holding one bare repository per id.
 	GitRoot string
+	// DefaultLabels, when set, gives a new repository the platform's
+	// default labels in its creating transaction, before AfterCreate
+	// (issues.CreateDefaultLabels), unless NewRepository.NoDefaultLabels.
+	DefaultLabels func(ctx context.Context, tx store.Q, repoID int64) error
 	// AfterCreate, when set, runs in the creating transaction (the
 	// activity spine emits its events there).
 	AfterCreate func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
@@ -140,6 +144,11 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 		}
 		if sizeKB > 0 {
 			if err := setSize(ctx, tx, repo.ID, sizeKB); err != nil {
+				return err
+			}
+		}
+		if s.DefaultLabels != nil && !n.NoDefaultLabels {
+			if err := s.DefaultLabels(ctx, tx, repo.ID); err != nil {
 				return err
 			}
 		}
