@@ -425,7 +425,7 @@ func (a *App) Routes() []httpapi.Route {
 		routes = append(routes, documentedOn(page, rs)...)
 	}
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
-	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}}).Routes())
+	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}, CloneToken: a.cloneToken()}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
@@ -805,4 +805,16 @@ func (a *App) branchProtected(ctx context.Context, repo *repos.Repository, branc
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// cloneToken mints the temp_clone_token of GET /repos/{owner}/{repo}
+// (nil without an authenticator: RouteTable's App).
+func (a *App) cloneToken() func(repoID, userID int64) string {
+	if a.Authn == nil || a.Authn.Clone == nil {
+		return nil
+	}
+	return func(repoID, userID int64) string {
+		token, _ := a.Authn.Clone.Mint(repoID, userID)
+		return token
+	}
 }

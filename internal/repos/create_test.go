@@ -292,3 +292,42 @@ func TestUpdateSettings(t *testing.T) {
 	resp, body := env.DoJSON("PATCH", "/repos/octo/hello", token, `{"merge_commit_title":"SOMETHING"}`)
 	apptest.WantError(t, "unknown merge_commit_title", resp, body, http.StatusUnprocessableEntity)
 }
+
+// TestTempCloneToken: GET shows temp_clone_token to callers with push
+// access: a clone token that clones a private repository for its admin,
+// "" on a public one; readers and anonymous callers get no key.
+func TestTempCloneToken(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	env.Repo(octo, "open")
+	token := env.Token(octo, "repo")
+	work := apptest.WorkTree(t, map[string]string{"a.txt": "a\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "secret", "octo", token), "HEAD:refs/heads/main")
+
+	cloneToken := func(path, authorization string) (string, bool) {
+		t.Helper()
+		resp, body := env.Get(path, authorization)
+		apptest.WantStatus(t, path, resp, body, http.StatusOK)
+		var got map[string]any
+		apptest.Must(t, "decode", json.Unmarshal(body, &got))
+		v, ok := got["temp_clone_token"].(string)
+		return v, ok
+	}
+	secret, ok := cloneToken("/repos/octo/secret", "Bearer "+token)
+	if !ok || secret == "" {
+		t.Fatalf("admin of a private repository: temp_clone_token %q present %v", secret, ok)
+	}
+	apptest.Git(t, t.TempDir(), "clone", "-q", env.GitURL("octo", "secret", "octo", secret), "c")
+	if v, ok := cloneToken("/repos/octo/open", "Bearer "+token); !ok || v != "" {
+		t.Fatalf("admin of a public repository: %q present %v, want \"\"", v, ok)
+	}
+	reader := env.User("reader")
+	if _, ok := cloneToken("/repos/octo/open", "Bearer "+env.Token(reader, "repo")); ok {
+		t.Fatal("a reader sees temp_clone_token")
+	}
+	if _, ok := cloneToken("/repos/octo/open", ""); ok {
+		t.Fatal("an anonymous caller sees temp_clone_token")
+	}
+}

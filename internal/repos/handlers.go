@@ -22,6 +22,9 @@ type Handler struct {
 	// creation's gitignore_template and license_template (reference.Templates);
 	// nil refuses them as unknown.
 	Templates Templates
+	// CloneToken, when set, mints the temp_clone_token of a private
+	// repository for its admin (auth.CloneTokens.Mint); nil shows "".
+	CloneToken func(repoID, userID int64) string
 }
 
 // Templates are the texts a new repository's initial commit takes.
@@ -35,19 +38,45 @@ type Templates interface {
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	role := auth.RoleFrom(r.Context())
-	if auth.PrincipalFrom(r.Context()).Anonymous() {
+	p := auth.PrincipalFrom(r.Context())
+	if p.Anonymous() {
 		role = auth.RoleNone // anonymous callers get no permissions object
 	}
-	return h.write(w, r, http.StatusOK, From(r.Context()), role)
+	repo := From(r.Context())
+	return h.writeWith(w, r, http.StatusOK, repo, role, func(j *JSON) { j.TempCloneToken = h.tempCloneToken(p, repo, role) })
+}
+
+// tempCloneToken is the temp_clone_token that GET shows a caller with
+// push access, as the platform does: "" for a public repository, a clone
+// token for a private one's admins (a clone token clones for an admin
+// only: see auth.CloneTokens), "" for its other writers; nil (left out)
+// for the others.
+func (h *Handler) tempCloneToken(p *auth.Principal, repo *Repository, role auth.Role) *string {
+	if role < auth.RoleWrite || p.Anonymous() {
+		return nil
+	}
+	token := ""
+	if repo.Private && role >= auth.RoleAdmin && h.CloneToken != nil && p.UserID() != 0 {
+		token = h.CloneToken(repo.ID, p.UserID())
+	}
+	return &token
 }
 
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role) error {
+	return h.writeWith(w, r, status, repo, role, nil)
+}
+
+// writeWith is write with more set on the object by with (when not nil).
+func (h *Handler) writeWith(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role, with func(*JSON)) error {
 	st, err := h.Service.Stats(r.Context(), repo.ID)
 	if err != nil {
 		return err
 	}
 	httpapi.SetLastModified(w, repo.UpdatedAt)
 	j := ToJSON(httpapi.BaseURL(r.Context()), repo, st, role)
+	if with != nil {
+		with(&j)
+	}
 	if repo.ForkOfID != 0 {
 		if j.Parent, j.Source, err = h.network(r, repo); err != nil {
 			return err
