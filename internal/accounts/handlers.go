@@ -89,9 +89,11 @@ func (h *Handler) writeOrg(w http.ResponseWriter, r *http.Request, a *Account) e
 		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt), Type: a.Type,
 	}
 	if auth.RoleFrom(r.Context()) >= auth.RoleAdmin {
-		out.OrgOwnerFields = &OrgOwnerFields{TotalPrivateRepos: c.privateRepos, OwnedPrivateRepos: c.privateRepos,
-			BillingEmail: optional(prof.BillingEmail), DefaultRepositoryPermission: a.BaseRepoPermission,
-			MembersCanCreateRepositories: a.MembersCanCreateRepos}
+		usage, err := orgUsage(r.Context(), h.DB, a.ID)
+		if err != nil {
+			return err
+		}
+		out.OrgOwnerFields = ownerFields(a, c, prof, usage)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -239,4 +241,41 @@ func (h *Handler) getUserByID(w http.ResponseWriter, r *http.Request) error {
 	httpapi.SetLastModified(w, u.UpdatedAt.Time)
 	httpapi.WriteJSON(w, http.StatusOK, u)
 	return nil
+}
+
+// ownerFields are the organization's fields that only its owners see.
+func ownerFields(a *Account, c counts, prof Profile, usage OrgOwnerUsage) *OrgOwnerFields {
+	can := a.MembersCanCreateRepos
+	creation := "none"
+	if can {
+		creation = "all"
+	}
+	return &OrgOwnerFields{TotalPrivateRepos: c.privateRepos, OwnedPrivateRepos: c.privateRepos,
+		BillingEmail: optional(prof.BillingEmail), DefaultRepositoryPermission: a.BaseRepoPermission,
+		MembersCanCreateRepositories: can, OrgOwnerUsage: usage, MembersAllowedRepositoryCreationType: creation,
+		MembersCanCreatePublicRepositories: can, MembersCanCreatePrivateRepositories: can,
+		MembersCanCreateInternalRepositories: can, MembersCanCreatePages: true, MembersCanCreatePublicPages: true,
+		MembersCanCreatePrivatePages: true}
+}
+
+// The plan forgeapi shows: no limits, in the platform's figures.
+const (
+	unlimitedSpace        = 976562499
+	unlimitedPrivateRepos = 999999
+)
+
+// orgUsage reads the organization's usage in one query: its members
+// (the plan's seats), the size of its repositories' git data in KB as
+// last measured, and the users granted one of its repositories directly
+// who are not members (outside collaborators).
+func orgUsage(ctx context.Context, q store.Q, orgID int64) (OrgOwnerUsage, error) {
+	u := OrgOwnerUsage{Plan: OrgPlan{Name: "enterprise", Space: unlimitedSpace, PrivateRepos: unlimitedPrivateRepos}}
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM org_members WHERE org_id = $1),
+		(SELECT COALESCE(sum(c.size_kb), 0) FROM repositories r JOIN repository_counts c ON c.repository_id = r.id WHERE r.owner_id = $1),
+		(SELECT count(DISTINCT rc.user_id) FROM repo_collaborators rc JOIN repositories r ON r.id = rc.repository_id
+			WHERE r.owner_id = $1 AND rc.user_id NOT IN (SELECT user_id FROM org_members WHERE org_id = $1))`, orgID).
+		Scan(&u.Plan.FilledSeats, &u.DiskUsage, &u.Collaborators)
+	u.Plan.Seats = u.Plan.FilledSeats
+	return u, store.Normalize(err)
 }

@@ -164,6 +164,37 @@ type OrgOwnerFields struct {
 	DefaultRepositoryPermission  string  `json:"default_repository_permission"`
 	MembersCanCreateRepositories bool    `json:"members_can_create_repositories"`
 	TwoFactorRequirementEnabled  bool    `json:"two_factor_requirement_enabled"`
+	OrgOwnerUsage
+	// The creation settings the platform splits by visibility follow
+	// members_can_create_repositories: forgeapi keeps one setting.
+	MembersAllowedRepositoryCreationType string `json:"members_allowed_repository_creation_type"`
+	MembersCanCreatePublicRepositories   bool   `json:"members_can_create_public_repositories"`
+	MembersCanCreatePrivateRepositories  bool   `json:"members_can_create_private_repositories"`
+	MembersCanCreateInternalRepositories bool   `json:"members_can_create_internal_repositories"`
+	// forgeapi serves no Pages: members may create them as far as it knows.
+	MembersCanCreatePages        bool `json:"members_can_create_pages"`
+	MembersCanCreatePublicPages  bool `json:"members_can_create_public_pages"`
+	MembersCanCreatePrivatePages bool `json:"members_can_create_private_pages"`
+}
+
+// OrgOwnerUsage is the organization's usage that its owners see: its
+// plan (forgeapi's is unlimited: the self-managed edition's
+// "enterprise"), the size of its repositories' git data, its outside
+// collaborators, and private gists (forgeapi has no gists).
+type OrgOwnerUsage struct {
+	Plan          OrgPlan `json:"plan"`
+	DiskUsage     int64   `json:"disk_usage"`
+	Collaborators int     `json:"collaborators"`
+	PrivateGists  int     `json:"private_gists"`
+}
+
+// OrgPlan is the plan object of an organization.
+type OrgPlan struct {
+	Name         string `json:"name"`
+	Space        int64  `json:"space"`
+	PrivateRepos int64  `json:"private_repos"`
+	FilledSeats  int    `json:"filled_seats"`
+	Seats        int    `json:"seats"`
 }
 
 // SimpleOrg is the platform's organization-simple object, embedded in

@@ -40,6 +40,9 @@ type Error struct {
 	// which some operations give instead of field objects.
 	Messages []string
 	Header   http.Header
+	// URL, when set, is the body's url: where a moved resource is now
+	// (Moved).
+	URL string
 }
 
 func (e *Error) Error() string {
@@ -72,6 +75,7 @@ func Moved(method, location string) *Error {
 	if method != http.MethodGet && method != http.MethodHead {
 		e = &Error{Status: http.StatusTemporaryRedirect, Message: "Temporary Redirect"}
 	}
+	e.URL = location // the platform's body names it too
 	return e.WithHeader("Location", location)
 }
 

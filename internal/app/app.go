@@ -413,6 +413,10 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return a.Activity.RepositoryUpdated(ctx, tx, before, after, actor)
 	}
 	a.Issues = &issues.Service{DB: db, Events: a.Events, PullRequests: a.Pulls}
+	// A new repository gets the platform's default labels; a generated
+	// one's branches are pushed as the server's.
+	a.Repos.DefaultLabels = issues.CreateDefaultLabels
+	a.Repos.ServerPush = a.Git.ServerPush
 	a.Collaborators = &collaborators.Service{DB: db, Events: a.Events}
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
@@ -449,7 +453,7 @@ func (a *App) Routes() []httpapi.Route {
 		routes = append(routes, documentedOn(page, rs)...)
 	}
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
-	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole}).Routes())
+	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}, CloneToken: a.cloneToken()}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
 	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
@@ -837,4 +841,16 @@ func (a *App) branchProtected(ctx context.Context, repo *repos.Repository, branc
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// cloneToken mints the temp_clone_token of GET /repos/{owner}/{repo}
+// (nil without an authenticator: RouteTable's App).
+func (a *App) cloneToken() func(repoID, userID int64) string {
+	if a.Authn == nil || a.Authn.Clone == nil {
+		return nil
+	}
+	return func(repoID, userID int64) string {
+		token, _ := a.Authn.Clone.Mint(repoID, userID)
+		return token
+	}
 }

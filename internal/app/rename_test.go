@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,7 +37,13 @@ func TestRenamedRepositoryRedirects(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := noRedirects.Do(req)
 		apptest.Must(t, method+" "+path, err)
-		resp.Body.Close()
+		defer resp.Body.Close()
+		if loc := resp.Header.Get("Location"); loc != "" {
+			var body struct{ Message, URL string }
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.URL != loc {
+				t.Errorf("%s %s: body %+v (%v), want url %q", method, path, body, err, loc)
+			}
+		}
 		return resp
 	}
 	for _, c := range []struct {

@@ -254,6 +254,9 @@ type RepoOpts struct {
 	AdvancedSecurity bool
 	ForkOf           *repos.Repository
 	Description      string
+	// DefaultLabels gives the repository the platform's default labels,
+	// as the API's creations do; fixtures start without labels.
+	DefaultLabels bool
 }
 
 // Repo creates a repository (with its empty bare git repository).
@@ -264,7 +267,7 @@ func (e *Env) Repo(owner *accounts.Account, name string, opts ...RepoOpts) *repo
 		o = opts[0]
 	}
 	n := repos.NewRepository{Owner: owner, Name: name, Private: o.Private, DefaultBranch: o.DefaultBranch,
-		AdvancedSecurity: o.AdvancedSecurity, Description: o.Description}
+		AdvancedSecurity: o.AdvancedSecurity, Description: o.Description, NoDefaultLabels: !o.DefaultLabels}
 	if o.ForkOf != nil {
 		n.ForkOfID = o.ForkOf.ID
 	}

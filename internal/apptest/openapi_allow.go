@@ -201,6 +201,8 @@ var statusRules = []statusRule{
 	{"PATCH", "/authorizations/{authorization_id}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"PUT", "/authorizations/clients/{client_id}/{fingerprint}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"PUT", "/repos/{owner}/{repo}/topics", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"POST", "/repos/{template_owner}/{template_repo}/generate", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"POST", "/repos/{owner}/{repo}/rulesets", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"GET", "/repos/{owner}/{repo}/hooks/{hook_id}", 403, "Must have admin rights to Repository.", repoAdmin},

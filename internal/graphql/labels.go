@@ -39,9 +39,9 @@ func (r *labelResolver) Name() string         { return r.lb.Name }
 func (r *labelResolver) Color() string        { return r.lb.Color }
 func (r *labelResolver) Description() *string { return optional(r.lb.Description) }
 
-// IsDefault is false: forgeapi's repositories start without labels, as
+// IsDefault is true for the labels the repository was created with, as
 // REST's default shows.
-func (r *labelResolver) IsDefault() bool { return false }
+func (r *labelResolver) IsDefault() bool { return r.lb.Default }
 
 // URL is the label's web page (the repository's issues with it).
 func (r *labelResolver) URL(ctx context.Context) uri {

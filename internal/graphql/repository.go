@@ -83,21 +83,26 @@ func (r *repositoryResolver) IsInOrganization() bool {
 // Visibility is PUBLIC or PRIVATE.
 func (r *repositoryResolver) Visibility() string { return strings.ToUpper(r.r.Visibility()) }
 
-// The settings forgeapi does not store have the values REST shows:
-// issues, projects and wiki on; not archived, not a template; no
-// homepage.
-func (r *repositoryResolver) HasIssuesEnabled() bool   { return true }
-func (r *repositoryResolver) HasProjectsEnabled() bool { return true }
-func (r *repositoryResolver) HasWikiEnabled() bool     { return true }
+// The repository's settings, as REST shows them (repos.Settings); it is
+// never archived.
+func (r *repositoryResolver) HasIssuesEnabled() bool   { return r.r.Settings.HasIssues }
+func (r *repositoryResolver) HasProjectsEnabled() bool { return r.r.Settings.HasProjects }
+func (r *repositoryResolver) HasWikiEnabled() bool     { return r.r.Settings.HasWiki }
 func (r *repositoryResolver) IsArchived() bool         { return false }
-func (r *repositoryResolver) IsTemplate() bool         { return false }
-func (r *repositoryResolver) HomepageURL() *uri        { return nil }
+func (r *repositoryResolver) IsTemplate() bool         { return r.r.IsTemplate }
+func (r *repositoryResolver) HomepageURL() *uri {
+	if r.r.Settings.Homepage == "" {
+		return nil
+	}
+	u := uri(r.r.Settings.Homepage)
+	return &u
+}
 
-// Every merge method is allowed, as REST's allow_merge_commit,
-// allow_squash_merge and allow_rebase_merge show.
-func (r *repositoryResolver) MergeCommitAllowed() bool { return true }
-func (r *repositoryResolver) SquashMergeAllowed() bool { return true }
-func (r *repositoryResolver) RebaseMergeAllowed() bool { return true }
+// The merge methods, as REST's allow_merge_commit, allow_squash_merge
+// and allow_rebase_merge show them.
+func (r *repositoryResolver) MergeCommitAllowed() bool { return r.r.Settings.AllowMergeCommit }
+func (r *repositoryResolver) SquashMergeAllowed() bool { return r.r.Settings.AllowSquashMerge }
+func (r *repositoryResolver) RebaseMergeAllowed() bool { return r.r.Settings.AllowRebaseMerge }
 
 // PushedAt is the last push, or the creation before any, as REST's
 // pushed_at.

@@ -43,6 +43,7 @@ func WebBase(base string) string { return strings.TrimSuffix(base, APIPrefix) }
 type errorBody struct {
 	Message          string `json:"message"`
 	Errors           any    `json:"errors,omitempty"` // []apierr.FieldError or []string; nil without
+	URL              string `json:"url,omitempty"`    // a redirect's new address
 	DocumentationURL string `json:"documentation_url"`
 	Status           string `json:"status"`
 }
@@ -73,6 +74,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	body := errorBody{
 		Message:          apiErr.Message,
+		URL:              apiErr.URL,
 		DocumentationURL: DocumentationURL(BaseURL(r.Context()), docsPage(r.Context())),
 		Status:           strconv.Itoa(apiErr.Status),
 	}

@@ -72,6 +72,9 @@ type Issue struct {
 type Label struct {
 	ID, RepoID               int64
 	Name, Color, Description string
+	// Default is true for the labels the repository was created with
+	// (CreateDefaultLabels).
+	Default bool
 }
 
 // Milestone is a repository's milestone with its issue counts.

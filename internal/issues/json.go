@@ -160,7 +160,7 @@ func toIssueJSON(u urls, is *Issue) issueJSON {
 
 func toLabelJSON(u urls, lb *Label) labelJSON {
 	return labelJSON{ID: lb.ID, NodeID: wire.NodeID("LA", lb.ID), URL: u.api + "/labels/" + pathEscape(lb.Name),
-		Name: lb.Name, Color: lb.Color, Description: optional(lb.Description)}
+		Name: lb.Name, Color: lb.Color, Default: lb.Default, Description: optional(lb.Description)}
 }
 
 func toMilestoneJSON(u urls, m *Milestone) milestoneJSON {

@@ -259,7 +259,7 @@ func (l *loader) labels(ctx context.Context, byID map[int64]*Issue, ids []any) e
 	for rows.Next() {
 		var issueID int64
 		lb := &Label{}
-		if err := rows.Scan(&issueID, &lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description); err != nil {
+		if err := rows.Scan(&issueID, &lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description, &lb.Default); err != nil {
 			return store.Normalize(err)
 		}
 		byID[issueID].Labels = append(byID[issueID].Labels, lb)
@@ -373,11 +373,11 @@ func (l *loader) comments(ctx context.Context, list []*Comment) error {
 	return err
 }
 
-const labelColumns = `l.id, l.repository_id, l.name, l.color, l.description`
+const labelColumns = `l.id, l.repository_id, l.name, l.color, l.description, l.is_default`
 
 func scanLabel(s scanner) (*Label, error) {
 	lb := &Label{}
-	err := s.Scan(&lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description)
+	err := s.Scan(&lb.ID, &lb.RepoID, &lb.Name, &lb.Color, &lb.Description, &lb.Default)
 	return lb, err
 }
 

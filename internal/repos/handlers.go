@@ -3,6 +3,7 @@ package repos
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -17,27 +18,72 @@ type Handler struct {
 	// RoleOf decides which repositories the list endpoints show
 	// (access.RepoRole); nil shows public repositories only.
 	RoleOf RoleFunc
+	// Templates serves the .gitignore templates and license texts of a
+	// creation's gitignore_template and license_template (reference.Templates);
+	// nil refuses them as unknown.
+	Templates Templates
+	// CloneToken, when set, mints the temp_clone_token of a private
+	// repository for its admin (auth.CloneTokens.Mint); nil shows "".
+	CloneToken func(repoID, userID int64) string
+}
+
+// Templates are the texts a new repository's initial commit takes.
+type Templates interface {
+	// Gitignore returns the .gitignore template of the name (any case).
+	Gitignore(name string) (source string, ok bool, err error)
+	// License returns the text of the license of the key (any case),
+	// with its [year] and [fullname] placeholders.
+	License(key string) (text string, ok bool, err error)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	role := auth.RoleFrom(r.Context())
-	if auth.PrincipalFrom(r.Context()).Anonymous() {
+	p := auth.PrincipalFrom(r.Context())
+	if p.Anonymous() {
 		role = auth.RoleNone // anonymous callers get no permissions object
 	}
-	return h.write(w, r, http.StatusOK, From(r.Context()), role)
+	repo := From(r.Context())
+	return h.writeWith(w, r, http.StatusOK, repo, role, func(j *JSON) { j.TempCloneToken = h.tempCloneToken(p, repo, role) })
+}
+
+// tempCloneToken is the temp_clone_token that GET shows a caller with
+// push access, as the platform does: "" for a public repository, a clone
+// token for a private one's admins (a clone token clones for an admin
+// only: see auth.CloneTokens), "" for its other writers; nil (left out)
+// for the others.
+func (h *Handler) tempCloneToken(p *auth.Principal, repo *Repository, role auth.Role) *string {
+	if role < auth.RoleWrite || p.Anonymous() {
+		return nil
+	}
+	token := ""
+	if repo.Private && role >= auth.RoleAdmin && h.CloneToken != nil && p.UserID() != 0 {
+		token = h.CloneToken(repo.ID, p.UserID())
+	}
+	return &token
 }
 
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role) error {
+	return h.writeWith(w, r, status, repo, role, nil)
+}
+
+// writeWith is write with more set on the object by with (when not nil).
+func (h *Handler) writeWith(w http.ResponseWriter, r *http.Request, status int, repo *Repository, role auth.Role, with func(*JSON)) error {
 	st, err := h.Service.Stats(r.Context(), repo.ID)
 	if err != nil {
 		return err
 	}
 	httpapi.SetLastModified(w, repo.UpdatedAt)
 	j := ToJSON(httpapi.BaseURL(r.Context()), repo, st, role)
+	if with != nil {
+		with(&j)
+	}
 	if repo.ForkOfID != 0 {
 		if j.Parent, j.Source, err = h.network(r, repo); err != nil {
 			return err
 		}
+	}
+	if j.TemplateRepository, err = h.templateOf(r.Context(), repo); err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, status, &j) // a pointer: *JSON renders itself (AppendJSON)
 	return nil
@@ -91,15 +137,21 @@ func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JS
 
 // createRequest is the body of POST /user/repos and /orgs/{org}/repos.
 type createRequest struct {
-	Name          *string `json:"name"`
-	Description   string  `json:"description"`
-	Private       *bool   `json:"private"`
-	Visibility    string  `json:"visibility"`
-	DefaultBranch string  `json:"default_branch"`
+	Name              *string `json:"name"`
+	Description       string  `json:"description"`
+	Private           *bool   `json:"private"`
+	Visibility        string  `json:"visibility"`
+	DefaultBranch     string  `json:"default_branch"`
+	AutoInit          bool    `json:"auto_init"`
+	GitignoreTemplate string  `json:"gitignore_template"`
+	LicenseTemplate   string  `json:"license_template"`
+	IsTemplate        bool    `json:"is_template"`
+	SettingsChanges
 }
 
 func (c createRequest) toNew(owner *accounts.Account) (NewRepository, error) {
-	n := NewRepository{Owner: owner, Description: c.Description, DefaultBranch: c.DefaultBranch}
+	n := NewRepository{Owner: owner, Description: c.Description, DefaultBranch: c.DefaultBranch,
+		IsTemplate: c.IsTemplate, Settings: &c.SettingsChanges}
 	if c.Name != nil {
 		n.Name = *c.Name
 	}
@@ -172,6 +224,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *a
 	if err := CreateRefusal(auth.PrincipalFrom(r.Context()), owner, auth.RoleFrom(r.Context()), n.Private); err != nil {
 		return err
 	}
+	if n.Files, err = h.initialFiles(body, n); err != nil {
+		return err
+	}
 	repo, err := h.Service.Create(r.Context(), n, actor)
 	if err != nil {
 		return err
@@ -189,10 +244,13 @@ type updateRequest struct {
 	Private       *bool   `json:"private"`
 	Visibility    *string `json:"visibility"`
 	DefaultBranch *string `json:"default_branch"`
+	IsTemplate    *bool   `json:"is_template"`
+	SettingsChanges
 }
 
 func (u updateRequest) toChanges() (Changes, error) {
-	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch}
+	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch,
+		IsTemplate: u.IsTemplate, Settings: &u.SettingsChanges}
 	if u.Visibility != nil {
 		var private bool
 		switch *u.Visibility {
@@ -249,4 +307,36 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.NoContent(w)
 	return nil
+}
+
+// initialFiles are the files of the initial commit the creation asks for
+// (TemplateFiles); an unknown gitignore_template or license_template is a
+// 422, as the platform answers.
+func (h *Handler) initialFiles(body createRequest, n NewRepository) ([]File, error) {
+	var gitignore, license string
+	if body.GitignoreTemplate != "" {
+		ok := false
+		if h.Templates != nil {
+			var err error
+			if gitignore, ok, err = h.Templates.Gitignore(body.GitignoreTemplate); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			return nil, apierr.Custom(resource, "gitignore_template", "gitignore_template is an unknown gitignore template.")
+		}
+	}
+	if body.LicenseTemplate != "" {
+		ok := false
+		if h.Templates != nil {
+			var err error
+			if license, ok, err = h.Templates.License(body.LicenseTemplate); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			return nil, apierr.Custom(resource, "license_template", "license_template is an unknown license.")
+		}
+	}
+	return TemplateFiles(n, body.AutoInit, gitignore, license, time.Now()), nil
 }

@@ -57,95 +57,104 @@ type Stats struct {
 
 // JSON is the platform's full repository object.
 type JSON struct {
-	ID                  int64                `json:"id"`
-	NodeID              string               `json:"node_id"`
-	Name                string               `json:"name"`
-	FullName            string               `json:"full_name"`
-	Owner               accounts.SimpleUser  `json:"owner"`
-	Private             bool                 `json:"private"`
-	HTMLURL             string               `json:"html_url"`
-	Description         *string              `json:"description"`
-	Fork                bool                 `json:"fork"`
-	URL                 string               `json:"url"`
-	ArchiveURL          string               `json:"archive_url"`
-	AssigneesURL        string               `json:"assignees_url"`
-	BlobsURL            string               `json:"blobs_url"`
-	BranchesURL         string               `json:"branches_url"`
-	CollaboratorsURL    string               `json:"collaborators_url"`
-	CommentsURL         string               `json:"comments_url"`
-	CommitsURL          string               `json:"commits_url"`
-	CompareURL          string               `json:"compare_url"`
-	ContentsURL         string               `json:"contents_url"`
-	ContributorsURL     string               `json:"contributors_url"`
-	DeploymentsURL      string               `json:"deployments_url"`
-	DownloadsURL        string               `json:"downloads_url"`
-	EventsURL           string               `json:"events_url"`
-	ForksURL            string               `json:"forks_url"`
-	GitCommitsURL       string               `json:"git_commits_url"`
-	GitRefsURL          string               `json:"git_refs_url"`
-	GitTagsURL          string               `json:"git_tags_url"`
-	GitURL              string               `json:"git_url"`
-	IssueCommentURL     string               `json:"issue_comment_url"`
-	IssueEventsURL      string               `json:"issue_events_url"`
-	IssuesURL           string               `json:"issues_url"`
-	KeysURL             string               `json:"keys_url"`
-	LabelsURL           string               `json:"labels_url"`
-	LanguagesURL        string               `json:"languages_url"`
-	MergesURL           string               `json:"merges_url"`
-	MilestonesURL       string               `json:"milestones_url"`
-	NotificationsURL    string               `json:"notifications_url"`
-	PullsURL            string               `json:"pulls_url"`
-	ReleasesURL         string               `json:"releases_url"`
-	SSHURL              string               `json:"ssh_url"`
-	StargazersURL       string               `json:"stargazers_url"`
-	StatusesURL         string               `json:"statuses_url"`
-	SubscribersURL      string               `json:"subscribers_url"`
-	SubscriptionURL     string               `json:"subscription_url"`
-	TagsURL             string               `json:"tags_url"`
-	TeamsURL            string               `json:"teams_url"`
-	TreesURL            string               `json:"trees_url"`
-	CloneURL            string               `json:"clone_url"`
-	MirrorURL           *string              `json:"mirror_url"`
-	HooksURL            string               `json:"hooks_url"`
-	SvnURL              string               `json:"svn_url"`
-	Homepage            *string              `json:"homepage"`
-	Language            *string              `json:"language"`
-	ForksCount          int                  `json:"forks_count"`
-	StargazersCount     int                  `json:"stargazers_count"`
-	WatchersCount       int                  `json:"watchers_count"`
-	Size                int                  `json:"size"`
-	DefaultBranch       string               `json:"default_branch"`
-	OpenIssuesCount     int                  `json:"open_issues_count"`
-	IsTemplate          bool                 `json:"is_template"`
-	Topics              []string             `json:"topics"`
-	HasIssues           bool                 `json:"has_issues"`
-	HasProjects         bool                 `json:"has_projects"`
-	HasWiki             bool                 `json:"has_wiki"`
-	HasPages            bool                 `json:"has_pages"`
-	HasDownloads        bool                 `json:"has_downloads"`
-	HasDiscussions      bool                 `json:"has_discussions"`
-	Archived            bool                 `json:"archived"`
-	Disabled            bool                 `json:"disabled"`
-	Visibility          string               `json:"visibility"`
-	PushedAt            *wire.Time           `json:"pushed_at"`
-	CreatedAt           wire.Time            `json:"created_at"`
-	UpdatedAt           wire.Time            `json:"updated_at"`
-	Permissions         *Permissions         `json:"permissions,omitempty"`
-	AllowRebaseMerge    bool                 `json:"allow_rebase_merge"`
-	TemplateRepository  *JSON                `json:"template_repository"`
-	TempCloneToken      *string              `json:"temp_clone_token,omitempty"`
-	AllowSquashMerge    bool                 `json:"allow_squash_merge"`
-	AllowAutoMerge      bool                 `json:"allow_auto_merge"`
-	DeleteBranchOnMerge bool                 `json:"delete_branch_on_merge"`
-	AllowMergeCommit    bool                 `json:"allow_merge_commit"`
-	SubscribersCount    int                  `json:"subscribers_count"`
-	NetworkCount        int                  `json:"network_count"`
-	License             *License             `json:"license"`
-	Forks               int                  `json:"forks"`
-	OpenIssues          int                  `json:"open_issues"`
-	Watchers            int                  `json:"watchers"`
-	Organization        *accounts.SimpleUser `json:"organization,omitempty"`
-	SecurityAndAnalysis *SecurityAndAnalysis `json:"security_and_analysis,omitempty"`
+	ID                  int64               `json:"id"`
+	NodeID              string              `json:"node_id"`
+	Name                string              `json:"name"`
+	FullName            string              `json:"full_name"`
+	Owner               accounts.SimpleUser `json:"owner"`
+	Private             bool                `json:"private"`
+	HTMLURL             string              `json:"html_url"`
+	Description         *string             `json:"description"`
+	Fork                bool                `json:"fork"`
+	URL                 string              `json:"url"`
+	ArchiveURL          string              `json:"archive_url"`
+	AssigneesURL        string              `json:"assignees_url"`
+	BlobsURL            string              `json:"blobs_url"`
+	BranchesURL         string              `json:"branches_url"`
+	CollaboratorsURL    string              `json:"collaborators_url"`
+	CommentsURL         string              `json:"comments_url"`
+	CommitsURL          string              `json:"commits_url"`
+	CompareURL          string              `json:"compare_url"`
+	ContentsURL         string              `json:"contents_url"`
+	ContributorsURL     string              `json:"contributors_url"`
+	DeploymentsURL      string              `json:"deployments_url"`
+	DownloadsURL        string              `json:"downloads_url"`
+	EventsURL           string              `json:"events_url"`
+	ForksURL            string              `json:"forks_url"`
+	GitCommitsURL       string              `json:"git_commits_url"`
+	GitRefsURL          string              `json:"git_refs_url"`
+	GitTagsURL          string              `json:"git_tags_url"`
+	GitURL              string              `json:"git_url"`
+	IssueCommentURL     string              `json:"issue_comment_url"`
+	IssueEventsURL      string              `json:"issue_events_url"`
+	IssuesURL           string              `json:"issues_url"`
+	KeysURL             string              `json:"keys_url"`
+	LabelsURL           string              `json:"labels_url"`
+	LanguagesURL        string              `json:"languages_url"`
+	MergesURL           string              `json:"merges_url"`
+	MilestonesURL       string              `json:"milestones_url"`
+	NotificationsURL    string              `json:"notifications_url"`
+	PullsURL            string              `json:"pulls_url"`
+	ReleasesURL         string              `json:"releases_url"`
+	SSHURL              string              `json:"ssh_url"`
+	StargazersURL       string              `json:"stargazers_url"`
+	StatusesURL         string              `json:"statuses_url"`
+	SubscribersURL      string              `json:"subscribers_url"`
+	SubscriptionURL     string              `json:"subscription_url"`
+	TagsURL             string              `json:"tags_url"`
+	TeamsURL            string              `json:"teams_url"`
+	TreesURL            string              `json:"trees_url"`
+	CloneURL            string              `json:"clone_url"`
+	MirrorURL           *string             `json:"mirror_url"`
+	HooksURL            string              `json:"hooks_url"`
+	SvnURL              string              `json:"svn_url"`
+	Homepage            *string             `json:"homepage"`
+	Language            *string             `json:"language"`
+	ForksCount          int                 `json:"forks_count"`
+	StargazersCount     int                 `json:"stargazers_count"`
+	WatchersCount       int                 `json:"watchers_count"`
+	Size                int                 `json:"size"`
+	DefaultBranch       string              `json:"default_branch"`
+	OpenIssuesCount     int                 `json:"open_issues_count"`
+	IsTemplate          bool                `json:"is_template"`
+	Topics              []string            `json:"topics"`
+	HasIssues           bool                `json:"has_issues"`
+	HasProjects         bool                `json:"has_projects"`
+	HasWiki             bool                `json:"has_wiki"`
+	HasPages            bool                `json:"has_pages"`
+	HasDownloads        bool                `json:"has_downloads"`
+	HasDiscussions      bool                `json:"has_discussions"`
+	Archived            bool                `json:"archived"`
+	Disabled            bool                `json:"disabled"`
+	Visibility          string              `json:"visibility"`
+	PushedAt            *wire.Time          `json:"pushed_at"`
+	CreatedAt           wire.Time           `json:"created_at"`
+	UpdatedAt           wire.Time           `json:"updated_at"`
+	Permissions         *Permissions        `json:"permissions,omitempty"`
+	AllowRebaseMerge    bool                `json:"allow_rebase_merge"`
+	TemplateRepository  *JSON               `json:"template_repository"`
+	TempCloneToken      *string             `json:"temp_clone_token,omitempty"`
+	AllowSquashMerge    bool                `json:"allow_squash_merge"`
+	AllowAutoMerge      bool                `json:"allow_auto_merge"`
+	DeleteBranchOnMerge bool                `json:"delete_branch_on_merge"`
+	AllowMergeCommit    bool                `json:"allow_merge_commit"`
+	// The settings the platform added to the object (see Settings).
+	AllowUpdateBranch         bool                 `json:"allow_update_branch"`
+	UseSquashPRTitleAsDefault bool                 `json:"use_squash_pr_title_as_default"`
+	SquashMergeCommitTitle    string               `json:"squash_merge_commit_title"`
+	SquashMergeCommitMessage  string               `json:"squash_merge_commit_message"`
+	MergeCommitTitle          string               `json:"merge_commit_title"`
+	MergeCommitMessage        string               `json:"merge_commit_message"`
+	AllowForking              bool                 `json:"allow_forking"`
+	WebCommitSignoffRequired  bool                 `json:"web_commit_signoff_required"`
+	SubscribersCount          int                  `json:"subscribers_count"`
+	NetworkCount              int                  `json:"network_count"`
+	License                   *License             `json:"license"`
+	Forks                     int                  `json:"forks"`
+	OpenIssues                int                  `json:"open_issues"`
+	Watchers                  int                  `json:"watchers"`
+	Organization              *accounts.SimpleUser `json:"organization,omitempty"`
+	SecurityAndAnalysis       *SecurityAndAnalysis `json:"security_and_analysis,omitempty"`
 	// Parent and Source are, for a fork shown alone, the repository it
 	// was forked from and the root of its network.
 	Parent *JSON `json:"parent,omitempty"`
@@ -204,6 +213,7 @@ func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
 		NetworkCount: st.Network, Forks: st.Forks, Watchers: st.Stargazers,
 		OpenIssuesCount: st.OpenIssues, OpenIssues: st.OpenIssues, License: LicenseOf(base, st.LicenseKey),
 	}
+	j.setSettings(r)
 	if role != auth.RoleNone {
 		j.Permissions = PermissionsFor(role)
 	}
@@ -258,4 +268,21 @@ func pushedAt(r *Repository) *wire.Time {
 		return wire.TP(r.PushedAt)
 	}
 	return wire.TP(&r.CreatedAt)
+}
+
+// setSettings shows the repository's settings, topics and template flag.
+func (j *JSON) setSettings(r *Repository) {
+	s := r.Settings
+	j.Homepage = optional(s.Homepage)
+	j.HasIssues, j.HasProjects, j.HasWiki, j.HasDiscussions = s.HasIssues, s.HasProjects, s.HasWiki, s.HasDiscussions
+	j.AllowSquashMerge, j.AllowMergeCommit, j.AllowRebaseMerge = s.AllowSquashMerge, s.AllowMergeCommit, s.AllowRebaseMerge
+	j.AllowAutoMerge, j.DeleteBranchOnMerge, j.AllowUpdateBranch = s.AllowAutoMerge, s.DeleteBranchOnMerge, s.AllowUpdateBranch
+	j.UseSquashPRTitleAsDefault = s.UseSquashPRTitle
+	j.SquashMergeCommitTitle, j.SquashMergeCommitMessage = s.SquashMergeCommitTitle, s.SquashMergeCommitMessage
+	j.MergeCommitTitle, j.MergeCommitMessage = s.MergeCommitTitle, s.MergeCommitMessage
+	j.AllowForking, j.WebCommitSignoffRequired = s.AllowForking, s.WebCommitSignoffRequired
+	j.IsTemplate = r.IsTemplate
+	if r.Topics != nil {
+		j.Topics = r.Topics
+	}
 }

@@ -30,6 +30,10 @@ type Repository struct {
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	PushedAt         *time.Time
+	Settings         Settings
+	Topics           []string // as PUT .../topics set them, never nil
+	IsTemplate       bool
+	TemplateID       int64 // the template it was generated from; 0 for none
 }
 
 // FullName is OWNER/NAME.
@@ -52,7 +56,8 @@ func ValidName(s string) bool {
 }
 
 const repoColumns = `r.id, r.name, r.description, r.private, r.default_branch, r.advanced_security,
-	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at, ` + accounts.JoinedColumns
+	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at,
+	r.settings, r.topics, r.is_template, COALESCE(r.template_id, 0), ` + accounts.JoinedColumns
 
 const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 
@@ -60,13 +65,19 @@ const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 func scanRepo(row interface{ Scan(...any) error }, extra ...any) (*Repository, error) {
 	var r Repository
 	var o accounts.Account
+	var settings, topics string
 	dest := append([]any{&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
-		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt}, o.ScanDest()...)
+		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt,
+		&settings, &topics, &r.IsTemplate, &r.TemplateID}, o.ScanDest()...)
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
 	r.Owner = &o
+	r.Topics = parseTopics(topics)
+	if r.Settings, err = parseSettings(settings); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -209,6 +220,16 @@ type NewRepository struct {
 	// PushedAt is when the repository's git data was last pushed: nil for
 	// a new, empty repository; a fork carries its source's.
 	PushedAt *time.Time
+	// Settings, when set, change DefaultSettings.
+	Settings   *SettingsChanges
+	IsTemplate bool
+	TemplateID int64 // the template it is generated from; 0 for none
+	// Files, when set, are the files of the root commit Create makes on
+	// the default branch (TemplateFiles).
+	Files []File
+	// NoDefaultLabels leaves out the labels every new repository gets
+	// (Service.DefaultLabels): test fixtures that name their own.
+	NoDefaultLabels bool
 }
 
 // The length limits of a repository's fields, in characters.
@@ -232,6 +253,9 @@ func (n *NewRepository) Validate() error {
 	checkName(&fields, n.Name)
 	fields.MaxLength(resource, "description", n.Description, MaxDescriptionLength)
 	checkBranchName(&fields, n.DefaultBranch)
+	if n.Settings != nil {
+		n.Settings.validate(&fields)
+	}
 	return fields.Err()
 }
 
@@ -259,15 +283,24 @@ func Insert(ctx context.Context, q store.Q, n NewRepository) (*Repository, error
 		return nil, err
 	}
 	now := store.Now()
-	var forkOf *int64
+	var forkOf, templateOf *int64
 	if n.ForkOfID != 0 {
 		forkOf = &n.ForkOfID
 	}
+	if n.TemplateID != 0 {
+		templateOf = &n.TemplateID
+	}
+	settings := "{}"
+	if !n.Settings.empty() {
+		settings = n.Settings.apply(DefaultSettings()).encode()
+	}
 	var id int64
 	err := q.QueryRowContext(ctx, `
-		INSERT INTO repositories (owner_id, name, description, private, default_branch, advanced_security, fork_of_id, pushed_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
-		n.Owner.ID, n.Name, n.Description, n.Private, n.DefaultBranch, n.AdvancedSecurity, forkOf, n.PushedAt, now).Scan(&id)
+		INSERT INTO repositories (owner_id, name, description, private, default_branch, advanced_security, fork_of_id, pushed_at, created_at, updated_at,
+			settings, is_template, template_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12) RETURNING id`,
+		n.Owner.ID, n.Name, n.Description, n.Private, n.DefaultBranch, n.AdvancedSecurity, forkOf, n.PushedAt, now,
+		settings, n.IsTemplate, templateOf).Scan(&id)
 	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 		return nil, apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})
@@ -342,7 +375,9 @@ type Changes struct {
 	Private       *bool
 	DefaultBranch *string
 	// Owner, when set, transfers the repository to another account.
-	Owner *accounts.Account
+	Owner      *accounts.Account
+	Settings   *SettingsChanges
+	IsTemplate *bool
 }
 
 // Validate checks the fields a client sends.
@@ -356,6 +391,9 @@ func (c Changes) Validate() error {
 	}
 	if c.DefaultBranch != nil {
 		checkBranchName(&fields, *c.DefaultBranch)
+	}
+	if c.Settings != nil {
+		c.Settings.validate(&fields)
 	}
 	return fields.Err()
 }
@@ -379,6 +417,10 @@ func (r *Repository) with(c Changes, now time.Time) *Repository {
 	}
 	if c.DefaultBranch != nil {
 		after.DefaultBranch = *c.DefaultBranch
+	}
+	after.Settings = c.Settings.apply(r.Settings)
+	if c.IsTemplate != nil {
+		after.IsTemplate = *c.IsTemplate
 	}
 	after.UpdatedAt = now
 	return &after
@@ -408,9 +450,14 @@ func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.T
 	if c.DefaultBranch != nil {
 		branch = *c.DefaultBranch
 	}
+	isTemplate := r.IsTemplate
+	if c.IsTemplate != nil {
+		isTemplate = *c.IsTemplate
+	}
 	_, err := q.ExecContext(ctx, `
-		UPDATE repositories SET owner_id = $1, name = $2, description = $3, private = $4, default_branch = $5, updated_at = $6
-		WHERE id = $7`, ownerID, name, description, private, branch, now, r.ID)
+		UPDATE repositories SET owner_id = $1, name = $2, description = $3, private = $4, default_branch = $5, updated_at = $6,
+			settings = $8, is_template = $9
+		WHERE id = $7`, ownerID, name, description, private, branch, now, r.ID, c.Settings.apply(r.Settings).encode(), isTemplate)
 	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})

@@ -44,6 +44,16 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/forks", Handle: h.listForks,
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true, Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
 		{Method: "POST", Pattern: "/orgs/{org}/repos", Handle: h.createForOrg, Auth: CreateForOrgRule()},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/topics", Handle: h.topics,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
+				Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "PUT", Pattern: "/repos/{owner}/{repo}/topics", Handle: h.replaceTopics,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleAdmin,
+				Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "POST", Pattern: "/repos/{owner}/{repo}/generate", Handle: h.generate,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
+				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
+				Extra: "The new repository's owner is the caller or an organization the caller may create repositories in."}},
 	}
 }
 

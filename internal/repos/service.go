@@ -26,6 +26,10 @@ type Service struct {
 	Accounts *accounts.Cache
 	// GitRoot is the directory holding one bare repository per id.
 	GitRoot string
+	// DefaultLabels, when set, gives a new repository the platform's
+	// default labels in its creating transaction, before AfterCreate
+	// (issues.CreateDefaultLabels), unless NewRepository.NoDefaultLabels.
+	DefaultLabels func(ctx context.Context, tx store.Q, repoID int64) error
 	// AfterCreate, when set, runs in the creating transaction (the
 	// activity spine emits its events there).
 	AfterCreate func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
@@ -45,6 +49,10 @@ type Service struct {
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
 	BeforeDelete func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
+	// ServerPush, when set, moves references of a repository as a push by
+	// the actor (githost.Handler.ServerPush): Generate pushes a generated
+	// repository's branches with it. Nil leaves them unpushed.
+	ServerPush func(ctx context.Context, r *Repository, actor *accounts.Account, updates []githttp.RefUpdate) error
 	// StatsCache, when set, serves Stats (NewStatsCache); nil reads the
 	// counters from DB every time.
 	StatsCache *StatsCache
@@ -61,7 +69,21 @@ func (s *Service) GitDir(id int64) string {
 // initialised before the transaction, in a temporary directory that the
 // transaction only renames, so that the database's write lock is never
 // held while git runs.
+//
+// With n.Files the bare repository gets their root commit on its default
+// branch, "Initial commit" by the actor, before the transaction too: the
+// repository is created with it, as the platform's auto_init is, and no
+// push is recorded (the platform sends none: a repository's hooks do not
+// exist before it).
 func (s *Service) Create(ctx context.Context, n NewRepository, actor *accounts.Account) (*Repository, error) {
+	if len(n.Files) > 0 {
+		if err := n.Validate(); err != nil { // the default branch the commit goes on
+			return nil, err
+		}
+		now := store.Now()
+		n.PushedAt = &now // not empty: the contents API reads it
+		return s.create(ctx, n, actor, s.initialize(ctx, n, actor), nil)
+	}
 	return s.create(ctx, n, actor, nil, nil)
 }
 
@@ -122,6 +144,11 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 		}
 		if sizeKB > 0 {
 			if err := setSize(ctx, tx, repo.ID, sizeKB); err != nil {
+				return err
+			}
+		}
+		if s.DefaultLabels != nil && !n.NoDefaultLabels {
+			if err := s.DefaultLabels(ctx, tx, repo.ID); err != nil {
 				return err
 			}
 		}
