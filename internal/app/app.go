@@ -340,6 +340,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 				return err
 			}
 			return a.Activity.RepositoryForked(ctx, tx, src, fork, actor)
+		},
+		Filled: func(ctx context.Context, tx *store.Tx, r *repos.Repository, gitDir string) error {
+			if r.ForkOfID != 0 {
+				return nil // AfterFork copied the source's license
+			}
+			return licenses.DetectAt(ctx, tx, r.ID, gitDir, "HEAD")
 		}}
 	a.Feeds = feeds.New(db, cfg.Now, cfg.Feeds)
 	a.Events.Subscribe(a.Feeds)

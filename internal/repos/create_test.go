@@ -52,6 +52,12 @@ func TestCreateAutoInitWithTemplates(t *testing.T) {
 	if !strings.HasPrefix(license, "MIT License\n\nCopyright (c) "+year+" octo\n") || strings.Contains(license, "[") {
 		t.Fatalf("LICENSE starts %q", license[:min(len(license), 80)])
 	}
+	// The license is detected from the initial commit, as from a push.
+	got, _, err := c.Repositories.Get(ctx, "octo", "hello")
+	apptest.Must(t, "get", err)
+	if got.GetLicense().GetSPDXID() != "MIT" {
+		t.Fatalf("the created repository's license %+v, want MIT", got.GetLicense())
+	}
 
 	clone := filepath.Join(t.TempDir(), "hello")
 	apptest.Git(t, t.TempDir(), "clone", "-q", env.GitURL("octo", "hello", "octo", token), clone)

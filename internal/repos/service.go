@@ -46,6 +46,11 @@ type Service struct {
 	// through Fork, after AfterCreate (the activity spine emits ForkEvent
 	// and the fork webhook event there).
 	AfterFork func(ctx context.Context, tx *store.Tx, src, fork *Repository, actor *accounts.Account) error
+	// Filled, when set, runs in the creating transaction of a repository
+	// created with content (auto_init, a fork), once its git directory
+	// gitDir is in place: what is read from the files (the license) is
+	// read there.
+	Filled func(ctx context.Context, tx *store.Tx, r *Repository, gitDir string) error
 	// BeforeDelete, when set, runs in the deleting transaction before the
 	// repository's row goes (the activity spine emits repository deleted).
 	BeforeDelete func(ctx context.Context, tx *store.Tx, r *Repository, actor *accounts.Account) error
@@ -162,7 +167,13 @@ func (s *Service) create(ctx context.Context, n NewRepository, actor *accounts.A
 				return err
 			}
 		}
-		return os.Rename(staging, s.GitDir(repo.ID))
+		if err := os.Rename(staging, s.GitDir(repo.ID)); err != nil {
+			return err
+		}
+		if fill != nil && s.Filled != nil {
+			return s.Filled(ctx, tx, repo, s.GitDir(repo.ID))
+		}
+		return nil
 	})
 	if err != nil {
 		if repo != nil {
