@@ -176,6 +176,10 @@ const (
 // with its reason.
 var statusRules = []statusRule{
 	{"GET", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
+	{"PATCH", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
+	{"DELETE", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/notifications", 404, "Not Found", hidden},
+	{"PUT", "/repos/{owner}/{repo}/notifications", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/reactions", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 404, "Not Found", hidden},
 	{"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}", 403, "Must have admin rights to Repository.", reactionAuthor},

@@ -28,16 +28,20 @@ type Handler struct {
 // threads, for classic and OAuth tokens with the notifications or repo
 // scope (fine-grained and app tokens do not reach notifications, as on
 // the platform). A repository's list needs read access to it too.
+// Anonymous callers get 401 where the platform's description documents
+// it, 404 elsewhere (hidden).
 func (h *Handler) Routes() []httpapi.Route {
 	self := auth.Rule{Target: auth.TargetSelf, Scopes: []string{"notifications", "repo"}, Unauthorized401: true}
+	hidden := self
+	hidden.Unauthorized401 = false
 	repo := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"notifications", "repo"}}
 	const thread = "/notifications/threads/{thread_id}"
 	return []httpapi.Route{
 		{Method: "GET", Pattern: "/notifications", Handle: h.list, Auth: self},
 		{Method: "PUT", Pattern: "/notifications", Handle: h.markRead, Auth: self},
 		{Method: "GET", Pattern: thread, Handle: h.getThread, Auth: self},
-		{Method: "PATCH", Pattern: thread, Handle: h.markThreadRead, Auth: self},
-		{Method: "DELETE", Pattern: thread, Handle: h.markThreadDone, Auth: self},
+		{Method: "PATCH", Pattern: thread, Handle: h.markThreadRead, Auth: hidden},
+		{Method: "DELETE", Pattern: thread, Handle: h.markThreadDone, Auth: hidden},
 		{Method: "GET", Pattern: thread + "/subscription", Handle: h.getSubscription, Auth: self},
 		{Method: "PUT", Pattern: thread + "/subscription", Handle: h.setSubscription, Auth: self},
 		{Method: "DELETE", Pattern: thread + "/subscription", Handle: h.deleteSubscription, Auth: self},
