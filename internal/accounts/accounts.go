@@ -366,6 +366,23 @@ func ByLogins(ctx context.Context, q store.Q, logins []string) (map[string]*Acco
 	return out, err
 }
 
+// ByIDs returns the accounts of the ids that exist, by id, in one query.
+func ByIDs(ctx context.Context, q store.Q, ids []int64) (map[int64]*Account, error) {
+	out := map[int64]*Account{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	list, err := queryAccounts(ctx, q, store.Dynamic+`SELECT `+accountColumns+` FROM accounts WHERE id IN `+store.In(1, len(ids)), args...)
+	for _, a := range list {
+		out[a.ID] = a
+	}
+	return out, err
+}
+
 // Since returns up to limit accounts (users, organizations and bots) with
 // ids above since, in the order of their ids: GET /users's page.
 func Since(ctx context.Context, q store.Q, since int64, limit int) ([]*Account, error) {

@@ -180,12 +180,18 @@ func record(ctx context.Context, tx *store.Tx, e *events.Event, a activity) erro
 		recipients[id] = reason
 	}
 	delete(recipients, e.Actor.ID)
+	ids := make([]int64, 0, len(recipients))
+	for id := range recipients {
+		ids = append(ids, id)
+	}
+	users, err := accounts.ByIDs(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
 	for id, reason := range recipients {
-		user, err := accounts.ByID(ctx, tx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		} else if err != nil {
-			return err
+		user := users[id]
+		if user == nil {
+			continue // the account is gone
 		}
 		if ok, err := mayRead(ctx, tx, user, e.Repo); err != nil {
 			return err

@@ -157,11 +157,17 @@ func (s *Service) List(ctx context.Context, subject Subject, content string, pag
 	if more {
 		list = list[:page.Limit()]
 	}
+	ids := make([]int64, len(list))
+	for i, x := range list {
+		ids[i] = x.userID
+	}
+	users, err := accounts.ByIDs(ctx, s.DB, ids)
+	if err != nil {
+		return nil, false, err
+	}
 	out := make([]*Reaction, len(list))
 	for i, x := range list {
-		if x.r.User, err = accounts.ByID(ctx, s.DB, x.userID); err != nil {
-			return nil, false, err
-		}
+		x.r.User = users[x.userID]
 		out[i] = x.r
 	}
 	return out, more, nil
