@@ -132,7 +132,7 @@ func NewExtractor() *Extractor {
 		FormatCargoLock:      newScalibrParser(FormatCargoLock),
 		FormatGemfileLock:    newScalibrParser(FormatGemfileLock),
 		FormatComposerLock:   composerLockParser{},
-		FormatPomXML:         newScalibrParser(FormatPomXML),
+		FormatPomXML:         pomParser{},
 		FormatActionWorkflow: newScalibrParser(FormatActionWorkflow),
 	}}
 }

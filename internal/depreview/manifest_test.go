@@ -88,6 +88,20 @@ func TestExtractManifests(t *testing.T) {
 			{"Vendor/Dual", "1.0.0", "pkg:composer/vendor/dual@1.0.0", "MIT OR GPL-2.0-only", "", ScopeRuntime},
 			{"phpunit/phpunit", "10.5.1", "pkg:composer/phpunit/phpunit@10.5.1", "BSD-3-Clause", "", ScopeDevelopment},
 		}},
+		// What the file resolves by itself: properties (its own and
+		// ${project.version}), dependencyManagement, a range's lower bound,
+		// the default profile of a project with a parent, Maven's scopes; a
+		// version only the parent or a bom could give stays empty.
+		{"maven/pom.xml", EcosystemMaven, 9, []wantDep{
+			{"com.google.guava:guava", "32.1.3-jre", "pkg:maven/com.google.guava/guava@32.1.3-jre", "", "", ScopeRuntime},
+			{"org.slf4j:slf4j-api", "2.0.9", "pkg:maven/org.slf4j/slf4j-api@2.0.9", "", "", ScopeRuntime},
+			{"com.example:lib", "1.4.0", "pkg:maven/com.example/lib@1.4.0", "", "", ScopeRuntime},
+			{"org.range:r1", "1.2", "pkg:maven/org.range/r1@1.2", "", "", ScopeRuntime},
+			{"org.range:r2", "", "pkg:maven/org.range/r2", "", "", ScopeRuntime},
+			{"junit:junit", "4.13.2", "pkg:maven/junit/junit@4.13.2", "", "", ScopeDevelopment},
+			{"org.unknown:nov", "", "pkg:maven/org.unknown/nov", "", "", ScopeRuntime},
+			{"org.prof:pdep", "9", "pkg:maven/org.prof/pdep@9", "", "", ScopeRuntime},
+		}},
 		{"java/pom.xml", EcosystemMaven, 2, []wantDep{
 			{"com.fasterxml.jackson.core:jackson-databind", "2.16.0", "pkg:maven/com.fasterxml.jackson.core/jackson-databind@2.16.0", "", "", ScopeRuntime},
 			{"junit:junit", "4.13.2", "pkg:maven/junit/junit@4.13.2", "", "", ScopeDevelopment},
@@ -219,5 +233,29 @@ func TestExtractEmptyManifests(t *testing.T) {
 		if err != nil || len(deps) != 0 {
 			t.Errorf("%s: deps %v err %v, want none", p, deps, err)
 		}
+	}
+}
+
+// TestPomEncodings reads pom files in the encodings they are written in
+// (UTF-8 by default, Latin-1, HTML entities), and reports others as malformed.
+func TestPomEncodings(t *testing.T) {
+	t.Parallel()
+	ex := NewExtractor()
+	ctx := context.Background()
+	latin1 := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<project><dependencies><dependency>" +
+		"<groupId>g</groupId><artifactId>caf\xe9</artifactId><version>1.0</version></dependency></dependencies></project>"
+	deps, err := ex.Extract(ctx, "pom.xml", []byte(latin1))
+	if err != nil || len(deps) != 1 || deps[0].Name != "g:café" {
+		t.Errorf("Latin-1: %+v, %v", deps, err)
+	}
+	entities := `<project>&nbsp;<dependencies><dependency><groupId>g&amp;h</groupId><artifactId>a</artifactId>` +
+		`<version>1&#46;0</version></dependency></dependencies></project>`
+	deps, err = ex.Extract(ctx, "pom.xml", []byte(entities))
+	if err != nil || len(deps) != 1 || deps[0].Name != "g&h:a" || deps[0].Version != "1.0" {
+		t.Errorf("entities: %+v, %v", deps, err)
+	}
+	sjis := "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>\n<project></project>"
+	if _, err := ex.Extract(ctx, "pom.xml", []byte(sjis)); !errors.Is(err, ErrMalformedManifest) {
+		t.Errorf("Shift_JIS: err = %v, want a malformed manifest", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/google/osv-scalibr/extractor"
 	"github.com/google/osv-scalibr/extractor/filesystem"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/golang/gomod"
-	"github.com/google/osv-scalibr/extractor/filesystem/language/java/pomxml"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/pnpmlock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/yarnlock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pipfilelock"
@@ -59,8 +58,6 @@ func scalibrConstructor(format Format) func() (filesystem.Extractor, error) {
 		return func() (filesystem.Extractor, error) { return cargolock.New(nil) }
 	case FormatGemfileLock:
 		return func() (filesystem.Extractor, error) { return gemfilelock.New(nil) }
-	case FormatPomXML:
-		return func() (filesystem.Extractor, error) { return pomxml.New(nil) }
 	case FormatActionWorkflow:
 		return func() (filesystem.Extractor, error) { return githubactions.New(nil) }
 	}
@@ -157,14 +154,12 @@ func scalibrEcosystem(format Format) Ecosystem {
 		return EcosystemCargo
 	case FormatGemfileLock:
 		return EcosystemRubyGems
-	case FormatPomXML:
-		return EcosystemMaven
 	}
 	return EcosystemActions
 }
 
 // depGrouper is implemented by the scalibr metadata types that carry the
-// dependency groups of a package (npm, Python, PHP, Maven).
+// dependency groups of a package (npm, Python).
 type depGrouper interface{ DepGroups() []string }
 
 // scope derives the scope from scalibr's dependency groups. Formats that do
