@@ -2,7 +2,6 @@ package accounts
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"forgeapi/internal/apierr"
@@ -43,18 +42,17 @@ func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	where, args, err := userConditions(search.Parse(text).Known(userSearchKeys...))
+	where, err := userConditions(search.Parse(text).Known(userSearchKeys...))
 	if err != nil {
 		return err
 	}
 	const from = ` FROM accounts LEFT JOIN account_counts c ON c.account_id = accounts.id WHERE `
 	var total int
-	if err := h.DB.QueryRowContext(r.Context(), store.Dynamic+`SELECT count(*)`+from+where, args...).Scan(&total); err != nil {
+	if err := h.DB.QueryRowContext(r.Context(), store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
 		return store.Normalize(err)
 	}
-	n := len(args)
-	list, err := queryAccounts(r.Context(), h.DB, store.Dynamic+`SELECT `+accountColumns+from+where+` ORDER BY `+order+
-		` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, page.Limit(), page.Offset())...)
+	list, err := queryAccounts(r.Context(), h.DB, store.Dynamic+`SELECT `+accountColumns+from+where.String()+` ORDER BY `+order+
+		` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1), append(where.Args, page.Limit(), page.Offset())...)
 	if err != nil {
 		return err
 	}
@@ -95,20 +93,10 @@ func userSearchOrder(sort, order string) (string, error) {
 	return "", apierr.Invalid("Search", "sort", apierr.CodeInvalid)
 }
 
-// userConditions is the WHERE clause of a user search and its arguments.
-func userConditions(q search.Query) (string, []any, error) {
-	var where []string
-	var args []any
-	add := func(cond string, negated bool, vals ...any) {
-		for _, v := range vals {
-			args = append(args, v)
-			cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1)
-		}
-		if negated {
-			cond = "NOT " + cond
-		}
-		where = append(where, cond)
-	}
+// userConditions is the WHERE clause of a user search.
+func userConditions(q search.Query) (*search.Where, error) {
+	where := &search.Where{}
+	add := where.Add
 	add("type <> ?", false, TypeBot)
 	in := []string{"login", "name"}
 	if v := q.Value("in"); v != "" {
@@ -137,7 +125,7 @@ func userConditions(q search.Query) (string, []any, error) {
 		case "type":
 			types := map[string]string{"user": TypeUser, "org": TypeOrg}
 			if types[v] == "" {
-				return "", nil, invalidSearch(ql)
+				return nil, invalidSearch(ql)
 			}
 			add("type = ?", ql.Negated, types[v])
 		case "user", "org":
@@ -146,18 +134,18 @@ func userConditions(q search.Query) (string, []any, error) {
 			column := map[string]string{"repos": "COALESCE(c.public_repos, 0)", "followers": "COALESCE(c.followers, 0)"}[ql.Key]
 			cond, vals, ok := search.IntCondition(column, ql.Value)
 			if !ok {
-				return "", nil, invalidSearch(ql)
+				return nil, invalidSearch(ql)
 			}
 			add(cond, ql.Negated, vals...)
 		case "created":
 			cond, vals, ok := search.DateCondition("created_at", ql.Value)
 			if !ok {
-				return "", nil, invalidSearch(ql)
+				return nil, invalidSearch(ql)
 			}
 			add(cond, ql.Negated, vals...)
 		}
 	}
-	return strings.Join(where, " AND "), args, nil
+	return where, nil
 }
 
 // invalidSearch is the 422 of a qualifier whose value cannot be read.

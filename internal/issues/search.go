@@ -57,7 +57,7 @@ func (svc *Service) NewSearch(ctx context.Context, p *auth.Principal, text, sort
 	}
 	if !p.Anonymous() {
 		s.Viewer = p.Account.Login
-		if s.Readable, err = svc.readablePrivate(ctx, p); err != nil {
+		if s.Readable, err = repos.ReadablePrivate(ctx, svc.DB, p, access.ListedRepoRole); err != nil {
 			return Search{}, err
 		}
 	}
@@ -348,32 +348,4 @@ func searchOrder(sort, order, qualifier string) (string, bool, error) {
 		return sort, desc, nil
 	}
 	return "", false, apierr.Invalid("Search", "sort", apierr.CodeInvalid)
-}
-
-// readablePrivate are the private repositories the caller may read: the
-// user's own, their organizations', those granted to them, as the
-// caller's token lets them see.
-func (svc *Service) readablePrivate(ctx context.Context, p *auth.Principal) ([]int64, error) {
-	rows, err := svc.DB.QueryContext(ctx, `SELECT r.id FROM repositories r WHERE r.private = $1 AND (r.owner_id = $2
-		OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = $2)
-		OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = $2))`, true, p.Account.ID)
-	ids, err := store.ScanAll(rows, err, func(sc store.Scanner) (id int64, err error) { return id, sc.Scan(&id) })
-	if err != nil {
-		return nil, err
-	}
-	out := ids[:0]
-	for _, id := range ids {
-		repo, err := repos.ByID(ctx, svc.DB, id)
-		if err != nil {
-			return nil, err
-		}
-		role, err := access.ListedRepoRole(ctx, svc.DB, p, repo)
-		if err != nil {
-			return nil, err
-		}
-		if role > auth.RoleNone {
-			out = append(out, id)
-		}
-	}
-	return out, nil
 }

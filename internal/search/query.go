@@ -272,3 +272,35 @@ func DateCondition(column, value string) (cond string, args []any, ok bool) {
 func Like(text string) string {
 	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(text)) + "%"
 }
+
+// Where is a SQL WHERE clause under construction: conditions written
+// with ? for their arguments, numbered $1, $2, ... as they are added.
+type Where struct {
+	conds []string
+	// Args are the arguments of the conditions, in placeholder order.
+	Args []any
+}
+
+// Add adds cond, its ?s bound to args in order; negated adds NOT cond.
+func (w *Where) Add(cond string, negated bool, args ...any) {
+	for _, a := range args {
+		w.Args = append(w.Args, a)
+		cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.Args)), 1)
+	}
+	if negated {
+		cond = "NOT " + cond
+	}
+	w.conds = append(w.conds, cond)
+}
+
+// String is the conditions joined with AND ("1 = 1" when there are none).
+func (w *Where) String() string {
+	if len(w.conds) == 0 {
+		return "1 = 1"
+	}
+	return strings.Join(w.conds, " AND ")
+}
+
+// Placeholder is the placeholder of the argument after the conditions'
+// (and after n more): for LIMIT and OFFSET.
+func (w *Where) Placeholder(n int) string { return "$" + strconv.Itoa(len(w.Args)+1+n) }

@@ -47,3 +47,19 @@ func TestRange(t *testing.T) {
 		t.Error("a word is a date")
 	}
 }
+
+func TestWhereNumbersPlaceholders(t *testing.T) {
+	var w Where
+	if w.String() != "1 = 1" {
+		t.Errorf("empty: %q", w.String())
+	}
+	w.Add("a = ?", false, 1)
+	w.Add("(b > ? AND c < ?)", true, 2, 3)
+	w.Add("d IS NULL", false)
+	if got, want := w.String(), "a = $1 AND NOT (b > $2 AND c < $3) AND d IS NULL"; got != want {
+		t.Errorf("where = %q, want %q", got, want)
+	}
+	if len(w.Args) != 3 || w.Placeholder(0) != "$4" || w.Placeholder(1) != "$5" {
+		t.Errorf("args %v, next %s", w.Args, w.Placeholder(0))
+	}
+}
