@@ -2,6 +2,7 @@ package issues_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,4 +140,53 @@ func TestSearchIssues(t *testing.T) {
 			t.Errorf("sort=stars: %d", resp.StatusCode)
 		}
 	})
+}
+
+// TestSearchLabels searches a repository's labels by words in their names
+// and descriptions through go-github; a private repository's labels are a
+// 404 to a stranger, and a missing repository_id a 422.
+func TestSearchLabels(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, eve := env.User("octo"), env.User("eve")
+	repo := env.Repo(octo, "secret", apptest.RepoOpts{Private: true, DefaultLabels: true})
+	c := env.Client(env.Token(octo, "repo"))
+	_, _, err := c.Issues.CreateLabel(ctx, "octo", "secret", github.CreateIssueLabelRequest{Name: "bug: crash", Color: github.Ptr("ff0000")})
+	apptest.Must(t, "label", err)
+
+	names := func(q string, opts *github.SearchOptions) string {
+		t.Helper()
+		res, _, err := c.Search.Labels(ctx, repo.ID, q, opts)
+		apptest.Must(t, "search "+q, err)
+		var out []string
+		for _, l := range res.Labels {
+			out = append(out, l.GetName())
+		}
+		if res.GetTotal() != len(out) {
+			t.Fatalf("%s: total %d for %d", q, res.GetTotal(), len(out))
+		}
+		return strings.Join(out, "|")
+	}
+	for q, want := range map[string]string{
+		"bug":             "bug|bug: crash",
+		"bug -crash":      "bug",
+		"request":         "duplicate|enhancement|question", // "...pull request...", "...or request", "...is requested"
+		"\"good first\"":  "good first issue",
+		"nothing-matches": "",
+	} {
+		if got := names(q, nil); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+	}
+	if got := names("bug", &github.SearchOptions{Sort: "created", Order: "desc"}); got != "bug: crash|bug" {
+		t.Errorf("newest first: %s", got)
+	}
+	path := "/search/labels?q=bug&repository_id=" + strconv.FormatInt(repo.ID, 10)
+	if resp, body := env.Do("GET", path, env.Token(eve, "repo"), nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("stranger: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := env.Do("GET", "/search/labels?q=bug", env.Token(octo, "repo"), nil); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("no repository_id: %d %s", resp.StatusCode, body)
+	}
 }
