@@ -52,6 +52,8 @@ func (h *Handler) Routes() []httpapi.Route {
 				Permissions: auth.Perm("administration:write"), TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/search/repositories", Handle: h.searchRepositories, Rate: httpapi.Search,
 			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/search/topics", Handle: h.searchTopics, Rate: httpapi.Search,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "POST", Pattern: "/repos/{owner}/{repo}/generate", Handle: h.generate,
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
 				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,

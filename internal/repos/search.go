@@ -59,9 +59,7 @@ func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	p := auth.PrincipalFrom(ctx)
-	readable, err := ReadablePrivate(ctx, h.Service.DB, p, func(ctx context.Context, _ store.Q, p *auth.Principal, r *Repository) (auth.Role, error) {
-		return h.roleOf(ctx, p, r)
-	})
+	readable, err := ReadablePrivate(ctx, h.Service.DB, p, h.roleFunc())
 	if err != nil {
 		return err
 	}
@@ -149,6 +147,13 @@ func ReadablePrivate(ctx context.Context, q store.Q, p *auth.Principal, role Rol
 	return ids, nil
 }
 
+// roleFunc is the handler's roleOf as a RoleFunc.
+func (h *Handler) roleFunc() RoleFunc {
+	return func(ctx context.Context, _ store.Q, p *auth.Principal, r *Repository) (auth.Role, error) {
+		return h.roleOf(ctx, p, r)
+	}
+}
+
 // repoSearchOrder is the ORDER BY of sort (or the query's sort:
 // qualifier) and order.
 func repoSearchOrder(sort, order string, q search.Query) (string, error) {
@@ -181,12 +186,7 @@ func repoSearchOrder(sort, order string, q search.Query) (string, error) {
 // repoConditions is the WHERE clause of a repository search over the
 // public repositories and the private ones in readable.
 func repoConditions(q search.Query, readable []int64) (*search.Where, error) {
-	where := &search.Where{}
-	visible := "NOT r.private"
-	if len(readable) > 0 {
-		visible = "(NOT r.private OR r.id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(readable)), ", ") + "))"
-	}
-	where.Add(visible, false, int64sAsAny(readable)...)
+	where := visibleTo(readable)
 	if err := addRepoTerms(where, q); err != nil {
 		return nil, err
 	}
@@ -203,6 +203,18 @@ func repoConditions(q search.Query, readable []int64) (*search.Where, error) {
 		where.Add("r.fork_of_id IS NULL", false)
 	}
 	return where, nil
+}
+
+// visibleTo starts a WHERE clause with the repositories the caller sees:
+// the public ones and the private ones in readable.
+func visibleTo(readable []int64) *search.Where {
+	where := &search.Where{}
+	visible := "NOT r.private"
+	if len(readable) > 0 {
+		visible = "(NOT r.private OR r.id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(readable)), ", ") + "))"
+	}
+	where.Add(visible, false, int64sAsAny(readable)...)
+	return where
 }
 
 // addRepoTerms adds the words: each must be in one of the `in:` fields

@@ -1,7 +1,10 @@
 package repos_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,6 +88,61 @@ func TestSearchRepositories(t *testing.T) {
 		resp, body := env.Do("GET", "/search/repositories?q="+q, "", nil)
 		if resp.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("q=%s: %d %s", q, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestSearchTopics finds the topics repositories carry, the most carried
+// first; a private repository's topics count only for its readers.
+func TestSearchTopics(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, eve := env.User("octo"), env.User("eve")
+	env.Repo(octo, "a")
+	env.Repo(octo, "b")
+	env.Repo(octo, "c", apptest.RepoOpts{Private: true})
+	c := env.Client(env.Token(octo, "repo"))
+	for name, topics := range map[string][]string{"a": {"go", "rest-api"}, "b": {"go", "graphql-api"}, "c": {"go", "secret-api"}} {
+		_, _, err := c.Repositories.ReplaceAllTopics(ctx, "octo", name, topics)
+		apptest.Must(t, "topics", err)
+	}
+	// go-github's TopicResult has no repository_count: read the JSON.
+	found := func(token, q string) string {
+		t.Helper()
+		resp, body := env.Do("GET", "/search/topics?q="+url.QueryEscape(q), token, nil)
+		var res struct {
+			Total int `json:"total_count"`
+			Items []struct {
+				Name  string `json:"name"`
+				Count int    `json:"repository_count"`
+			} `json:"items"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &res) != nil || res.Total != len(res.Items) {
+			t.Fatalf("search %q: %d %s", q, resp.StatusCode, body)
+		}
+		var out []string
+		for _, tp := range res.Items {
+			out = append(out, tp.Name+":"+strconv.Itoa(tp.Count))
+		}
+		return strings.Join(out, "|")
+	}
+	octoToken, eveToken := env.Token(octo, "repo"), env.Token(eve, "repo")
+	res, _, err := c.Search.Topics(ctx, "rest", nil) // what go-github reads of it
+	if err != nil || res.GetTotal() != 1 || res.Topics[0].GetName() != "rest-api" || res.Topics[0].GetCurated() {
+		t.Fatalf("go-github: %+v, %v", res, err)
+	}
+	for _, tc := range []struct{ q, octo, eve string }{
+		{"api", "graphql-api:1|rest-api:1|secret-api:1", "graphql-api:1|rest-api:1"},
+		{"go", "go:3", "go:2"},
+		{"rest api", "rest-api:1", "rest-api:1"},
+		{"go is:featured", "", ""},
+	} {
+		if got := found(octoToken, tc.q); got != tc.octo {
+			t.Errorf("octo %q: %s, want %s", tc.q, got, tc.octo)
+		}
+		if got := found(eveToken, tc.q); got != tc.eve {
+			t.Errorf("eve %q: %s, want %s", tc.q, got, tc.eve)
 		}
 	}
 }
