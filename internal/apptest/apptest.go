@@ -13,12 +13,10 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"database/sql"
 	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -149,41 +147,6 @@ func (e *Env) Stop() {
 	if err := e.Main.Close(); err != nil {
 		e.T.Errorf("stop forgeapi: %v", err)
 	}
-}
-
-// DatabaseURL returns "" (SQLite) or, when FORGEAPI_TEST_POSTGRES_URL is
-// set, the URL of a new schema dropped when the test ends.
-func DatabaseURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(PostgresURLEnv)
-	if base == "" {
-		return ""
-	}
-	schema := "t_" + randomHex(8)
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("postgres: %v", err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("postgres: create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("postgres URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // Postgres reports whether the suite runs on PostgreSQL.

@@ -48,8 +48,11 @@ func copyDatabase(t *testing.T, env *apptest.Env) *databaseCopy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &databaseCopy{file: filepath.Join(t.TempDir(), "forgeapi.sql"), schema: u.Query().Get("search_path")}
-	run(t, "pg_dump", "--no-owner", "--no-privileges", "--schema="+d.schema, "--file="+d.file, os.Getenv(apptest.PostgresURLEnv))
+	q := u.Query()
+	d := &databaseCopy{file: filepath.Join(t.TempDir(), "forgeapi.sql"), schema: q.Get("search_path")}
+	q.Del("search_path") // a server's parameter, not libpq's
+	u.RawQuery = q.Encode()
+	run(t, "pg_dump", "--no-owner", "--no-privileges", "--schema="+d.schema, "--file="+d.file, u.String())
 	return d
 }
 

@@ -1,0 +1,181 @@
+package apptest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"forgeapi/internal/store"
+)
+
+// On PostgreSQL each test server gets a database of its own, copied
+// (CREATE DATABASE ... TEMPLATE) from one migrated once per machine and
+// schema version: a copy takes about a tenth of what running the
+// migrations takes, in each of the hundreds of servers the suite starts.
+// The template is named after store.MigrationsDigest, made under an
+// advisory lock (test binaries run in parallel) and published by a
+// rename, so a copy never starts from a half-migrated one. Where the
+// role may not create databases, each test gets a schema of the base
+// database instead, migrated by the server as before.
+
+// testSchema is the schema that holds forgeapi's tables in the template
+// and so in every copy.
+const testSchema = "forgeapi"
+
+// DatabaseURL returns "" (SQLite) or, when FORGEAPI_TEST_POSTGRES_URL is
+// set, the URL of a new database holding the current schema, dropped
+// when the test ends.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresURLEnv)
+	if base == "" {
+		return ""
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer admin.Close()
+	template, err := postgresTemplate(base)
+	if err != nil {
+		t.Fatalf("postgres: the template database: %v", err)
+	}
+	if template == "" {
+		return schemaURL(t, admin, base)
+	}
+	name := "t_" + randomHex(8)
+	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + template); err != nil {
+		t.Fatalf("postgres: copy the template: %v", err)
+	}
+	t.Cleanup(func() { dropDatabase(base, name) })
+	return databaseURL(base, name, testSchema)
+}
+
+// schemaURL makes a schema of the base database for the test, dropped
+// when it ends, and returns the URL whose search_path is it.
+func schemaURL(t testing.TB, admin *sql.DB, base string) string {
+	schema := "t_" + randomHex(8)
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("postgres: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", base); err == nil {
+			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// databaseURL is base naming the database name instead, with
+// search_path schema ("" for none).
+func databaseURL(base, name, schema string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err) // base was opened already
+	}
+	u.Path = "/" + name
+	q := u.Query()
+	q.Del("search_path")
+	if schema != "" {
+		q.Set("search_path", schema)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func dropDatabase(base, name string) {
+	if db, err := sql.Open("pgx", base); err == nil {
+		_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		db.Close()
+	}
+}
+
+var templates sync.Map // base URL -> func() (string, error)
+
+// postgresTemplate is the name of the migrated template database of the
+// server at base, made once per machine and schema version; "" when the
+// role may not create databases.
+func postgresTemplate(base string) (string, error) {
+	once, _ := templates.LoadOrStore(base, sync.OnceValues(func() (string, error) { return makeTemplate(base) }))
+	return once.(func() (string, error))()
+}
+
+// makeTemplate makes the template database unless another process has.
+func makeTemplate(base string) (string, error) {
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	conn, err := admin.Conn(ctx) // the advisory lock is the session's
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	name := "forgeapi_template_" + store.MigrationsDigest()[:16]
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(hashtext($1))", name); err != nil {
+		return "", err
+	}
+	defer func() { _, _ = conn.ExecContext(ctx, "SELECT pg_advisory_unlock(hashtext($1))", name) }()
+	var exists bool
+	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil || exists {
+		return name, err
+	}
+	partial := name + "_partial"
+	dropDatabase(base, partial) // a crashed run's
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+partial); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+			return "", nil
+		}
+		return "", err
+	}
+	if err := migrateDatabase(ctx, base, partial); err != nil {
+		dropDatabase(base, partial)
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+partial+" RENAME TO "+name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// migrateDatabase makes testSchema in the database name and migrates it
+// as a server would, leaving no session connected.
+func migrateDatabase(ctx context.Context, base, name string) error {
+	plain, err := sql.Open("pgx", databaseURL(base, name, ""))
+	if err != nil {
+		return err
+	}
+	_, err = plain.ExecContext(ctx, "CREATE SCHEMA "+testSchema)
+	plain.Close()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "forgeapi-template-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	db, err := store.Open(ctx, databaseURL(base, name, testSchema), dir)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return db.Close()
+}
