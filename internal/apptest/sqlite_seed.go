@@ -16,8 +16,9 @@ import (
 // starts. Start instead puts a copy of a database migrated once per
 // machine (a file in the test cache named after store.MigrationsDigest)
 // where the server opens its database, which then finds every migration
-// applied. Tests that reuse a data directory, and PostgreSQL, migrate as
-// a real server does; so does the template itself, through store.Open.
+// applied. Tests that reuse a data directory migrate as a real server
+// does; so does the template itself, through store.Open. PostgreSQL has
+// its own template (postgres.go).
 
 // seedSQLite copies the migrated template into dataDir as the server's
 // database file, unless dataDir holds one already.
