@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/docsite"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/gitdata"
 	"forgeapi/internal/githost"
@@ -241,6 +242,8 @@ type App struct {
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
 	Git   *githost.Handler
+	// Gists are the users' gists, each a bare repository under DataDir/gists.
+	Gists *gists.Service
 	// PushRecovery records the events of pushes whose own recording did
 	// not happen (crash, failed transaction); Start runs it.
 	PushRecovery *githost.Recoverer
@@ -392,6 +395,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
@@ -472,6 +476,7 @@ func (a *App) Routes() []httpapi.Route {
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.Gists, (&gists.Handler{Service: a.Gists}).Routes())
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
@@ -632,6 +637,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Webhooks.BaseURL = base
 	a.Git.Web = webChanges{api: m.api, releases: a.Releases}
 	a.Git.Register(m.api)
+	(&gists.Handler{Service: a.Gists, Git: a.Git}).Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
