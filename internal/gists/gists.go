@@ -202,17 +202,31 @@ func Forks(ctx context.Context, q store.Q, g *Gist, offset, limit int) ([]*Gist,
 }
 
 // CommentCounts returns the number of comments of each of the gists, by
-// row id (absent: none).
+// row id (absent: none), in one query.
 func CommentCounts(ctx context.Context, q store.Q, list []*Gist) (map[int64]int, error) {
 	out := map[int64]int{}
-	for _, g := range list {
+	if len(list) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(list))
+	for i, g := range list {
+		args[i] = g.ID
+	}
+	rows, err := q.QueryContext(ctx, store.Dynamic+`SELECT gist_id, COUNT(*) FROM gist_comments WHERE gist_id IN `+
+		store.In(1, len(args))+` GROUP BY gist_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
 		var n int
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM gist_comments WHERE gist_id = $1`, g.ID).Scan(&n); err != nil {
+		if err := rows.Scan(&id, &n); err != nil {
 			return nil, err
 		}
-		out[g.ID] = n
+		out[id] = n
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // insert adds the gist's row and sets its ID.

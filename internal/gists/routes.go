@@ -43,6 +43,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/users/{username}/gists", Handle: h.listUser, Auth: user},
 		{Method: "GET", Pattern: gist, Handle: h.get, Auth: read},
 		{Method: "PATCH", Pattern: gist, Handle: h.update, Auth: owner},
+		// POST is PATCH, as the platform still takes it (gh 2.23 edits gists so).
+		{Method: "POST", Pattern: gist, Handle: h.update, Auth: owner},
 		{Method: "DELETE", Pattern: gist, Handle: h.delete, Auth: owner},
 		{Method: "GET", Pattern: gist + "/commits", Handle: h.listCommits, Auth: read},
 		{Method: "GET", Pattern: gist + "/{sha}", Handle: h.getRevision, Auth: read},
