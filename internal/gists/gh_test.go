@@ -60,6 +60,19 @@ func TestGitHubCLIGist(t *testing.T) {
 		}
 		id = m[1]
 	})
+	apptest.Step(t, "gh gist list reads GraphQL: secret gists too, or only them", func(t *testing.T) {
+		out := run(t, "gist", "create", "-d", "a secret one", write("secret.txt", "psst\n"))
+		if !regexp.MustCompile(`/gist/[0-9a-f]{32}`).MatchString(out) {
+			t.Fatalf("gh gist create printed %q", out)
+		}
+		all := run(t, "gist", "list")
+		if !strings.Contains(all, id) || !strings.Contains(all, "a secret one") || !strings.Contains(all, "from gh") {
+			t.Fatalf("gh gist list printed %q", all)
+		}
+		if secret := run(t, "gist", "list", "--secret"); strings.Contains(secret, id) || !strings.Contains(secret, "a secret one") {
+			t.Fatalf("gh gist list --secret printed %q", secret)
+		}
+	})
 	apptest.Step(t, "gh gist view", func(t *testing.T) {
 		if out := run(t, "gist", "view", id, "--raw"); !strings.Contains(out, "hello from gh") || !strings.Contains(out, "from gh") {
 			t.Fatalf("gh gist view printed %q", out)

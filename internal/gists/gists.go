@@ -93,8 +93,9 @@ func ByName(ctx context.Context, q store.Q, name string) (*Gist, error) {
 	return list[0], nil
 }
 
-// byID returns the gist with the row id.
-func byID(ctx context.Context, q store.Q, id int64) (*Gist, error) {
+// ByID returns the gist with the row id, store.ErrNotFound when there is
+// none.
+func ByID(ctx context.Context, q store.Q, id int64) (*Gist, error) {
 	list, err := query(ctx, q, `SELECT `+gistColumns+` FROM gists g WHERE g.id = $1`, id)
 	if err != nil {
 		return nil, err
@@ -184,6 +185,13 @@ func List(ctx context.Context, q store.Q, f ListFilter) ([]*Gist, bool, error) {
 		list = list[:f.Limit]
 	}
 	return list, more, nil
+}
+
+// StarCount counts the users who star the gist.
+func StarCount(ctx context.Context, q store.Q, g *Gist) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM gist_stars WHERE gist_id = $1`, g.ID).Scan(&n)
+	return n, err
 }
 
 // Forks returns a page of the gist's forks, oldest first, and whether

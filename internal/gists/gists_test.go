@@ -1,6 +1,7 @@
 package gists_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -349,4 +350,42 @@ func TestGistCredentials(t *testing.T) {
 		resp, body := env.DoJSON("POST", "/gists", env.Token(alice, "gist"), c.body)
 		apptest.WantStatus(t, c.what, resp, body, http.StatusUnprocessableEntity)
 	}
+}
+
+func TestGraphQLGists(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	alice, bob := env.User("alice"), env.User("bob")
+	aliceToken := env.Token(alice, "gist")
+	ac := env.Client(aliceToken)
+	public, _, err := ac.Gists.Create(ctx, github.CreateGistRequest{Public: github.Ptr(true), Description: github.Ptr("open"),
+		Files: files("a.txt", "alpha")})
+	apptest.Must(t, "create public", err)
+	_, _, err = ac.Gists.Create(ctx, github.CreateGistRequest{Description: github.Ptr("hidden"), Files: files("s.txt", "secret")})
+	apptest.Must(t, "create secret", err)
+	query := func(token, q string) string {
+		t.Helper()
+		resp, body := env.DoJSON("POST", "/api/graphql", token, `{"query": `+strconvQuote(q)+`}`)
+		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"errors"`) {
+			t.Fatalf("%s: %d %s", q, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	const list = `{ user(login: "alice") { gists(first: 10, privacy: ALL) { totalCount nodes { name description isPublic files { name text } } } } }`
+	if got := query(aliceToken, list); !strings.Contains(got, `"totalCount":2`) || !strings.Contains(got, `"text":"secret"`) {
+		t.Fatalf("alice's gists to alice: %s", got)
+	}
+	if got := query(env.Token(bob), list); !strings.Contains(got, `"totalCount":1`) || strings.Contains(got, "hidden") {
+		t.Fatalf("alice's gists to bob: %s", got)
+	}
+	node := `{ node(id: "` + public.GetNodeID() + `") { ... on Gist { name owner { login } files(limit: 1) { name } } } }`
+	if got := query(env.Token(bob), node); !strings.Contains(got, `"name":"`+public.GetID()+`"`) || !strings.Contains(got, `"login":"alice"`) {
+		t.Fatalf("gist node: %s", got)
+	}
+}
+
+// strconvQuote is q as a JSON string.
+func strconvQuote(q string) string {
+	b, _ := json.Marshal(q)
+	return string(b)
 }

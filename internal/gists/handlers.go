@@ -77,7 +77,7 @@ func (h *Handler) writeGist(w http.ResponseWriter, r *http.Request, status int, 
 	}
 	j.Forks = &fj
 	if g.ForkOfID != 0 {
-		src, err := byID(ctx, h.Service.DB, g.ForkOfID)
+		src, err := ByID(ctx, h.Service.DB, g.ForkOfID)
 		if err == nil {
 			srcFiles, err := Files(h.Service.Dir(src.Name), "HEAD", false)
 			if err != nil {
