@@ -227,6 +227,19 @@ func TestGistIsAGitRepository(t *testing.T) {
 		if !strings.Contains(string(body), `"fork_of":{`) {
 			t.Fatalf("fork without fork_of: %s", body)
 		}
+		_, body = env.Get("/gists/"+g.GetID(), "token "+bobToken)
+		var shown struct {
+			Forks []struct {
+				ID   string `json:"id"`
+				User struct {
+					Login string `json:"login"`
+				} `json:"user"`
+			} `json:"forks"`
+		}
+		apptest.Must(t, "decode the gist", json.Unmarshal(body, &shown))
+		if len(shown.Forks) != 1 || shown.Forks[0].ID != fork.GetID() || shown.Forks[0].User.Login != "bob" {
+			t.Fatalf("the gist's forks: %+v", shown.Forks)
+		}
 
 		c, _, err := bc.Gists.CreateComment(ctx, g.GetID(), github.CreateGistCommentRequest{Body: "nice"})
 		apptest.Must(t, "comment", err)
@@ -252,6 +265,9 @@ func TestGistIsAGitRepository(t *testing.T) {
 	apptest.Step(t, "the owner deletes the gist and its repository", func(t *testing.T) {
 		_, err := ac.Gists.Delete(ctx, g.GetID())
 		apptest.Must(t, "delete", err)
+		if me, _, err := ac.Users.Get(ctx, ""); err != nil || me.GetPublicGists() != 0 {
+			t.Fatalf("alice's public gists after the delete: %d (%v)", me.GetPublicGists(), err)
+		}
 		if _, resp, _ := bc.Gists.Get(ctx, g.GetID()); apptest.ResponseStatus(resp) != http.StatusNotFound {
 			t.Fatalf("get after delete: %d", apptest.ResponseStatus(resp))
 		}
@@ -311,6 +327,13 @@ func TestSecretGistsAreListedToTheirOwnerOnly(t *testing.T) {
 	apptest.Must(t, "a secret gist by its id, anonymously", err)
 	if fileOf(got, "s.txt").GetContent() != "s" {
 		t.Fatalf("secret gist's content %q", fileOf(got, "s.txt").GetContent())
+	}
+	me, _, err := ac.Users.Get(ctx, "")
+	apptest.Must(t, "GET /user", err)
+	other, _, err := bc.Users.Get(ctx, "alice")
+	apptest.Must(t, "GET /users/alice", err)
+	if me.GetPublicGists() != 1 || me.GetPrivateGists() != 1 || other.GetPublicGists() != 1 {
+		t.Fatalf("alice's counts: public %d private %d, as bob sees them: public %d", me.GetPublicGists(), me.GetPrivateGists(), other.GetPublicGists())
 	}
 	paged, resp, err := ac.Gists.List(ctx, "", &github.GistListOptions{ListOptions: github.ListOptions{PerPage: 1}})
 	apptest.Must(t, "a page of one", err)

@@ -1,6 +1,7 @@
 package gists
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -71,9 +72,9 @@ func (h *Handler) writeGist(w http.ResponseWriter, r *http.Request, status int, 
 	if err != nil {
 		return err
 	}
-	fj := make([]forkJSON, 0, len(forks))
-	for _, f := range forks {
-		fj = append(fj, forkJSON{ID: f.Name, URL: base + "/gists/" + f.Name, CreatedAt: wire.T(f.CreatedAt), UpdatedAt: wire.T(f.UpdatedAt)})
+	fj, err := h.forksJSON(ctx, base, forks)
+	if err != nil {
+		return err
 	}
 	j.Forks = &fj
 	if g.ForkOfID != 0 {
@@ -99,6 +100,28 @@ func (h *Handler) writeGist(w http.ResponseWriter, r *http.Request, status int, 
 	}
 	httpapi.WriteJSON(w, status, j)
 	return nil
+}
+
+// forksJSON renders the forks as a gist's forks entries, their owners as
+// full users read in one query.
+func (h *Handler) forksJSON(ctx context.Context, base string, forks []*Gist) ([]forkJSON, error) {
+	ids := make([]int64, len(forks))
+	for i, f := range forks {
+		ids[i] = f.Owner.ID
+	}
+	users, err := accounts.PublicUsers(ctx, h.Service.DB, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]forkJSON, 0, len(forks))
+	for _, f := range forks {
+		j := forkJSON{ID: f.Name, URL: base + "/gists/" + f.Name, CreatedAt: wire.T(f.CreatedAt), UpdatedAt: wire.T(f.UpdatedAt)}
+		if u, ok := users[f.Owner.ID]; ok {
+			j.User = &u
+		}
+		out = append(out, j)
+	}
+	return out, nil
 }
 
 // writeList answers a page of gists as base-gist objects (files without

@@ -53,10 +53,11 @@ type gistJSON struct {
 
 // forkJSON is an entry of a gist's forks.
 type forkJSON struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
-	CreatedAt wire.Time `json:"created_at"`
-	UpdatedAt wire.Time `json:"updated_at"`
+	ID        string         `json:"id"`
+	URL       string         `json:"url"`
+	User      *accounts.User `json:"user,omitempty"`
+	CreatedAt wire.Time      `json:"created_at"`
+	UpdatedAt wire.Time      `json:"updated_at"`
 }
 
 // historyJSON is a gist-history entry, and (with User required) a
