@@ -187,6 +187,25 @@ func List(ctx context.Context, q store.Q, f ListFilter) ([]*Gist, bool, error) {
 	return list, more, nil
 }
 
+// Names returns the hex ids of every gist (a backup's list of the gists'
+// repositories).
+func Names(ctx context.Context, q store.Q) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM gists ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
 // StarCount counts the users who star the gist.
 func StarCount(ctx context.Context, q store.Q, g *Gist) (int, error) {
 	var n int
