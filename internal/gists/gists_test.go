@@ -174,9 +174,30 @@ func TestGistIsAGitRepository(t *testing.T) {
 		}
 	})
 
+	apptest.Step(t, "the owner's token pushes only with the gist scope or the Gists permission", func(t *testing.T) {
+		dir := filepath.Join(work, "g")
+		for _, c := range []struct {
+			token string
+			ok    bool
+		}{
+			{env.Token(alice, "repo"), false},
+			{env.FineGrainedToken(alice, alice, nil, "gists:read"), false},
+			{env.FineGrainedToken(alice, alice, nil, "gists:write"), true},
+		} {
+			out, err := apptest.TryGit(t, dir, "push", gitURL(t, g, "alice", c.token), "HEAD")
+			if (err == nil) != c.ok {
+				t.Fatalf("push, want success %v: %v\n%s", c.ok, err, out)
+			}
+		}
+		got, _, err := bc.Gists.Get(ctx, g.GetID())
+		apptest.Must(t, "get", err)
+		if _, ok := got.Files["bob.txt"]; !ok {
+			t.Fatalf("the fine-grained push is not in the gist: %v", fileNames(got))
+		}
+	})
+
 	apptest.Step(t, "a push may not bring a directory", func(t *testing.T) {
 		dir := filepath.Join(work, "g")
-		apptest.Git(t, dir, "reset", "-q", "--hard", "HEAD~1")
 		apptest.Commit(t, dir, "nested", map[string]string{"sub/x.txt": "x\n"})
 		out, err := apptest.TryGit(t, dir, "push", gitURL(t, g, "alice", aliceToken), "HEAD")
 		if err == nil || !strings.Contains(out, "Gist does not support directories") {
@@ -214,7 +235,7 @@ func TestGistIsAGitRepository(t *testing.T) {
 		}
 		copied, _, err := bc.Gists.ListCommits(ctx, fork.GetID(), nil)
 		apptest.Must(t, "fork's commits", err)
-		if len(copied) != 4 {
+		if len(copied) != 5 {
 			t.Fatalf("fork's history: %d commits", len(copied))
 		}
 		if _, resp, _ := bc.Gists.Fork(ctx, g.GetID()); apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
