@@ -394,6 +394,18 @@ func TestGistCredentials(t *testing.T) {
 		resp, body := env.DoJSON("POST", "/gists", env.Token(alice, "gist"), c.body)
 		apptest.WantStatus(t, c.what, resp, body, http.StatusUnprocessableEntity)
 	}
+	token := env.Token(alice, "gist")
+	g, _, err := env.Client(token).Gists.Create(ctx, github.CreateGistRequest{Files: files("only.txt", "x")})
+	apptest.Must(t, "create", err)
+	for _, c := range []struct{ what, body string }{
+		{"deleting the only file", `{"files":{"only.txt":null}}`},
+		{"a file without content", `{"files":{"new.txt":{"filename":"newer.txt"}}}`},
+		{"renaming into a directory", `{"files":{"only.txt":{"filename":"d/only.txt"}}}`},
+		{"nothing", `{}`},
+	} {
+		resp, body := env.DoJSON("PATCH", "/gists/"+g.GetID(), token, c.body)
+		apptest.WantStatus(t, c.what, resp, body, http.StatusUnprocessableEntity)
+	}
 }
 
 func TestGraphQLGists(t *testing.T) {

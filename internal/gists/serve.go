@@ -16,33 +16,41 @@ import (
 )
 
 // serveGit serves a gist's repository over git's smart HTTP through
-// githost (its authentication and refusals): anyone clones and fetches,
-// secret gists too; only the owner pushes, with the gist scope (classic
-// and OAuth tokens) or the Gists permission (write) of a fine-grained
-// token, and a push may not bring directories.
+// githost (its authentication and refusals), with Access deciding.
 func (h *Handler) serveGit(w http.ResponseWriter, r *http.Request) {
 	seg := r.PathValue("gist")
 	name := strings.TrimSuffix(seg, ".git")
 	subPath := strings.TrimPrefix(r.URL.Path, "/gist/"+seg)
 	h.Git.ServeDir(w, r, subPath, func(ctx context.Context, p *auth.Principal, service githttp.Service) (githost.DirTarget, error) {
-		g, err := ByName(ctx, h.Service.DB, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return githost.DirTarget{}, apierr.NotFound()
-		}
-		if err != nil {
-			return githost.DirTarget{}, err
-		}
-		t := githost.DirTarget{Dir: h.Service.Dir(g.Name)}
-		if service != githttp.ServiceReceivePack {
-			return t, nil
-		}
-		if err := pushRefusal(p, g); err != nil {
-			return t, err
-		}
-		t.PreReceive = flatOnly
-		t.PostReceive = func(ctx context.Context, _ []githttp.RefUpdate) error { return h.Service.Touch(ctx, g) }
-		return t, nil
+		return h.Access(ctx, p, name, service)
 	})
+}
+
+// Access is what the principal may do with the repository of the gist
+// name (its hex id) for the git service, for any transport: anyone
+// clones and fetches, secret gists too; only the owner pushes, with the
+// gist scope (classic and OAuth tokens) or the Gists permission (write)
+// of a permission-based token, and a push may bring no directory and
+// moves the gist's updated_at. A refusal is an *apierr.Error (404 for no
+// such gist, 401 for an anonymous push, 403 for anyone else's).
+func (h *Handler) Access(ctx context.Context, p *auth.Principal, name string, service githttp.Service) (githost.DirTarget, error) {
+	g, err := ByName(ctx, h.Service.DB, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return githost.DirTarget{}, apierr.NotFound()
+	}
+	if err != nil {
+		return githost.DirTarget{}, err
+	}
+	t := githost.DirTarget{Dir: h.Service.Dir(g.Name)}
+	if service != githttp.ServiceReceivePack {
+		return t, nil
+	}
+	if err := pushRefusal(p, g); err != nil {
+		return t, err
+	}
+	t.PreReceive = flatOnly
+	t.PostReceive = func(ctx context.Context, _ []githttp.RefUpdate) error { return h.Service.Touch(ctx, g) }
+	return t, nil
 }
 
 // pushRefusal is why the principal may not push to the gist, nil when it
