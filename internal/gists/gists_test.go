@@ -196,12 +196,16 @@ func TestGistIsAGitRepository(t *testing.T) {
 		}
 	})
 
-	apptest.Step(t, "a push may not bring a directory", func(t *testing.T) {
+	apptest.Step(t, "a push may neither bring a directory nor delete the branch", func(t *testing.T) {
 		dir := filepath.Join(work, "g")
 		apptest.Commit(t, dir, "nested", map[string]string{"sub/x.txt": "x\n"})
 		out, err := apptest.TryGit(t, dir, "push", gitURL(t, g, "alice", aliceToken), "HEAD")
 		if err == nil || !strings.Contains(out, "Gist does not support directories") {
 			t.Fatalf("push of a directory: %v\n%s", err, out)
+		}
+		out, err = apptest.TryGit(t, dir, "push", gitURL(t, g, "alice", aliceToken), ":refs/heads/main")
+		if err == nil || !strings.Contains(out, "cannot be deleted") {
+			t.Fatalf("push deleting the gist's branch: %v\n%s", err, out)
 		}
 	})
 

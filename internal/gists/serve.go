@@ -30,8 +30,8 @@ func (h *Handler) serveGit(w http.ResponseWriter, r *http.Request) {
 // name (its hex id) for the git service, for any transport: anyone
 // clones and fetches, secret gists too; only the owner pushes, with the
 // gist scope (classic and OAuth tokens) or the Gists permission (write)
-// of a permission-based token, and a push may bring no directory and
-// moves the gist's updated_at. A refusal is an *apierr.Error (404 for no
+// of a permission-based token, and a push may neither bring a directory
+// nor delete the gist's branch, and moves the gist's updated_at. A refusal is an *apierr.Error (404 for no
 // such gist, 401 for an anonymous push, 403 for anyone else's).
 func (h *Handler) Access(ctx context.Context, p *auth.Principal, name string, service githttp.Service) (githost.DirTarget, error) {
 	g, err := ByName(ctx, h.Service.DB, name)
@@ -48,7 +48,9 @@ func (h *Handler) Access(ctx context.Context, p *auth.Principal, name string, se
 	if err := pushRefusal(p, g); err != nil {
 		return t, err
 	}
-	t.PreReceive = flatOnly
+	t.PreReceive = func(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+		return checkPush(ctx, t.Dir, updates, inspect)
+	}
 	t.PostReceive = func(ctx context.Context, _ []githttp.RefUpdate) error { return h.Service.Touch(ctx, g) }
 	return t, nil
 }
@@ -71,11 +73,18 @@ func pushRefusal(p *auth.Principal, g *Gist) error {
 	return nil
 }
 
-// flatOnly refuses a push whose new commits hold a directory: a gist's
-// files have plain names.
-func flatOnly(ctx context.Context, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+// checkPush refuses a push that deletes the branch the gist shows, or
+// whose new commits hold a directory: a gist's files have plain names.
+func checkPush(ctx context.Context, dir string, updates []githttp.RefUpdate, inspect githttp.Inspector) error {
+	shown, err := headRef(ctx, dir)
+	if err != nil {
+		return err
+	}
 	for _, u := range updates {
 		if u.IsDelete() {
+			if u.Ref == shown {
+				return githttp.Refuse("The gist's branch %s cannot be deleted.", strings.TrimPrefix(shown, "refs/heads/"))
+			}
 			continue
 		}
 		paths, err := inspect.ChangedPaths(ctx, u)
