@@ -88,6 +88,12 @@ type commentJSON struct {
 	AuthorAssociation string               `json:"author_association"`
 }
 
+// NodeType is the type part of a gist's node id.
+const NodeType = "G"
+
+// NodeID is the gist's node id, in REST and GraphQL.
+func NodeID(g *Gist) string { return wire.NodeID(NodeType, g.ID) }
+
 // gistURLs are the addresses of a gist: base is the API's base URL.
 type gistURLs struct{ api, web string }
 
@@ -110,7 +116,7 @@ func toJSON(base string, g *Gist, files []File, comments int) gistJSON {
 	u := urlsOf(base, g)
 	j := gistJSON{
 		URL: u.api, ForksURL: u.api + "/forks", CommitsURL: u.api + "/commits", CommentsURL: u.api + "/comments",
-		ID: g.Name, NodeID: wire.NodeID("Gist", g.ID), GitPullURL: GitURL(base, g.Name), GitPushURL: GitURL(base, g.Name),
+		ID: g.Name, NodeID: NodeID(g), GitPullURL: GitURL(base, g.Name), GitPushURL: GitURL(base, g.Name),
 		HTMLURL: u.web, Files: make(map[string]fileJSON, len(files)), Public: g.Public,
 		CreatedAt: wire.T(g.CreatedAt), UpdatedAt: wire.T(g.UpdatedAt), Description: g.Description,
 		Comments: comments, Owner: accounts.ToSimpleUser(base, g.Owner),
@@ -145,7 +151,7 @@ func toHistoryJSON(base string, g *Gist, r Revision, user *accounts.SimpleUser) 
 }
 
 func toCommentJSON(base string, g *Gist, c *Comment) commentJSON {
-	j := commentJSON{ID: c.ID, NodeID: wire.NodeID("GistComment", c.ID),
+	j := commentJSON{ID: c.ID, NodeID: wire.NodeID("GC", c.ID),
 		URL:  urlsOf(base, g).api + "/comments/" + strconv.FormatInt(c.ID, 10),
 		Body: c.Body, CreatedAt: wire.T(c.CreatedAt), UpdatedAt: wire.T(c.UpdatedAt), AuthorAssociation: "NONE"}
 	if c.User != nil {

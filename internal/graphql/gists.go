@@ -13,7 +13,6 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/gists"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/wire"
 )
 
 // maxGists bounds the gists User.gists reads to order and page them.
@@ -97,7 +96,7 @@ type gistResolver struct {
 	g *gists.Gist
 }
 
-func (r *gistResolver) ID() gql.ID            { return gql.ID(wire.NodeID("Gist", r.g.ID)) }
+func (r *gistResolver) ID() gql.ID            { return gql.ID(gists.NodeID(r.g)) }
 func (r *gistResolver) Name() string          { return r.g.Name }
 func (r *gistResolver) Description() *string  { return r.g.Description }
 func (r *gistResolver) IsPublic() bool        { return r.g.Public }

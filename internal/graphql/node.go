@@ -8,6 +8,7 @@ import (
 	gql "github.com/graph-gophers/graphql-go"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -79,7 +80,7 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return h.reactionNode(ctx, dbID)
 	case "RE":
 		return h.releaseNode(ctx, dbID)
-	case "Gist":
+	case gists.NodeType:
 		return h.gistNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
