@@ -244,6 +244,9 @@ type App struct {
 	Git   *githost.Handler
 	// Gists are the users' gists, each a bare repository under DataDir/gists.
 	Gists *gists.Service
+	// GistMaintenance runs git gc on the gists that are due, with the
+	// periodic runs of GitMaintenance.
+	GistMaintenance *gists.Maintainer
 	// PushRecovery records the events of pushes whose own recording did
 	// not happen (crash, failed transaction); Start runs it.
 	PushRecovery *githost.Recoverer
@@ -410,6 +413,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
+	a.GistMaintenance = gists.NewMaintainer(a.Gists, gists.MaintenanceConfig{PollInterval: cfg.GitMaintenance.PollInterval}, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
 	a.Teams = &teams.Service{DB: db, Events: a.Events, Orgs: a.Orgs}
 	a.Orgs.Accepting = a.Teams.Accepting
@@ -743,6 +747,9 @@ func (m *Main) workerList() []worker.Worker {
 		// In the background from the start: git gc may take minutes.
 		workers = append(workers, m.App.GitMaintenance)
 	}
+	if m.App.GistMaintenance.Periodic() {
+		workers = append(workers, m.App.GistMaintenance)
+	}
 	return workers
 }
 
@@ -760,6 +767,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization migration exports", m.App.Migrations.ReleaseLeases},
 		{"push recoveries", m.App.PushRecovery.ReleaseLeases},
 		{"git maintenance runs", m.App.GitMaintenance.ReleaseLeases},
+		{"gist maintenance runs", m.App.GistMaintenance.ReleaseLeases},
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 	} {

@@ -279,8 +279,9 @@ func (s *Service) Delete(ctx context.Context, g *Gist) error {
 	return os.RemoveAll(s.Dir(g.Name))
 }
 
-// Touch records that the gist changed at t (a push).
+// Touch records that the gist changed now (a push), and counts the
+// change for maintenance.
 func (s *Service) Touch(ctx context.Context, g *Gist) error {
-	_, err := s.DB.ExecContext(ctx, `UPDATE gists SET updated_at = $1 WHERE id = $2`, s.now(), g.ID)
+	_, err := s.DB.ExecContext(ctx, `UPDATE gists SET updated_at = $1, changes_since = changes_since + 1 WHERE id = $2`, s.now(), g.ID)
 	return err
 }

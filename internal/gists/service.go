@@ -75,11 +75,12 @@ type Update struct {
 }
 
 // Edit commits the update's file changes as one commit by the actor (no
-// commit when they change nothing) and saves the description. The
+// commit when they change nothing; a commit counts for maintenance) and
+// saves the description. The
 // handler checks that the actor owns the gist.
 func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u Update) (*Gist, error) {
 	dir := s.Dir(g.Name)
-	changed := false
+	changed, commits := false, 0
 	if len(u.Files) > 0 {
 		ref, err := headRef(ctx, dir)
 		if err != nil {
@@ -93,7 +94,9 @@ func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u 
 		if err != nil {
 			return nil, err
 		}
-		changed = sha != ""
+		if sha != "" {
+			changed, commits = true, 1
+		}
 	}
 	if u.Description != nil {
 		g.Description = u.Description
@@ -104,7 +107,8 @@ func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u 
 	}
 	g.UpdatedAt = s.now()
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE gists SET description = $1, updated_at = $2 WHERE id = $3`, g.Description, g.UpdatedAt, g.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE gists SET description = $1, updated_at = $2, changes_since = changes_since + $3
+			WHERE id = $4`, g.Description, g.UpdatedAt, commits, g.ID)
 		return err
 	})
 	return g, err
