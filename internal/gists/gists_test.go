@@ -388,7 +388,14 @@ func TestGistCredentials(t *testing.T) {
 			t.Errorf("%s: %d, want %d: %s", c.what, resp.StatusCode, c.status, body)
 		}
 	}
-	resp, body := env.DoJSON("GET", "/gists/starred", "", "")
+	org := env.Org("acme", alice)
+	bot := env.InstallationToken(org, nil, "contents:read")
+	if resp, body := env.DoJSON("POST", "/gists", bot, create); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an installation token creates a gist: %d %s", resp.StatusCode, body)
+	}
+	resp, body := env.DoJSON("GET", "/gists/public", bot, "")
+	apptest.WantStatus(t, "public gists to an installation token", resp, body, http.StatusOK)
+	resp, body = env.DoJSON("GET", "/gists/starred", "", "")
 	apptest.WantStatus(t, "starred gists, anonymously", resp, body, http.StatusUnauthorized)
 	for _, c := range []struct{ what, body string }{
 		{"no files", `{"files":{}}`},

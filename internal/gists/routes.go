@@ -22,18 +22,18 @@ type Handler struct {
 // fine-grained and app user tokens with the user permission Gists (write);
 // only a gist's owner edits or deletes it, anyone who reads it stars,
 // forks and comments on it, and authors edit and delete their comments
-// (the gist's owner deletes any). Installation tokens act for no user and
-// are refused.
+// (the gist's owner deletes any). Installation tokens read, but act for
+// no user and change nothing.
 func (h *Handler) Routes() []httpapi.Route {
 	const tokens = auth.UAT | auth.FPAT
-	read := auth.Rule{Public: true, Permissions: auth.Perm("gists:read"), TokenTypes: tokens}
+	read := auth.Rule{Public: true, Permissions: auth.Perm("gists:read"), TokenTypes: auth.AllTokenTypes}
 	write := auth.Rule{Target: auth.TargetSelf, Scopes: []string{"gist"}, Permissions: auth.Perm("gists:write"), TokenTypes: tokens}
 	owner := write
 	owner.Extra = "Only the gist's owner."
 	author := write
 	author.Extra = "The comment's author; the gist's owner deletes any."
 	starred := auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("gists:read"), TokenTypes: tokens}
-	user := auth.Rule{Target: auth.TargetUser, Public: true, Permissions: auth.Perm("gists:read"), TokenTypes: tokens}
+	user := auth.Rule{Target: auth.TargetUser, Public: true, Permissions: auth.Perm("gists:read"), TokenTypes: auth.AllTokenTypes}
 	const gist = "/gists/{gist_id}"
 	return []httpapi.Route{
 		{Method: "POST", Pattern: "/gists", Handle: h.create, Auth: write},
