@@ -296,15 +296,15 @@ type updateFile struct {
 // (content, a rename with filename, a deletion with null), and the
 // description.
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+	g, err := h.owned(r) // anyone else's PATCH is a 404 whatever its body
+	if err != nil {
+		return err
+	}
 	var body struct {
 		Description *string                `json:"description"`
 		Files       map[string]*updateFile `json:"files"`
 	}
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
-	}
-	g, err := h.owned(r)
-	if err != nil {
 		return err
 	}
 	if body.Description == nil && len(body.Files) == 0 {
