@@ -48,7 +48,7 @@ func (h *Handler) getAuthenticatedUser(w http.ResponseWriter, r *http.Request) e
 	}
 	u := toUser(r.Context(), a, d)
 	u.UserViewType = "private"
-	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: d.counts.privateRepos,
+	httpapi.WriteJSON(w, http.StatusOK, PrivateUser{User: u, TotalPrivateRepos: d.counts.privateRepos, PrivateGists: d.counts.privateGists,
 		OwnedPrivateRepos: d.counts.privateRepos, TwoFactorAuthentication: a.HasTOTP})
 	return nil
 }
@@ -115,7 +115,7 @@ func toUser(ctx context.Context, a *Account, d details) User {
 		Name: optional(a.Name), Email: optional(a.Email),
 		Company: optional(prof.Company), Blog: prof.Blog, Location: optional(prof.Location), Hireable: prof.Hireable,
 		Bio: optional(prof.Bio), TwitterUsername: optional(prof.TwitterUsername),
-		PublicRepos: c.publicRepos, Followers: c.followers, Following: c.following,
+		PublicRepos: c.publicRepos, PublicGists: c.publicGists, Followers: c.followers, Following: c.following,
 		CreatedAt: wire.T(a.CreatedAt), UpdatedAt: wire.T(a.UpdatedAt),
 	}
 }
@@ -135,7 +135,8 @@ type details struct {
 const detailsColumns = `COALESCE(c.public_repos, 0), COALESCE(c.private_repos, 0),
 	COALESCE(c.followers, 0), COALESCE(c.following, 0),
 	COALESCE(p.company, ''), COALESCE(p.blog, ''), COALESCE(p.location, ''), COALESCE(p.bio, ''),
-	COALESCE(p.twitter_username, ''), p.hireable, COALESCE(p.billing_email, '')`
+	COALESCE(p.twitter_username, ''), p.hireable, COALESCE(p.billing_email, ''),
+	COALESCE(c.public_gists, 0), COALESCE(c.private_gists, 0)`
 
 const detailsFrom = ` FROM accounts a LEFT JOIN account_profiles p ON p.account_id = a.id
 	LEFT JOIN account_counts c ON c.account_id = a.id WHERE a.id = $1`
@@ -143,11 +144,12 @@ const detailsFrom = ` FROM accounts a LEFT JOIN account_profiles p ON p.account_
 func (d *details) scanDest() []any {
 	c, p := &d.counts, &d.profile
 	return []any{&c.publicRepos, &c.privateRepos, &c.followers, &c.following,
-		&p.Company, &p.Blog, &p.Location, &p.Bio, &p.TwitterUsername, &p.Hireable, &p.BillingEmail}
+		&p.Company, &p.Blog, &p.Location, &p.Bio, &p.TwitterUsername, &p.Hireable, &p.BillingEmail,
+		&c.publicGists, &c.privateGists}
 }
 
 // detailTables are the tables withDetails reads.
-var detailTables = []string{"accounts", "account_profiles", "repositories", "follows"}
+var detailTables = []string{"accounts", "account_profiles", "repositories", "follows", store.RowsOf("gists")}
 
 // accountDetails is what withDetails reads.
 type accountDetails struct {
@@ -193,6 +195,7 @@ func withDetails(ctx context.Context, q store.Q, id int64) (*Account, details, e
 
 type counts struct {
 	publicRepos, privateRepos, followers, following int
+	publicGists, privateGists                       int
 }
 
 // listUsers answers GET /users: every account (users, organizations and

@@ -25,6 +25,7 @@ var documented401 = map[string]bool{
 	"GET /user/orgs":                                               true,
 	"PATCH /user":                                                  true,
 	"GET /user/starred":                                            true,
+	"GET /gists/starred":                                           true,
 	"GET /user/subscriptions":                                      true,
 	"GET /user/blocks":                                             true,
 	"GET /user/blocks/{username}":                                  true,

@@ -40,6 +40,7 @@ import (
 	"forgeapi/internal/docsite"
 	"forgeapi/internal/events"
 	"forgeapi/internal/feeds"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/gitdata"
 	"forgeapi/internal/githost"
@@ -241,6 +242,11 @@ type App struct {
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
 	Git   *githost.Handler
+	// Gists are the users' gists, each a bare repository under DataDir/gists.
+	Gists *gists.Service
+	// GistMaintenance runs git gc on the gists that are due, with the
+	// periodic runs of GitMaintenance.
+	GistMaintenance *gists.Maintainer
 	// PushRecovery records the events of pushes whose own recording did
 	// not happen (crash, failed transaction); Start runs it.
 	PushRecovery *githost.Recoverer
@@ -392,6 +398,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
@@ -406,6 +413,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
+	a.GistMaintenance = gists.NewMaintainer(a.Gists, gists.MaintenanceConfig{PollInterval: cfg.GitMaintenance.PollInterval}, cfg.Logger)
 	a.Orgs = &orgs.Service{DB: db, Events: a.Events, Deleter: orgs.NewDeleter(db, a.Repos, cfg.OrgDeletion, cfg.Logger)}
 	a.Teams = &teams.Service{DB: db, Events: a.Events, Orgs: a.Orgs}
 	a.Orgs.Accepting = a.Teams.Accepting
@@ -472,6 +480,7 @@ func (a *App) Routes() []httpapi.Route {
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.Gists, (&gists.Handler{Service: a.Gists}).Routes())
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
@@ -498,7 +507,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
 	return routes
 }
 
@@ -632,6 +641,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Webhooks.BaseURL = base
 	a.Git.Web = webChanges{api: m.api, releases: a.Releases}
 	a.Git.Register(m.api)
+	(&gists.Handler{Service: a.Gists, Git: a.Git}).Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
@@ -737,6 +747,9 @@ func (m *Main) workerList() []worker.Worker {
 		// In the background from the start: git gc may take minutes.
 		workers = append(workers, m.App.GitMaintenance)
 	}
+	if m.App.GistMaintenance.Periodic() {
+		workers = append(workers, m.App.GistMaintenance)
+	}
 	return workers
 }
 
@@ -754,6 +767,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization migration exports", m.App.Migrations.ReleaseLeases},
 		{"push recoveries", m.App.PushRecovery.ReleaseLeases},
 		{"git maintenance runs", m.App.GitMaintenance.ReleaseLeases},
+		{"gist maintenance runs", m.App.GistMaintenance.ReleaseLeases},
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 	} {

@@ -471,6 +471,8 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/_blobs/`), "signed downloads of blob storage (migration archives), the target of the archive's redirect"},
 	{regexp.MustCompile(`^/_release-assets/`), "signed downloads of release assets, the target of the asset API's octet-stream redirect (the platform's objects host)"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/releases/download/`), "release assets' browser_download_url, the web address of an asset's bytes"},
+	{regexp.MustCompile(`^/gist/[^/]+/[^/]+/raw/`), "gist files' raw_url, the bytes of a file (gist.githubusercontent.com on the platform)"},
+	{regexp.MustCompile(`^(/api/v3)?/gists/[0-9a-f]+$`), "POST /gists/{gist_id}: the platform takes POST as PATCH for a gist, which gh 2.23 edits gists with; the other methods are described and validated"},
 	{regexp.MustCompile(`^/raw/`), "raw file downloads, the target of contents' download_url (raw.githubusercontent.com on the platform)"},
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},

@@ -61,6 +61,7 @@ type Source struct {
 type Summary struct {
 	Database     string // "sqlite" or "postgres"
 	Repositories int
+	Gists        int
 	Blobs        int
 	Files        int
 	Bytes        int64
@@ -104,6 +105,7 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 		}
 	}
 	known := &snapshotRepos{}
+	var knownGists map[string]bool // nil on PostgreSQL: every gist's directory
 	if src.DatabaseURL == "" {
 		m.Database = string(store.SQLite)
 		say("copying the SQLite database ...")
@@ -113,6 +115,9 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 		}
 		defer live.Close()
 		if err := known.read(ctx, live, c.path("forgeapi.db")); err != nil {
+			return nil, err
+		}
+		if knownGists, err = snapshotGists(ctx, c.path("forgeapi.db")); err != nil {
 			return nil, err
 		}
 	} else {
@@ -126,6 +131,9 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 		return nil, err
 	}
 	s.Repositories = n
+	if s.Gists, err = copyGists(ctx, c, filepath.Join(src.DataDir, "gists"), knownGists, say); err != nil {
+		return nil, err
+	}
 	if s.Blobs, err = copyBlobs(c, src); err != nil {
 		return nil, err
 	}

@@ -184,6 +184,9 @@ func restore(ctx context.Context, dir string, m *Manifest, t Target, blobDir str
 	if err := restoreRepositories(ctx, db, filepath.Join(t.DataDir, "git"), s); err != nil {
 		return nil, err
 	}
+	if err := restoreGists(ctx, db, filepath.Join(t.DataDir, "gists"), s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

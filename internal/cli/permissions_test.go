@@ -63,11 +63,11 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 	if r := find("actions", "GET /repos/{owner}/{repo}/actions/runs"); r.Served || r.Access != "read" {
 		t.Errorf("actions example %+v", r)
 	}
-	// The rest of the spec's examples are served: only Actions and Gists,
-	// which forgeapi does not host, are not.
+	// The rest of the spec's examples are served: only Actions, which
+	// forgeapi does not host, is not.
 	for _, tbl := range tables {
 		for _, r := range tbl.Endpoints {
-			if !r.Served && tbl.Permission != "actions" && tbl.Permission != "gists" {
+			if !r.Served && tbl.Permission != "actions" {
 				t.Errorf("%s: %s not served", tbl.Permission, r.Endpoint)
 			}
 		}
@@ -100,7 +100,7 @@ func TestPermissionsTablesFollowTheRoutes(t *testing.T) {
 	md := cliOK(t, "permissions")
 	for _, want := range []string{"## Organization permissions", "## Repository permissions", "## User permissions",
 		"| Endpoint | Access | Token types | Additional permissions |", "`GET /repos/{owner}/{repo}/actions/runs` *(not served)*",
-		"areas forgeapi does not host (Actions, Gists)"} {
+		"areas forgeapi does not host (Actions)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}

@@ -35,6 +35,7 @@ import (
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/deployments"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
@@ -58,6 +59,8 @@ type Handler struct {
 	Deployments *deployments.Service
 	// Releases holds releases.
 	Releases *releases.Service
+	// Gists holds the gists' repositories.
+	Gists *gists.Service
 }
 
 // Routes is the GraphQL route table: any credentials (the viewer is

@@ -8,6 +8,7 @@ import (
 	gql "github.com/graph-gophers/graphql-go"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -17,7 +18,8 @@ import (
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests and their
 // reviews, and issues, their comments, labels and milestones (issueNode),
-// and commits, references, trees and blobs (gitNode).
+// and commits, references, trees and blobs (gitNode), and gists, which
+// anyone sees by their id (gistNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)
@@ -78,6 +80,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return h.reactionNode(ctx, dbID)
 	case "RE":
 		return h.releaseNode(ctx, dbID)
+	case gists.NodeType:
+		return h.gistNode(ctx, dbID)
 	}
 	return nil, store.ErrNotFound
 }

@@ -41,7 +41,7 @@ var Floors = []Floor{
 	{7, "areas built on areas: git hosting, organizations, migrations, webhooks",
 		[]string{"internal/commitcomments", "internal/githost", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",
-		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/protection", "internal/pulls", "internal/releases", "internal/repocontent", "internal/teams"}},
+		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/gists", "internal/protection", "internal/pulls", "internal/releases", "internal/repocontent", "internal/teams"}},
 	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups, branch merges",
 		[]string{"internal/backup", "internal/graphql", "internal/merges", "internal/oauthweb", "internal/rulesets"}},
 	{10, "the console's pages",
