@@ -24,9 +24,13 @@ import (
 // It also serves release assets' browser_download_url
 // (/{owner}/{repo}/releases/download/{tag}/{name}) as the asset API's
 // octet-stream answer (releases.Service.DownloadPath).
+//
+// Any other address under a repository is a web page (internal/web's
+// RepoPages: pages for browsers, the JSON 404 for API clients).
 type webChanges struct {
 	api      *httpapi.Server
 	releases *releases.Service
+	pages    http.Handler
 }
 
 func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +39,10 @@ func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path, f, ok := changePath(r.PathValue("owner"), r.PathValue("repo"), r.PathValue("rest"))
+	if !ok && h.pages != nil {
+		h.pages.ServeHTTP(w, r)
+		return
+	}
 	if !ok {
 		r.Pattern = "" // metrics count it as unmatched
 		httpapi.WriteError(w, r, apierr.NotFound())

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/issues"
+	"forgeapi/internal/pulls"
+)
+
+// pullList serves /{owner}/{repo}/pulls: the pull requests, newest first.
+func (h *Handler) pullList(w http.ResponseWriter, r *http.Request, v *repoVisit, rest string) error {
+	if rest != "" {
+		return apierr.NotFound()
+	}
+	p := listPage{RepoHeader: header(v, "pulls"), State: listState(r), Kind: "pull", Page: pageOf(r)}
+	list, more, err := h.Issues.List(r.Context(), v.repo, issues.Filter{State: p.State, Sort: "created", Desc: true,
+		Limit: perPage * 4, Offset: (p.Page - 1) * perPage * 4})
+	if err != nil {
+		return err
+	}
+	for _, is := range list { // the issues' list holds both: keep the pull requests
+		if is.PullRequest && len(p.Issues) < perPage {
+			p.Issues = append(p.Issues, is)
+		}
+	}
+	p.More = more
+	return h.render(w, r, v.x, "list", "Pull requests · "+v.repo.FullName(), p)
+}
+
+// pullPage is a pull request: its conversation, commits or files.
+type pullPage struct {
+	RepoHeader
+	Pull      *pulls.PullRequest
+	Tab       string // conversation, commits or files
+	Base      string // the pull request's web path
+	Body      any
+	Comments  []comment
+	Reviews   []review
+	Commits   []gitread.Commit
+	Files     []diffFile
+	DiffHref  string
+	PatchHref string
+}
+
+// review is a submitted review as the conversation shows it.
+type review struct {
+	Anchor, Login, State string
+	Body                 any
+}
+
+// pullPages serves /{owner}/{repo}/pull/{number} and its /commits and
+// /files.
+func (h *Handler) pullPages(w http.ResponseWriter, r *http.Request, v *repoVisit, rest string) error {
+	num, tab, _ := strings.Cut(rest, "/")
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return apierr.NotFound()
+	}
+	ctx := r.Context()
+	pr, err := h.Pulls.Get(ctx, v.repo, n)
+	if err != nil {
+		return hidden(v.x, err)
+	}
+	hd := header(v, "pulls")
+	base := hd.Path + "/pull/" + num
+	p := pullPage{RepoHeader: hd, Pull: pr, Base: base, DiffHref: base + ".diff", PatchHref: base + ".patch"}
+	title := pr.Issue.Title + " · Pull Request #" + num + " · " + v.repo.FullName()
+	switch tab {
+	case "":
+		p.Tab = "conversation"
+		if p.Body, err = h.renderGFM(ctx, v.repo, pr.Issue.Body); err != nil {
+			return err
+		}
+		if p.Comments, err = h.issueComments(ctx, v.repo, n); err != nil {
+			return err
+		}
+		if p.Reviews, err = h.reviews(r, v, pr); err != nil {
+			return err
+		}
+	case "commits":
+		p.Tab = "commits"
+		if p.Commits, err = h.Pulls.Commits(ctx, pr); err != nil {
+			return gitError(err)
+		}
+	case "files":
+		p.Tab = "files"
+		diffs, err := h.Pulls.Files(ctx, pr)
+		if err != nil {
+			return gitError(err)
+		}
+		p.Files = diffFiles(diffs)
+	default:
+		return apierr.NotFound()
+	}
+	return h.render(w, r, v.x, "pull", title, p)
+}
+
+// reviews renders the submitted reviews (a pending one is its author's
+// alone, and the page shows none).
+func (h *Handler) reviews(r *http.Request, v *repoVisit, pr *pulls.PullRequest) ([]review, error) {
+	list, err := h.Pulls.Reviews(r.Context(), pr, v.x.Principal().UserID())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]review, 0, len(list))
+	for _, rv := range list {
+		if rv.State == pulls.ReviewPending {
+			continue
+		}
+		body, err := h.renderGFM(r.Context(), v.repo, rv.Body)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, review{Anchor: "pullrequestreview-" + strconv.FormatInt(rv.ID, 10), Login: login(rv.User),
+			State: strings.ReplaceAll(strings.ToLower(rv.State), "_", " "), Body: body})
+	}
+	return out, nil
+}
