@@ -1,0 +1,139 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+)
+
+// wantPage fetches a page and fails unless it answers status with HTML
+// holding every one of wants.
+func wantPage(t *testing.T, c *http.Client, target string, status int, wants ...string) string {
+	t.Helper()
+	got, ctype, body := get(t, c, target)
+	if got != status || !strings.HasPrefix(ctype, "text/html") {
+		t.Fatalf("GET %s: %d %s, want %d text/html\n%.600s", target, got, ctype, status, body)
+	}
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("GET %s: the page lacks %q\n%.3000s", target, w, body)
+		}
+	}
+	return body
+}
+
+// TestRepositoryPages reads the fixture's pages as a browser and checks
+// what each shows: the README rendered with its mention linked, the file
+// tree, counts and clone URL; a directory; a file highlighted with line
+// anchors and its raw bytes; the history, a commit's and a comparison's
+// diff; the issue with its comment; the merged pull request with its
+// review, commits and files; the releases. Text a user wrote is escaped.
+func TestRepositoryPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, c := f.e, browser(t, f.e, false)
+	repo := e.URL + "/" + f.org + "/widgets"
+	_, _, err := e.Client(f.token).Issues.Create(context.Background(), f.org, "widgets",
+		github.CreateIssueRequest{Title: `<script>alert("x")</script>`})
+	apptest.Must(t, "create an issue with markup in its title", err)
+
+	apptest.Step(t, "owner pages", func(t *testing.T) {
+		wantPage(t, c, e.URL+"/"+f.org, 200, "Organization", `href="/`+f.org+`/widgets"`)
+		body := wantPage(t, c, e.URL+"/"+f.alice.Login, 200, "User")
+		if strings.Contains(body, "secret") {
+			t.Errorf("an anonymous visitor sees the private repository on its owner's page")
+		}
+	})
+	apptest.Step(t, "repository home", func(t *testing.T) {
+		wantPage(t, c, repo, 200, "Widgets for everyone", "<strong>widget</strong>",
+			`value="`+e.URL+`/`+f.org+`/widgets.git"`, "2 branches", "1 tag", `href="/`+f.org+`/widgets/tree/main/docs"`,
+			`href="/`+f.org+`/widgets/blob/main/main.go"`)
+	})
+	apptest.Step(t, "a directory on a branch with a slash", func(t *testing.T) {
+		wantPage(t, c, repo+"/tree/feature/blue/docs", 200, "guide/", "on feature/blue")
+		wantPage(t, c, repo+"/tree/main/docs/guide", 200, "use.md")
+		wantPage(t, c, repo+"/tree/nope/docs", 404)
+	})
+	apptest.Step(t, "a file and its raw bytes", func(t *testing.T) {
+		wantPage(t, c, repo+"/blob/main/main.go", 200, `class="chroma"`, `id="L4"`, `href="#L4"`, `class="kn"`,
+			`href="/`+f.org+`/widgets/raw/main/main.go"`, "5 lines")
+		status, ctype, body := get(t, c, repo+"/raw/main/main.go")
+		if status != 200 || !strings.HasPrefix(ctype, "text/plain") || body != "package main\n\nfunc main() {\n\tprintln(\"blue widgets\")\n}\n" {
+			t.Fatalf("raw: %d %s %q", status, ctype, body)
+		}
+		wantPage(t, c, repo+"/blob/main/nothing.go", 404)
+	})
+	apptest.Step(t, "history, a commit and a comparison", func(t *testing.T) {
+		wantPage(t, c, repo+"/commits/main", 200, "Add the widget maker", "Paint the widgets blue", "Merge pull request")
+		wantPage(t, c, repo+"/commit/"+f.first, 200, "Add the widget maker", `class="add"`, "&#43;# Widgets", "docs/guide/use.md")
+		wantPage(t, c, repo+"/compare/"+f.first+"...main", 200, "Paint the widgets blue", `class="del"`,
+			`-	println(&#34;widgets &lt;3&#34;)`, `&#43;	println(&#34;blue widgets&#34;)`)
+	})
+	apptest.Step(t, "issues", func(t *testing.T) {
+		wantPage(t, c, repo+"/issues", 200, "Widgets squeak", "&lt;script&gt;")
+		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`)
+		wantPage(t, c, repo+"/issues/99", 404)
+	})
+	apptest.Step(t, "the merged pull request", func(t *testing.T) {
+		n := strconv.Itoa(f.merged)
+		wantPage(t, c, repo+"/pulls?state=closed", 200, "Blue widgets")
+		wantPage(t, c, repo+"/pull/"+n, 200, "Blue widgets", "merged", "Looks blue to me.", `id="pullrequestreview-`,
+			`href="`+e.URL+`/`+f.org+`/widgets/issues/1"`)
+		wantPage(t, c, repo+"/pull/"+n+"/commits", 200, "Paint the widgets blue")
+		wantPage(t, c, repo+"/pull/"+n+"/files", 200, "main.go", `class="add"`, "blue widgets")
+	})
+	apptest.Step(t, "releases", func(t *testing.T) {
+		wantPage(t, c, repo+"/releases", 200, "First widgets", "v1.0")
+		wantPage(t, c, repo+"/releases/tag/v1.0", 200, "First widgets", "The first release.")
+		wantPage(t, c, repo+"/releases/tag/v9", 404)
+	})
+}
+
+// TestPrivatePages: a private repository's pages are the 404 page for
+// an anonymous visitor (with a hint to sign in) and for a signed-in
+// stranger, as the API hides it, and its owner sees them.
+func TestPrivatePages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	secret := e.URL + "/" + f.alice.Login + "/secret"
+	addresses := []string{secret, secret + "/blob/main/README.md", secret + "/tree/main/docs", secret + "/commits/main",
+		secret + "/raw/main/README.md", secret + "/issues", secret + "/pulls", secret + "/releases"}
+
+	anonymous := browser(t, e, false)
+	stranger := browser(t, e, false)
+	signIn(t, e, stranger, f.bob.Login)
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	for _, a := range addresses {
+		wantPage(t, anonymous, a, 404, "sign in")
+		wantPage(t, stranger, a, 404, "you may not see it")
+		if status, _, body := get(t, owner, a); status != 200 {
+			t.Errorf("the owner gets %s: %d\n%.400s", a, status, body)
+		}
+	}
+	wantPage(t, owner, secret, 200, "private", "<strong>widget</strong>")
+	wantPage(t, owner, e.URL+"/"+f.alice.Login, 200, `href="/`+f.alice.Login+`/secret"`)
+	wantPage(t, anonymous, e.URL+"/nobody-at-all", 404)
+}
+
+// TestAPIClientsKeepJSON: an API client (no text/html in Accept) gets
+// the API's JSON 404 on the pages' addresses, and git still clones over
+// the repository's address.
+func TestAPIClientsKeepJSON(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	for _, p := range []string{"/" + f.org, "/" + f.org + "/widgets", "/" + f.org + "/widgets/blob/main/main.go", "/" + f.org + "/widgets/issues/1"} {
+		resp, body := e.Get(p, "token "+f.token, "Accept", "application/vnd.github+json")
+		apptest.WantError(t, "GET "+p+" as an API client", resp, body, http.StatusNotFound)
+	}
+	clone := t.TempDir()
+	apptest.Git(t, clone, "clone", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "w")
+}
