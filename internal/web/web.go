@@ -60,33 +60,6 @@ type Handler struct {
 	css   []byte
 }
 
-// Register parses the templates and adds the routes of the owners' and
-// repositories' pages to mux. The deeper addresses of a repository
-// (/{owner}/{repo}/{rest...}) are git's route: it hands them to
-// RepoPages.
-func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
-	h.pages = parsePages()
-	h.css = stylesheet()
-	mux.Handle("GET "+StylesheetPath, http.HandlerFunc(h.serveStylesheet))
-	mux.Handle("GET /{owner}", h.browser(h.owner))
-	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
-}
-
-// RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
-// repo and rest are the route's): the raw address of a file for any
-// client, the other pages for browsers, and the API's JSON 404 for
-// anything else.
-func (h *Handler) RepoPages() http.Handler {
-	pages := h.Console.Page(h.repoPage)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.PathValue("rest"), "raw/") || WantsPage(r) {
-			pages.ServeHTTP(w, r)
-			return
-		}
-		apiNotFound(w, r)
-	})
-}
-
 // WantsPage reports whether the request asks for HTML: a browser's
 // navigation, never an API client's.
 func WantsPage(r *http.Request) bool {
@@ -109,39 +82,6 @@ func (h *Handler) browser(fn console.PageFunc) http.Handler {
 func apiNotFound(w http.ResponseWriter, r *http.Request) {
 	r.Pattern = "" // the metrics count it as unmatched
 	httpapi.WriteError(w, r, apierr.NotFound())
-}
-
-// repoPage dispatches the addresses under a repository by their first
-// segment.
-func (h *Handler) repoPage(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
-	v, err := h.visitRepo(r.Context(), x, r.PathValue("owner"), r.PathValue("repo"))
-	if err != nil {
-		return err
-	}
-	kind, rest, _ := strings.Cut(r.PathValue("rest"), "/")
-	switch kind {
-	case "tree":
-		return h.tree(w, r, v, rest)
-	case "blob":
-		return h.blob(w, r, v, rest)
-	case "raw":
-		return h.raw(w, r, v, rest)
-	case "commits":
-		return h.commits(w, r, v, rest)
-	case "commit":
-		return h.commit(w, r, v, rest)
-	case "compare":
-		return h.compare(w, r, v, rest)
-	case "issues":
-		return h.issuePages(w, r, v, rest)
-	case "pulls":
-		return h.pullList(w, r, v, rest)
-	case "pull":
-		return h.pullPages(w, r, v, rest)
-	case "releases":
-		return h.releasePages(w, r, v, rest)
-	}
-	return apierr.NotFound()
 }
 
 // repoVisit is a visitor on a repository they may read.
