@@ -7,7 +7,7 @@ import (
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/git/gitread"
-	"forgeapi/internal/issues"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/pulls"
 )
 
@@ -17,15 +17,13 @@ func (h *Handler) pullList(w http.ResponseWriter, r *http.Request, v *repoVisit,
 		return apierr.NotFound()
 	}
 	p := listPage{RepoHeader: header(v, "pulls"), State: listState(r), Kind: "pull", Page: pageOf(r)}
-	list, more, err := h.Issues.List(r.Context(), v.repo, issues.Filter{State: p.State, Sort: "created", Desc: true,
-		Limit: perPage * 4, Offset: (p.Page - 1) * perPage * 4})
+	list, more, err := h.Pulls.List(r.Context(), v.repo, pulls.Filter{State: p.State, Sort: "created", Desc: true,
+		Page: httpapi.Page{Page: p.Page, PerPage: perPage}})
 	if err != nil {
 		return err
 	}
-	for _, is := range list { // the issues' list holds both: keep the pull requests
-		if is.PullRequest && len(p.Issues) < perPage {
-			p.Issues = append(p.Issues, is)
-		}
+	for _, pr := range list {
+		p.Issues = append(p.Issues, pr.Issue)
 	}
 	p.More = more
 	return h.render(w, r, v.x, "list", "Pull requests · "+v.repo.FullName(), p)
