@@ -94,7 +94,7 @@ type treePage struct {
 	RepoHeader
 	Ref, Dir     string
 	Crumbs       []crumb
-	Entries      []gitread.Entry
+	Entries      []entry
 	Empty        bool
 	ReadmeName   string        // "" for none
 	ReadmeHTML   template.HTML // a Markdown README rendered
@@ -174,7 +174,7 @@ func (h *Handler) fillTree(g *gitread.Repository, p *treePage, dir string) error
 	slices.SortStableFunc(entries, func(a, b gitread.Entry) int { // directories first, as the platform lists them
 		return cmp.Compare(entryRank(a), entryRank(b))
 	})
-	p.Dir, p.Entries, p.Crumbs = dir, entries, crumbs(p.Path, p.Ref, dir)
+	p.Dir, p.Entries, p.Crumbs = dir, toEntries(p.Path, p.Ref, entries), crumbs(p.Path, p.Ref, dir)
 	head, err := g.CommitMeta(p.Ref)
 	if err != nil {
 		return gitError(err)
@@ -200,6 +200,30 @@ func (h *Handler) fillTree(g *gitread.Repository, p *treePage, dir string) error
 	}
 	p.ReadmeHTML = trustedHTML(out)
 	return nil
+}
+
+// entry is one row of a directory's listing, its link made once (a
+// directory of 1,000 files renders in a fraction of the time that
+// building each link in the template took).
+type entry struct {
+	Name, Href, Size string
+	Dir              bool
+}
+
+func toEntries(repoPath, ref string, list []gitread.Entry) []entry {
+	out := make([]entry, len(list))
+	tree, blob := repoPath+"/tree/"+escapePath(ref)+"/", repoPath+"/blob/"+escapePath(ref)+"/"
+	for i, e := range list {
+		switch e.Type {
+		case gitread.EntryDir:
+			out[i] = entry{Name: e.Name + "/", Href: tree + escapePath(e.Path), Dir: true}
+		case gitread.EntrySubmodule:
+			out[i] = entry{Name: e.Name + " @ " + shortSHA(e.SHA)}
+		default:
+			out[i] = entry{Name: e.Name, Href: blob + escapePath(e.Path), Size: humanBytes(e.Size)}
+		}
+	}
+	return out
 }
 
 func entryRank(e gitread.Entry) int {
