@@ -43,6 +43,10 @@ func TestRepositoryPages(t *testing.T) {
 		github.CreateIssueRequest{Title: `<script>alert("x")</script>`})
 	apptest.Must(t, "create an issue with markup in its title", err)
 
+	apptest.Step(t, "an empty repository", func(t *testing.T) {
+		e.Repo(f.bob, "empty")
+		wantPage(t, c, e.URL+"/"+f.bob.Login+"/empty", 200, "This repository is empty.", `value="`+e.URL+`/`+f.bob.Login+`/empty.git"`)
+	})
 	apptest.Step(t, "owner pages", func(t *testing.T) {
 		wantPage(t, c, e.URL+"/"+f.org, 200, "Organization", `href="/`+f.org+`/widgets"`)
 		body := wantPage(t, c, e.URL+"/"+f.alice.Login, 200, "User")
@@ -68,6 +72,9 @@ func TestRepositoryPages(t *testing.T) {
 			t.Fatalf("raw: %d %s %q", status, ctype, body)
 		}
 		wantPage(t, c, repo+"/blob/main/nothing.go", 404)
+		if status, _, _ := get(t, c, repo+"/blob/main/docs"); status != http.StatusFound {
+			t.Errorf("a directory's blob address: %d, want 302 to its tree", status)
+		}
 	})
 	apptest.Step(t, "history, a commit and a comparison", func(t *testing.T) {
 		wantPage(t, c, repo+"/commits/main", 200, "Add the widget maker", "Paint the widgets blue", "Merge pull request")
@@ -79,6 +86,9 @@ func TestRepositoryPages(t *testing.T) {
 		wantPage(t, c, repo+"/issues", 200, "Widgets squeak", "&lt;script&gt;")
 		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`)
 		wantPage(t, c, repo+"/issues/99", 404)
+		if status, _, _ := get(t, c, repo+"/pull/1"); status != http.StatusFound {
+			t.Errorf("an issue's number as a pull request: %d, want 302 to the issue", status)
+		}
 	})
 	apptest.Step(t, "the merged pull request", func(t *testing.T) {
 		n := strconv.Itoa(f.merged)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/pulls"
+	"forgeapi/internal/store"
 )
 
 // pullList serves /{owner}/{repo}/pulls: the pull requests, newest first.
@@ -60,6 +62,12 @@ func (h *Handler) pullPages(w http.ResponseWriter, r *http.Request, v *repoVisit
 	}
 	ctx := r.Context()
 	pr, err := h.Pulls.Get(ctx, v.repo, n)
+	if errors.Is(err, store.ErrNotFound) && tab == "" {
+		if is, ierr := h.Issues.Get(ctx, v.repo, n); ierr == nil && !is.PullRequest { // an issue's number: its page
+			http.Redirect(w, r, header(v, "").Path+"/issues/"+num, http.StatusFound)
+			return nil
+		}
+	}
 	if err != nil {
 		return hidden(v.x, err)
 	}

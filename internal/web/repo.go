@@ -311,6 +311,10 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 		return apierr.NotFound()
 	}
 	data, err := g.ReadFile(ref, file)
+	if errors.Is(err, gitread.ErrNotAFile) { // a directory: its listing
+		http.Redirect(w, r, header(v, "").Path+"/tree/"+escapePath(ref)+"/"+escapePath(file), http.StatusFound)
+		return nil
+	}
 	if err != nil {
 		return gitError(err)
 	}
