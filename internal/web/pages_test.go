@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,4 +148,79 @@ func TestAPIClientsKeepJSON(t *testing.T) {
 	}
 	clone := t.TempDir()
 	apptest.Git(t, clone, "clone", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "w")
+}
+
+// TestCommentForm: a signed-in visitor comments on an issue and on a pull
+// request from their pages, as through the API (the comments are the
+// API's, by that user); the form needs its CSRF token and a session, and
+// a blank comment is refused.
+func TestCommentForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	form := e.URL + "/console/" + f.org + "/widgets"
+	c := browser(t, e, false)
+
+	anonymousPage := wantPage(t, c, repo+"/issues/1", 200, "to comment.")
+	if strings.Contains(anonymousPage, `id="comment-form"`) {
+		t.Error("an anonymous visitor gets the comment form")
+	}
+	status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"body": {"anonymous words"}})
+	if status != http.StatusForbidden {
+		t.Errorf("an anonymous comment: %d, want 403", status)
+	}
+
+	signIn(t, e, c, f.bob.Login)
+	page := wantPage(t, c, repo+"/issues/1", 200, `id="comment-form"`)
+	token := csrfOf(t, page)
+	if status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"body": {"no token"}}); status != http.StatusForbidden {
+		t.Errorf("a comment without the CSRF token: %d, want 403", status)
+	}
+	if status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"authenticity_token": {token}, "body": {"  "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank comment: %d, want 422", status)
+	}
+	status, loc, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"authenticity_token": {token}, "body": {"Same here, **loudly**.\r\nSee #1."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/issues/1#issuecomment-") {
+		t.Fatalf("comment: %d %s", status, loc)
+	}
+	wantPage(t, c, repo+"/issues/1", 200, "<strong>loudly</strong>", `id="`+strings.SplitN(loc, "#", 2)[1]+`"`)
+
+	n := strconv.Itoa(f.merged)
+	status, loc, _ = postForm(t, c, form+"/issues/"+n+"/comments", url.Values{"authenticity_token": {token}, "body": {"Nice and blue."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"#issuecomment-") {
+		t.Fatalf("comment on the pull request: %d %s", status, loc)
+	}
+	wantPage(t, c, repo+"/pull/"+n, 200, "Nice and blue.")
+
+	list, _, err := e.Client(f.token).Issues.ListComments(context.Background(), f.org, "widgets", 1, nil)
+	apptest.Must(t, "list the issue's comments", err)
+	last := list[len(list)-1]
+	if last.GetUser().GetLogin() != f.bob.Login || last.GetBody() != "Same here, **loudly**.\nSee #1." {
+		t.Errorf("the API's last comment: %s %q", last.GetUser().GetLogin(), last.GetBody())
+	}
+}
+
+// postForm posts a form and returns the status, Location and body.
+func postForm(t *testing.T, c *http.Client, target string, v url.Values) (int, string, string) {
+	t.Helper()
+	resp, err := c.PostForm(target, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+// csrfOf returns the authenticity_token of the first form of a page.
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	const marker = `name="authenticity_token" value="`
+	i := strings.Index(page, marker)
+	if i < 0 {
+		t.Fatalf("no CSRF token in the page:\n%s", page)
+	}
+	rest := page[i+len(marker):]
+	return rest[:strings.IndexByte(rest, '"')]
 }

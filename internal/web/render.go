@@ -27,13 +27,14 @@ var funcs = template.FuncMap{
 		line, _, _ := strings.Cut(s, "\n")
 		return line
 	},
-	"pathEscape": escapePath,
-	"itoa":       func(n int64) string { return strconv.FormatInt(n, 10) },
-	"bytes":      humanBytes,
-	"inc":        func(n int) int { return n + 1 },
-	"dec":        func(n int) int { return n - 1 },
-	"states":     func() []string { return []string{"open", "closed", "all"} },
-	"conv":       conversation,
+	"pathEscape":  escapePath,
+	"itoa":        func(n int64) string { return strconv.FormatInt(n, 10) },
+	"bytes":       humanBytes,
+	"inc":         func(n int) int { return n + 1 },
+	"dec":         func(n int) int { return n - 1 },
+	"states":      func() []string { return []string{"open", "closed", "all"} },
+	"conv":        conversation,
+	"commentForm": newCommentForm,
 }
 
 // conversation is what the "conversation" template shows: the opening

@@ -18,6 +18,9 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("GET "+StylesheetPath, http.HandlerFunc(h.serveStylesheet))
 	mux.Handle("GET /{owner}", h.browser(h.owner))
 	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
+	// Forms post under the console's prefix: a POST pattern at
+	// /{owner}/{repo}/... collides with the API's.
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
 }
 
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,

@@ -118,13 +118,7 @@ func get(t *testing.T, c *http.Client, target string) (int, string, string) {
 func signIn(t *testing.T, e *apptest.Env, c *http.Client, login string) {
 	t.Helper()
 	_, _, page := get(t, c, e.URL+"/login")
-	const marker = `name="authenticity_token" value="`
-	i := strings.Index(page, marker)
-	if i < 0 {
-		t.Fatalf("no CSRF token on the sign-in page:\n%s", page)
-	}
-	token := page[i+len(marker):]
-	token = token[:strings.IndexByte(token, '"')]
+	token := csrfOf(t, page)
 	resp, err := c.PostForm(e.URL+"/session", url.Values{"authenticity_token": {token}, "login": {login}, "password": {password}})
 	if err != nil {
 		t.Fatal(err)
