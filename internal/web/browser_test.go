@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"forgeapi/internal/apptest"
 )
 
 // TestBlobPageInBrowser opens a file's page at a line anchor in headless
@@ -18,21 +20,9 @@ import (
 // width. A screenshot stays in the test's temp dir.
 func TestBlobPageInBrowser(t *testing.T) {
 	t.Parallel()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed")
-	}
 	f := newFixture(t)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(375, 800))
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
-
-	err = chromedp.Do(ctx,
+	ctx := newTab(t)
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(f.e.URL+"/"+f.org+"/widgets/blob/main/main.go#L4"),
 		chromedp.WaitVisible(chromedp.CSS("#L4")))
 	if err != nil {
@@ -71,4 +61,66 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 		t.Fatalf("browser: %v", err)
 	}
 	return v
+}
+
+// newTab starts headless chromium with a fresh profile at a phone's
+// width and returns its tab; the test is skipped without chromium
+// (.ci/run installs it).
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed")
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(375, 800))
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// TestBrowseAndComment is a visit in chromium: follow a repository's
+// links down to a file, open the issue from the issues' list, sign in
+// from its "Sign in to comment" link (which comes back to the issue) and
+// comment with the form.
+func TestBrowseAndComment(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := newTab(t)
+	repo := f.e.URL + "/" + f.org + "/widgets"
+	do := func(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			loc, _ := chromedp.Run(ctx, chromedp.Location())
+			t.Fatalf("%s: %v (at %s)", what, err, loc)
+		}
+	}
+	apptest.Step(t, "browse to a file", func(t *testing.T) {
+		do(t, "open the repository", chromedp.Navigate(repo), chromedp.WaitVisible(chromedp.CSS("table.files")))
+		do(t, "open docs", chromedp.Click(chromedp.CSS(`a.dir[href$="/tree/main/docs"]`)), chromedp.WaitVisible(chromedp.CSS(`a.dir[href$="/docs/guide"]`)))
+		do(t, "open guide", chromedp.Click(chromedp.CSS(`a.dir[href$="/docs/guide"]`)), chromedp.WaitVisible(chromedp.CSS(`a.file[href$="/use.md"]`)))
+		do(t, "open use.md", chromedp.Click(chromedp.CSS(`a.file[href$="/use.md"]`)), chromedp.WaitVisible(chromedp.CSS("#L1")))
+		if text := run(t, ctx, chromedp.Text(chromedp.CSS(".code-view"))); !strings.Contains(text, "Use it.") {
+			t.Fatalf("the file's page shows %q", text)
+		}
+	})
+	apptest.Step(t, "sign in from the issue", func(t *testing.T) {
+		do(t, "open the issues", chromedp.Navigate(repo+"/issues"), chromedp.WaitVisible(chromedp.CSS(".issue-list")))
+		do(t, "open the issue", chromedp.Click(chromedp.CSS(`.issue-list a[href$="/issues/1"]`)), chromedp.WaitVisible(chromedp.CSS(".sign-in-to-comment a")))
+		do(t, "sign in", chromedp.Click(chromedp.CSS(".sign-in-to-comment a")), chromedp.WaitVisible(chromedp.CSS("#login-form")),
+			chromedp.SendKeys(chromedp.CSS("#login"), f.bob.Login), chromedp.SendKeys(chromedp.CSS("#password"), password),
+			chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitVisible(chromedp.CSS("#comment-form")))
+	})
+	apptest.Step(t, "comment on the issue", func(t *testing.T) {
+		do(t, "comment", chromedp.SendKeys(chromedp.CSS("#comment-body"), "Seen from a **browser**."),
+			chromedp.Click(chromedp.CSS("#comment-submit")), chromedp.WaitVisible(chromedp.CSS(`article.comment:last-of-type strong`)))
+		if loc := run(t, ctx, chromedp.Location()); !strings.Contains(loc, "/issues/1#issuecomment-") {
+			t.Errorf("after the comment the browser is at %s", loc)
+		}
+		if text := run(t, ctx, chromedp.Text(chromedp.CSS("article.comment:last-of-type"))); !strings.Contains(text, f.bob.Login) || !strings.Contains(text, "Seen from a browser.") {
+			t.Errorf("the last comment reads %q", text)
+		}
+	})
 }
