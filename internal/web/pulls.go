@@ -46,10 +46,18 @@ type pullPage struct {
 	PatchHref string
 }
 
-// review is a submitted review as the conversation shows it.
+// review is a submitted review as the conversation shows it, with its
+// comments on lines of the diff.
 type review struct {
 	Anchor, Login, State string
 	Body                 any
+	Comments             []lineComment
+}
+
+// lineComment is a review comment on a line of the diff.
+type lineComment struct {
+	Anchor, Login, Path, Line, Hunk string
+	Body                            any
 }
 
 // pullPages serves /{owner}/{repo}/pull/{number} and its /commits and
@@ -112,6 +120,10 @@ func (h *Handler) reviews(r *http.Request, v *repoVisit, pr *pulls.PullRequest) 
 	if err != nil {
 		return nil, err
 	}
+	comments, err := h.lineComments(r, v, pr)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]review, 0, len(list))
 	for _, rv := range list {
 		if rv.State == pulls.ReviewPending {
@@ -122,7 +134,29 @@ func (h *Handler) reviews(r *http.Request, v *repoVisit, pr *pulls.PullRequest) 
 			return nil, err
 		}
 		out = append(out, review{Anchor: "pullrequestreview-" + strconv.FormatInt(rv.ID, 10), Login: login(rv.User),
-			State: strings.ReplaceAll(strings.ToLower(rv.State), "_", " "), Body: body})
+			State: strings.ReplaceAll(strings.ToLower(rv.State), "_", " "), Body: body, Comments: comments[rv.ID]})
+	}
+	return out, nil
+}
+
+// lineComments renders the pull request's review comments by review.
+func (h *Handler) lineComments(r *http.Request, v *repoVisit, pr *pulls.PullRequest) (map[int64][]lineComment, error) {
+	list, err := h.Pulls.Comments(r.Context(), pr)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]lineComment{}
+	for _, c := range list {
+		body, err := h.renderGFM(r.Context(), v.repo, c.Body)
+		if err != nil {
+			return nil, err
+		}
+		lc := lineComment{Anchor: "discussion_r" + strconv.FormatInt(c.ID, 10), Login: login(c.User), Path: c.Path,
+			Hunk: c.DiffHunk, Body: body}
+		if c.Line != nil {
+			lc.Line = strconv.Itoa(*c.Line)
+		}
+		out[c.ReviewID] = append(out[c.ReviewID], lc)
 	}
 	return out, nil
 }

@@ -66,7 +66,8 @@ func newFixture(t *testing.T) *fixture {
 		Head: "feature/blue", Base: "main", Body: github.Ptr("Fixes #" + itoa(is.GetNumber()))})
 	apptest.Must(t, "open the pull request", err)
 	f.merged = pr.GetNumber()
-	_, _, err = c.PullRequests.CreateReview(ctx, org.Login, "widgets", f.merged, &github.PullRequestReviewRequest{Event: github.Ptr("COMMENT"), Body: github.Ptr("Looks blue to me.")})
+	_, _, err = c.PullRequests.CreateReview(ctx, org.Login, "widgets", f.merged, &github.PullRequestReviewRequest{Event: github.Ptr("COMMENT"), Body: github.Ptr("Looks blue to me."),
+		Comments: []*github.DraftReviewComment{{Path: github.Ptr("main.go"), Line: github.Ptr(4), Side: github.Ptr("RIGHT"), Body: github.Ptr("Bluer, maybe?")}}})
 	apptest.Must(t, "review the pull request", err)
 	_, _, err = c.PullRequests.Merge(ctx, org.Login, "widgets", f.merged, "", nil)
 	apptest.Must(t, "merge the pull request", err)
@@ -183,7 +184,7 @@ func TestEveryHTMLURLResolves(t *testing.T) {
 	n := strconv.Itoa(f.merged)
 	paths := []string{
 		"/users/" + f.alice.Login, "/orgs/" + owner, r, r + "/commits", r + "/commits/" + f.first, r + "/compare/" + f.first + "...main",
-		r + "/issues?state=all", r + "/issues/1/comments", r + "/pulls/" + n, r + "/pulls/" + n + "/files", r + "/pulls/" + n + "/reviews",
+		r + "/issues?state=all", r + "/issues/1/comments", r + "/pulls/" + n, r + "/pulls/" + n + "/files", r + "/pulls/" + n + "/reviews", r + "/pulls/" + n + "/comments",
 		r + "/pulls/" + n + "/commits", r + "/releases", r + "/contents/", r + "/contents/README.md", r + "/readme",
 	}
 	var links []link
@@ -201,11 +202,11 @@ func TestEveryHTMLURLResolves(t *testing.T) {
 	c := browser(t, e, true) // an issue's address of a pull request leads to the pull request
 	seen := map[string]bool{}
 	for _, l := range links {
-		u, _, _ := strings.Cut(l.url, "#")
-		if !strings.HasPrefix(u, e.URL+"/") || seen[u+"\x00"+l.want] {
+		u, fragment, _ := strings.Cut(l.url, "#")
+		if !strings.HasPrefix(u, e.URL+"/") || seen[l.url+"\x00"+l.want] {
 			continue
 		}
-		seen[u+"\x00"+l.want] = true
+		seen[l.url+"\x00"+l.want] = true
 		status, ctype, body := get(t, c, u)
 		if status != http.StatusOK {
 			t.Errorf("%s (from %s): %d\n%.400s", u, l.from, status, body)
@@ -220,6 +221,18 @@ func TestEveryHTMLURLResolves(t *testing.T) {
 		}
 		if l.want != "" && !strings.Contains(body, html.EscapeString(l.want)) {
 			t.Errorf("%s (from %s): the page lacks %q", u, l.from, l.want)
+		}
+		if fragment != "" && !strings.Contains(body, `id="`+fragment+`"`) {
+			t.Errorf("%s (from %s): the page has no element #%s", u, l.from, fragment)
+		}
+	}
+	for _, kind := range []string{"#issuecomment-", "#pullrequestreview-", "#discussion_r"} {
+		found := false
+		for k := range seen {
+			found = found || strings.Contains(k, kind)
+		}
+		if !found {
+			t.Errorf("no address with %s was visited", kind)
 		}
 	}
 	if len(seen) < 15 {
