@@ -144,6 +144,7 @@ func (p *changePage) addFiles(diffs []gitread.FileDiff) {
 	}
 }
 
+// firstLine is a commit message's subject.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line

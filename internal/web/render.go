@@ -21,14 +21,10 @@ var baseCSS []byte
 
 // funcs are the templates' helpers beyond the layout's.
 var funcs = template.FuncMap{
-	"date":  func(t time.Time) string { return t.UTC().Format("Jan 2, 2006") },
-	"short": shortSHA,
-	"firstLine": func(s string) string {
-		line, _, _ := strings.Cut(s, "\n")
-		return line
-	},
+	"date":        func(t time.Time) string { return t.UTC().Format("Jan 2, 2006") },
+	"short":       shortSHA,
+	"firstLine":   firstLine,
 	"pathEscape":  escapePath,
-	"itoa":        func(n int64) string { return strconv.FormatInt(n, 10) },
 	"bytes":       humanBytes,
 	"inc":         func(n int) int { return n + 1 },
 	"dec":         func(n int) int { return n - 1 },

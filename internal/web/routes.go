@@ -30,7 +30,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 func (h *Handler) RepoPages() http.Handler {
 	pages := h.Console.Page(h.repoPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.PathValue("rest"), "raw/") || WantsPage(r) {
+		if strings.HasPrefix(r.PathValue("rest"), "raw/") || wantsPage(r) {
 			pages.ServeHTTP(w, r)
 			return
 		}

@@ -60,9 +60,9 @@ type Handler struct {
 	css   []byte
 }
 
-// WantsPage reports whether the request asks for HTML: a browser's
+// wantsPage reports whether the request asks for HTML: a browser's
 // navigation, never an API client's.
-func WantsPage(r *http.Request) bool {
+func wantsPage(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
@@ -71,7 +71,7 @@ func WantsPage(r *http.Request) bool {
 func (h *Handler) browser(fn console.PageFunc) http.Handler {
 	page := h.Console.Page(fn)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !WantsPage(r) {
+		if !wantsPage(r) {
 			apiNotFound(w, r)
 			return
 		}
