@@ -33,6 +33,12 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		return (req.Method == http.MethodGet || req.Method == http.MethodHead) &&
 			(req.Header.Get("If-None-Match") != "" || req.Header.Get("If-Modified-Since") != "")
 	}
+	if status == http.StatusFound && route.Path == "/" && strings.Contains(req.Header.Get("Accept"), "text/html") {
+		// A browser at the root goes to the web console's home, as the
+		// platform's root is its dashboard for people; API clients,
+		// which never ask for HTML, get the root document.
+		return true
+	}
 	if status < 400 || status >= 500 || !isErrorBody(body) {
 		return false
 	}

@@ -224,3 +224,27 @@ func csrfOf(t *testing.T, page string) string {
 	rest := page[i+len(marker):]
 	return rest[:strings.IndexByte(rest, '"')]
 }
+
+// TestRootForBrowsers: a browser at / goes to the console's home (its
+// repositories link to their pages); an API client keeps the root
+// document.
+func TestRootForBrowsers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	c := browser(t, e, false)
+	resp, err := c.Get(e.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != e.URL+"/settings" {
+		t.Fatalf("a browser at /: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	signIn(t, e, c, f.alice.Login)
+	wantPage(t, c, e.URL+"/settings", 200, `href="/`+f.org+`/widgets"`, `href="/`+f.alice.Login+`/secret"`, `href="/`+f.org+`"`)
+	apiResp, body := e.Get("/", "")
+	if apiResp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"current_user_url"`) {
+		t.Fatalf("an API client at /: %d %s", apiResp.StatusCode, body)
+	}
+}
