@@ -79,7 +79,7 @@ type issuePage struct {
 	RepoHeader
 	Issue    *issues.Issue
 	Body     any
-	Comments []comment
+	Comments []timelineEntry
 }
 
 // issue serves /{owner}/{repo}/issues/{number}; a pull request's number
@@ -104,22 +104,62 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, v *repoVisit, n 
 	return h.render(w, r, v.x, "issue", is.Title+" · Issue #"+strconv.FormatInt(n, 10)+" · "+v.repo.FullName(), p)
 }
 
-// issueComments renders the comments of an issue or pull request.
-func (h *Handler) issueComments(ctx context.Context, repo *repos.Repository, n int64) ([]comment, error) {
-	list, err := h.Issues.Comments(ctx, repo, n, maxComments, 0)
+// timelineEntry is one entry of an issue's or pull request's timeline: a
+// comment, or an event told in a line.
+type timelineEntry struct {
+	Comment *comment
+	Event   *eventLine
+}
+
+// eventLine is an event of the timeline: who did what, when.
+type eventLine struct {
+	Anchor, Actor, What, At string
+}
+
+// issueComments renders the timeline of an issue or pull request: its
+// comments and its events (labels, assignees, milestones, renames,
+// state and lock changes), oldest first.
+func (h *Handler) issueComments(ctx context.Context, repo *repos.Repository, n int64) ([]timelineEntry, error) {
+	items, err := h.Issues.Timeline(ctx, repo, n, maxComments, 0)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]comment, 0, len(list))
-	for _, c := range list {
+	out := make([]timelineEntry, 0, len(items))
+	for _, it := range items {
+		if it.Event != nil {
+			out = append(out, timelineEntry{Event: toEventLine(it.Event)})
+			continue
+		}
+		c := it.Comment
 		body, err := h.renderGFM(ctx, repo, c.Body)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, comment{Anchor: "issuecomment-" + strconv.FormatInt(c.ID, 10), Login: login(c.User),
-			Association: c.Association, At: c.CreatedAt.UTC().Format("Jan 2, 2006 15:04 UTC"), Body: body})
+		out = append(out, timelineEntry{Comment: &comment{Anchor: "issuecomment-" + strconv.FormatInt(c.ID, 10), Login: login(c.User),
+			Association: c.Association, At: c.CreatedAt.UTC().Format("Jan 2, 2006 15:04 UTC"), Body: body}})
 	}
 	return out, nil
+}
+
+// toEventLine tells an event in words.
+func toEventLine(e *issues.Event) *eventLine {
+	what := strings.ReplaceAll(e.Event, "_", " ")
+	switch e.Event {
+	case "labeled", "unlabeled":
+		what += " " + e.LabelName
+	case "assigned", "unassigned":
+		what += " " + login(e.Assignee)
+	case "milestoned", "demilestoned":
+		what += " " + e.MilestoneTitle
+	case "renamed":
+		what = "changed the title from “" + e.RenameFrom + "” to “" + e.RenameTo + "”"
+	case "closed", "merged", "referenced":
+		if e.CommitID != "" {
+			what += " in " + shortSHA(e.CommitID)
+		}
+	}
+	return &eventLine{Anchor: "event-" + strconv.FormatInt(e.ID, 10), Actor: login(e.Actor), What: what,
+		At: e.CreatedAt.UTC().Format("Jan 2, 2006 15:04 UTC")}
 }
 
 // renderGFM renders a comment's Markdown as the API's POST /markdown in

@@ -86,7 +86,10 @@ func TestRepositoryPages(t *testing.T) {
 	})
 	apptest.Step(t, "issues", func(t *testing.T) {
 		wantPage(t, c, repo+"/issues", 200, "Widgets squeak", "&lt;script&gt;")
-		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`)
+		_, _, err := e.Client(f.token).Issues.Update(context.Background(), f.org, "widgets", 1, github.UpdateIssueRequest{Title: github.Ptr("Widgets squeak loudly")})
+		apptest.Must(t, "rename the issue", err)
+		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak loudly", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`,
+			`class="event" id="event-`, "changed the title from “Widgets squeak” to “Widgets squeak loudly”")
 		wantPage(t, c, repo+"/issues/99", 404)
 		if status, _, _ := get(t, c, repo+"/pull/1"); status != http.StatusFound {
 			t.Errorf("an issue's number as a pull request: %d, want 302 to the issue", status)

@@ -38,7 +38,7 @@ type pullPage struct {
 	Tab       string // conversation, commits or files
 	Base      string // the pull request's web path
 	Body      any
-	Comments  []comment
+	Comments  []timelineEntry
 	Reviews   []review
 	Commits   []gitread.Commit
 	Files     []diffFile

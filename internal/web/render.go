@@ -35,7 +35,7 @@ var funcs = template.FuncMap{
 
 // conversation is what the "conversation" template shows: the opening
 // post and the comments.
-func conversation(is *issues.Issue, body any, comments []comment) map[string]any {
+func conversation(is *issues.Issue, body any, comments []timelineEntry) map[string]any {
 	return map[string]any{"Issue": is, "Body": body, "Comments": comments}
 }
 
