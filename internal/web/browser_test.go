@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,71 @@ func TestBrowseAndComment(t *testing.T) {
 			t.Errorf("the last comment reads %q", text)
 		}
 	})
+}
+
+// a11yProblems is a small accessibility check run in the page: the
+// document's language, one h1 outside rendered Markdown, no heading level
+// skipped, a label for every form control, header cells in every table,
+// text or a label on every link and button, alt text on every image.
+const a11yProblems = `(() => {
+  const out = [];
+  if (!document.documentElement.lang) out.push("no lang on <html>");
+  const outside = (el) => !el.closest(".markdown");
+  const h1 = [...document.querySelectorAll("h1")].filter(outside);
+  if (h1.length !== 1) out.push(h1.length + " h1 elements");
+  let last = 0;
+  for (const h of [...document.querySelectorAll("h1,h2,h3,h4,h5,h6")].filter(outside)) {
+    const level = +h.tagName[1];
+    if (level > last + 1) out.push("heading " + h.tagName + " after h" + last + ": " + h.textContent.trim());
+    last = level;
+  }
+  for (const c of document.querySelectorAll("input:not([type=hidden]),textarea,select")) {
+    const labelled = c.labels && c.labels.length > 0 || c.getAttribute("aria-label");
+    if (!labelled) out.push("unlabelled " + c.tagName + " " + (c.id || c.name));
+  }
+  for (const t of document.querySelectorAll("table")) {
+    if (!t.querySelector("th")) out.push("a table without header cells");
+  }
+  for (const a of document.querySelectorAll("a,button")) {
+    if (!a.textContent.trim() && !a.getAttribute("aria-label")) out.push("an empty " + a.tagName + " " + (a.getAttribute("href") || ""));
+  }
+  for (const img of document.querySelectorAll("img:not([alt])")) out.push("an image without alt: " + img.src);
+  return out;
+})()`
+
+// TestPagesAccessible runs the accessibility check on each kind of page,
+// signed in (so that the issue's page has its comment form).
+func TestPagesAccessible(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := newTab(t)
+	repo := f.e.URL + "/" + f.org + "/widgets"
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.e.URL+"/login"), chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#login"), f.bob.Login), chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitVisible(chromedp.CSS("header .who"))); err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	// The check itself finds what it looks for.
+	bad := `data:text/html,<h2>x</h2><h4>y</h4><table><tr><td>1</td></tr></table><input id=q><a href="/x"></a><img src="/i.png">`
+	if err := chromedp.Do(ctx, chromedp.Navigate(bad), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatal(err)
+	}
+	if problems := run(t, ctx, chromedp.Evaluate[[]string](a11yProblems)); len(problems) != 8 {
+		t.Fatalf("the check found %d problems in a page with 8: %q", len(problems), problems)
+	}
+	n := strconv.Itoa(f.merged)
+	for _, p := range []string{"/" + f.org, "", "/tree/main/docs", "/blob/main/main.go", "/commits/main", "/commit/" + f.first,
+		"/compare/" + f.first + "...main", "/issues", "/issues/1", "/pulls?state=all", "/pull/" + n, "/pull/" + n + "/commits",
+		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0"} {
+		target := repo + p
+		if strings.HasPrefix(p, "/"+f.org) {
+			target = f.e.URL + p
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(target), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+			t.Fatalf("open %s: %v", target, err)
+		}
+		if problems := run(t, ctx, chromedp.Evaluate[[]string](a11yProblems)); len(problems) > 0 {
+			t.Errorf("%s:\n  %s", target, strings.Join(problems, "\n  "))
+		}
+	}
 }
