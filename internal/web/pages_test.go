@@ -251,3 +251,61 @@ func TestRootForBrowsers(t *testing.T) {
 		t.Fatalf("an API client at /: %d %s", apiResp.StatusCode, body)
 	}
 }
+
+// TestMergeButton: the merge form of an open pull request is offered to
+// those who may push; it merges as the API does, refused while a required
+// status check has not passed and after that check passes merged, and a
+// reader without push access may not use it.
+func TestMergeButton(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	repo := e.URL + "/" + f.org + "/widgets"
+	work := apptest.WorkTree(t, nil)
+	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
+	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
+	head := apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
+	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
+	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
+	apptest.Must(t, "open the pull request", err)
+	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
+		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
+	apptest.Must(t, "protect main", err)
+	n := strconv.Itoa(pr.GetNumber())
+	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/merge"
+
+	reader := browser(t, e, false)
+	signIn(t, e, reader, f.bob.Login)
+	page := wantPage(t, reader, repo+"/pull/"+n, 200, "Red widgets")
+	if strings.Contains(page, `id="merge-form"`) {
+		t.Error("a reader gets the merge form")
+	}
+	if status, _, _ := postForm(t, reader, action, url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"merge"}}); status != http.StatusForbidden {
+		t.Errorf("a reader's merge: %d, want 403", status)
+	}
+
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	page = wantPage(t, owner, repo+"/pull/"+n, 200, `id="merge-form"`, `value="`+head+`"`)
+	form := url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"squash"}, "sha": {head}}
+	status, _, body := postForm(t, owner, action, form)
+	if status != http.StatusMethodNotAllowed || !strings.Contains(body, "Required status check") {
+		t.Fatalf("a merge before the required check: %d\n%.2000s", status, body)
+	}
+	_, _, err = api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
+	apptest.Must(t, "pass the check", err)
+	status, loc, _ := postForm(t, owner, action, form)
+	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/pull/"+n {
+		t.Fatalf("the merge: %d %s", status, loc)
+	}
+	got, _, err := api.PullRequests.Get(ctx, f.org, "widgets", pr.GetNumber())
+	apptest.Must(t, "get the pull request", err)
+	if !got.GetMerged() || got.GetMergedBy().GetLogin() != f.alice.Login {
+		t.Fatalf("after the merge button: merged %v by %s", got.GetMerged(), got.GetMergedBy().GetLogin())
+	}
+	after := wantPage(t, owner, repo+"/pull/"+n, 200, "merged")
+	if strings.Contains(after, `id="merge-form"`) {
+		t.Error("a merged pull request still offers the merge form")
+	}
+}

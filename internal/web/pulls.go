@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/pulls"
@@ -44,6 +45,7 @@ type pullPage struct {
 	Files     []diffFile
 	DiffHref  string
 	PatchHref string
+	CanMerge  bool // the visitor may push, and the pull request is open
 }
 
 // review is a submitted review as the conversation shows it, with its
@@ -81,7 +83,8 @@ func (h *Handler) pullPages(w http.ResponseWriter, r *http.Request, v *repoVisit
 	}
 	hd := header(v, "pulls")
 	base := hd.Path + "/pull/" + num
-	p := pullPage{RepoHeader: hd, Pull: pr, Base: base, DiffHref: base + ".diff", PatchHref: base + ".patch"}
+	p := pullPage{RepoHeader: hd, Pull: pr, Base: base, DiffHref: base + ".diff", PatchHref: base + ".patch",
+		CanMerge: v.x.Login() != "" && v.role >= auth.RoleWrite && pr.Open() && pr.MergedAt == nil}
 	title := pr.Issue.Title + " · Pull Request #" + num + " · " + v.repo.FullName()
 	switch tab {
 	case "":

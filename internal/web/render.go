@@ -31,6 +31,7 @@ var funcs = template.FuncMap{
 	"states":      func() []string { return []string{"open", "closed", "all"} },
 	"conv":        conversation,
 	"commentForm": newCommentForm,
+	"mergeAction": mergeAction,
 }
 
 // conversation is what the "conversation" template shows: the opening

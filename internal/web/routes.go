@@ -21,6 +21,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	// Forms post under the console's prefix: a POST pattern at
 	// /{owner}/{repo}/... collides with the API's.
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
 }
 
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
