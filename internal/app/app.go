@@ -633,7 +633,8 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Webhooks.BaseURL = base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
-	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases}
+	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
+		CommitComments: a.CommitComments}
 	repoPages.Register(m.api)
 	a.Git.Web = webChanges{api: m.api, releases: a.Releases, pages: repoPages.RepoPages()}
 	a.Git.Register(m.api)

@@ -8,6 +8,7 @@ import (
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/httpapi"
 )
 
 // Limits of the history pages.
@@ -52,6 +53,7 @@ func (h *Handler) commits(w http.ResponseWriter, r *http.Request, v *repoVisit, 
 type changePage struct {
 	RepoHeader
 	Commit        *gitread.Commit // the commit page's
+	Comments      []comment       // the commit page's commit comments
 	Base, Head    string          // the comparison's
 	Commits       []gitread.Commit
 	Files         []diffFile
@@ -90,6 +92,9 @@ func (h *Handler) commit(w http.ResponseWriter, r *http.Request, v *repoVisit, s
 	p := changePage{RepoHeader: hd, Commit: &c, TotalFiles: total,
 		DiffHref: hd.Path + "/commit/" + c.SHA + ".diff", PatchHref: hd.Path + "/commit/" + c.SHA + ".patch"}
 	p.addFiles(diffs)
+	if p.Comments, err = h.commitComments(r, v, c.SHA); err != nil {
+		return err
+	}
 	title := firstLine(c.Message) + " · " + v.repo.FullName() + "@" + shortSHA(c.SHA)
 	return h.render(w, r, v.x, "change", title, p)
 }
@@ -148,4 +153,33 @@ func (p *changePage) addFiles(diffs []gitread.FileDiff) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// maxCommitComments is how many comments a commit's page shows.
+const maxCommitComments = 100
+
+// commitComments renders the comments on a commit (on the whole commit
+// or on a line of its diff), oldest first.
+func (h *Handler) commitComments(r *http.Request, v *repoVisit, sha string) ([]comment, error) {
+	list, _, err := h.CommitComments.List(r.Context(), v.repo, sha, httpapi.Page{Page: 1, PerPage: maxCommitComments})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]comment, 0, len(list))
+	for _, c := range list {
+		body, err := h.renderGFM(r.Context(), v.repo, c.Body)
+		if err != nil {
+			return nil, err
+		}
+		where := ""
+		if c.Path != "" {
+			where = c.Path
+			if c.Line > 0 {
+				where += " line " + strconv.Itoa(c.Line)
+			}
+		}
+		out = append(out, comment{Anchor: "commitcomment-" + strconv.FormatInt(c.ID, 10), Login: login(c.User),
+			Association: c.Association, At: c.CreatedAt.UTC().Format("Jan 2, 2006 15:04 UTC"), Where: where, Body: body})
+	}
+	return out, nil
 }

@@ -24,9 +24,11 @@ type listPage struct {
 	RepoHeader
 	State  string
 	Issues []*issues.Issue
-	Kind   string // "issues" or "pull"
+	Kind   string // "issues", "pull" or "milestone"
 	Page   int
 	More   bool
+	// Milestone is the milestone page's (its issues and pull requests).
+	Milestone *issues.Milestone
 }
 
 // issuePages serves /{owner}/{repo}/issues and /issues/{number}.
@@ -71,7 +73,8 @@ func (h *Handler) issueList(w http.ResponseWriter, r *http.Request, v *repoVisit
 type comment struct {
 	Anchor, Login, Association string
 	At                         string
-	Body                       any // template.HTML
+	Where                      string // a commit comment's file and line, "" for none
+	Body                       any    // template.HTML
 }
 
 // issuePage is an issue with its comments.
@@ -174,4 +177,25 @@ func (h *Handler) renderGFM(ctx context.Context, repo *repos.Repository, text st
 		return nil, err
 	}
 	return trustedHTML(out), nil
+}
+
+// milestone serves /{owner}/{repo}/milestone/{number}: the milestone and
+// its issues and pull requests.
+func (h *Handler) milestone(w http.ResponseWriter, r *http.Request, v *repoVisit, rest string) error {
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || n <= 0 {
+		return apierr.NotFound()
+	}
+	ms, err := h.Issues.Milestone(r.Context(), v.repo, n)
+	if err != nil {
+		return hidden(v.x, err)
+	}
+	p := listPage{RepoHeader: header(v, "issues"), State: listState(r), Kind: "milestone", Page: pageOf(r), Milestone: ms}
+	list, more, err := h.Issues.List(r.Context(), v.repo, issues.Filter{State: p.State, Milestone: rest, Sort: "created", Desc: true,
+		Limit: perPage, Offset: (p.Page - 1) * perPage})
+	if err != nil {
+		return err
+	}
+	p.Issues, p.More = list, more
+	return h.render(w, r, v.x, "list", ms.Title+" · Milestone · "+v.repo.FullName(), p)
 }

@@ -80,7 +80,8 @@ func TestRepositoryPages(t *testing.T) {
 	})
 	apptest.Step(t, "history, a commit and a comparison", func(t *testing.T) {
 		wantPage(t, c, repo+"/commits/main", 200, "Add the widget maker", "Paint the widgets blue", "Merge pull request")
-		wantPage(t, c, repo+"/commit/"+f.first, 200, "Add the widget maker", `class="add"`, "&#43;# Widgets", "docs/guide/use.md")
+		wantPage(t, c, repo+"/commit/"+f.first, 200, "Add the widget maker", `class="add"`, "&#43;# Widgets", "docs/guide/use.md",
+			`id="commitcomment-`, "A fine <strong>first</strong> commit.", "on <code>main.go")
 		wantPage(t, c, repo+"/compare/"+f.first+"...main", 200, "Paint the widgets blue", `class="del"`,
 			`-	println(&#34;widgets &lt;3&#34;)`, `&#43;	println(&#34;blue widgets&#34;)`)
 	})
@@ -91,6 +92,7 @@ func TestRepositoryPages(t *testing.T) {
 		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak loudly", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`,
 			`class="event" id="event-`, "changed the title from “Widgets squeak” to “Widgets squeak loudly”")
 		wantPage(t, c, repo+"/issues/99", 404)
+		wantPage(t, c, repo+"/milestone/1", 200, "Quiet widgets", "No more squeaks.", "1 open", `href="/`+f.org+`/widgets/issues/1"`)
 		if status, _, _ := get(t, c, repo+"/pull/1"); status != http.StatusFound {
 			t.Errorf("an issue's number as a pull request: %d, want 302 to the issue", status)
 		}

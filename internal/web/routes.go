@@ -66,6 +66,8 @@ func (h *Handler) repoPage(w http.ResponseWriter, r *http.Request, x console.Vis
 		return h.pullList(w, r, v, rest)
 	case "pull":
 		return h.pullPages(w, r, v, rest)
+	case "milestone":
+		return h.milestone(w, r, v, rest)
 	case "releases":
 		return h.releasePages(w, r, v, rest)
 	}

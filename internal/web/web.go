@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
@@ -55,6 +56,8 @@ type Handler struct {
 	Issues   *issues.Service
 	Pulls    *pulls.Service
 	Releases *releases.Service
+	// CommitComments shows the comments of a commit on its page.
+	CommitComments *commitcomments.Service
 
 	pages map[string]*template.Template
 	css   []byte

@@ -58,8 +58,14 @@ func newFixture(t *testing.T) *fixture {
 	apptest.Git(t, work, "push", "-q", e.GitURL(org.Login, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/feature/blue")
 	apptest.Git(t, work, "push", "-q", e.GitURL(f.alice.Login, "secret", f.alice.Login, f.token), "HEAD:refs/heads/main")
 
-	is, _, err := c.Issues.Create(ctx, org.Login, "widgets", github.CreateIssueRequest{Title: "Widgets squeak", Body: github.Ptr("They squeak when turned.")})
+	ms, _, err := c.Issues.CreateMilestone(ctx, org.Login, "widgets", github.CreateMilestoneRequest{Title: "Quiet widgets", Description: github.Ptr("No more squeaks.")})
+	apptest.Must(t, "create the milestone", err)
+	is, _, err := c.Issues.Create(ctx, org.Login, "widgets", github.CreateIssueRequest{Title: "Widgets squeak", Body: github.Ptr("They squeak when turned."),
+		Milestone: github.Ptr(ms.GetNumber())})
 	apptest.Must(t, "create the issue", err)
+	_, _, err = c.Repositories.CreateComment(ctx, org.Login, "widgets", f.first, github.CreateCommitCommentRequest{Body: "A fine **first** commit.",
+		Path: github.Ptr("main.go"), Position: github.Ptr(1)})
+	apptest.Must(t, "comment on the first commit", err)
 	_, _, err = c.Issues.CreateComment(ctx, org.Login, "widgets", is.GetNumber(), github.IssueCommentRequest{Body: "Oil helps, see the **guide**."})
 	apptest.Must(t, "comment on the issue", err)
 	pr, _, err := c.PullRequests.Create(ctx, org.Login, "widgets", github.CreatePullRequest{Title: github.Ptr("Blue widgets"),
@@ -185,7 +191,7 @@ func TestEveryHTMLURLResolves(t *testing.T) {
 	paths := []string{
 		"/users/" + f.alice.Login, "/orgs/" + owner, r, r + "/commits", r + "/commits/" + f.first, r + "/compare/" + f.first + "...main",
 		r + "/issues?state=all", r + "/issues/1/comments", r + "/pulls/" + n, r + "/pulls/" + n + "/files", r + "/pulls/" + n + "/reviews", r + "/pulls/" + n + "/comments",
-		r + "/pulls/" + n + "/commits", r + "/releases", r + "/contents/", r + "/contents/README.md", r + "/readme",
+		r + "/pulls/" + n + "/commits", r + "/releases", r + "/milestones", r + "/comments", r + "/contents/", r + "/contents/README.md", r + "/readme",
 	}
 	var links []link
 	for _, p := range paths {
@@ -226,7 +232,7 @@ func TestEveryHTMLURLResolves(t *testing.T) {
 			t.Errorf("%s (from %s): the page has no element #%s", u, l.from, fragment)
 		}
 	}
-	for _, kind := range []string{"#issuecomment-", "#pullrequestreview-", "#discussion_r"} {
+	for _, kind := range []string{"#issuecomment-", "#pullrequestreview-", "#discussion_r", "#commitcomment-", "/milestone/"} {
 		found := false
 		for k := range seen {
 			found = found || strings.Contains(k, kind)
