@@ -34,8 +34,7 @@ func (h *Handler) commits(w http.ResponseWriter, r *http.Request, v *repoVisit, 
 	if ref == "" {
 		ref = v.repo.DefaultBranch
 	}
-	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	page = max(page, 1)
+	page := pageOf(r)
 	g, err := h.openGit(v)
 	if err != nil {
 		return err

@@ -52,9 +52,13 @@ func listState(r *http.Request) string {
 	return "open"
 }
 
+// maxPage bounds ?page= (deeper pages are the API's to page through).
+const maxPage = 1000
+
+// pageOf is the list's ?page=, from 1 (the default) to maxPage.
 func pageOf(r *http.Request) int {
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	return max(n, 1)
+	return min(max(n, 1), maxPage)
 }
 
 // issueList serves /{owner}/{repo}/issues: the issues, newest first.
