@@ -74,6 +74,17 @@ func TestRepositoryPages(t *testing.T) {
 			t.Fatalf("raw: %d %s %q", status, ctype, body)
 		}
 		wantPage(t, c, repo+"/blob/main/nothing.go", 404)
+		big := strings.Repeat("a line of a big file\n", 30000)
+		apptest.Commit(t, f.work, "Add big and binary files", map[string]string{"big.txt": big, "logo.bin": "PNG\x00\x01\x02"})
+		apptest.Git(t, f.work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/big")
+		wantPage(t, c, repo+"/blob/big/big.txt", 200, "This file is too large to show", `href="/`+f.org+`/widgets/raw/big/big.txt"`)
+		wantPage(t, c, repo+"/blob/big/logo.bin", 200, "Binary file not shown")
+		if status, ctype, body := get(t, c, repo+"/raw/big/big.txt"); status != 200 || !strings.HasPrefix(ctype, "text/plain") || body != big {
+			t.Errorf("the big file's raw bytes: %d %s, %d bytes", status, ctype, len(body))
+		}
+		if status, ctype, _ := get(t, c, repo+"/raw/big/logo.bin"); status != 200 || ctype != "application/octet-stream" {
+			t.Errorf("the binary file's raw bytes: %d %s", status, ctype)
+		}
 		if status, _, _ := get(t, c, repo+"/blob/main/docs"); status != http.StatusFound {
 			t.Errorf("a directory's blob address: %d, want 302 to its tree", status)
 		}

@@ -310,27 +310,32 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 	if file == "" {
 		return apierr.NotFound()
 	}
-	data, err := g.ReadFile(ref, file)
-	if errors.Is(err, gitread.ErrNotAFile) { // a directory: its listing
-		http.Redirect(w, r, header(v, "").Path+"/tree/"+escapePath(ref)+"/"+escapePath(file), http.StatusFound)
-		return nil
-	}
+	e, _, err := g.Stat(ref, file)
 	if err != nil {
 		return gitError(err)
 	}
+	if e.Type == gitread.EntryDir { // its listing
+		http.Redirect(w, r, header(v, "").Path+"/tree/"+escapePath(ref)+"/"+escapePath(file), http.StatusFound)
+		return nil
+	}
 	hd := header(v, "code")
-	p := blobPage{RepoHeader: hd, Ref: ref, File: file, Size: int64(len(data)),
+	p := blobPage{RepoHeader: hd, Ref: ref, File: file, Size: e.Size,
 		Crumbs:  crumbs(hd.Path, ref, path.Dir(file)),
 		RawHref: hd.Path + "/raw/" + escapePath(ref) + "/" + escapePath(file)}
 	if path.Dir(file) == "." {
 		p.Crumbs = p.Crumbs[:1]
 	}
-	switch {
-	case isBinary(data):
+	if e.Size > maxHighlight || e.Type == gitread.EntrySubmodule {
+		p.TooLarge = e.Type != gitread.EntrySubmodule
+		return h.render(w, r, v.x, "blob", file+" at "+ref+" · "+v.repo.FullName(), p)
+	}
+	data, err := g.ReadBlob(e.SHA)
+	if err != nil {
+		return gitError(err)
+	}
+	if isBinary(data) {
 		p.Binary = true
-	case len(data) > maxHighlight:
-		p.TooLarge = true
-	default:
+	} else {
 		p.Lines = strings.Count(string(data), "\n")
 		if p.Code, err = highlight(path.Base(file), data); err != nil {
 			return err
@@ -338,6 +343,10 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 	}
 	return h.render(w, r, v.x, "blob", file+" at "+ref+" · "+v.repo.FullName(), p)
 }
+
+// maxRaw is the largest file the raw address serves, as the API's raw
+// downloads: a larger one is for git clone.
+const maxRaw = 100 << 20
 
 // raw serves /{owner}/{repo}/raw/{ref}/{path}: the file's bytes, as text
 // when they are text, never as a page of this site (a sandbox policy).
@@ -351,7 +360,17 @@ func (h *Handler) raw(w http.ResponseWriter, r *http.Request, v *repoVisit, rest
 	if err != nil {
 		return err
 	}
-	data, err := g.ReadFile(ref, file)
+	e, _, err := g.Stat(ref, file)
+	if err != nil {
+		return gitError(err)
+	}
+	if e.Type == gitread.EntryDir || e.Type == gitread.EntrySubmodule {
+		return apierr.NotFound()
+	}
+	if e.Size > maxRaw {
+		return apierr.Forbidden("This file is larger than %d bytes: clone the repository to read it.", maxRaw)
+	}
+	data, err := g.ReadBlob(e.SHA)
 	if err != nil {
 		return gitError(err)
 	}

@@ -29,6 +29,7 @@ type fixture struct {
 	alice, bob *accounts.Account
 	token      string
 	org        string // acme's unique login
+	work       string // a work tree of acme/widgets, at feature/blue
 	first      string // the first commit's SHA
 	merged     int    // the merged pull request's number
 }
@@ -47,6 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	ctx, c := context.Background(), e.Client(f.token)
 
 	work := apptest.WorkTree(t, nil)
+	f.work = work
 	f.first = apptest.Commit(t, work, "Add the widget maker", map[string]string{
 		"README.md":         "# Widgets\n\nThe **widget** maker, by @" + f.alice.Login + ".\n",
 		"main.go":           "package main\n\nfunc main() {\n\tprintln(\"widgets <3\")\n}\n",
