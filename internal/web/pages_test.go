@@ -322,3 +322,35 @@ func TestMergeButton(t *testing.T) {
 		t.Error("a merged pull request still offers the merge form")
 	}
 }
+
+// TestRenamedRepository: the pages of a repository's old name lead to
+// the same pages under its new one, as the API follows renames; a
+// private repository's old name stays hidden from a stranger.
+func TestRenamedRepository(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	_, _, err := api.Repositories.Edit(ctx, f.org, "widgets", &github.Repository{Name: github.Ptr("gadgets")})
+	apptest.Must(t, "rename widgets", err)
+	_, _, err = api.Repositories.Edit(ctx, f.alice.Login, "secret", &github.Repository{Name: github.Ptr("hush")})
+	apptest.Must(t, "rename secret", err)
+	c := browser(t, e, false)
+	for old, to := range map[string]string{
+		"/" + f.org + "/widgets":                     "/" + f.org + "/gadgets",
+		"/" + f.org + "/widgets/blob/main/main.go":   "/" + f.org + "/gadgets/blob/main/main.go",
+		"/" + f.org + "/widgets/issues?state=closed": "/" + f.org + "/gadgets/issues?state=closed",
+	} {
+		resp, err := c.Get(e.URL + old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != to {
+			t.Errorf("GET %s: %d %s, want 301 to %s", old, resp.StatusCode, resp.Header.Get("Location"), to)
+		}
+	}
+	wantPage(t, c, e.URL+"/"+f.org+"/gadgets", 200, "Widgets for everyone")
+	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret", 404)
+	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret/blob/main/main.go", 404)
+}

@@ -113,6 +113,11 @@ type crumb struct{ Name, Href string }
 // rendered, the counts of branches and tags and the clone URL.
 func (h *Handler) repoHome(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
 	v, err := h.visitRepo(r.Context(), x, r.PathValue("owner"), r.PathValue("repo"))
+	if isNotFound(err) {
+		if moved, rerr := h.redirectRenamed(w, r, x); moved || rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,11 @@ func (h *Handler) RepoPages() http.Handler {
 // segment.
 func (h *Handler) repoPage(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
 	v, err := h.visitRepo(r.Context(), x, r.PathValue("owner"), r.PathValue("repo"))
+	if isNotFound(err) {
+		if moved, rerr := h.redirectRenamed(w, r, x); moved || rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"forgeapi/internal/access"
@@ -109,6 +110,39 @@ func (h *Handler) visitRepo(ctx context.Context, x console.Visitor, owner, name 
 		return nil, hidden(x, store.ErrNotFound)
 	}
 	return &repoVisit{x: x, repo: repo, role: role}, nil
+}
+
+// redirectRenamed answers a request for a repository's old name (its
+// owner's or its own, before a rename or transfer) with a 301 to the same
+// page under the repository's name now, when the visitor may read it; it
+// reports whether it did. The API follows renames the same way.
+func (h *Handler) redirectRenamed(w http.ResponseWriter, r *http.Request, x console.Visitor) (bool, error) {
+	ctx := r.Context()
+	repo, err := repos.Renamed(ctx, h.DB, r.PathValue("owner"), r.PathValue("repo"))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if role, err := access.RepoRole(ctx, h.DB, x.Principal(), repo); err != nil || role == auth.RoleNone {
+		return false, err
+	}
+	to := "/" + url.PathEscape(repo.Owner.Login) + "/" + url.PathEscape(repo.Name)
+	if rest := r.PathValue("rest"); rest != "" {
+		to += "/" + escapePath(rest)
+	}
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, to, http.StatusMovedPermanently)
+	return true, nil
+}
+
+// isNotFound reports whether err is a 404 (hidden's, or apierr's).
+func isNotFound(err error) bool {
+	var ae *apierr.Error
+	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
 }
 
 // hidden is the 404 of what the visitor may not see (or what is not
