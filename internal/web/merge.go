@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -13,9 +14,10 @@ import (
 	"forgeapi/internal/repos"
 )
 
-// mergeAction is where the merge form of a pull request's page posts.
-func mergeAction(repoPath string, number int64) string {
-	return console.RepoPrefix + repoPath + "/pull/" + strconv.FormatInt(number, 10) + "/merge"
+// pullAction is where a form of a pull request's page posts: what is
+// "merge" or "reviews".
+func pullAction(repoPath string, number int64, what string) string {
+	return console.RepoPrefix + repoPath + "/pull/" + strconv.FormatInt(number, 10) + "/" + what
 }
 
 // mergePull serves POST /console/{owner}/{repo}/pull/{number}/merge, the
@@ -59,5 +61,43 @@ func (h *Handler) mergePull(w http.ResponseWriter, r *http.Request, x console.Vi
 		return hidden(x, err)
 	}
 	http.Redirect(w, r, header(v, "").Path+"/pull/"+strconv.FormatInt(n, 10), http.StatusSeeOther)
+	return nil
+}
+
+// reviewEvents are the reviews the review form submits.
+var reviewEvents = []string{"COMMENT", "APPROVE", "REQUEST_CHANGES"}
+
+// reviewPull serves POST /console/{owner}/{repo}/pull/{number}/reviews,
+// the review form: the signed-in user submits a review of the head the
+// page showed, as POST .../pulls/{number}/reviews does
+// (pulls.Service.CreateReview: its rules, events and webhooks), and is
+// sent back to the review on the page.
+func (h *Handler) reviewPull(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
+	ctx := r.Context()
+	if x.Login() == "" {
+		return apierr.New(http.StatusForbidden, "Sign in to review.")
+	}
+	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	if err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
+	if err != nil || n <= 0 {
+		return apierr.NotFound()
+	}
+	event := r.PostForm.Get("event")
+	if !slices.Contains(reviewEvents, event) {
+		return apierr.Invalid("PullRequestReview", "event", apierr.CodeInvalid)
+	}
+	actor, err := accounts.ByID(ctx, h.DB, x.Principal().Account.ID)
+	if err != nil {
+		return err
+	}
+	body := strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")
+	rv, err := h.Pulls.CreateReview(ctx, v.repo, actor, n, pulls.NewReview{CommitID: r.PostForm.Get("sha"), Body: body, Event: event})
+	if err != nil {
+		return hidden(x, err)
+	}
+	http.Redirect(w, r, header(v, "").Path+"/pull/"+strconv.FormatInt(n, 10)+"#pullrequestreview-"+strconv.FormatInt(rv.ID, 10), http.StatusSeeOther)
 	return nil
 }

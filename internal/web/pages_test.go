@@ -298,8 +298,20 @@ func TestMergeButton(t *testing.T) {
 		t.Errorf("a reader's merge: %d, want 403", status)
 	}
 
+	reviews := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/reviews"
+	status, loc, _ := postForm(t, reader, reviews, url.Values{"authenticity_token": {csrfOf(t, page)}, "event": {"APPROVE"},
+		"body": {"Red is **right**."}, "sha": {head}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"#pullrequestreview-") {
+		t.Fatalf("a reader's review: %d %s", status, loc)
+	}
+	wantPage(t, reader, repo+"/pull/"+n, 200, `id="`+strings.SplitN(loc, "#", 2)[1]+`"`, "approved", "Red is <strong>right</strong>.")
+
 	owner := browser(t, e, false)
 	signIn(t, e, owner, f.alice.Login)
+	ownPage := wantPage(t, owner, repo+"/pull/"+n, 200, `id="review-form"`)
+	if status, _, _ := postForm(t, owner, reviews, url.Values{"authenticity_token": {csrfOf(t, ownPage)}, "event": {"APPROVE"}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("the author's approval of their own pull request: %d, want 422", status)
+	}
 	page = wantPage(t, owner, repo+"/pull/"+n, 200, `id="merge-form"`, `value="`+head+`"`)
 	form := url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"squash"}, "sha": {head}}
 	status, _, body := postForm(t, owner, action, form)
@@ -308,7 +320,7 @@ func TestMergeButton(t *testing.T) {
 	}
 	_, _, err = api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
 	apptest.Must(t, "pass the check", err)
-	status, loc, _ := postForm(t, owner, action, form)
+	status, loc, _ = postForm(t, owner, action, form)
 	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/pull/"+n {
 		t.Fatalf("the merge: %d %s", status, loc)
 	}

@@ -31,7 +31,7 @@ var funcs = template.FuncMap{
 	"states":      func() []string { return []string{"open", "closed", "all"} },
 	"conv":        conversation,
 	"commentForm": newCommentForm,
-	"mergeAction": mergeAction,
+	"pullAction":  pullAction,
 }
 
 // conversation is what the "conversation" template shows: the opening

@@ -22,6 +22,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	// /{owner}/{repo}/... collides with the API's.
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/reviews", h.Console.Page(h.reviewPull))
 }
 
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
