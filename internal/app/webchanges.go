@@ -9,6 +9,7 @@ import (
 	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/releases"
+	"forgeapi/internal/web"
 )
 
 // webChanges serves the web addresses of a repository's changes as plain
@@ -26,7 +27,9 @@ import (
 // octet-stream answer (releases.Service.DownloadPath).
 //
 // Any other address under a repository is a web page (internal/web's
-// RepoPages: pages for browsers, the JSON 404 for API clients).
+// RepoPages: pages for browsers, the JSON 404 for API clients), and so
+// are the diff and patch addresses asked with the console's session
+// (web.HasSession), which the pages serve with the session's access.
 type webChanges struct {
 	api      *httpapi.Server
 	releases *releases.Service
@@ -39,7 +42,7 @@ func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path, f, ok := changePath(r.PathValue("owner"), r.PathValue("repo"), r.PathValue("rest"))
-	if !ok && h.pages != nil {
+	if h.pages != nil && (!ok || web.HasSession(r)) { // a browser's session opens its private repositories' diffs
 		h.pages.ServeHTTP(w, r)
 		return
 	}

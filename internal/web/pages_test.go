@@ -147,6 +147,16 @@ func TestPrivatePages(t *testing.T) {
 		}
 	}
 	wantPage(t, owner, secret, 200, "private", "<strong>widget</strong>")
+	diff := secret + "/commit/" + f.first + ".diff"
+	if status, ctype, body := get(t, owner, diff); status != 200 || !strings.HasPrefix(ctype, "text/plain") || !strings.Contains(body, "diff --git a/main.go") {
+		t.Errorf("the owner's session opens the private commit's diff: %d %s\n%.300s", status, ctype, body)
+	}
+	if status, _, _ := get(t, stranger, diff); status != http.StatusNotFound {
+		t.Errorf("a stranger's session gets the private commit's diff: %d", status)
+	}
+	if status, ctype, _ := get(t, anonymous, diff); status != http.StatusNotFound || !strings.HasPrefix(ctype, "application/json") {
+		t.Errorf("without a session the diff is the API's: %d %s, want its JSON 404", status, ctype)
+	}
 	wantPage(t, owner, e.URL+"/"+f.alice.Login, 200, `href="/`+f.alice.Login+`/secret"`)
 	wantPage(t, anonymous, e.URL+"/nobody-at-all", 404)
 }
@@ -208,6 +218,9 @@ func TestCommentForm(t *testing.T) {
 		t.Fatalf("comment on the pull request: %d %s", status, loc)
 	}
 	wantPage(t, c, repo+"/pull/"+n, 200, "Nice and blue.")
+	if status, ctype, body := get(t, c, repo+"/pull/"+n+".patch"); status != 200 || !strings.HasPrefix(ctype, "text/plain") || !strings.Contains(body, "Subject: [PATCH] Paint the widgets blue") {
+		t.Errorf("the pull request's patch with a session: %d %s\n%.300s", status, ctype, body)
+	}
 
 	list, _, err := e.Client(f.token).Issues.ListComments(context.Background(), f.org, "widgets", 1, nil)
 	apptest.Must(t, "list the issue's comments", err)

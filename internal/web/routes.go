@@ -28,11 +28,12 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
 // repo and rest are the route's): the raw address of a file for any
 // client, the other pages for browsers, and the API's JSON 404 for
-// anything else.
+// anything else. The diff and patch addresses come here from a browser
+// with a session (see HasSession); others are the API's.
 func (h *Handler) RepoPages() http.Handler {
 	pages := h.Console.Page(h.repoPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.PathValue("rest"), "raw/") || wantsPage(r) {
+		if strings.HasPrefix(r.PathValue("rest"), "raw/") || wantsPage(r) || HasSession(r) {
 			pages.ServeHTTP(w, r)
 			return
 		}
@@ -53,6 +54,9 @@ func (h *Handler) repoPage(w http.ResponseWriter, r *http.Request, x console.Vis
 		return err
 	}
 	kind, rest, _ := strings.Cut(r.PathValue("rest"), "/")
+	if name, f, ok := changeFormat(rest); ok && (kind == "pull" || kind == "commit" || kind == "compare") {
+		return h.change(w, r, v, kind, name, f)
+	}
 	switch kind {
 	case "tree":
 		return h.tree(w, r, v, rest)
@@ -78,4 +82,12 @@ func (h *Handler) repoPage(w http.ResponseWriter, r *http.Request, x console.Vis
 		return h.releasePages(w, r, v, rest)
 	}
 	return apierr.NotFound()
+}
+
+// HasSession reports whether a request comes with the console's session
+// cookie and no API credentials: a browser's, which the pages serve with
+// the session's access (a private repository's diff_url, say).
+func HasSession(r *http.Request) bool {
+	c, err := r.Cookie(console.SessionCookie)
+	return err == nil && c.Value != "" && r.Header.Get("Authorization") == ""
 }
