@@ -379,3 +379,23 @@ func TestRenamedRepository(t *testing.T) {
 	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret", 404)
 	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret/blob/main/main.go", 404)
 }
+
+// TestSearchPage: the search page finds issues and pull requests with the
+// API's search syntax among the repositories the visitor may read.
+func TestSearchPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	_, _, err := e.Client(f.token).Issues.Create(ctx, f.alice.Login, "secret", github.CreateIssueRequest{Title: "Secret squeak"})
+	apptest.Must(t, "create a private issue", err)
+	anonymous := browser(t, e, false)
+	wantPage(t, anonymous, e.URL+"/search", 200, `id="search-q"`)
+	body := wantPage(t, anonymous, e.URL+"/search?q=squeak", 200, "1 result", "Widgets squeak", `href="/`+f.org+`/widgets/issues/1"`)
+	if strings.Contains(body, "Secret squeak") {
+		t.Error("an anonymous search finds a private repository's issue")
+	}
+	wantPage(t, anonymous, e.URL+"/search?q=is:pr+blue", 200, "Blue widgets", "pull request")
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	wantPage(t, owner, e.URL+"/search?q=squeak", 200, "2 results", "Secret squeak", "Widgets squeak")
+}

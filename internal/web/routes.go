@@ -17,6 +17,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	h.css = stylesheet()
 	mux.Handle("GET "+StylesheetPath, http.HandlerFunc(h.serveStylesheet))
 	mux.Handle("GET /{owner}", h.browser(h.owner))
+	mux.Handle("GET /search", h.browser(h.search))
 	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
 	// Forms post under the console's prefix: a POST pattern at
 	// /{owner}/{repo}/... collides with the API's.
