@@ -42,8 +42,8 @@ func (h *Handler) owner(w http.ResponseWriter, r *http.Request, x console.Visito
 	if a.IsOrg() {
 		p.Kind = "Organization"
 	}
-	for _, repo := range all {
-		role, err := access.RepoRole(ctx, h.DB, x.Principal(), repo)
+	for _, repo := range all { // one role each: an organization of many repositories costs a query each
+		role, err := access.ListedRepoRole(ctx, h.DB, x.Principal(), repo)
 		if err != nil {
 			return err
 		}
