@@ -47,6 +47,7 @@ const (
 	Notifications      = "notifications"
 	Releases           = "releases"
 	Gists              = "gists"
+	Web                = "web"
 )
 
 // Pages returns the names of every page, sorted.

@@ -67,6 +67,7 @@ import (
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
 	"forgeapi/internal/teams"
+	"forgeapi/internal/web"
 	"forgeapi/internal/webhooks"
 	"forgeapi/internal/worker"
 )
@@ -639,11 +640,15 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL = base
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL = base
-	a.Git.Web = webChanges{api: m.api, releases: a.Releases}
+	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
+	pages.Register(m.api)
+	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
+		CommitComments: a.CommitComments}
+	repoPages.Register(m.api)
+	a.Git.Web = webChanges{api: m.api, releases: a.Releases, pages: repoPages.RepoPages()}
 	a.Git.Register(m.api)
 	(&gists.Handler{Service: a.Gists, Git: a.Git}).Register(m.api)
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
-	(&console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}).Register(m.api)
 	docsite.New().Register(m.api)
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))

@@ -3,9 +3,11 @@ package app
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/console"
 	"forgeapi/internal/httpapi"
 )
 
@@ -20,10 +22,17 @@ func rootRoutes() []httpapi.Route {
 }
 
 // rootDocument answers the platform's root document: the URL templates of
-// the API, under the base URL (web pages under its web host).
+// the API, under the base URL (web pages under its web host). A browser
+// (a request that accepts text/html) is sent to the console's home
+// instead, the signed-in user's repositories and organizations (the
+// sign-in page first).
 func rootDocument(w http.ResponseWriter, r *http.Request) error {
 	api := httpapi.BaseURL(r.Context())
 	web := accounts.WebBase(api)
+	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Redirect(w, r, web+console.SettingsPath, http.StatusFound)
+		return nil
+	}
 	search := func(kind, params string) string { return api + "/search/" + kind + "?q={query}" + params }
 	sortedPage := "{&page,per_page,sort,order}"
 	httpapi.WriteJSON(w, http.StatusOK, map[string]string{

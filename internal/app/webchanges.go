@@ -9,6 +9,7 @@ import (
 	"forgeapi/internal/git/gitdiff"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/releases"
+	"forgeapi/internal/web"
 )
 
 // webChanges serves the web addresses of a repository's changes as plain
@@ -24,9 +25,15 @@ import (
 // It also serves release assets' browser_download_url
 // (/{owner}/{repo}/releases/download/{tag}/{name}) as the asset API's
 // octet-stream answer (releases.Service.DownloadPath).
+//
+// Any other address under a repository is a web page (internal/web's
+// RepoPages: pages for browsers, the JSON 404 for API clients), and so
+// are the diff and patch addresses asked with the console's session
+// (web.HasSession), which the pages serve with the session's access.
 type webChanges struct {
 	api      *httpapi.Server
 	releases *releases.Service
+	pages    http.Handler
 }
 
 func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +42,10 @@ func (h webChanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path, f, ok := changePath(r.PathValue("owner"), r.PathValue("repo"), r.PathValue("rest"))
+	if h.pages != nil && (!ok || web.HasSession(r)) { // a browser's session opens its private repositories' diffs
+		h.pages.ServeHTTP(w, r)
+		return
+	}
 	if !ok {
 		r.Pattern = "" // metrics count it as unmatched
 		httpapi.WriteError(w, r, apierr.NotFound())

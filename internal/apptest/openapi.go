@@ -205,7 +205,7 @@ func (v *Validator) Check(req *http.Request, status int, header http.Header, bod
 		return err
 	}
 	if route == nil {
-		if undescribed(req.URL.Path) != "" {
+		if undescribed(req.URL.Path) != "" || webPage(req, header) {
 			v.skipped.Add(1)
 			return nil
 		}

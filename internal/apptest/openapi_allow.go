@@ -33,6 +33,12 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		return (req.Method == http.MethodGet || req.Method == http.MethodHead) &&
 			(req.Header.Get("If-None-Match") != "" || req.Header.Get("If-Modified-Since") != "")
 	}
+	if status == http.StatusFound && route.Path == "/" && strings.Contains(req.Header.Get("Accept"), "text/html") {
+		// A browser at the root goes to the web console's home, as the
+		// platform's root is its dashboard for people; API clients,
+		// which never ask for HTML, get the root document.
+		return true
+	}
 	if status < 400 || status >= 500 || !isErrorBody(body) {
 		return false
 	}
@@ -477,7 +483,18 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/login/`), "the OAuth web and device flows (the platform's github.com/login/...), not the REST API"},
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
 	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/git/refs(/|$)`), "GET .../git/refs and .../git/refs/{ref}: the platform still serves them (every reference; one reference, or those below a prefix) though its description lists only git/ref and git/matching-refs; the writes of git/refs are described"},
+	{regexp.MustCompile(`^/[^/]+/[^/]+/raw/`), "a file's raw bytes under its repository's web address (the blob page's Raw link, internal/web)"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
+}
+
+// webPage reports whether an exchange is a web page of internal/web (the
+// pages behind html_url): a request that accepts text/html answered with
+// HTML. Those pages share their paths' shapes (/{owner}, /{owner}/{repo},
+// ...) with nothing the descriptions have, and API clients, which never
+// ask for HTML, get the JSON 404 on the same paths (still validated).
+func webPage(req *http.Request, header http.Header) bool {
+	return strings.Contains(req.Header.Get("Accept"), "text/html") &&
+		strings.HasPrefix(header.Get("Content-Type"), "text/html")
 }
 
 // undescribed returns the reason a path is outside the descriptions, ""

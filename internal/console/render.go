@@ -20,7 +20,7 @@ type layoutData struct {
 	Page  any
 }
 
-var funcs = template.FuncMap{
+var layoutFuncs = template.FuncMap{
 	"join": strings.Join,
 	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"timep": func(t *time.Time) string {
@@ -45,7 +45,7 @@ func parsePages() map[string]*template.Template {
 		if name == "layout" {
 			continue
 		}
-		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", file))
+		pages[name] = template.Must(template.New("layout.html").Funcs(layoutFuncs).ParseFS(templateFiles, "templates/layout.html", file))
 	}
 	return pages
 }
@@ -61,8 +61,7 @@ var pageTitles = map[string]string{
 // titled is page data that names its page's title.
 type titled interface{ PageTitle() string }
 
-// render writes the named page with the status. It renders into a buffer
-// first, so that a template error is a clean 500, never half a page.
+// render writes the named page with the status.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *visit, status int, name string, data any) {
 	t, ok := h.pages[name]
 	if !ok {
@@ -74,9 +73,16 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *visit, statu
 	if td, ok := data.(titled); ok {
 		title = td.PageTitle()
 	}
+	h.execute(w, r, v, status, t, title, data)
+}
+
+// execute renders t in the layout with the status. It renders into a
+// buffer first, so that a template error is a clean 500, never half a
+// page.
+func (h *Handler) execute(w http.ResponseWriter, r *http.Request, v *visit, status int, t *template.Template, title string, data any) {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, layoutData{Title: title, User: v.User(), CSRF: v.csrf, Page: data}); err != nil {
-		h.logger().ErrorContext(r.Context(), "console: render", "name", name, "err", err)
+		h.logger().ErrorContext(r.Context(), "console: render", "page", title, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

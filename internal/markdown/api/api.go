@@ -69,7 +69,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		opts.Resolve = h.resolver(r.Context(), repo)
+		opts.Resolve = h.Resolver(r.Context(), repo)
 	}
 	return writeHTML(w, []byte(*b.Text), opts)
 }
@@ -117,9 +117,11 @@ func (h *Handler) contextRepo(ctx context.Context, name string) (*repos.Reposito
 	return repo, nil
 }
 
-// resolver looks up, in one query each, the accounts a text mentions
-// and the issues and pull requests of repo (nil: none) it references.
-func (h *Handler) resolver(ctx context.Context, repo *repos.Repository) func([]string, []int64) (markdown.Resolved, error) {
+// Resolver looks up, in one query each, the accounts a text mentions
+// and the issues and pull requests of repo (nil: none) it references,
+// with their web addresses: markdown.Options.Resolve as POST /markdown
+// in gfm mode sets it (the web pages render comments with it too).
+func (h *Handler) Resolver(ctx context.Context, repo *repos.Repository) func([]string, []int64) (markdown.Resolved, error) {
 	web := accounts.WebBase(httpapi.BaseURL(ctx))
 	return func(logins []string, numbers []int64) (markdown.Resolved, error) {
 		res := markdown.Resolved{Users: map[string]string{}, Issues: map[int64]markdown.Issue{}}

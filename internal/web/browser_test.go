@@ -1,0 +1,195 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"forgeapi/internal/apptest"
+)
+
+// TestBlobPageInBrowser opens a file's page at a line anchor in headless
+// chromium (skipped without it; .ci/run installs it): the code is
+// highlighted, the anchored line is marked, and the page fits a phone's
+// width. A screenshot stays in the test's temp dir.
+func TestBlobPageInBrowser(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := newTab(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.e.URL+"/"+f.org+"/widgets/blob/main/main.go#L4"),
+		chromedp.WaitVisible(chromedp.CSS("#L4")))
+	if err != nil {
+		t.Fatalf("open the blob page: %v", err)
+	}
+	lineText := run(t, ctx, chromedp.Text(chromedp.CSS("#L4")))
+	keyword := run(t, ctx, chromedp.Text(chromedp.CSS(".chroma .kn")))
+	background := run(t, ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('#L4').closest('.line')).backgroundColor`))
+	overflow := run(t, ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
+	png := run(t, ctx, chromedp.FullScreenshot(90))
+	shot := filepath.Join(t.TempDir(), "blob.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+	if strings.TrimSpace(lineText) != "4" {
+		t.Errorf("#L4 reads %q, want 4", lineText)
+	}
+	if keyword != "package" {
+		t.Errorf("the highlighted keyword is %q, want package", keyword)
+	}
+	if background == "" || background == "rgba(0, 0, 0, 0)" {
+		t.Errorf("the anchored line is not marked (background %q)", background)
+	}
+	if overflow {
+		t.Errorf("the page is wider than a 375 px screen")
+	}
+}
+
+// run runs one browser action and returns its result, failing the test
+// on an error.
+func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// newTab starts headless chromium with a fresh profile at a phone's
+// width and returns its tab; the test is skipped without chromium
+// (.ci/run installs it).
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed")
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(375, 800))
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// TestBrowseAndComment is a visit in chromium: follow a repository's
+// links down to a file, open the issue from the issues' list, sign in
+// from its "Sign in to comment" link (which comes back to the issue) and
+// comment with the form.
+func TestBrowseAndComment(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := newTab(t)
+	repo := f.e.URL + "/" + f.org + "/widgets"
+	do := func(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			loc, _ := chromedp.Run(ctx, chromedp.Location())
+			t.Fatalf("%s: %v (at %s)", what, err, loc)
+		}
+	}
+	apptest.Step(t, "browse to a file", func(t *testing.T) {
+		do(t, "open the repository", chromedp.Navigate(repo), chromedp.WaitVisible(chromedp.CSS("table.files")))
+		do(t, "open docs", chromedp.Click(chromedp.CSS(`a.dir[href$="/tree/main/docs"]`)), chromedp.WaitVisible(chromedp.CSS(`a.dir[href$="/docs/guide"]`)))
+		do(t, "open guide", chromedp.Click(chromedp.CSS(`a.dir[href$="/docs/guide"]`)), chromedp.WaitVisible(chromedp.CSS(`a.file[href$="/use.md"]`)))
+		do(t, "open use.md", chromedp.Click(chromedp.CSS(`a.file[href$="/use.md"]`)), chromedp.WaitVisible(chromedp.CSS("#L1")))
+		if text := run(t, ctx, chromedp.Text(chromedp.CSS(".code-view"))); !strings.Contains(text, "Use it.") {
+			t.Fatalf("the file's page shows %q", text)
+		}
+	})
+	apptest.Step(t, "sign in from the issue", func(t *testing.T) {
+		do(t, "open the issues", chromedp.Navigate(repo+"/issues"), chromedp.WaitVisible(chromedp.CSS(".issue-list")))
+		do(t, "open the issue", chromedp.Click(chromedp.CSS(`.issue-list a[href$="/issues/1"]`)), chromedp.WaitVisible(chromedp.CSS(".sign-in-to-comment a")))
+		do(t, "sign in", chromedp.Click(chromedp.CSS(".sign-in-to-comment a")), chromedp.WaitVisible(chromedp.CSS("#login-form")),
+			chromedp.SendKeys(chromedp.CSS("#login"), f.bob.Login), chromedp.SendKeys(chromedp.CSS("#password"), password),
+			chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitVisible(chromedp.CSS("#comment-form")))
+	})
+	apptest.Step(t, "comment on the issue", func(t *testing.T) {
+		do(t, "comment", chromedp.SendKeys(chromedp.CSS("#comment-body"), "Seen from a **browser**."),
+			// The opening post and one comment before: the new page has a third.
+			chromedp.Click(chromedp.CSS("#comment-submit")), chromedp.WaitVisible(chromedp.CSS(`article.comment:nth-of-type(3) strong`)))
+		if loc := run(t, ctx, chromedp.Location()); !strings.Contains(loc, "/issues/1#issuecomment-") {
+			t.Errorf("after the comment the browser is at %s", loc)
+		}
+		if text := run(t, ctx, chromedp.Text(chromedp.CSS("article.comment:last-of-type"))); !strings.Contains(text, f.bob.Login) || !strings.Contains(text, "Seen from a browser.") {
+			t.Errorf("the last comment reads %q", text)
+		}
+	})
+}
+
+// a11yProblems is a small accessibility check run in the page: the
+// document's language, one h1 outside rendered Markdown, no heading level
+// skipped, a label for every form control, header cells in every table,
+// text or a label on every link and button, alt text on every image.
+const a11yProblems = `(() => {
+  const out = [];
+  if (!document.documentElement.lang) out.push("no lang on <html>");
+  const outside = (el) => !el.closest(".markdown");
+  const h1 = [...document.querySelectorAll("h1")].filter(outside);
+  if (h1.length !== 1) out.push(h1.length + " h1 elements");
+  let last = 0;
+  for (const h of [...document.querySelectorAll("h1,h2,h3,h4,h5,h6")].filter(outside)) {
+    const level = +h.tagName[1];
+    if (level > last + 1) out.push("heading " + h.tagName + " after h" + last + ": " + h.textContent.trim());
+    last = level;
+  }
+  for (const c of document.querySelectorAll("input:not([type=hidden]),textarea,select")) {
+    const labelled = c.labels && c.labels.length > 0 || c.getAttribute("aria-label");
+    if (!labelled) out.push("unlabelled " + c.tagName + " " + (c.id || c.name));
+  }
+  for (const t of document.querySelectorAll("table")) {
+    if (!t.querySelector("th")) out.push("a table without header cells");
+  }
+  for (const a of document.querySelectorAll("a,button")) {
+    if (!a.textContent.trim() && !a.getAttribute("aria-label")) out.push("an empty " + a.tagName + " " + (a.getAttribute("href") || ""));
+  }
+  for (const img of document.querySelectorAll("img:not([alt])")) out.push("an image without alt: " + img.src);
+  return out;
+})()`
+
+// TestPagesAccessible runs the accessibility check on each kind of page,
+// signed in (so that the issue's page has its comment form).
+func TestPagesAccessible(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := newTab(t)
+	repo := f.e.URL + "/" + f.org + "/widgets"
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.e.URL+"/login"), chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#login"), f.bob.Login), chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitVisible(chromedp.CSS("header .who"))); err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	// The check itself finds what it looks for.
+	bad := `data:text/html,<h2>x</h2><h4>y</h4><table><tr><td>1</td></tr></table><input id=q><a href="/x"></a><img src="/i.png">`
+	if err := chromedp.Do(ctx, chromedp.Navigate(bad), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatal(err)
+	}
+	if problems := run(t, ctx, chromedp.Evaluate[[]string](a11yProblems)); len(problems) != 8 {
+		t.Fatalf("the check found %d problems in a page with 8: %q", len(problems), problems)
+	}
+	n := strconv.Itoa(f.merged)
+	for _, p := range []string{"/" + f.org, "", "/tree/main/docs", "/blob/main/main.go", "/commits/main", "/commit/" + f.first,
+		"/compare/" + f.first + "...main", "/issues", "/issues/1", "/pulls?state=all", "/pull/" + n, "/pull/" + n + "/commits",
+		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0", "/search?q=squeak"} {
+		target := repo + p
+		if strings.HasPrefix(p, "/"+f.org) || strings.HasPrefix(p, "/search") {
+			target = f.e.URL + p
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(target), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+			t.Fatalf("open %s: %v", target, err)
+		}
+		if problems := run(t, ctx, chromedp.Evaluate[[]string](a11yProblems)); len(problems) > 0 {
+			t.Errorf("%s:\n  %s", target, strings.Join(problems, "\n  "))
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+)
+
+// wantPage fetches a page and fails unless it answers status with HTML
+// holding every one of wants.
+func wantPage(t *testing.T, c *http.Client, target string, status int, wants ...string) string {
+	t.Helper()
+	got, ctype, body := get(t, c, target)
+	if got != status || !strings.HasPrefix(ctype, "text/html") {
+		t.Fatalf("GET %s: %d %s, want %d text/html\n%.600s", target, got, ctype, status, body)
+	}
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("GET %s: the page lacks %q\n%.3000s", target, w, body)
+		}
+	}
+	return body
+}
+
+// TestRepositoryPages reads the fixture's pages as a browser and checks
+// what each shows: the README rendered with its mention linked, the file
+// tree, counts and clone URL; a directory; a file highlighted with line
+// anchors and its raw bytes; the history, a commit's and a comparison's
+// diff; the issue with its comment; the merged pull request with its
+// review, commits and files; the releases. Text a user wrote is escaped.
+func TestRepositoryPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, c := f.e, browser(t, f.e, false)
+	repo := e.URL + "/" + f.org + "/widgets"
+	_, _, err := e.Client(f.token).Issues.Create(context.Background(), f.org, "widgets",
+		github.CreateIssueRequest{Title: `<script>alert("x")</script>`})
+	apptest.Must(t, "create an issue with markup in its title", err)
+
+	apptest.Step(t, "an empty repository", func(t *testing.T) {
+		e.Repo(f.bob, "empty")
+		wantPage(t, c, e.URL+"/"+f.bob.Login+"/empty", 200, "This repository is empty.", `value="`+e.URL+`/`+f.bob.Login+`/empty.git"`)
+	})
+	apptest.Step(t, "owner pages", func(t *testing.T) {
+		wantPage(t, c, e.URL+"/"+f.org, 200, "Organization", `href="/`+f.org+`/widgets"`)
+		body := wantPage(t, c, e.URL+"/"+f.alice.Login, 200, "User")
+		if strings.Contains(body, "secret") {
+			t.Errorf("an anonymous visitor sees the private repository on its owner's page")
+		}
+	})
+	apptest.Step(t, "repository home", func(t *testing.T) {
+		wantPage(t, c, repo, 200, "Widgets for everyone", "<strong>widget</strong>",
+			`value="`+e.URL+`/`+f.org+`/widgets.git"`, "2 branches", "1 tag", `href="/`+f.org+`/widgets/tree/main/docs"`,
+			`href="/`+f.org+`/widgets/blob/main/main.go"`)
+	})
+	apptest.Step(t, "a directory on a branch with a slash", func(t *testing.T) {
+		wantPage(t, c, repo+"/tree/feature/blue/docs", 200, "guide/", "on feature/blue")
+		wantPage(t, c, repo+"/tree/main/docs/guide", 200, "use.md")
+		wantPage(t, c, repo+"/tree/nope/docs", 404)
+	})
+	apptest.Step(t, "a file and its raw bytes", func(t *testing.T) {
+		wantPage(t, c, repo+"/blob/main/main.go", 200, `class="chroma"`, `id="L4"`, `href="#L4"`, `class="kn"`,
+			`href="/`+f.org+`/widgets/raw/main/main.go"`, "5 lines")
+		status, ctype, body := get(t, c, repo+"/raw/main/main.go")
+		if status != 200 || !strings.HasPrefix(ctype, "text/plain") || body != "package main\n\nfunc main() {\n\tprintln(\"blue widgets\")\n}\n" {
+			t.Fatalf("raw: %d %s %q", status, ctype, body)
+		}
+		wantPage(t, c, repo+"/blob/main/nothing.go", 404)
+		big := strings.Repeat("a line of a big file\n", 30000)
+		apptest.Commit(t, f.work, "Add big and binary files", map[string]string{"big.txt": big, "logo.bin": "PNG\x00\x01\x02"})
+		apptest.Git(t, f.work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/big")
+		wantPage(t, c, repo+"/blob/big/big.txt", 200, "This file is too large to show", `href="/`+f.org+`/widgets/raw/big/big.txt"`)
+		wantPage(t, c, repo+"/blob/big/logo.bin", 200, "Binary file not shown")
+		if status, ctype, body := get(t, c, repo+"/raw/big/big.txt"); status != 200 || !strings.HasPrefix(ctype, "text/plain") || body != big {
+			t.Errorf("the big file's raw bytes: %d %s, %d bytes", status, ctype, len(body))
+		}
+		if status, ctype, _ := get(t, c, repo+"/raw/big/logo.bin"); status != 200 || ctype != "application/octet-stream" {
+			t.Errorf("the binary file's raw bytes: %d %s", status, ctype)
+		}
+		if status, _, _ := get(t, c, repo+"/blob/main/docs"); status != http.StatusFound {
+			t.Errorf("a directory's blob address: %d, want 302 to its tree", status)
+		}
+	})
+	apptest.Step(t, "history, a commit and a comparison", func(t *testing.T) {
+		wantPage(t, c, repo+"/commits/main", 200, "Add the widget maker", "Paint the widgets blue", "Merge pull request")
+		wantPage(t, c, repo+"/commit/"+f.first, 200, "Add the widget maker", `class="add"`, "&#43;# Widgets", "docs/guide/use.md",
+			`id="commitcomment-`, "A fine <strong>first</strong> commit.", "on <code>main.go")
+		wantPage(t, c, repo+"/compare/"+f.first+"...main", 200, "Paint the widgets blue", `class="del"`,
+			`-	println(&#34;widgets &lt;3&#34;)`, `&#43;	println(&#34;blue widgets&#34;)`)
+	})
+	apptest.Step(t, "issues", func(t *testing.T) {
+		wantPage(t, c, repo+"/issues", 200, "Widgets squeak", "&lt;script&gt;")
+		_, _, err := e.Client(f.token).Issues.Update(context.Background(), f.org, "widgets", 1, github.UpdateIssueRequest{Title: github.Ptr("Widgets squeak loudly")})
+		apptest.Must(t, "rename the issue", err)
+		wantPage(t, c, repo+"/issues/1", 200, "Widgets squeak loudly", "They squeak when turned.", "<strong>guide</strong>", `id="issuecomment-`,
+			`class="event" id="event-`, "changed the title from “Widgets squeak” to “Widgets squeak loudly”")
+		wantPage(t, c, repo+"/issues/99", 404)
+		wantPage(t, c, repo+"/milestone/1", 200, "Quiet widgets", "No more squeaks.", "1 open", `href="/`+f.org+`/widgets/issues/1"`)
+		if status, _, _ := get(t, c, repo+"/pull/1"); status != http.StatusFound {
+			t.Errorf("an issue's number as a pull request: %d, want 302 to the issue", status)
+		}
+	})
+	apptest.Step(t, "the merged pull request", func(t *testing.T) {
+		n := strconv.Itoa(f.merged)
+		wantPage(t, c, repo+"/pulls?state=closed", 200, "Blue widgets")
+		wantPage(t, c, repo+"/pull/"+n, 200, "Blue widgets", "merged", "Looks blue to me.", `id="pullrequestreview-`,
+			`href="`+e.URL+`/`+f.org+`/widgets/issues/1"`)
+		wantPage(t, c, repo+"/pull/"+n+"/commits", 200, "Paint the widgets blue")
+		wantPage(t, c, repo+"/pull/"+n+"/files", 200, "main.go", `class="add"`, "blue widgets")
+	})
+	apptest.Step(t, "releases", func(t *testing.T) {
+		wantPage(t, c, repo+"/releases", 200, "First widgets", "v1.0")
+		wantPage(t, c, repo+"/releases/tag/v1.0", 200, "First widgets", "The first release.")
+		wantPage(t, c, repo+"/releases/tag/v9", 404)
+	})
+}
+
+// TestPrivatePages: a private repository's pages are the 404 page for
+// an anonymous visitor (with a hint to sign in) and for a signed-in
+// stranger, as the API hides it, and its owner sees them.
+func TestPrivatePages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	secret := e.URL + "/" + f.alice.Login + "/secret"
+	addresses := []string{secret, secret + "/blob/main/README.md", secret + "/tree/main/docs", secret + "/commits/main",
+		secret + "/raw/main/README.md", secret + "/issues", secret + "/pulls", secret + "/releases"}
+
+	anonymous := browser(t, e, false)
+	stranger := browser(t, e, false)
+	signIn(t, e, stranger, f.bob.Login)
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	for _, a := range addresses {
+		wantPage(t, anonymous, a, 404, "sign in")
+		wantPage(t, stranger, a, 404, "you may not see it")
+		if status, _, body := get(t, owner, a); status != 200 {
+			t.Errorf("the owner gets %s: %d\n%.400s", a, status, body)
+		}
+	}
+	wantPage(t, owner, secret, 200, "private", "<strong>widget</strong>")
+	diff := secret + "/commit/" + f.first + ".diff"
+	if status, ctype, body := get(t, owner, diff); status != 200 || !strings.HasPrefix(ctype, "text/plain") || !strings.Contains(body, "diff --git a/main.go") {
+		t.Errorf("the owner's session opens the private commit's diff: %d %s\n%.300s", status, ctype, body)
+	}
+	if status, _, _ := get(t, stranger, diff); status != http.StatusNotFound {
+		t.Errorf("a stranger's session gets the private commit's diff: %d", status)
+	}
+	if status, ctype, _ := get(t, anonymous, diff); status != http.StatusNotFound || !strings.HasPrefix(ctype, "application/json") {
+		t.Errorf("without a session the diff is the API's: %d %s, want its JSON 404", status, ctype)
+	}
+	wantPage(t, owner, e.URL+"/"+f.alice.Login, 200, `href="/`+f.alice.Login+`/secret"`)
+	wantPage(t, anonymous, e.URL+"/nobody-at-all", 404)
+}
+
+// TestAPIClientsKeepJSON: an API client (no text/html in Accept) gets
+// the API's JSON 404 on the pages' addresses, and git still clones over
+// the repository's address.
+func TestAPIClientsKeepJSON(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	for _, p := range []string{"/" + f.org, "/" + f.org + "/widgets", "/" + f.org + "/widgets/blob/main/main.go", "/" + f.org + "/widgets/issues/1"} {
+		resp, body := e.Get(p, "token "+f.token, "Accept", "application/vnd.github+json")
+		apptest.WantError(t, "GET "+p+" as an API client", resp, body, http.StatusNotFound)
+	}
+	clone := t.TempDir()
+	apptest.Git(t, clone, "clone", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "w")
+}
+
+// TestCommentForm: a signed-in visitor comments on an issue and on a pull
+// request from their pages, as through the API (the comments are the
+// API's, by that user); the form needs its CSRF token and a session, and
+// a blank comment is refused.
+func TestCommentForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	form := e.URL + "/console/" + f.org + "/widgets"
+	c := browser(t, e, false)
+
+	anonymousPage := wantPage(t, c, repo+"/issues/1", 200, "to comment.")
+	if strings.Contains(anonymousPage, `id="comment-form"`) {
+		t.Error("an anonymous visitor gets the comment form")
+	}
+	status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"body": {"anonymous words"}})
+	if status != http.StatusForbidden {
+		t.Errorf("an anonymous comment: %d, want 403", status)
+	}
+
+	signIn(t, e, c, f.bob.Login)
+	page := wantPage(t, c, repo+"/issues/1", 200, `id="comment-form"`)
+	token := csrfOf(t, page)
+	if status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"body": {"no token"}}); status != http.StatusForbidden {
+		t.Errorf("a comment without the CSRF token: %d, want 403", status)
+	}
+	if status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"authenticity_token": {token}, "body": {"  "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank comment: %d, want 422", status)
+	}
+	status, loc, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"authenticity_token": {token}, "body": {"Same here, **loudly**.\r\nSee #1."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/issues/1#issuecomment-") {
+		t.Fatalf("comment: %d %s", status, loc)
+	}
+	wantPage(t, c, repo+"/issues/1", 200, "<strong>loudly</strong>", `id="`+strings.SplitN(loc, "#", 2)[1]+`"`)
+
+	n := strconv.Itoa(f.merged)
+	status, loc, _ = postForm(t, c, form+"/issues/"+n+"/comments", url.Values{"authenticity_token": {token}, "body": {"Nice and blue."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"#issuecomment-") {
+		t.Fatalf("comment on the pull request: %d %s", status, loc)
+	}
+	wantPage(t, c, repo+"/pull/"+n, 200, "Nice and blue.")
+	if status, ctype, body := get(t, c, repo+"/pull/"+n+".patch"); status != 200 || !strings.HasPrefix(ctype, "text/plain") || !strings.Contains(body, "Subject: [PATCH] Paint the widgets blue") {
+		t.Errorf("the pull request's patch with a session: %d %s\n%.300s", status, ctype, body)
+	}
+
+	list, _, err := e.Client(f.token).Issues.ListComments(context.Background(), f.org, "widgets", 1, nil)
+	apptest.Must(t, "list the issue's comments", err)
+	last := list[len(list)-1]
+	if last.GetUser().GetLogin() != f.bob.Login || last.GetBody() != "Same here, **loudly**.\nSee #1." {
+		t.Errorf("the API's last comment: %s %q", last.GetUser().GetLogin(), last.GetBody())
+	}
+}
+
+// postForm posts a form and returns the status, Location and body.
+func postForm(t *testing.T, c *http.Client, target string, v url.Values) (int, string, string) {
+	t.Helper()
+	resp, err := c.PostForm(target, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+// csrfOf returns the authenticity_token of the first form of a page.
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	const marker = `name="authenticity_token" value="`
+	i := strings.Index(page, marker)
+	if i < 0 {
+		t.Fatalf("no CSRF token in the page:\n%s", page)
+	}
+	rest := page[i+len(marker):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// TestRootForBrowsers: a browser at / goes to the console's home (its
+// repositories link to their pages); an API client keeps the root
+// document.
+func TestRootForBrowsers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	c := browser(t, e, false)
+	resp, err := c.Get(e.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != e.URL+"/settings" {
+		t.Fatalf("a browser at /: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	signIn(t, e, c, f.alice.Login)
+	wantPage(t, c, e.URL+"/settings", 200, `href="/`+f.org+`/widgets"`, `href="/`+f.alice.Login+`/secret"`, `href="/`+f.org+`"`)
+	apiResp, body := e.Get("/", "")
+	if apiResp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"current_user_url"`) {
+		t.Fatalf("an API client at /: %d %s", apiResp.StatusCode, body)
+	}
+}
+
+// TestMergeButton: the merge form of an open pull request is offered to
+// those who may push; it merges as the API does, refused while a required
+// status check has not passed and after that check passes merged, and a
+// reader without push access may not use it.
+func TestMergeButton(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	repo := e.URL + "/" + f.org + "/widgets"
+	work := apptest.WorkTree(t, nil)
+	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
+	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
+	head := apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
+	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
+	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
+	apptest.Must(t, "open the pull request", err)
+	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
+		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
+	apptest.Must(t, "protect main", err)
+	n := strconv.Itoa(pr.GetNumber())
+	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/merge"
+
+	reader := browser(t, e, false)
+	signIn(t, e, reader, f.bob.Login)
+	page := wantPage(t, reader, repo+"/pull/"+n, 200, "Red widgets")
+	if strings.Contains(page, `id="merge-form"`) {
+		t.Error("a reader gets the merge form")
+	}
+	if status, _, _ := postForm(t, reader, action, url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"merge"}}); status != http.StatusForbidden {
+		t.Errorf("a reader's merge: %d, want 403", status)
+	}
+
+	reviews := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/reviews"
+	status, loc, _ := postForm(t, reader, reviews, url.Values{"authenticity_token": {csrfOf(t, page)}, "event": {"APPROVE"},
+		"body": {"Red is **right**."}, "sha": {head}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"#pullrequestreview-") {
+		t.Fatalf("a reader's review: %d %s", status, loc)
+	}
+	wantPage(t, reader, repo+"/pull/"+n, 200, `id="`+strings.SplitN(loc, "#", 2)[1]+`"`, "approved", "Red is <strong>right</strong>.")
+
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	ownPage := wantPage(t, owner, repo+"/pull/"+n, 200, `id="review-form"`)
+	if status, _, _ := postForm(t, owner, reviews, url.Values{"authenticity_token": {csrfOf(t, ownPage)}, "event": {"APPROVE"}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("the author's approval of their own pull request: %d, want 422", status)
+	}
+	page = wantPage(t, owner, repo+"/pull/"+n, 200, `id="merge-form"`, `value="`+head+`"`)
+	form := url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"squash"}, "sha": {head}}
+	status, _, body := postForm(t, owner, action, form)
+	if status != http.StatusMethodNotAllowed || !strings.Contains(body, "Required status check") {
+		t.Fatalf("a merge before the required check: %d\n%.2000s", status, body)
+	}
+	_, _, err = api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
+	apptest.Must(t, "pass the check", err)
+	status, loc, _ = postForm(t, owner, action, form)
+	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/pull/"+n {
+		t.Fatalf("the merge: %d %s", status, loc)
+	}
+	got, _, err := api.PullRequests.Get(ctx, f.org, "widgets", pr.GetNumber())
+	apptest.Must(t, "get the pull request", err)
+	if !got.GetMerged() || got.GetMergedBy().GetLogin() != f.alice.Login {
+		t.Fatalf("after the merge button: merged %v by %s", got.GetMerged(), got.GetMergedBy().GetLogin())
+	}
+	after := wantPage(t, owner, repo+"/pull/"+n, 200, "merged")
+	if strings.Contains(after, `id="merge-form"`) {
+		t.Error("a merged pull request still offers the merge form")
+	}
+}
+
+// TestRenamedRepository: the pages of a repository's old name lead to
+// the same pages under its new one, as the API follows renames; a
+// private repository's old name stays hidden from a stranger.
+func TestRenamedRepository(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	_, _, err := api.Repositories.Edit(ctx, f.org, "widgets", &github.Repository{Name: github.Ptr("gadgets")})
+	apptest.Must(t, "rename widgets", err)
+	_, _, err = api.Repositories.Edit(ctx, f.alice.Login, "secret", &github.Repository{Name: github.Ptr("hush")})
+	apptest.Must(t, "rename secret", err)
+	c := browser(t, e, false)
+	for old, to := range map[string]string{
+		"/" + f.org + "/widgets":                     "/" + f.org + "/gadgets",
+		"/" + f.org + "/widgets/blob/main/main.go":   "/" + f.org + "/gadgets/blob/main/main.go",
+		"/" + f.org + "/widgets/issues?state=closed": "/" + f.org + "/gadgets/issues?state=closed",
+	} {
+		resp, err := c.Get(e.URL + old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != to {
+			t.Errorf("GET %s: %d %s, want 301 to %s", old, resp.StatusCode, resp.Header.Get("Location"), to)
+		}
+	}
+	wantPage(t, c, e.URL+"/"+f.org+"/gadgets", 200, "Widgets for everyone")
+	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret", 404)
+	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret/blob/main/main.go", 404)
+}
+
+// TestSearchPage: the search page finds issues and pull requests with the
+// API's search syntax among the repositories the visitor may read.
+func TestSearchPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	_, _, err := e.Client(f.token).Issues.Create(ctx, f.alice.Login, "secret", github.CreateIssueRequest{Title: "Secret squeak"})
+	apptest.Must(t, "create a private issue", err)
+	anonymous := browser(t, e, false)
+	wantPage(t, anonymous, e.URL+"/search", 200, `id="search-q"`)
+	body := wantPage(t, anonymous, e.URL+"/search?q=squeak", 200, "1 result", "Widgets squeak", `href="/`+f.org+`/widgets/issues/1"`)
+	if strings.Contains(body, "Secret squeak") {
+		t.Error("an anonymous search finds a private repository's issue")
+	}
+	wantPage(t, anonymous, e.URL+"/search?q=is:pr+blue", 200, "Blue widgets", "pull request")
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	wantPage(t, owner, e.URL+"/search?q=squeak", 200, "2 results", "Secret squeak", "Widgets squeak")
+}
