@@ -46,6 +46,7 @@ const (
 	Reactions          = "reactions"
 	Notifications      = "notifications"
 	Releases           = "releases"
+	Keys               = "keys"
 )
 
 // Pages returns the names of every page, sorted.

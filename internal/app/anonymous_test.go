@@ -59,6 +59,10 @@ var documented401 = map[string]bool{
 	"POST /app/installations/{installation_id}/access_tokens":      true,
 	"GET /installation/repositories":                               true,
 	"POST /applications/{client_id}/token/scoped":                  true,
+	"GET /user/keys":                                               true,
+	"POST /user/keys":                                              true,
+	"GET /user/keys/{key_id}":                                      true,
+	"DELETE /user/keys/{key_id}":                                   true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

@@ -46,6 +46,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/keys"
 	"forgeapi/internal/licenses"
 	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/merges"
@@ -291,6 +292,8 @@ type App struct {
 	// Releases holds the releases and their assets; their blob store is
 	// opened by Start, with the migrations'.
 	Releases *releases.Service
+	// Keys holds users' SSH keys and repositories' deploy keys.
+	Keys *keys.Service
 	// Archives serves the repositories' tarballs and zipballs.
 	Archives *archives.Handler
 	// Merges merges branches without a pull request (merges,
@@ -432,6 +435,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
+	a.Keys = &keys.Service{DB: db, Events: a.Events}
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
@@ -472,6 +476,7 @@ func (a *App) Routes() []httpapi.Route {
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
+	area(docs.Keys, (&keys.Handler{Service: a.Keys}).Routes())
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
@@ -638,6 +643,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	a.Archives.Register(m.api)
+	(&keys.Handler{Service: a.Keys}).Register(m.api)
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}

@@ -205,6 +205,14 @@ var statusRules = []statusRule{
 	{"PATCH", "/authorizations/{authorization_id}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"PUT", "/authorizations/clients/{client_id}/{fingerprint}", 401, "Must specify two-factor authentication OTP code", otpRequired},
 	{"GET", "/repos/{owner}/{repo}/hooks", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"GET", "/repos/{owner}/{repo}/keys", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"POST", "/repos/{owner}/{repo}/keys", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"GET", "/repos/{owner}/{repo}/keys/{key_id}", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"DELETE", "/repos/{owner}/{repo}/keys/{key_id}", 403, "Must have admin rights to Repository.", repoAdmin},
+	{"DELETE", "/repos/{owner}/{repo}/keys/{key_id}", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/keys", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/keys", 404, "Not Found", hidden},
+	{"GET", "/users/{username}/keys", 404, "Not Found", hidden},
 	{"PUT", "/repos/{owner}/{repo}/topics", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"POST", "/repos/{template_owner}/{template_repo}/generate", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},
@@ -463,6 +471,7 @@ type undescribedPath struct {
 // fails the test, unless it is answered with the platform's JSON 404.
 var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/[^/]+/[^/]+\.git(/|$)`), "git's smart HTTP protocol (clone, fetch, push), not the REST API"},
+	{regexp.MustCompile(`^/[^/]+\.keys$`), "a user's SSH public keys as plain text, one a line ({web}/{username}.keys on the platform), not the REST API"},
 	{regexp.MustCompile(`^/healthz$`), "forgeapi's health check, for load balancers and orchestrators"},
 	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
 	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},

@@ -1,0 +1,64 @@
+package keys
+
+import (
+	"strconv"
+
+	"forgeapi/internal/repos"
+	"forgeapi/internal/wire"
+)
+
+// keyJSON is the platform's key object (a user's key).
+type keyJSON struct {
+	Key       string     `json:"key"`
+	ID        int64      `json:"id"`
+	URL       string     `json:"url"`
+	Title     string     `json:"title"`
+	CreatedAt wire.Time  `json:"created_at"`
+	Verified  bool       `json:"verified"`
+	ReadOnly  bool       `json:"read_only"`
+	LastUsed  *wire.Time `json:"last_used"`
+}
+
+// simpleJSON is the platform's key-simple object (another user's key).
+type simpleJSON struct {
+	ID  int64  `json:"id"`
+	Key string `json:"key"`
+}
+
+// deployKeyJSON is the platform's deploy-key object.
+type deployKeyJSON struct {
+	ID        int64      `json:"id"`
+	Key       string     `json:"key"`
+	URL       string     `json:"url"`
+	Title     string     `json:"title"`
+	Verified  bool       `json:"verified"`
+	CreatedAt wire.Time  `json:"created_at"`
+	ReadOnly  bool       `json:"read_only"`
+	AddedBy   *string    `json:"added_by"`
+	LastUsed  *wire.Time `json:"last_used"`
+	Enabled   bool       `json:"enabled"`
+}
+
+// userJSON renders a user's key; base is the API's base URL.
+func userJSON(base string, k *Key) keyJSON {
+	return keyJSON{Key: k.Text, ID: k.ID, URL: base + "/user/keys/" + strconv.FormatInt(k.ID, 10), Title: k.Title,
+		CreatedAt: wire.T(k.CreatedAt), Verified: true, ReadOnly: k.ReadOnly, LastUsed: lastUsed(k)}
+}
+
+// deployJSON renders a deploy key of repo.
+func deployJSON(base string, repo *repos.Repository, k *Key) deployKeyJSON {
+	j := deployKeyJSON{ID: k.ID, Key: k.Text, URL: base + "/repos/" + repo.FullName() + "/keys/" + strconv.FormatInt(k.ID, 10),
+		Title: k.Title, Verified: true, CreatedAt: wire.T(k.CreatedAt), ReadOnly: k.ReadOnly, LastUsed: lastUsed(k), Enabled: true}
+	if k.AddedBy != "" {
+		j.AddedBy = &k.AddedBy
+	}
+	return j
+}
+
+func lastUsed(k *Key) *wire.Time {
+	if k.LastUsed.IsZero() {
+		return nil
+	}
+	t := wire.T(k.LastUsed)
+	return &t
+}
