@@ -89,6 +89,9 @@ type Config struct {
 	// empty serves no metrics. The API port never serves them.
 	MetricsAddr string
 	RateLimit   bool // enforce the rate limits
+	// SSHAddr is the listen address of git over SSH; empty serves none.
+	// The host key is made at first start under DataDir/ssh.
+	SSHAddr string
 	// LoginLimits bound failed password and one-time-password attempts
 	// per account and client address (see auth.LoginLimits; the zero
 	// value is the defaults: 10 per address, 100 per account, an hour).
@@ -559,6 +562,8 @@ type Main struct {
 	baseURL     string
 	caFile      string // the local CA of --tls self-signed
 	served      chan error
+	// ssh serves git over SSH on Config.SSHAddr (nil when off).
+	ssh *sshServer
 	// exclusive: no other server runs on the database, so work leased
 	// by an earlier process is left over from its stop or crash.
 	exclusive bool
@@ -650,6 +655,10 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
 		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
 	}
+	if err := m.serveSSH(cfg); err != nil {
+		return nil, err
+	}
+	opened.add(m.closeSSH)
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
@@ -828,6 +837,7 @@ func (m *Main) Close() error {
 		if m.metricsHTTP != nil {
 			err = errors.Join(err, m.metricsHTTP.Shutdown(ctx))
 		}
+		err = errors.Join(err, m.closeSSH())
 		if serveErr := <-m.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 			err = errors.Join(err, serveErr)
 		}

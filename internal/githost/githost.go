@@ -160,13 +160,7 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 			return nil, apierr.Unauthorized("Two-factor authentication is on for this account: use a personal access token as the password.")
 		}
 	}
-	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
-	if errors.Is(err, store.ErrNotFound) { // an old name keeps working for git
-		repo, err = repos.Renamed(ctx, h.DB, owner, name)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.NotFound()
-	}
+	repo, err := h.lookup(ctx, owner, name)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +184,19 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 		return repo, nil
 	}
 	return repo, h.authorizePush(p, repo, role)
+}
+
+// lookup returns the repository owner/name, or the one renamed from it
+// (an old name keeps working for git); a 404 when there is none.
+func (h *Handler) lookup(ctx context.Context, owner, name string) (*repos.Repository, error) {
+	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
+	if errors.Is(err, store.ErrNotFound) {
+		repo, err = repos.Renamed(ctx, h.DB, owner, name)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.NotFound()
+	}
+	return repo, err
 }
 
 // authorizeClone lets a clone token (a migration's temp_clone_token)
