@@ -148,6 +148,22 @@ func TestGitOverSSH(t *testing.T) {
 			t.Fatalf("a push to another branch: %v\n%s", err, out)
 		}
 	})
+	apptest.Step(t, "a ruleset refuses a push as over HTTP", func(t *testing.T) {
+		_, _, err := c.Repositories.CreateRuleset(ctx, "octo", "hello", github.RepositoryRuleset{
+			Name: "No deletion of releases", Target: new(github.RulesetTargetBranch), Enforcement: github.RulesetEnforcementActive,
+			Conditions: &github.RepositoryRulesetConditions{
+				RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"release/*"}, Exclude: []string{}}},
+			Rules: &github.RepositoryRulesetRules{Deletion: &github.EmptyRuleParameters{}},
+		})
+		apptest.Must(t, "create the ruleset", err)
+		if out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), "HEAD:refs/heads/release/1.0"); err != nil {
+			t.Fatalf("push release/1.0: %v\n%s", err, out)
+		}
+		out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), ":refs/heads/release/1.0")
+		if err == nil || !strings.Contains(out, "No deletion of releases") || !strings.Contains(out, "Cannot delete this branch.") {
+			t.Fatalf("a deletion the ruleset forbids: %v\n%s", err, out)
+		}
+	})
 	apptest.Step(t, "deploy keys: read-only clones, read-write pushes", func(t *testing.T) {
 		ro, rw := newSSHClient(t, addr, knownHosts), newSSHClient(t, addr, knownHosts)
 		_, _, err := c.Repositories.CreateKey(ctx, "octo", "hello", github.CreateDeployKeyRequest{Title: github.Ptr("ci"), Key: ro.pub})
