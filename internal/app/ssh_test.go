@@ -217,3 +217,41 @@ func TestGitOverSSH(t *testing.T) {
 		}
 	})
 }
+
+// TestSSHPushIsRecoveredAsOverHTTP pushes over SSH while the events
+// transaction fails (as if the server died after git moved the
+// references): the push stays applied with its push_log row, and the
+// push recovery records its events once, as for a push over HTTP.
+func TestSSHPushIsRecoveredAsOverHTTP(t *testing.T) {
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithSSH(), apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	ssh := newSSHClient(t, env.Main.SSHAddr(), filepath.Join(t.TempDir(), "known_hosts"))
+	_, _, err := env.Client(env.Token(octo, "write:public_key")).Users.CreateKey(apptest.Ctx(), github.CreateUserKeyRequest{Key: ssh.pub})
+	apptest.Must(t, "add the key", err)
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	head := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	pushLog := func() int {
+		var n int
+		apptest.Must(t, "count push_log", env.Q().QueryRowContext(apptest.Ctx(), `SELECT COUNT(*) FROM push_log`).Scan(&n))
+		return n
+	}
+
+	rec.Fail(true)
+	out, err := ssh.git(work, "push", ssh.url("octo/hello"), "main")
+	rec.Fail(false)
+	if err != nil || !strings.Contains(out, "the push was accepted but the server failed to record it") {
+		t.Fatalf("push whose recording fails: %v\n%s", err, out)
+	}
+	if n := pushLog(); n != 1 || len(rec.Hook("push")) != 0 {
+		t.Fatalf("%d push_log rows and %d push hooks before recovery, want 1 and 0", n, len(rec.Hook("push")))
+	}
+	if n := env.App.PushRecovery.RunOnce(apptest.Ctx()); n != 1 {
+		t.Fatalf("recovered %d pushes, want 1", n)
+	}
+	if n := pushLog(); n != 0 || len(rec.Hook("push")) != 1 || rec.Hook("push")[0].HookPayload["after"] != head {
+		t.Fatalf("after recovery: %d push_log rows, push hooks %+v", n, rec.Hook("push"))
+	}
+}
