@@ -192,6 +192,35 @@ func TestGitOverSSH(t *testing.T) {
 			t.Fatalf("deploy keys after use: %+v", keys)
 		}
 	})
+	apptest.Step(t, "clones and fetches of an organization's repository are in its audit log", func(t *testing.T) {
+		env.Repo(env.Org("acme", octo), "app")
+		if out, err := octoSSH.git(work, "push", octoSSH.url("acme/app"), "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		clone := filepath.Join(t.TempDir(), "app")
+		if out, err := octoSSH.git(".", "clone", "-q", octoSSH.url("acme/app"), clone); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		apptest.Commit(t, work, "Third", map[string]string{"c.txt": "c\n"})
+		if out, err := octoSSH.git(work, "push", octoSSH.url("acme/app"), "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		if out, err := octoSSH.git(clone, "fetch", "-q", "origin"); err != nil {
+			t.Fatalf("fetch: %v\n%s", err, out)
+		}
+		log, _, err := env.Client(env.Token(octo, "read:audit_log")).Organizations.GetAuditLog(ctx, "acme",
+			&github.GetAuditLogOptions{Phrase: github.Ptr("action:git"), Include: github.Ptr("git")})
+		apptest.Must(t, "audit log", err)
+		ssh := map[string]int{}
+		for _, e := range log {
+			if e.AdditionalFields["transport_protocol_name"] == "ssh" {
+				ssh[e.GetAction()]++
+			}
+		}
+		if ssh["git.clone"] != 1 || ssh["git.fetch"] != 1 || ssh["git.push"] != 2 {
+			t.Fatalf("git events over SSH: %v", ssh)
+		}
+	})
 	apptest.Step(t, "other commands are refused", func(t *testing.T) {
 		args := append(strings.Fields(octoSSH.command())[1:], "git@"+octoSSH.host, "ls", "/")
 		out, err := exec.Command("ssh", args...).CombinedOutput()

@@ -303,6 +303,7 @@ type pushRecorder struct {
 	key        string   // the push's name in git's reflogs (githttp.Request.PushID)
 	refsBefore []string // commits the references pointed at before the push
 	logID      int64    // the push's push_log row, once pre-receive accepted it
+	ssh        bool     // over SSH rather than HTTP
 }
 
 // done ends the push's request: from now on the Recoverer may take its

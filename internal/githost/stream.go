@@ -49,11 +49,23 @@ func (h *Handler) ServeStream(ctx context.Context, c StreamCaller, owner, name s
 	}
 	req.RepoDir, req.RemoteUser = h.Repos.GitDir(repo.ID), c.Principal.Account.Login
 	if req.Service == githttp.ServiceReceivePack {
-		push := &pushRecorder{h: h, repoID: repo.ID, principal: c.Principal, key: newPushKey()}
+		push := &pushRecorder{h: h, repoID: repo.ID, principal: c.Principal, key: newPushKey(), ssh: true}
 		req.PushID, req.PreReceive, req.PostReceive = push.key, push.preReceive, push.postReceive
 		defer push.done()
 	}
-	return h.Git.ServeStream(ctx, req)
+	if req.Service != githttp.ServiceUploadPack || !repo.Owner.IsOrg() {
+		return h.Git.ServeStream(ctx, req)
+	}
+	sniff := &fetchSniffer{r: req.Stdin}
+	req.Stdin = sniff
+	status, err := h.Git.ServeStream(ctx, req)
+	if action := sniff.kind(); err == nil && status == 0 && action != "" {
+		// Recorded once git served it: nothing of a stream is read ahead.
+		if err := recordGitVia(context.WithoutCancel(ctx), h.DB, c.Principal, repo, action, transportSSH); err != nil {
+			h.Logger.ErrorContext(ctx, "githost: audit a fetch over SSH", "repo", repo.FullName(), "err", err)
+		}
+	}
+	return status, err
 }
 
 // ErrBusy is githttp.ErrBusy: every git process slot stayed taken.
