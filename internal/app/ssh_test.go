@@ -221,10 +221,19 @@ func TestGitOverSSH(t *testing.T) {
 			t.Fatalf("git events over SSH: %v", ssh)
 		}
 	})
+	apptest.Step(t, "git archive --remote reads as a clone", func(t *testing.T) {
+		out, err := octoSSH.git(work, "archive", "--format=tar", "--remote="+octoSSH.url("octo/hello"), "main", "README.md")
+		if err != nil || !strings.Contains(out, "# hello\n") {
+			t.Fatalf("git archive --remote: %v\n%q", err, out)
+		}
+		if out, err := octoSSH.git(work, "archive", "--remote="+octoSSH.url("bob/secret"), "main"); err == nil || !strings.Contains(out, "Repository not found.") {
+			t.Fatalf("archive of a hidden repository: %v\n%s", err, out)
+		}
+	})
 	apptest.Step(t, "other commands are refused", func(t *testing.T) {
 		args := append(strings.Fields(octoSSH.command())[1:], "git@"+octoSSH.host, "ls", "/")
 		out, err := exec.Command("ssh", args...).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "only git-upload-pack and git-receive-pack are served") {
+		if err == nil || !strings.Contains(string(out), "only git-upload-pack, git-receive-pack and git-upload-archive are served") {
 			t.Fatalf("ssh ls: %v\n%s", err, out)
 		}
 	})

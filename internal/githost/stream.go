@@ -39,10 +39,14 @@ const ReadOnlyKeyMessage = "The key you are authenticating with has been marked 
 func (h *Handler) ServeStream(ctx context.Context, c StreamCaller, owner, name string, req githttp.StreamRequest) (int, error) {
 	var repo *repos.Repository
 	var err error
+	access := req.Service
+	if access == githttp.ServiceUploadArchive {
+		access = githttp.ServiceUploadPack // reads, as a clone
+	}
 	if c.DeployRepoID != 0 {
-		repo, err = h.authorizeDeployKey(ctx, c, owner, name, req.Service)
+		repo, err = h.authorizeDeployKey(ctx, c, owner, name, access)
 	} else {
-		repo, err = h.authorize(ctx, c.Principal, owner, name, req.Service)
+		repo, err = h.authorize(ctx, c.Principal, owner, name, access)
 	}
 	if err != nil {
 		return 0, err

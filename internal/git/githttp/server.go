@@ -48,6 +48,10 @@ type Service string
 const (
 	ServiceUploadPack  Service = "git-upload-pack"  // clone and fetch: needs read access
 	ServiceReceivePack Service = "git-receive-pack" // push: needs write access
+	// ServiceUploadArchive is `git archive --remote`: needs read access.
+	// It is served over streams (ServeStream) only, as the platform
+	// serves it over SSH only.
+	ServiceUploadArchive Service = "git-upload-archive"
 )
 
 // ErrUnsupportedRequest means a request is not part of the smart HTTP

@@ -34,7 +34,8 @@ var ErrBusy = errors.New(busyMessage)
 // ErrNoRepository means the request's RepoDir is not a repository.
 var ErrNoRepository = errors.New("repository not found")
 
-// ServeStream runs git-upload-pack or git-receive-pack for req.RepoDir
+// ServeStream runs git-upload-pack, git-receive-pack or
+// git-upload-archive for req.RepoDir
 // over req's streams, in one of the Server's process slots, and returns
 // git's exit status. The caller must have authenticated and authorised
 // it. It fails before git runs with ErrBusy, ErrNoRepository or an
@@ -42,7 +43,7 @@ var ErrNoRepository = errors.New("repository not found")
 // in its own process group, killed when ctx ends or git exits, and by the
 // kernel if the server dies.
 func (s *Server) ServeStream(ctx context.Context, req StreamRequest) (int, error) {
-	if req.Service != ServiceUploadPack && req.Service != ServiceReceivePack {
+	if req.Service != ServiceUploadPack && req.Service != ServiceReceivePack && req.Service != ServiceUploadArchive {
 		return 0, ErrUnsupportedRequest
 	}
 	dir, err := filepath.Abs(req.RepoDir)

@@ -1,7 +1,8 @@
 // Package gitssh serves git over SSH (golang.org/x/crypto/ssh): the
 // server's ed25519 host key, made at first start and kept in a file;
 // public key authentication through the Handler; sessions that run
-// git-upload-pack or git-receive-pack on "owner/repo(.git)" through the
+// git-upload-pack, git-receive-pack or git-upload-archive on
+// "owner/repo(.git)" through the
 // Handler, and greet a session without a command as the platform does
 // ("Hi octo! You've successfully authenticated, but ... does not provide
 // shell access."). Passwords, keyboard-interactive, port forwarding and
@@ -37,7 +38,7 @@ type Identity struct {
 
 // Command is a git service a session asks for.
 type Command struct {
-	Service     string // "git-upload-pack" or "git-receive-pack"
+	Service     string // "git-upload-pack", "git-receive-pack" or "git-upload-archive"
 	Owner, Repo string // the repository, without ".git"
 	// Protocol is the client's GIT_PROTOCOL ("version=2"), "" for none.
 	Protocol string
@@ -366,6 +367,7 @@ func (s *Server) exit(ch ssh.Channel, status int) {
 var services = map[string]string{
 	"git-upload-pack": "git-upload-pack", "git upload-pack": "git-upload-pack",
 	"git-receive-pack": "git-receive-pack", "git receive-pack": "git-receive-pack",
+	"git-upload-archive": "git-upload-archive", "git upload-archive": "git-upload-archive",
 }
 
 // ParseCommand reads the command line git's ssh transport sends:
@@ -391,7 +393,7 @@ func ParseCommand(line string) (Command, error) {
 		return Command{Service: service, Owner: owner, Repo: repo}, nil
 	}
 	word, _, _ := strings.Cut(line, " ")
-	return Command{}, fmt.Errorf("Invalid command %q: only git-upload-pack and git-receive-pack are served.", word)
+	return Command{}, fmt.Errorf("Invalid command %q: only git-upload-pack, git-receive-pack and git-upload-archive are served.", word)
 }
 
 // unquote undoes the shell quoting git applies to the path ('...' with

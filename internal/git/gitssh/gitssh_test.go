@@ -30,7 +30,8 @@ func TestParseCommand(t *testing.T) {
 		{"git-upload-pack 'octo/hello/extra.git'", "", "", "", "Repository not found."},
 		{"git-upload-pack 'octo'", "", "", "", "Repository not found."},
 		{"git-upload-pack 'octo/hello", "", "", "", "Repository not found."},
-		{"git-upload-archive 'octo/hello.git'", "", "", "", "Invalid command"},
+		{"git-upload-archive 'octo/hello.git'", "git-upload-archive", "octo", "hello", ""},
+		{"git-upload-archive2 'octo/hello.git'", "", "", "", "Invalid command"},
 		{"ls /", "", "", "", "Invalid command"},
 	} {
 		cmd, err := gitssh.ParseCommand(tc.line)
@@ -133,7 +134,7 @@ func TestSessions(t *testing.T) {
 	if _, errOut, err := run("git-receive-pack 'acme/missing.git'"); err == nil || errOut != "ERROR: Repository not found.\n" {
 		t.Fatalf("a missing repository: %q %v", errOut, err)
 	}
-	if _, errOut, err := run("rm -rf /"); err == nil || !strings.Contains(errOut, "only git-upload-pack and git-receive-pack are served") {
+	if _, errOut, err := run("rm -rf /"); err == nil || !strings.Contains(errOut, "only git-upload-pack, git-receive-pack and git-upload-archive are served") {
 		t.Fatalf("another command: %q %v", errOut, err)
 	}
 	if _, errOut, err := run(""); err == nil || errOut != "Hi octo! You've successfully authenticated, but Service does not provide shell access.\n" {
