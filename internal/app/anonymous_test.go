@@ -63,6 +63,10 @@ var documented401 = map[string]bool{
 	"POST /user/keys":                                              true,
 	"GET /user/keys/{key_id}":                                      true,
 	"DELETE /user/keys/{key_id}":                                   true,
+	"GET /user/gpg_keys":                                           true,
+	"POST /user/gpg_keys":                                          true,
+	"GET /user/gpg_keys/{gpg_key_id}":                              true,
+	"DELETE /user/gpg_keys/{gpg_key_id}":                           true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

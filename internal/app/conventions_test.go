@@ -345,7 +345,7 @@ func TestErrorShapes(t *testing.T) {
 	// redirect to a trailing slash with an HTML body (the git route
 	// GET /{owner}/{repo}/{rest...} made every two-segment path one).
 	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, path := range []string{"/user/gpg_keys", "/user/teams", "/search/repositories", "/octocat/hello",
+	for _, path := range []string{"/user/codespaces", "/user/teams", "/search/repositories", "/octocat/hello",
 		"/enterprises/acme-corp", "/octocat/hello/", "/applications/grants/", "/no/such/path/",
 		// Dot and empty segments: ServeMux would redirect to the cleaned path.
 		"/repos/octocat/hello/contents/a/../README.md", "/repos//octocat/hello", "/api/v3/../user", "/docs/./api"} {

@@ -213,6 +213,7 @@ var statusRules = []statusRule{
 	{"GET", "/repos/{owner}/{repo}/keys", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/keys", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/keys", 404, "Not Found", hidden},
+	{"GET", "/users/{username}/gpg_keys", 404, "Not Found", hidden},
 	{"PUT", "/repos/{owner}/{repo}/topics", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"POST", "/repos/{template_owner}/{template_repo}/generate", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},
@@ -471,7 +472,7 @@ type undescribedPath struct {
 // fails the test, unless it is answered with the platform's JSON 404.
 var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/[^/]+/[^/]+\.git(/|$)`), "git's smart HTTP protocol (clone, fetch, push), not the REST API"},
-	{regexp.MustCompile(`^/[^/]+\.keys$`), "a user's SSH public keys as plain text, one a line ({web}/{username}.keys on the platform), not the REST API"},
+	{regexp.MustCompile(`^/[^/]+\.(keys|gpg)$`), "a user's SSH public keys as plain text, one a line, and GPG keys armored ({web}/{username}.keys and .gpg on the platform), not the REST API"},
 	{regexp.MustCompile(`^/healthz$`), "forgeapi's health check, for load balancers and orchestrators"},
 	{regexp.MustCompile(`^/metrics$`), "forgeapi's Prometheus metrics"},
 	{regexp.MustCompile(`^/docs(/|$)`), "forgeapi's documentation pages (HTML), where errors' documentation_url point"},

@@ -62,3 +62,57 @@ func lastUsed(k *Key) *wire.Time {
 	t := wire.T(k.LastUsed)
 	return &t
 }
+
+// gpgEmailJSON is one address of a GPG key.
+type gpgEmailJSON struct {
+	Email    string `json:"email"`
+	Verified bool   `json:"verified"`
+}
+
+// gpgKeyJSON is the platform's gpg-key object, and one of its subkeys.
+type gpgKeyJSON struct {
+	ID                int64          `json:"id"`
+	Name              *string        `json:"name,omitempty"`
+	PrimaryKeyID      *int64         `json:"primary_key_id"`
+	KeyID             string         `json:"key_id"`
+	PublicKey         string         `json:"public_key"`
+	Emails            []gpgEmailJSON `json:"emails"`
+	Subkeys           []gpgKeyJSON   `json:"subkeys"`
+	CanSign           bool           `json:"can_sign"`
+	CanEncryptComms   bool           `json:"can_encrypt_comms"`
+	CanEncryptStorage bool           `json:"can_encrypt_storage"`
+	CanCertify        bool           `json:"can_certify"`
+	CreatedAt         wire.Time      `json:"created_at"`
+	ExpiresAt         *wire.Time     `json:"expires_at"`
+	Revoked           bool           `json:"revoked"`
+	RawKey            *string        `json:"raw_key"`
+}
+
+// gpgJSON renders a GPG key; verified says which of its addresses are
+// its user's.
+func gpgJSON(k *GPGKey, verified func(string) bool) gpgKeyJSON {
+	j := gpgKeyJSON{ID: k.ID, KeyID: k.KeyID, PublicKey: k.PublicKey, Emails: []gpgEmailJSON{}, Subkeys: []gpgKeyJSON{},
+		CanSign: k.CanSign, CanEncryptComms: k.CanEncryptComms, CanEncryptStorage: k.CanEncryptStorage,
+		CanCertify: k.CanCertify, CreatedAt: wire.T(k.KeyCreatedAt), Revoked: k.Revoked}
+	if k.PrimaryKeyID != 0 {
+		j.PrimaryKeyID = &k.PrimaryKeyID
+	} else {
+		if k.Name != "" {
+			name := k.Name
+			j.Name = &name
+		}
+		raw := k.RawKey
+		j.RawKey = &raw
+	}
+	if !k.ExpiresAt.IsZero() {
+		t := wire.T(k.ExpiresAt)
+		j.ExpiresAt = &t
+	}
+	for _, e := range k.Emails {
+		j.Emails = append(j.Emails, gpgEmailJSON{Email: e, Verified: verified(e)})
+	}
+	for _, s := range k.Subkeys {
+		j.Subkeys = append(j.Subkeys, gpgJSON(s, verified))
+	}
+	return j
+}

@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -19,7 +20,8 @@ type Handler struct {
 // Routes is the keys route table. A user's own keys: classic and OAuth
 // tokens need read:public_key, write:public_key (add) or
 // admin:public_key (delete), permission-based user tokens the Git SSH
-// keys permission; anyone lists a user's public keys. Deploy keys need
+// keys permission (GPG keys: the gpg_key scopes, the GPG keys
+// permission); anyone lists a user's public keys. Deploy keys need
 // admin on the repository (classic tokens: repo; permission-based
 // tokens: Administration).
 func (h *Handler) Routes() []httpapi.Route {
@@ -39,6 +41,12 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "DELETE", Pattern: "/user/keys/{key_id}", Handle: h.deleteMine, Auth: self("admin:public_key", "git_ssh_keys:write")},
 		{Method: "GET", Pattern: "/users/{username}/keys", Handle: h.listUser,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/user/gpg_keys", Handle: h.listMyGPG, Auth: self("read:gpg_key", "gpg_keys:read")},
+		{Method: "POST", Pattern: "/user/gpg_keys", Handle: h.createGPG, Auth: self("write:gpg_key", "gpg_keys:write")},
+		{Method: "GET", Pattern: "/user/gpg_keys/{gpg_key_id}", Handle: h.getGPG, Auth: self("read:gpg_key", "gpg_keys:read")},
+		{Method: "DELETE", Pattern: "/user/gpg_keys/{gpg_key_id}", Handle: h.deleteGPG, Auth: self("admin:gpg_key", "gpg_keys:write")},
+		{Method: "GET", Pattern: "/users/{username}/gpg_keys", Handle: h.listUserGPG,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: repo, Handle: h.listDeploy, Auth: deploy("administration:read")},
 		{Method: "POST", Pattern: repo, Handle: h.createDeploy, Auth: deploy("administration:write")},
 		{Method: "GET", Pattern: repo + "/{key_id}", Handle: h.getDeploy, Auth: deploy("administration:read")},
@@ -46,40 +54,59 @@ func (h *Handler) Routes() []httpapi.Route {
 	}
 }
 
-// Register adds the plain-text {web}/{username}.keys address to a mux.
+// Register adds the plain-text {web}/{username}.keys and the armored
+// {web}/{username}.gpg addresses to a mux.
 func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
-	mux.Handle("GET /{userkeys}", http.HandlerFunc(h.keysFile))
+	mux.Handle("GET /{file}", http.HandlerFunc(h.keysFile))
 }
 
-// keysFile answers GET /{username}.keys: the user's public keys, one a
-// line, as authorized_keys takes them; any other name is the JSON 404.
+// keysFile answers GET /{username}.keys (the user's SSH keys, one a
+// line, as authorized_keys takes them) and GET /{username}.gpg (their
+// GPG keys, armored, one after the other); any other name, or a user
+// who is not one, is the JSON 404.
 func (h *Handler) keysFile(w http.ResponseWriter, r *http.Request) {
-	login, ok := strings.CutSuffix(r.PathValue("userkeys"), ".keys")
-	if !ok || login == "" {
+	login, ext := "", ""
+	for _, e := range []string{".keys", ".gpg"} {
+		if l, ok := strings.CutSuffix(r.PathValue("file"), e); ok {
+			login, ext = l, e
+		}
+	}
+	if login == "" {
 		r.Pattern = ""
 		httpapi.WriteError(w, r, apierr.NotFound())
 		return
 	}
 	u, err := accounts.ByLogin(r.Context(), h.Service.DB, login)
-	if err != nil || u.IsOrg() {
-		if err == nil {
-			err = apierr.NotFound()
-		}
-		httpapi.WriteError(w, r, err)
-		return
+	if err == nil && u.IsOrg() {
+		err = apierr.NotFound()
 	}
-	list, err := h.Service.AllUser(r.Context(), u.ID)
+	var text string
+	if err == nil {
+		text, err = h.keysText(r, u.ID, ext)
+	}
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	var b strings.Builder
-	for _, k := range list {
-		b.WriteString(k.Text)
-		b.WriteByte('\n')
-	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte(b.String()))
+	_, _ = io.WriteString(w, text)
+}
+
+// keysText is the text of the user's .keys (ext ".keys") or .gpg file.
+func (h *Handler) keysText(r *http.Request, userID int64, ext string) (string, error) {
+	var b strings.Builder
+	if ext == ".keys" {
+		list, err := h.Service.AllUser(r.Context(), userID)
+		for _, k := range list {
+			b.WriteString(k.Text + "\n")
+		}
+		return b.String(), err
+	}
+	list, err := h.Service.AllGPG(r.Context(), userID)
+	for _, k := range list {
+		b.WriteString(k.RawKey)
+	}
+	return b.String(), err
 }
 
 // newKeyRequest is the body of POST /user/keys and POST .../keys.
