@@ -67,6 +67,10 @@ var documented401 = map[string]bool{
 	"POST /user/gpg_keys":                                          true,
 	"GET /user/gpg_keys/{gpg_key_id}":                              true,
 	"DELETE /user/gpg_keys/{gpg_key_id}":                           true,
+	"GET /user/ssh_signing_keys":                                   true,
+	"POST /user/ssh_signing_keys":                                  true,
+	"GET /user/ssh_signing_keys/{ssh_signing_key_id}":              true,
+	"DELETE /user/ssh_signing_keys/{ssh_signing_key_id}":           true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

@@ -214,6 +214,7 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/keys", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/keys", 404, "Not Found", hidden},
 	{"GET", "/users/{username}/gpg_keys", 404, "Not Found", hidden},
+	{"GET", "/users/{username}/ssh_signing_keys", 404, "Not Found", hidden},
 	{"PUT", "/repos/{owner}/{repo}/topics", 403, "Must have admin rights to Repository.", repoAdmin},
 	{"POST", "/repos/{template_owner}/{template_repo}/generate", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}/protection", 403, "Must have admin rights to Repository.", repoAdmin},

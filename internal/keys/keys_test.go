@@ -243,3 +243,40 @@ func readAll(t *testing.T, resp *http.Response) string {
 	apptest.Must(t, "read", err)
 	return b.String()
 }
+
+// TestSSHSigningKeys adds an SSH key as a signing key (the same key may
+// authenticate too), lists it as anyone, refuses a duplicate signing key
+// and deletes it.
+func TestSSHSigningKeys(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	c := env.Client(env.Token(octo, "admin:ssh_signing_key", "write:public_key"))
+	text, _ := newKey(t, "octo@laptop")
+	_, _, err := c.Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: text})
+	apptest.Must(t, "the key authenticates", err)
+	k, resp, err := c.Users.CreateSSHSigningKey(ctx, github.CreateSSHSigningKeyRequest{Title: github.Ptr("signing"), Key: text})
+	apptest.Must(t, "and signs", err)
+	if resp.StatusCode != http.StatusCreated || k.GetTitle() != "signing" || !strings.HasPrefix(k.GetKey(), "ssh-ed25519 ") {
+		t.Fatalf("created %d %+v", resp.StatusCode, k)
+	}
+	list, _, err := env.Client("").Users.ListSSHSigningKeys(ctx, "octo", nil)
+	apptest.Must(t, "list as anyone", err)
+	if len(list) != 1 || list[0].GetID() != k.GetID() {
+		t.Fatalf("list %+v", list)
+	}
+	_, resp, _ = env.Client(env.Token(bob, "write:ssh_signing_key")).Users.CreateSSHSigningKey(ctx, github.CreateSSHSigningKeyRequest{Key: text})
+	if apptest.ResponseStatus(resp) != http.StatusUnprocessableEntity {
+		t.Fatalf("bob signs with octo's key: %d", apptest.ResponseStatus(resp))
+	}
+	_, resp, _ = env.Client(env.Token(octo, "write:public_key")).Users.ListSSHSigningKeys(ctx, "", nil)
+	if apptest.ResponseStatus(resp) != http.StatusForbidden {
+		t.Fatalf("write:public_key lists signing keys: %d", apptest.ResponseStatus(resp))
+	}
+	_, err = c.Users.DeleteSSHSigningKey(ctx, k.GetID())
+	apptest.Must(t, "delete", err)
+	if _, resp, _ := c.Users.GetSSHSigningKey(ctx, k.GetID()); apptest.ResponseStatus(resp) != http.StatusNotFound {
+		t.Fatalf("deleted: %d", apptest.ResponseStatus(resp))
+	}
+}

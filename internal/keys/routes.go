@@ -20,8 +20,8 @@ type Handler struct {
 // Routes is the keys route table. A user's own keys: classic and OAuth
 // tokens need read:public_key, write:public_key (add) or
 // admin:public_key (delete), permission-based user tokens the Git SSH
-// keys permission (GPG keys: the gpg_key scopes, the GPG keys
-// permission); anyone lists a user's public keys. Deploy keys need
+// keys permission (GPG keys and SSH signing keys: their own scopes and
+// permissions); anyone lists a user's public keys. Deploy keys need
 // admin on the repository (classic tokens: repo; permission-based
 // tokens: Administration).
 func (h *Handler) Routes() []httpapi.Route {
@@ -46,6 +46,14 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/user/gpg_keys/{gpg_key_id}", Handle: h.getGPG, Auth: self("read:gpg_key", "gpg_keys:read")},
 		{Method: "DELETE", Pattern: "/user/gpg_keys/{gpg_key_id}", Handle: h.deleteGPG, Auth: self("admin:gpg_key", "gpg_keys:write")},
 		{Method: "GET", Pattern: "/users/{username}/gpg_keys", Handle: h.listUserGPG,
+			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/user/ssh_signing_keys", Handle: h.listMySigning, Auth: self("read:ssh_signing_key", "ssh_signing_keys:read")},
+		{Method: "POST", Pattern: "/user/ssh_signing_keys", Handle: h.createSigning, Auth: self("write:ssh_signing_key", "ssh_signing_keys:write")},
+		{Method: "GET", Pattern: "/user/ssh_signing_keys/{ssh_signing_key_id}", Handle: h.getSigning,
+			Auth: self("read:ssh_signing_key", "ssh_signing_keys:read")},
+		{Method: "DELETE", Pattern: "/user/ssh_signing_keys/{ssh_signing_key_id}", Handle: h.deleteSigning,
+			Auth: self("admin:ssh_signing_key", "ssh_signing_keys:write")},
+		{Method: "GET", Pattern: "/users/{username}/ssh_signing_keys", Handle: h.listUserSigning,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: repo, Handle: h.listDeploy, Auth: deploy("administration:read")},
 		{Method: "POST", Pattern: repo, Handle: h.createDeploy, Auth: deploy("administration:write")},
