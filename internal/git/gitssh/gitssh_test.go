@@ -59,8 +59,12 @@ func (h keyHandler) Authenticate(_ context.Context, key ssh.PublicKey) (*gitssh.
 }
 
 func (h keyHandler) Run(_ context.Context, _ *gitssh.Identity, cmd gitssh.Command) (int, error) {
-	if cmd.Repo == "missing" {
+	switch cmd.Repo {
+	case "missing":
 		return 0, errors.New("Repository not found.")
+	case "block": // runs until its input ends
+		_, _ = io.Copy(io.Discard, cmd.Stdin)
+		return 0, nil
 	}
 	_, _ = io.WriteString(cmd.Stdout, cmd.Service+" "+cmd.Owner+"/"+cmd.Repo+" "+cmd.Protocol)
 	return 3, nil
@@ -182,4 +186,70 @@ func TestUnauthenticatedConnectionsAreBounded(t *testing.T) {
 	}
 	silent.Close()
 	testwait.Until(t, "a handshake is served again", func() bool { return strings.HasPrefix(banner(), "SSH-2.0-forgeapi") })
+}
+
+// TestSessionsAreBounded runs one session that waits for its input with
+// MaxSessions 1: a second session is refused until the first ends.
+func TestSessionsAreBounded(t *testing.T) {
+	t.Parallel()
+	_, addr, client := start(t, gitssh.Config{MaxSessions: 1})
+	conn, err := ssh.Dial("tcp", addr, client)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	first, err := conn.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, _ := first.StdinPipe()
+	if err := first.Start("git-upload-pack 'a/block'"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := conn.NewSession(); err == nil || !strings.Contains(err.Error(), "too many sessions") {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("a second session: %v", err)
+	}
+	stdin.Close()
+	if err := first.Wait(); err != nil {
+		t.Fatalf("the first session: %v", err)
+	}
+	testwait.For(t, "a session is served again", func() error {
+		s, err := conn.NewSession()
+		if err == nil {
+			s.Close()
+		}
+		return err
+	})
+}
+
+// BenchmarkHandshake measures a new connection's handshake and public
+// key authentication (the server's and the client's work, in one
+// process), and one session's greeting.
+func BenchmarkHandshake(b *testing.B) {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	sshPub, _ := ssh.NewPublicKey(pub)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	srv, err := gitssh.New(gitssh.Config{HostKeyFile: filepath.Join(b.TempDir(), "host_key")}, keyHandler{key: sshPub})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	client := &ssh.ClientConfig{User: "git", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: ssh.FixedHostKey(srv.HostKey())}
+	b.ResetTimer()
+	for range b.N {
+		conn, err := ssh.Dial("tcp", ln.Addr().String(), client)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conn.Close()
+	}
 }
