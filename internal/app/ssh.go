@@ -98,7 +98,7 @@ func (g sshGit) Authenticate(ctx context.Context, key ssh.PublicKey) (*gitssh.Id
 		if err != nil {
 			return nil, err
 		}
-		return &gitssh.Identity{Name: u.Login, Value: githost.StreamCaller{Principal: keyPrincipal(u)}}, nil
+		return &gitssh.Identity{Name: u.Login, Value: sshIdentity{key: k, caller: githost.StreamCaller{Principal: keyPrincipal(u)}}}, nil
 	}
 	repo, err := repos.ByID(ctx, g.db, k.RepoID)
 	if err != nil {
@@ -110,8 +110,14 @@ func (g sshGit) Authenticate(ctx context.Context, key ssh.PublicKey) (*gitssh.Id
 			pusher = u
 		}
 	}
-	return &gitssh.Identity{Name: repo.FullName(), Value: githost.StreamCaller{Principal: keyPrincipal(pusher),
-		DeployRepoID: repo.ID, DeployWrite: !k.ReadOnly}}, nil
+	return &gitssh.Identity{Name: repo.FullName(), Value: sshIdentity{key: k, caller: githost.StreamCaller{
+		Principal: keyPrincipal(pusher), DeployRepoID: repo.ID, DeployWrite: !k.ReadOnly}}}, nil
+}
+
+// sshIdentity is the Identity.Value of sshGit: the key and who it is.
+type sshIdentity struct {
+	key    *keys.Key
+	caller githost.StreamCaller
 }
 
 func keyPrincipal(u *accounts.Account) *auth.Principal {
@@ -121,8 +127,11 @@ func keyPrincipal(u *accounts.Account) *auth.Principal {
 
 // Run serves a git command through githost, as over HTTP.
 func (g sshGit) Run(ctx context.Context, id *gitssh.Identity, cmd gitssh.Command) (int, error) {
-	caller := id.Value.(githost.StreamCaller)
-	status, err := g.git.ServeStream(ctx, caller, cmd.Owner, cmd.Repo, githttp.StreamRequest{
+	who := id.Value.(sshIdentity)
+	if err := g.keys.MarkUsed(ctx, who.key); err != nil { // last_used only: git goes on
+		g.git.Logger.WarnContext(ctx, "git over SSH: note the key's use", "err", err)
+	}
+	status, err := g.git.ServeStream(ctx, who.caller, cmd.Owner, cmd.Repo, githttp.StreamRequest{
 		Service: githttp.Service(cmd.Service), Protocol: cmd.Protocol, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr})
 	var apiErr *apierr.Error
 	switch {

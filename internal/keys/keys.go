@@ -315,10 +315,9 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, repo *repos.Repository
 			"read_only": k.ReadOnly, "deploy_key": true}})
 }
 
-// ByFingerprint returns the key with the SHA256 fingerprint, and notes
-// that it was used now; store.ErrNotFound when no key has it.
+// ByFingerprint returns the key with the SHA256 fingerprint (one
+// query); store.ErrNotFound when no key has it.
 func (s *Service) ByFingerprint(ctx context.Context, fingerprint string) (*Key, error) {
-	now := store.Now()
 	list, err := s.query(ctx, s.DB, `WHERE fingerprint = $1`, fingerprint)
 	if err != nil {
 		return nil, err
@@ -326,12 +325,16 @@ func (s *Service) ByFingerprint(ctx context.Context, fingerprint string) (*Key, 
 	if len(list) == 0 {
 		return nil, store.ErrNotFound
 	}
-	k := list[0]
-	if now.Sub(k.LastUsed) > time.Minute { // one write a minute at most per key
-		if _, err := s.DB.ExecContext(ctx, `UPDATE ssh_keys SET last_used_at = $1 WHERE id = $2`, now, k.ID); err != nil {
-			return nil, err
-		}
-		k.LastUsed = now
+	return list[0], nil
+}
+
+// MarkUsed notes that the key authenticated a git command now (its
+// last_used), at most once a minute.
+func (s *Service) MarkUsed(ctx context.Context, k *Key) error {
+	now := store.Now()
+	if now.Sub(k.LastUsed) < time.Minute {
+		return nil
 	}
-	return k, nil
+	_, err := s.DB.ExecContext(ctx, `UPDATE ssh_keys SET last_used_at = $1 WHERE id = $2`, now, k.ID)
+	return err
 }

@@ -370,6 +370,10 @@ var services = map[string]string{
 	"git-upload-archive": "git-upload-archive", "git upload-archive": "git-upload-archive",
 }
 
+// errNotFound is what a client naming no repository is told, as one
+// naming a missing repository is.
+var errNotFound = errors.New("Repository not found.")
+
 // ParseCommand reads the command line git's ssh transport sends:
 // "git-upload-pack 'owner/repo.git'" (scp-like addresses), with a
 // leading "/" (ssh:// URLs) or "~/", quoted or not. Any other command is
@@ -388,7 +392,7 @@ func ParseCommand(line string) (Command, error) {
 		path = strings.TrimPrefix(strings.TrimPrefix(path, "~"), "/")
 		owner, repo, ok := strings.Cut(strings.TrimSuffix(path, ".git"), "/")
 		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-			return Command{}, fmt.Errorf("Repository not found.")
+			return Command{}, errNotFound
 		}
 		return Command{Service: service, Owner: owner, Repo: repo}, nil
 	}
@@ -401,7 +405,7 @@ func ParseCommand(line string) (Command, error) {
 func unquote(s string) (string, error) {
 	if !strings.HasPrefix(s, "'") {
 		if strings.ContainsAny(s, " '\"\\") {
-			return "", errors.New("Repository not found.")
+			return "", errNotFound
 		}
 		return s, nil
 	}
@@ -413,11 +417,11 @@ func unquote(s string) (string, error) {
 			continue
 		}
 		if s[0] != '\'' {
-			return "", errors.New("Repository not found.")
+			return "", errNotFound
 		}
 		end := strings.IndexByte(s[1:], '\'')
 		if end < 0 {
-			return "", errors.New("Repository not found.")
+			return "", errNotFound
 		}
 		b.WriteString(s[1 : 1+end])
 		s = s[2+end:]
