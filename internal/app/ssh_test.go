@@ -25,6 +25,16 @@ type sshClient struct {
 	host, port string
 }
 
+// needSSH skips a test when the OpenSSH client or ssh-keygen is missing.
+func needSSH(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("git over SSH needs the OpenSSH client's %s: %v", tool, err)
+		}
+	}
+}
+
 // newSSHClient makes an ed25519 key with ssh-keygen for the server at addr.
 func newSSHClient(t *testing.T, addr, knownHosts string) *sshClient {
 	t.Helper()
@@ -78,6 +88,7 @@ func (c *sshClient) shell() (string, error) {
 // keys and other repositories are refused, and the host key survives a
 // restart.
 func TestGitOverSSH(t *testing.T) {
+	needSSH(t)
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithSSH())
 	ctx := apptest.Ctx()
@@ -261,6 +272,7 @@ func TestGitOverSSH(t *testing.T) {
 // references): the push stays applied with its push_log row, and the
 // push recovery records its events once, as for a push over HTTP.
 func TestSSHPushIsRecoveredAsOverHTTP(t *testing.T) {
+	needSSH(t)
 	t.Parallel()
 	rec := &apptest.Recorder{}
 	env := apptest.Start(t, apptest.WithSSH(), apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
