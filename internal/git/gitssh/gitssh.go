@@ -275,6 +275,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	}
 	_ = conn.SetDeadline(time.Time{})
 	defer sconn.Close()
+	go func() { _ = sconn.Wait(); cancel() }() // a connection gone ends its sessions' git at once
 	id := identities[sconn.Permissions.Extensions[fingerprintExt]]
 	go ssh.DiscardRequests(reqs)
 	var sessions sync.WaitGroup
