@@ -1,5 +1,7 @@
 // Package githost serves forgeapi's repositories over git's smart HTTP
-// protocol at {base}/{owner}/{repo}.git: it authenticates the git client
+// protocol at {base}/{owner}/{repo}.git, and over streams (git over SSH:
+// ServeStream, with the same authorisation, checks and recording): it
+// authenticates the git client
 // (HTTP Basic with a password or any token), checks read or write access
 // as the API does, refuses pushes to repositories locked for migration,
 // runs the pre-receive checks other areas register, and records every

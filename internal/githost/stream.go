@@ -2,7 +2,6 @@ package githost
 
 import (
 	"context"
-	"errors"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
@@ -72,9 +71,6 @@ func (h *Handler) ServeStream(ctx context.Context, c StreamCaller, owner, name s
 	return status, err
 }
 
-// ErrBusy is githttp.ErrBusy: every git process slot stayed taken.
-var ErrBusy = githttp.ErrBusy
-
 // authorizeDeployKey returns the deploy key's repository when it is
 // owner/name (a 404 otherwise), refusing a read-only key's push and any
 // push to a repository locked for migration.
@@ -95,10 +91,4 @@ func (h *Handler) authorizeDeployKey(ctx context.Context, c StreamCaller, owner,
 		}
 	}
 	return repo, nil
-}
-
-// IsNotFound reports whether err is ServeStream's 404.
-func IsNotFound(err error) bool {
-	var e *apierr.Error
-	return errors.As(err, &e) && e.Status == 404
 }
