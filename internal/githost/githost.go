@@ -42,6 +42,8 @@ type Push struct {
 	// Intent is the server push's intent (a pull request's merge), zero
 	// for a git push and a plain server push.
 	Intent PushIntent
+	// ByServer marks a server push (the API's changes), not a git push.
+	ByServer bool
 }
 
 // PushCheck may veto a push before any reference moves. An error made by

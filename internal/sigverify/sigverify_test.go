@@ -118,4 +118,24 @@ func TestCommitSignaturesVerified(t *testing.T) {
 			want(t, commit.GetSHA(), tc.reason == "valid", tc.reason)
 		}
 	})
+	apptest.Step(t, "branch protection requires verified signatures", func(t *testing.T) {
+		_, _, err := c.Users.AddEmails(ctx, []string{"committer@example.com"})
+		apptest.Must(t, "add the address again", err)
+		_, _, err = c.Users.CreateSSHSigningKey(ctx, github.CreateSSHSigningKeyRequest{Key: string(pub)})
+		apptest.Must(t, "add the signing key again", err)
+		_, _, err = c.Repositories.UpdateBranchProtection(ctx, "octo", "hello", "main", &github.ProtectionRequest{EnforceAdmins: true})
+		apptest.Must(t, "protect main", err)
+		_, _, err = c.Repositories.RequireSignaturesOnProtectedBranch(ctx, "octo", "hello", "main")
+		apptest.Must(t, "require signatures", err)
+		url := env.GitURL("octo", "hello", "octo", token)
+		apptest.Commit(t, work, "Unsigned", map[string]string{"a.txt": "a\n"})
+		out, err := apptest.TryGit(t, work, "push", url, "HEAD:refs/heads/main")
+		if err == nil || !strings.Contains(out, "GH006") || !strings.Contains(out, "Commits must have verified signatures.") {
+			t.Fatalf("an unsigned commit pushed: %v\n%s", err, out)
+		}
+		apptest.Git(t, work, "-c", "gpg.format=ssh", "-c", "user.signingkey="+key, "commit", "--amend", "-S", "-q", "-m", "Signed")
+		if out, err := apptest.TryGit(t, work, "push", url, "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("a signed commit refused: %v\n%s", err, out)
+		}
+	})
 }
