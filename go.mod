@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	deps.dev/util/maven v0.0.0-20260528042559-b92437de09fd
 	github.com/BurntSushi/toml v1.6.0
+	github.com/ProtonMail/go-crypto v1.1.6
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
 	github.com/chromedp/cdproto v0.159.0
@@ -43,7 +44,6 @@ require (
 	dario.cat/mergo v1.0.1 // indirect
 	deps.dev/util/semver v0.0.0-20260529052642-cf1e78d92744 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/ProtonMail/go-crypto v1.1.6 // indirect
 	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/anchore/go-lzo v0.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

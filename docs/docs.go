@@ -48,6 +48,7 @@ const (
 	Releases           = "releases"
 	Gists              = "gists"
 	Web                = "web"
+	Keys               = "keys"
 )
 
 // Pages returns the names of every page, sorted.

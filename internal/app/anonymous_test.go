@@ -60,6 +60,18 @@ var documented401 = map[string]bool{
 	"POST /app/installations/{installation_id}/access_tokens":      true,
 	"GET /installation/repositories":                               true,
 	"POST /applications/{client_id}/token/scoped":                  true,
+	"GET /user/keys":                                               true,
+	"POST /user/keys":                                              true,
+	"GET /user/keys/{key_id}":                                      true,
+	"DELETE /user/keys/{key_id}":                                   true,
+	"GET /user/gpg_keys":                                           true,
+	"POST /user/gpg_keys":                                          true,
+	"GET /user/gpg_keys/{gpg_key_id}":                              true,
+	"DELETE /user/gpg_keys/{gpg_key_id}":                           true,
+	"GET /user/ssh_signing_keys":                                   true,
+	"POST /user/ssh_signing_keys":                                  true,
+	"GET /user/ssh_signing_keys/{ssh_signing_key_id}":              true,
+	"DELETE /user/ssh_signing_keys/{ssh_signing_key_id}":           true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

@@ -47,6 +47,7 @@ import (
 	"forgeapi/internal/graphql"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/keys"
 	"forgeapi/internal/licenses"
 	markdownapi "forgeapi/internal/markdown/api"
 	"forgeapi/internal/merges"
@@ -90,6 +91,9 @@ type Config struct {
 	// empty serves no metrics. The API port never serves them.
 	MetricsAddr string
 	RateLimit   bool // enforce the rate limits
+	// SSHAddr is the listen address of git over SSH; empty serves none.
+	// The host key is made at first start under DataDir/ssh.
+	SSHAddr string
 	// LoginLimits bound failed password and one-time-password attempts
 	// per account and client address (see auth.LoginLimits; the zero
 	// value is the defaults: 10 per address, 100 per account, an hour).
@@ -298,6 +302,8 @@ type App struct {
 	// Releases holds the releases and their assets; their blob store is
 	// opened by Start, with the migrations'.
 	Releases *releases.Service
+	// Keys holds users' SSH keys and repositories' deploy keys.
+	Keys *keys.Service
 	// Archives serves the repositories' tarballs and zipballs.
 	Archives *archives.Handler
 	// Merges merges branches without a pull request (merges,
@@ -441,6 +447,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
+	a.Keys = &keys.Service{DB: db, Events: a.Events}
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
@@ -482,6 +489,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Gists, (&gists.Handler{Service: a.Gists}).Routes())
+	area(docs.Keys, (&keys.Handler{Service: a.Keys}).Routes())
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
@@ -564,6 +572,8 @@ type Main struct {
 	baseURL     string
 	caFile      string // the local CA of --tls self-signed
 	served      chan error
+	// ssh serves git over SSH on Config.SSHAddr (nil when off).
+	ssh *sshServer
 	// exclusive: no other server runs on the database, so work leased
 	// by an earlier process is left over from its stop or crash.
 	exclusive bool
@@ -653,12 +663,17 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	a.Archives.Register(m.api)
+	(&keys.Handler{Service: a.Keys}).Register(m.api)
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}
 	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
 		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
 	}
+	if err := m.serveSSH(cfg); err != nil {
+		return nil, err
+	}
+	opened.add(m.closeSSH)
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)
@@ -841,6 +856,7 @@ func (m *Main) Close() error {
 		if m.metricsHTTP != nil {
 			err = errors.Join(err, m.metricsHTTP.Shutdown(ctx))
 		}
+		err = errors.Join(err, m.closeSSH())
 		if serveErr := <-m.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 			err = errors.Join(err, serveErr)
 		}

@@ -92,6 +92,9 @@ func WithTLS() Option { return func(c *app.Config) { c.TLS = app.TLSSelfSigned }
 // (Env.Main.MetricsURL()); the API port never serves them.
 func WithMetrics() Option { return func(c *app.Config) { c.MetricsAddr = "127.0.0.1:0" } }
 
+// WithSSH serves git over SSH on a port of its own (Env.Main.SSHAddr()).
+func WithSSH() Option { return func(c *app.Config) { c.SSHAddr = "127.0.0.1:0" } }
+
 // Start starts a server for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()

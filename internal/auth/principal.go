@@ -69,6 +69,7 @@ const (
 	MethodPassword               // HTTP Basic with login and password
 	MethodToken                  // a token, in Authorization or as a Basic password
 	MethodAppJWT                 // an app's JSON web token (routes with Rule.AppJWT only)
+	MethodSSHKey                 // a user's SSH key (git over SSH only)
 )
 
 // Principal is who a request acts as and with what.

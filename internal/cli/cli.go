@@ -209,6 +209,8 @@ func (c *cli) serveCommand() *cobra.Command {
 		"PEM certificates trusted for HTTPS webhook receivers besides the system's (env FORGEAPI_WEBHOOK_CA_FILE)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("FORGEAPI_METRICS_ADDR"),
 		"listen address of the Prometheus metrics (GET /metrics); empty (the default) serves no metrics; the API port never serves them (env FORGEAPI_METRICS_ADDR)")
+	f.StringVar(&cfg.SSHAddr, "ssh-addr", os.Getenv("FORGEAPI_SSH_ADDR"),
+		"listen address of git over SSH (user and deploy keys; host key made under DATA/ssh); empty (the default) serves none (env FORGEAPI_SSH_ADDR)")
 	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")
 	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")

@@ -37,8 +37,7 @@ type commitRequest struct {
 // the repository (422 otherwise). The author is the body's (its date now
 // when it names none) or the caller (name and primary email address);
 // the committer the body's, or the author. A signature is kept as the
-// commit's gpgsig header, unverified (verification reason
-// "unknown_key").
+// commit's gpgsig header, verified as any commit's (sigverify).
 func (h *Handler) createCommit(w http.ResponseWriter, r *http.Request) error {
 	var body commitRequest
 	if err := httpapi.DecodeJSON(r, &body); err != nil {

@@ -1,5 +1,7 @@
 // Package githost serves forgeapi's repositories over git's smart HTTP
-// protocol at {base}/{owner}/{repo}.git: it authenticates the git client
+// protocol at {base}/{owner}/{repo}.git, and over streams (git over SSH:
+// ServeStream, with the same authorisation, checks and recording): it
+// authenticates the git client
 // (HTTP Basic with a password or any token), checks read or write access
 // as the API does, refuses pushes to repositories locked for migration,
 // runs the pre-receive checks other areas register, and records every
@@ -40,6 +42,8 @@ type Push struct {
 	// Intent is the server push's intent (a pull request's merge), zero
 	// for a git push and a plain server push.
 	Intent PushIntent
+	// ByServer marks a server push (the API's changes), not a git push.
+	ByServer bool
 }
 
 // PushCheck may veto a push before any reference moves. An error made by
@@ -160,13 +164,7 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 			return nil, apierr.Unauthorized("Two-factor authentication is on for this account: use a personal access token as the password.")
 		}
 	}
-	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
-	if errors.Is(err, store.ErrNotFound) { // an old name keeps working for git
-		repo, err = repos.Renamed(ctx, h.DB, owner, name)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.NotFound()
-	}
+	repo, err := h.lookup(ctx, owner, name)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +188,19 @@ func (h *Handler) authorize(ctx context.Context, p *auth.Principal, owner, name 
 		return repo, nil
 	}
 	return repo, h.authorizePush(p, repo, role)
+}
+
+// lookup returns the repository owner/name, or the one renamed from it
+// (an old name keeps working for git); a 404 when there is none.
+func (h *Handler) lookup(ctx context.Context, owner, name string) (*repos.Repository, error) {
+	repo, err := repos.ByOwnerAndName(ctx, h.DB, owner, name)
+	if errors.Is(err, store.ErrNotFound) {
+		repo, err = repos.Renamed(ctx, h.DB, owner, name)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.NotFound()
+	}
+	return repo, err
 }
 
 // authorizeClone lets a clone token (a migration's temp_clone_token)
@@ -296,6 +307,7 @@ type pushRecorder struct {
 	key        string   // the push's name in git's reflogs (githttp.Request.PushID)
 	refsBefore []string // commits the references pointed at before the push
 	logID      int64    // the push's push_log row, once pre-receive accepted it
+	ssh        bool     // over SSH rather than HTTP
 }
 
 // done ends the push's request: from now on the Recoverer may take its

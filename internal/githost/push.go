@@ -33,7 +33,7 @@ func (pr *pushRecorder) postReceive(ctx context.Context, updates []githttp.RefUp
 		return err
 	}
 	defer g.Close()
-	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, Key: pr.key, RefsBefore: pr.refsBefore, ViaGit: true}
+	e := &pushLogEntry{ID: pr.logID, RepoID: pr.repoID, PusherID: pr.principal.Account.ID, Key: pr.key, RefsBefore: pr.refsBefore, ViaGit: true, ViaSSH: pr.ssh}
 	return pr.h.recordPush(ctx, g, e, updates)
 }
 
@@ -96,7 +96,11 @@ func (h *Handler) recordPush(ctx context.Context, g *gitread.Repository, e *push
 			return err
 		}
 		if e.ViaGit && repo.Owner.IsOrg() {
-			if err := recordGit(ctx, tx, &auth.Principal{Account: &auth.Account{ID: pusher.ID, Login: pusher.Login}}, repo, "git.push"); err != nil {
+			via := transportHTTP
+			if e.ViaSSH {
+				via = transportSSH
+			}
+			if err := recordGitVia(ctx, tx, &auth.Principal{Account: &auth.Account{ID: pusher.ID, Login: pusher.Login}}, repo, "git.push", via); err != nil {
 				return err
 			}
 		}

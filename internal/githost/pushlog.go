@@ -65,6 +65,8 @@ type pushLogEntry struct {
 	// ViaGit marks a push over git (audit log git.push), not a server
 	// push of the API nor one the Recoverer records.
 	ViaGit bool
+	// ViaSSH marks a push over git over SSH.
+	ViaSSH bool
 	// PushedAt, when set, stamps the push's events instead of the time
 	// they are recorded: the Recoverer sets it to when the push was logged.
 	PushedAt time.Time

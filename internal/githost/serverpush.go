@@ -45,7 +45,7 @@ func (h *Handler) ServerPushWith(ctx context.Context, repo *repos.Repository, pu
 	dir := h.Repos.GitDir(repo.ID)
 	inspect := githttp.NewRepositoryInspector(dir)
 	for _, check := range h.checks {
-		err := check(ctx, &Push{Repo: repo, Pusher: pusher, Updates: updates, Inspect: inspect, Intent: intent})
+		err := check(ctx, &Push{Repo: repo, Pusher: pusher, Updates: updates, Inspect: inspect, Intent: intent, ByServer: true})
 		if refusal, ok := errors.AsType[*githttp.RefusalError](err); ok && refusal.APIMessage != "" {
 			return apierr.New(http.StatusConflict, "%s", refusal.APIMessage)
 		} else if ok {

@@ -33,6 +33,9 @@ func (linearInspector) MergeCommits(context.Context, githttp.RefUpdate) ([]strin
 func (linearInspector) NewBlobs(context.Context, githttp.RefUpdate) ([]githttp.Blob, error) {
 	return nil, nil
 }
+func (linearInspector) NewCommitSignatures(context.Context, githttp.RefUpdate) ([]githttp.CommitSignature, error) {
+	return nil, nil
+}
 
 // BenchmarkCheckPush checks a push to one of 50 protected branches by a
 // writer that every rule lets through (restrictions, bypass of required

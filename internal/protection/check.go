@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/sigverify"
 	"forgeapi/internal/store"
 )
 
@@ -32,6 +33,7 @@ const (
 	reasonDeletion    = "Cannot delete this protected branch"
 	reasonLocked      = "Cannot change this locked branch"
 	reasonLinear      = "This branch must not contain merge commits."
+	reasonSignatures  = "Commits must have verified signatures."
 	reasonRestricted  = "You're not authorized to push to this branch. Visit https://docs.github.com/articles/about-protected-branches/ for more information."
 )
 
@@ -151,6 +153,15 @@ func (s *Service) boundRefusals(ctx context.Context, push *githost.Push, u githt
 	if push.Intent.Kind == MergeIntent {
 		return out, nil
 	}
+	if st.Signatures && !push.ByServer {
+		ok, err := allVerified(ctx, s.DB, push.Inspect, u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			out = append(out, reasonSignatures)
+		}
+	}
 	if st.Reviews != nil {
 		bypass, err := isAmong(ctx, s.DB, st.Reviews.Bypass, push.Pusher)
 		if err != nil {
@@ -236,4 +247,20 @@ func isAmong(ctx context.Context, q store.Q, a *Actors, who *accounts.Account) (
 		}
 	}
 	return false, nil
+}
+
+// allVerified reports whether every commit the update brings has a
+// verified signature.
+func allVerified(ctx context.Context, q store.Q, inspect githttp.Inspector, u githttp.RefUpdate) (bool, error) {
+	commits, err := inspect.NewCommitSignatures(ctx, u)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range commits {
+		res, err := sigverify.Verify(ctx, q, c.Signature, c.Payload, c.CommitterEmail)
+		if err != nil || !res.Verified {
+			return false, err
+		}
+	}
+	return true, nil
 }

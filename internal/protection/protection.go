@@ -47,8 +47,9 @@ type Settings struct {
 	Reviews *Reviews `json:"reviews,omitempty"`
 	// EnforceAdmins applies the protection to administrators too.
 	EnforceAdmins bool `json:"enforce_admins,omitempty"`
-	// Signatures requires signed commits (stored; forgeapi verifies no
-	// signature yet, so it refuses nothing).
+	// Signatures requires the new commits of git pushes to have verified
+	// signatures (sigverify); the server's own commits (merges, the
+	// contents API) are not signed yet and pass.
 	Signatures bool `json:"signatures,omitempty"`
 	// Restrictions, when set, are who may push (organizations only).
 	Restrictions           *Actors `json:"restrictions,omitempty"`

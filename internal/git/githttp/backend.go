@@ -329,24 +329,32 @@ func (c *backendCall) cgiEnv() []string {
 	if p := r.Header.Get("Git-Protocol"); p != "" && gitProtocolValue.MatchString(p) {
 		env = append(env, "GIT_PROTOCOL="+p)
 	}
+	return append(env, c.s.serviceEnv(c.service, c.req, c.hook != nil)...)
+}
+
+// serviceEnv is the part of git's environment that the HTTP and the
+// stream transports share: a push's object checks, size limit and reflog
+// identity (PushID), and the hooks' descriptors when hooked.
+func (s *Server) serviceEnv(service Service, req Request, hooked bool) []string {
+	var env []string
 	var config []string // key, value, ...
-	if c.service == ServiceReceivePack {
+	if service == ServiceReceivePack {
 		config = append(config, receiveFsckConfig...)
 	}
-	if c.service == ServiceReceivePack && c.s.maxPushSize > 0 {
+	if service == ServiceReceivePack && s.maxPushSize > 0 {
 		// index-pack and unpack-objects stop reading a pack past the limit
 		// and die with "pack exceeds maximum allowed size (<limit>)", which
 		// the client shows as a remote: line.
-		config = append(config, "receive.maxInputSize", strconv.FormatInt(c.s.maxPushSize, 10))
+		config = append(config, "receive.maxInputSize", strconv.FormatInt(s.maxPushSize, 10))
 	}
-	if c.req.PushID != "" && pushIDValue.MatchString(c.req.PushID) {
+	if req.PushID != "" && pushIDValue.MatchString(req.PushID) {
 		// Every reference update of the push is written to its reflog with
 		// the push's id as the committer email: push recovery reads it.
-		env = append(env, "GIT_COMMITTER_EMAIL="+c.req.PushID)
+		env = append(env, "GIT_COMMITTER_EMAIL="+req.PushID)
 		config = append(config, "core.logAllRefUpdates", "always")
 	}
 	env = append(env, gitConfigEnv(config)...)
-	if c.hook != nil {
+	if hooked {
 		env = append(env, hookFDsEnv+"=3,4")
 	}
 	return env

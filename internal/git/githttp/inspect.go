@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"forgeapi/internal/git/gitcmd"
@@ -43,6 +44,17 @@ type Inspector interface {
 	// in bytes (`git rev-list --objects NEW --not --all`). It is empty
 	// for a deletion.
 	NewBlobs(ctx context.Context, u RefUpdate) ([]Blob, error)
+	// NewCommitSignatures lists the commits of NewCommits with their
+	// signatures (the gpgsig header, "" for none), the bytes a signature
+	// signs (the commit without that header) and their committers'
+	// email addresses, from one `git cat-file --batch`.
+	NewCommitSignatures(ctx context.Context, u RefUpdate) ([]CommitSignature, error)
+}
+
+// CommitSignature is a commit's signature as NewCommitSignatures reads
+// it.
+type CommitSignature struct {
+	SHA, Signature, Payload, CommitterEmail string
 }
 
 // Blob is a file content a push brings: one path it is found at, and its
@@ -189,6 +201,65 @@ func splitPaths(out []byte) []string {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths)
+}
+
+// NewCommitSignatures implements Inspector.
+func (q *quarantineInspector) NewCommitSignatures(ctx context.Context, u RefUpdate) ([]CommitSignature, error) {
+	commits, err := q.NewCommits(ctx, u)
+	if err != nil || len(commits) == 0 {
+		return nil, err
+	}
+	out, err := q.git.Output(ctx, strings.NewReader(strings.Join(commits, "\n")+"\n"), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	list := make([]CommitSignature, 0, len(commits))
+	for len(out) > 0 {
+		head, rest, ok := bytes.Cut(out, []byte("\n"))
+		fields := strings.Fields(string(head))
+		if !ok || len(fields) != 3 || fields[1] != "commit" {
+			return nil, fmt.Errorf("githttp: inspect %s: cat-file said %q", u.Ref, head)
+		}
+		size, err := strconv.Atoi(fields[2])
+		if err != nil || size+1 > len(rest) {
+			return nil, fmt.Errorf("githttp: inspect %s: cat-file size %q", u.Ref, head)
+		}
+		c := parseCommitSignature(rest[:size])
+		c.SHA = fields[0]
+		list = append(list, c)
+		out = rest[size+1:]
+	}
+	return list, nil
+}
+
+// parseCommitSignature splits a raw commit into its signature (the gpgsig
+// header's value, its lines unindented) and the rest, and reads its
+// committer's email address.
+func parseCommitSignature(raw []byte) CommitSignature {
+	var c CommitSignature
+	header, message, _ := bytes.Cut(raw, []byte("\n\n"))
+	var payload, sig strings.Builder
+	inSig := false
+	for _, line := range strings.Split(string(header), "\n") {
+		switch {
+		case inSig && strings.HasPrefix(line, " "):
+			sig.WriteString(line[1:] + "\n")
+			continue
+		case strings.HasPrefix(line, "gpgsig "):
+			inSig = true
+			sig.WriteString(strings.TrimPrefix(line, "gpgsig ") + "\n")
+			continue
+		case strings.HasPrefix(line, "committer "):
+			if _, rest, ok := strings.Cut(line, "<"); ok {
+				c.CommitterEmail, _, _ = strings.Cut(rest, ">")
+			}
+		}
+		inSig = false
+		payload.WriteString(line + "\n")
+	}
+	c.Signature = sig.String()
+	c.Payload = payload.String() + "\n" + string(message)
+	return c
 }
 
 // NewRepositoryInspector returns an Inspector of the objects already in

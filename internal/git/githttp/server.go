@@ -3,7 +3,9 @@
 // `git http-backend` as a CGI program (see backend.go: request bodies of
 // any length, chunked or gzip-encoded, are streamed to git), and lets the
 // caller check a push before its references move (PreReceive) and record
-// it after they moved (PostReceive).
+// it after they moved (PostReceive). ServeStream runs the same services
+// over a byte stream (git over SSH) with the same hooks, callbacks and
+// limits.
 //
 // Hooks: Init installs pre-receive and post-receive hooks, tiny sh scripts.
 // For each push the Server passes two pipes to http-backend as descriptors
@@ -48,6 +50,10 @@ type Service string
 const (
 	ServiceUploadPack  Service = "git-upload-pack"  // clone and fetch: needs read access
 	ServiceReceivePack Service = "git-receive-pack" // push: needs write access
+	// ServiceUploadArchive is `git archive --remote`: needs read access.
+	// It is served over streams (ServeStream) only, as the platform
+	// serves it over SSH only.
+	ServiceUploadArchive Service = "git-upload-archive"
 )
 
 // ErrUnsupportedRequest means a request is not part of the smart HTTP

@@ -13,6 +13,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/sigverify"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -53,8 +54,8 @@ type CommitDetail struct {
 	Verification Verification `json:"verification"`
 }
 
-// Verification says a commit's or a tag's signature is not verified:
-// forgeapi does not verify signatures yet.
+// Verification is a commit's or a tag's signature and whether it is
+// verified (a tag's never is yet), with the platform's reason.
 type Verification struct {
 	Verified   bool    `json:"verified"`
 	Reason     string  `json:"reason"`
@@ -82,6 +83,10 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 	if err != nil {
 		return Commit{}, err
 	}
+	verification, err := verify(ctx, q, c)
+	if err != nil {
+		return Commit{}, err
+	}
 	j := Commit{
 		SHA: c.SHA, NodeID: CommitNodeID(repo.ID, c.SHA),
 		Commit: CommitDetail{
@@ -90,7 +95,7 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 			Committer:    GitUser{Name: c.CommitterName, Email: c.CommitterEmail, Date: wire.T(c.CommitterDate)},
 			Message:      c.Message,
 			Tree:         SHAURL{SHA: c.TreeSHA, URL: api + "/git/trees/" + c.TreeSHA},
-			Verification: VerificationOf(c.Signature, c.Payload),
+			Verification: verification,
 		},
 		URL: api + "/commits/" + c.SHA, HTMLURL: web + "/commit/" + c.SHA, CommentsURL: api + "/commits/" + c.SHA + "/comments",
 		Author: author, Committer: committer, Parents: []Parent{},
@@ -110,6 +115,18 @@ func VerificationOf(signature, payload string) Verification {
 		return Verification{Reason: "unsigned"}
 	}
 	return Verification{Reason: "unknown_key", Signature: &signature, Payload: &payload}
+}
+
+// verify is the verification of a commit: its signature checked against
+// the keys of its committer's account (sigverify).
+func verify(ctx context.Context, q store.Q, c gitread.Commit) (Verification, error) {
+	v := VerificationOf(c.Signature, c.Payload)
+	if c.Signature == "" {
+		return v, nil
+	}
+	res, err := sigverify.Verify(ctx, q, c.Signature, c.Payload, c.CommitterEmail)
+	v.Verified, v.Reason = res.Verified, res.Reason
+	return v, err
 }
 
 // accountOf is the simple user with the email address, or nil.

@@ -1,0 +1,307 @@
+package app_test
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/app"
+	"forgeapi/internal/apptest"
+)
+
+// sshClient is the system OpenSSH client with one key, against one
+// server: its known_hosts file of its own, the host key accepted the first
+// time and checked after.
+type sshClient struct {
+	t          *testing.T
+	key        string // private key file
+	pub        string // the public key, authorized_keys format
+	knownHosts string
+	host, port string
+}
+
+// needSSH skips a test when the OpenSSH client or ssh-keygen is missing.
+func needSSH(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("git over SSH needs the OpenSSH client's %s: %v", tool, err)
+		}
+	}
+}
+
+// newSSHClient makes an ed25519 key with ssh-keygen for the server at addr.
+func newSSHClient(t *testing.T, addr, knownHosts string) *sshClient {
+	t.Helper()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test@laptop", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	apptest.Must(t, "read the public key", err)
+	host, port, err := net.SplitHostPort(addr)
+	apptest.Must(t, "ssh address", err)
+	return &sshClient{t: t, key: key, pub: strings.TrimSpace(string(pub)), knownHosts: knownHosts, host: host, port: port}
+}
+
+// command is the ssh command line git runs (GIT_SSH_COMMAND).
+func (c *sshClient) command() string {
+	return "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
+		" -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR -p " + c.port
+}
+
+// url is the repository's ssh:// address.
+func (c *sshClient) url(fullName string) string {
+	return "ssh://git@" + c.host + ":" + c.port + "/" + fullName + ".git"
+}
+
+// git runs git in dir over this client's key; it returns the output and
+// error.
+func (c *sshClient) git(dir string, args ...string) (string, error) {
+	home := filepath.Join(os.TempDir(), "forgeapi-test-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main", "-c", "protocol.version=2"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(apptest.GitEnv(home), "GIT_SSH_COMMAND="+c.command())
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// shell runs `ssh -T git@host` and returns its output and error.
+func (c *sshClient) shell() (string, error) {
+	args := append(strings.Fields(c.command())[1:], "-T", "git@"+c.host)
+	out, err := exec.Command("ssh", args...).CombinedOutput()
+	return string(out), err
+}
+
+// TestGitOverSSH clones and pushes with the real OpenSSH client and git
+// over SSH: a user key acts as its user (the greeting of ssh -T names
+// them), a push is recorded and sent to hooks as over HTTP, branch
+// protection refuses a push with the same GH006 message, a read-only
+// deploy key clones and cannot push while a read-write one can, unknown
+// keys and other repositories are refused, and the host key survives a
+// restart.
+func TestGitOverSSH(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH())
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	env.Repo(octo, "hello")
+	env.Repo(bob, "secret", apptest.RepoOpts{Private: true})
+	token := env.Token(octo, "repo", "admin:public_key")
+	c := env.Client(token)
+	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
+	addr := env.Main.SSHAddr()
+	octoSSH := newSSHClient(t, addr, knownHosts)
+	_, _, err := c.Users.CreateKey(ctx, github.CreateUserKeyRequest{Title: github.Ptr("laptop"), Key: octoSSH.pub})
+	apptest.Must(t, "add octo's key", err)
+	work := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+
+	apptest.Step(t, "ssh -T greets the key's user", func(t *testing.T) {
+		out, err := octoSSH.shell()
+		if err == nil || !strings.Contains(out, "Hi octo! You've successfully authenticated, but Service does not provide shell access.") {
+			t.Fatalf("ssh -T: %v\n%s", err, out)
+		}
+		stranger := newSSHClient(t, addr, knownHosts)
+		if out, err := stranger.shell(); err == nil || !strings.Contains(out, "Permission denied") {
+			t.Fatalf("an unknown key: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "pushes and clones over SSH", func(t *testing.T) {
+		if out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		clone := filepath.Join(t.TempDir(), "clone")
+		if out, err := octoSSH.git(".", "clone", "-q", octoSSH.url("octo/hello"), clone); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(clone, "README.md")); err != nil || string(b) != "# hello\n" {
+			t.Fatalf("cloned README: %q %v", b, err)
+		}
+		// scp-like address, as ssh_url is written.
+		scp := filepath.Join(t.TempDir(), "scp")
+		if out, err := octoSSH.git(".", "clone", "-q", "git@"+octoSSH.host+":octo/hello.git", scp); err != nil {
+			t.Fatalf("clone by scp-like address: %v\n%s", err, out)
+		}
+		branch, _, err := c.Repositories.GetBranch(ctx, "octo", "hello", "main", 0)
+		apptest.Must(t, "the pushed branch", err)
+		if branch.GetCommit().GetSHA() == "" {
+			t.Fatalf("branch %+v", branch)
+		}
+		events, _, err := c.Activity.ListRepositoryEvents(ctx, "octo", "hello", nil)
+		apptest.Must(t, "events", err)
+		if len(events) == 0 || events[0].GetType() != "PushEvent" && events[0].GetType() != "CreateEvent" {
+			t.Fatalf("the push made no event: %+v", events)
+		}
+		if out, err := octoSSH.git(".", "ls-remote", octoSSH.url("bob/secret")); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("bob's private repository: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "branch protection refuses a push as over HTTP", func(t *testing.T) {
+		_, _, err := c.Repositories.UpdateBranchProtection(ctx, "octo", "hello", "main", &github.ProtectionRequest{
+			RequiredPullRequestReviews: &github.PullRequestReviewsEnforcementRequest{RequiredApprovingReviewCount: 1},
+			EnforceAdmins:              true,
+		})
+		apptest.Must(t, "protect main", err)
+		apptest.Commit(t, work, "Second", map[string]string{"README.md": "# hello again\n"})
+		out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), "HEAD:refs/heads/main")
+		if err == nil || !strings.Contains(out, "remote: error: GH006: Protected branch update failed for refs/heads/main.") {
+			t.Fatalf("a push to a protected branch: %v\n%s", err, out)
+		}
+		if out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), "HEAD:refs/heads/topic"); err != nil {
+			t.Fatalf("a push to another branch: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "a ruleset refuses a push as over HTTP", func(t *testing.T) {
+		_, _, err := c.Repositories.CreateRuleset(ctx, "octo", "hello", github.RepositoryRuleset{
+			Name: "No deletion of releases", Target: new(github.RulesetTargetBranch), Enforcement: github.RulesetEnforcementActive,
+			Conditions: &github.RepositoryRulesetConditions{
+				RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"release/*"}, Exclude: []string{}}},
+			Rules: &github.RepositoryRulesetRules{Deletion: &github.EmptyRuleParameters{}},
+		})
+		apptest.Must(t, "create the ruleset", err)
+		if out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), "HEAD:refs/heads/release/1.0"); err != nil {
+			t.Fatalf("push release/1.0: %v\n%s", err, out)
+		}
+		out, err := octoSSH.git(work, "push", octoSSH.url("octo/hello"), ":refs/heads/release/1.0")
+		if err == nil || !strings.Contains(out, "No deletion of releases") || !strings.Contains(out, "Cannot delete this branch.") {
+			t.Fatalf("a deletion the ruleset forbids: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "deploy keys: read-only clones, read-write pushes", func(t *testing.T) {
+		ro, rw := newSSHClient(t, addr, knownHosts), newSSHClient(t, addr, knownHosts)
+		_, _, err := c.Repositories.CreateKey(ctx, "octo", "hello", github.CreateDeployKeyRequest{Title: github.Ptr("ci"), Key: ro.pub})
+		apptest.Must(t, "add the read-only deploy key", err)
+		_, _, err = c.Repositories.CreateKey(ctx, "octo", "hello", github.CreateDeployKeyRequest{Title: github.Ptr("release"), Key: rw.pub, ReadOnly: github.Ptr(false)})
+		apptest.Must(t, "add the read-write deploy key", err)
+		if out, err := ro.git(".", "clone", "-q", ro.url("octo/hello"), filepath.Join(t.TempDir(), "ro")); err != nil {
+			t.Fatalf("a read-only deploy key clones: %v\n%s", err, out)
+		}
+		out, err := ro.git(work, "push", ro.url("octo/hello"), "HEAD:refs/heads/ro")
+		if err == nil || !strings.Contains(out, "ERROR: The key you are authenticating with has been marked as read only.") {
+			t.Fatalf("a read-only deploy key pushes: %v\n%s", err, out)
+		}
+		if out, err := rw.git(work, "push", rw.url("octo/hello"), "HEAD:refs/heads/rw"); err != nil {
+			t.Fatalf("a read-write deploy key pushes: %v\n%s", err, out)
+		}
+		if out, err := rw.git(".", "ls-remote", rw.url("bob/secret")); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("a deploy key reaches another repository: %v\n%s", err, out)
+		}
+		if out, err := rw.shell(); !strings.Contains(out, "Hi octo/hello! You've successfully authenticated") {
+			t.Fatalf("a deploy key's greeting: %v\n%s", err, out)
+		}
+		keys, _, err := c.Repositories.ListKeys(ctx, "octo", "hello", nil)
+		apptest.Must(t, "list deploy keys", err)
+		if len(keys) != 2 || keys[0].LastUsed == nil {
+			t.Fatalf("deploy keys after use: %+v", keys)
+		}
+	})
+	apptest.Step(t, "clones and fetches of an organization's repository are in its audit log", func(t *testing.T) {
+		env.Repo(env.Org("acme", octo), "app")
+		if out, err := octoSSH.git(work, "push", octoSSH.url("acme/app"), "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		clone := filepath.Join(t.TempDir(), "app")
+		if out, err := octoSSH.git(".", "clone", "-q", octoSSH.url("acme/app"), clone); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		apptest.Commit(t, work, "Third", map[string]string{"c.txt": "c\n"})
+		if out, err := octoSSH.git(work, "push", octoSSH.url("acme/app"), "HEAD:refs/heads/main"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		if out, err := octoSSH.git(clone, "fetch", "-q", "origin"); err != nil {
+			t.Fatalf("fetch: %v\n%s", err, out)
+		}
+		log, _, err := env.Client(env.Token(octo, "read:audit_log")).Organizations.GetAuditLog(ctx, "acme",
+			&github.GetAuditLogOptions{Phrase: github.Ptr("action:git"), Include: github.Ptr("git")})
+		apptest.Must(t, "audit log", err)
+		ssh := map[string]int{}
+		for _, e := range log {
+			if e.AdditionalFields["transport_protocol_name"] == "ssh" {
+				ssh[e.GetAction()]++
+			}
+		}
+		if ssh["git.clone"] != 1 || ssh["git.fetch"] != 1 || ssh["git.push"] != 2 {
+			t.Fatalf("git events over SSH: %v", ssh)
+		}
+	})
+	apptest.Step(t, "git archive --remote reads as a clone", func(t *testing.T) {
+		out, err := octoSSH.git(work, "archive", "--format=tar", "--remote="+octoSSH.url("octo/hello"), "main", "README.md")
+		if err != nil || !strings.Contains(out, "# hello\n") {
+			t.Fatalf("git archive --remote: %v\n%q", err, out)
+		}
+		if out, err := octoSSH.git(work, "archive", "--remote="+octoSSH.url("bob/secret"), "main"); err == nil || !strings.Contains(out, "Repository not found.") {
+			t.Fatalf("archive of a hidden repository: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "other commands are refused", func(t *testing.T) {
+		args := append(strings.Fields(octoSSH.command())[1:], "git@"+octoSSH.host, "ls", "/")
+		out, err := exec.Command("ssh", args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "only git-upload-pack, git-receive-pack and git-upload-archive are served") {
+			t.Fatalf("ssh ls: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "a restart keeps the host key", func(t *testing.T) {
+		before, err := os.ReadFile(app.SSHHostKeyFile(env.DataDir))
+		apptest.Must(t, "host key", err)
+		env.Stop()
+		cfg := env.Config
+		cfg.SSHAddr = addr // the same port: known_hosts names it
+		again := apptest.StartConfig(t, cfg)
+		after, err := os.ReadFile(app.SSHHostKeyFile(env.DataDir))
+		apptest.Must(t, "host key after", err)
+		if string(before) != string(after) || again.Main.SSHAddr() != addr {
+			t.Fatalf("the host key changed, or the address: %s", again.Main.SSHAddr())
+		}
+		// StrictHostKeyChecking=accept-new refuses a changed key for a known host.
+		if out, err := octoSSH.git(".", "ls-remote", octoSSH.url("octo/hello")); err != nil {
+			t.Fatalf("ls-remote after a restart: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestSSHPushIsRecoveredAsOverHTTP pushes over SSH while the events
+// transaction fails (as if the server died after git moved the
+// references): the push stays applied with its push_log row, and the
+// push recovery records its events once, as for a push over HTTP.
+func TestSSHPushIsRecoveredAsOverHTTP(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	rec := &apptest.Recorder{}
+	env := apptest.Start(t, apptest.WithSSH(), apptest.WithEventSink(rec), apptest.WithImmediatePushRecovery)
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	ssh := newSSHClient(t, env.Main.SSHAddr(), filepath.Join(t.TempDir(), "known_hosts"))
+	_, _, err := env.Client(env.Token(octo, "write:public_key")).Users.CreateKey(apptest.Ctx(), github.CreateUserKeyRequest{Key: ssh.pub})
+	apptest.Must(t, "add the key", err)
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hello\n"})
+	head := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	pushLog := func() int {
+		var n int
+		apptest.Must(t, "count push_log", env.Q().QueryRowContext(apptest.Ctx(), `SELECT COUNT(*) FROM push_log`).Scan(&n))
+		return n
+	}
+
+	rec.Fail(true)
+	out, err := ssh.git(work, "push", ssh.url("octo/hello"), "main")
+	rec.Fail(false)
+	if err != nil || !strings.Contains(out, "the push was accepted but the server failed to record it") {
+		t.Fatalf("push whose recording fails: %v\n%s", err, out)
+	}
+	if n := pushLog(); n != 1 || len(rec.Hook("push")) != 0 {
+		t.Fatalf("%d push_log rows and %d push hooks before recovery, want 1 and 0", n, len(rec.Hook("push")))
+	}
+	if n := env.App.PushRecovery.RunOnce(apptest.Ctx()); n != 1 {
+		t.Fatalf("recovered %d pushes, want 1", n)
+	}
+	if n := pushLog(); n != 0 || len(rec.Hook("push")) != 1 || rec.Hook("push")[0].HookPayload["after"] != head {
+		t.Fatalf("after recovery: %d push_log rows, push hooks %+v", n, rec.Hook("push"))
+	}
+}
