@@ -653,7 +653,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
-		CommitComments: a.CommitComments}
+		CommitComments: a.CommitComments, Files: (&keys.Handler{Service: a.Keys}).ServeFile}
 	repoPages.Register(m.api)
 	a.Git.Web = webChanges{api: m.api, releases: a.Releases, pages: repoPages.RepoPages()}
 	a.Git.Register(m.api)
@@ -663,7 +663,6 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	a.Archives.Register(m.api)
-	(&keys.Handler{Service: a.Keys}).Register(m.api)
 	if local != nil {
 		m.api.Handle("GET "+blob.URLPathPrefix+"{key}", local.Handler())
 	}

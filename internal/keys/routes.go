@@ -62,20 +62,15 @@ func (h *Handler) Routes() []httpapi.Route {
 	}
 }
 
-// Register adds the plain-text {web}/{username}.keys and the armored
-// {web}/{username}.gpg addresses to a mux.
-func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
-	mux.Handle("GET /{file}", http.HandlerFunc(h.keysFile))
-}
-
-// keysFile answers GET /{username}.keys (the user's SSH keys, one a
-// line, as authorized_keys takes them) and GET /{username}.gpg (their
-// GPG keys, armored, one after the other); any other name, or a user
-// who is not one, is the JSON 404.
-func (h *Handler) keysFile(w http.ResponseWriter, r *http.Request) {
+// ServeFile answers the web address {web}/{name} when name is
+// LOGIN.keys (the user's SSH keys, one a line, as authorized_keys takes
+// them) or LOGIN.gpg (their GPG keys, armored, one after the other); any
+// other name, or a login that is not a user's, is the JSON 404. The web
+// layer hands it the single-segment addresses that are not owners' pages.
+func (h *Handler) ServeFile(w http.ResponseWriter, r *http.Request, name string) {
 	login, ext := "", ""
 	for _, e := range []string{".keys", ".gpg"} {
-		if l, ok := strings.CutSuffix(r.PathValue("file"), e); ok {
+		if l, ok := strings.CutSuffix(name, e); ok {
 			login, ext = l, e
 		}
 	}

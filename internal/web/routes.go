@@ -16,7 +16,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	h.pages = parsePages()
 	h.css = stylesheet()
 	mux.Handle("GET "+StylesheetPath, http.HandlerFunc(h.serveStylesheet))
-	mux.Handle("GET /{owner}", h.browser(h.owner))
+	mux.Handle("GET /{owner}", h.ownerOrFile())
 	mux.Handle("GET /search", h.browser(h.search))
 	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
 	// Forms post under the console's prefix: a POST pattern at
@@ -24,6 +24,19 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/reviews", h.Console.Page(h.reviewPull))
+}
+
+// ownerOrFile serves GET /{owner}: a file of Files when the name has a
+// dot (no login has one), else the owner's page.
+func (h *Handler) ownerOrFile() http.Handler {
+	page := h.browser(h.owner)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name := r.PathValue("owner"); h.Files != nil && strings.Contains(name, ".") {
+			h.Files(w, r, name)
+			return
+		}
+		page.ServeHTTP(w, r)
+	})
 }
 
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,

@@ -59,6 +59,10 @@ type Handler struct {
 	Releases *releases.Service
 	// CommitComments shows the comments of a commit on its page.
 	CommitComments *commitcomments.Service
+	// Files serves, for any client, the single-segment addresses that are
+	// files rather than owners' pages (a login has no dot: LOGIN.keys,
+	// LOGIN.gpg); nil leaves them to the owner's page.
+	Files func(w http.ResponseWriter, r *http.Request, name string)
 
 	pages map[string]*template.Template
 	css   []byte
