@@ -10,9 +10,6 @@ import (
 	"forgeapi/internal/store"
 )
 
-// maxSearchResults is how deep a search pages, as the platform's.
-const maxSearchResults = 1000
-
 // userSearchKeys are the qualifiers a user search knows.
 var userSearchKeys = []string{"type", "in", "user", "org", "repos", "followers", "created", "sort"}
 
@@ -24,19 +21,9 @@ var userSearchKeys = []string{"type", "in", "user", "org", "repos", "followers",
 // 1,000, with total_count. Bots are not users here, as on the platform.
 func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
-	text := qv.Get("q")
-	if strings.TrimSpace(text) == "" {
-		return apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
-	}
-	page, err := httpapi.ParsePage(r)
+	text, page, err := httpapi.SearchRequest(r)
 	if err != nil {
 		return err
-	}
-	if page.Offset()+page.Limit() > maxSearchResults {
-		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
 	}
 	order, err := userSearchOrder(qv.Get("sort"), qv.Get("order"))
 	if err != nil {
@@ -65,20 +52,15 @@ func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range list {
 		items[i] = item{ToSimpleUser(base, a), 1}
 	}
-	httpapi.SetLinks(w, r, page, min(total, maxSearchResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
 }
 
 // userSearchOrder is the ORDER BY of sort and order.
 func userSearchOrder(sort, order string) (string, error) {
-	dir := " DESC"
-	switch order {
-	case "", "desc":
-	case "asc":
-		dir = " ASC"
-	default:
-		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	dir, err := search.Direction(order)
+	if err != nil {
+		return "", err
 	}
 	switch sort {
 	case "":
@@ -125,7 +107,7 @@ func userConditions(q search.Query) (*search.Where, error) {
 		case "type":
 			types := map[string]string{"user": TypeUser, "org": TypeOrg}
 			if types[v] == "" {
-				return nil, invalidSearch(ql)
+				return nil, search.InvalidQualifier(ql)
 			}
 			add("type = ?", ql.Negated, types[v])
 		case "user", "org":
@@ -134,21 +116,16 @@ func userConditions(q search.Query) (*search.Where, error) {
 			column := map[string]string{"repos": "COALESCE(c.public_repos, 0)", "followers": "COALESCE(c.followers, 0)"}[ql.Key]
 			cond, vals, ok := search.IntCondition(column, ql.Value)
 			if !ok {
-				return nil, invalidSearch(ql)
+				return nil, search.InvalidQualifier(ql)
 			}
 			add(cond, ql.Negated, vals...)
 		case "created":
 			cond, vals, ok := search.DateCondition("created_at", ql.Value)
 			if !ok {
-				return nil, invalidSearch(ql)
+				return nil, search.InvalidQualifier(ql)
 			}
 			add(cond, ql.Negated, vals...)
 		}
 	}
 	return where, nil
-}
-
-// invalidSearch is the 422 of a qualifier whose value cannot be read.
-func invalidSearch(ql search.Qualifier) error {
-	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
 }

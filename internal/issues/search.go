@@ -15,10 +15,6 @@ import (
 	"forgeapi/internal/store"
 )
 
-// MaxSearchResults is how deep a search pages, as the platform's: the
-// first 1,000 results.
-const MaxSearchResults = 1000
-
 // searchKeys are the qualifiers an issue search knows; others are words.
 var searchKeys = []string{"repo", "org", "user", "is", "type", "state", "author", "assignee", "mentions", "commenter",
 	"involves", "label", "milestone", "no", "head", "base", "in", "created", "updated", "closed", "merged", "comments",
@@ -44,11 +40,8 @@ type Search struct {
 // p; the private repositories p may read are looked up. A query that is
 // empty or too long, or an unknown sort, is a 422.
 func (svc *Service) NewSearch(ctx context.Context, p *auth.Principal, text, sort, order string) (Search, error) {
-	if strings.TrimSpace(text) == "" {
-		return Search{}, apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return Search{}, apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	if err := search.CheckText(text); err != nil {
+		return Search{}, err
 	}
 	s := Search{Query: search.Parse(text).Known(searchKeys...)}
 	var err error
@@ -299,8 +292,8 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if page.Offset()+page.Limit() > MaxSearchResults {
-		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
+	if err := search.CheckDepth(page.Offset(), page.Limit()); err != nil {
+		return err
 	}
 	s.Limit, s.Offset = page.Limit(), page.Offset()
 	list, total, err := h.Service.Search(ctx, s)
@@ -319,7 +312,7 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[i] = searchResultJSON{issueJSON: j, Score: 1}
 	}
-	httpapi.SetLinks(w, r, page, min(total, MaxSearchResults))
+	httpapi.SetLinks(w, r, page, min(total, search.MaxResults))
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": out,
 		"search_type": "lexical"})
 	return nil

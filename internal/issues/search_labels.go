@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
@@ -29,23 +28,13 @@ func (h *Handler) searchLabels(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	text := qv.Get("q")
-	if strings.TrimSpace(text) == "" {
-		return apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	text, page, err := httpapi.SearchRequest(r)
+	if err != nil {
+		return err
 	}
 	order, err := labelSearchOrder(qv.Get("sort"), qv.Get("order"))
 	if err != nil {
 		return err
-	}
-	page, err := httpapi.ParsePage(r)
-	if err != nil {
-		return err
-	}
-	if page.Offset()+page.Limit() > MaxSearchResults {
-		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
 	}
 	where := &search.Where{}
 	where.Add("l.repository_id = ?", false, repo.ID)
@@ -72,8 +61,7 @@ func (h *Handler) searchLabels(w http.ResponseWriter, r *http.Request) error {
 	for i, lb := range list {
 		items[i] = item{toLabelJSON(u, lb), 1}
 	}
-	httpapi.SetLinks(w, r, page, min(total, MaxSearchResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
 }
 
@@ -106,13 +94,9 @@ func (h *Handler) searchedRepository(ctx context.Context, idText string) (*repos
 
 // labelSearchOrder is the ORDER BY of a label search's sort and order.
 func labelSearchOrder(sort, order string) (string, error) {
-	dir := " DESC"
-	switch order {
-	case "", "desc":
-	case "asc":
-		dir = " ASC"
-	default:
-		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	dir, err := search.Direction(order)
+	if err != nil {
+		return "", err
 	}
 	switch sort {
 	case "":

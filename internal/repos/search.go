@@ -12,9 +12,6 @@ import (
 	"forgeapi/internal/store"
 )
 
-// maxSearchResults is how deep a search pages, as the platform's.
-const maxSearchResults = 1000
-
 // searchKeys are the qualifiers a repository search knows; others are
 // words, as on the platform.
 var searchKeys = []string{"in", "user", "org", "repo", "is", "fork", "stars", "forks", "created", "pushed",
@@ -39,19 +36,9 @@ const helpWantedIssues = `(SELECT count(*) FROM issues i JOIN issue_labels il ON
 func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	qv := r.URL.Query()
-	text := qv.Get("q")
-	if strings.TrimSpace(text) == "" {
-		return apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
-	}
-	page, err := httpapi.ParsePage(r)
+	text, page, err := httpapi.SearchRequest(r)
 	if err != nil {
 		return err
-	}
-	if page.Offset()+page.Limit() > maxSearchResults {
-		return apierr.Custom("Search", "q", "Only the first 1000 search results are available")
 	}
 	q := search.Parse(text).Known(searchKeys...)
 	order, err := repoSearchOrder(qv.Get("sort"), qv.Get("order"), q)
@@ -82,8 +69,7 @@ func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	httpapi.SetLinks(w, r, page, min(total, maxSearchResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
 }
 
@@ -160,13 +146,9 @@ func repoSearchOrder(sort, order string, q search.Query) (string, error) {
 	if v := q.Value("sort"); sort == "" && v != "" {
 		sort, order, _ = strings.Cut(v, "-") // sort:stars-asc
 	}
-	dir := " DESC"
-	switch order {
-	case "", "desc":
-	case "asc":
-		dir = " ASC"
-	default:
-		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	dir, err := search.Direction(order)
+	if err != nil {
+		return "", err
 	}
 	switch sort {
 	case "", "best-match":
@@ -252,14 +234,14 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 	case "repo":
 		owner, name, ok := strings.Cut(v, "/")
 		if !ok {
-			return invalidSearch(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add("(lower(a.login) = ? AND lower(r.name) = ?)", ql.Negated, owner, name)
 	case "is":
 		cond := map[string]string{"public": "NOT r.private", "private": "r.private", "template": "r.is_template",
 			"fork": "r.fork_of_id IS NOT NULL"}[v]
 		if cond == "" {
-			return invalidSearch(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add(cond, ql.Negated)
 	case "fork":
@@ -268,7 +250,7 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 			where.Add("r.fork_of_id IS NOT NULL", ql.Negated)
 		case "true":
 		default:
-			return invalidSearch(ql)
+			return search.InvalidQualifier(ql)
 		}
 	case "template":
 		b, err := boolValue(ql)
@@ -293,13 +275,13 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 		column := map[string]string{"stars": "COALESCE(c.stars, 0)", "forks": "COALESCE(c.forks, 0)", "topics": topicCount}[ql.Key]
 		cond, vals, ok := search.IntCondition(column, ql.Value)
 		if !ok {
-			return invalidSearch(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add(cond, ql.Negated, vals...)
 	case "created", "pushed":
 		cond, vals, ok := search.DateCondition("r."+ql.Key+"_at", ql.Value)
 		if !ok {
-			return invalidSearch(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add(cond, ql.Negated, vals...)
 	}
@@ -317,12 +299,7 @@ func boolValue(ql search.Qualifier) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, invalidSearch(ql)
-}
-
-// invalidSearch is the 422 of a qualifier whose value cannot be read.
-func invalidSearch(ql search.Qualifier) error {
-	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
+	return false, search.InvalidQualifier(ql)
 }
 
 func int64sAsAny(ids []int64) []any {

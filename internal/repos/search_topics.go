@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/search"
@@ -39,14 +38,7 @@ type topicJSON struct {
 // and `is:curated` select nothing (no topic is curated here).
 func (h *Handler) searchTopics(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	text := r.URL.Query().Get("q")
-	if strings.TrimSpace(text) == "" {
-		return apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return apierr.Custom("Search", "q", "The search is longer than 256 characters.")
-	}
-	page, err := httpapi.ParsePage(r)
+	text, page, err := httpapi.SearchRequest(r)
 	if err != nil {
 		return err
 	}
@@ -80,9 +72,7 @@ func (h *Handler) searchTopics(w http.ResponseWriter, r *http.Request) error {
 		return store.Normalize(err)
 	}
 	found := matchingTopics(topics, words)
-	httpapi.SetLinks(w, r, page, len(found))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": len(found), "incomplete_results": false,
-		"items": httpapi.Slice(page, found)})
+	httpapi.WriteSearch(w, r, page, len(found), httpapi.Slice(page, found))
 	return nil
 }
 

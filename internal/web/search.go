@@ -7,6 +7,7 @@ import (
 
 	"forgeapi/internal/console"
 	"forgeapi/internal/issues"
+	"forgeapi/internal/search"
 )
 
 // searchPage is a search of issues and pull requests and its results.
@@ -45,7 +46,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, x console.Visit
 	if err != nil {
 		return err
 	}
-	p.Total, p.More = total, p.Page*per < min(total, issues.MaxSearchResults)
+	p.Total, p.More = total, p.Page*per < min(total, search.MaxResults)
 	for _, is := range found {
 		repo, err := h.Issues.RepoOf(ctx, is)
 		if err != nil {
