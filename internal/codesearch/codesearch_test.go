@@ -2,8 +2,12 @@ package codesearch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -287,5 +291,56 @@ func TestIndexerLease(t *testing.T) {
 	apptest.Must(t, "delete the repository", err)
 	if f, cm := count(); f != 0 || cm != 0 {
 		t.Errorf("a deleted repository left %d files and %d commits", f, cm)
+	}
+}
+
+// TestGitHubCLISearchCommits runs `gh search commits` against a server
+// on --tls: gh reads the commits found, with its qualifiers' flags. (The
+// gh of the machine, 2.23, has no `gh search code`.)
+func TestGitHubCLISearchCommits(t *testing.T) {
+	t.Parallel()
+	gh, err := exec.LookPath("gh")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI lacks the gh CLI")
+		}
+		t.Skip("gh is not installed")
+	}
+	env := apptest.Start(t, apptest.WithTLS())
+	octo := env.User("octo", apptest.UserOpts{Email: "author@example.com"})
+	lib := env.Repo(octo, "lib")
+	token := env.Token(octo, "repo", "read:org")
+	work := apptest.WorkTree(t, nil)
+	first := apptest.Commit(t, work, "Add the parser", map[string]string{"a.txt": "a\n"})
+	head := apptest.Commit(t, work, "Fix the parser", map[string]string{"a.txt": "b\n"})
+	apptest.Git(t, work, "-c", "http.sslCAInfo="+env.Main.CAFile(), "push", "-q", env.GitURL("octo", "lib", "octo", token), "HEAD:refs/heads/main")
+	waitIndexed(t, env, lib, head)
+
+	host := strings.TrimPrefix(env.URL, "https://")
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gh, args...)
+		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
+			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
+			"SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.Output()
+		if err != nil {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				out = append(out, exit.Stderr...)
+			}
+			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run("search", "commits", "parser", "--repo", "octo/lib", "--author", "octo", "--sort", "author-date",
+		"--order", "asc", "--json", "sha,commit,repository", "--jq", `.[] | .sha + " " + .commit.message + " " + .repository.fullName`)
+	want := first + " Add the parser octo/lib\n" + head + " Fix the parser octo/lib\n"
+	if out != want {
+		t.Errorf("gh search commits:\n%s\nwant:\n%s", out, want)
+	}
+	if out := run("search", "commits", "parser", "--hash", first[:8], "--json", "sha", "--jq", ".[].sha"); out != first+"\n" {
+		t.Errorf("gh search commits --hash: %q", out)
 	}
 }
