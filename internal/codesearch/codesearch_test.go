@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -342,5 +343,40 @@ func TestGitHubCLISearchCommits(t *testing.T) {
 	}
 	if out := run("search", "commits", "parser", "--hash", first[:8], "--json", "sha", "--jq", ".[].sha"); out != first+"\n" {
 		t.Errorf("gh search commits --hash: %q", out)
+	}
+}
+
+// TestHostileQueries sends odd words and qualifier values to both
+// searches, with and without text matches: none may answer a 5xx.
+func TestHostileQueries(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	lib := env.Repo(octo, "lib")
+	token := env.Token(octo, "repo")
+	work := apptest.WorkTree(t, nil)
+	head := push(t, work, env.GitURL("octo", "lib", "octo", token), "odd \xff message", map[string]string{
+		"a.txt": "é🙂 text\n", "b.txt": "\xff\xfe latin-1\n"})
+	waitIndexed(t, env, lib, head)
+	values := []string{"\x00", "a\x00b", `"`, `a"b`, `""`, "*", "%", "_", `\`, "é", "🙂", "\xff\xfe", "' OR '1'='1",
+		"NEAR(a b)", "a OR b", "^x", "-", "..", "*..*", ">=", "<x", "99999999999999999999", strings.Repeat("é", 300)}
+	client := env.HTTPClient()
+	for _, path := range []string{"/search/code", "/search/commits"} {
+		for _, v := range values {
+			for _, q := range []string{v, "text " + v, `"` + v + `" text`, "text path:" + v, "text repo:" + v,
+				"text filename:" + v, "text size:" + v, "text author-date:" + v, "text hash:" + v, "text parent:" + v,
+				"text language:" + v, "text in:" + v, "text -" + v} {
+				req, err := http.NewRequest("GET", env.URL+path+"?q="+url.QueryEscape(q), nil)
+				apptest.Must(t, "request", err)
+				req.Header.Set("Authorization", "token "+token)
+				req.Header.Set("Accept", "application/vnd.github.text-match+json")
+				resp, err := client.Do(req)
+				apptest.Must(t, "search", err)
+				resp.Body.Close()
+				if resp.StatusCode >= 500 {
+					t.Errorf("%s?q=%q: %d", path, q, resp.StatusCode)
+				}
+			}
+		}
 	}
 }
