@@ -143,6 +143,8 @@ type Config struct {
 	// repositories after enough pushes or time (push threshold, maximum
 	// age, lease, poll interval).
 	GitMaintenance githost.MaintenanceConfig
+	// CodeSearch configures the indexer of code and commit search.
+	CodeSearch codesearch.Config
 	// OrgDeletion configures the worker that deletes organizations in the
 	// background (DELETE /orgs/{org}).
 	OrgDeletion orgs.DeleterConfig
@@ -440,7 +442,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
-	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, codesearch.Config{}, cfg.Logger)
+	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, cfg.CodeSearch, cfg.Logger)
 	a.Events.Subscribe(a.CodeSearch)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/codesearch"
 	"forgeapi/internal/repos"
@@ -237,10 +238,12 @@ func TestSearchCommits(t *testing.T) {
 // TestIndexerLease drives the indexer by hand: a push while another
 // (dead) process holds the repository's lease is not indexed until the
 // lease expired, then it is; a run done again from scratch (as after a
-// crash) writes the same rows.
+// crash) writes the same rows, with files in batches of their own; a
+// deleted repository's rows go with it.
 func TestIndexerLease(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t)
+	// Batches of one file: every file is written in a transaction of its own.
+	env := apptest.Start(t, func(c *app.Config) { c.CodeSearch.BatchBytes = 1 })
 	ctx := apptest.Ctx()
 	octo := env.User("octo")
 	lib := env.Repo(octo, "lib")
@@ -259,7 +262,7 @@ func TestIndexerLease(t *testing.T) {
 	exec(`UPDATE code_search_work SET lease_owner = 'dead', lease_until = $1 WHERE repository_id = $2`,
 		store.Now().Add(time.Hour), lib.ID)
 	head = push(t, work, remote, "second", map[string]string{"b.txt": "bravo\n"})
-	x := codesearch.NewIndexer(env.App.DB, env.App.Repos, codesearch.Config{}, nil)
+	x := codesearch.NewIndexer(env.App.DB, env.App.Repos, codesearch.Config{BatchBytes: 1}, nil)
 	if n := x.RunOnce(ctx); n != 0 {
 		t.Fatalf("indexed %d repositories under another process's lease", n)
 	}
@@ -285,6 +288,16 @@ func TestIndexerLease(t *testing.T) {
 	waitIndexed(t, env, lib, head)
 	if f, cm := count(); f != files || cm != commits || f != 2 || cm != 2 {
 		t.Errorf("after a run from scratch: %d files, %d commits; want %d, %d", f, cm, files, commits)
+	}
+
+	// A run cut short after some batches: the next one, from the same
+	// recorded head, writes the files missing.
+	exec(`DELETE FROM code_files WHERE repository_id = $1 AND path = 'b.txt'`, lib.ID)
+	exec(`UPDATE code_search_work SET requested = indexed + 1 WHERE repository_id = $1`, lib.ID)
+	x.RunOnce(ctx)
+	waitIndexed(t, env, lib, head)
+	if total, _ := codePaths(t, c, "bravo"); total != 1 {
+		t.Errorf("a file missing from the rows of the indexed head is not written again")
 	}
 
 	// A deleted repository takes its rows along.

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"forgeapi/internal/git/gitcmd"
-	"forgeapi/internal/git/gitread"
 )
 
 // MaxFileSize is the largest file indexed, as the platform's code search:
@@ -36,8 +35,8 @@ func (g gitDir) head(ctx context.Context, branch string) (string, error) {
 
 // indexPlan is what an indexing run writes: the commits new on the
 // branch (all of its history when fullHistory: the commits indexed
-// before are replaced), the files added or changed and the paths removed
-// or changed.
+// before are replaced), the files added or changed (their content read
+// as they are written) and the paths removed or changed.
 type indexPlan struct {
 	fullHistory bool
 	commits     []commitRow
@@ -102,32 +101,19 @@ func (g gitDir) plan(ctx context.Context, old, head string, current map[string]s
 	if err != nil {
 		return p, err
 	}
-	return g.planFiles(p, tree, current)
+	return planFiles(p, tree, current), nil
 }
 
-// planFiles reads the blobs of the files of tree that current does not
-// hold at the same SHA, and lists the paths current holds that are gone
-// or changed.
-func (g gitDir) planFiles(p indexPlan, tree []fileRow, current map[string]string) (indexPlan, error) {
-	r, err := gitread.Open(g.dir)
-	if err != nil {
-		return p, err
-	}
-	defer r.Close()
+// planFiles lists the files of tree that current does not hold at the
+// same SHA (their content is read when written), and the paths current
+// holds that are gone or changed.
+func planFiles(p indexPlan, tree []fileRow, current map[string]string) indexPlan {
 	kept := map[string]bool{}
 	for _, f := range tree {
 		if sha, ok := current[f.Path]; ok && sha == f.BlobSHA {
 			kept[f.Path] = true
 			continue
 		}
-		b, err := r.ReadBlob(f.BlobSHA)
-		if err != nil {
-			return p, fmt.Errorf("read %s: %w", f.Path, err)
-		}
-		if !isText(b) {
-			continue
-		}
-		f.Content = string(b)
 		p.added = append(p.added, f)
 	}
 	for pth := range current {
@@ -135,7 +121,7 @@ func (g gitDir) planFiles(p indexPlan, tree []fileRow, current map[string]string
 			p.removed = append(p.removed, pth)
 		}
 	}
-	return p, nil
+	return p
 }
 
 // isText reports whether a file's bytes are text the index keeps: UTF-8

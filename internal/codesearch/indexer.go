@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -19,6 +20,7 @@ import (
 const (
 	DefaultLease        = 10 * time.Minute
 	DefaultPollInterval = time.Minute
+	DefaultBatchBytes   = 16 << 20
 )
 
 // Config configures the Indexer. Zero fields take the defaults.
@@ -31,6 +33,11 @@ type Config struct {
 	// announced (work of other servers, expired leases). Default
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// BatchBytes is how much file content one transaction writes at
+	// most: a large tree is written in several transactions, the last of
+	// which writes the commits, removes what is gone and records the work
+	// done. Default DefaultBatchBytes.
+	BatchBytes int
 }
 
 // Indexer keeps the index of the repositories whose default branch was
@@ -52,6 +59,9 @@ func NewIndexer(db *store.DB, svc *repos.Service, cfg Config, logger *slog.Logge
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = DefaultBatchBytes
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -171,12 +181,13 @@ func (q queue) Run(ctx context.Context, c claimed) error {
 }
 
 // errLeaseLost ends a run whose lease another server took over: its
-// rows are rolled back, the new holder writes its own.
+// transaction is rolled back, the new holder writes its own rows.
 var errLeaseLost = errors.New("codesearch: lease lost")
 
-// index reads the repository's default branch and replaces its rows in
-// one transaction, which also records the work done. A repository gone
-// has no rows left (they were deleted with it).
+// index reads the repository's default branch and brings its rows to
+// it, in batches (Config.BatchBytes). A run cut short leaves the batches
+// it wrote; the next run, from the same recorded head, compares the tree
+// with them and writes the rest. A repository gone has no rows left (they were deleted with it).
 func (x *Indexer) index(ctx context.Context, c claimed) error {
 	repo, err := repos.ByID(ctx, x.db, c.repoID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -194,27 +205,81 @@ func (x *Indexer) index(ctx context.Context, c claimed) error {
 	if err != nil {
 		return err
 	}
-	var plan indexPlan
+	plan := indexPlan{fullHistory: true, removed: pathsOf(current)}
+	var last []fileRow
 	if head != "" {
 		if plan, err = g.plan(ctx, c.head, head, current); err != nil {
 			return err
 		}
-	} else {
-		plan = indexPlan{fullHistory: true, removed: pathsOf(current)}
-	}
-	return x.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := plan.write(ctx, tx, repo.ID); err != nil {
+		if last, err = x.writeBatches(ctx, g, repo.ID, plan.added); err != nil {
 			return err
 		}
-		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE code_search_work
+	}
+	return x.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := x.holdLease(ctx, tx, repo.ID); err != nil {
+			return err
+		}
+		if err := plan.writeFinal(ctx, tx, repo.ID, last); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE code_search_work
 			SET indexed = $1, head_sha = $2, lease_owner = '', lease_until = NULL
-			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner))
+			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner)
 		if err != nil {
 			return fmt.Errorf("record code indexing: %w", store.Normalize(err))
 		}
-		if n == 0 {
-			return errLeaseLost
-		}
 		return nil
 	})
+}
+
+// writeBatches reads the files' content and writes the text files in
+// transactions of about Config.BatchBytes each, but for the last batch, which
+// it returns for the final transaction.
+func (x *Indexer) writeBatches(ctx context.Context, g gitDir, repoID int64, files []fileRow) ([]fileRow, error) {
+	blobs, err := gitread.Open(g.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer blobs.Close()
+	var batch []fileRow
+	size := 0
+	for _, f := range files {
+		b, err := blobs.ReadBlob(f.BlobSHA)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		}
+		if !isText(b) {
+			continue
+		}
+		f.Content, size = string(b), size+len(b)
+		batch = append(batch, f)
+		if size < x.cfg.BatchBytes {
+			continue
+		}
+		err = x.db.Tx(ctx, func(tx *store.Tx) error {
+			if err := x.holdLease(ctx, tx, repoID); err != nil {
+				return err
+			}
+			return writeFiles(ctx, tx, repoID, batch)
+		})
+		if err != nil {
+			return nil, err
+		}
+		batch, size = nil, 0
+	}
+	return batch, nil
+}
+
+// holdLease renews the repository's lease in tx, or fails with
+// errLeaseLost when it is not this process's any more.
+func (x *Indexer) holdLease(ctx context.Context, tx *store.Tx, repoID int64) error {
+	n, err := store.Affected(tx.ExecContext(ctx, `UPDATE code_search_work SET lease_until = $1
+		WHERE repository_id = $2 AND lease_owner = $3`, store.Now().Add(x.cfg.Lease), repoID, x.owner))
+	if err != nil {
+		return fmt.Errorf("renew code indexing lease: %w", store.Normalize(err))
+	}
+	if n == 0 {
+		return errLeaseLost
+	}
+	return nil
 }

@@ -36,10 +36,12 @@ func pathsOf(files map[string]string) []string {
 	return out
 }
 
-// write applies the plan to the repository's rows in tx. Every statement
-// is safe to run again: a run cut short and done again by the next
-// holder of the lease writes the same rows.
-func (p indexPlan) write(ctx context.Context, tx *store.Tx, repoID int64) error {
+// writeFinal applies the plan to the repository's rows in tx, but for
+// the files written in earlier batches: the commits, the paths removed
+// and the last batch of files. Every statement is safe to run again: a
+// run cut short and done again by the next holder of the lease writes
+// the same rows.
+func (p indexPlan) writeFinal(ctx context.Context, tx *store.Tx, repoID int64, files []fileRow) error {
 	if p.fullHistory {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM code_commits WHERE repository_id = $1`, repoID); err != nil {
 			return fmt.Errorf("replace indexed commits: %w", store.Normalize(err))
@@ -61,7 +63,12 @@ func (p indexPlan) write(ctx context.Context, tx *store.Tx, repoID int64) error 
 			return fmt.Errorf("remove indexed file: %w", store.Normalize(err))
 		}
 	}
-	for _, f := range p.added {
+	return writeFiles(ctx, tx, repoID, files)
+}
+
+// writeFiles inserts the files, or updates the rows of their paths.
+func writeFiles(ctx context.Context, tx *store.Tx, repoID int64, files []fileRow) error {
+	for _, f := range files {
 		_, err := tx.ExecContext(ctx, `INSERT INTO code_files (repository_id, path, name, extension, blob_sha, size, content)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (repository_id, path) DO UPDATE
 			SET blob_sha = excluded.blob_sha, size = excluded.size, content = excluded.content`,
