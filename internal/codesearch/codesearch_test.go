@@ -150,6 +150,22 @@ func TestSearchCode(t *testing.T) {
 		t.Errorf("after the second push: %d %v", total, paths)
 	}
 
+	// Another default branch is indexed in its place.
+	dev := apptest.Commit(t, work, "dev", map[string]string{"dev.txt": "delta widget\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "lib", "octo", token), "HEAD:refs/heads/dev")
+	_, _, err = c.Repositories.Edit(apptest.Ctx(), "octo", "lib", &github.Repository{DefaultBranch: github.Ptr("dev")})
+	apptest.Must(t, "change the default branch", err)
+	waitIndexed(t, env, lib, dev)
+	if total, paths := codePaths(t, c, "delta"); total != 1 || paths[0] != "lib/dev.txt" {
+		t.Errorf("after the default branch changed: %d %v", total, paths)
+	}
+	// A repository made private is no longer found by a stranger.
+	_, _, err = c.Repositories.Edit(apptest.Ctx(), "octo", "lib", &github.Repository{Private: github.Ptr(true)})
+	apptest.Must(t, "make the repository private", err)
+	if total, paths := codePaths(t, stranger, "widget"); total != 0 {
+		t.Errorf("a stranger finds %d files of private repositories: %v", total, paths)
+	}
+
 	_, resp, err := c.Search.Code(apptest.Ctx(), "repo:octo/lib", nil)
 	if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("a query without words: %v", err)
