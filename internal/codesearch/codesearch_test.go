@@ -341,7 +341,9 @@ func TestGitHubCLISearchCommits(t *testing.T) {
 	lib := env.Repo(octo, "lib")
 	token := env.Token(octo, "repo", "read:org")
 	work := apptest.WorkTree(t, nil)
-	first := apptest.Commit(t, work, "Add the parser", map[string]string{"a.txt": "a\n"})
+	// Author dates a day apart: the sort by author date has no ties.
+	apptest.Git(t, work, "commit", "-q", "--allow-empty", "--date", "2024-01-01T00:00:00Z", "-m", "Add the parser")
+	first := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
 	head := apptest.Commit(t, work, "Fix the parser", map[string]string{"a.txt": "b\n"})
 	apptest.Git(t, work, "-c", "http.sslCAInfo="+env.Main.CAFile(), "push", "-q", env.GitURL("octo", "lib", "octo", token), "HEAD:refs/heads/main")
 	waitIndexed(t, env, lib, head)
