@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
@@ -203,16 +202,9 @@ func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
 	return nil
 }
 
-// contentMatch is the condition that a file's content holds text, in the
-// dialect's engine: SQLite's trigram index for three characters and
-// more (a quoted FTS5 phrase: the substring), PostgreSQL's trigram
-// index under LIKE.
+// contentMatch is the condition that a file's content holds text.
 func (h *Handler) contentMatch(text string) (string, any) {
-	if h.DB.Dialect != store.Postgres && utf8.RuneCountInString(text) >= 3 {
-		return "f.id IN (SELECT rowid FROM code_files_fts WHERE code_files_fts MATCH ?)",
-			`"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	}
-	return h.like("lower(f.content)"), search.Like(text)
+	return h.textMatch("f.id", "code_files_fts", "f.content", text)
 }
 
 // addCodeQualifier adds one qualifier's condition.

@@ -12,10 +12,10 @@
 // the work done. Text files up to MaxFileSize are indexed; binary and
 // larger ones are left out, as the platform's index leaves them.
 //
-// Each dialect matches words with its own engine: SQLite with FTS5's
-// trigram tokenizer over the file content (substrings of three
-// characters and more), PostgreSQL with pg_trgm GIN indexes under
-// lower(column) LIKE. Visibility is checked when searching: only public
+// Each dialect matches words with its own engine (textMatch): SQLite
+// with FTS5's trigram tokenizer over file content and commit messages
+// (substrings of three characters and more), PostgreSQL with pg_trgm GIN
+// indexes under lower(column) LIKE. Visibility is checked when searching: only public
 // repositories and the private ones the caller reads
 // (repos.ReadablePrivate) are searched or counted.
 package codesearch
@@ -24,6 +24,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
@@ -136,6 +137,20 @@ func (h *Handler) like(column string) string {
 		return column + " LIKE ?"
 	}
 	return column + ` LIKE ? ESCAPE '\'`
+}
+
+// textMatch is the condition that the text column of the rows whose id
+// column is id holds text (case-insensitively), in the dialect's engine:
+// SQLite's trigram index fts (an FTS5 table over that column) for three
+// characters and more, as a quoted FTS5 phrase (the substring);
+// PostgreSQL's trigram index under lower(column) LIKE; LIKE alone for
+// fewer characters.
+func (h *Handler) textMatch(id, fts, column, text string) (string, any) {
+	if h.DB.Dialect != store.Postgres && utf8.RuneCountInString(text) >= 3 {
+		return id + " IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?)",
+			`"` + strings.ReplaceAll(text, `"`, `""`) + `"`
+	}
+	return h.like("lower(" + column + ")"), search.Like(text)
 }
 
 // likeText is the lowercased text escaped for a LIKE pattern (search.Like

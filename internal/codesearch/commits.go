@@ -151,7 +151,8 @@ const accountEmails = `(SELECT lower(e.email) FROM user_emails e JOIN accounts u
 // commitConditions adds the words (in the message) and the qualifiers.
 func (h *Handler) commitConditions(where *search.Where, q search.Query) error {
 	for _, t := range q.Terms {
-		where.Add(h.like("lower(c.message)"), t.Negated, search.Like(t.Text))
+		cond, arg := h.textMatch("c.id", "code_commits_fts", "c.message", t.Text)
+		where.Add(cond, t.Negated, arg)
 	}
 	for _, ql := range q.Qualifiers {
 		if err := h.addCommitQualifier(where, ql); err != nil {

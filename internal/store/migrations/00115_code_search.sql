@@ -33,6 +33,7 @@ CREATE TABLE code_files (
 CREATE UNIQUE INDEX code_files_path ON code_files (repository_id, path);
 
 CREATE TABLE code_commits (
+    id              {{id}},
     repository_id   BIGINT NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
     sha             TEXT NOT NULL,
     tree_sha        TEXT NOT NULL,
@@ -44,9 +45,9 @@ CREATE TABLE code_commits (
     committer_name  TEXT NOT NULL,
     committer_email TEXT NOT NULL,
     committer_date  {{time}} NOT NULL,
-    message         TEXT NOT NULL,
-    PRIMARY KEY (repository_id, sha)
+    message         TEXT NOT NULL
 );
+CREATE UNIQUE INDEX code_commits_sha ON code_commits (repository_id, sha);
 CREATE INDEX code_commits_committer_date ON code_commits (committer_date);
 CREATE INDEX code_commits_author_email ON code_commits (lower(author_email));
 
