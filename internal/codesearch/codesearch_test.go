@@ -203,6 +203,29 @@ func TestSearchCommits(t *testing.T) {
 	privHead := push(t, privWork, env.GitURL("octo", "secret", "octo", token), "Secret parser work", map[string]string{"s": "s\n"})
 	waitIndexed(t, env, secret, privHead)
 
+	// A fork is not indexed, pushed to or not.
+	_, _, err := env.Client(env.Token(eve, "repo")).Repositories.CreateFork(apptest.Ctx(), "octo", "lib", nil)
+	if _, ok := err.(*github.AcceptedError); err != nil && !ok {
+		t.Fatalf("fork: %v", err)
+	}
+	fork, _, err := stranger.Repositories.Get(apptest.Ctx(), "eve", "lib")
+	apptest.Must(t, "get the fork", err)
+	forkWork := apptest.WorkTree(t, nil)
+	apptest.Commit(t, forkWork, "Fork parser work", map[string]string{"f": "f\n"})
+	apptest.Git(t, forkWork, "push", "-q", "-f", env.GitURL("eve", "lib", "eve", env.Token(eve, "repo")), "HEAD:refs/heads/main")
+	// The push's events are emitted in the transaction that would request
+	// the indexing: once its PushEvent shows, the request would be there.
+	testwait.Until(t, "the fork's PushEvent", func() bool {
+		evs, _, err := stranger.Activity.ListRepositoryEvents(apptest.Ctx(), "eve", "lib", nil)
+		return err == nil && len(evs) > 0 && slices.ContainsFunc(evs, func(e *github.Event) bool { return e.GetType() == "PushEvent" })
+	})
+	var forkRows int
+	apptest.Must(t, "count the fork's work", env.App.DB.QueryRowContext(apptest.Ctx(),
+		`SELECT count(*) FROM code_search_work WHERE repository_id = $1`, fork.GetID()).Scan(&forkRows))
+	if forkRows != 0 {
+		t.Errorf("a push to a fork asked for its indexing")
+	}
+
 	messages := func(t *testing.T, c *github.Client, q string, opts *github.SearchOptions) (int, []string) {
 		t.Helper()
 		res, _, err := c.Search.Commits(apptest.Ctx(), q, opts)

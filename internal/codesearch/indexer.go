@@ -92,9 +92,10 @@ func (x *Indexer) RequestAfterCommit(ctx context.Context, tx *store.Tx, repoID i
 
 // HandleEvent requests indexing for a push of a repository's default
 // branch (git's, or the server's own pushes) and for a change of the
-// default branch; it ignores the other events.
+// default branch; it ignores the other events, and forks (the
+// platform's code search leaves them out).
 func (x *Indexer) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
-	if e.Repo == nil {
+	if e.Repo == nil || e.Repo.ForkOfID != 0 {
 		return nil
 	}
 	switch e.HookEvent {
