@@ -434,3 +434,39 @@ func TestHostileQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchCommitsOfALongPush indexes every commit of a push of 25, not
+// only the 20 a push payload lists, and pages through them.
+func TestSearchCommitsOfALongPush(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	lib := env.Repo(octo, "lib")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	work := apptest.WorkTree(t, nil)
+	for i := range 24 {
+		apptest.Git(t, work, "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("Step %d of the plan", i))
+	}
+	head := push(t, work, env.GitURL("octo", "lib", "octo", token), "Step 24 of the plan", nil)
+	waitIndexed(t, env, lib, head)
+	seen := map[string]bool{}
+	opts := &github.SearchOptions{ListOptions: github.ListOptions{PerPage: 10}}
+	for {
+		res, resp, err := c.Search.Commits(apptest.Ctx(), "plan repo:octo/lib", opts)
+		apptest.Must(t, "search commits", err)
+		if res.GetTotal() != 25 {
+			t.Fatalf("total_count %d, want 25", res.GetTotal())
+		}
+		for _, r := range res.Commits {
+			seen[r.GetCommit().GetMessage()] = true
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if len(seen) != 25 {
+		t.Errorf("paged through %d distinct commits, want 25", len(seen))
+	}
+}
