@@ -470,3 +470,25 @@ func TestSearchCommitsOfALongPush(t *testing.T) {
 		t.Errorf("paged through %d distinct commits, want 25", len(seen))
 	}
 }
+
+// TestAutoInitRepositoryIsIndexed finds the files and the commit of a
+// repository created with auto_init: its creation asks for the index,
+// as a push does.
+func TestAutoInitRepositoryIsIndexed(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	c := env.Client(env.Token(octo, "repo"))
+	repo, _, err := c.Repositories.Create(apptest.Ctx(), "", &github.Repository{Name: github.Ptr("fresh"),
+		AutoInit: github.Ptr(true), LicenseTemplate: github.Ptr("mit")})
+	apptest.Must(t, "create", err)
+	testwait.Until(t, "the auto_init files indexed", func() bool {
+		total, paths := codePaths(t, c, "permission repo:octo/fresh")
+		return total == 1 && paths[0] == "fresh/LICENSE"
+	})
+	res, _, err := c.Search.Commits(apptest.Ctx(), "initial repo:octo/fresh", nil)
+	apptest.Must(t, "search commits", err)
+	if res.GetTotal() != 1 || res.Commits[0].GetRepository().GetID() != repo.GetID() {
+		t.Errorf("the initial commit: %+v", res)
+	}
+}
