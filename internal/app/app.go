@@ -30,6 +30,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
+	"forgeapi/internal/codesearch"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
@@ -148,6 +149,8 @@ type Config struct {
 	// repositories after enough pushes or time (push threshold, maximum
 	// age, lease, poll interval).
 	GitMaintenance githost.MaintenanceConfig
+	// CodeSearch configures the indexer of code and commit search.
+	CodeSearch codesearch.Config
 	// OrgDeletion configures the worker that deletes organizations in the
 	// background (DELETE /orgs/{org}).
 	OrgDeletion orgs.DeleterConfig
@@ -306,6 +309,9 @@ type App struct {
 	Keys *keys.Service
 	// Archives serves the repositories' tarballs and zipballs.
 	Archives *archives.Handler
+	// CodeSearch indexes the default branches' files and commits after
+	// pushes; Start runs it in the background.
+	CodeSearch *codesearch.Indexer
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -357,6 +363,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Filled: func(ctx context.Context, tx *store.Tx, r *repos.Repository, gitDir string) error {
 			if r.ForkOfID != 0 {
 				return nil // AfterFork copied the source's license
+			}
+			if err := a.CodeSearch.RequestAfterCommit(ctx, tx, r.ID); err != nil {
+				return err
 			}
 			return licenses.DetectAt(ctx, tx, r.ID, gitDir, "HEAD")
 		}}
@@ -449,6 +458,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Releases = newReleases(a, serverKey)
 	a.Keys = &keys.Service{DB: db, Events: a.Events}
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
+	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, cfg.CodeSearch, cfg.Logger)
+	a.Events.Subscribe(a.CodeSearch)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
@@ -493,6 +504,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
+	area(docs.GitHosting, (&codesearch.Handler{DB: a.DB, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
 	area(docs.Reactions, a.reactions().Routes())
@@ -761,6 +773,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.PushRecovery,
 		m.App.Orgs.Deleter,
 		m.App.Pulls.Checker,
+		m.App.CodeSearch,
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -789,6 +802,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"gist maintenance runs", m.App.GistMaintenance.ReleaseLeases},
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
+		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {

@@ -1,0 +1,249 @@
+package codesearch
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/search"
+	"forgeapi/internal/store"
+)
+
+// codeKeys are the qualifiers a code search knows; others are words.
+var codeKeys = []string{"repo", "user", "org", "path", "filename", "extension", "language", "in", "size"}
+
+// languages are the extensions of the languages language: selects.
+var languages = map[string][]string{
+	"go": {"go"}, "javascript": {"js", "mjs", "cjs", "jsx"}, "typescript": {"ts", "tsx"}, "python": {"py"},
+	"ruby": {"rb"}, "java": {"java"}, "c": {"c", "h"}, "c++": {"cc", "cpp", "cxx", "hpp", "hh"}, "cpp": {"cc", "cpp", "cxx", "hpp", "hh"},
+	"c#": {"cs"}, "csharp": {"cs"}, "rust": {"rs"}, "shell": {"sh", "bash"}, "markdown": {"md", "markdown"},
+	"html": {"html", "htm"}, "css": {"css"}, "json": {"json"}, "yaml": {"yml", "yaml"}, "php": {"php"},
+	"swift": {"swift"}, "kotlin": {"kt", "kts"}, "scala": {"scala"}, "sql": {"sql"}, "toml": {"toml"},
+}
+
+// codeHit is a file found.
+type codeHit struct {
+	repoID                int64
+	path, name, sha, head string
+	size                  int64
+	content               string
+}
+
+// codeItem is the platform's code-search-result-item.
+type codeItem struct {
+	Name        string        `json:"name"`
+	Path        string        `json:"path"`
+	SHA         string        `json:"sha"`
+	URL         string        `json:"url"`
+	GitURL      string        `json:"git_url"`
+	HTMLURL     string        `json:"html_url"`
+	Repository  *repos.JSON   `json:"repository"`
+	Score       float64       `json:"score"`
+	FileSize    int64         `json:"file_size"`
+	TextMatches []textMatches `json:"text_matches,omitempty"`
+}
+
+// searchCode answers GET /search/code: the files of the default branches
+// of the repositories the caller sees whose content (or path, with
+// in:path) holds every word and phrase; qualifiers repo:, user:, org:,
+// path: (a directory), filename:, extension:, language: (by extension),
+// in:file,path and size:. A query without words is a 422. sort=indexed
+// orders by indexing time; best match otherwise (by repository and path).
+func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	req, err := h.readRequest(r, codeKeys)
+	if err != nil {
+		return err
+	}
+	if !hasWords(req.query) {
+		return apierr.Custom("Search", "q", "The search must contain at least one word to look for in the code.")
+	}
+	order, err := codeOrder(r.URL.Query().Get("sort"), r.URL.Query().Get("order"))
+	if err != nil {
+		return err
+	}
+	where := visibleTo(req.readable)
+	if err := h.codeConditions(where, req.query); err != nil {
+		return err
+	}
+	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
+		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
+	var total int
+	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
+		return store.Normalize(err)
+	}
+	matches := wantsTextMatches(r)
+	content := "''"
+	if matches {
+		content = "f.content"
+	}
+	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
+		content+from+where.String()+` ORDER BY `+order+` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1),
+		append(where.Args, req.page.Limit(), req.page.Offset())...)
+	if err != nil {
+		return store.Normalize(err)
+	}
+	var hits []codeHit
+	for rows.Next() {
+		var c codeHit
+		if err := rows.Scan(&c.repoID, &c.path, &c.name, &c.sha, &c.head, &c.size, &c.content); err != nil {
+			rows.Close()
+			return err
+		}
+		hits = append(hits, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	renderer := h.repoJSONs(ctx)
+	items := make([]codeItem, 0, len(hits))
+	for _, c := range hits {
+		e, err := renderer.get(ctx, c.repoID)
+		if err != nil {
+			return err
+		}
+		item := codeItemOf(renderer.base, e, c)
+		if matches {
+			item.TextMatches = codeTextMatches(item.URL, req.query, c)
+		}
+		items = append(items, item)
+	}
+	httpapi.SetLinks(w, r, req.page, min(total, maxSearchResults))
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	return nil
+}
+
+// codeItemOf renders a file found in the repository e.
+func codeItemOf(base string, e *repoEntry, c codeHit) codeItem {
+	full := e.repo.FullName()
+	escaped := escapePath(c.path)
+	return codeItem{
+		Name: c.name, Path: c.path, SHA: c.sha,
+		URL:        base + "/repos/" + full + "/contents/" + escaped + "?ref=" + c.head,
+		GitURL:     base + "/repos/" + full + "/git/blobs/" + c.sha,
+		HTMLURL:    httpapi.WebBase(base) + "/" + full + "/blob/" + c.head + "/" + escaped,
+		Repository: e.json, Score: 1, FileSize: c.size,
+	}
+}
+
+// escapePath escapes each element of a file's path for a URL.
+func escapePath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// hasWords reports whether q has a word or phrase that is not negated.
+func hasWords(q search.Query) bool {
+	for _, t := range q.Terms {
+		if !t.Negated && strings.TrimSpace(t.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// codeOrder is the ORDER BY of sort and order.
+func codeOrder(sort, order string) (string, error) {
+	dir := " DESC"
+	switch order {
+	case "", "desc":
+	case "asc":
+		dir = " ASC"
+	default:
+		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	}
+	switch sort {
+	case "", "best-match":
+		return "f.repository_id ASC, f.path ASC", nil
+	case "indexed":
+		return "f.id" + dir, nil
+	}
+	return "", apierr.Invalid("Search", "sort", apierr.CodeInvalid)
+}
+
+// codeConditions adds the words (in the content, the path or both, as
+// in: says) and the qualifiers.
+func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
+	inFile, inPath := true, true
+	if v := q.Value("in"); v != "" {
+		inFile, inPath = false, false
+		for _, f := range strings.Split(strings.ToLower(v), ",") {
+			inFile = inFile || f == "file"
+			inPath = inPath || f == "path"
+		}
+		if !inFile && !inPath {
+			return invalidQualifier(search.Qualifier{Key: "in", Value: v})
+		}
+	}
+	for _, t := range q.Terms {
+		var parts []string
+		var args []any
+		if inFile {
+			cond, arg := h.contentMatch(t.Text)
+			parts, args = append(parts, cond), append(args, arg)
+		}
+		if inPath {
+			parts, args = append(parts, h.like("lower(f.path)")), append(args, search.Like(t.Text))
+		}
+		where.Add("("+strings.Join(parts, " OR ")+")", t.Negated, args...)
+	}
+	for _, ql := range q.Qualifiers {
+		if err := h.addCodeQualifier(where, ql); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentMatch is the condition that a file's content holds text.
+func (h *Handler) contentMatch(text string) (string, any) {
+	return h.textMatch("f.id", "code_files_fts", "f.content", text)
+}
+
+// addCodeQualifier adds one qualifier's condition.
+func (h *Handler) addCodeQualifier(where *search.Where, ql search.Qualifier) error {
+	if ok, err := addRepoQualifier(where, ql); ok || err != nil {
+		return err
+	}
+	v := strings.ToLower(ql.Value)
+	switch ql.Key {
+	case "path":
+		dir := strings.Trim(v, "/")
+		if dir == "" {
+			where.Add("f.path NOT LIKE '%/%'", ql.Negated)
+			return nil
+		}
+		// the directory anywhere in the path, or the file itself
+		where.Add("("+h.like("('/' || lower(f.path))")+" OR "+h.like("('/' || lower(f.path))")+")", ql.Negated,
+			"%/"+likeText(dir)+"/%", "%/"+likeText(dir))
+	case "filename":
+		where.Add("(lower(f.name) = ? OR "+h.like("lower(f.name)")+")", ql.Negated, v, likeText(v)+".%")
+	case "extension":
+		where.Add("f.extension = ?", ql.Negated, strings.TrimPrefix(v, "."))
+	case "language":
+		exts := languages[v]
+		if len(exts) == 0 {
+			where.Add("1 = 0", ql.Negated)
+			return nil
+		}
+		args := make([]any, len(exts))
+		for i, e := range exts {
+			args[i] = e
+		}
+		where.Add("f.extension IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(exts)), ", ")+")", ql.Negated, args...)
+	case "size":
+		cond, args, ok := search.IntCondition("f.size", ql.Value)
+		if !ok {
+			return invalidQualifier(ql)
+		}
+		where.Add(cond, ql.Negated, args...)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+// Package codesearch is the search of what git holds: GET /search/code
+// over the files of repositories' default branches and GET
+// /search/commits over the commits of those branches.
+//
+// The index lives in the database (code_files, code_commits) and is kept
+// by the Indexer: a push of a repository's default branch (or a change
+// of the default branch) requests the repository's indexing in the
+// push's transaction (code_search_work), and the Indexer, a leased
+// worker (internal/worker), reads the new head and writes the commits
+// new on the branch and the files of its tree that changed, replacing
+// the repository's previous rows, in one transaction that also records
+// the work done. Text files up to MaxFileSize are indexed; binary and
+// larger ones are left out, as the platform's index leaves them.
+//
+// Each dialect matches words with its own engine (textMatch): SQLite
+// with FTS5's trigram tokenizer over file content and commit messages
+// (substrings of three characters and more), PostgreSQL with pg_trgm GIN
+// indexes under lower(column) LIKE. Visibility is checked when searching: only public
+// repositories and the private ones the caller reads
+// (repos.ReadablePrivate) are searched or counted.
+package codesearch
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"forgeapi/internal/access"
+	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/search"
+	"forgeapi/internal/store"
+)
+
+// maxSearchResults is how deep a search pages, as the platform's.
+const maxSearchResults = 1000
+
+// Handler serves the code and commit searches.
+type Handler struct {
+	DB    *store.DB
+	Repos *repos.Service
+}
+
+// Routes is the code search's route table: anyone may search, and sees
+// the public repositories and the private ones they read.
+func (h *Handler) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: "GET", Pattern: "/search/code", Handle: h.searchCode, Rate: httpapi.Search,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
+		{Method: "GET", Pattern: "/search/commits", Handle: h.searchCommits, Rate: httpapi.Search,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
+	}
+}
+
+// request is a search request read: the query with the qualifiers of
+// keys, the page, and the private repositories the caller reads.
+type request struct {
+	query    search.Query
+	page     httpapi.Page
+	readable []int64
+}
+
+// readRequest reads q and the page; an empty or too long query, or a
+// page past the first 1,000 results, is a 422.
+func (h *Handler) readRequest(r *http.Request, keys []string) (request, error) {
+	ctx := r.Context()
+	text := r.URL.Query().Get("q")
+	if strings.TrimSpace(text) == "" {
+		return request{}, apierr.Invalid("Search", "q", apierr.CodeMissing)
+	}
+	if len([]rune(text)) > search.MaxLength {
+		return request{}, apierr.Custom("Search", "q", "The search is longer than 256 characters.")
+	}
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return request{}, err
+	}
+	if page.Offset()+page.Limit() > maxSearchResults {
+		return request{}, apierr.Custom("Search", "q", "Only the first 1000 search results are available")
+	}
+	readable, err := repos.ReadablePrivate(ctx, h.DB, auth.PrincipalFrom(ctx), access.ListedRepoRole)
+	if err != nil {
+		return request{}, err
+	}
+	return request{query: search.Parse(text).Known(keys...), page: page, readable: readable}, nil
+}
+
+// visibleTo starts a WHERE clause with the repositories (r) the caller
+// sees: the public ones and the private ones in readable.
+func visibleTo(readable []int64) *search.Where {
+	where := &search.Where{}
+	if len(readable) == 0 {
+		where.Add("r.private = FALSE", false)
+		return where
+	}
+	ids := make([]any, len(readable))
+	for i, id := range readable {
+		ids[i] = id
+	}
+	where.Add("(r.private = FALSE OR r.id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+"))", false, ids...)
+	return where
+}
+
+// addRepoQualifier adds the condition of a repo:, user: or org:
+// qualifier on the repository (r) and its owner (a); it reports whether
+// ql was one of them.
+func addRepoQualifier(where *search.Where, ql search.Qualifier) (bool, error) {
+	v := strings.ToLower(ql.Value)
+	switch ql.Key {
+	case "user", "org":
+		where.Add("lower(a.login) = ?", ql.Negated, v)
+	case "repo":
+		owner, name, ok := strings.Cut(v, "/")
+		if !ok {
+			return true, invalidQualifier(ql)
+		}
+		where.Add("(lower(a.login) = ? AND lower(r.name) = ?)", ql.Negated, owner, name)
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// invalidQualifier is the 422 of a qualifier whose value cannot be read.
+func invalidQualifier(ql search.Qualifier) error {
+	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
+}
+
+// like is the dialect's LIKE of a pattern made by search.Like or
+// likeText (backslash escapes): PostgreSQL's LIKE escapes with a
+// backslash already, and its trigram indexes serve the plain form.
+func (h *Handler) like(column string) string {
+	if h.DB.Dialect == store.Postgres {
+		return column + " LIKE ?"
+	}
+	return column + ` LIKE ? ESCAPE '\'`
+}
+
+// textMatch is the condition that the text column of the rows whose id
+// column is id holds text (case-insensitively), in the dialect's engine:
+// SQLite's trigram index fts (an FTS5 table over that column) for three
+// characters and more, as a quoted FTS5 phrase (the substring);
+// PostgreSQL's trigram index under lower(column) LIKE; LIKE alone for
+// fewer characters.
+func (h *Handler) textMatch(id, fts, column, text string) (string, any) {
+	if h.DB.Dialect != store.Postgres && utf8.RuneCountInString(text) >= 3 {
+		return id + " IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?)",
+			`"` + strings.ReplaceAll(text, `"`, `""`) + `"`
+	}
+	return h.like("lower(" + column + ")"), search.Like(text)
+}
+
+// likeText is the lowercased text escaped for a LIKE pattern (search.Like
+// without its wildcards).
+func likeText(text string) string {
+	s := search.Like(text)
+	return s[1 : len(s)-1]
+}
+
+// repoJSONs renders the repositories of a page of results once each.
+type repoJSONs struct {
+	h     *Handler
+	p     *auth.Principal
+	base  string
+	cache map[int64]*repoEntry
+}
+
+// repoEntry is a repository and its JSON for the caller.
+type repoEntry struct {
+	repo *repos.Repository
+	json *repos.JSON
+}
+
+func (h *Handler) repoJSONs(ctx context.Context) *repoJSONs {
+	return &repoJSONs{h: h, p: auth.PrincipalFrom(ctx), base: httpapi.BaseURL(ctx), cache: map[int64]*repoEntry{}}
+}
+
+// get is the repository of id and its JSON.
+func (c *repoJSONs) get(ctx context.Context, id int64) (*repoEntry, error) {
+	if e, ok := c.cache[id]; ok {
+		return e, nil
+	}
+	repo, err := repos.ByID(ctx, c.h.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	role, err := access.ListedRepoRole(ctx, c.h.DB, c.p, repo)
+	if err != nil {
+		return nil, err
+	}
+	if c.p.Anonymous() {
+		role = auth.RoleNone
+	}
+	st, err := c.h.Repos.Stats(ctx, repo.ID)
+	if err != nil {
+		return nil, err
+	}
+	j := repos.ToJSON(c.base, repo, st, role)
+	e := &repoEntry{repo: repo, json: &j}
+	c.cache[id] = e
+	return e, nil
+}
+
+// wantsTextMatches reports whether the request asks for the text-match
+// media type.
+func wantsTextMatches(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text-match")
+}

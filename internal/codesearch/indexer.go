@@ -1,0 +1,286 @@
+package codesearch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
+	"forgeapi/internal/wire"
+	"forgeapi/internal/worker"
+)
+
+// Defaults of Config.
+const (
+	DefaultLease        = 10 * time.Minute
+	DefaultPollInterval = time.Minute
+	DefaultBatchBytes   = 16 << 20
+)
+
+// Config configures the Indexer. Zero fields take the defaults.
+type Config struct {
+	// Lease is how long a claimed repository stays with this server; a
+	// run killed or failed is done again once it expired. Default
+	// DefaultLease.
+	Lease time.Duration
+	// PollInterval is how often Run looks for due work that no wake
+	// announced (work of other servers, expired leases). Default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// BatchBytes is how much file content one transaction writes at
+	// most: a large tree is written in several transactions, the last of
+	// which writes the commits, removes what is gone and records the work
+	// done. Default DefaultBatchBytes.
+	BatchBytes int
+}
+
+// Indexer keeps the index of the repositories whose default branch was
+// pushed: it is the push sink that requests the work (in the push's
+// transaction) and the leased worker that does it.
+type Indexer struct {
+	db     *store.DB
+	repos  *repos.Service
+	cfg    Config
+	owner  string // this process's lease owner id
+	logger *slog.Logger
+	wake   *worker.Signal
+}
+
+// NewIndexer returns the Indexer of the repositories of svc.
+func NewIndexer(db *store.DB, svc *repos.Service, cfg Config, logger *slog.Logger) *Indexer {
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = DefaultBatchBytes
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Indexer{db: db, repos: svc, cfg: cfg, owner: wire.NewGUID(), logger: logger, wake: worker.NewSignal()}
+}
+
+// Request asks for the repository to be indexed again, in q's
+// transaction: the work is due once that transaction committed.
+func Request(ctx context.Context, q store.Q, repoID int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO code_search_work (repository_id, requested) VALUES ($1, 1)
+		ON CONFLICT (repository_id) DO UPDATE SET requested = code_search_work.requested + 1`, repoID)
+	if err != nil {
+		return fmt.Errorf("request code indexing: %w", store.Normalize(err))
+	}
+	return nil
+}
+
+// RequestAfterCommit requests the repository's indexing in tx and wakes
+// the worker once tx committed.
+func (x *Indexer) RequestAfterCommit(ctx context.Context, tx *store.Tx, repoID int64) error {
+	if err := Request(ctx, tx, repoID); err != nil {
+		return err
+	}
+	tx.AfterCommit(x.wake.Wake)
+	return nil
+}
+
+// HandleEvent requests indexing for a push of a repository's default
+// branch (git's, or the server's own pushes) and for a change of the
+// default branch; it ignores the other events, and forks (the
+// platform's code search leaves them out).
+func (x *Indexer) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
+	if e.Repo == nil || e.Repo.ForkOfID != 0 {
+		return nil
+	}
+	switch e.HookEvent {
+	case "push":
+		if ref, _ := e.HookPayload["ref"].(string); ref != "refs/heads/"+e.Repo.DefaultBranch {
+			return nil
+		}
+	case "repository":
+		changes, _ := e.HookPayload["changes"].(map[string]any)
+		if e.HookPayload["action"] != "edited" || changes["default_branch"] == nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return x.RequestAfterCommit(ctx, tx, e.Repo.ID)
+}
+
+// Run indexes due repositories at start, when woken by a request of this
+// server, and every PollInterval, until ctx is done.
+func (x *Indexer) Run(ctx context.Context) {
+	worker.Loop{Pass: func(ctx context.Context) { x.RunOnce(ctx) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
+}
+
+// RunOnce indexes every due repository it can claim and returns how many
+// it indexed. Errors are logged; a repository that failed stays leased
+// and is indexed again once its lease expired.
+func (x *Indexer) RunOnce(ctx context.Context) int {
+	n, err := worker.Drain[claimed](ctx, queue{x}, func(c claimed, err error) {
+		x.logger.Error("code search indexing", "repository_id", c.repoID, "err", err)
+	})
+	if err != nil {
+		x.logger.Error("claim repository for code search indexing", "err", err)
+	}
+	return n
+}
+
+// ReleaseLeases ends now the leases a killed process held, so that its
+// repositories are indexed at once rather than when the leases expire,
+// and reports how many it ended. Only the one server of a database may
+// call it.
+func (x *Indexer) ReleaseLeases(ctx context.Context) (int64, error) {
+	return store.Affected(x.db.ExecContext(ctx, `UPDATE code_search_work SET lease_owner = '', lease_until = NULL
+		WHERE repository_id IN (SELECT repository_id FROM code_search_work WHERE lease_until > $1)`, store.Now()))
+}
+
+// claimed is a claimed repository: the generation of requests its claim
+// saw and the head it indexed last ("" for none).
+type claimed struct {
+	repoID    int64
+	requested int64
+	head      string
+}
+
+// queue is code_search_work as the Indexer's worker.Queue.
+type queue struct{ x *Indexer }
+
+// Claim leases the due repository with the lowest id whose lease is free
+// or expired.
+func (q queue) Claim(ctx context.Context) (claimed, bool, error) {
+	var c claimed
+	now := store.Now()
+	err := q.x.db.QueryRowContext(ctx, `UPDATE code_search_work SET lease_owner = $1, lease_until = $2
+		WHERE repository_id IN (
+			SELECT repository_id FROM code_search_work
+			WHERE requested > indexed AND (lease_until IS NULL OR lease_until < $3)
+			ORDER BY repository_id LIMIT 1`+q.x.db.SkipLocked()+`)
+		RETURNING repository_id, requested, head_sha`, q.x.owner, now.Add(q.x.cfg.Lease), now).Scan(&c.repoID, &c.requested, &c.head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	if err != nil {
+		if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+			return c, false, nil
+		}
+		return c, false, err
+	}
+	return c, true, nil
+}
+
+// Run indexes the claimed repository.
+func (q queue) Run(ctx context.Context, c claimed) error {
+	return q.x.index(ctx, c)
+}
+
+// errLeaseLost ends a run whose lease another server took over: its
+// transaction is rolled back, the new holder writes its own rows.
+var errLeaseLost = errors.New("codesearch: lease lost")
+
+// index reads the repository's default branch and brings its rows to
+// it, in batches (Config.BatchBytes). A run cut short leaves the batches
+// it wrote; the next run, from the same recorded head, compares the tree
+// with them and writes the rest. A repository gone has no rows left (they were deleted with it).
+func (x *Indexer) index(ctx context.Context, c claimed) error {
+	repo, err := repos.ByID(ctx, x.db, c.repoID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load repository: %w", err)
+	}
+	g := gitDir{dir: x.repos.GitDir(repo.ID)}
+	head, err := g.head(ctx, repo.DefaultBranch)
+	if err != nil {
+		return err
+	}
+	current, err := indexedFiles(ctx, x.db, repo.ID)
+	if err != nil {
+		return err
+	}
+	plan := indexPlan{fullHistory: true, removed: pathsOf(current)}
+	var last []fileRow
+	if head != "" {
+		if plan, err = g.plan(ctx, c.head, head, current); err != nil {
+			return err
+		}
+		if last, err = x.writeBatches(ctx, g, repo.ID, plan.added); err != nil {
+			return err
+		}
+	}
+	return x.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := x.holdLease(ctx, tx, repo.ID); err != nil {
+			return err
+		}
+		if err := plan.writeFinal(ctx, tx, repo.ID, last); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE code_search_work
+			SET indexed = $1, head_sha = $2, lease_owner = '', lease_until = NULL
+			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner)
+		if err != nil {
+			return fmt.Errorf("record code indexing: %w", store.Normalize(err))
+		}
+		return nil
+	})
+}
+
+// writeBatches reads the files' content and writes the text files in
+// transactions of about Config.BatchBytes each, but for the last batch, which
+// it returns for the final transaction.
+func (x *Indexer) writeBatches(ctx context.Context, g gitDir, repoID int64, files []fileRow) ([]fileRow, error) {
+	blobs, err := gitread.Open(g.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer blobs.Close()
+	var batch []fileRow
+	size := 0
+	for _, f := range files {
+		b, err := blobs.ReadBlob(f.BlobSHA)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		}
+		if !isText(b) {
+			continue
+		}
+		f.Content, size = string(b), size+len(b)
+		batch = append(batch, f)
+		if size < x.cfg.BatchBytes {
+			continue
+		}
+		err = x.db.Tx(ctx, func(tx *store.Tx) error {
+			if err := x.holdLease(ctx, tx, repoID); err != nil {
+				return err
+			}
+			return writeFiles(ctx, tx, repoID, batch)
+		})
+		if err != nil {
+			return nil, err
+		}
+		batch, size = nil, 0
+	}
+	return batch, nil
+}
+
+// holdLease renews the repository's lease in tx, or fails with
+// errLeaseLost when it is not this process's any more.
+func (x *Indexer) holdLease(ctx context.Context, tx *store.Tx, repoID int64) error {
+	n, err := store.Affected(tx.ExecContext(ctx, `UPDATE code_search_work SET lease_until = $1
+		WHERE repository_id = $2 AND lease_owner = $3`, store.Now().Add(x.cfg.Lease), repoID, x.owner))
+	if err != nil {
+		return fmt.Errorf("renew code indexing lease: %w", store.Normalize(err))
+	}
+	if n == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
