@@ -65,7 +65,7 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	where := visibleTo(req.readable)
+	where := repos.VisibleTo(req.readable)
 	if err := h.codeConditions(where, req.query); err != nil {
 		return err
 	}
@@ -112,8 +112,7 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 		}
 		items = append(items, item)
 	}
-	httpapi.SetLinks(w, r, req.page, min(total, maxSearchResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	httpapi.WriteSearch(w, r, req.page, total, items)
 	return nil
 }
 
@@ -151,13 +150,9 @@ func hasWords(q search.Query) bool {
 
 // codeOrder is the ORDER BY of sort and order.
 func codeOrder(sort, order string) (string, error) {
-	dir := " DESC"
-	switch order {
-	case "", "desc":
-	case "asc":
-		dir = " ASC"
-	default:
-		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	dir, err := search.Direction(order)
+	if err != nil {
+		return "", err
 	}
 	switch sort {
 	case "", "best-match":
@@ -179,7 +174,7 @@ func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
 			inPath = inPath || f == "path"
 		}
 		if !inFile && !inPath {
-			return invalidQualifier(search.Qualifier{Key: "in", Value: v})
+			return search.InvalidQualifier(search.Qualifier{Key: "in", Value: v})
 		}
 	}
 	for _, t := range q.Terms {
@@ -209,7 +204,7 @@ func (h *Handler) contentMatch(text string) (string, any) {
 
 // addCodeQualifier adds one qualifier's condition.
 func (h *Handler) addCodeQualifier(where *search.Where, ql search.Qualifier) error {
-	if ok, err := addRepoQualifier(where, ql); ok || err != nil {
+	if ok, err := repos.AddPlaceQualifier(where, ql); ok || err != nil {
 		return err
 	}
 	v := strings.ToLower(ql.Value)
@@ -241,7 +236,7 @@ func (h *Handler) addCodeQualifier(where *search.Where, ql search.Qualifier) err
 	case "size":
 		cond, args, ok := search.IntCondition("f.size", ql.Value)
 		if !ok {
-			return invalidQualifier(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add(cond, ql.Negated, args...)
 	}

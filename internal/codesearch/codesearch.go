@@ -27,16 +27,12 @@ import (
 	"unicode/utf8"
 
 	"forgeapi/internal/access"
-	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/search"
 	"forgeapi/internal/store"
 )
-
-// maxSearchResults is how deep a search pages, as the platform's.
-const maxSearchResults = 1000
 
 // Handler serves the code and commit searches.
 type Handler struct {
@@ -67,66 +63,15 @@ type request struct {
 // page past the first 1,000 results, is a 422.
 func (h *Handler) readRequest(r *http.Request, keys []string) (request, error) {
 	ctx := r.Context()
-	text := r.URL.Query().Get("q")
-	if strings.TrimSpace(text) == "" {
-		return request{}, apierr.Invalid("Search", "q", apierr.CodeMissing)
-	}
-	if len([]rune(text)) > search.MaxLength {
-		return request{}, apierr.Custom("Search", "q", "The search is longer than 256 characters.")
-	}
-	page, err := httpapi.ParsePage(r)
+	text, page, err := httpapi.SearchRequest(r)
 	if err != nil {
 		return request{}, err
-	}
-	if page.Offset()+page.Limit() > maxSearchResults {
-		return request{}, apierr.Custom("Search", "q", "Only the first 1000 search results are available")
 	}
 	readable, err := repos.ReadablePrivate(ctx, h.DB, auth.PrincipalFrom(ctx), access.ListedRepoRole)
 	if err != nil {
 		return request{}, err
 	}
 	return request{query: search.Parse(text).Known(keys...), page: page, readable: readable}, nil
-}
-
-// visibleTo starts a WHERE clause with the repositories (r) the caller
-// sees: the public ones and the private ones in readable.
-func visibleTo(readable []int64) *search.Where {
-	where := &search.Where{}
-	if len(readable) == 0 {
-		where.Add("r.private = FALSE", false)
-		return where
-	}
-	ids := make([]any, len(readable))
-	for i, id := range readable {
-		ids[i] = id
-	}
-	where.Add("(r.private = FALSE OR r.id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+"))", false, ids...)
-	return where
-}
-
-// addRepoQualifier adds the condition of a repo:, user: or org:
-// qualifier on the repository (r) and its owner (a); it reports whether
-// ql was one of them.
-func addRepoQualifier(where *search.Where, ql search.Qualifier) (bool, error) {
-	v := strings.ToLower(ql.Value)
-	switch ql.Key {
-	case "user", "org":
-		where.Add("lower(a.login) = ?", ql.Negated, v)
-	case "repo":
-		owner, name, ok := strings.Cut(v, "/")
-		if !ok {
-			return true, invalidQualifier(ql)
-		}
-		where.Add("(lower(a.login) = ? AND lower(r.name) = ?)", ql.Negated, owner, name)
-	default:
-		return false, nil
-	}
-	return true, nil
-}
-
-// invalidQualifier is the 422 of a qualifier whose value cannot be read.
-func invalidQualifier(ql search.Qualifier) error {
-	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
 }
 
 // like is the dialect's LIKE of a pattern made by search.Like or

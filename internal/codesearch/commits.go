@@ -45,7 +45,7 @@ func (h *Handler) searchCommits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	where := visibleTo(req.readable)
+	where := repos.VisibleTo(req.readable)
 	if err := h.commitConditions(where, req.query); err != nil {
 		return err
 	}
@@ -77,8 +77,7 @@ func (h *Handler) searchCommits(w http.ResponseWriter, r *http.Request) error {
 		}
 		items = append(items, item)
 	}
-	httpapi.SetLinks(w, r, req.page, min(total, maxSearchResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": items})
+	httpapi.WriteSearch(w, r, req.page, total, items)
 	return nil
 }
 
@@ -125,13 +124,9 @@ func commitOrder(sort, order, qualifier string) (string, error) {
 			}
 		}
 	}
-	dir := " DESC"
-	switch order {
-	case "", "desc":
-	case "asc":
-		dir = " ASC"
-	default:
-		return "", apierr.Invalid("Search", "order", apierr.CodeInvalid)
+	dir, err := search.Direction(order)
+	if err != nil {
+		return "", err
 	}
 	switch sort {
 	case "", "best-match":
@@ -164,7 +159,7 @@ func (h *Handler) commitConditions(where *search.Where, q search.Query) error {
 
 // addCommitQualifier adds one qualifier's condition.
 func (h *Handler) addCommitQualifier(where *search.Where, ql search.Qualifier) error {
-	if ok, err := addRepoQualifier(where, ql); ok || err != nil {
+	if ok, err := repos.AddPlaceQualifier(where, ql); ok || err != nil {
 		return err
 	}
 	v := strings.ToLower(ql.Value)
@@ -178,7 +173,7 @@ func (h *Handler) addCommitQualifier(where *search.Where, ql search.Qualifier) e
 	case "author-date", "committer-date":
 		cond, args, ok := search.DateCondition("c."+strings.ReplaceAll(ql.Key, "-", "_"), ql.Value)
 		if !ok {
-			return invalidQualifier(ql)
+			return search.InvalidQualifier(ql)
 		}
 		where.Add(cond, ql.Negated, args...)
 	case "merge":
@@ -188,7 +183,7 @@ func (h *Handler) addCommitQualifier(where *search.Where, ql search.Qualifier) e
 		case "false":
 			where.Add("c.parent_count <= 1", ql.Negated)
 		default:
-			return invalidQualifier(ql)
+			return search.InvalidQualifier(ql)
 		}
 	case "hash":
 		where.Add(h.like("c.sha"), ql.Negated, likeText(v)+"%")
@@ -203,7 +198,7 @@ func (h *Handler) addCommitQualifier(where *search.Where, ql search.Qualifier) e
 		case "private":
 			where.Add("r.private = TRUE", ql.Negated)
 		default:
-			return invalidQualifier(ql)
+			return search.InvalidQualifier(ql)
 		}
 	}
 	return nil

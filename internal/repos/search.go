@@ -168,7 +168,7 @@ func repoSearchOrder(sort, order string, q search.Query) (string, error) {
 // repoConditions is the WHERE clause of a repository search over the
 // public repositories and the private ones in readable.
 func repoConditions(q search.Query, readable []int64) (*search.Where, error) {
-	where := visibleTo(readable)
+	where := VisibleTo(readable)
 	if err := addRepoTerms(where, q); err != nil {
 		return nil, err
 	}
@@ -187,9 +187,10 @@ func repoConditions(q search.Query, readable []int64) (*search.Where, error) {
 	return where, nil
 }
 
-// visibleTo starts a WHERE clause with the repositories the caller sees:
-// the public ones and the private ones in readable.
-func visibleTo(readable []int64) *search.Where {
+// VisibleTo starts a WHERE clause with the repositories (aliased r) the
+// caller sees: the public ones and the private ones in readable
+// (ReadablePrivate).
+func VisibleTo(readable []int64) *search.Where {
 	where := &search.Where{}
 	visible := "NOT r.private"
 	if len(readable) > 0 {
@@ -227,16 +228,11 @@ func addRepoTerms(where *search.Where, q search.Query) error {
 
 // addRepoQualifier adds one qualifier's condition.
 func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
+	if ok, err := AddPlaceQualifier(where, ql); ok || err != nil {
+		return err
+	}
 	v := strings.ToLower(ql.Value)
 	switch ql.Key {
-	case "user", "org":
-		where.Add("lower(a.login) = ?", ql.Negated, v)
-	case "repo":
-		owner, name, ok := strings.Cut(v, "/")
-		if !ok {
-			return search.InvalidQualifier(ql)
-		}
-		where.Add("(lower(a.login) = ? AND lower(r.name) = ?)", ql.Negated, owner, name)
 	case "is":
 		cond := map[string]string{"public": "NOT r.private", "private": "r.private", "template": "r.is_template",
 			"fork": "r.fork_of_id IS NOT NULL"}[v]
@@ -286,6 +282,26 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 		where.Add(cond, ql.Negated, vals...)
 	}
 	return nil
+}
+
+// AddPlaceQualifier adds the condition of a user:, org: or repo:
+// qualifier on the repository (aliased r) and its owner (aliased a); it
+// reports whether ql was one of them.
+func AddPlaceQualifier(where *search.Where, ql search.Qualifier) (bool, error) {
+	v := strings.ToLower(ql.Value)
+	switch ql.Key {
+	case "user", "org":
+		where.Add("lower(a.login) = ?", ql.Negated, v)
+	case "repo":
+		owner, name, ok := strings.Cut(v, "/")
+		if !ok {
+			return true, search.InvalidQualifier(ql)
+		}
+		where.Add("(lower(a.login) = ? AND lower(r.name) = ?)", ql.Negated, owner, name)
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 // topicCount is the number of a repository's topics, kept space-separated.

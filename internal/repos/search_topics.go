@@ -47,7 +47,7 @@ func (h *Handler) searchTopics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	where := visibleTo(readable)
+	where := VisibleTo(readable)
 	var words []string
 	for _, t := range q.Terms {
 		where.Add(`lower(r.topics) LIKE ? ESCAPE '\'`, t.Negated, search.Like(t.Text))
