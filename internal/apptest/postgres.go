@@ -153,7 +153,21 @@ func makeTemplate(base string) (string, error) {
 	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+partial+" RENAME TO "+name); err != nil {
 		return "", err
 	}
+	dropOtherTemplates(ctx, conn, name)
 	return name, nil
+}
+
+// dropOtherTemplates drops the templates of other schema versions, as
+// far as no one uses them (a DROP of one in use fails and is let be).
+func dropOtherTemplates(ctx context.Context, conn *sql.Conn, keep string) {
+	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'forgeapi\_template\_%' AND datname <> $1`, keep)
+	names, err := store.ScanAll(rows, err, func(sc store.Scanner) (n string, err error) { return n, sc.Scan(&n) })
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+n)
+	}
 }
 
 // migrateDatabase makes testSchema in the database name and migrates it
