@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,13 +139,6 @@ func TestWebhookReceiverCertificates(t *testing.T) {
 // and SSL_CERT_FILE. It needs gh (Debian package gh; CI installs it).
 func TestGitHubCLI(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
 	env := apptest.Start(t, apptest.WithTLS(), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	octo := env.User("octo")
 	for _, name := range []string{"hello", "r1", "r2", "r3"} {
@@ -160,19 +152,8 @@ func TestGitHubCLI(t *testing.T) {
 		got <- r.Header.Get("X-GitHub-Event")
 	}))
 	t.Cleanup(receiver.Close)
-	home := t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gh, args...)
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + strings.TrimPrefix(env.URL, "https://"),
-			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	gh := apptest.GH(t, env, token, false)
+	run := func(args ...string) string { t.Helper(); return gh.Run(t, args...) }
 	if out := run("auth", "status"); !strings.Contains(out, "Logged in to") || !strings.Contains(out, "as octo") {
 		t.Fatalf("gh auth status:\n%s", out)
 	}

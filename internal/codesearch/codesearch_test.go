@@ -2,13 +2,9 @@ package codesearch_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -352,13 +348,6 @@ func TestIndexerLease(t *testing.T) {
 // gh of the machine, 2.23, has no `gh search code`.)
 func TestGitHubCLISearchCommits(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
 	env := apptest.Start(t, apptest.WithTLS())
 	octo := env.User("octo", apptest.UserOpts{Email: "author@example.com"})
 	lib := env.Repo(octo, "lib")
@@ -371,24 +360,8 @@ func TestGitHubCLISearchCommits(t *testing.T) {
 	apptest.Git(t, work, "-c", "http.sslCAInfo="+env.Main.CAFile(), "push", "-q", env.GitURL("octo", "lib", "octo", token), "HEAD:refs/heads/main")
 	waitIndexed(t, env, lib, head)
 
-	host := strings.TrimPrefix(env.URL, "https://")
-	home := t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gh, args...)
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
-			"SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.Output()
-		if err != nil {
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				out = append(out, exit.Stderr...)
-			}
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	gh := apptest.GH(t, env, token, false)
+	run := func(args ...string) string { t.Helper(); return gh.Stdout(t, args...) }
 	out := run("search", "commits", "parser", "--repo", "octo/lib", "--author", "octo", "--sort", "author-date",
 		"--order", "asc", "--json", "sha,commit,repository", "--jq", `.[] | .sha + " " + .commit.message + " " + .repository.fullName`)
 	want := first + " Add the parser octo/lib\n" + head + " Fix the parser octo/lib\n"

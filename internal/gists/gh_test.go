@@ -2,7 +2,6 @@ package gists_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,35 +16,16 @@ import (
 // with git, and deleted.
 func TestGitHubCLIGist(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
 	env := apptest.Start(t, apptest.WithTLS())
 	octo := env.User("octo")
 	token := env.Token(octo, "gist", "read:org")
-	host := strings.TrimPrefix(env.ValidatingProxy(), "https://") // every exchange gh makes there is validated
-	home := t.TempDir()
+	gh := apptest.GH(t, env, token, true)
 	files := t.TempDir()
-	editor := filepath.Join(home, "editor.sh")
+	editor := filepath.Join(t.TempDir(), "editor.sh")
 	apptest.Must(t, "write the editor", os.WriteFile(editor, []byte("#!/bin/sh\necho 'edited by gh' > \"$1\"\n"), 0o755))
-	run := func(t *testing.T, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gh, args...)
-		cmd.Dir = files
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token, "GH_EDITOR=" + editor,
-			"SSL_CERT_FILE=" + env.Main.CAFile(), "GIT_SSL_CAINFO=" + env.Main.CAFile(), "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_TERMINAL_PROMPT=0", "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	gh.Dir = files
+	gh.Env = []string{"GH_EDITOR=" + editor, "GIT_SSL_CAINFO=" + env.Main.CAFile(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"}
+	run := gh.Run
 	write := func(name, content string) string {
 		p := filepath.Join(files, name)
 		apptest.Must(t, "write", os.WriteFile(p, []byte(content), 0o644))

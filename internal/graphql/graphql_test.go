@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -151,28 +148,8 @@ func TestPullRequestByNumber(t *testing.T) {
 // skips without gh, except in CI.
 func ghCLI(t *testing.T, env *apptest.Env, token string) (run func(args ...string) string, host string) {
 	t.Helper()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
-	host = strings.TrimPrefix(env.ValidatingProxy(), "https://")
-	home := t.TempDir()
-	return func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gh, args...)
-		cmd.Dir = home // outside any git work tree, which gh would read
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
-			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}, host
+	gh := apptest.GH(t, env, token, true)
+	return func(args ...string) string { t.Helper(); return gh.Run(t, args...) }, gh.Host
 }
 
 // TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`

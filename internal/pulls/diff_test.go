@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -196,34 +193,18 @@ func TestPullRequestDiffTooLarge(t *testing.T) {
 // the same revisions.
 func TestGitHubCLIPullRequestDiff(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
 	env := apptest.Start(t, apptest.WithTLS())
 	octo := env.User("octo")
 	env.Repo(octo, "hello")
 	token := env.Token(octo, "repo", "read:org")
 	_, wantDiff, wantPatch, wantNames := diffProject(t, env, token, env.Main.CAFile())
-	_, _, err = env.Client(token).PullRequests.Create(apptest.Ctx(), "octo", "hello", github.CreatePullRequest{
+	_, _, err := env.Client(token).PullRequests.Create(apptest.Ctx(), "octo", "hello", github.CreatePullRequest{
 		Title: github.Ptr("Feature"), Head: "feature", Base: "main"})
 	apptest.Must(t, "open", err)
-	host := strings.TrimPrefix(env.URL, "https://")
-	home := t.TempDir()
+	gh := apptest.GH(t, env, token, false)
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(gh, append(args, "--repo", host+"/octo/hello")...)
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
-			"SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return gh.Stdout(t, append(args, "--repo", gh.Host+"/octo/hello")...)
 	}
 	if out := run("pr", "diff", "1", "--color", "never"); out != wantDiff {
 		t.Errorf("gh pr diff:\n%s\nwant (git diff):\n%s", out, wantDiff)

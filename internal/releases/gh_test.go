@@ -2,7 +2,6 @@ package releases_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,13 +16,6 @@ import (
 // equal to the files, the release deleted.
 func TestGitHubCLIRelease(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
 	env := apptest.Start(t, apptest.WithTLS())
 	octo := env.User("octo")
 	env.Repo(octo, "hello")
@@ -31,21 +23,12 @@ func TestGitHubCLIRelease(t *testing.T) {
 	dir := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
 	apptest.Git(t, dir, "config", "http.sslCAInfo", env.Main.CAFile())
 	apptest.Git(t, dir, "push", "-q", env.GitURL("octo", "hello", "octo", token), "HEAD:refs/heads/main")
-	host := strings.TrimPrefix(env.ValidatingProxy(), "https://") // every exchange gh makes there is validated
-	home := t.TempDir()
+	gh := apptest.GH(t, env, token, true)
 	files := t.TempDir()
+	gh.Dir = files
 	run := func(t *testing.T, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(gh, append(args, "--repo", host+"/octo/hello")...)
-		cmd.Dir = files
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
-			"SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return gh.Run(t, append(args, "--repo", gh.Host+"/octo/hello")...)
 	}
 	write := func(name, content string) string {
 		p := filepath.Join(files, name)
