@@ -18,7 +18,7 @@ import (
 // searchKeys are the qualifiers an issue search knows; others are words.
 var searchKeys = []string{"repo", "org", "user", "is", "type", "state", "author", "assignee", "mentions", "commenter",
 	"involves", "label", "milestone", "no", "head", "base", "in", "created", "updated", "closed", "merged", "comments",
-	"draft", "sort"}
+	"draft", "sort", "archived", "review-requested", "reviewed-by"}
 
 // Search is an issue search: the query read, and the private
 // repositories the caller may read (the public ones are searched too).
@@ -171,7 +171,7 @@ func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
 	case "repo":
 		owner, name, ok := strings.Cut(lv, "/")
 		if !ok {
-			return "", nil, invalidQuery(ql)
+			return "", nil, search.InvalidQualifier(ql)
 		}
 		return `(lower(o.login) = ? AND lower(r.name) = ?)`, []any{owner, name}, nil
 	case "org", "user":
@@ -212,7 +212,21 @@ func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
 		case "assignee":
 			return `NOT EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id)`, nil, nil
 		}
-		return "", nil, invalidQuery(ql)
+		return "", nil, search.InvalidQualifier(ql)
+	case "review-requested":
+		return `p.id IN (SELECT rr.pull_request_id FROM pull_request_review_requests rr JOIN accounts a ON a.id = rr.user_id
+			WHERE lower(a.login) = ?)`, []any{lv}, nil
+	case "reviewed-by":
+		return `p.id IN (SELECT rv.pull_request_id FROM pull_request_reviews rv JOIN accounts a ON a.id = rv.user_id
+			WHERE lower(a.login) = ? AND rv.state <> 'PENDING')`, []any{lv}, nil
+	case "archived": // no repository is archived here
+		switch lv {
+		case "false":
+			return `1 = 1`, nil, nil
+		case "true":
+			return `1 = 0`, nil, nil
+		}
+		return "", nil, search.InvalidQualifier(ql)
 	case "head":
 		return `lower(p.head_ref) = ?`, []any{lv}, nil
 	case "base":
@@ -220,14 +234,14 @@ func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
 	case "comments":
 		cond, args, ok := search.IntCondition("i.comments", ql.Value)
 		if !ok {
-			return "", nil, invalidQuery(ql)
+			return "", nil, search.InvalidQualifier(ql)
 		}
 		return cond, args, nil
 	case "created", "updated", "closed", "merged":
 		column := map[string]string{"created": "i.created_at", "updated": "i.updated_at", "closed": "i.closed_at", "merged": "p.merged_at"}[ql.Key]
 		cond, args, ok := search.DateCondition(column, v)
 		if !ok {
-			return "", nil, invalidQuery(ql)
+			return "", nil, search.InvalidQualifier(ql)
 		}
 		return cond, args, nil
 	}
@@ -262,12 +276,7 @@ func isCondition(key, v string) (string, []any, error) {
 	case "draft:false":
 		return `p.draft = ?`, []any{false}, nil
 	}
-	return "", nil, invalidQuery(search.Qualifier{Key: key, Value: v})
-}
-
-// invalidQuery is the 422 of a qualifier whose value cannot be read.
-func invalidQuery(ql search.Qualifier) error {
-	return apierr.Custom("Search", "q", "The value %q of the qualifier %q is not valid.", ql.Value, ql.Key)
+	return "", nil, search.InvalidQualifier(search.Qualifier{Key: key, Value: v})
 }
 
 // searchResultJSON is an issue search result: the issue with its score.
