@@ -44,4 +44,3 @@ func TestGitHubCLIStatus(t *testing.T) {
 		}
 	}
 }
-
