@@ -652,7 +652,8 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	}
 	m.metrics = httpapi.NewMetrics()
 	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
-		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
+		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout,
+		Bodies: (&markdownapi.Handler{DB: a.DB}).RenderBody}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
 		return nil, err
 	}

@@ -101,6 +101,9 @@ type Config struct {
 	// BodyBuffers is the memory budget of the API request bodies being
 	// read; 0 means BodyBufferBudget.
 	BodyBuffers int64
+	// Bodies renders Markdown bodies for the html, text and full media
+	// types (body_html, body_text); nil serves the raw form alone.
+	Bodies BodyRenderer
 }
 
 // Server serves the route tables with the shared middleware.
@@ -477,6 +480,9 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, rt Ro
 	}
 	if ctx != r.Context() {
 		r = r.WithContext(ctx)
+	}
+	if f := bodyFormatOf(r); s.cfg.Bodies != nil && (f.html || f.text) && !rt.streams(r) {
+		return s.serveWithBodies(w, r, f, rt.Handle)
 	}
 	return rt.Handle(w, r)
 }

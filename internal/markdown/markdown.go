@@ -8,9 +8,11 @@ package markdown
 
 import (
 	"bytes"
+	stdhtml "html"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -243,4 +245,27 @@ func Mentions(src []byte) ([]string, error) {
 		return Resolved{}, nil
 	}})
 	return logins, err
+}
+
+// PlainText is the text of rendered HTML without its markup: the
+// platform's body_text of a Markdown body. Entities are decoded and
+// runs of blank lines kept to one.
+func PlainText(rendered []byte) string {
+	var b strings.Builder
+	inTag := false
+	for _, c := range string(rendered) {
+		switch {
+		case c == '<':
+			inTag = true
+		case c == '>' && inTag:
+			inTag = false
+		case !inTag:
+			b.WriteRune(c)
+		}
+	}
+	text := stdhtml.UnescapeString(b.String())
+	for strings.Contains(text, "\n\n\n") {
+		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
+	}
+	return strings.TrimSpace(text)
 }

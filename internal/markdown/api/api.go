@@ -140,3 +140,14 @@ func (h *Handler) Resolver(ctx context.Context, repo *repos.Repository) func([]s
 		return res, h.issues(ctx, repo, web, numbers, res.Issues)
 	}
 }
+
+// RenderBody renders a Markdown body of an API answer for the html, text
+// and full media types (httpapi.Config.Bodies): as comments are (GFM),
+// mentions linked, #123 within the request's repository, if it has one.
+func (h *Handler) RenderBody(ctx context.Context, body string) (html, text string, err error) {
+	out, err := markdown.Render([]byte(body), markdown.Options{GFM: true, Resolve: h.Resolver(ctx, repos.From(ctx))})
+	if err != nil {
+		return "", "", err
+	}
+	return string(out), markdown.PlainText(out), nil
+}
