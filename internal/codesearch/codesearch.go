@@ -24,7 +24,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/auth"
@@ -74,28 +73,12 @@ func (h *Handler) readRequest(r *http.Request, keys []string) (request, error) {
 	return request{query: search.Parse(text).Known(keys...), page: page, readable: readable}, nil
 }
 
-// like is the dialect's LIKE of a pattern made by search.Like or
-// likeText (backslash escapes): PostgreSQL's LIKE escapes with a
-// backslash already, and its trigram indexes serve the plain form.
-func (h *Handler) like(column string) string {
-	if h.DB.Dialect == store.Postgres {
-		return column + " LIKE ?"
-	}
-	return column + ` LIKE ? ESCAPE '\'`
-}
+// like is the dialect's LIKE of a pattern (search.LikeOp).
+func (h *Handler) like(column string) string { return search.LikeOp(h.DB.Dialect, column) }
 
-// textMatch is the condition that the text column of the rows whose id
-// column is id holds text (case-insensitively), in the dialect's engine:
-// SQLite's trigram index fts (an FTS5 table over that column) for three
-// characters and more, as a quoted FTS5 phrase (the substring);
-// PostgreSQL's trigram index under lower(column) LIKE; LIKE alone for
-// fewer characters.
+// textMatch is search.TextMatch in the server's dialect.
 func (h *Handler) textMatch(id, fts, column, text string) (string, any) {
-	if h.DB.Dialect != store.Postgres && utf8.RuneCountInString(text) >= 3 {
-		return id + " IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?)",
-			`"` + strings.ReplaceAll(text, `"`, `""`) + `"`
-	}
-	return h.like("lower(" + column + ")"), search.Like(text)
+	return search.TextMatch(h.DB.Dialect, id, fts, column, text)
 }
 
 // likeText is the lowercased text escaped for a LIKE pattern (search.Like

@@ -61,7 +61,7 @@ func (svc *Service) NewSearch(ctx context.Context, p *auth.Principal, text, sort
 // completed as lists complete them, and how many it selects in all.
 func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error) {
 	q := &query{}
-	if err := s.conditions(q); err != nil {
+	if err := s.conditions(q, svc.DB.Dialect); err != nil {
 		return nil, 0, err
 	}
 	where := strings.Join(q.where, " AND ")
@@ -96,8 +96,9 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 }
 
 // conditions adds the search's selection to q: the repositories the
-// caller may read, then each qualifier and word.
-func (s Search) conditions(q *query) error {
+// caller may read, then each qualifier and word (matched by dialect's
+// text engine).
+func (s Search) conditions(q *query, dialect store.Dialect) error {
 	readable := "r.private = FALSE"
 	if len(s.Readable) > 0 {
 		ids := make([]any, len(s.Readable))
@@ -127,7 +128,7 @@ func (s Search) conditions(q *query) error {
 		q.add(cond, args...)
 	}
 	for _, t := range s.Query.Terms {
-		cond, args := textCondition(t.Text, in)
+		cond, args := textCondition(dialect, t.Text, in)
 		if t.Negated {
 			cond = "NOT " + cond
 		}
@@ -137,19 +138,22 @@ func (s Search) conditions(q *query) error {
 }
 
 // textCondition is a word or phrase held by the fields of in (title,
-// body, comments), case-insensitively.
-func textCondition(text string, in []string) (string, []any) {
-	like := search.Like(text)
+// body, comments), case-insensitively: titles and bodies through the
+// database's text indexes (search.TextMatch), comments by LIKE.
+func textCondition(dialect store.Dialect, text string, in []string) (string, []any) {
 	var parts []string
 	var args []any
 	for _, field := range in {
 		switch field {
 		case "title":
-			parts, args = append(parts, `lower(i.title) LIKE ? ESCAPE '\'`), append(args, like)
+			cond, arg := search.TextMatch(dialect, "i.id", "issues_title_fts", "i.title", text)
+			parts, args = append(parts, cond), append(args, arg)
 		case "body":
-			parts, args = append(parts, `lower(COALESCE(i.body, '')) LIKE ? ESCAPE '\'`), append(args, like)
+			cond, arg := search.TextMatch(dialect, "i.id", "issues_body_fts", "i.body", text)
+			parts, args = append(parts, cond), append(args, arg)
 		case "comments":
-			parts, args = append(parts, `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ? ESCAPE '\')`), append(args, like)
+			parts, args = append(parts, `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND `+
+				search.LikeOp(dialect, "lower(c.body)")+`)`), append(args, search.Like(text))
 		}
 	}
 	if len(parts) == 0 {

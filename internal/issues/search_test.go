@@ -190,3 +190,57 @@ func TestSearchLabels(t *testing.T) {
 		t.Errorf("no repository_id: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestSearchWordsUseTheTextIndex: words in titles and bodies are found
+// through the database's text index (SQLite's trigram FTS5 tables, kept
+// by triggers as issues are opened and edited), short words and phrases
+// included; an edited title is found by its new words only.
+func TestSearchWordsUseTheTextIndex(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	c := env.Client(env.Token(octo, "repo"))
+	_, _, err := c.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Parser crashes", Body: github.Ptr("on an empty config file")})
+	apptest.Must(t, "issue", err)
+	_, _, err = c.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Go 1.26", Body: github.Ptr("upgrade")})
+	apptest.Must(t, "issue", err)
+	found := func(q string) string {
+		t.Helper()
+		res, _, err := c.Search.Issues(ctx, q+" repo:octo/hello", &github.SearchOptions{Sort: "created", Order: "asc"})
+		apptest.Must(t, "search", err)
+		var out []string
+		for _, is := range res.Issues {
+			out = append(out, is.GetTitle())
+		}
+		return strings.Join(out, "|")
+	}
+	for q, want := range map[string]string{
+		"CRASH":               "Parser crashes",
+		`"empty config"`:      "Parser crashes",
+		"go":                  "Go 1.26", // under three characters: LIKE
+		"config in:title":     "",
+		"-parser":             "Go 1.26",
+		"rser":                "Parser crashes",
+		`"config file" crash`: "Parser crashes",
+	} {
+		if got := found(q); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	_, _, err = c.Issues.Update(ctx, "octo", "hello", 1, github.UpdateIssueRequest{Title: github.Ptr("Lexer hangs")})
+	apptest.Must(t, "edit", err)
+	if got := found("parser"); got != "" {
+		t.Errorf("the old title is still found: %q", got)
+	}
+	if got := found("lexer"); got != "Lexer hangs" {
+		t.Errorf("the new title: %q", got)
+	}
+	if !apptest.Postgres() {
+		plan := strings.Join(env.QueryPlan(t, `SELECT id FROM issues i WHERE i.id IN (SELECT rowid FROM issues_title_fts WHERE issues_title_fts MATCH ?)`, `"lexer"`), "\n")
+		if !strings.Contains(plan, "VIRTUAL TABLE INDEX") {
+			t.Errorf("plan:\n%s", plan)
+		}
+	}
+}
