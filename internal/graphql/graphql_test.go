@@ -166,7 +166,8 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) (run func(args ...strin
 		cmd.Dir = home // outside any git work tree, which gh would read
 		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
 			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host,
-			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "PATH=" + os.Getenv("PATH")}
+			"GH_ENTERPRISE_TOKEN=" + token, "SSL_CERT_FILE=" + env.Main.CAFile(), "GIT_SSL_CAINFO=" + env.Main.CAFile(),
+			"PATH=" + os.Getenv("PATH")}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
