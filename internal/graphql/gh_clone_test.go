@@ -13,8 +13,8 @@ import (
 // on --tls: gh asks GraphQL for the repository and its parent, then
 // clones over git through gh's credential helper; a fork's clone gets
 // its parent as the upstream remote, fetched (its default branch).
-// (`gh pr checkout` is not tested: gh 2.23 drops the server's port from
-// the remotes it reads, so it needs forgeapi on port 443.)
+// (gh pr checkout, which reads the clone's remotes, needs the server on
+// port 443: TestGitHubCLIPullRequestCheckout.)
 func TestGitHubCLIRepoClone(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithTLS())
