@@ -40,6 +40,9 @@ func TestGitHubCLIPullRequestCheckout(t *testing.T) {
 	t.Parallel()
 	gh, err := exec.LookPath("gh")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI lacks the gh CLI")
+		}
 		t.Skip("gh is not installed")
 	}
 	if os.Geteuid() != 0 {

@@ -19,29 +19,25 @@ type searchArgs struct {
 
 // Search finds repositories (type REPOSITORY: searchRepositories),
 // users and organizations (USER: searchUsers), or issues and pull
-// requests (ISSUE). A search of one
-// repository's pull requests (pullSearch: what gh pr status and gh pr
-// list --search ask, review-requested: included) runs on pulls.Find;
-// any other runs on issues.Service.Search, across every repository the
-// caller may read, as REST's GET /search/issues does. Another type is
+// requests (ISSUE). A search of one repository's pull requests
+// (pullSearch: what gh pr status and gh pr list --search ask,
+// review-requested: included) runs on pulls.Find; any other issue search
+// runs on issues.Service.Search, across every repository the caller may
+// read, as REST's GET /search/issues does. Another type (DISCUSSION) is
 // INVALID_ARGUMENTS, never a wrong answer; a repository the caller may
 // not read has no results, as on the platform.
 func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, error) {
-	switch args.Type {
-	case "ISSUE":
-	case "REPOSITORY", "USER":
-		if err := args.check("search"); err != nil {
-			return nil, err
-		}
-		if args.Type == "USER" {
-			return q.handler(ctx).searchUsers(ctx, args)
-		}
-		return q.handler(ctx).searchRepositories(ctx, args)
-	default:
+	if args.Type != "ISSUE" && args.Type != "REPOSITORY" && args.Type != "USER" {
 		return nil, invalid(fmt.Sprintf("forgeapi searches issues, repositories and users, not %s.", args.Type))
 	}
 	if err := args.check("search"); err != nil {
 		return nil, err
+	}
+	switch args.Type {
+	case "REPOSITORY":
+		return q.handler(ctx).searchRepositories(ctx, args)
+	case "USER":
+		return q.handler(ctx).searchUsers(ctx, args)
 	}
 	viewer := ""
 	if a := requestFrom(ctx).principal.Account; a != nil {

@@ -50,7 +50,8 @@ func (p searchPage) names() string {
 // /search/repositories and /search/users: the same selection (forks
 // left out unless asked, a private repository only to whom reads it),
 // the count of its type (0 for the others), pages through after with
-// pageInfo, user:@me, and a qualifier REST refuses is UNPROCESSABLE.
+// pageInfo, user:@me, and a qualifier REST refuses is UNPROCESSABLE,
+// a type forgeapi does not search INVALID_ARGUMENTS.
 func TestSearchRepositoriesAndUsers(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -159,6 +160,10 @@ func TestSearchRepositoriesAndUsers(t *testing.T) {
 	r := post(t, env, bobToken, `{ search(query: "rocket", type: REPOSITORY, first: 101) { repositoryCount } }`, nil)
 	if len(r.Errors) != 1 || r.Errors[0].Type != "EXCESSIVE_PAGINATION" {
 		t.Errorf("first: 101: %+v", r.Errors)
+	}
+	r = post(t, env, bobToken, `{ search(query: "rocket", type: DISCUSSION, first: 10) { discussionCount: issueCount } }`, nil)
+	if len(r.Errors) != 1 || r.Errors[0].Type != "INVALID_ARGUMENTS" {
+		t.Errorf("type: DISCUSSION: %+v", r.Errors)
 	}
 }
 
