@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -13,33 +14,16 @@ import (
 // userSearchKeys are the qualifiers a user search knows.
 var userSearchKeys = []string{"type", "in", "user", "org", "repos", "followers", "created", "sort"}
 
-// searchUsers answers GET /search/users: the users and organizations q
-// selects (words in the login or the name, `in:login`, `in:name`,
-// `type:user|org`, `user:`/`org:` a login, `repos:`, `followers:` and
-// `created:` ranges), sorted by sort (followers, repositories, joined;
-// best match, by login, by default) in order, paged within the first
-// 1,000, with total_count. Bots are not users here, as on the platform.
+// searchUsers answers GET /search/users: Search as q, sort, order and
+// the page ask, each item with its score.
 func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
 	text, page, err := httpapi.SearchRequest(r)
 	if err != nil {
 		return err
 	}
-	order, err := userSearchOrder(qv.Get("sort"), qv.Get("order"))
-	if err != nil {
-		return err
-	}
-	where, err := userConditions(search.Parse(text).Known(userSearchKeys...))
-	if err != nil {
-		return err
-	}
-	const from = ` FROM accounts LEFT JOIN account_counts c ON c.account_id = accounts.id WHERE `
-	var total int
-	if err := h.DB.QueryRowContext(r.Context(), store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
-		return store.Normalize(err)
-	}
-	list, err := queryAccounts(r.Context(), h.DB, store.Dynamic+`SELECT `+accountColumns+from+where.String()+` ORDER BY `+order+
-		` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1), append(where.Args, page.Limit(), page.Offset())...)
+	list, total, err := Search(r.Context(), h.DB, UserSearch{Text: text, Sort: qv.Get("sort"), Order: qv.Get("order"),
+		Limit: page.Limit(), Offset: page.Offset()})
 	if err != nil {
 		return err
 	}
@@ -54,6 +38,61 @@ func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
+}
+
+// UserSearch is a search of users and organizations as REST's GET
+// /search/users and GraphQL's search(type: USER) ask it.
+type UserSearch struct {
+	Text  string // the query: words and qualifiers
+	Sort  string // followers, repositories, joined; "" for best match (by login)
+	Order string // asc or desc ("": desc)
+	// Limit and Offset pick the page.
+	Limit, Offset int
+	// Window, when set, picks the page from the total instead of Limit
+	// and Offset: the results [start, end) (GraphQL's connections).
+	Window func(total int) (start, end int, err error)
+}
+
+// Search returns a page of the users and organizations s selects (words
+// in the login or the name, `in:login`, `in:name`, `type:user|org`,
+// `user:`/`org:` a login, `repos:`, `followers:` and `created:` ranges),
+// sorted by s.Sort (or the query's `sort:`) in s.Order, and how many it selects in all. Bots are
+// not users here, as on the platform. An empty or too long query, an
+// unreadable qualifier or an unknown sort is a 422.
+func Search(ctx context.Context, db store.Q, s UserSearch) ([]*Account, int, error) {
+	if err := search.CheckText(s.Text); err != nil {
+		return nil, 0, err
+	}
+	q := search.Parse(s.Text).Known(userSearchKeys...)
+	if v := q.Value("sort"); s.Sort == "" && v != "" {
+		s.Sort, s.Order, _ = strings.Cut(v, "-") // sort:followers-asc
+	}
+	order, err := userSearchOrder(s.Sort, s.Order)
+	if err != nil {
+		return nil, 0, err
+	}
+	where, err := userConditions(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	const from = ` FROM accounts LEFT JOIN account_counts c ON c.account_id = accounts.id WHERE `
+	var total int
+	if err := db.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	if s.Window != nil {
+		start, end, err := s.Window(total)
+		if err != nil {
+			return nil, 0, err
+		}
+		s.Offset, s.Limit = start, end-start
+	}
+	if s.Limit <= 0 {
+		return []*Account{}, total, nil
+	}
+	list, err := queryAccounts(ctx, db, store.Dynamic+`SELECT `+accountColumns+from+where.String()+` ORDER BY `+order+
+		` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1), append(where.Args, s.Limit, s.Offset)...)
+	return list, total, err
 }
 
 // userSearchOrder is the ORDER BY of sort and order.

@@ -149,6 +149,7 @@ func TestPullRequestByNumber(t *testing.T) {
 func ghCLI(t *testing.T, env *apptest.Env, token string) (run func(args ...string) string, host string) {
 	t.Helper()
 	gh := apptest.GH(t, env, token, true)
+	gh.Env = []string{"GIT_SSL_CAINFO=" + env.Main.CAFile()} // gh repo clone and gh pr checkout run git
 	return func(args ...string) string { t.Helper(); return gh.Run(t, args...) }, gh.Host
 }
 

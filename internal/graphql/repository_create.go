@@ -47,15 +47,12 @@ func (p *createRepositoryPayload) ClientMutationID() *string       { return p.cl
 // repos.CreateRefusal): the same events, webhooks and audit entries.
 // INTERNAL is private, as REST makes it. The settings forgeapi does not
 // keep (homepageUrl, hasIssuesEnabled, hasWikiEnabled) are ignored, as
-// REST ignores them; template and teamId are refused (UNPROCESSABLE):
-// forgeapi has no template repositories, and grants teams repositories
+// REST ignores them; template makes a template, as REST's is_template;
+// teamId is refused (UNPROCESSABLE): forgeapi grants teams repositories
 // through the teams' routes only.
 func (q *root) CreateRepository(ctx context.Context, args struct{ Input createRepositoryInput }) (*createRepositoryPayload, error) {
 	in := args.Input
-	switch {
-	case in.Template:
-		return nil, unprocessable("forgeapi has no template repositories: template must be false.")
-	case in.TeamID != nil:
+	if in.TeamID != nil {
 		return nil, unprocessable("forgeapi grants a team a repository through PUT /orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}, not at creation: teamId is not supported.")
 	}
 	p := requestFrom(ctx).principal
@@ -63,7 +60,7 @@ func (q *root) CreateRepository(ctx context.Context, args struct{ Input createRe
 	if err != nil {
 		return nil, err
 	}
-	n := repos.NewRepository{Owner: owner, Name: in.Name, Private: in.Visibility != "PUBLIC"}
+	n := repos.NewRepository{Owner: owner, Name: in.Name, Private: in.Visibility != "PUBLIC", IsTemplate: in.Template}
 	if in.Description != nil {
 		n.Description = *in.Description
 	}

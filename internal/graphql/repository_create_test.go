@@ -24,7 +24,7 @@ const createRepository = `mutation RepositoryCreate($input: CreateRepositoryInpu
 // refused: a private repository without the repo scope, an organization
 // the caller is not a member of, a fine-grained token without
 // Administration write or made for another account, an installation's
-// token for a user, a name taken, a template.
+// token for a user, a name taken. template: true makes a template.
 func TestCreateRepository(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
@@ -105,7 +105,6 @@ func TestCreateRepository(t *testing.T) {
 			map[string]any{"name": "p", "visibility": "PUBLIC"}, "FORBIDDEN"},
 		"a name taken":  {token, map[string]any{"name": "made", "visibility": "PUBLIC"}, "UNPROCESSABLE"},
 		"a bad name":    {token, map[string]any{"name": "", "visibility": "PUBLIC"}, "UNPROCESSABLE"},
-		"a template":    {token, map[string]any{"name": "p", "visibility": "PUBLIC", "template": true}, "UNPROCESSABLE"},
 		"an unknown id": {token, map[string]any{"name": "p", "visibility": "PUBLIC", "ownerId": "O_nothing"}, "NOT_FOUND"},
 	}
 	for name, c := range refused {
@@ -116,6 +115,13 @@ func TestCreateRepository(t *testing.T) {
 	}
 	if _, resp, _ := rest.Repositories.Get(ctx, "octo", "p"); apptest.ResponseStatus(resp) != 404 {
 		t.Errorf("a refused creation made octo/p: %d", apptest.ResponseStatus(resp))
+	}
+
+	// template: true makes a template, as REST's is_template.
+	gqlData(t, env, token, createRepository, map[string]any{"input": map[string]any{"name": "tmpl", "visibility": "PUBLIC",
+		"template": true}}, &out)
+	if tmpl, _, err := rest.Repositories.Get(ctx, "octo", "tmpl"); err != nil || !tmpl.GetIsTemplate() {
+		t.Errorf("template: true: %v %+v", err, tmpl)
 	}
 
 	// A fine-grained token made for the organization with Administration

@@ -17,19 +17,27 @@ type searchArgs struct {
 	Type  string
 }
 
-// Search finds issues and pull requests (type ISSUE). A search of one
-// repository's pull requests (pullSearch: what gh pr status and gh pr
-// list --search ask, review-requested: included) runs on pulls.Find;
-// any other runs on issues.Service.Search, across every repository the
-// caller may read, as REST's GET /search/issues does. Another type is
+// Search finds repositories (type REPOSITORY: searchRepositories),
+// users and organizations (USER: searchUsers), or issues and pull
+// requests (ISSUE). A search of one repository's pull requests
+// (pullSearch: what gh pr status and gh pr list --search ask,
+// review-requested: included) runs on pulls.Find; any other issue search
+// runs on issues.Service.Search, across every repository the caller may
+// read, as REST's GET /search/issues does. Another type (DISCUSSION) is
 // INVALID_ARGUMENTS, never a wrong answer; a repository the caller may
 // not read has no results, as on the platform.
 func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, error) {
-	if args.Type != "ISSUE" {
-		return nil, invalid(fmt.Sprintf("forgeapi searches pull requests only (type: ISSUE with is:pr), not %s.", args.Type))
+	if args.Type != "ISSUE" && args.Type != "REPOSITORY" && args.Type != "USER" {
+		return nil, invalid(fmt.Sprintf("forgeapi searches issues, repositories and users, not %s.", args.Type))
 	}
 	if err := args.check("search"); err != nil {
 		return nil, err
+	}
+	switch args.Type {
+	case "REPOSITORY":
+		return q.handler(ctx).searchRepositories(ctx, args)
+	case "USER":
+		return q.handler(ctx).searchUsers(ctx, args)
 	}
 	viewer := ""
 	if a := requestFrom(ctx).principal.Account; a != nil {
@@ -41,7 +49,7 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	}
 	repo, err := q.handler(ctx).repository(ctx, s.owner, s.name, true)
 	if _, hidden := errors.AsType[*fieldError](err); hidden || err == nil && !mayReadPulls(requestFrom(ctx).principal, repo.r) {
-		return &searchConnection{pageOf([]*searchItemResolver{}, 0, 0)}, nil
+		return &searchConnection{connection: pageOf([]*searchItemResolver{}, 0, 0), kind: "ISSUE"}, nil
 	} else if err != nil {
 		return nil, err
 	}
@@ -53,7 +61,7 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	for i, p := range q.handler(ctx).pullPage(repo, list) {
 		out[i] = &searchItemResolver{pull: p}
 	}
-	return &searchConnection{pageOf(out, offset, total)}, nil
+	return &searchConnection{connection: pageOf(out, offset, total), kind: "ISSUE", count: total}, nil
 }
 
 // searchIssues runs a search on issues.Service.Search: its items are
@@ -81,7 +89,7 @@ func (h *Handler) searchIssues(ctx context.Context, args searchArgs) (*searchCon
 		}
 		out = append(out, item)
 	}
-	return &searchConnection{pageOf(out, start, total)}, nil
+	return &searchConnection{connection: pageOf(out, start, total), kind: "ISSUE", count: total}, nil
 }
 
 // searchItem is an issue found, as an Issue or a PullRequest.
@@ -200,28 +208,52 @@ func searchTokens(text string) []string {
 	return out
 }
 
-// searchConnection resolves SearchResultItemConnection.
+// searchConnection resolves SearchResultItemConnection: a page of the
+// results of one type (kind), count of them found in all.
 type searchConnection struct {
 	*connection[*searchItemResolver]
+	kind  string
+	count int
 }
 
-// IssueCount counts the issues and pull requests found.
-func (c *searchConnection) IssueCount() int32 { return c.TotalCount() }
+// IssueCount counts the issues and pull requests found (0 when another
+// type was searched).
+func (c *searchConnection) IssueCount() int32 { return c.countOf("ISSUE") }
+
+// RepositoryCount counts the repositories found (0 when another type
+// was searched).
+func (c *searchConnection) RepositoryCount() int32 { return c.countOf("REPOSITORY") }
+
+// UserCount counts the users and organizations found (0 when another
+// type was searched).
+func (c *searchConnection) UserCount() int32 { return c.countOf("USER") }
+
+func (c *searchConnection) countOf(kind string) int32 {
+	if c.kind != kind {
+		return 0
+	}
+	return int32(c.count)
+}
 
 // searchItemResolver resolves the SearchResultItem union: a pull
-// request or an issue.
+// request, an issue, a repository, a user or an organization.
 type searchItemResolver struct {
 	pull  *pullRequestResolver
 	issue *issueResolver
+	repo  *repositoryResolver
+	user  *userResolver
+	org   *organizationResolver
 }
 
 func (r *searchItemResolver) ToPullRequest() (*pullRequestResolver, bool) {
 	return r.pull, r.pull != nil
 }
-func (r *searchItemResolver) ToRepository() (*repositoryResolver, bool)     { return nil, false }
-func (r *searchItemResolver) ToUser() (*userResolver, bool)                 { return nil, false }
-func (r *searchItemResolver) ToOrganization() (*organizationResolver, bool) { return nil, false }
-func (r *searchItemResolver) ToIssue() (*issueResolver, bool)               { return r.issue, r.issue != nil }
+func (r *searchItemResolver) ToRepository() (*repositoryResolver, bool) { return r.repo, r.repo != nil }
+func (r *searchItemResolver) ToUser() (*userResolver, bool)             { return r.user, r.user != nil }
+func (r *searchItemResolver) ToOrganization() (*organizationResolver, bool) {
+	return r.org, r.org != nil
+}
+func (r *searchItemResolver) ToIssue() (*issueResolver, bool) { return r.issue, r.issue != nil }
 
 // BaseRef is the base branch, null when it no longer exists.
 func (r *pullRequestResolver) BaseRef() (*refResolver, error) {

@@ -1,6 +1,7 @@
 package repos
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -8,6 +9,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/store"
 )
 
 // forksQuery selects the direct forks of a repository, newest first.
@@ -125,7 +127,12 @@ func (h *Handler) forkOrganization(r *http.Request, actor *accounts.Account, log
 // organization the actor may not create repositories in: one they are
 // not an owner of, nor a member of when it lets members create them.
 func (h *Handler) checkCreatesIn(r *http.Request, actor, org *accounts.Account, resource, field string) error {
-	role, err := accounts.MemberRole(r.Context(), h.Service.DB, org.ID, actor.ID)
+	return createsIn(r.Context(), h.Service.DB, actor, org, resource, field)
+}
+
+// createsIn is checkCreatesIn over q.
+func createsIn(ctx context.Context, q store.Q, actor, org *accounts.Account, resource, field string) error {
+	role, err := accounts.MemberRole(ctx, q, org.ID, actor.ID)
 	if err != nil {
 		return err
 	}

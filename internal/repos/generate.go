@@ -22,54 +22,81 @@ type generateRequest struct {
 	Private            bool    `json:"private"`
 }
 
-// generate answers POST /repos/{template_owner}/{template_repo}/generate:
-// a new repository of the owner (the caller, or an organization the
-// caller may create repositories in) with the template's files in a
-// fresh commit (Service.Generate), 201 with its object, whose
-// template_repository is the template. A repository that is not a
-// template is a 422, as the platform answers.
+// generate answers POST /repos/{template_owner}/{template_repo}/generate
+// (GenerateRule): Service.GenerateFor, 201 with the new repository's
+// object, whose template_repository is the template.
 func (h *Handler) generate(w http.ResponseWriter, r *http.Request) error {
 	var body generateRequest
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	ctx := r.Context()
-	tmpl := From(ctx)
-	if !tmpl.IsTemplate {
-		return apierr.Custom(resource, "template_repository", "%s is not a template repository.", tmpl.FullName())
-	}
-	p := auth.PrincipalFrom(ctx)
-	actor, err := accounts.ByID(ctx, h.Service.DB, p.UserID())
-	if err != nil {
-		return err
-	}
-	owner := actor
-	if body.Owner != "" && !strings.EqualFold(body.Owner, actor.Login) {
-		org, err := accounts.OrgByLogin(ctx, h.Service.DB, body.Owner)
-		if err != nil {
-			return apierr.Custom(resource, "owner", "%s is not an organization you can create repositories in.", body.Owner)
-		}
-		if err := h.checkCreatesIn(r, actor, org, resource, "owner"); err != nil {
-			return err
-		}
-		owner = org
-	}
-	n := NewRepository{Owner: owner, Description: body.Description, Private: body.Private}
+	g := Generation{Owner: body.Owner, Description: body.Description, IncludeAllBranches: body.IncludeAllBranches, Private: body.Private}
 	if body.Name != nil {
-		n.Name = *body.Name
+		g.Name = *body.Name
 	}
-	if err := n.Validate(); err != nil {
-		return err
-	}
-	if n.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
-		return apierr.Forbidden("Creating a private repository needs the repo scope.")
-	}
-	repo, err := h.Service.Generate(ctx, tmpl, n, body.IncludeAllBranches, actor)
+	repo, err := h.Service.GenerateFor(ctx, auth.PrincipalFrom(ctx), From(ctx), g)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", httpapi.BaseURL(ctx)+"/repos/"+repo.FullName())
 	return h.write(w, r, http.StatusCreated, repo, auth.RoleAdmin)
+}
+
+// GenerateRule is the rule of POST
+// /repos/{template_owner}/{template_repo}/generate, which GraphQL's
+// cloneTemplateRepository applies too: read access to the template,
+// repo or public_repo of a classic token, Administration write of a
+// fine-grained one.
+func GenerateRule() auth.Rule {
+	return auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
+		Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
+		Extra: "The new repository's owner is the caller or an organization the caller may create repositories in."}
+}
+
+// Generation is a repository asked of a template.
+type Generation struct {
+	Owner              string // the caller's login or an organization's; "" for the caller
+	Name               string
+	Description        string
+	IncludeAllBranches bool
+	Private            bool
+}
+
+// GenerateFor makes the repository g asks of the template tmpl for p,
+// once GenerateRule passed on tmpl: the owner is p's user or an
+// organization p may create repositories in, the template's files in a
+// fresh commit (Service.Generate). A repository that is not a template,
+// an owner p may not create in, or a name taken or invalid is a 422, as
+// the platform answers; a private one needs the repo scope of a classic
+// token (403).
+func (s *Service) GenerateFor(ctx context.Context, p *auth.Principal, tmpl *Repository, g Generation) (*Repository, error) {
+	if !tmpl.IsTemplate {
+		return nil, apierr.Custom(resource, "template_repository", "%s is not a template repository.", tmpl.FullName())
+	}
+	actor, err := accounts.ByID(ctx, s.DB, p.UserID())
+	if err != nil {
+		return nil, err
+	}
+	owner := actor
+	if g.Owner != "" && !strings.EqualFold(g.Owner, actor.Login) {
+		org, err := accounts.OrgByLogin(ctx, s.DB, g.Owner)
+		if err != nil {
+			return nil, apierr.Custom(resource, "owner", "%s is not an organization you can create repositories in.", g.Owner)
+		}
+		if err := createsIn(ctx, s.DB, actor, org, resource, "owner"); err != nil {
+			return nil, err
+		}
+		owner = org
+	}
+	n := NewRepository{Owner: owner, Name: g.Name, Description: g.Description, Private: g.Private}
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	if n.Private && p.ScopeBased() && !p.Token.Scopes.Grants("repo") {
+		return nil, apierr.Forbidden("Creating a private repository needs the repo scope.")
+	}
+	return s.Generate(ctx, tmpl, n, g.IncludeAllBranches, actor)
 }
 
 // templateOf returns the template the repository was generated from as

@@ -54,10 +54,7 @@ func (h *Handler) Routes() []httpapi.Route {
 			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/search/topics", Handle: h.searchTopics, Rate: httpapi.Search,
 			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
-		{Method: "POST", Pattern: "/repos/{owner}/{repo}/generate", Handle: h.generate,
-			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo", "public_repo"},
-				Permissions: auth.Perm("administration:write"), TokenTypes: auth.UAT | auth.FPAT,
-				Extra: "The new repository's owner is the caller or an organization the caller may create repositories in."}},
+		{Method: "POST", Pattern: "/repos/{owner}/{repo}/generate", Handle: h.generate, Auth: GenerateRule()},
 	}
 }
 

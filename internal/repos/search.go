@@ -23,16 +23,8 @@ const helpWantedIssues = `(SELECT count(*) FROM issues i JOIN issue_labels il ON
 	JOIN labels l ON l.id = il.label_id
 	WHERE i.repository_id = r.id AND i.state = 'open' AND NOT i.is_pull_request AND lower(l.name) = 'help wanted')`
 
-// searchRepositories answers GET /search/repositories: the repositories
-// q selects among the public ones and the private ones the caller can
-// read. Words match the name, the description or the topics (`in:`
-// narrows); qualifiers: `user:`/`org:` an owner, `repo:` a full name,
-// `is:public|private|template|fork`, `fork:true|only` (forks are left out
-// otherwise), `stars:`, `forks:`, `topics:` ranges, `created:`/`pushed:`
-// dates, `topic:`, `template:`, `license:` a key, `archived:` and
-// `mirror:` (none is archived or a mirror here), `language:` (no language
-// is detected here, so it selects nothing). Sorted by sort (stars, forks,
-// help-wanted-issues, updated; best match by default) in order.
+// searchRepositories answers GET /search/repositories: Service.Search
+// for the caller, as q, sort, order and the page ask.
 func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	qv := r.URL.Query()
@@ -40,28 +32,9 @@ func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	q := search.Parse(text).Known(searchKeys...)
-	order, err := repoSearchOrder(qv.Get("sort"), qv.Get("order"), q)
-	if err != nil {
-		return err
-	}
 	p := auth.PrincipalFrom(ctx)
-	readable, err := ReadablePrivate(ctx, h.Service.DB, p, h.roleFunc())
-	if err != nil {
-		return err
-	}
-	where, err := repoConditions(q, readable)
-	if err != nil {
-		return err
-	}
-	const from = repoFrom + ` LEFT JOIN repository_counts c ON c.repository_id = r.id
-		LEFT JOIN repository_licenses lic ON lic.repository_id = r.id WHERE `
-	var total int
-	if err := h.Service.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
-		return store.Normalize(err)
-	}
-	found, err := list(ctx, h.Service.DB, store.Dynamic+`SELECT `+repoColumns+from+where.String()+` ORDER BY `+order+
-		` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1), append(where.Args, page.Limit(), page.Offset())...)
+	found, total, err := h.Service.Search(ctx, p, h.roleFunc(), Search{Text: text, Sort: qv.Get("sort"),
+		Order: qv.Get("order"), Limit: page.Limit(), Offset: page.Offset()})
 	if err != nil {
 		return err
 	}
@@ -71,6 +44,74 @@ func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) err
 	}
 	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
+}
+
+// Search is a repository search as REST's GET /search/repositories and
+// GraphQL's search(type: REPOSITORY) ask it.
+type Search struct {
+	Text  string // the query: words and qualifiers
+	Sort  string // stars, forks, help-wanted-issues, updated; "" for the query's sort: or best match
+	Order string // asc or desc ("": desc)
+	// Limit and Offset pick the page.
+	Limit, Offset int
+	// Window, when set, picks the page from the total instead of Limit
+	// and Offset: the results [start, end) (GraphQL's connections).
+	Window func(total int) (start, end int, err error)
+}
+
+// Search returns a page of the repositories s selects among the public
+// ones and the private ones p can read (role applies the credentials'
+// limits, as ReadablePrivate), and how many it selects in all. Words
+// match the name, the description or the topics (`in:` narrows);
+// qualifiers: `user:`/`org:` an owner (`@me` is p), `repo:` a full
+// name, `is:public|private|template|fork`, `fork:true|only` (forks are
+// left out otherwise, and with `fork:false`), `stars:`, `forks:`,
+// `topics:` ranges, `created:`/`pushed:` dates, `topic:`, `template:`,
+// `license:` a key, `archived:` and `mirror:` (none is archived or a
+// mirror here), `language:` (no language is detected here, so it
+// selects nothing). Sorted by s.Sort (or the query's `sort:`) in
+// s.Order. An empty or too long query, an unreadable qualifier or an
+// unknown sort is a 422.
+func (s *Service) Search(ctx context.Context, p *auth.Principal, role RoleFunc, in Search) ([]*Repository, int, error) {
+	if err := search.CheckText(in.Text); err != nil {
+		return nil, 0, err
+	}
+	q := search.Parse(in.Text).Known(searchKeys...)
+	order, err := repoSearchOrder(in.Sort, in.Order, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	readable, err := ReadablePrivate(ctx, s.DB, p, role)
+	if err != nil {
+		return nil, 0, err
+	}
+	viewer := ""
+	if !p.Anonymous() {
+		viewer = p.Account.Login
+	}
+	where, err := repoConditions(q, readable, viewer)
+	if err != nil {
+		return nil, 0, err
+	}
+	const from = repoFrom + ` LEFT JOIN repository_counts c ON c.repository_id = r.id
+		LEFT JOIN repository_licenses lic ON lic.repository_id = r.id WHERE `
+	var total int
+	if err := s.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	if in.Window != nil {
+		start, end, err := in.Window(total)
+		if err != nil {
+			return nil, 0, err
+		}
+		in.Offset, in.Limit = start, end-start
+	}
+	if in.Limit <= 0 {
+		return []*Repository{}, total, nil
+	}
+	found, err := list(ctx, s.DB, store.Dynamic+`SELECT `+repoColumns+from+where.String()+` ORDER BY `+order+
+		` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1), append(where.Args, in.Limit, in.Offset)...)
+	return found, total, err
 }
 
 // searchItem is a repository in search results: the repository object
@@ -166,16 +207,20 @@ func repoSearchOrder(sort, order string, q search.Query) (string, error) {
 }
 
 // repoConditions is the WHERE clause of a repository search over the
-// public repositories and the private ones in readable.
-func repoConditions(q search.Query, readable []int64) (*search.Where, error) {
+// public repositories and the private ones in readable, for the caller
+// viewer (the login @me names; "" when anonymous).
+func repoConditions(q search.Query, readable []int64, viewer string) (*search.Where, error) {
 	where := VisibleTo(readable)
 	if err := addRepoTerms(where, q); err != nil {
 		return nil, err
 	}
 	forks := "exclude"
 	for _, ql := range q.Qualifiers {
-		if ql.Key == "fork" || (ql.Key == "is" && strings.EqualFold(ql.Value, "fork")) {
+		if ql.Key == "fork" && !strings.EqualFold(ql.Value, "false") || (ql.Key == "is" && strings.EqualFold(ql.Value, "fork")) {
 			forks = ""
+		}
+		if strings.EqualFold(ql.Value, "@me") && (ql.Key == "user" || ql.Key == "org") {
+			ql.Value = viewer
 		}
 		if err := addRepoQualifier(where, ql); err != nil {
 			return nil, err
@@ -244,7 +289,7 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 		switch v {
 		case "only":
 			where.Add("r.fork_of_id IS NOT NULL", ql.Negated)
-		case "true":
+		case "true", "false":
 		default:
 			return search.InvalidQualifier(ql)
 		}
