@@ -12,6 +12,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitssh"
 	"forgeapi/internal/githost"
@@ -39,7 +40,7 @@ func (m *Main) serveSSH(cfg Config) error {
 		return nil
 	}
 	srv, err := gitssh.New(gitssh.Config{HostKeyFile: SSHHostKeyFile(cfg.DataDir), Logger: cfg.Logger},
-		sshGit{keys: m.App.Keys, git: m.App.Git, db: m.App.DB})
+		sshGit{keys: m.App.Keys, git: m.App.Git, db: m.App.DB, gists: &gists.Handler{Service: m.App.Gists, Git: m.App.Git}})
 	if err != nil {
 		return fmt.Errorf("ssh host key: %w", err)
 	}
@@ -74,11 +75,14 @@ func (m *Main) SSHAddr() string {
 	return m.ssh.addr
 }
 
-// sshGit is gitssh's Handler: keys from the keys area, git from githost.
+// sshGit is gitssh's Handler: keys from the keys area, git from githost,
+// gists' repositories (a one-segment path, "ID.git") decided by the
+// gists area as over HTTP.
 type sshGit struct {
-	keys *keys.Service
-	git  *githost.Handler
-	db   *store.DB
+	keys  *keys.Service
+	git   *githost.Handler
+	db    *store.DB
+	gists *gists.Handler
 }
 
 // Authenticate finds the key by its fingerprint (one query): a user's
@@ -125,14 +129,14 @@ func keyPrincipal(u *accounts.Account) *auth.Principal {
 		Method: auth.MethodSSHKey}
 }
 
-// Run serves a git command through githost, as over HTTP.
+// Run serves a git command through githost, as over HTTP: a repository's
+// (owner/repo), or a gist's (a path of one segment, its id).
 func (g sshGit) Run(ctx context.Context, id *gitssh.Identity, cmd gitssh.Command) (int, error) {
 	who := id.Value.(sshIdentity)
 	if err := g.keys.MarkUsed(ctx, who.key); err != nil { // last_used only: git goes on
 		g.git.Logger.WarnContext(ctx, "git over SSH: note the key's use", "err", err)
 	}
-	status, err := g.git.ServeStream(ctx, who.caller, cmd.Owner, cmd.Repo, githttp.StreamRequest{
-		Service: githttp.Service(cmd.Service), Protocol: cmd.Protocol, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr})
+	status, err := g.serve(ctx, who.caller, cmd)
 	var apiErr *apierr.Error
 	switch {
 	case err == nil:
@@ -146,4 +150,17 @@ func (g sshGit) Run(ctx context.Context, id *gitssh.Identity, cmd gitssh.Command
 	}
 	g.git.Logger.ErrorContext(ctx, "git over SSH", "err", err)
 	return 0, errors.New("Internal error.")
+}
+
+// serve runs cmd for the caller: on the repository owner/repo, or on the
+// gist whose id is a one-segment path.
+func (g sshGit) serve(ctx context.Context, caller githost.StreamCaller, cmd gitssh.Command) (int, error) {
+	req := githttp.StreamRequest{
+		Service: githttp.Service(cmd.Service), Protocol: cmd.Protocol, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+	if cmd.Owner != "" {
+		return g.git.ServeStream(ctx, caller, cmd.Owner, cmd.Repo, req)
+	}
+	return g.git.ServeDirStream(ctx, caller, func(ctx context.Context, p *auth.Principal, service githttp.Service) (githost.DirTarget, error) {
+		return g.gists.Access(ctx, p, cmd.Repo, service)
+	}, req)
 }

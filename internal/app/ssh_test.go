@@ -305,3 +305,77 @@ func TestSSHPushIsRecoveredAsOverHTTP(t *testing.T) {
 		t.Fatalf("after recovery: %d push_log rows, push hooks %+v", n, rec.Hook("push"))
 	}
 }
+
+// TestGistsOverSSH clones and pushes a gist with the real OpenSSH client
+// at the platform's gist address over SSH, a path of one segment
+// (git@host:ID.git, ssh://git@host:port/ID.git): anyone's key clones it,
+// the owner's key pushes and the API shows the push, another user's key
+// is refused as over HTTP, so are a directory and a deploy key, and an
+// unknown gist is not found.
+func TestGistsOverSSH(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH())
+	ctx := apptest.Ctx()
+	alice, bob := env.User("alice"), env.User("bob")
+	ac := env.Client(env.Token(alice, "gist", "repo", "write:public_key"))
+	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
+	aliceSSH, bobSSH := newSSHClient(t, env.Main.SSHAddr(), knownHosts), newSSHClient(t, env.Main.SSHAddr(), knownHosts)
+	_, _, err := ac.Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: aliceSSH.pub})
+	apptest.Must(t, "add alice's key", err)
+	_, _, err = env.Client(env.Token(bob, "write:public_key")).Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: bobSSH.pub})
+	apptest.Must(t, "add bob's key", err)
+	g, _, err := ac.Gists.Create(ctx, github.CreateGistRequest{Public: github.Ptr(false),
+		Files: map[github.GistFilename]*github.CreateGistFile{"notes.txt": {Content: "one\n"}}})
+	apptest.Must(t, "create the gist", err)
+	scp := "git@" + aliceSSH.host + ":" + g.GetID() + ".git"
+	clone := filepath.Join(t.TempDir(), "gist")
+
+	apptest.Step(t, "the owner clones at git@host:ID.git, pushes, and the API shows it", func(t *testing.T) {
+		if out, err := aliceSSH.git(".", "clone", "-q", scp, clone); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(clone, "notes.txt")); err != nil || string(b) != "one\n" {
+			t.Fatalf("cloned notes.txt: %q %v", b, err)
+		}
+		apptest.Commit(t, clone, "over SSH", map[string]string{"ssh.txt": "pushed over ssh\n"})
+		if out, err := aliceSSH.git(clone, "push", "-q", "origin", "HEAD"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		got, _, err := ac.Gists.Get(ctx, g.GetID())
+		apptest.Must(t, "get the gist", err)
+		if f := got.Files["ssh.txt"]; f.GetContent() != "pushed over ssh\n" {
+			t.Fatalf("the gist after the push: %+v", got.Files)
+		}
+	})
+	apptest.Step(t, "another user's key clones at ssh://host:port/ID.git but cannot push", func(t *testing.T) {
+		theirs := filepath.Join(t.TempDir(), "theirs")
+		if out, err := bobSSH.git(".", "clone", "-q", bobSSH.url(g.GetID()), theirs); err != nil {
+			t.Fatalf("bob clones: %v\n%s", err, out)
+		}
+		apptest.Commit(t, theirs, "bob's", map[string]string{"bob.txt": "bob\n"})
+		out, err := bobSSH.git(theirs, "push", "origin", "HEAD")
+		if err == nil || !strings.Contains(out, "ERROR: Permission to push to gist "+g.GetID()+" denied: only its owner pushes.") {
+			t.Fatalf("bob's push: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "the owner's push of a directory is refused as over HTTP", func(t *testing.T) {
+		apptest.Commit(t, clone, "a directory", map[string]string{"dir/a.txt": "a\n"})
+		out, err := aliceSSH.git(clone, "push", "origin", "HEAD")
+		if err == nil || !strings.Contains(out, "Gist does not support directories.") {
+			t.Fatalf("push of a directory: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "an unknown gist and a deploy key find nothing", func(t *testing.T) {
+		if out, err := aliceSSH.git(".", "ls-remote", aliceSSH.url("0123456789abcdef0123")); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("an unknown gist: %v\n%s", err, out)
+		}
+		env.Repo(alice, "hello")
+		deploy := newSSHClient(t, env.Main.SSHAddr(), knownHosts)
+		_, _, err := ac.Repositories.CreateKey(ctx, "alice", "hello", github.CreateDeployKeyRequest{Key: deploy.pub, ReadOnly: github.Ptr(false)})
+		apptest.Must(t, "add a deploy key", err)
+		if out, err := deploy.git(".", "ls-remote", deploy.url(g.GetID())); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("a deploy key reads a gist: %v\n%s", err, out)
+		}
+	})
+}
