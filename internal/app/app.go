@@ -638,8 +638,13 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.listenSSH(cfg); err != nil {
+		return nil, err
+	}
+	opened.add(m.closeSSH)
+	sshPort := SSHPortOf(m.SSHAddr())
 	m.metrics = httpapi.NewMetrics()
-	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
+	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, SSHPort: sshPort, RateLimit: cfg.RateLimit, Now: cfg.Now,
 		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
 		return nil, err
@@ -647,9 +652,9 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if err := m.serveMetrics(cfg); err != nil {
 		return nil, err
 	}
-	a.Git.BaseURL = base
+	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
-	a.Webhooks.BaseURL = base
+	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -669,10 +674,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
 		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
 	}
-	if err := m.serveSSH(cfg); err != nil {
-		return nil, err
-	}
-	opened.add(m.closeSSH)
+	m.serveSSH(cfg)
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/crypto/ssh"
 
@@ -23,9 +24,24 @@ import (
 
 // sshServer is git over SSH: the protocol's server and its listener.
 type sshServer struct {
-	server *gitssh.Server
-	addr   string
-	done   chan error
+	server   *gitssh.Server
+	listener net.Listener
+	addr     string
+	done     chan error
+}
+
+// SSHPortOf is the port of a listen address (HOST:PORT) of git over SSH,
+// as ssh_url names it: 0 for none (empty or without a port).
+func SSHPortOf(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return 0
+	}
+	return n
 }
 
 // SSHHostKeyFile is where the SSH host key is kept under the data
@@ -34,8 +50,10 @@ func SSHHostKeyFile(dataDir string) string {
 	return filepath.Join(dataDir, "ssh", "ssh_host_ed25519_key")
 }
 
-// serveSSH serves git over SSH on Config.SSHAddr, when set.
-func (m *Main) serveSSH(cfg Config) error {
+// listenSSH makes the host key and listens for git over SSH on
+// Config.SSHAddr, when set, before the API server is made: the port bound
+// (Config.SSHAddr may say 0) is in every ssh_url. serveSSH serves it.
+func (m *Main) listenSSH(cfg Config) error {
 	if cfg.SSHAddr == "" {
 		return nil
 	}
@@ -48,19 +66,30 @@ func (m *Main) serveSSH(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s (ssh): %w", cfg.SSHAddr, err)
 	}
-	m.ssh = &sshServer{server: srv, addr: ln.Addr().String(), done: make(chan error, 1)}
-	go func() { m.ssh.done <- srv.Serve(ln) }()
-	cfg.Logger.Info("serving git over SSH on "+m.ssh.addr, "host_key", ssh.FingerprintSHA256(srv.HostKey()))
+	m.ssh = &sshServer{server: srv, listener: ln, addr: ln.Addr().String()}
 	return nil
 }
 
-// closeSSH stops git over SSH (its sessions end with their connections).
+// serveSSH serves git over SSH on the listener of listenSSH, if any.
+func (m *Main) serveSSH(cfg Config) {
+	if m.ssh == nil {
+		return
+	}
+	m.ssh.done = make(chan error, 1)
+	go func() { m.ssh.done <- m.ssh.server.Serve(m.ssh.listener) }()
+	cfg.Logger.Info("serving git over SSH on "+m.ssh.addr, "host_key", ssh.FingerprintSHA256(m.ssh.server.HostKey()))
+}
+
+// closeSSH stops git over SSH (its sessions end with their connections),
+// or closes the listener of listenSSH when it was never served.
 func (m *Main) closeSSH() error {
 	if m.ssh == nil {
 		return nil
 	}
 	err := m.ssh.server.Close()
-	if serveErr := <-m.ssh.done; serveErr != nil {
+	if m.ssh.done == nil {
+		err = errors.Join(err, m.ssh.listener.Close())
+	} else if serveErr := <-m.ssh.done; serveErr != nil {
 		err = errors.Join(err, serveErr)
 	}
 	m.ssh = nil

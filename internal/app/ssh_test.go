@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
 )
 
 // sshClient is the system OpenSSH client with one key, against one
@@ -50,10 +54,15 @@ func newSSHClient(t *testing.T, addr, knownHosts string) *sshClient {
 	return &sshClient{t: t, key: key, pub: strings.TrimSpace(string(pub)), knownHosts: knownHosts, host: host, port: port}
 }
 
-// command is the ssh command line git runs (GIT_SSH_COMMAND).
+// command is the ssh command line git runs (GIT_SSH_COMMAND); without a
+// port (-p) when c.port is "", for addresses that name theirs.
 func (c *sshClient) command() string {
-	return "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
-		" -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR -p " + c.port
+	line := "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
+		" -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR"
+	if c.port != "" {
+		line += " -p " + c.port
+	}
+	return line
 }
 
 // url is the repository's ssh:// address.
@@ -378,4 +387,73 @@ func TestGistsOverSSH(t *testing.T) {
 			t.Fatalf("a deploy key reads a gist: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestSSHURLNamesTheSSHPort checks ssh_url when git over SSH listens off
+// port 22: the repository object (REST, GraphQL and a push's webhook)
+// names ssh://git@HOST:PORT/OWNER/REPO.git, and git clones and pushes at
+// exactly that address, with no port given to ssh otherwise.
+func TestSSHURLNamesTheSSHPort(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH(), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "admin:public_key", "admin:repo_hook")
+	c := env.Client(token)
+	client := newSSHClient(t, env.Main.SSHAddr(), filepath.Join(t.TempDir(), "known_hosts"))
+	_, _, err := c.Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: client.pub})
+	apptest.Must(t, "add the key", err)
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err = c.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"push"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+	want := "ssh://git@127.0.0.1:" + client.port + "/octo/hello.git"
+	repo, _, err := c.Repositories.Get(ctx, "octo", "hello")
+	apptest.Must(t, "get the repository", err)
+	if repo.GetSSHURL() != want {
+		t.Fatalf("ssh_url %q, want %q", repo.GetSSHURL(), want)
+	}
+	if got := graphQLSSHURL(t, env, token, "octo", "hello"); got != want {
+		t.Fatalf("GraphQL sshUrl %q, want %q", got, want)
+	}
+
+	portless := *client
+	portless.port = "" // the address names the port
+	work := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+	if out, err := portless.git(work, "push", repo.GetSSHURL(), "HEAD:refs/heads/main"); err != nil {
+		t.Fatalf("push to ssh_url: %v\n%s", err, out)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := portless.git(".", "clone", "-q", repo.GetSSHURL(), clone); err != nil {
+		t.Fatalf("clone of ssh_url: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(clone, "README.md")); err != nil || string(b) != "# hello\n" {
+		t.Fatalf("cloned README: %q %v", b, err)
+	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if e, ok := d.Parsed.(*github.PushEvent); ok {
+			return "push " + e.GetRepo().GetSSHURL()
+		}
+		return ""
+	}, "push "+want)
+}
+
+// graphQLSSHURL asks POST /api/graphql for the repository's sshUrl.
+func graphQLSSHURL(t *testing.T, env *apptest.Env, token, owner, name string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { sshUrl } }`,
+		"variables": map[string]string{"o": owner, "n": name}})
+	req, err := http.NewRequest(http.MethodPost, env.URL+"/api/graphql", bytes.NewReader(body))
+	apptest.Must(t, "GraphQL request", err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	apptest.Must(t, "GraphQL", err)
+	defer resp.Body.Close()
+	var out struct {
+		Data struct{ Repository struct{ SSHURL string } }
+	}
+	apptest.Must(t, "GraphQL answer", json.NewDecoder(resp.Body).Decode(&out))
+	return out.Data.Repository.SSHURL
 }

@@ -60,6 +60,9 @@ type Handler struct {
 	Logger *slog.Logger
 	// BaseURL renders the URLs in push payloads.
 	BaseURL string
+	// SSHPort is the port git over SSH listens on (0 when off), for the
+	// repository objects rendered outside a request; set with BaseURL.
+	SSHPort int
 	// AuthFailed, when set, is told of every request whose credentials
 	// were refused (the server charges the client address's anonymous
 	// rate limit).

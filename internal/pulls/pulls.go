@@ -97,6 +97,18 @@ func (s *Service) base(ctx context.Context) string {
 	return ""
 }
 
+// urls is the addresses repository objects name, as base finds the base
+// URL: the request's, or githost's outside a request.
+func (s *Service) urls(ctx context.Context) repos.URLs {
+	if b := httpapi.BaseURL(ctx); b != "" {
+		return repos.URLsOf(ctx)
+	}
+	if s.Git != nil {
+		return repos.URLs{Base: s.Git.BaseURL, SSHPort: s.Git.SSHPort}
+	}
+	return repos.URLs{}
+}
+
 // wake wakes the checker once tx commits.
 func (s *Service) wake(tx *store.Tx) {
 	if s.Checker != nil {
