@@ -42,6 +42,7 @@ import (
 	"forgeapi/internal/feeds"
 	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/gitdata"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/graphql"
@@ -247,6 +248,9 @@ type App struct {
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
 	Git   *githost.Handler
+	// WebFlow signs the commits the server writes itself, with the key
+	// kept in WebFlowKeyFile (nil in a route table's App).
+	WebFlow gitwrite.Signer
 	// Gists are the users' gists, each a bare repository under DataDir/gists.
 	Gists *gists.Service
 	// GistMaintenance runs git gc on the gists that are due, with the
@@ -405,6 +409,11 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	webFlow, err := openWebFlow(ctx, cfg, db)
+	if err != nil {
+		return nil, err
+	}
+	a.WebFlow, a.Git.WebFlow = webFlow, webFlow
 	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
@@ -477,7 +486,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}, CloneToken: a.cloneToken()}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
-	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos, WebFlow: a.WebFlow}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
