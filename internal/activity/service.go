@@ -92,7 +92,7 @@ func (s *Service) RepositoryForked(ctx context.Context, tx *store.Tx, src, fork 
 	if err != nil {
 		return err
 	}
-	forkee := repos.ToJSON(httpapi.BaseURL(ctx), fork, st, auth.RoleNone)
+	forkee := repos.ToJSON(repos.URLsOf(ctx), fork, st, auth.RoleNone)
 	return s.Events.Emit(ctx, tx, &events.Event{
 		FeedType: "ForkEvent", FeedPayload: map[string]any{"forkee": &forkee},
 		HookEvent: "fork", HookPayload: map[string]any{"forkee": &forkee},

@@ -43,6 +43,7 @@ import (
 	"forgeapi/internal/feeds"
 	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/gitdata"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/graphql"
@@ -250,6 +251,9 @@ type App struct {
 	// Feeds serves the event feeds.
 	Feeds *feeds.Handler
 	Git   *githost.Handler
+	// WebFlow signs the commits the server writes itself, with the key
+	// kept in WebFlowKeyFile (nil in a route table's App).
+	WebFlow gitwrite.Signer
 	// Gists are the users' gists, each a bare repository under DataDir/gists.
 	Gists *gists.Service
 	// GistMaintenance runs git gc on the gists that are due, with the
@@ -414,6 +418,11 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Git = &githost.Handler{DB: db, Repos: a.Repos, Authn: a.Authn, Events: a.Events, Git: gitServer, Logger: cfg.Logger}
+	webFlow, err := openWebFlow(ctx, cfg, db)
+	if err != nil {
+		return nil, err
+	}
+	a.WebFlow, a.Git.WebFlow = webFlow, webFlow
 	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
@@ -488,7 +497,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&accounts.Handler{DB: a.DB, Details: a.accountDetails, OrgUpdated: auditlog.OrgUpdated}).Routes())
 	area(docs.GitHosting, (&repos.Handler{Service: a.Repos, RoleOf: access.ListedRepoRole, Templates: reference.Templates{}, CloneToken: a.cloneToken()}).Routes())
 	area(docs.RepositoryContents, (&repocontent.Handler{Repos: a.Repos, Git: a.Git}).Routes())
-	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryContents, (&gitdata.Handler{Repos: a.Repos, WebFlow: a.WebFlow}).Routes())
 	area(docs.GitHosting, (&collaborators.Handler{Service: a.Collaborators}).Routes())
 	area(docs.Issues, (&issues.Handler{Service: a.Issues}).Routes())
 	area(docs.Pulls, (&pulls.Handler{Service: a.Pulls}).Routes())
@@ -650,8 +659,13 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.listenSSH(cfg); err != nil {
+		return nil, err
+	}
+	opened.add(m.closeSSH)
+	sshPort := SSHPortOf(m.SSHAddr())
 	m.metrics = httpapi.NewMetrics()
-	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, RateLimit: cfg.RateLimit, Now: cfg.Now,
+	m.api, err = httpapi.NewServer(httpapi.Config{BaseURL: base, SSHPort: sshPort, RateLimit: cfg.RateLimit, Now: cfg.Now,
 		AccessLog: cfg.Logger, IdleTimeout: cfg.IdleTimeout, BodyTimeout: cfg.BodyTimeout,
 		Bodies: (&markdownapi.Handler{DB: a.DB}).RenderBody}, a.Authn, &access.Guard{DB: a.DB, Accounts: a.Accounts, Repos: a.repoStanding}, m.metrics, a.Routes())
 	if err != nil {
@@ -660,9 +674,9 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if err := m.serveMetrics(cfg); err != nil {
 		return nil, err
 	}
-	a.Git.BaseURL = base
+	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
-	a.Webhooks.BaseURL = base
+	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -682,10 +696,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	if removed, err := a.Git.Git.RemoveStale(); err != nil || removed > 0 {
 		cfg.Logger.Info("removed the quarantine directories of pushes cut short by the last stop", "count", removed, "err", err)
 	}
-	if err := m.serveSSH(cfg); err != nil {
-		return nil, err
-	}
-	opened.add(m.closeSSH)
+	m.serveSSH(cfg)
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.workers = cancel
 	m.startWorkers(workerCtx)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/crypto/ssh"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/gists"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitssh"
 	"forgeapi/internal/githost"
@@ -22,9 +24,24 @@ import (
 
 // sshServer is git over SSH: the protocol's server and its listener.
 type sshServer struct {
-	server *gitssh.Server
-	addr   string
-	done   chan error
+	server   *gitssh.Server
+	listener net.Listener
+	addr     string
+	done     chan error
+}
+
+// SSHPortOf is the port of a listen address (HOST:PORT) of git over SSH,
+// as ssh_url names it: 0 for none (empty or without a port).
+func SSHPortOf(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return 0
+	}
+	return n
 }
 
 // SSHHostKeyFile is where the SSH host key is kept under the data
@@ -33,13 +50,15 @@ func SSHHostKeyFile(dataDir string) string {
 	return filepath.Join(dataDir, "ssh", "ssh_host_ed25519_key")
 }
 
-// serveSSH serves git over SSH on Config.SSHAddr, when set.
-func (m *Main) serveSSH(cfg Config) error {
+// listenSSH makes the host key and listens for git over SSH on
+// Config.SSHAddr, when set, before the API server is made: the port bound
+// (Config.SSHAddr may say 0) is in every ssh_url. serveSSH serves it.
+func (m *Main) listenSSH(cfg Config) error {
 	if cfg.SSHAddr == "" {
 		return nil
 	}
 	srv, err := gitssh.New(gitssh.Config{HostKeyFile: SSHHostKeyFile(cfg.DataDir), Logger: cfg.Logger},
-		sshGit{keys: m.App.Keys, git: m.App.Git, db: m.App.DB})
+		sshGit{keys: m.App.Keys, git: m.App.Git, db: m.App.DB, gists: &gists.Handler{Service: m.App.Gists, Git: m.App.Git}})
 	if err != nil {
 		return fmt.Errorf("ssh host key: %w", err)
 	}
@@ -47,19 +66,30 @@ func (m *Main) serveSSH(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s (ssh): %w", cfg.SSHAddr, err)
 	}
-	m.ssh = &sshServer{server: srv, addr: ln.Addr().String(), done: make(chan error, 1)}
-	go func() { m.ssh.done <- srv.Serve(ln) }()
-	cfg.Logger.Info("serving git over SSH on "+m.ssh.addr, "host_key", ssh.FingerprintSHA256(srv.HostKey()))
+	m.ssh = &sshServer{server: srv, listener: ln, addr: ln.Addr().String()}
 	return nil
 }
 
-// closeSSH stops git over SSH (its sessions end with their connections).
+// serveSSH serves git over SSH on the listener of listenSSH, if any.
+func (m *Main) serveSSH(cfg Config) {
+	if m.ssh == nil {
+		return
+	}
+	m.ssh.done = make(chan error, 1)
+	go func() { m.ssh.done <- m.ssh.server.Serve(m.ssh.listener) }()
+	cfg.Logger.Info("serving git over SSH on "+m.ssh.addr, "host_key", ssh.FingerprintSHA256(m.ssh.server.HostKey()))
+}
+
+// closeSSH stops git over SSH (its sessions end with their connections),
+// or closes the listener of listenSSH when it was never served.
 func (m *Main) closeSSH() error {
 	if m.ssh == nil {
 		return nil
 	}
 	err := m.ssh.server.Close()
-	if serveErr := <-m.ssh.done; serveErr != nil {
+	if m.ssh.done == nil {
+		err = errors.Join(err, m.ssh.listener.Close())
+	} else if serveErr := <-m.ssh.done; serveErr != nil {
 		err = errors.Join(err, serveErr)
 	}
 	m.ssh = nil
@@ -74,11 +104,14 @@ func (m *Main) SSHAddr() string {
 	return m.ssh.addr
 }
 
-// sshGit is gitssh's Handler: keys from the keys area, git from githost.
+// sshGit is gitssh's Handler: keys from the keys area, git from githost,
+// gists' repositories (a one-segment path, "ID.git") decided by the
+// gists area as over HTTP.
 type sshGit struct {
-	keys *keys.Service
-	git  *githost.Handler
-	db   *store.DB
+	keys  *keys.Service
+	git   *githost.Handler
+	db    *store.DB
+	gists *gists.Handler
 }
 
 // Authenticate finds the key by its fingerprint (one query): a user's
@@ -125,14 +158,14 @@ func keyPrincipal(u *accounts.Account) *auth.Principal {
 		Method: auth.MethodSSHKey}
 }
 
-// Run serves a git command through githost, as over HTTP.
+// Run serves a git command through githost, as over HTTP: a repository's
+// (owner/repo), or a gist's (a path of one segment, its id).
 func (g sshGit) Run(ctx context.Context, id *gitssh.Identity, cmd gitssh.Command) (int, error) {
 	who := id.Value.(sshIdentity)
 	if err := g.keys.MarkUsed(ctx, who.key); err != nil { // last_used only: git goes on
 		g.git.Logger.WarnContext(ctx, "git over SSH: note the key's use", "err", err)
 	}
-	status, err := g.git.ServeStream(ctx, who.caller, cmd.Owner, cmd.Repo, githttp.StreamRequest{
-		Service: githttp.Service(cmd.Service), Protocol: cmd.Protocol, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr})
+	status, err := g.serve(ctx, who.caller, cmd)
 	var apiErr *apierr.Error
 	switch {
 	case err == nil:
@@ -146,4 +179,17 @@ func (g sshGit) Run(ctx context.Context, id *gitssh.Identity, cmd gitssh.Command
 	}
 	g.git.Logger.ErrorContext(ctx, "git over SSH", "err", err)
 	return 0, errors.New("Internal error.")
+}
+
+// serve runs cmd for the caller: on the repository owner/repo, or on the
+// gist whose id is a one-segment path.
+func (g sshGit) serve(ctx context.Context, caller githost.StreamCaller, cmd gitssh.Command) (int, error) {
+	req := githttp.StreamRequest{
+		Service: githttp.Service(cmd.Service), Protocol: cmd.Protocol, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+	if cmd.Owner != "" {
+		return g.git.ServeStream(ctx, caller, cmd.Owner, cmd.Repo, req)
+	}
+	return g.git.ServeDirStream(ctx, caller, func(ctx context.Context, p *auth.Principal, service githttp.Service) (githost.DirTarget, error) {
+		return g.gists.Access(ctx, p, cmd.Repo, service)
+	}, req)
 }

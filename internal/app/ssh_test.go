@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/webhooks"
 )
 
 // sshClient is the system OpenSSH client with one key, against one
@@ -50,10 +54,15 @@ func newSSHClient(t *testing.T, addr, knownHosts string) *sshClient {
 	return &sshClient{t: t, key: key, pub: strings.TrimSpace(string(pub)), knownHosts: knownHosts, host: host, port: port}
 }
 
-// command is the ssh command line git runs (GIT_SSH_COMMAND).
+// command is the ssh command line git runs (GIT_SSH_COMMAND); without a
+// port (-p) when c.port is "", for addresses that name theirs.
 func (c *sshClient) command() string {
-	return "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
-		" -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR -p " + c.port
+	line := "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
+		" -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR"
+	if c.port != "" {
+		line += " -p " + c.port
+	}
+	return line
 }
 
 // url is the repository's ssh:// address.
@@ -304,4 +313,147 @@ func TestSSHPushIsRecoveredAsOverHTTP(t *testing.T) {
 	if n := pushLog(); n != 0 || len(rec.Hook("push")) != 1 || rec.Hook("push")[0].HookPayload["after"] != head {
 		t.Fatalf("after recovery: %d push_log rows, push hooks %+v", n, rec.Hook("push"))
 	}
+}
+
+// TestGistsOverSSH clones and pushes a gist with the real OpenSSH client
+// at the platform's gist address over SSH, a path of one segment
+// (git@host:ID.git, ssh://git@host:port/ID.git): anyone's key clones it,
+// the owner's key pushes and the API shows the push, another user's key
+// is refused as over HTTP, so are a directory and a deploy key, and an
+// unknown gist is not found.
+func TestGistsOverSSH(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH())
+	ctx := apptest.Ctx()
+	alice, bob := env.User("alice"), env.User("bob")
+	ac := env.Client(env.Token(alice, "gist", "repo", "write:public_key"))
+	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
+	aliceSSH, bobSSH := newSSHClient(t, env.Main.SSHAddr(), knownHosts), newSSHClient(t, env.Main.SSHAddr(), knownHosts)
+	_, _, err := ac.Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: aliceSSH.pub})
+	apptest.Must(t, "add alice's key", err)
+	_, _, err = env.Client(env.Token(bob, "write:public_key")).Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: bobSSH.pub})
+	apptest.Must(t, "add bob's key", err)
+	g, _, err := ac.Gists.Create(ctx, github.CreateGistRequest{Public: github.Ptr(false),
+		Files: map[github.GistFilename]*github.CreateGistFile{"notes.txt": {Content: "one\n"}}})
+	apptest.Must(t, "create the gist", err)
+	scp := "git@" + aliceSSH.host + ":" + g.GetID() + ".git"
+	clone := filepath.Join(t.TempDir(), "gist")
+
+	apptest.Step(t, "the owner clones at git@host:ID.git, pushes, and the API shows it", func(t *testing.T) {
+		if out, err := aliceSSH.git(".", "clone", "-q", scp, clone); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(clone, "notes.txt")); err != nil || string(b) != "one\n" {
+			t.Fatalf("cloned notes.txt: %q %v", b, err)
+		}
+		apptest.Commit(t, clone, "over SSH", map[string]string{"ssh.txt": "pushed over ssh\n"})
+		if out, err := aliceSSH.git(clone, "push", "-q", "origin", "HEAD"); err != nil {
+			t.Fatalf("push: %v\n%s", err, out)
+		}
+		got, _, err := ac.Gists.Get(ctx, g.GetID())
+		apptest.Must(t, "get the gist", err)
+		if f := got.Files["ssh.txt"]; f.GetContent() != "pushed over ssh\n" {
+			t.Fatalf("the gist after the push: %+v", got.Files)
+		}
+	})
+	apptest.Step(t, "another user's key clones at ssh://host:port/ID.git but cannot push", func(t *testing.T) {
+		theirs := filepath.Join(t.TempDir(), "theirs")
+		if out, err := bobSSH.git(".", "clone", "-q", bobSSH.url(g.GetID()), theirs); err != nil {
+			t.Fatalf("bob clones: %v\n%s", err, out)
+		}
+		apptest.Commit(t, theirs, "bob's", map[string]string{"bob.txt": "bob\n"})
+		out, err := bobSSH.git(theirs, "push", "origin", "HEAD")
+		if err == nil || !strings.Contains(out, "ERROR: Permission to push to gist "+g.GetID()+" denied: only its owner pushes.") {
+			t.Fatalf("bob's push: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "the owner's push of a directory is refused as over HTTP", func(t *testing.T) {
+		apptest.Commit(t, clone, "a directory", map[string]string{"dir/a.txt": "a\n"})
+		out, err := aliceSSH.git(clone, "push", "origin", "HEAD")
+		if err == nil || !strings.Contains(out, "Gist does not support directories.") {
+			t.Fatalf("push of a directory: %v\n%s", err, out)
+		}
+	})
+	apptest.Step(t, "an unknown gist and a deploy key find nothing", func(t *testing.T) {
+		if out, err := aliceSSH.git(".", "ls-remote", aliceSSH.url("0123456789abcdef0123")); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("an unknown gist: %v\n%s", err, out)
+		}
+		env.Repo(alice, "hello")
+		deploy := newSSHClient(t, env.Main.SSHAddr(), knownHosts)
+		_, _, err := ac.Repositories.CreateKey(ctx, "alice", "hello", github.CreateDeployKeyRequest{Key: deploy.pub, ReadOnly: github.Ptr(false)})
+		apptest.Must(t, "add a deploy key", err)
+		if out, err := deploy.git(".", "ls-remote", deploy.url(g.GetID())); err == nil || !strings.Contains(out, "ERROR: Repository not found.") {
+			t.Fatalf("a deploy key reads a gist: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestSSHURLNamesTheSSHPort checks ssh_url when git over SSH listens off
+// port 22: the repository object (REST, GraphQL and a push's webhook)
+// names ssh://git@HOST:PORT/OWNER/REPO.git, and git clones and pushes at
+// exactly that address, with no port given to ssh otherwise.
+func TestSSHURLNamesTheSSHPort(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH(), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo", "admin:public_key", "admin:repo_hook")
+	c := env.Client(token)
+	client := newSSHClient(t, env.Main.SSHAddr(), filepath.Join(t.TempDir(), "known_hosts"))
+	_, _, err := c.Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: client.pub})
+	apptest.Must(t, "add the key", err)
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err = c.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"push"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+	want := "ssh://git@127.0.0.1:" + client.port + "/octo/hello.git"
+	repo, _, err := c.Repositories.Get(ctx, "octo", "hello")
+	apptest.Must(t, "get the repository", err)
+	if repo.GetSSHURL() != want {
+		t.Fatalf("ssh_url %q, want %q", repo.GetSSHURL(), want)
+	}
+	if got := graphQLSSHURL(t, env, token, "octo", "hello"); got != want {
+		t.Fatalf("GraphQL sshUrl %q, want %q", got, want)
+	}
+
+	portless := *client
+	portless.port = "" // the address names the port
+	work := apptest.WorkTree(t, map[string]string{"README.md": "# hello\n"})
+	if out, err := portless.git(work, "push", repo.GetSSHURL(), "HEAD:refs/heads/main"); err != nil {
+		t.Fatalf("push to ssh_url: %v\n%s", err, out)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := portless.git(".", "clone", "-q", repo.GetSSHURL(), clone); err != nil {
+		t.Fatalf("clone of ssh_url: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(clone, "README.md")); err != nil || string(b) != "# hello\n" {
+		t.Fatalf("cloned README: %q %v", b, err)
+	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if e, ok := d.Parsed.(*github.PushEvent); ok {
+			return "push " + e.GetRepo().GetSSHURL()
+		}
+		return ""
+	}, "push "+want)
+}
+
+// graphQLSSHURL asks POST /api/graphql for the repository's sshUrl.
+func graphQLSSHURL(t *testing.T, env *apptest.Env, token, owner, name string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { sshUrl } }`,
+		"variables": map[string]string{"o": owner, "n": name}})
+	req, err := http.NewRequest(http.MethodPost, env.URL+"/api/graphql", bytes.NewReader(body))
+	apptest.Must(t, "GraphQL request", err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	apptest.Must(t, "GraphQL", err)
+	defer resp.Body.Close()
+	var out struct {
+		Data struct{ Repository struct{ SSHURL string } }
+	}
+	apptest.Must(t, "GraphQL answer", json.NewDecoder(resp.Body).Decode(&out))
+	return out.Data.Repository.SSHURL
 }

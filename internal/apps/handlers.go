@@ -129,7 +129,7 @@ func repoJSONs(ctx context.Context, q store.Q, rs []*repos.Repository) ([]repos.
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, repos.ToJSON(httpapi.BaseURL(ctx), r, st, auth.RoleNone))
+		out = append(out, repos.ToJSON(repos.URLsOf(ctx), r, st, auth.RoleNone))
 	}
 	return out, nil
 }

@@ -307,7 +307,7 @@ func (h *Handler) setPreferences(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"preferences": map[string]any{"auto_trigger_checks": prefs},
-		"repository":  repos.ToJSON(httpapi.BaseURL(r.Context()), repo, st, auth.RoleFrom(r.Context())),
+		"repository":  repos.ToJSON(repos.URLsOf(r.Context()), repo, st, auth.RoleFrom(r.Context())),
 	})
 	return nil
 }

@@ -262,7 +262,7 @@ func (v *view) suite(s *Suite, withRepo bool) (suiteJSON, error) {
 		if err != nil {
 			return suiteJSON{}, err
 		}
-		rj := repos.ToJSON(v.base, v.repo, st, 0)
+		rj := repos.ToJSON(repos.URLs{Base: v.base, SSHPort: httpapi.SSHPort(v.ctx)}, v.repo, st, 0)
 		j.Repository = &rj
 	}
 	return j, nil

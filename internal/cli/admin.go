@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -256,7 +257,7 @@ func (c *cli) repoCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printJSON(repos.ToJSON(c.cliBaseURL(), repo, st, auth.RoleNone))
+				return c.printJSON(repos.ToJSON(repos.URLs{Base: c.cliBaseURL(), SSHPort: app.SSHPortOf(os.Getenv("FORGEAPI_SSH_ADDR"))}, repo, st, auth.RoleNone))
 			})
 		},
 	}

@@ -93,6 +93,7 @@ type repoJSONs struct {
 	h     *Handler
 	p     *auth.Principal
 	base  string
+	urls  repos.URLs
 	cache map[int64]*repoEntry
 }
 
@@ -103,7 +104,7 @@ type repoEntry struct {
 }
 
 func (h *Handler) repoJSONs(ctx context.Context) *repoJSONs {
-	return &repoJSONs{h: h, p: auth.PrincipalFrom(ctx), base: httpapi.BaseURL(ctx), cache: map[int64]*repoEntry{}}
+	return &repoJSONs{h: h, p: auth.PrincipalFrom(ctx), base: httpapi.BaseURL(ctx), urls: repos.URLsOf(ctx), cache: map[int64]*repoEntry{}}
 }
 
 // get is the repository of id and its JSON.
@@ -126,7 +127,7 @@ func (c *repoJSONs) get(ctx context.Context, id int64) (*repoEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := repos.ToJSON(c.base, repo, st, role)
+	j := repos.ToJSON(c.urls, repo, st, role)
 	e := &repoEntry{repo: repo, json: &j}
 	c.cache[id] = e
 	return e, nil

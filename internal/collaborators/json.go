@@ -5,6 +5,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -61,7 +62,7 @@ func toInvitationJSON(ctx context.Context, q store.Q, base string, inv *Invitati
 	}
 	invitee := accounts.ToSimpleUser(base, inv.Invitee)
 	j := invitationJSON{ID: inv.ID, NodeID: wire.NodeID("RepositoryInvitation", inv.ID),
-		Repository: repos.ToJSON(base, inv.Repo, st, role), Invitee: &invitee, Permissions: RoleName(inv.Permission),
+		Repository: repos.ToJSON(repos.URLs{Base: base, SSHPort: httpapi.SSHPort(ctx)}, inv.Repo, st, role), Invitee: &invitee, Permissions: RoleName(inv.Permission),
 		CreatedAt: wire.T(inv.CreatedAt), URL: base + "/user/repository_invitations/" + wire.Itoa(inv.ID),
 		HTMLURL: accounts.WebBase(base) + "/" + inv.Repo.FullName() + "/invitations"}
 	if inv.Inviter != nil {

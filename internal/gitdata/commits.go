@@ -82,7 +82,7 @@ func (h *Handler) createCommit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sha, err := gitwrite.WriteCommit(ctx, dir, gitwrite.NewCommit{Tree: *body.Tree, Parents: body.Parents,
-		Author: author, Committer: committer, Message: *body.Message, Signature: body.Signature})
+		Author: author, Committer: committer, Message: *body.Message, Signature: body.Signature, Sign: h.WebFlow})
 	if err != nil {
 		return refused("", err)
 	}

@@ -115,7 +115,7 @@ func TestReleasePleaseCommit(t *testing.T) {
 	apptest.Must(t, "create commit", err)
 	if resp.StatusCode != http.StatusCreated || commit.GetTree().GetSHA() != tree.GetSHA() || commit.GetAuthor().GetName() != "release-please[bot]" ||
 		commit.GetCommitter().GetEmail() != "bot@example.com" || len(commit.Parents) != 1 || commit.Parents[0].GetSHA() != head ||
-		!commit.GetAuthor().GetDate().Time.Equal(when) || commit.GetVerification().GetReason() != "unsigned" {
+		!commit.GetAuthor().GetDate().Time.Equal(when) || commit.GetVerification().GetReason() != "valid" {
 		t.Fatalf("commit: %d %+v", resp.StatusCode, commit)
 	}
 
@@ -130,8 +130,11 @@ func TestReleasePleaseCommit(t *testing.T) {
 		}
 		ids := []string{"GIT_AUTHOR_NAME=release-please[bot]", "GIT_AUTHOR_EMAIL=bot@example.com", "GIT_AUTHOR_DATE=1741057567 +0200",
 			"GIT_COMMITTER_NAME=release-please[bot]", "GIT_COMMITTER_EMAIL=bot@example.com", "GIT_COMMITTER_DATE=1741057567 +0200"}
-		if want := gitIn(t, work, message, ids, "commit-tree", tree.GetSHA(), "-p", head); commit.GetSHA() != want {
-			t.Fatalf("commit %s, git commit-tree %s", commit.GetSHA(), want)
+		// The server signs the commit (web-flow): without its signature,
+		// the commit is git's.
+		unsigned := gitIn(t, work, commit.GetVerification().GetPayload(), nil, "hash-object", "-t", "commit", "--stdin")
+		if want := gitIn(t, work, message, ids, "commit-tree", tree.GetSHA(), "-p", head); unsigned != want {
+			t.Fatalf("commit %s without its signature %s, git commit-tree %s", commit.GetSHA(), unsigned, want)
 		}
 		gitIn(t, work, "", nil, "read-tree", "HEAD")
 	})

@@ -79,7 +79,7 @@ func TestOctokitReleasePleaseCommit(t *testing.T) {
 	if !slices.Equal(s.Files, []string{"README.md", "src/index.js"}) || s.Truncated || s.Head != head {
 		t.Errorf("the head's tree by name: %v (truncated %v), head %s; want README.md and src/index.js at %s", s.Files, s.Truncated, s.Head, head)
 	}
-	if s.CommitTree != s.Tree || !slices.Equal(s.Parents, []string{head}) || s.Moved != s.Commit || s.Verification != "unsigned" ||
+	if s.CommitTree != s.Tree || !slices.Equal(s.Parents, []string{head}) || s.Moved != s.Commit || s.Verification != "valid" ||
 		s.TreeByBranch != s.Tree || s.TagObject != s.Commit || s.TagName != "v1.0.0" ||
 		!slices.Equal(s.TagRefs, []string{"refs/tags/v1.0.0 tag"}) {
 		t.Errorf("summary: %+v", s)

@@ -12,6 +12,7 @@ package gitdata
 
 import (
 	"forgeapi/internal/auth"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 )
@@ -28,6 +29,9 @@ const maxBody = MaxBlobSize*4/3 + 1<<20
 // Handler serves the git database writes.
 type Handler struct {
 	Repos *repos.Service
+	// WebFlow signs the commits written without a signature of their
+	// own, as the platform's web-flow commits; nil signs none.
+	WebFlow gitwrite.Signer
 }
 
 // Routes is the git data route table. Writing needs write access to the

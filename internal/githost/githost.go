@@ -27,6 +27,7 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/events"
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -60,6 +61,12 @@ type Handler struct {
 	Logger *slog.Logger
 	// BaseURL renders the URLs in push payloads.
 	BaseURL string
+	// SSHPort is the port git over SSH listens on (0 when off), for the
+	// repository objects rendered outside a request; set with BaseURL.
+	SSHPort int
+	// WebFlow signs the commits the server writes itself (merges, the
+	// contents API), as the platform's web-flow commits; nil signs none.
+	WebFlow gitwrite.Signer
 	// AuthFailed, when set, is told of every request whose credentials
 	// were refused (the server charges the client address's anonymous
 	// rate limit).

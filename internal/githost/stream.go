@@ -92,3 +92,28 @@ func (h *Handler) authorizeDeployKey(ctx context.Context, c StreamCaller, owner,
 	}
 	return repo, nil
 }
+
+// ServeDirStream serves a git service over req's streams for a bare
+// repository an area owns outside the repositories table (a gist), as
+// ServeDir does over HTTP: access answers what the caller's principal
+// may do (the same DirAccess for both transports), and the repository's
+// PreReceive and PostReceive run around a push. A deploy key reaches
+// its one repository alone, never such a directory (a 404). It returns
+// git's exit status, or before git runs an *apierr.Error, ErrBusy,
+// githttp.ErrNoRepository or an internal error, as ServeStream does.
+func (h *Handler) ServeDirStream(ctx context.Context, c StreamCaller, access DirAccess, req githttp.StreamRequest) (int, error) {
+	if c.DeployRepoID != 0 {
+		return 0, apierr.NotFound()
+	}
+	service := req.Service
+	if service == githttp.ServiceUploadArchive {
+		service = githttp.ServiceUploadPack // reads, as a clone
+	}
+	t, err := access(ctx, c.Principal, service)
+	if err != nil {
+		return 0, err
+	}
+	req.RepoDir, req.RemoteUser = t.Dir, c.Principal.Account.Login
+	req.PreReceive, req.PostReceive = t.PreReceive, t.PostReceive
+	return h.Git.ServeStream(ctx, req)
+}

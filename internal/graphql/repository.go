@@ -124,12 +124,7 @@ func (r *repositoryResolver) ResourcePath() uri { return uri("/" + r.r.FullName(
 
 // SSHURL is the repository's git address over SSH, as REST's ssh_url.
 func (r *repositoryResolver) SSHURL(ctx context.Context) gitSSHRemote {
-	web := httpapi.WebBase(requestFrom(ctx).base)
-	host := web[strings.Index(web, "//")+2:]
-	if i := strings.IndexAny(host, ":/"); i >= 0 {
-		host = host[:i]
-	}
-	return gitSSHRemote("git@" + host + ":" + r.r.FullName() + ".git")
+	return gitSSHRemote(repos.SSHURL(repos.URLs{Base: requestFrom(ctx).base, SSHPort: httpapi.SSHPort(ctx)}, r.r.FullName()))
 }
 
 // StargazerCount counts the repository's stars.

@@ -24,7 +24,7 @@ var Floors = []Floor{
 		[]string{"docs", "internal/apierr", "internal/house", "internal/blob", "internal/depreview/advisory", "internal/git/gitcmd",
 			"internal/git/gitref", "internal/search", "internal/secretbox", "internal/store", "internal/store/storetest", "internal/testwait", "internal/tlsca", "internal/wire", "internal/worker"}},
 	{1, "protocols: authentication, git reading, writing, merging and serving, Markdown rendering, the reference tables' copier, a webhook's signed request, archive writing, manifest parsing, the GraphQL schema's generator",
-		[]string{"internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp", "internal/git/gitmerge", "internal/git/gitssh", "internal/graphql/schemagen",
+		[]string{"internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp", "internal/git/gitmerge", "internal/git/gitsign", "internal/git/gitssh", "internal/graphql/schemagen",
 			"internal/git/gitread", "internal/git/gitwrite", "internal/markdown", "internal/reference/gendata", "internal/orgmigration/archive", "internal/webhooks/hookshot"}},
 	{2, "the HTTP layer: routes, the error writer, limits, paging; the diff and patch media types",
 		[]string{"internal/git/gitdiff", "internal/httpapi"}},

@@ -84,8 +84,11 @@ type Guard interface {
 
 // Config configures the API server.
 type Config struct {
-	BaseURL   string // public URL used in every url field and Link header
-	RateLimit bool   // enforce rate limits
+	BaseURL string // public URL used in every url field and Link header
+	// SSHPort is the port git over SSH listens on, 0 when it is off; the
+	// repository object's ssh_url names it (see SSHPort).
+	SSHPort   int
+	RateLimit bool // enforce rate limits
 	Now       func() time.Time
 	// AccessLog receives one line per request at info level (see
 	// logRequest); nil logs none.
@@ -357,7 +360,7 @@ func (s *Server) apiHandler(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := recorderOf(w)
 		rc := &rec.ctx
-		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, docs: rt.Docs}
+		*rc = requestContext{Context: r.Context(), baseURL: s.cfg.BaseURL, sshPort: s.cfg.SSHPort, docs: rt.Docs}
 		rc.body = bodyRead{clock: s.timeBody(r), buffers: s.bodyBuffers, limit: maxBody}
 		if err := limitBody(w, r, maxBody); err != nil {
 			WriteError(w, r.WithContext(rc), err)
@@ -645,15 +648,18 @@ func (s *Server) setAuthHeaders(rec *statusRecorder, h http.Header, p *auth.Prin
 
 type baseURLKey struct{}
 
+type sshPortKey struct{}
+
 type docsKey struct{}
 
-// requestContext carries an API request's base URL, version,
+// requestContext carries an API request's base URL, SSH port, version,
 // documentation page and principal in one context value (instead of a
 // context.WithValue for each), and the values the access guard resolves
 // (see WithTargetValue).
 type requestContext struct {
 	context.Context
 	baseURL, version, docs string
+	sshPort                int
 	principal              *auth.Principal // nil until authenticated
 	body                   bodyRead        // for DecodeJSON
 	guarding               bool            // the guard is checking the request: targets go in targets
@@ -669,6 +675,8 @@ func (c *requestContext) Value(key any) any {
 	switch key.(type) {
 	case baseURLKey:
 		return c.baseURL
+	case sshPortKey:
+		return c.sshPort
 	case versionKey:
 		return c.version
 	case docsKey:
@@ -722,6 +730,19 @@ func BaseURL(ctx context.Context) string {
 // renders API objects outside a request (webhook payloads, CLI output).
 func WithBaseURL(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseURLKey{}, base)
+}
+
+// SSHPort returns the port git over SSH listens on (Config.SSHPort) for
+// an API request, 0 when it is off or unknown.
+func SSHPort(ctx context.Context) int {
+	p, _ := ctx.Value(sshPortKey{}).(int)
+	return p
+}
+
+// WithSSHPort returns a context carrying the SSH port, for code that
+// renders API objects outside a request, as WithBaseURL.
+func WithSSHPort(ctx context.Context, port int) context.Context {
+	return context.WithValue(ctx, sshPortKey{}, port)
 }
 
 // newRequestID returns 8 random bytes as upper-case hex,

@@ -422,7 +422,7 @@ func (h *Handler) withRepositories(r *http.Request, list []*Issue) ([]issueJSON,
 			return nil, err
 		}
 		j := toIssueJSON(urlsOf(base, repo), is)
-		rj := repos.ToJSON(base, repo, st, role)
+		rj := repos.ToJSON(repos.URLsOf(ctx), repo, st, role)
 		j.Repository = &rj
 		out = append(out, j)
 	}

@@ -76,7 +76,7 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, actor *acco
 	if err != nil {
 		return "", err
 	}
-	sha, err := gitmerge.Merge(ctx, dir, base, head, message, who)
+	sha, err := gitmerge.Merge(ctx, dir, base, head, message, who, s.Git.WebFlow)
 	if errors.Is(err, gitmerge.ErrConflict) {
 		return "", apierr.New(http.StatusConflict, "Merge conflict")
 	} else if err != nil {

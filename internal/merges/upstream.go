@@ -77,7 +77,7 @@ func (s *Service) MergeUpstream(ctx context.Context, fork *repos.Repository, act
 			return nil, err
 		}
 		message := "Merge branch '" + branch + "' of " + upstream.FullName() + " into " + branch + "\n"
-		newSHA, err = gitmerge.Merge(ctx, dir, ours, theirs, message, who)
+		newSHA, err = gitmerge.Merge(ctx, dir, ours, theirs, message, who, s.Git.WebFlow)
 		if errors.Is(err, gitmerge.ErrConflict) {
 			return nil, apierr.New(http.StatusConflict, "There are merge conflicts with the upstream %s.", label)
 		} else if err != nil {

@@ -72,10 +72,10 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	base := httpapi.BaseURL(r.Context())
+	urls := repos.URLsOf(r.Context())
 	out := make([]threadJSON, len(list))
 	for i, t := range list {
-		out[i] = toJSON(base, t)
+		out[i] = toJSON(urls, t)
 	}
 	w.Header().Set("X-Poll-Interval", PollInterval)
 	httpapi.SetLastModified(w, latest)
@@ -159,7 +159,7 @@ func (h *Handler) getThread(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toJSON(httpapi.BaseURL(r.Context()), t))
+	httpapi.WriteJSON(w, http.StatusOK, toJSON(repos.URLsOf(r.Context()), t))
 	return nil
 }
 
@@ -279,9 +279,10 @@ type subjectJSON struct {
 	Type             string  `json:"type"`
 }
 
-func toJSON(base string, t *Thread) threadJSON {
+func toJSON(urls repos.URLs, t *Thread) threadJSON {
+	base := urls.Base
 	url := base + "/notifications/threads/" + strconv.FormatInt(t.ID, 10)
-	repo := repos.ToJSON(base, t.Repo, repos.Stats{}, auth.RoleNone)
+	repo := repos.ToJSON(urls, t.Repo, repos.Stats{}, auth.RoleNone)
 	kind := "issues"
 	if t.SubjectType == SubjectPullRequest {
 		kind = "pulls"

@@ -55,12 +55,13 @@ func migrationURL(base string, org *accounts.Account, id int64) string {
 type renderer struct {
 	q       store.Q
 	base    string
+	sshPort int
 	version string
 	svc     *Service
 }
 
 func newRenderer(ctx context.Context, s *Service) renderer {
-	return renderer{q: s.DB, base: httpapi.BaseURL(ctx), version: httpapi.APIVersion(ctx), svc: s}
+	return renderer{q: s.DB, base: httpapi.BaseURL(ctx), sshPort: httpapi.SSHPort(ctx), version: httpapi.APIVersion(ctx), svc: s}
 }
 
 // migration renders m of org; withRepos false leaves the repository list
@@ -101,7 +102,7 @@ func (rd renderer) repositories(ctx context.Context, list []*repos.Repository) (
 		if err != nil {
 			return nil, err
 		}
-		j := repos.ToJSON(rd.base, r, st, auth.RoleAdmin)
+		j := repos.ToJSON(repos.URLs{Base: rd.base, SSHPort: rd.sshPort}, r, st, auth.RoleAdmin)
 		token, err := rd.cloneToken(ctx, r)
 		if err != nil {
 			return nil, err

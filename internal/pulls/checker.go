@@ -176,7 +176,7 @@ func testMerge(ctx context.Context, git gitDir, number int64, baseSHA, headSHA s
 		return "", err
 	}
 	who := person{Name: "forgeapi", Email: "noreply@forgeapi.local", When: time.Now()}
-	sha, err := git.commitTree(ctx, tree, []string{baseSHA, headSHA}, "Merge "+headSHA+" into "+baseSHA+"\n", who, who)
+	sha, err := git.commitTree(ctx, tree, []string{baseSHA, headSHA}, "Merge "+headSHA+" into "+baseSHA+"\n", who, who, nil)
 	if err != nil {
 		return "", err
 	}

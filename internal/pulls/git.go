@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/gitmerge"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // gitDir runs git in a bare repository, without a work tree.
@@ -75,9 +76,9 @@ func (g gitDir) mergeTree(ctx context.Context, ours, theirs string) (string, err
 }
 
 // commitTree writes a commit of tree with the parents, message, author
-// and committer, and returns its SHA.
-func (g gitDir) commitTree(ctx context.Context, tree string, parents []string, message string, author, committer person) (string, error) {
-	return gitmerge.Commit(ctx, string(g), tree, parents, message, author, committer)
+// and committer, signed by sign unless it is nil, and returns its SHA.
+func (g gitDir) commitTree(ctx context.Context, tree string, parents []string, message string, author, committer person, sign gitwrite.Signer) (string, error) {
+	return gitmerge.Commit(ctx, string(g), tree, parents, message, author, committer, sign)
 }
 
 // commitInfo is what a rebase keeps of a commit.

@@ -34,7 +34,7 @@ func pullNumber(r *http.Request) (int64, error) {
 }
 
 func (h *Handler) render(r *http.Request) *renderer {
-	return newRenderer(r.Context(), h.Service.DB, httpapi.BaseURL(r.Context()))
+	return newRenderer(r.Context(), h.Service.DB, repos.URLsOf(r.Context()))
 }
 
 // createRequest is the body of POST .../pulls.

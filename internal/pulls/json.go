@@ -103,11 +103,12 @@ type detailJSON struct {
 type renderer struct {
 	q     store.Q
 	base  string
+	urls  repos.URLs
 	repos map[int64]*repos.JSON
 }
 
-func newRenderer(ctx context.Context, q store.Q, base string) *renderer {
-	return &renderer{q: q, base: base, repos: map[int64]*repos.JSON{}}
+func newRenderer(ctx context.Context, q store.Q, urls repos.URLs) *renderer {
+	return &renderer{q: q, base: urls.Base, urls: urls, repos: map[int64]*repos.JSON{}}
 }
 
 func (r *renderer) repo(ctx context.Context, repo *repos.Repository) (*repos.JSON, error) {
@@ -121,7 +122,7 @@ func (r *renderer) repo(ctx context.Context, repo *repos.Repository) (*repos.JSO
 	if err != nil {
 		return nil, err
 	}
-	j := repos.ToJSON(r.base, repo, st, auth.RoleNone)
+	j := repos.ToJSON(r.urls, repo, st, auth.RoleNone)
 	// The platform's head and base repositories carry no organization (the
 	// webhook schemas of several pull_request actions even type it a string).
 	j.Organization = nil

@@ -200,7 +200,7 @@ func (s *Service) mergeCommit(ctx context.Context, git gitDir, p *PullRequest, b
 		if p.Issue.User != nil {
 			author = person{Name: nameOf(p.Issue.User), Email: noreply(p.Issue.User), When: who.When}
 		}
-		return git.commitTree(ctx, tree, []string{baseTip}, joinMessage(title, message), author, who)
+		return git.commitTree(ctx, tree, []string{baseTip}, joinMessage(title, message), author, who, s.webFlow())
 	case MethodRebase:
 		return s.rebase(ctx, git, p, baseTip, who)
 	default:
@@ -216,7 +216,7 @@ func (s *Service) mergeCommit(ctx context.Context, git gitDir, p *PullRequest, b
 		if m.HasMessage {
 			message = m.Message
 		}
-		return git.commitTree(ctx, tree, []string{baseTip, p.HeadSHA}, joinMessage(title, message), who, who)
+		return git.commitTree(ctx, tree, []string{baseTip, p.HeadSHA}, joinMessage(title, message), who, who, s.webFlow())
 	}
 }
 
@@ -271,7 +271,7 @@ func (s *Service) rebase(ctx context.Context, git gitDir, p *PullRequest, baseTi
 			if err != nil {
 				return "", err
 			}
-			ours, err := git.commitTree(ctx, tipTree, c.Parents, "rebase", who, who)
+			ours, err := git.commitTree(ctx, tipTree, c.Parents, "rebase", who, who, nil) // a step of the rebase, never on a branch
 			if err != nil {
 				return "", err
 			}
@@ -279,7 +279,7 @@ func (s *Service) rebase(ctx context.Context, git gitDir, p *PullRequest, baseTi
 				return "", err
 			}
 		}
-		if tip, err = git.commitTree(ctx, tree, []string{tip}, c.Message, c.Author, who); err != nil {
+		if tip, err = git.commitTree(ctx, tree, []string{tip}, c.Message, c.Author, who, s.webFlow()); err != nil {
 			return "", err
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
@@ -95,6 +96,26 @@ func (s *Service) base(ctx context.Context) string {
 		return s.Git.BaseURL
 	}
 	return ""
+}
+
+// webFlow signs the commits a merge writes (nil: unsigned).
+func (s *Service) webFlow() gitwrite.Signer {
+	if s.Git == nil {
+		return nil
+	}
+	return s.Git.WebFlow
+}
+
+// urls is the addresses repository objects name, as base finds the base
+// URL: the request's, or githost's outside a request.
+func (s *Service) urls(ctx context.Context) repos.URLs {
+	if b := httpapi.BaseURL(ctx); b != "" {
+		return repos.URLsOf(ctx)
+	}
+	if s.Git != nil {
+		return repos.URLs{Base: s.Git.BaseURL, SSHPort: s.Git.SSHPort}
+	}
+	return repos.URLs{}
 }
 
 // wake wakes the checker once tx commits.

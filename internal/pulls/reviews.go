@@ -472,7 +472,7 @@ func (s *Service) comments(ctx context.Context, q store.Q, repo *repos.Repositor
 // emitReview emits pull_request_review (PullRequestReviewEvent).
 func (s *Service) emitReview(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, action string, r *Review, extra map[string]any) error {
 	base := s.base(ctx)
-	pj, err := newRenderer(ctx, tx, base).pull(ctx, p, true)
+	pj, err := newRenderer(ctx, tx, s.urls(ctx)).pull(ctx, p, true)
 	if err != nil {
 		return err
 	}
@@ -486,7 +486,7 @@ func (s *Service) emitReview(ctx context.Context, tx *store.Tx, p *PullRequest, 
 // (PullRequestReviewCommentEvent).
 func (s *Service) emitComment(ctx context.Context, tx *store.Tx, p *PullRequest, actor *accounts.Account, action string, c *ReviewComment, extra map[string]any) error {
 	base := s.base(ctx)
-	pj, err := newRenderer(ctx, tx, base).pull(ctx, p, true)
+	pj, err := newRenderer(ctx, tx, s.urls(ctx)).pull(ctx, p, true)
 	if err != nil {
 		return err
 	}

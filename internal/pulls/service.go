@@ -304,7 +304,7 @@ var feedActions = []string{"opened", "edited", "closed", "reopened", "synchroniz
 // emit emits the pull_request webhook event (and PullRequestEvent for
 // the actions the feeds show) with the pull request as it is now.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, actor *accounts.Account, action string, p *PullRequest, extra map[string]any) error {
-	j, err := newRenderer(ctx, tx, s.base(ctx)).pull(ctx, p, true)
+	j, err := newRenderer(ctx, tx, s.urls(ctx)).pull(ctx, p, true)
 	if err != nil {
 		return err
 	}

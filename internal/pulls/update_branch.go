@@ -57,7 +57,7 @@ func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, upda
 		return err
 	}
 	message := "Merge branch '" + p.BaseRef + "' into " + p.HeadRef + "\n"
-	sha, err := gitmerge.Merge(ctx, headDir, p.HeadSHA, baseTip, message, who)
+	sha, err := gitmerge.Merge(ctx, headDir, p.HeadSHA, baseTip, message, who, s.webFlow())
 	if errors.Is(err, gitmerge.ErrConflict) {
 		return apierr.Unprocessable("merge conflict between base and head")
 	} else if err != nil {

@@ -111,6 +111,7 @@ func (h *Handler) writeContents(w http.ResponseWriter, r *http.Request, del bool
 	if err != nil {
 		return err
 	}
+	change.Sign = h.Git.WebFlow
 	commitSHA, _, err := gitwrite.Commit(ctx, h.Repos.GitDir(repo.ID), change)
 	if refusal, ok := errors.AsType[*gitwrite.Refusal](err); ok {
 		return apierr.Unprocessable("%s", refusal.Reason)

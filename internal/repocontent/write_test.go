@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,9 +132,10 @@ func TestContentsWrites(t *testing.T) {
 // TestContentsWriteObjectsAreGits: the blob, trees and commit a contents
 // write makes are the ones git's own commands make of the same content,
 // identities, dates and message (the same SHAs: git hash-object, git
-// mktree and git commit-tree in a repository of their own), for a first
-// commit, a commit on it and a deletion, and git fsck finds nothing wrong
-// in the server's repository afterwards.
+// mktree and git commit-tree in a repository of their own; the commit
+// without the web-flow signature the server adds), for a first commit, a
+// commit on it and a deletion, and git fsck finds nothing wrong in the
+// server's repository afterwards.
 func TestContentsWriteObjectsAreGits(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -166,6 +168,29 @@ func TestContentsWriteObjectsAreGits(t *testing.T) {
 		"GIT_AUTHOR_NAME= Bot ", "GIT_AUTHOR_EMAIL=bot@example.com", "GIT_AUTHOR_DATE=2024-05-06T07:08:09+02:00",
 		"GIT_COMMITTER_NAME=Zoë Committer", "GIT_COMMITTER_EMAIL=zoe@example.com", "GIT_COMMITTER_DATE=2024-05-06T09:30:00-05:30",
 	}
+	dir := env.App.Repos.GitDir(repo.ID)
+	// unsigned is the SHA of the server's commit without its web-flow
+	// signature (the gpgsig header, which it must have).
+	unsigned := func(sha string) string {
+		t.Helper()
+		raw := apptest.Git(t, scratch, "--git-dir="+dir, "cat-file", "commit", sha)
+		head, body, _ := strings.Cut(raw, "\n\n")
+		var kept []string
+		signed := false
+		for _, line := range strings.Split(head, "\n") {
+			switch {
+			case strings.HasPrefix(line, "gpgsig "):
+				signed = true
+			case signed && strings.HasPrefix(line, " "):
+			default:
+				kept = append(kept, line)
+			}
+		}
+		if !signed {
+			t.Errorf("commit %s is not signed", sha)
+		}
+		return gitIn(strings.Join(kept, "\n")+"\n\n"+body, nil, "hash-object", "-t", "commit", "--stdin")
+	}
 	check := func(what string, res *github.RepositoryContentResponse, blob, tree, commit string) {
 		t.Helper()
 		if blob != "" && res.GetContent().GetSHA() != blob {
@@ -174,8 +199,8 @@ func TestContentsWriteObjectsAreGits(t *testing.T) {
 		if res.Commit.GetTree().GetSHA() != tree {
 			t.Errorf("%s: tree %s, git's %s", what, res.Commit.GetTree().GetSHA(), tree)
 		}
-		if res.Commit.GetSHA() != commit {
-			t.Errorf("%s: commit %s, git's %s", what, res.Commit.GetSHA(), commit)
+		if got := unsigned(res.Commit.GetSHA()); got != commit {
+			t.Errorf("%s: commit %s (%s unsigned), git's %s", what, res.Commit.GetSHA(), got, commit)
 		}
 	}
 
@@ -198,22 +223,23 @@ func TestContentsWriteObjectsAreGits(t *testing.T) {
 	note := gitIn("\x00\x01\x02\xff", nil, "hash-object", "-w", "--stdin")
 	docs2 := gitIn("040000 tree "+guide+"\tguide\n100644 blob "+note+"\tguide.txt\n", nil, "mktree")
 	root2 := gitIn("040000 tree "+docs2+"\tdocs\n", nil, "mktree")
-	commit2 := gitIn("Add a note", identities, "commit-tree", root2, "-p", commit, "-F", "-")
+	// git's commits on the server's (signed) ones read them from its repository.
+	withServer := append(slices.Clone(identities), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(dir, "objects"))
+	commit2 := gitIn("Add a note", withServer, "commit-tree", root2, "-p", first.Commit.GetSHA(), "-F", "-")
 	check("second commit", second, note, root2, commit2)
 
 	// A deletion: back to the first tree.
 	third, _, err := c.Repositories.DeleteFile(ctx, "octo", "objects", "docs/guide.txt", &github.RepositoryContentFileOptions{
 		Message: github.Ptr("Remove the note\n"), SHA: github.Ptr(note), Author: author, Committer: committer})
 	apptest.Must(t, "delete", err)
-	commit3 := gitIn("Remove the note\n", identities, "commit-tree", root, "-p", commit2, "-F", "-")
+	commit3 := gitIn("Remove the note\n", withServer, "commit-tree", root, "-p", second.Commit.GetSHA(), "-F", "-")
 	check("deletion", third, "", root, commit3)
 
-	dir := env.App.Repos.GitDir(repo.ID)
 	if out, err := exec.Command("git", "--git-dir="+dir, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("git fsck of the server's repository: %v\n%s", err, out)
 	}
-	if head := strings.TrimSpace(apptest.Git(t, scratch, "--git-dir="+dir, "rev-parse", "refs/heads/main")); head != commit3 {
-		t.Fatalf("main is at %s, want %s", head, commit3)
+	if head := strings.TrimSpace(apptest.Git(t, scratch, "--git-dir="+dir, "rev-parse", "refs/heads/main")); head != third.Commit.GetSHA() {
+		t.Fatalf("main is at %s, want %s", head, third.Commit.GetSHA())
 	}
 }
 

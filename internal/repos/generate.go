@@ -120,7 +120,7 @@ func (h *Handler) templateOf(ctx context.Context, repo *Repository) (*JSON, erro
 	if err != nil {
 		return nil, err
 	}
-	j := ToJSON(httpapi.BaseURL(ctx), tmpl, st, role)
+	j := ToJSON(URLsOf(ctx), tmpl, st, role)
 	return &j, nil
 }
 

@@ -73,7 +73,7 @@ func (h *Handler) writeWith(w http.ResponseWriter, r *http.Request, status int, 
 		return err
 	}
 	httpapi.SetLastModified(w, repo.UpdatedAt)
-	j := ToJSON(httpapi.BaseURL(r.Context()), repo, st, role)
+	j := ToJSON(URLsOf(r.Context()), repo, st, role)
 	if with != nil {
 		with(&j)
 	}
@@ -108,7 +108,7 @@ func (h *Handler) network(r *http.Request, fork *Repository) (parent, source *JS
 		if err != nil {
 			return nil, err
 		}
-		j := ToJSON(httpapi.BaseURL(ctx), repo, st, role)
+		j := ToJSON(URLsOf(ctx), repo, st, role)
 		return &j, nil
 	}
 	up, err := ByID(ctx, h.Service.DB, fork.ForkOfID)

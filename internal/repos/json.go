@@ -1,8 +1,13 @@
 package repos
 
 import (
+	"context"
+	"strconv"
+	"strings"
+
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/wire"
 )
 
@@ -180,9 +185,35 @@ type SecurityAndAnalysis struct {
 	} `json:"advanced_security"`
 }
 
-// ToJSON renders the repository under base. role, when not RoleNone,
-// adds the caller's permissions.
-func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
+// URLs are the server's public addresses a repository object names: the
+// API base URL, and the port git over SSH listens on (0 when it is off).
+type URLs struct {
+	Base    string
+	SSHPort int
+}
+
+// URLsOf returns the addresses an API request's context carries
+// (httpapi.BaseURL and httpapi.SSHPort).
+func URLsOf(ctx context.Context) URLs {
+	return URLs{Base: httpapi.BaseURL(ctx), SSHPort: httpapi.SSHPort(ctx)}
+}
+
+// SSHURL is the repository's git address over SSH (ssh_url) on the web
+// base's host: "git@HOST:OWNER/NAME.git" on port 22 or when git over SSH
+// is off, "ssh://git@HOST:PORT/OWNER/NAME.git" on any other port, as
+// self-managed installs print it.
+func SSHURL(u URLs, fullName string) string {
+	host := hostOf(accounts.WebBase(u.Base))
+	if u.SSHPort == 0 || u.SSHPort == 22 {
+		return "git@" + host + ":" + fullName + ".git"
+	}
+	return "ssh://git@" + host + ":" + strconv.Itoa(u.SSHPort) + "/" + fullName + ".git"
+}
+
+// ToJSON renders the repository under u. role, when not RoleNone, adds
+// the caller's permissions.
+func ToJSON(u URLs, r *Repository, st Stats, role auth.Role) JSON {
+	base := u.Base
 	api := base + "/repos/" + r.FullName()
 	web := accounts.WebBase(base) + "/" + r.FullName()
 	j := JSON{
@@ -201,7 +232,7 @@ func ToJSON(base string, r *Repository, st Stats, role auth.Role) JSON {
 		IssuesURL: api + "/issues{/number}", KeysURL: api + "/keys{/key_id}", LabelsURL: api + "/labels{/name}",
 		LanguagesURL: api + "/languages", MergesURL: api + "/merges", MilestonesURL: api + "/milestones{/number}",
 		NotificationsURL: api + "/notifications{?since,all,participating}", PullsURL: api + "/pulls{/number}",
-		ReleasesURL: api + "/releases{/id}", SSHURL: "git@" + hostOf(web) + ":" + r.FullName() + ".git",
+		ReleasesURL: api + "/releases{/id}", SSHURL: SSHURL(u, r.FullName()),
 		StargazersURL: api + "/stargazers", StatusesURL: api + "/statuses/{sha}", SubscribersURL: api + "/subscribers",
 		SubscriptionURL: api + "/subscription", TagsURL: api + "/tags", TeamsURL: api + "/teams",
 		TreesURL: api + "/git/trees{/sha}", CloneURL: web + ".git", HooksURL: api + "/hooks", SvnURL: web,
@@ -248,10 +279,16 @@ func trimScheme(u string) string {
 	return u
 }
 
+// hostOf is the host of a URL, an IPv6 literal in its brackets.
 func hostOf(u string) string {
 	s := trimScheme(u)
 	for len(s) > 0 && s[0] == '/' {
 		s = s[1:]
+	}
+	if len(s) > 0 && s[0] == '[' {
+		if i := strings.IndexByte(s, ']'); i >= 0 {
+			return s[:i+1]
+		}
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] == '/' || s[i] == ':' {

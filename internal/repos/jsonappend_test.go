@@ -22,9 +22,9 @@ func TestRepositoryJSONAppender(t *testing.T) {
 	user := &accounts.Account{ID: 4, Type: accounts.TypeUser, Login: "octocat", SiteAdmin: true}
 	cases := map[string]JSON{
 		"zero": {},
-		"org repository, admin": ToJSON("http://127.0.0.1:8080", &Repository{ID: 7, Owner: owner, Name: "widgets", Private: true,
+		"org repository, admin": ToJSON(URLs{Base: "http://127.0.0.1:8080", SSHPort: 2222}, &Repository{ID: 7, Owner: owner, Name: "widgets", Private: true,
 			DefaultBranch: "main", AdvancedSecurity: true, CreatedAt: now, UpdatedAt: now}, Stats{Stargazers: 2, Forks: 1}, auth.RoleAdmin),
-		"user repository, anonymous": ToJSON("https://forge.example", &Repository{ID: 8, Owner: user, Name: "hello",
+		"user repository, anonymous": ToJSON(URLs{Base: "https://forge.example"}, &Repository{ID: 8, Owner: user, Name: "hello",
 			Description: "a \"quoted\" <b>&</b> é\u2028\x01 description", ForkOfID: 7, PushedAt: &now, CreatedAt: now}, Stats{}, auth.RoleNone),
 		"every field set": filled(t),
 	}
@@ -142,4 +142,23 @@ func jsonFields(t *testing.T, b []byte) []jsonField {
 		out = append(out, jsonField{name.(string), string(value)})
 	}
 	return out
+}
+
+// TestSSHURL pins ssh_url: the scp-like form on port 22 or without git
+// over SSH, the ssh:// form with any other port, on the web base's host.
+func TestSSHURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		u    URLs
+		want string
+	}{
+		{URLs{Base: "https://forge.example/api/v3"}, "git@forge.example:octo/hello.git"},
+		{URLs{Base: "https://forge.example/api/v3", SSHPort: 22}, "git@forge.example:octo/hello.git"},
+		{URLs{Base: "http://127.0.0.1:8080/api/v3", SSHPort: 2222}, "ssh://git@127.0.0.1:2222/octo/hello.git"},
+		{URLs{Base: "http://[::1]:8080", SSHPort: 2222}, "ssh://git@[::1]:2222/octo/hello.git"},
+	} {
+		if got := SSHURL(tc.u, "octo/hello"); got != tc.want {
+			t.Errorf("SSHURL(%+v) = %q, want %q", tc.u, got, tc.want)
+		}
+	}
 }

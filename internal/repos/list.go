@@ -257,7 +257,7 @@ func (h *Handler) writeListAs(w http.ResponseWriter, r *http.Request, candidates
 	})
 	page := httpapi.Slice(lq.page, shown)
 	out := make([]any, 0, len(page))
-	base := httpapi.BaseURL(ctx)
+	urls := URLsOf(ctx)
 	for _, v := range page {
 		st, err := h.Service.Stats(ctx, v.repo.ID)
 		if err != nil {
@@ -267,7 +267,7 @@ func (h *Handler) writeListAs(w http.ResponseWriter, r *http.Request, candidates
 		if p.Anonymous() {
 			role = auth.RoleNone
 		}
-		j := ToJSON(base, v.repo, st, role)
+		j := ToJSON(urls, v.repo, st, role)
 		if as != nil {
 			out = append(out, as(v.repo, j))
 		} else {

@@ -127,7 +127,7 @@ func (s searchItem) MarshalJSON() ([]byte, error) {
 
 // searchItems renders a page of found repositories for p.
 func (h *Handler) searchItems(ctx context.Context, p *auth.Principal, found []*Repository) ([]searchItem, error) {
-	base := httpapi.BaseURL(ctx)
+	urls := URLsOf(ctx)
 	items := make([]searchItem, 0, len(found))
 	for _, repo := range found {
 		role, err := h.roleOf(ctx, p, repo)
@@ -141,7 +141,7 @@ func (h *Handler) searchItems(ctx context.Context, p *auth.Principal, found []*R
 		if err != nil {
 			return nil, err
 		}
-		j := ToJSON(base, repo, st, role)
+		j := ToJSON(urls, repo, st, role)
 		items = append(items, searchItem{&j})
 	}
 	return items, nil

@@ -6,7 +6,9 @@
 // of the key's identities). Results use the platform's reasons: valid,
 // unsigned, unknown_key, invalid, bad_email, unverified_email,
 // expired_key, unknown_signature_type, malformed_signature. It reads the
-// keys tables (the keys area writes them) and the users' addresses.
+// keys tables (the keys area writes them) and the users' addresses. A
+// signature by a server's web-flow key (gitsign; TrustWebFlowKey) is
+// valid whoever the committer is, as the platform's web-flow commits.
 package sigverify
 
 import (
@@ -18,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
@@ -83,7 +86,7 @@ func verifySSH(ctx context.Context, q store.Q, signature, payload, email string)
 	err = store.Normalize(q.QueryRowContext(ctx, `SELECT user_id FROM ssh_signing_keys WHERE fingerprint = $1`,
 		ssh.FingerprintSHA256(pub)).Scan(&userID))
 	if errors.Is(err, store.ErrNotFound) {
-		return Result{Reason: UnknownKey}, nil
+		return verifyWebFlow(ctx, q, sig, pub, payload)
 	}
 	if err != nil {
 		return Result{}, err
@@ -92,6 +95,31 @@ func verifySSH(ctx context.Context, q store.Q, signature, payload, email string)
 		return Result{Reason: Invalid}, nil
 	}
 	return emailOf(ctx, q, userID, email)
+}
+
+// TrustWebFlowKey records pub as a server's web-flow key: the commits it
+// signs verify as valid. Recording a key again changes nothing.
+func TrustWebFlowKey(ctx context.Context, q store.Q, pub ssh.PublicKey, now time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO web_flow_keys (fingerprint, key_text, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (fingerprint) DO NOTHING`, ssh.FingerprintSHA256(pub), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub))), now)
+	return err
+}
+
+// verifyWebFlow is the result of an SSH signature by a key no user has:
+// valid when a server's web-flow key made it, unknown_key otherwise.
+func verifyWebFlow(ctx context.Context, q store.Q, sig *sshsig, pub ssh.PublicKey, payload string) (Result, error) {
+	var one int
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT 1 FROM web_flow_keys WHERE fingerprint = $1`,
+		ssh.FingerprintSHA256(pub)).Scan(&one))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Result{Reason: UnknownKey}, nil
+	case err != nil:
+		return Result{}, err
+	case !checkSSH(sig, pub, payload):
+		return Result{Reason: Invalid}, nil
+	}
+	return Result{Verified: true, Reason: Valid}, nil
 }
 
 // parseSSH reads an armored SSH signature of git's namespace.

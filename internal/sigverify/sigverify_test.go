@@ -14,7 +14,9 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-github/v92/github"
+	"golang.org/x/crypto/ssh"
 
+	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 )
 
@@ -136,6 +138,104 @@ func TestCommitSignaturesVerified(t *testing.T) {
 		apptest.Git(t, work, "-c", "gpg.format=ssh", "-c", "user.signingkey="+key, "commit", "--amend", "-S", "-q", "-m", "Signed")
 		if out, err := apptest.TryGit(t, work, "push", url, "HEAD:refs/heads/main"); err != nil {
 			t.Fatalf("a signed commit refused: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestWebFlowCommitsVerified writes commits through the contents API, the
+// git data API (without a signature of its own) and a pull request's
+// merge: the server signs
+// them with its web-flow key, kept under the data directory, and the
+// commits API shows them verified ("valid") with the SSH signature and
+// its payload; git itself checks the signature against the server's key
+// (git verify-commit with gpg.format=ssh), and a restart keeps the key.
+func TestWebFlowCommitsVerified(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	env.Repo(octo, "hello")
+	c := env.Client(env.Token(octo, "repo"))
+	verified := func(t *testing.T, sha string) *github.SignatureVerification {
+		t.Helper()
+		commit, _, err := c.Repositories.GetCommit(ctx, "octo", "hello", sha, nil)
+		apptest.Must(t, "get the commit", err)
+		v := commit.GetCommit().GetVerification()
+		if !v.GetVerified() || v.GetReason() != "valid" || !strings.HasPrefix(v.GetSignature(), "-----BEGIN SSH SIGNATURE-----") ||
+			!strings.HasPrefix(v.GetPayload(), "tree ") {
+			t.Fatalf("verification of %s: %+v", sha, v)
+		}
+		return v
+	}
+
+	var sha string
+	apptest.Step(t, "a contents API commit is signed and valid", func(t *testing.T) {
+		res, _, err := c.Repositories.CreateFile(ctx, "octo", "hello", "notes.txt", &github.RepositoryContentFileOptions{
+			Message: github.Ptr("Add notes"), Content: []byte("notes\n")})
+		apptest.Must(t, "create a file", err)
+		sha = res.GetSHA()
+		verified(t, sha)
+	})
+	apptest.Step(t, "a git data commit without a signature is signed and valid", func(t *testing.T) {
+		parent, _, err := c.Git.GetCommit(ctx, "octo", "hello", sha)
+		apptest.Must(t, "parent", err)
+		made, _, err := c.Git.CreateCommit(ctx, "octo", "hello", github.Commit{Message: github.Ptr("Again"),
+			Tree: parent.Tree, Parents: []*github.Commit{{SHA: github.Ptr(sha)}}}, nil)
+		apptest.Must(t, "create a commit", err)
+		if v := made.GetVerification(); !v.GetVerified() || v.GetReason() != "valid" {
+			t.Fatalf("the created commit's verification: %+v", v)
+		}
+	})
+	apptest.Step(t, "a pull request's merge commit is signed and valid", func(t *testing.T) {
+		_, _, err := c.Git.CreateRef(ctx, "octo", "hello", github.CreateRef{Ref: "refs/heads/topic", SHA: sha})
+		apptest.Must(t, "create topic", err)
+		_, _, err = c.Repositories.CreateFile(ctx, "octo", "hello", "topic.txt", &github.RepositoryContentFileOptions{
+			Message: github.Ptr("Topic"), Content: []byte("topic\n"), Branch: github.Ptr("topic")})
+		apptest.Must(t, "commit on topic", err)
+		_, _, err = c.Repositories.CreateFile(ctx, "octo", "hello", "main.txt", &github.RepositoryContentFileOptions{
+			Message: github.Ptr("Main"), Content: []byte("main\n")})
+		apptest.Must(t, "commit on main", err)
+		pr, _, err := c.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Topic"),
+			Head: "topic", Base: "main"})
+		apptest.Must(t, "open the pull request", err)
+		merged, _, err := c.PullRequests.Merge(ctx, "octo", "hello", pr.GetNumber(), "", nil)
+		apptest.Must(t, "merge", err)
+		verified(t, merged.GetSHA())
+		commit, _, err := c.Repositories.GetCommit(ctx, "octo", "hello", merged.GetSHA(), nil)
+		apptest.Must(t, "the merge commit", err)
+		if len(commit.Parents) != 2 {
+			t.Fatalf("merge commit parents: %d", len(commit.Parents))
+		}
+	})
+	apptest.Step(t, "git verifies the signature with the server's key", func(t *testing.T) {
+		if _, err := exec.LookPath("ssh-keygen"); err != nil {
+			t.Skipf("git's SSH signature check needs ssh-keygen: %v", err)
+		}
+		key, err := os.ReadFile(app.WebFlowKeyFile(env.DataDir))
+		apptest.Must(t, "the web-flow key file", err)
+		signer, err := ssh.ParsePrivateKey(key)
+		apptest.Must(t, "parse the web-flow key", err)
+		allowed := filepath.Join(t.TempDir(), "allowed_signers")
+		apptest.Must(t, "allowed signers", os.WriteFile(allowed,
+			[]byte("octo@example.com namespaces=\"git\" "+string(ssh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600))
+		work := filepath.Join(t.TempDir(), "clone")
+		apptest.Git(t, ".", "clone", "-q", env.GitURL("octo", "hello", "", ""), work)
+		apptest.Git(t, work, "-c", "gpg.format=ssh", "-c", "gpg.ssh.allowedSignersFile="+allowed, "verify-commit", sha)
+	})
+	apptest.Step(t, "a restart keeps the key", func(t *testing.T) {
+		before, err := os.ReadFile(app.WebFlowKeyFile(env.DataDir))
+		apptest.Must(t, "key", err)
+		env.Stop()
+		again := apptest.StartConfig(t, env.Config)
+		after, err := os.ReadFile(app.WebFlowKeyFile(env.DataDir))
+		apptest.Must(t, "key after", err)
+		if !bytes.Equal(before, after) {
+			t.Fatal("the web-flow key changed across a restart")
+		}
+		commit, _, err := again.Client(again.Token(octo, "repo")).Repositories.GetCommit(ctx, "octo", "hello", sha, nil)
+		apptest.Must(t, "the commit after a restart", err)
+		if v := commit.GetCommit().GetVerification(); !v.GetVerified() || v.GetReason() != "valid" {
+			t.Fatalf("verification after a restart: %+v", v)
 		}
 	})
 }

@@ -188,7 +188,7 @@ func (h *Handler) combined(w http.ResponseWriter, r *http.Request) error {
 	base := httpapi.BaseURL(r.Context())
 	api := base + "/repos/" + repo.FullName()
 	out := combinedJSON{State: Combined(latest), SHA: sha, TotalCount: len(latest), Statuses: []simpleStatusJSON{},
-		Repository: repos.ToJSON(base, repo, st, auth.RoleFrom(r.Context())), CommitURL: api + "/commits/" + sha,
+		Repository: repos.ToJSON(repos.URLsOf(r.Context()), repo, st, auth.RoleFrom(r.Context())), CommitURL: api + "/commits/" + sha,
 		URL: api + "/commits/" + sha + "/status"}
 	for _, s := range latest {
 		out.Statuses = append(out.Statuses, toSimpleStatusJSON(base, repo, s))

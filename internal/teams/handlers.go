@@ -424,14 +424,14 @@ func (h *Handler) repos(w http.ResponseWriter, r *http.Request) error {
 			list = append(list, shown{repo, g.perm})
 		}
 	}
-	base := httpapi.BaseURL(ctx)
+	urls := repos.URLsOf(ctx)
 	out := []teamRepoJSON{}
 	for _, s := range httpapi.Slice(page, list) {
 		st, err := repos.StatsOf(ctx, h.Service.DB, s.repo.ID)
 		if err != nil {
 			return err
 		}
-		out = append(out, toTeamRepoJSON(base, s.repo, st, s.perm))
+		out = append(out, toTeamRepoJSON(urls, s.repo, st, s.perm))
 	}
 	httpapi.SetLinks(w, r, page, len(list))
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -467,7 +467,7 @@ func (h *Handler) checkRepo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toTeamRepoJSON(httpapi.BaseURL(ctx), repo, st, perm))
+	httpapi.WriteJSON(w, http.StatusOK, toTeamRepoJSON(repos.URLsOf(ctx), repo, st, perm))
 	return nil
 }
 

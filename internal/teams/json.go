@@ -137,8 +137,8 @@ type teamRepoJSON struct {
 	RoleName    string          `json:"role_name"`
 }
 
-func toTeamRepoJSON(base string, r *repos.Repository, st repos.Stats, perm string) teamRepoJSON {
-	return teamRepoJSON{JSON: repos.ToJSON(base, r, st, role(perm)), Permissions: flags(perm), RoleName: roleName(perm)}
+func toTeamRepoJSON(urls repos.URLs, r *repos.Repository, st repos.Stats, perm string) teamRepoJSON {
+	return teamRepoJSON{JSON: repos.ToJSON(urls, r, st, role(perm)), Permissions: flags(perm), RoleName: roleName(perm)}
 }
 
 // roleName is the platform's role name of a permission: read and write

@@ -247,7 +247,7 @@ func (s *Service) repositoryJSON(ctx context.Context, q store.Q, r *repos.Reposi
 	if err != nil {
 		return repos.JSON{}, err
 	}
-	return repos.ToJSON(s.BaseURL, r, st, auth.RoleNone), nil
+	return repos.ToJSON(repos.URLs{Base: s.BaseURL, SSHPort: s.SSHPort}, r, st, auth.RoleNone), nil
 }
 
 func actionOf(fields map[string]any) string {

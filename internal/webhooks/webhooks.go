@@ -89,6 +89,9 @@ type Service struct {
 	// BaseURL is the public API URL used in payloads and hook links; set
 	// once the server knows its address.
 	BaseURL string
+	// SSHPort is the port git over SSH listens on (0 when off), for the
+	// repository object's ssh_url; set with BaseURL.
+	SSHPort int
 
 	// Apps finds the app installations whose app webhook receives an
 	// event; nil delivers no event to apps.

@@ -1,7 +1,9 @@
 // Package gitmerge merges commits in a bare repository without a work
 // tree, as the server's merges need: the merged tree of two commits (git
 // merge-tree --write-tree, their merge base found by git) and a commit of
-// a tree with given parents, author and committer (git commit-tree).
+// a tree with given parents, author and committer (git commit-tree), or
+// signed by the server (gitwrite.WriteCommit, which writes git's commit
+// and its gpgsig header).
 // Pull request merges, the merges API, merge-upstream and a pull
 // request's update-branch share it (and Fetch, which copies a commit
 // across forks first); what moves a branch to the result is
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitwrite"
 )
 
 // Person is a commit's author or committer. A zero When is now.
@@ -43,8 +46,13 @@ func Tree(ctx context.Context, dir, ours, theirs string) (string, error) {
 }
 
 // Commit writes a commit of tree in the repository at dir with the
-// parents, message (as is), author and committer, and returns its SHA.
-func Commit(ctx context.Context, dir, tree string, parents []string, message string, author, committer Person) (string, error) {
+// parents, message (as is), author and committer, signed by sign unless
+// it is nil, and returns its SHA.
+func Commit(ctx context.Context, dir, tree string, parents []string, message string, author, committer Person, sign gitwrite.Signer) (string, error) {
+	if sign != nil {
+		return gitwrite.WriteCommit(ctx, dir, gitwrite.NewCommit{Tree: tree, Parents: parents, Message: message,
+			Author: gitwrite.Identity(author), Committer: gitwrite.Identity(committer), Sign: sign})
+	}
 	args := []string{"commit-tree", tree}
 	for _, p := range parents {
 		args = append(args, "-p", p)
@@ -55,9 +63,10 @@ func Commit(ctx context.Context, dir, tree string, parents []string, message str
 }
 
 // Merge writes the merge commit of ours and theirs (parents in that
-// order) with the message, by who as author and committer, and returns
-// its SHA; ErrConflict when they conflict.
-func Merge(ctx context.Context, dir, ours, theirs, message string, who Person) (string, error) {
+// order) with the message, by who as author and committer, signed by
+// sign unless it is nil, and returns its SHA; ErrConflict when they
+// conflict.
+func Merge(ctx context.Context, dir, ours, theirs, message string, who Person, sign gitwrite.Signer) (string, error) {
 	tree, err := Tree(ctx, dir, ours, theirs)
 	if err != nil {
 		return "", err
@@ -65,7 +74,7 @@ func Merge(ctx context.Context, dir, ours, theirs, message string, who Person) (
 	if who.When.IsZero() {
 		who.When = time.Now()
 	}
-	return Commit(ctx, dir, tree, []string{ours, theirs}, message, who, who)
+	return Commit(ctx, dir, tree, []string{ours, theirs}, message, who, who, sign)
 }
 
 // Fetch copies the commit sha and its history from the repository at

@@ -38,8 +38,10 @@ type Identity struct {
 
 // Command is a git service a session asks for.
 type Command struct {
-	Service     string // "git-upload-pack", "git-receive-pack" or "git-upload-archive"
-	Owner, Repo string // the repository, without ".git"
+	Service string // "git-upload-pack", "git-receive-pack" or "git-upload-archive"
+	// Owner and Repo name the repository, without ".git"; Owner is ""
+	// for a one-segment path ("ID.git"), a gist's address.
+	Owner, Repo string
 	// Protocol is the client's GIT_PROTOCOL ("version=2"), "" for none.
 	Protocol string
 	Stdin    io.Reader
@@ -377,8 +379,9 @@ var errNotFound = errors.New("Repository not found.")
 
 // ParseCommand reads the command line git's ssh transport sends:
 // "git-upload-pack 'owner/repo.git'" (scp-like addresses), with a
-// leading "/" (ssh:// URLs) or "~/", quoted or not. Any other command is
-// refused with a message for the client.
+// leading "/" (ssh:// URLs) or "~/", quoted or not; a path of one
+// segment ("ID.git", a gist's address) has no Owner. Any other command
+// is refused with a message for the client.
 func ParseCommand(line string) (Command, error) {
 	line = strings.TrimSpace(line)
 	for prefix, service := range services {
@@ -392,7 +395,12 @@ func ParseCommand(line string) (Command, error) {
 		}
 		path = strings.TrimPrefix(strings.TrimPrefix(path, "~"), "/")
 		owner, repo, ok := strings.Cut(strings.TrimSuffix(path, ".git"), "/")
-		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		if !ok {
+			owner, repo = "", owner // a gist: ID.git
+		} else if owner == "" {
+			return Command{}, errNotFound
+		}
+		if repo == "" || strings.Contains(repo, "/") {
 			return Command{}, errNotFound
 		}
 		return Command{Service: service, Owner: owner, Repo: repo}, nil

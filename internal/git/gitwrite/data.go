@@ -247,6 +247,8 @@ type NewCommit struct {
 	// Signature is the commit's signature (an armored PGP or SSH
 	// signature), written as its gpgsig header; "" for none.
 	Signature string
+	// Sign, when set and Signature is "", signs the commit.
+	Sign Signer
 }
 
 // WriteCommit writes the commit into the bare repository dir and returns
@@ -288,16 +290,49 @@ func WriteCommit(ctx context.Context, dir string, c NewCommit) (string, error) {
 		}
 		fmt.Fprintf(&buf, "parent %s\n", plumbing.NewHash(p))
 	}
-	fmt.Fprintf(&buf, "author %s\ncommitter %s\n", author, committer)
-	if sig := strings.TrimRight(c.Signature, "\n"); sig != "" {
-		buf.WriteString("gpgsig ")
-		buf.WriteString(strings.ReplaceAll(sig, "\n", "\n "))
-		buf.WriteByte('\n')
-	}
-	buf.WriteByte('\n')
+	fmt.Fprintf(&buf, "author %s\ncommitter %s\n\n", author, committer)
 	buf.WriteString(c.Message)
-	id, err := writeObject(dir, "commit", verifyUTF8(buf.Bytes()))
+	data, err := signCommit(buf.Bytes(), c.Signature, c.Sign)
+	if err != nil {
+		return "", err
+	}
+	id, err := writeObject(dir, "commit", data)
 	return id.String(), err
+}
+
+// signCommit returns the bytes of the commit object payload (git's
+// UTF-8 check applied) with the gpgsig header of signature, or else of
+// sign's signature of those bytes, after its other headers; without
+// either, as they are.
+func signCommit(payload []byte, signature string, sign Signer) ([]byte, error) {
+	if signature != "" {
+		return verifyUTF8(withSignature(payload, signature)), nil
+	}
+	payload = verifyUTF8(payload)
+	if sign == nil {
+		return payload, nil
+	}
+	signature, err := sign.SignCommit(payload)
+	if err != nil {
+		return nil, err
+	}
+	return withSignature(payload, signature), nil
+}
+
+// withSignature inserts the gpgsig header of signature after the headers
+// of the commit object payload.
+func withSignature(payload []byte, signature string) []byte {
+	sig := strings.TrimRight(signature, "\n")
+	if sig == "" {
+		return payload
+	}
+	end := bytes.Index(payload, []byte("\n\n")) + 1 // the headers' end: the committer line is always there
+	out := make([]byte, 0, len(payload)+len(sig)+len(sig)/60+16)
+	out = append(out, payload[:end]...)
+	out = append(out, "gpgsig "...)
+	out = append(out, strings.ReplaceAll(sig, "\n", "\n ")...)
+	out = append(out, '\n')
+	return append(out, payload[end:]...)
 }
 
 // NewTag is an annotated tag to write.

@@ -35,8 +35,16 @@ type Identity struct {
 	When        time.Time
 }
 
+// Signer signs a commit the server writes: it returns the armored
+// signature of payload (the commit object without a gpgsig header).
+type Signer interface {
+	SignCommit(payload []byte) (string, error)
+}
+
 // Change is a commit that sets or removes one path.
 type Change struct {
+	// Sign, when set, signs the commit (its gpgsig header).
+	Sign      Signer
 	Parent    string // the parent commit's SHA; "" for a root commit
 	Path      string // slash-separated, relative to the root
 	Content   []byte // the file's new content; nil with Delete
@@ -159,7 +167,11 @@ func Commit(ctx context.Context, dir string, c Change) (commitSHA, blobSHA strin
 	}
 	fmt.Fprintf(&buf, "author %s\ncommitter %s\n\n", author, committer)
 	buf.WriteString(c.Message)
-	commit, err := writeObject(dir, "commit", verifyUTF8(buf.Bytes()))
+	data, err := signCommit(buf.Bytes(), "", c.Sign)
+	if err != nil {
+		return "", "", err
+	}
+	commit, err := writeObject(dir, "commit", data)
 	if err != nil {
 		return "", "", err
 	}
