@@ -52,7 +52,15 @@ func copyDatabase(t *testing.T, env *apptest.Env) *databaseCopy {
 	d := &databaseCopy{file: filepath.Join(t.TempDir(), "forgeapi.sql"), schema: q.Get("search_path")}
 	q.Del("search_path") // a server's parameter, not libpq's
 	u.RawQuery = q.Encode()
-	run(t, "pg_dump", "--no-owner", "--no-privileges", "--schema="+d.schema, "--file="+d.file, u.String())
+	args := []string{"--no-owner", "--no-privileges", "--file=" + d.file}
+	if base, err := url.Parse(os.Getenv(apptest.PostgresURLEnv)); err == nil && base.Path == u.Path {
+		// The test's schema in a shared database (apptest's fallback):
+		// its schema alone, without the extensions the migrations made.
+		args = append(args, "--schema="+d.schema)
+	}
+	// The test's own database: all of it, as an operator dumps a forge,
+	// with the extensions its migrations made (pg_trgm).
+	run(t, "pg_dump", append(args, u.String())...)
 	return d
 }
 
@@ -84,6 +92,10 @@ func (d *databaseCopy) restore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	u.Path = "/" + name
+	// A schema's dump holds no extension: the new database gets pg_trgm
+	// first, where the migrations put it (a whole database's dump makes
+	// it again, IF NOT EXISTS).
+	run(t, "psql", "--quiet", "--set=ON_ERROR_STOP=1", "--command=CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public", u.String())
 	run(t, "psql", "--quiet", "--set=ON_ERROR_STOP=1", "--file="+d.file, u.String())
 	q := u.Query()
 	q.Set("search_path", d.schema)
