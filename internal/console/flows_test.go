@@ -158,7 +158,7 @@ func TestAuthorizeErrorPage(t *testing.T) {
 	clientID, _ := oauthApp(t, e, owner, "Octo Reader", "https://app.example/callback")
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	form(t, c, e.URL+"/session", url.Values{"authenticity_token": {csrfOf(t, page)}, "login": {user.Login}, "password": {password}})
+	form(t, c, e.URL+"/session", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {user.Login}, "password": {password}})
 	for _, q := range []url.Values{{"client_id": {"nope"}}, {"client_id": {clientID}, "redirect_uri": {"https://evil.example/cb"}},
 		{"client_id": {clientID}, "redirect_uri": {"https://app.example/callback/..%2F..%2Fevil"}}} {
 		status, loc, body := get(t, c, e.URL+"/login/oauth/authorize?"+q.Encode())
@@ -190,6 +190,7 @@ func TestDeviceFlowInBrowser(t *testing.T) {
 	done := make(chan result, 1)
 	stop := make(chan struct{})
 	defer close(stop)
+	pending := make(chan struct{}) // closed at the first authorization_pending
 	interval, _ := start["interval"].(float64)
 	go func() { // the device: polls at the interval asked until the user decides
 		var r result
@@ -209,6 +210,9 @@ func TestDeviceFlowInBrowser(t *testing.T) {
 			}
 			code, _ := m["error"].(string)
 			r.statuses = append(r.statuses, code)
+			if len(r.statuses) == 1 && code == "authorization_pending" {
+				close(pending)
+			}
 			if i, ok := m["interval"].(float64); ok && code == "slow_down" {
 				interval = i
 			}
@@ -231,6 +235,11 @@ func TestDeviceFlowInBrowser(t *testing.T) {
 	b.shot("device-confirm")
 	if name := b.text("#app-name"); name != "Octo CLI" {
 		t.Fatalf("device page names %q", name)
+	}
+	select { // the device has asked once before the user approves, whatever the machine's pace
+	case <-pending:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the polling client got no authorization_pending before the approval")
 	}
 	b.run("approve", chromedp.Click(chromedp.CSS("#authorize")), chromedp.WaitVisible(chromedp.CSS("#device-approved")))
 	b.shot("device-approved")

@@ -185,18 +185,6 @@ func get(t *testing.T, c *http.Client, target string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Location"), string(b)
 }
 
-// csrfOf returns the authenticity_token of the first form of a page.
-func csrfOf(t *testing.T, page string) string {
-	t.Helper()
-	const marker = `name="authenticity_token" value="`
-	i := strings.Index(page, marker)
-	if i < 0 {
-		t.Fatalf("no CSRF token in page:\n%s", page)
-	}
-	rest := page[i+len(marker):]
-	return rest[:strings.IndexByte(rest, '"')]
-}
-
 // postJSON posts a form to a path of the web root asking for JSON and
 // decodes the answer.
 func postJSON(t *testing.T, e *apptest.Env, path string, v url.Values) map[string]any {

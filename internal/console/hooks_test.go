@@ -163,7 +163,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	stranger := e.User(apptest.Unique("eve"), apptest.UserOpts{Password: password})
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {csrfOf(t, page)}, "login": {stranger.Login}, "password": {password}})
+	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {stranger.Login}, "password": {password}})
 	for _, p := range []string{base, base + "/" + strconv.FormatInt(hook.ID, 10) + "/deliveries"} {
 		if status, _, _ := get(t, c, e.URL+p); status != http.StatusNotFound {
 			t.Errorf("stranger GET %s: %d", p, status)
@@ -191,9 +191,9 @@ func TestOrgHooksPage(t *testing.T) {
 
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {csrfOf(t, page)}, "login": {owner.Login}, "password": {password}})
+	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {owner.Login}, "password": {password}})
 	_, _, page = get(t, c, e.URL+base+"/new")
-	status, loc, _ := form(t, c, e.URL+base, map[string][]string{"authenticity_token": {csrfOf(t, page)},
+	status, loc, _ := form(t, c, e.URL+base, map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)},
 		"url": {rcv.URL}, "content_type": {"json"}, "events": {"*"}, "active": {"1"}})
 	if status != http.StatusSeeOther || !strings.HasPrefix(loc, base+"/") {
 		t.Fatalf("create org hook: %d %s", status, loc)
@@ -210,12 +210,12 @@ func TestOrgHooksPage(t *testing.T) {
 
 	m := pageClient(t, e)
 	_, _, page = get(t, m, e.URL+"/login")
-	form(t, m, e.URL+"/session", map[string][]string{"authenticity_token": {csrfOf(t, page)}, "login": {member.Login}, "password": {password}})
+	form(t, m, e.URL+"/session", map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {member.Login}, "password": {password}})
 	if status, _, _ := get(t, m, e.URL+base); status != http.StatusNotFound {
 		t.Fatalf("member GET org hooks: %d", status)
 	}
 	_, _, page = get(t, m, e.URL+"/settings")
-	if status, _, _ := form(t, m, e.URL+base, map[string][]string{"authenticity_token": {csrfOf(t, page)}, "url": {rcv.URL}}); status != http.StatusNotFound {
+	if status, _, _ := form(t, m, e.URL+base, map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "url": {rcv.URL}}); status != http.StatusNotFound {
 		t.Fatalf("member POST org hook: %d", status)
 	}
 }
@@ -285,7 +285,7 @@ func TestDeliveriesPaging(t *testing.T) {
 
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {csrfOf(t, page)}, "login": {owner.Login}, "password": {password}})
+	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {owner.Login}, "password": {password}})
 	base := e.URL + "/console/" + owner.Login + "/paged/settings/hooks/" + strconv.FormatInt(hook.GetID(), 10) + "/deliveries"
 	rows := func(page string) int { return strings.Count(page, `class="delivery`) }
 	older := func(page string) string {

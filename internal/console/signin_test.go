@@ -114,7 +114,7 @@ func TestSignInLimits(t *testing.T) {
 	user := e.User(apptest.Unique("hubot"), apptest.UserOpts{Password: password})
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	token := csrfOf(t, page)
+	token := apptest.CSRFToken(t, page)
 	for range 2 {
 		status, _, body := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {token}, "login": {user.Login}, "password": {"wrong"}})
 		if status != http.StatusUnauthorized || !strings.Contains(body, "Incorrect username or password") {
@@ -162,7 +162,7 @@ func TestCSRFRefused(t *testing.T) {
 	if status, _, _ := form(t, c, e.URL+"/session", url.Values{"login": {user.Login}, "password": {password}}); status != http.StatusForbidden {
 		t.Fatalf("sign-in without token: %d", status)
 	}
-	token := csrfOf(t, page)
+	token := apptest.CSRFToken(t, page)
 	if status, loc, _ := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {token}, "login": {user.Login}, "password": {password}}); status != http.StatusSeeOther || loc != "/settings" {
 		t.Fatalf("sign-in: %d %s", status, loc)
 	}
@@ -176,7 +176,7 @@ func TestCSRFRefused(t *testing.T) {
 		t.Fatalf("sign-out without token: %d", status)
 	}
 	_, _, page = get(t, c, e.URL+"/settings/tokens")
-	if status, _, _ := form(t, c, e.URL+"/settings/tokens", url.Values{"note": {"ok"}, "expires_in_days": {"7"}, "authenticity_token": {csrfOf(t, page)}}); status != http.StatusCreated {
+	if status, _, _ := form(t, c, e.URL+"/settings/tokens", url.Values{"note": {"ok"}, "expires_in_days": {"7"}, "authenticity_token": {apptest.CSRFToken(t, page)}}); status != http.StatusCreated {
 		t.Fatalf("token form with the session's token: %d", status)
 	}
 }
@@ -194,7 +194,7 @@ func TestReturnToNotFollowed(t *testing.T) {
 		if strings.Contains(page, "evil.example") {
 			t.Errorf("the form carries return_to %q", bad)
 		}
-		status, loc, _ := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {csrfOf(t, page)},
+		status, loc, _ := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)},
 			"login": {user.Login}, "password": {password}, "return_to": {bad}})
 		if status != http.StatusSeeOther || loc != "/settings" {
 			t.Errorf("return_to %q: %d %s", bad, status, loc)
@@ -211,7 +211,7 @@ func TestReturnToNotFollowed(t *testing.T) {
 	// A path of the site is followed.
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
-	if _, loc, _ := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {csrfOf(t, page)},
+	if _, loc, _ := form(t, c, e.URL+"/session", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)},
 		"login": {user.Login}, "password": {password}, "return_to": {"/settings/tokens?x=1"}}); loc != "/settings/tokens?x=1" {
 		t.Fatalf("return_to a path: %s", loc)
 	}

@@ -199,7 +199,7 @@ func TestCommentForm(t *testing.T) {
 
 	signIn(t, e, c, f.bob.Login)
 	page := wantPage(t, c, repo+"/issues/1", 200, `id="comment-form"`)
-	token := csrfOf(t, page)
+	token := apptest.CSRFToken(t, page)
 	if status, _, _ := postForm(t, c, form+"/issues/1/comments", url.Values{"body": {"no token"}}); status != http.StatusForbidden {
 		t.Errorf("a comment without the CSRF token: %d, want 403", status)
 	}
@@ -240,18 +240,6 @@ func postForm(t *testing.T, c *http.Client, target string, v url.Values) (int, s
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header.Get("Location"), string(b)
-}
-
-// csrfOf returns the authenticity_token of the first form of a page.
-func csrfOf(t *testing.T, page string) string {
-	t.Helper()
-	const marker = `name="authenticity_token" value="`
-	i := strings.Index(page, marker)
-	if i < 0 {
-		t.Fatalf("no CSRF token in the page:\n%s", page)
-	}
-	rest := page[i+len(marker):]
-	return rest[:strings.IndexByte(rest, '"')]
 }
 
 // TestRootForBrowsers: a browser at / goes to the console's home (its
@@ -307,12 +295,12 @@ func TestMergeButton(t *testing.T) {
 	if strings.Contains(page, `id="merge-form"`) {
 		t.Error("a reader gets the merge form")
 	}
-	if status, _, _ := postForm(t, reader, action, url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"merge"}}); status != http.StatusForbidden {
+	if status, _, _ := postForm(t, reader, action, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "merge_method": {"merge"}}); status != http.StatusForbidden {
 		t.Errorf("a reader's merge: %d, want 403", status)
 	}
 
 	reviews := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/reviews"
-	status, loc, _ := postForm(t, reader, reviews, url.Values{"authenticity_token": {csrfOf(t, page)}, "event": {"APPROVE"},
+	status, loc, _ := postForm(t, reader, reviews, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "event": {"APPROVE"},
 		"body": {"Red is **right**."}, "sha": {head}})
 	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"#pullrequestreview-") {
 		t.Fatalf("a reader's review: %d %s", status, loc)
@@ -322,11 +310,11 @@ func TestMergeButton(t *testing.T) {
 	owner := browser(t, e, false)
 	signIn(t, e, owner, f.alice.Login)
 	ownPage := wantPage(t, owner, repo+"/pull/"+n, 200, `id="review-form"`)
-	if status, _, _ := postForm(t, owner, reviews, url.Values{"authenticity_token": {csrfOf(t, ownPage)}, "event": {"APPROVE"}}); status != http.StatusUnprocessableEntity {
+	if status, _, _ := postForm(t, owner, reviews, url.Values{"authenticity_token": {apptest.CSRFToken(t, ownPage)}, "event": {"APPROVE"}}); status != http.StatusUnprocessableEntity {
 		t.Errorf("the author's approval of their own pull request: %d, want 422", status)
 	}
 	page = wantPage(t, owner, repo+"/pull/"+n, 200, `id="merge-form"`, `value="`+head+`"`)
-	form := url.Values{"authenticity_token": {csrfOf(t, page)}, "merge_method": {"squash"}, "sha": {head}}
+	form := url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "merge_method": {"squash"}, "sha": {head}}
 	status, _, body := postForm(t, owner, action, form)
 	if status != http.StatusMethodNotAllowed || !strings.Contains(body, "Required status check") {
 		t.Fatalf("a merge before the required check: %d\n%.2000s", status, body)

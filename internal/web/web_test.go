@@ -127,7 +127,7 @@ func get(t *testing.T, c *http.Client, target string) (int, string, string) {
 func signIn(t *testing.T, e *apptest.Env, c *http.Client, login string) {
 	t.Helper()
 	_, _, page := get(t, c, e.URL+"/login")
-	token := csrfOf(t, page)
+	token := apptest.CSRFToken(t, page)
 	resp, err := c.PostForm(e.URL+"/session", url.Values{"authenticity_token": {token}, "login": {login}, "password": {password}})
 	if err != nil {
 		t.Fatal(err)
