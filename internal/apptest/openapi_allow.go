@@ -466,6 +466,8 @@ var statusRules = []statusRule{
 	{"GET", "/repos/{owner}/{repo}/actions/variables", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/dependabot/secrets", 403, "Must have push access to repository.", repoPush},
 	{"GET", "/repos/{owner}/{repo}/dependabot/secrets", 404, "Not Found", hidden},
+	{"GET", "/orgs/{org}/actions/secrets", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/actions/variables", 403, "You must be an organization owner to do this.", orgOwner},
 }
 
 // rateLimited reports whether a 403 is the platform's rate limit error:
