@@ -466,7 +466,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
-	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets}
+	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)

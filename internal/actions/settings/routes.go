@@ -22,13 +22,18 @@ type Handler struct {
 // variables Environments); an organization's by its owners (admin:org;
 // Secrets or Variables of the organization); Dependabot secrets take
 // classic tokens and sessions only (the permission catalog has no
-// Dependabot secrets permission). Actions permissions are read and
-// written by administrators (Administration).
+// Dependabot secrets permission). Actions permissions and repositories'
+// runners are read and written by administrators (Administration);
+// organizations' runners and runner groups by owners (Self-hosted
+// runners). The runner registration endpoints take a registration or
+// remove token instead of credentials.
 func (h *Handler) Routes() []httpapi.Route {
 	var out []httpapi.Route
 	out = append(out, h.secretRoutes()...)
 	out = append(out, h.variableRoutes()...)
 	out = append(out, h.permissionRoutes()...)
+	out = append(out, h.runnerRoutes()...)
+	out = append(out, h.groupRoutes()...)
 	return out
 }
 

@@ -3,7 +3,9 @@ package settings_test
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
@@ -215,3 +217,6 @@ func TestSecretAccess(t *testing.T) {
 		t.Fatalf("anonymous: %v", err)
 	}
 }
+
+// stringsReader is a body for env.Do.
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

@@ -26,6 +26,16 @@ type Service struct {
 	DB *store.DB
 	// Box seals the key pairs' private keys at rest.
 	Box *secretbox.Box
+	// Now is the clock of runner tokens' expiry; nil is the store's.
+	Now func() time.Time
+}
+
+// clock is the time by s.Now, as the store keeps times.
+func (s *Service) clock() time.Time {
+	if s.Now == nil {
+		return store.Now()
+	}
+	return s.Now().UTC().Truncate(time.Microsecond)
 }
 
 // The kinds of value.
