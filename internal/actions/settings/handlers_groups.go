@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/store"
 )
 
 // groupRoutes are the runner groups of organizations.
@@ -163,7 +165,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
 // runnerMissing turns store.ErrNotFound of a runner id in a body into a
 // 422.
 func runnerMissing(err error) error {
-	if err != nil && notFound(err) != err {
+	if errors.Is(err, store.ErrNotFound) {
 		return apierr.Validation(apierr.FieldError{Resource: "RunnerGroup", Field: "runners", Code: apierr.CodeInvalid,
 			Message: "runners must be runners of the organization"})
 	}

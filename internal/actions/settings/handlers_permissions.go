@@ -17,8 +17,10 @@ import (
 func (h *Handler) permissionRoutes() []httpapi.Route {
 	const repo = "/repos/{owner}/{repo}/actions/permissions"
 	const org = "/orgs/{org}/actions/permissions"
+	const ent = "/enterprises/{enterprise}/actions/permissions"
 	read, write := repoRule(auth.RoleAdmin, "administration:read"), repoRule(auth.RoleAdmin, "administration:write")
 	orgRead, orgWrite := orgRule("organization_administration:read"), orgRule("organization_administration:write")
+	entRule := auth.Rule{Target: auth.TargetEnterprise, Role: auth.RoleAdmin, Scopes: []string{"admin:enterprise"}}
 	out := []httpapi.Route{
 		{Method: "GET", Pattern: repo, Handle: h.getRepoPermissions, Auth: read},
 		{Method: "PUT", Pattern: repo, Handle: h.setRepoPermissions, Auth: write},
@@ -30,12 +32,18 @@ func (h *Handler) permissionRoutes() []httpapi.Route {
 		{Method: "PUT", Pattern: org + "/repositories", Handle: h.setEnabledRepos, Auth: orgWrite},
 		{Method: "PUT", Pattern: org + "/repositories/{repository_id}", Handle: h.enableRepo, Auth: orgWrite},
 		{Method: "DELETE", Pattern: org + "/repositories/{repository_id}", Handle: h.disableRepo, Auth: orgWrite},
+		{Method: "GET", Pattern: ent, Handle: h.getEnterprisePermissions, Auth: entRule},
+		{Method: "PUT", Pattern: ent, Handle: h.setEnterprisePermissions, Auth: entRule},
+		{Method: "GET", Pattern: ent + "/organizations", Handle: h.listEnabledOrgs, Auth: entRule},
+		{Method: "PUT", Pattern: ent + "/organizations", Handle: h.setEnabledOrgs, Auth: entRule},
+		{Method: "PUT", Pattern: ent + "/organizations/{org_id}", Handle: h.enabledOrg((*Service).Enable), Auth: entRule},
+		{Method: "DELETE", Pattern: ent + "/organizations/{org_id}", Handle: h.enabledOrg((*Service).Disable), Auth: entRule},
 	}
 	for _, p := range []struct {
 		path        string
 		place       placeFunc
 		read, write auth.Rule
-	}{{repo, repoPlaceOf, read, write}, {org, orgPlaceOf, orgRead, orgWrite}} {
+	}{{repo, repoPlaceOf, read, write}, {org, orgPlaceOf, orgRead, orgWrite}, {ent, enterprisePlaceOf, entRule, entRule}} {
 		out = append(out,
 			httpapi.Route{Method: "GET", Pattern: p.path + "/selected-actions", Handle: h.getSelectedActions(p.place), Auth: p.read},
 			httpapi.Route{Method: "PUT", Pattern: p.path + "/selected-actions", Handle: h.setSelectedActions(p.place), Auth: p.write},
@@ -367,7 +375,7 @@ func (h *Handler) listEnabledRepos(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	org := accounts.OrgFrom(r.Context())
-	ids, total, err := h.Service.EnabledRepositories(r.Context(), org.ID, page.Limit(), page.Offset())
+	ids, total, err := h.Service.Enabled(r.Context(), OrgPlace(org.ID), page.Limit(), page.Offset())
 	if err != nil {
 		return err
 	}
@@ -395,7 +403,7 @@ func (h *Handler) setEnabledRepos(w http.ResponseWriter, r *http.Request) error 
 	if err := h.checkRepos(r, org.ID, *body.Selected...); err != nil {
 		return err
 	}
-	if err := h.Service.SetEnabledRepositories(r.Context(), org.ID, *body.Selected); err != nil {
+	if err := h.Service.SetEnabled(r.Context(), OrgPlace(org.ID), *body.Selected); err != nil {
 		return err
 	}
 	httpapi.NoContent(w)
@@ -404,10 +412,10 @@ func (h *Handler) setEnabledRepos(w http.ResponseWriter, r *http.Request) error 
 
 // enableRepo answers PUT .../actions/permissions/repositories/{repository_id}.
 func (h *Handler) enableRepo(w http.ResponseWriter, r *http.Request) error {
-	return h.changeEnabled(w, r, (*Service).EnableRepository)
+	return h.changeEnabled(w, r, (*Service).Enable)
 }
 
 // disableRepo answers DELETE .../actions/permissions/repositories/{repository_id}.
 func (h *Handler) disableRepo(w http.ResponseWriter, r *http.Request) error {
-	return h.changeEnabled(w, r, (*Service).DisableRepository)
+	return h.changeEnabled(w, r, (*Service).Disable)
 }

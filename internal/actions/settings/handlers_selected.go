@@ -145,7 +145,7 @@ func (h *Handler) repositoriesJSON(r *http.Request, ids []int64) ([]repos.JSON, 
 
 // changeEnabled adds or removes the route's {repository_id} from the
 // organization's repositories enabled for Actions: 204.
-func (h *Handler) changeEnabled(w http.ResponseWriter, r *http.Request, change func(*Service, context.Context, int64, int64) error) error {
+func (h *Handler) changeEnabled(w http.ResponseWriter, r *http.Request, change func(*Service, context.Context, Place, int64) error) error {
 	id, err := httpapi.PathInt64(r, "repository_id")
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (h *Handler) changeEnabled(w http.ResponseWriter, r *http.Request, change f
 	if err := h.checkRepos(r, org.ID, id); err != nil {
 		return err
 	}
-	if err := change(h.Service, r.Context(), org.ID, id); err != nil {
+	if err := change(h.Service, r.Context(), OrgPlace(org.ID), id); err != nil {
 		return err
 	}
 	httpapi.NoContent(w)

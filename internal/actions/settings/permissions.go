@@ -9,14 +9,18 @@ import (
 )
 
 // DefaultRetentionDays is the artifact and log retention of a place that
-// set none, and the most any organization may set (the self-managed
-// edition's default maximum).
+// set none, and the most an organization outside an enterprise may set
+// (the self-managed edition's default maximum).
 const DefaultRetentionDays = 90
+
+// MaxEnterpriseRetentionDays is the most an enterprise may set, as the
+// self-managed edition allows.
+const MaxEnterpriseRetentionDays = 400
 
 // Policy is the Actions permissions of a repository or an organization.
 type Policy struct {
 	Enabled             bool   // repositories: whether workflows run
-	EnabledRepositories string // organizations: all | none | selected
+	EnabledRepositories string // organizations' repositories, enterprises' organizations: all | none | selected
 	AllowedActions      string // all | local_only | selected
 	SHAPinningRequired  bool
 	GitHubOwnedAllowed  bool // selected actions
@@ -39,8 +43,8 @@ func DefaultPolicy() Policy {
 		PatternsAllowed: []string{}, DefaultWorkflowPermissions: "read", AccessLevel: "none", RetentionDays: DefaultRetentionDays}
 }
 
-// Policy returns the place's (ScopeRepo or ScopeOrg) Actions policy, the
-// default when it set none.
+// Policy returns the place's (ScopeRepo, ScopeOrg or ScopeEnterprise)
+// Actions policy, the default when it set none.
 func (s *Service) Policy(ctx context.Context, p Place) (Policy, error) {
 	return policy(ctx, s.DB, p)
 }
@@ -80,11 +84,11 @@ func (s *Service) UpdatePolicy(ctx context.Context, p Place, change func(*Policy
 		if err != nil {
 			return err
 		}
-		repo, org, _ := p.foreignKeys()
-		_, err = tx.ExecContext(ctx, `INSERT INTO actions_policies (scope, scope_id, repository_id, organization_id, enabled,
-			enabled_repositories, allowed_actions, sha_pinning_required, github_owned_allowed, verified_allowed, patterns_allowed,
+		repo, org, ent := policyKeys(p)
+		_, err = tx.ExecContext(ctx, `INSERT INTO actions_policies (scope, scope_id, repository_id, organization_id, enterprise_id,
+			enabled, enabled_repositories, allowed_actions, sha_pinning_required, github_owned_allowed, verified_allowed, patterns_allowed,
 			default_workflow_permissions, can_approve_reviews, access_level, retention_days, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+			VALUES ($1, $2, $3, $4, $17, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (scope, scope_id) DO UPDATE SET enabled = excluded.enabled, enabled_repositories = excluded.enabled_repositories,
 			allowed_actions = excluded.allowed_actions, sha_pinning_required = excluded.sha_pinning_required,
 			github_owned_allowed = excluded.github_owned_allowed, verified_allowed = excluded.verified_allowed,
@@ -93,79 +97,138 @@ func (s *Service) UpdatePolicy(ctx context.Context, p Place, change func(*Policy
 			retention_days = excluded.retention_days, updated_at = excluded.updated_at`,
 			p.Scope, p.ID, repo, org, pol.Enabled, pol.EnabledRepositories, pol.AllowedActions, pol.SHAPinningRequired,
 			pol.GitHubOwnedAllowed, pol.VerifiedAllowed, string(patterns), pol.DefaultWorkflowPermissions, pol.CanApproveReviews,
-			pol.AccessLevel, pol.RetentionDays, now())
+			pol.AccessLevel, pol.RetentionDays, now(), ent)
 		return store.Normalize(err)
 	})
 }
 
-// MaxRetentionDays is the longest retention the place may set: a
-// repository of an organization no more than the organization's.
-func (s *Service) MaxRetentionDays(ctx context.Context, p Place) (int, error) {
-	if p.Scope != ScopeRepo || p.OrgID == 0 {
-		return DefaultRetentionDays, nil
+// policyKeys are the place's repository, organization and enterprise
+// columns of actions_policies.
+func policyKeys(p Place) (repo, org, ent *int64) {
+	id := p.ID
+	switch p.Scope {
+	case ScopeRepo:
+		return &id, nil, nil
+	case ScopeOrg:
+		return nil, &id, nil
 	}
-	org, err := s.Policy(ctx, OrgPlace(p.OrgID))
-	return org.RetentionDays, err
+	return nil, nil, &id
+}
+
+// enterpriseOf is the id of the enterprise the organization belongs to,
+// 0 when none.
+func enterpriseOf(ctx context.Context, q store.Q, orgID int64) (int64, error) {
+	var id int64
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT enterprise_id FROM enterprise_orgs WHERE org_id = $1`, orgID).Scan(&id))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// MaxRetentionDays is the longest retention the place may set: an
+// enterprise MaxEnterpriseRetentionDays, an organization of an enterprise
+// no more than the enterprise's, a repository of an organization no more
+// than the organization's (as bounded), others DefaultRetentionDays.
+func (s *Service) MaxRetentionDays(ctx context.Context, p Place) (int, error) {
+	switch {
+	case p.Scope == ScopeEnterprise:
+		return MaxEnterpriseRetentionDays, nil
+	case p.Scope == ScopeOrg:
+		ent, err := enterpriseOf(ctx, s.DB, p.ID)
+		if err != nil || ent == 0 {
+			return DefaultRetentionDays, err
+		}
+		pol, err := s.Policy(ctx, EnterprisePlace(ent))
+		return pol.RetentionDays, err
+	case p.OrgID != 0:
+		org, err := s.Policy(ctx, OrgPlace(p.OrgID))
+		if err != nil {
+			return 0, err
+		}
+		max, err := s.MaxRetentionDays(ctx, OrgPlace(p.OrgID))
+		return min(org.RetentionDays, max), err
+	}
+	return DefaultRetentionDays, nil
 }
 
 // ActionsEnabled reports whether workflows of the repository run: its own
 // policy enables them and, for an organization's repository, the
-// organization enables them for all repositories or selected it.
+// organization enables them for all repositories or selected it, and the
+// organization's enterprise, if any, for all organizations or selected
+// the organization.
 func (s *Service) ActionsEnabled(ctx context.Context, repoID, orgID int64) (bool, error) {
 	pol, err := s.Policy(ctx, RepoPlace(repoID, orgID))
 	if err != nil || !pol.Enabled || orgID == 0 {
 		return pol.Enabled, err
 	}
-	org, err := s.Policy(ctx, OrgPlace(orgID))
+	on, err := s.enables(ctx, OrgPlace(orgID), `SELECT count(*) FROM actions_enabled_repositories WHERE organization_id = $1
+		AND repository_id = $2`, repoID)
+	if err != nil || !on {
+		return false, err
+	}
+	ent, err := enterpriseOf(ctx, s.DB, orgID)
+	if err != nil || ent == 0 {
+		return err == nil, err
+	}
+	return s.enables(ctx, EnterprisePlace(ent), `SELECT count(*) FROM actions_enabled_organizations WHERE enterprise_id = $1
+		AND organization_id = $2`, orgID)
+}
+
+// enables reports whether the organization or enterprise p enables
+// Actions in its repository or organization id: for all, or selected
+// (selectedQuery counts the selection of p.ID and id).
+func (s *Service) enables(ctx context.Context, p Place, selectedQuery string, id int64) (bool, error) {
+	pol, err := s.Policy(ctx, p)
 	if err != nil {
 		return false, err
 	}
-	switch org.EnabledRepositories {
+	switch pol.EnabledRepositories {
 	case "all":
 		return true, nil
 	case "selected":
 		var n int
-		err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM actions_enabled_repositories WHERE organization_id = $1
-			AND repository_id = $2`, orgID, repoID).Scan(&n)
+		err := s.DB.QueryRowContext(ctx, selectedQuery, p.ID, id).Scan(&n)
 		return n > 0, store.Normalize(err)
 	}
 	return false, nil
 }
 
-// EnabledRepositories returns a page of the repository ids the
-// organization selected for Actions, and how many there are.
-func (s *Service) EnabledRepositories(ctx context.Context, orgID int64, limit, offset int) ([]int64, int, error) {
-	var total int
-	if err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM actions_enabled_repositories WHERE organization_id = $1`,
-		orgID).Scan(&total); err != nil {
-		return nil, 0, store.Normalize(err)
+// enabledTable is the table of an organization's repositories or an
+// enterprise's organizations selected for Actions, and its two columns.
+type enabledTable struct{ table, owner, member string }
+
+// enabledOf is the selection table of the place's scope.
+func enabledOf(p Place) enabledTable {
+	if p.Scope == ScopeEnterprise {
+		return enabledTable{"actions_enabled_organizations", "enterprise_id", "organization_id"}
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT repository_id FROM actions_enabled_repositories WHERE organization_id = $1
-		ORDER BY repository_id LIMIT $2 OFFSET $3`, orgID, limit, offset)
-	if err != nil {
-		return nil, 0, store.Normalize(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, 0, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, total, store.Normalize(rows.Err())
+	return enabledTable{"actions_enabled_repositories", "organization_id", "repository_id"}
 }
 
-// SetEnabledRepositories replaces the organization's selected
-// repositories (the caller checked they are its own).
-func (s *Service) SetEnabledRepositories(ctx context.Context, orgID int64, ids []int64) error {
+// Enabled returns a page of the ids of the repositories the organization
+// p (or the organizations the enterprise p) selected for Actions, and how
+// many there are.
+func (s *Service) Enabled(ctx context.Context, p Place, limit, offset int) ([]int64, int, error) {
+	t := enabledOf(p)
+	var total int
+	if err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+` WHERE `+t.owner+` = $1`, p.ID).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	ids, err := int64s(ctx, s.DB, `SELECT `+t.member+` FROM `+t.table+` WHERE `+t.owner+` = $1 ORDER BY `+t.member+`
+		LIMIT $2 OFFSET $3`, p.ID, limit, offset)
+	return ids, total, err
+}
+
+// SetEnabled replaces p's selection (the caller checked the ids).
+func (s *Service) SetEnabled(ctx context.Context, p Place, ids []int64) error {
+	t := enabledOf(p)
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM actions_enabled_repositories WHERE organization_id = $1`, orgID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1`, p.ID); err != nil {
 			return store.Normalize(err)
 		}
 		for _, id := range ids {
-			if err := enableRepository(ctx, tx, orgID, id); err != nil {
+			if err := enable(ctx, tx, p, id); err != nil {
 				return err
 			}
 		}
@@ -173,20 +236,20 @@ func (s *Service) SetEnabledRepositories(ctx context.Context, orgID int64, ids [
 	})
 }
 
-// EnableRepository selects one more repository of the organization.
-func (s *Service) EnableRepository(ctx context.Context, orgID, repoID int64) error {
-	return enableRepository(ctx, s.DB, orgID, repoID)
+// Enable adds id to p's selection.
+func (s *Service) Enable(ctx context.Context, p Place, id int64) error {
+	return enable(ctx, s.DB, p, id)
 }
 
-func enableRepository(ctx context.Context, q store.Q, orgID, repoID int64) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO actions_enabled_repositories (organization_id, repository_id) VALUES ($1, $2)
-		ON CONFLICT DO NOTHING`, orgID, repoID)
+func enable(ctx context.Context, q store.Q, p Place, id int64) error {
+	t := enabledOf(p)
+	_, err := q.ExecContext(ctx, `INSERT INTO `+t.table+` (`+t.owner+`, `+t.member+`) VALUES ($1, $2) ON CONFLICT DO NOTHING`, p.ID, id)
 	return store.Normalize(err)
 }
 
-// DisableRepository unselects a repository of the organization.
-func (s *Service) DisableRepository(ctx context.Context, orgID, repoID int64) error {
-	_, err := s.DB.ExecContext(ctx, `DELETE FROM actions_enabled_repositories WHERE organization_id = $1 AND repository_id = $2`,
-		orgID, repoID)
+// Disable removes id from p's selection.
+func (s *Service) Disable(ctx context.Context, p Place, id int64) error {
+	t := enabledOf(p)
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1 AND `+t.member+` = $2`, p.ID, id)
 	return store.Normalize(err)
 }

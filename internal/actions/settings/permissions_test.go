@@ -137,3 +137,59 @@ func TestActionsPermissionsRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// TestEnterpriseActionsPermissions sets an enterprise's Actions
+// permissions and sees them bound its organizations: the retention they
+// may set, and whether their repositories run Actions at all.
+func TestEnterpriseActionsPermissions(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	owner := env.User("owner")
+	org := env.Org("acme", owner)
+	env.Enterprise("big", owner, org)
+	token := env.Token(owner, "repo", "admin:org", "admin:enterprise")
+	c := env.Client(token)
+	repo, _, err := c.Repositories.Create(ctx, "acme", &github.Repository{Name: github.Ptr("svc")})
+	apptest.Must(t, "repository", err)
+	_, err = c.Actions.UpdateArtifactAndLogRetentionPeriodInEnterprise(ctx, "big", github.ArtifactPeriodOpt{Days: github.Ptr(30)})
+	apptest.Must(t, "enterprise retention", err)
+	r, _, err := c.Actions.GetArtifactAndLogRetentionPeriodInOrganization(ctx, "acme")
+	apptest.Must(t, "organization retention", err)
+	if r.GetMaximumAllowedDays() != 30 || r.GetDays() != 30 {
+		t.Fatalf("organization retention under the enterprise's %+v", r)
+	}
+	rr, _, err := c.Repositories.GetArtifactAndLogRetentionPeriod(ctx, "acme", "svc")
+	apptest.Must(t, "repository retention", err)
+	if rr.GetMaximumAllowedDays() != 30 {
+		t.Fatalf("repository retention under the enterprise's %+v", rr)
+	}
+	if resp, err := c.Actions.UpdateArtifactAndLogRetentionPeriodInOrganization(ctx, "acme", github.ArtifactPeriodOpt{Days: github.Ptr(31)}); err == nil ||
+		resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("over the enterprise's maximum: %v", err)
+	}
+	_, _, err = c.Actions.UpdateActionsPermissionsInEnterprise(ctx, "big", github.ActionsPermissionsEnterprise{
+		EnabledOrganizations: github.Ptr("selected"), AllowedActions: github.Ptr("all")})
+	apptest.Must(t, "enterprise permissions", err)
+	p, _, err := c.Actions.GetActionsPermissionsInEnterprise(ctx, "big")
+	apptest.Must(t, "enterprise permissions", err)
+	if p.GetEnabledOrganizations() != "selected" || p.GetAllowedActions() != "all" {
+		t.Fatalf("enterprise %+v", p)
+	}
+	if on, _ := env.App.ActionsSettings.ActionsEnabled(ctx, repo.GetID(), org.ID); on {
+		t.Fatal("Actions run in an organization the enterprise did not select")
+	}
+	_, err = c.Actions.AddEnabledOrgInEnterprise(ctx, "big", org.ID)
+	apptest.Must(t, "select the organization", err)
+	if on, _ := env.App.ActionsSettings.ActionsEnabled(ctx, repo.GetID(), org.ID); !on {
+		t.Fatal("Actions are off in a selected organization")
+	}
+	orgs, _, err := c.Actions.ListEnabledOrgsInEnterprise(ctx, "big", nil)
+	apptest.Must(t, "enabled organizations", err)
+	if orgs.TotalCount != 1 || orgs.Organizations[0].GetLogin() != "acme" {
+		t.Fatalf("enabled organizations %+v", orgs)
+	}
+	if resp, err := c.Actions.AddEnabledOrgInEnterprise(ctx, "big", 424242); err == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("an organization of no enterprise: %v", err)
+	}
+}

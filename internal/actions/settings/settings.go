@@ -47,9 +47,10 @@ const (
 
 // The places a value or key belongs to.
 const (
-	ScopeRepo = "repo"
-	ScopeOrg  = "org"
-	ScopeEnv  = "env"
+	ScopeRepo       = "repo"
+	ScopeOrg        = "org"
+	ScopeEnv        = "env"
+	ScopeEnterprise = "enterprise" // Actions permissions only
 )
 
 // The visibilities of an organization's value.
@@ -82,6 +83,9 @@ func OrgPlace(orgID int64) Place { return Place{Scope: ScopeOrg, ID: orgID, OrgI
 func EnvPlace(envID, repoID, orgID int64) Place {
 	return Place{Scope: ScopeEnv, ID: envID, RepoID: repoID, OrgID: orgID}
 }
+
+// EnterprisePlace is an enterprise's place.
+func EnterprisePlace(id int64) Place { return Place{Scope: ScopeEnterprise, ID: id} }
 
 // keyPlace is the place whose key pair seals the place's secrets: an
 // environment's secrets use its repository's key.

@@ -1,4 +1,5 @@
--- Actions permissions of a repository or an organization (issue 51):
+-- Actions permissions of a repository, an organization or an enterprise
+-- (issue 51):
 -- whether Actions run, which actions they may use, the GITHUB_TOKEN's
 -- default permissions, the access other repositories have to this one's
 -- actions, and artifact and log retention. A place without a row has the
@@ -6,12 +7,15 @@
 
 -- +goose Up
 CREATE TABLE actions_policies (
-    scope                        TEXT NOT NULL,   -- repo | org
+    scope                        TEXT NOT NULL,   -- repo | org | enterprise
     scope_id                     BIGINT NOT NULL,
     repository_id                BIGINT REFERENCES repositories (id) ON DELETE CASCADE,
     organization_id              BIGINT REFERENCES accounts (id) ON DELETE CASCADE,
+    enterprise_id                BIGINT REFERENCES enterprises (id) ON DELETE CASCADE,
     enabled                      BOOLEAN NOT NULL DEFAULT TRUE,
-    enabled_repositories         TEXT NOT NULL DEFAULT 'all', -- organizations: all | none | selected
+    -- organizations' enabled repositories, enterprises' enabled
+    -- organizations: all | none | selected
+    enabled_repositories         TEXT NOT NULL DEFAULT 'all',
     allowed_actions              TEXT NOT NULL DEFAULT 'all', -- all | local_only | selected
     sha_pinning_required         BOOLEAN NOT NULL DEFAULT FALSE,
     github_owned_allowed         BOOLEAN NOT NULL DEFAULT TRUE,
@@ -31,6 +35,13 @@ CREATE TABLE actions_enabled_repositories (
     PRIMARY KEY (organization_id, repository_id)
 );
 
+CREATE TABLE actions_enabled_organizations (
+    enterprise_id   BIGINT NOT NULL REFERENCES enterprises (id) ON DELETE CASCADE,
+    organization_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    PRIMARY KEY (enterprise_id, organization_id)
+);
+
 -- +goose Down
+DROP TABLE actions_enabled_organizations;
 DROP TABLE actions_enabled_repositories;
 DROP TABLE actions_policies;
