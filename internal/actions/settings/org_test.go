@@ -21,7 +21,7 @@ func TestOrganizationSecretsAndVariables(t *testing.T) {
 	env := apptest.Start(t)
 	ctx := apptest.Ctx()
 	owner, member := env.User("owner"), env.User("member")
-	env.Org("acme", owner, member)
+	acme := env.Org("acme", owner, member)
 	c := env.Client(env.Token(owner, "repo", "admin:org"))
 	api, _, err := c.Repositories.Create(ctx, "acme", &github.Repository{Name: github.Ptr("api")})
 	apptest.Must(t, "api", err)
@@ -120,6 +120,24 @@ func TestOrganizationSecretsAndVariables(t *testing.T) {
 			t.Fatalf("api's run: secrets %v variables %v", secrets, vars)
 		}
 	})
+	apptest.Step(t, "Dependabot's organization secret takes its repository ids as strings", func(t *testing.T) {
+		dk, _, err := c.Dependabot.GetOrgPublicKey(ctx, "acme")
+		apptest.Must(t, "dependabot key", err)
+		resp, err := c.Dependabot.CreateOrUpdateOrgSecret(ctx, "acme", "REGISTRY_TOKEN", github.SecretOrgRequest{KeyID: dk.GetKeyID(),
+			EncryptedValue: seal(t, dk, "npm-2"), Visibility: "selected", SelectedRepositoryIDs: []int64{web.GetID()}})
+		apptest.Must(t, "create", err)
+		status(t, "create", resp, http.StatusCreated)
+		sel, _, err := c.Dependabot.ListSelectedReposForOrgSecret(ctx, "acme", "REGISTRY_TOKEN", nil)
+		apptest.Must(t, "selected", err)
+		if sel.GetTotalCount() != 1 || sel.Repositories[0].GetName() != "web" {
+			t.Fatalf("selected %+v", sel)
+		}
+		secrets, _, err := env.App.ActionsSettings.RunValues(ctx, web.GetID(), "")
+		apptest.Must(t, "run values", err)
+		if _, ok := secrets["REGISTRY_TOKEN"]; ok {
+			t.Fatalf("a Dependabot secret reached a run: %v", secrets)
+		}
+	})
 	apptest.Step(t, "the audit log records the changes, never the values", func(t *testing.T) {
 		resp, body := env.Get("/orgs/acme/audit-log?phrase=action:org.create_actions_secret", "token "+env.Token(owner, "read:audit_log"))
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"org.create_actions_secret"`) || strings.Contains(string(body), "npm-1") {
@@ -128,6 +146,21 @@ func TestOrganizationSecretsAndVariables(t *testing.T) {
 		resp, body = env.Get("/orgs/acme/audit-log?phrase=action:environment.create_actions_variable", "token "+env.Token(owner, "read:audit_log"))
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"acme/web"`) {
 			t.Fatalf("audit log %d %s", resp.StatusCode, body)
+		}
+	})
+	apptest.Step(t, "a fine-grained token needs the organization's Secrets permission, write to write", func(t *testing.T) {
+		fc := env.Client(env.FineGrainedToken(owner, acme, apptest.AllRepos, "organization_secrets:read"))
+		list, _, err := fc.Actions.ListOrgSecrets(ctx, "acme", nil)
+		apptest.Must(t, "list with organization_secrets:read", err)
+		if list.TotalCount != 1 {
+			t.Fatalf("organization secrets %+v", list)
+		}
+		if resp, err := fc.Actions.DeleteOrgSecret(ctx, "acme", "NPM_TOKEN"); err == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("delete with organization_secrets:read: %v", err)
+		}
+		vc := env.Client(env.FineGrainedToken(owner, acme, apptest.AllRepos, "organization_variables:read"))
+		if _, resp, err := vc.Actions.ListOrgSecrets(ctx, "acme", nil); err == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("secrets with organization_variables:read: %v", err)
 		}
 	})
 	apptest.Step(t, "members who do not own the organization are refused", func(t *testing.T) {
