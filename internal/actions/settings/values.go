@@ -3,6 +3,7 @@ package settings
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"forgeapi/internal/accounts"
@@ -186,8 +187,45 @@ func (s *Service) Delete(ctx context.Context, kind string, p Place, name string,
 	})
 }
 
-// insert writes a new value and its selected repositories.
+// Limit is the most values of the kind the place may hold, as on the
+// platform: secrets 100 per repository or environment and 1,000 per
+// organization; variables 500 per repository, 100 per environment and
+// 1,000 per organization.
+func Limit(kind string, p Place) int {
+	switch {
+	case p.Scope == ScopeOrg:
+		return 1000
+	case kind == KindVariable && p.Scope == ScopeRepo:
+		return 500
+	}
+	return 100
+}
+
+// checkLimit refuses a new value of the kind in a place that holds its
+// limit already, with a 422.
+func checkLimit(ctx context.Context, tx store.Q, kind string, p Place) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM actions_values WHERE kind = $1 AND scope = $2 AND scope_id = $3`,
+		kind, p.Scope, p.ID).Scan(&n); err != nil {
+		return store.Normalize(err)
+	}
+	if max := Limit(kind, p); n >= max {
+		resource := "Secret"
+		if kind == KindVariable {
+			resource = "Variable"
+		}
+		return apierr.Validation(apierr.FieldError{Resource: resource, Field: "name", Code: apierr.CodeCustom,
+			Message: fmt.Sprintf("This place already holds the most %ss it may (%d)", strings.ToLower(resource), max)})
+	}
+	return nil
+}
+
+// insert writes a new value and its selected repositories, within the
+// place's limit.
 func (s *Service) insert(ctx context.Context, tx store.Q, kind string, p Place, name string, c Change) (int64, error) {
+	if err := checkLimit(ctx, tx, kind, p); err != nil {
+		return 0, err
+	}
 	repo, org, env := p.foreignKeys()
 	at := now()
 	var id int64

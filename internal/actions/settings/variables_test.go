@@ -2,11 +2,13 @@ package settings_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/actions/settings"
 	"forgeapi/internal/apptest"
 )
 
@@ -67,6 +69,18 @@ func TestRepositoryVariables(t *testing.T) {
 			if err == nil || resp.StatusCode != http.StatusUnprocessableEntity {
 				t.Fatalf("%s: %v", name, err)
 			}
+		}
+	})
+	apptest.Step(t, "an environment holds at most 100 variables", func(t *testing.T) {
+		_, _, err := c.Repositories.CreateUpdateEnvironment(ctx, "octo", "app", "full", &github.CreateUpdateEnvironment{})
+		apptest.Must(t, "environment", err)
+		for i := range settings.Limit(settings.KindVariable, settings.EnvPlace(0, 0, 0)) {
+			_, err := c.Actions.CreateEnvVariable(ctx, "octo", "app", "full", github.ActionsCreateVariableRequest{Name: "V" + strconv.Itoa(i), Value: "x"})
+			apptest.Must(t, "variable", err)
+		}
+		if resp, err := c.Actions.CreateEnvVariable(ctx, "octo", "app", "full", github.ActionsCreateVariableRequest{Name: "ONE_MORE", Value: "x"}); err == nil ||
+			resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("a variable over the limit: %v", err)
 		}
 	})
 	apptest.Step(t, "deleted, it is gone", func(t *testing.T) {
