@@ -107,7 +107,7 @@ type groupRequest struct {
 	SelectedWorkflows        *[]string `json:"selected_workflows"`
 }
 
-// change validates a group's body into a GroupChange for the
+// groupChange validates a group's body into a GroupChange for the
 // organization orgID; g is the group changed, nil for a new one.
 func (h *Handler) groupChange(r *http.Request, orgID int64, g *RunnerGroup, b groupRequest) (GroupChange, error) {
 	var f apierr.Fields

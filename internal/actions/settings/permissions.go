@@ -49,6 +49,7 @@ func (s *Service) Policy(ctx context.Context, p Place) (Policy, error) {
 	return policy(ctx, s.DB, p)
 }
 
+// policy is Policy on q.
 func policy(ctx context.Context, q store.Q, p Place) (Policy, error) {
 	pol := DefaultPolicy()
 	var patterns string
@@ -241,6 +242,7 @@ func (s *Service) Enable(ctx context.Context, p Place, id int64) error {
 	return enable(ctx, s.DB, p, id)
 }
 
+// enable is Enable on q.
 func enable(ctx context.Context, q store.Q, p Place, id int64) error {
 	t := enabledOf(p)
 	_, err := q.ExecContext(ctx, `INSERT INTO `+t.table+` (`+t.owner+`, `+t.member+`) VALUES ($1, $2) ON CONFLICT DO NOTHING`, p.ID, id)

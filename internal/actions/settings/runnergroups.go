@@ -97,6 +97,7 @@ func (s *Service) RunnerGroup(ctx context.Context, orgID, id int64) (*RunnerGrou
 	return groupByID(ctx, s.DB, orgID, id)
 }
 
+// groupByID is RunnerGroup on q, without making the default group.
 func groupByID(ctx context.Context, q store.Q, orgID, id int64) (*RunnerGroup, error) {
 	list, err := scanGroups(ctx, q, `SELECT `+groupColumns+` FROM runner_groups WHERE organization_id = $1 AND id = $2`, orgID, id)
 	if err != nil {
@@ -224,6 +225,7 @@ func (s *Service) SetGroupRepositories(ctx context.Context, g *RunnerGroup, ids 
 	return s.DB.Tx(ctx, func(tx *store.Tx) error { return setGroupRepositories(ctx, tx, g.ID, ids) })
 }
 
+// setGroupRepositories is SetGroupRepositories on q.
 func setGroupRepositories(ctx context.Context, tx store.Q, groupID int64, ids []int64) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM runner_group_repositories WHERE runner_group_id = $1`, groupID); err != nil {
 		return store.Normalize(err)
@@ -241,6 +243,7 @@ func (s *Service) AddGroupRepository(ctx context.Context, g *RunnerGroup, repoID
 	return addGroupRepository(ctx, s.DB, g.ID, repoID)
 }
 
+// addGroupRepository is AddGroupRepository on q.
 func addGroupRepository(ctx context.Context, q store.Q, groupID, repoID int64) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO runner_group_repositories (runner_group_id, repository_id) VALUES ($1, $2)
 		ON CONFLICT DO NOTHING`, groupID, repoID)
@@ -271,6 +274,7 @@ func (s *Service) SetGroupRunners(ctx context.Context, g *RunnerGroup, ids []int
 	return s.DB.Tx(ctx, func(tx *store.Tx) error { return setGroupRunners(ctx, tx, g, ids) })
 }
 
+// setGroupRunners is SetGroupRunners on q.
 func setGroupRunners(ctx context.Context, tx store.Q, g *RunnerGroup, ids []int64) error {
 	def, err := ensureDefaultGroup(ctx, tx, g.OrgID)
 	if err != nil {

@@ -267,6 +267,7 @@ func (s *Service) Runner(ctx context.Context, p Place, id int64) (*Runner, error
 	return runnerByID(ctx, s.DB, p, id)
 }
 
+// runnerByID is Runner on q.
 func runnerByID(ctx context.Context, q store.Q, p Place, id int64) (*Runner, error) {
 	list, err := scanRunners(ctx, q, p, `SELECT `+runnerColumns+` FROM runners WHERE scope = $1 AND scope_id = $2 AND id = $3`,
 		p.Scope, p.ID, id)

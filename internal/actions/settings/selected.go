@@ -81,8 +81,8 @@ func setSelected(ctx context.Context, tx store.Q, valueID int64, ids []int64) er
 	return nil
 }
 
-// OrgRepositories reports which of ids are repositories of the
-// organization: the ids that are not.
+// notOrgRepositories returns the ids that are not repositories of the
+// organization.
 func (s *Service) notOrgRepositories(ctx context.Context, orgID int64, ids []int64) ([]int64, error) {
 	var missing []int64
 	for _, id := range ids {

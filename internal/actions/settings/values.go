@@ -34,6 +34,7 @@ func (s *Service) Value(ctx context.Context, kind string, p Place, name string) 
 	return value(ctx, s.DB, kind, p, name)
 }
 
+// value is Value on q.
 func value(ctx context.Context, q store.Q, kind string, p Place, name string) (*Value, error) {
 	list, err := scanValues(ctx, q, p, `SELECT `+valueColumns+` FROM actions_values WHERE kind = $1 AND scope = $2 AND scope_id = $3
 		AND name = $4`, kind, p.Scope, p.ID, strings.ToUpper(name))
@@ -53,6 +54,7 @@ func (s *Service) OrgValuesFor(ctx context.Context, kind string, orgID, repoID i
 	return orgValuesFor(ctx, s.DB, kind, orgID, repoID, private)
 }
 
+// orgValuesFor is OrgValuesFor on q.
 func orgValuesFor(ctx context.Context, q store.Q, kind string, orgID, repoID int64, private bool) ([]*Value, error) {
 	return scanValues(ctx, q, OrgPlace(orgID), `SELECT `+valueColumns+` FROM actions_values v
 		WHERE kind = $1 AND scope = 'org' AND scope_id = $2 AND (visibility = 'all' OR (visibility = 'private' AND $3)
