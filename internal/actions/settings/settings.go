@@ -2,9 +2,14 @@
 // secrets sealed as the platform seals them (a Curve25519 key pair per
 // repository and organization; clients seal values with libsodium's
 // sealed box and the server stores them as received), plain variables,
-// and the Actions permissions of repositories and organizations, with
-// their REST endpoints. RunValues gives the run machinery a repository's
-// secrets (opened) and variables for one job.
+// the Actions permissions of repositories, organizations and enterprises,
+// and self-hosted runners (registration and remove tokens, runners,
+// labels, organizations' runner groups), with their REST endpoints.
+//
+// For the run machinery: RunValues gives a job its secrets (opened) and
+// variables, ActionsEnabled whether a repository runs Actions,
+// RunnerByCredential and SetRunnerStatus the runners that registered at
+// RegisterPath.
 //
 // Values live in one table for the three kinds (Actions secrets,
 // Dependabot secrets, variables) and three places (repository,
