@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,5 +78,36 @@ func TestPlainWritesLeaveThePoolToTransactions(t *testing.T) {
 	}
 	if got := len(committedItems(t, db)); got != 1+2*writers {
 		t.Errorf("%d items committed, want %d", got, 1+2*writers)
+	}
+}
+
+// TestCheckNestingFindsAWriteOutsideItsTransaction: a write on the DB
+// from inside a transaction's function is recorded with its stack (it
+// would wait for its turn behind that transaction); a read is not.
+func TestCheckNestingFindsAWriteOutsideItsTransaction(t *testing.T) {
+	db := openSQLiteForTest(t)
+	db.CheckNesting()
+	ctx := context.Background()
+	err := db.Tx(ctx, func(tx *Tx) error {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM items").Scan(&n); err != nil {
+			return err
+		}
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := db.ExecContext(short, "INSERT INTO items (name) VALUES ('outside')"); err == nil {
+			return fmt.Errorf("a write outside its transaction ran while the transaction held the write turn")
+		}
+		return insertItem(ctx, tx, "inside")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := insertItem(ctx, db, "after"); err != nil {
+		t.Fatal(err)
+	}
+	v := db.Violations()
+	if len(v) != 1 || !strings.Contains(v[0], "INSERT INTO items (name) VALUES ('outside')") || !strings.Contains(v[0], "TestCheckNesting") {
+		t.Fatalf("violations: %q", v)
 	}
 }

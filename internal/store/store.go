@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,7 @@ type DB struct {
 	// ClaimServer holds (nil until then).
 	path      string
 	serveLock *os.File
+	nesting   atomic.Pointer[nestingCheck] // nil unless CheckNesting
 }
 
 // Open connects to the database named by dsn and migrates its schema.
@@ -244,6 +246,9 @@ func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) 
 // interrupts them (an interrupted write would roll back the whole
 // group's transaction), though fn may still check ctx and fail.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	if c := db.nesting.Load(); c != nil {
+		fn = c.wrap(fn)
+	}
 	var uncached []string
 	err := db.tx(ctx, fn, &uncached)
 	db.prepareAll(context.WithoutCancel(ctx), uncached)
