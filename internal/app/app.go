@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
 	"forgeapi/internal/codesearch"
+	"forgeapi/internal/secretscanning"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
@@ -316,6 +317,10 @@ type App struct {
 	// CodeSearch indexes the default branches' files and commits after
 	// pushes; Start runs it in the background.
 	CodeSearch *codesearch.Indexer
+	// SecretScanning is secret scanning's alerts; SecretScanner scans
+	// pushes for secrets.
+	SecretScanning *secretscanning.Service
+	SecretScanner  *secretscanning.Scanner
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -469,6 +474,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, cfg.CodeSearch, cfg.Logger)
 	a.Events.Subscribe(a.CodeSearch)
+	a.SecretScanning = &secretscanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SecretScanner = secretscanning.NewScanner(a.SecretScanning, secretscanning.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.SecretScanner)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
@@ -519,6 +527,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Reactions, a.reactions().Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
+	area(docs.SecretScanning, (&secretscanning.Handler{Service: a.SecretScanning}).Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
@@ -677,6 +686,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
+	a.SecretScanning.BaseURL = base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -786,6 +796,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.Orgs.Deleter,
 		m.App.Pulls.Checker,
 		m.App.CodeSearch,
+		m.App.SecretScanner,
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -815,6 +826,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
+		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {

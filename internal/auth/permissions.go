@@ -70,6 +70,7 @@ var permissionCatalog = []PermissionInfo{
 	{"pages", "Pages", GroupRepository},
 	{"pull_requests", "Pull requests", GroupRepository},
 	{"secrets", "Secrets", GroupRepository},
+	{"secret_scanning_alerts", "Secret scanning alerts", GroupRepository},
 	{"variables", "Variables", GroupRepository},
 	{"repository_hooks", "Webhooks", GroupRepository},
 	{"workflows", "Workflows", GroupRepository},

@@ -37,7 +37,7 @@ var Floors = []Floor{
 	{6, "API areas",
 		[]string{"internal/activity", "internal/archives", "internal/artifacts", "internal/auditlog", "internal/blocks",
 			"internal/codesearch", "internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses",
-			"internal/markdown/api", "internal/notifications", "internal/statuses"}},
+			"internal/markdown/api", "internal/notifications", "internal/secretscanning", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, SSH keys, organizations, migrations, webhooks",
 		[]string{"internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",
