@@ -50,6 +50,7 @@ const (
 	Web                = "web"
 	Keys               = "keys"
 	SecretScanning     = "secret-scanning"
+	CodeScanning       = "code-scanning"
 )
 
 // Pages returns the names of every page, sorted.

@@ -30,6 +30,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
+	"forgeapi/internal/codescanning"
 	"forgeapi/internal/codesearch"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
@@ -321,6 +322,10 @@ type App struct {
 	// pushes for secrets.
 	SecretScanning *secretscanning.Service
 	SecretScanner  *secretscanning.Scanner
+	// CodeScanning is code scanning's analyses and alerts; SARIFs
+	// processes its uploads.
+	CodeScanning *codescanning.Service
+	SARIFs       *codescanning.Processor
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -477,6 +482,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.SecretScanning = &secretscanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
 	a.SecretScanner = secretscanning.NewScanner(a.SecretScanning, secretscanning.Config{}, cfg.Logger)
 	a.Events.Subscribe(a.SecretScanner)
+	a.CodeScanning = &codescanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SARIFs = codescanning.NewProcessor(a.CodeScanning, codescanning.Config{}, cfg.Logger)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
@@ -528,6 +535,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.SecretScanning, (&secretscanning.Handler{Service: a.SecretScanning}).Routes())
+	area(docs.CodeScanning, (&codescanning.Handler{Service: a.CodeScanning}).Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
@@ -686,7 +694,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
-	a.SecretScanning.BaseURL = base
+	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL = base, base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -797,6 +805,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.Pulls.Checker,
 		m.App.CodeSearch,
 		m.App.SecretScanner,
+		m.App.SARIFs,
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -827,6 +836,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
 		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
+		{"code scanning uploads", m.App.SARIFs.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {
