@@ -51,6 +51,7 @@ const (
 	Keys               = "keys"
 	SecretScanning     = "secret-scanning"
 	CodeScanning       = "code-scanning"
+	Dependabot         = "dependabot"
 )
 
 // Pages returns the names of every page, sorted.

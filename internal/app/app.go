@@ -35,6 +35,7 @@ import (
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
+	"forgeapi/internal/dependabot"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
@@ -326,6 +327,10 @@ type App struct {
 	// processes its uploads.
 	CodeScanning *codescanning.Service
 	SARIFs       *codescanning.Processor
+	// Dependabot is Dependabot alerts; DependabotChecker matches default
+	// branches against the advisory database after pushes.
+	Dependabot        *dependabot.Service
+	DependabotChecker *dependabot.Checker
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -489,6 +494,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
+	a.Dependabot = &dependabot.Service{DB: db, Events: a.Events, Repos: a.Repos, Advisories: a.Advisories}
+	a.DependabotChecker = dependabot.NewChecker(a.Dependabot, dependabot.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.DependabotChecker)
 	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	a.Migrations.CloneTokens = cloneTokens
 	return a, nil
@@ -536,6 +544,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.DependencyReview, a.DepReview.Routes())
 	area(docs.SecretScanning, (&secretscanning.Handler{Service: a.SecretScanning}).Routes())
 	area(docs.CodeScanning, (&codescanning.Handler{Service: a.CodeScanning}).Routes())
+	area(docs.Dependabot, (&dependabot.Handler{Service: a.Dependabot}).Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
@@ -694,7 +703,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
-	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL = base, base
+	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL, a.Dependabot.BaseURL = base, base, base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -806,6 +815,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.CodeSearch,
 		m.App.SecretScanner,
 		m.App.SARIFs,
+		m.App.DependabotChecker,
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -837,6 +847,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
 		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
 		{"code scanning uploads", m.App.SARIFs.ReleaseLeases},
+		{"dependabot checks", m.App.DependabotChecker.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {

@@ -63,6 +63,7 @@ var permissionCatalog = []PermissionInfo{
 	{"statuses", "Commit statuses", GroupRepository},
 	{"contents", "Contents", GroupRepository},
 	{"custom_properties", "Custom properties", GroupRepository},
+	{"vulnerability_alerts", "Dependabot alerts", GroupRepository},
 	{"deployments", "Deployments", GroupRepository},
 	{"environments", "Environments", GroupRepository},
 	{"issues", "Issues", GroupRepository},

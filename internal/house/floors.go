@@ -36,7 +36,7 @@ var Floors = []Floor{
 		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/reactions", "internal/repos/gitjson"}},
 	{6, "API areas",
 		[]string{"internal/activity", "internal/archives", "internal/artifacts", "internal/auditlog", "internal/blocks",
-			"internal/codescanning", "internal/codesearch", "internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses",
+			"internal/codescanning", "internal/codesearch", "internal/collaborators", "internal/dependabot", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses",
 			"internal/markdown/api", "internal/notifications", "internal/secretscanning", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, SSH keys, organizations, migrations, webhooks",
 		[]string{"internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
