@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -288,4 +289,59 @@ func TestSecretScanningOrgAndEnterprise(t *testing.T) {
 	}
 	resp, b := env.Get("/orgs/acme/secret-scanning/alerts", "token "+env.Token(dev, "repo"))
 	apptest.WantStatus(t, "a member", resp, b, http.StatusNotFound)
+}
+
+// TestSecretScanningLeases checks the scanner's work table: a push leased
+// by a server that died is left alone while its lease runs and scanned
+// once it expired, or at once after ReleaseLeases; and fine-grained
+// tokens need the Secret scanning alerts permission, write to update.
+func TestSecretScanningLeases(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	repo := env.Repo(octo, "app", apptest.RepoOpts{AdvancedSecurity: true})
+	token := env.Token(octo, "repo")
+
+	// A commit the server never scanned: pushed while the scanner's row
+	// is taken away, as a crash between the push and the scan leaves it.
+	work := apptest.WorkTree(t, nil)
+	head := apptest.Commit(t, work, "leak", map[string]string{"a.env": "KEY=" + awsKey + "\n"})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "app", "octo", token), "HEAD:refs/heads/main")
+	waitScanned(t, env, repo)
+	_, err := env.App.DB.ExecContext(ctx, `DELETE FROM secret_scanning_alerts WHERE repository_id = $1`, repo.ID)
+	apptest.Must(t, "forget the alerts", err)
+	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM secret_scanning_commits WHERE repository_id = $1`, repo.ID)
+	apptest.Must(t, "forget the scan", err)
+	_, err = env.App.DB.ExecContext(ctx, `INSERT INTO secret_scanning_work (repository_id, before_sha, after_sha, lease_owner, lease_until, created_at)
+		VALUES ($1, $2, $3, 'dead', $4, $5)`, repo.ID, strings.Repeat("0", 40), head, time.Now().Add(time.Hour).UTC(), time.Now().UTC())
+	apptest.Must(t, "a leased push", err)
+
+	count := func() int {
+		var n int
+		apptest.Must(t, "count", env.App.DB.QueryRowContext(ctx, `SELECT count(*) FROM secret_scanning_alerts WHERE repository_id = $1`, repo.ID).Scan(&n))
+		return n
+	}
+	if n := env.App.SecretScanner.RunOnce(ctx); n != 0 || count() != 0 {
+		t.Fatalf("a push under another server's lease was scanned: %d runs, %d alerts", n, count())
+	}
+	released, err := env.App.SecretScanner.ReleaseLeases(ctx)
+	apptest.Must(t, "release", err)
+	if released != 1 {
+		t.Fatalf("released %d leases, want 1", released)
+	}
+	env.App.SecretScanner.RunOnce(ctx)
+	waitScanned(t, env, repo)
+	if count() != 1 {
+		t.Fatalf("alerts after the lease ended: %d", count())
+	}
+
+	readOnly := env.FineGrainedToken(octo, octo, []*repos.Repository{repo}, "secret_scanning_alerts:read")
+	none := env.FineGrainedToken(octo, octo, []*repos.Repository{repo}, "contents:read")
+	resp, b := env.Get("/repos/octo/app/secret-scanning/alerts", "token "+readOnly)
+	apptest.WantStatus(t, "read permission", resp, b, http.StatusOK)
+	resp, b = env.Get("/repos/octo/app/secret-scanning/alerts", "token "+none)
+	apptest.WantStatus(t, "no permission", resp, b, http.StatusForbidden)
+	resp, b = env.DoJSON("PATCH", "/repos/octo/app/secret-scanning/alerts/1", readOnly, `{"state":"resolved","resolution":"revoked"}`)
+	apptest.WantStatus(t, "update with read", resp, b, http.StatusForbidden)
 }
