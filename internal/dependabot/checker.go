@@ -13,6 +13,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/depreview"
+	"forgeapi/internal/depreview/advisorydb"
 	"forgeapi/internal/events"
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/gitread"
@@ -101,8 +102,13 @@ func (c *Checker) Run(ctx context.Context) {
 	worker.Loop{Pass: func(ctx context.Context) { c.RunOnce(ctx) }, Interval: c.cfg.PollInterval, Wake: c.signal.C()}.Run(ctx)
 }
 
-// RunOnce checks every due repository it can claim and returns how many.
+// RunOnce asks for a check of every repository with alerts on when the
+// advisory database changed since its last one, then checks every due
+// repository it can claim and returns how many.
 func (c *Checker) RunOnce(ctx context.Context) int {
+	if err := c.svc.advisoriesChanged(ctx); err != nil {
+		c.logger.Error("dependabot: follow the advisory database", "err", err)
+	}
 	n, err := worker.Drain[claim](ctx, queue{c}, func(cl claim, err error) {
 		c.logger.Error("dependabot check", "repository_id", cl.repoID, "err", err)
 	})
@@ -117,6 +123,21 @@ func (c *Checker) RunOnce(ctx context.Context) int {
 func (c *Checker) ReleaseLeases(ctx context.Context) (int64, error) {
 	return store.Affected(c.svc.DB.ExecContext(ctx, `UPDATE dependabot_repositories SET lease_owner = '', lease_until = NULL
 		WHERE repository_id IN (SELECT repository_id FROM dependabot_repositories WHERE lease_until > $1)`, store.Now()))
+}
+
+// advisoriesChanged asks for a check of the repositories with alerts on
+// that are not due and were checked against an older version of the
+// advisory database than the current one
+// (an import by `forgeapi advisories import`, here or in another
+// process).
+func (s *Service) advisoriesChanged(ctx context.Context) error {
+	version, err := advisorydb.Version(ctx, s.DB)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.ExecContext(ctx, `UPDATE dependabot_repositories SET requested = requested + 1, advisory_version = $1
+		WHERE enabled = $2 AND advisory_version < $1 AND requested = checked`, version, true)
+	return store.Normalize(err)
 }
 
 type claim struct {
@@ -164,7 +185,7 @@ func (c *Checker) check(ctx context.Context, cl claim) error {
 	if err != nil {
 		return err
 	}
-	found, err := c.svc.scan(ctx, repo)
+	found, version, err := c.svc.scan(ctx, repo)
 	if err != nil {
 		return err
 	}
@@ -175,8 +196,8 @@ func (c *Checker) check(ctx context.Context, cl claim) error {
 		}
 	}
 	return db.Tx(ctx, func(tx *store.Tx) error {
-		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE dependabot_repositories SET checked = $1, lease_owner = '', lease_until = NULL
-			WHERE repository_id = $2 AND lease_owner = $3`, cl.requested, repo.ID, c.owner))
+		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE dependabot_repositories SET checked = $1, advisory_version = $2,
+			lease_owner = '', lease_until = NULL WHERE repository_id = $3 AND lease_owner = $4`, cl.requested, version, repo.ID, c.owner))
 		if err != nil {
 			return store.Normalize(err)
 		}
@@ -188,23 +209,24 @@ func (c *Checker) check(ctx context.Context, cl claim) error {
 }
 
 // scan returns the vulnerable dependencies of the repository's default
-// branch as alerts to be (state open).
-func (s *Service) scan(ctx context.Context, repo *repos.Repository) ([]*Alert, error) {
+// branch as alerts to be (state open), and the version of the advisory
+// database it matched them against.
+func (s *Service) scan(ctx context.Context, repo *repos.Repository) ([]*Alert, int64, error) {
+	snap, err := s.Advisories.Current(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	dir := s.Repos.GitDir(repo.ID)
 	out, err := gitcmd.In(dir).Output(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", "refs/heads/"+repo.DefaultBranch)
 	if err != nil {
 		if gitcmd.Exited(err) {
-			return nil, nil // no default branch yet: no dependencies
+			return nil, snap.Version, nil // no default branch yet: no dependencies
 		}
-		return nil, fmt.Errorf("list the default branch: %w", err)
-	}
-	snap, err := s.Advisories.Current(ctx)
-	if err != nil {
-		return nil, err
+		return nil, 0, fmt.Errorf("list the default branch: %w", err)
 	}
 	g, err := gitread.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer g.Close()
 	docs := map[string]*osvDoc{}
@@ -218,7 +240,7 @@ func (s *Service) scan(ctx context.Context, repo *repos.Repository) ([]*Alert, e
 		}
 		content, err := g.ReadBlob(f[2])
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+			return nil, 0, fmt.Errorf("read %s: %w", path, err)
 		}
 		deps, err := s.extractor.Extract(ctx, path, content)
 		if err != nil {
@@ -233,7 +255,7 @@ func (s *Service) scan(ctx context.Context, repo *repos.Repository) ([]*Alert, e
 				seen[key] = true
 				doc, err := s.document(ctx, docs, v.AdvisoryGHSAID)
 				if err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				adv, vuln := render(doc, v, string(d.Ecosystem), d.Name)
 				a := &Alert{RepoID: repo.ID, GHSAID: v.AdvisoryGHSAID, Ecosystem: alertEcosystem(string(d.Ecosystem)), Package: d.Name,
@@ -243,13 +265,13 @@ func (s *Service) scan(ctx context.Context, repo *repos.Repository) ([]*Alert, e
 					a.Scope = &scope
 				}
 				if a.Advisory, a.Vulnerability, err = encode(adv, vuln); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				alerts = append(alerts, a)
 			}
 		}
 	}
-	return alerts, nil
+	return alerts, snap.Version, nil
 }
 
 func encode(adv advisoryJSON, vuln vulnerabilityJSON) (string, string, error) {

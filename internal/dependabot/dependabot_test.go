@@ -249,3 +249,35 @@ func TestDependabotOrgAndEnterprise(t *testing.T) {
 		t.Fatalf("enterprise alerts: %s", b)
 	}
 }
+
+// TestDependabotNewAdvisories raises alerts for an import of the
+// advisory database without a push: the checker's next pass checks the
+// repositories checked against an older version.
+func TestDependabotNewAdvisories(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	repo := env.Repo(octo, "app")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	work := apptest.WorkTree(t, nil)
+	apptest.Commit(t, work, "deps", map[string]string{"package-lock.json": lock("alpha@1.0.0")})
+	apptest.Git(t, work, "push", "-q", env.GitURL("octo", "app", "octo", token), "HEAD:refs/heads/main")
+	_, err := c.Repositories.EnableVulnerabilityAlerts(ctx, "octo", "app")
+	apptest.Must(t, "enable", err)
+	waitChecked(t, env, repo)
+	alerts, _, err := c.Dependabot.ListRepoAlerts(ctx, "octo", "app", nil)
+	apptest.Must(t, "list", err)
+	if len(alerts) != 0 {
+		t.Fatalf("alerts before any advisory: %d", len(alerts))
+	}
+	importAdvisories(t, env)
+	env.App.DependabotChecker.RunOnce(ctx)
+	waitChecked(t, env, repo)
+	alerts, _, err = c.Dependabot.ListRepoAlerts(ctx, "octo", "app", nil)
+	apptest.Must(t, "list", err)
+	if len(alerts) != 1 || alerts[0].GetSecurityAdvisory().GetGHSAID() != "GHSA-aaaa-bbbb-cccc" {
+		t.Fatalf("alerts after the import: %d", len(alerts))
+	}
+}

@@ -4,7 +4,8 @@
 -- default branch bump requested in the change's transaction; the leased
 -- checker reads the default branch's manifests, matches their
 -- dependencies against the advisory database and records the generation
--- it checked. dependabot_alerts are one per advisory, package and
+-- it checked; a new version of the advisory database (an import) bumps
+-- requested too, once per version (advisory_version). dependabot_alerts are one per advisory, package and
 -- manifest; advisory and vulnerability keep the advisory's JSON as the
 -- alert shows it.
 
@@ -15,6 +16,7 @@ CREATE TABLE dependabot_repositories (
     requested     BIGINT NOT NULL DEFAULT 1,
     checked       BIGINT NOT NULL DEFAULT 0,
     actor_id      BIGINT,
+    advisory_version BIGINT NOT NULL DEFAULT 0,
     lease_owner   TEXT NOT NULL DEFAULT '',
     lease_until   {{time}}
 );
