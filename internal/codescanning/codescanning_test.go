@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
@@ -241,6 +243,10 @@ func TestCodeScanning(t *testing.T) {
 		apptest.WantStatus(t, "validate", resp, b, http.StatusBadRequest)
 		resp, b = env.Get("/repos/octo/plain/code-scanning/alerts", "token "+token)
 		apptest.WantStatus(t, "without advanced security", resp, b, http.StatusForbidden)
+		for _, q := range []string{"state=bad", "severity=huge", "sort=name", "direction=up", "pr=3"} {
+			resp, b := env.Get("/repos/octo/app/code-scanning/alerts?"+q, "token "+token)
+			apptest.WantStatus(t, q, resp, b, http.StatusUnprocessableEntity)
+		}
 		resp, b = env.Get("/repos/octo/app/code-scanning/sarifs/nope", "token "+token)
 		apptest.WantStatus(t, "unknown upload", resp, b, http.StatusNotFound)
 	})
@@ -282,4 +288,55 @@ func TestCodeScanningOrgAlerts(t *testing.T) {
 	}
 	resp, b := env.Get("/orgs/acme/code-scanning/alerts", "token "+env.Token(dev, "repo"))
 	apptest.WantStatus(t, "member", resp, b, http.StatusNotFound)
+}
+
+// TestCodeScanningLeases checks the processor's work table: an upload
+// leased by a server that died stays pending while its lease runs and is
+// processed after ReleaseLeases; and fine-grained tokens need Code
+// scanning alerts, write to upload.
+func TestCodeScanningLeases(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	repo := env.Repo(octo, "app", apptest.RepoOpts{AdvancedSecurity: true})
+	c := env.Client(env.Token(octo, "repo"))
+	sha := strings.Repeat("e", 40)
+	id := upload(t, c, sha, sarif(t, finding{"unused-var", "main.go", 1}))
+
+	// Make the upload pending again, under a dead server's lease, with
+	// its analysis gone: what a crash mid-processing leaves.
+	_, err := env.App.DB.ExecContext(ctx, `DELETE FROM code_scanning_analyses WHERE sarif_id = $1`, id)
+	apptest.Must(t, "forget the analysis", err)
+	_, err = env.App.DB.ExecContext(ctx, `DELETE FROM code_scanning_alerts WHERE repository_id = $1`, repo.ID)
+	apptest.Must(t, "forget the alerts", err)
+	_, err = env.App.DB.ExecContext(ctx, `UPDATE code_scanning_sarifs SET status = 'pending', lease_owner = 'dead', lease_until = $1
+		WHERE id = $2`, time.Now().Add(time.Hour).UTC(), id)
+	apptest.Must(t, "lease", err)
+	if n := env.App.SARIFs.RunOnce(ctx); n != 0 {
+		t.Fatalf("an upload under another server's lease was processed: %d", n)
+	}
+	released, err := env.App.SARIFs.ReleaseLeases(ctx)
+	apptest.Must(t, "release", err)
+	if released != 1 {
+		t.Fatalf("released %d, want 1", released)
+	}
+	env.App.SARIFs.RunOnce(ctx)
+	testwait.For(t, "the upload processed again", func() error {
+		alerts, _, err := c.CodeScanning.ListAlertsForRepo(ctx, "octo", "app", nil)
+		if err != nil || len(alerts) != 1 {
+			return fmt.Errorf("%d alerts, %v", len(alerts), err)
+		}
+		return nil
+	})
+
+	read := env.FineGrainedToken(octo, octo, []*repos.Repository{repo}, "security_events:read")
+	resp, b := env.Get("/repos/octo/app/code-scanning/alerts", "token "+read)
+	apptest.WantStatus(t, "read", resp, b, http.StatusOK)
+	resp, b = env.DoJSON("POST", "/repos/octo/app/code-scanning/sarifs", read,
+		`{"commit_sha":"`+sha+`","ref":"refs/heads/main","sarif":"`+sarif(t)+`"}`)
+	apptest.WantStatus(t, "upload with read", resp, b, http.StatusForbidden)
+	none := env.FineGrainedToken(octo, octo, []*repos.Repository{repo}, "contents:read")
+	resp, b = env.Get("/repos/octo/app/code-scanning/alerts", "token "+none)
+	apptest.WantStatus(t, "no permission", resp, b, http.StatusForbidden)
 }

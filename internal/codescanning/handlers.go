@@ -87,7 +87,8 @@ func (h *Handler) getUpload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// direction reads direction (desc by default; 400 for another value).
+// direction reads direction (desc by default; 422 for another value, as
+// every bad list parameter).
 func direction(r *http.Request) (ascending bool, err error) {
 	switch r.URL.Query().Get("direction") {
 	case "", "desc":
@@ -95,7 +96,7 @@ func direction(r *http.Request) (ascending bool, err error) {
 	case "asc":
 		return true, nil
 	}
-	return false, apierr.BadRequest("direction must be asc or desc.")
+	return false, apierr.Invalid("CodeScanningAlert", "direction", apierr.CodeInvalid)
 }
 
 // listAnalyses serves GET .../code-scanning/analyses (tool_name,
@@ -111,10 +112,10 @@ func (h *Handler) listAnalyses(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	if s := q.Get("sort"); s != "" && s != "created" {
-		return apierr.BadRequest("sort must be created.")
+		return apierr.Invalid("CodeScanningAnalysis", "sort", apierr.CodeInvalid)
 	}
 	if q.Has("pr") {
-		return apierr.BadRequest("The pr filter is not supported here; use ref=refs/pull/<number>/merge.")
+		return apierr.Custom("CodeScanningAnalysis", "pr", "The pr filter is not supported here; use ref=refs/pull/<number>/merge.")
 	}
 	f := AnalysisFilter{ToolName: q.Get("tool_name"), ToolGUID: q.Get("tool_guid"), Ref: fullRef(q.Get("ref")), SARIFID: q.Get("sarif_id")}
 	if f.Ascending, err = direction(r); err != nil {
@@ -190,7 +191,8 @@ func (h *Handler) deleteAnalysis(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// alertFilter reads an alert list's query (400 on unknown values).
+// alertFilter reads an alert list's query (422 on unknown values, as the
+// platform answers a list's bad parameters).
 func alertFilter(r *http.Request, org bool) (AlertFilter, error) {
 	q := r.URL.Query()
 	f := AlertFilter{ToolName: q.Get("tool_name"), ToolGUID: q.Get("tool_guid"), State: q.Get("state"), Severity: q.Get("severity"),
@@ -198,27 +200,30 @@ func alertFilter(r *http.Request, org bool) (AlertFilter, error) {
 	if !org {
 		f.Ref = fullRef(q.Get("ref"))
 	}
+	var fields apierr.Fields
 	switch f.State {
 	case "", StateOpen, StateDismissed, StateFixed, "closed":
 	default:
-		return f, apierr.BadRequest("state must be open, closed, dismissed or fixed.")
+		fields.Add("CodeScanningAlert", "state", apierr.CodeInvalid)
 	}
 	switch f.Severity {
 	case "", "critical", "high", "medium", "low", "warning", "note", "error":
 	default:
-		return f, apierr.BadRequest("severity must be critical, high, medium, low, warning, note or error.")
+		fields.Add("CodeScanningAlert", "severity", apierr.CodeInvalid)
 	}
-	switch f.Sort {
-	case "", "created", "updated":
-	case "number":
-		if org {
-			return f, apierr.BadRequest("sort must be created or updated.")
-		}
+	switch {
+	case f.Sort == "" || f.Sort == "created" || f.Sort == "updated":
+	case f.Sort == "number" && !org:
 	default:
-		return f, apierr.BadRequest("sort must be created, updated or number.")
+		fields.Add("CodeScanningAlert", "sort", apierr.CodeInvalid)
 	}
-	if q.Has("before") || q.Has("after") || q.Has("pr") || q.Has("assignees") {
-		return f, apierr.BadRequest("The before, after, pr and assignees parameters are not supported here.")
+	for _, name := range []string{"before", "after", "pr", "assignees"} {
+		if q.Has(name) {
+			fields.Addf("CodeScanningAlert", name, "The %s parameter is not supported here.", name)
+		}
+	}
+	if err := fields.Err(); err != nil {
+		return f, err
 	}
 	var err error
 	f.Ascending, err = direction(r)
@@ -348,7 +353,7 @@ func (h *Handler) listInstances(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if r.URL.Query().Has("pr") {
-		return apierr.BadRequest("The pr filter is not supported here; use ref=refs/pull/<number>/merge.")
+		return apierr.Custom("CodeScanningAlertInstance", "pr", "The pr filter is not supported here; use ref=refs/pull/<number>/merge.")
 	}
 	list, more, err := listInstances(r.Context(), h.Service.DB, a.ID, fullRef(r.URL.Query().Get("ref")), page.Limit(), page.Offset())
 	if err != nil {
