@@ -39,6 +39,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: alerts + "/{alert_number}", Handle: h.get, Auth: read},
 		{Method: http.MethodPatch, Pattern: alerts + "/{alert_number}", Handle: h.update, Auth: write},
 		{Method: http.MethodGet, Pattern: alerts + "/{alert_number}/locations", Handle: h.locations, Auth: read},
+		{Method: http.MethodGet, Pattern: "/repos/{owner}/{repo}/secret-scanning/scan-history", Handle: h.scanHistory, Auth: read},
 		{Method: http.MethodGet, Pattern: "/orgs/{org}/secret-scanning/alerts", Handle: h.listOrg, Auth: orgRead},
 		{Method: http.MethodGet, Pattern: "/enterprises/{enterprise}/secret-scanning/alerts", Handle: h.listEnterprise, Auth: entRead},
 	}

@@ -166,6 +166,7 @@ func (q queue) Run(ctx context.Context, w work) error { return q.s.scan(ctx, w) 
 // before, the blobs each adds or changes. Alerts, locations and their
 // webhooks are written in one transaction with the push's row deleted.
 func (s *Scanner) scan(ctx context.Context, w work) error {
+	started := store.Now()
 	repo, err := repos.ByID(ctx, s.svc.DB, w.repoID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // its work row went with it
@@ -197,6 +198,10 @@ func (s *Scanner) scan(ctx context.Context, w work) error {
 		}
 		if n == 0 {
 			return errLeaseLost
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO secret_scanning_scans (repository_id, started_at, completed_at) VALUES ($1, $2, $3)
+			ON CONFLICT (repository_id) DO UPDATE SET started_at = $2, completed_at = $3`, repo.ID, started, tx.Now()); err != nil {
+			return fmt.Errorf("record secret scan: %w", store.Normalize(err))
 		}
 		for _, c := range commits {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO secret_scanning_commits (repository_id, sha) VALUES ($1, $2)

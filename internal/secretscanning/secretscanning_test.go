@@ -237,6 +237,23 @@ func TestSecretScanning(t *testing.T) {
 		}
 	})
 
+	apptest.Step(t, "scan history", func(t *testing.T) {
+		resp, b := env.Get("/repos/octo/app/secret-scanning/scan-history", "token "+token)
+		apptest.WantStatus(t, "scan history", resp, b, http.StatusOK)
+		var h struct {
+			Incremental []struct {
+				Type, Status string
+				CompletedAt  *string `json:"completed_at"`
+			} `json:"incremental_scans"`
+		}
+		apptest.Must(t, "decode", json.Unmarshal(b, &h))
+		if len(h.Incremental) != 1 || h.Incremental[0].Status != "completed" || h.Incremental[0].CompletedAt == nil {
+			t.Fatalf("scan history: %s", b)
+		}
+		resp, b = env.Get("/repos/octo/plain/secret-scanning/scan-history", "token "+token)
+		apptest.WantStatus(t, "scan history without secret scanning", resp, b, http.StatusNotFound)
+	})
+
 	apptest.Step(t, "access and a repository without secret scanning", func(t *testing.T) {
 		resp, b := env.Get("/repos/octo/plain/secret-scanning/alerts", "token "+token)
 		apptest.WantStatus(t, "disabled", resp, b, http.StatusNotFound)

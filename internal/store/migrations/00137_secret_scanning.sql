@@ -19,6 +19,14 @@ CREATE TABLE secret_scanning_work (
     created_at    {{time}} NOT NULL
 );
 
+-- secret_scanning_scans is each repository's latest finished scan, for
+-- the scan history.
+CREATE TABLE secret_scanning_scans (
+    repository_id BIGINT PRIMARY KEY REFERENCES repositories (id) ON DELETE CASCADE,
+    started_at    {{time}} NOT NULL,
+    completed_at  {{time}} NOT NULL
+);
+
 CREATE TABLE secret_scanning_commits (
     repository_id BIGINT NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
     sha           TEXT NOT NULL,
@@ -60,4 +68,5 @@ CREATE UNIQUE INDEX secret_scanning_locations_place ON secret_scanning_locations
 DROP TABLE secret_scanning_locations;
 DROP TABLE secret_scanning_alerts;
 DROP TABLE secret_scanning_commits;
+DROP TABLE secret_scanning_scans;
 DROP TABLE secret_scanning_work;
