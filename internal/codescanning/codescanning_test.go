@@ -269,9 +269,11 @@ func TestCodeScanningOrgAlerts(t *testing.T) {
 	ctx := apptest.Ctx()
 	boss, dev := env.User("boss"), env.User("dev")
 	org := env.Org("acme", boss, dev)
-	env.Repo(org, "rockets", apptest.RepoOpts{AdvancedSecurity: true})
+	rockets := env.Repo(org, "rockets", apptest.RepoOpts{AdvancedSecurity: true})
 	c := env.Client(env.Token(boss, "repo"))
-	id, _, err := c.CodeScanning.UploadSarif(ctx, "acme", "rockets", github.SarifAnalysis{CommitSHA: strings.Repeat("d", 40),
+	// A workflow's token uploads: an app installation's.
+	ci := env.Client(env.InstallationToken(org, []*repos.Repository{rockets}, "security_events:write"))
+	id, _, err := ci.CodeScanning.UploadSarif(ctx, "acme", "rockets", github.SarifAnalysis{CommitSHA: strings.Repeat("d", 40),
 		Ref: "refs/heads/main", Sarif: sarif(t, finding{"sql-injection", "x.go", 1})})
 	apptest.Must(t, "upload", err)
 	testwait.For(t, "the upload", func() error {
