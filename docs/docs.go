@@ -50,6 +50,9 @@ const (
 	Web                = "web"
 	Keys               = "keys"
 	ActionsSettings    = "actions-settings"
+	SecretScanning     = "secret-scanning"
+	CodeScanning       = "code-scanning"
+	Dependabot         = "dependabot"
 )
 
 // Pages returns the names of every page, sorted.

@@ -31,10 +31,12 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
+	"forgeapi/internal/codescanning"
 	"forgeapi/internal/codesearch"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
+	"forgeapi/internal/dependabot"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
@@ -68,6 +70,7 @@ import (
 	"forgeapi/internal/repos"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
+	"forgeapi/internal/secretscanning"
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
 	"forgeapi/internal/teams"
@@ -320,6 +323,18 @@ type App struct {
 	// CodeSearch indexes the default branches' files and commits after
 	// pushes; Start runs it in the background.
 	CodeSearch *codesearch.Indexer
+	// SecretScanning is secret scanning's alerts; SecretScanner scans
+	// pushes for secrets.
+	SecretScanning *secretscanning.Service
+	SecretScanner  *secretscanning.Scanner
+	// CodeScanning is code scanning's analyses and alerts; SARIFs
+	// processes its uploads.
+	CodeScanning *codescanning.Service
+	SARIFs       *codescanning.Processor
+	// Dependabot is Dependabot alerts; DependabotChecker matches default
+	// branches against the advisory database after pushes.
+	Dependabot        *dependabot.Service
+	DependabotChecker *dependabot.Checker
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -474,11 +489,19 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, cfg.CodeSearch, cfg.Logger)
 	a.Events.Subscribe(a.CodeSearch)
+	a.SecretScanning = &secretscanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SecretScanner = secretscanning.NewScanner(a.SecretScanning, secretscanning.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.SecretScanner)
+	a.CodeScanning = &codescanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SARIFs = codescanning.NewProcessor(a.CodeScanning, codescanning.Config{}, cfg.Logger)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
+	a.Dependabot = &dependabot.Service{DB: db, Events: a.Events, Repos: a.Repos, Advisories: a.Advisories}
+	a.DependabotChecker = dependabot.NewChecker(a.Dependabot, dependabot.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.DependabotChecker)
 	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	a.Migrations.CloneTokens = cloneTokens
 	return a, nil
@@ -525,6 +548,9 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Reactions, a.reactions().Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
+	area(docs.SecretScanning, (&secretscanning.Handler{Service: a.SecretScanning}).Routes())
+	area(docs.CodeScanning, (&codescanning.Handler{Service: a.CodeScanning}).Routes())
+	area(docs.Dependabot, (&dependabot.Handler{Service: a.Dependabot}).Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
@@ -696,6 +722,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
+	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL, a.Dependabot.BaseURL = base, base, base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -805,6 +832,9 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.Orgs.Deleter,
 		m.App.Pulls.Checker,
 		m.App.CodeSearch,
+		m.App.SecretScanner,
+		m.App.SARIFs,
+		m.App.DependabotChecker,
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -834,6 +864,9 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
+		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
+		{"code scanning uploads", m.App.SARIFs.ReleaseLeases},
+		{"dependabot checks", m.App.DependabotChecker.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {
