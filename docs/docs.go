@@ -49,6 +49,7 @@ const (
 	Gists              = "gists"
 	Web                = "web"
 	Keys               = "keys"
+	SiteAdmin          = "site-admin"
 )
 
 // Pages returns the names of every page, sorted.
