@@ -107,6 +107,7 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 // self-managed edition's site administration (internal/siteadmin).
 func siteAdminOperation(path string) bool {
 	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/enterprise/stats/") ||
+		path == "/enterprise/announcement" || path == "/enterprise/settings/license" ||
 		path == "/users/{username}/suspended" || path == "/users/{username}/site_admin"
 }
 

@@ -35,6 +35,11 @@ func (h *Handler) Routes() []httpapi.Route {
 		route("DELETE", "/admin/keys/{key_ids}", h.deleteKey, site),
 		route("GET", "/admin/tokens", h.listTokens, site),
 		route("DELETE", "/admin/tokens/{token_id}", h.deleteToken, site),
+
+		route("GET", "/enterprise/announcement", h.getAnnouncement, site),
+		route("PATCH", "/enterprise/announcement", h.setAnnouncement, site),
+		route("DELETE", "/enterprise/announcement", h.removeAnnouncement, site),
+		route("GET", "/enterprise/settings/license", h.getLicense, site),
 	}
 	for _, g := range statGroups {
 		routes = append(routes, httpapi.Route{Method: "GET", Pattern: "/enterprise/stats/" + g.name,

@@ -3,7 +3,8 @@
 // installation): users (create, rename, delete, suspend, promote to site
 // administrator, impersonation tokens), organizations (create), every
 // user's SSH keys and personal access tokens, the installation's
-// statistics, its announcement and its license information.
+// statistics, its announcement and its license information. Global
+// webhooks are not served yet.
 //
 // Only site administrators (accounts.Account.SiteAdmin, made by `forgeapi
 // user create --site-admin` or PUT /users/{username}/site_admin) call
