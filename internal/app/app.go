@@ -524,7 +524,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
 	area(docs.CustomAgents, (&agents.Handler{Service: a.Agents}).Routes())
-	area(docs.SiteAdmin, (&siteadmin.Handler{Service: &siteadmin.Service{DB: a.DB, Repos: a.Repos, OAuth: a.OAuth}, Keys: a.Keys}).Routes())
+	area(docs.SiteAdmin, (&siteadmin.Handler{Service: &siteadmin.Service{DB: a.DB, Repos: a.Repos, OAuth: a.OAuth, Events: a.Events}, Keys: a.Keys}).Routes())
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())

@@ -20,7 +20,8 @@ type NewOrg struct {
 
 // CreateOrg creates the organization with the admin user as its owner,
 // in one transaction. A login invalid or taken is a 422, and so is an
-// admin who is not a user.
+// admin who is not a user. (The platform's description has no
+// organization created event, which forgeapi therefore does not send.)
 func (s *Service) CreateOrg(ctx context.Context, n NewOrg) (*accounts.Account, error) {
 	var org *accounts.Account
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {

@@ -3,8 +3,9 @@
 // installation): users (create, rename, delete, suspend, promote to site
 // administrator, impersonation tokens), organizations (create), every
 // user's SSH keys and personal access tokens, the installation's
-// statistics, its announcement and its license information. Global
-// webhooks are not served yet.
+// statistics, its announcement and its license information. The global
+// webhooks (/admin/hooks) are the webhooks area's (internal/webhooks):
+// this package emits the user events they receive.
 //
 // Only site administrators (accounts.Account.SiteAdmin, made by `forgeapi
 // user create --site-admin` or PUT /users/{username}/site_admin) call
@@ -21,6 +22,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/events"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/keys"
 	"forgeapi/internal/oauth"
@@ -36,6 +38,16 @@ type Service struct {
 	Repos *repos.Service
 	// OAuth reads impersonation tokens back as authorizations.
 	OAuth *oauth.Service
+	// Events receives the user events (created, deleted), which global
+	// webhooks are sent.
+	Events *events.Bus
+}
+
+// emitUser emits the user event of the action about u by admin in tx: a
+// global webhooks' event (no repository or organization hook has it).
+func (s *Service) emitUser(ctx context.Context, tx *store.Tx, admin, u *accounts.Account, action string) error {
+	return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "user", Actor: admin,
+		HookPayload: map[string]any{"action": action, "user": accounts.ToSimpleUser(httpapi.BaseURL(ctx), u)}})
 }
 
 // Handler serves the site administration's routes.

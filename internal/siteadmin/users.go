@@ -25,17 +25,23 @@ type NewUser struct {
 }
 
 // CreateUser creates the user (without a password: it signs in with the
-// tokens made for it), suspended at once when n says so. A login that is
-// invalid or taken is a 422.
+// tokens made for it), suspended at once when n says so, and emits user
+// created in the same transaction. A login that is invalid or taken is a
+// 422.
 func (s *Service) CreateUser(ctx context.Context, admin *accounts.Account, n NewUser) (*accounts.Account, error) {
 	var u *accounts.Account
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		u, err = accounts.Create(ctx, tx, accounts.NewAccount{Type: accounts.TypeUser, Login: n.Login, Email: n.Email})
-		if err != nil || !n.Suspended {
+		if err != nil {
 			return err
 		}
-		return setSuspended(ctx, tx, u, true, defaultReason(admin), tx.Now())
+		if n.Suspended {
+			if err := setSuspended(ctx, tx, u, true, defaultReason(admin), tx.Now()); err != nil {
+				return err
+			}
+		}
+		return s.emitUser(ctx, tx, admin, u, "created")
 	})
 	return u, err
 }
@@ -56,7 +62,8 @@ func (s *Service) RenameUser(ctx context.Context, u *accounts.Account, login str
 // then the account with what goes with it (tokens, keys, memberships,
 // applications: foreign keys). A user who is an organization's only
 // owner is refused with a 422 naming the organizations, and a site
-// administrator cannot delete themself.
+// administrator cannot delete themself. user deleted is emitted in the
+// transaction that deletes the account.
 func (s *Service) DeleteUser(ctx context.Context, admin, u *accounts.Account) error {
 	if admin.ID == u.ID {
 		return apierr.Unprocessable("You cannot delete your own account.")
@@ -82,7 +89,12 @@ func (s *Service) DeleteUser(ctx context.Context, admin, u *accounts.Account) er
 			return err
 		}
 	}
-	return s.DB.Tx(ctx, func(tx *store.Tx) error { return accounts.Delete(ctx, tx, u.ID) })
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := s.emitUser(ctx, tx, admin, u, "deleted"); err != nil {
+			return err
+		}
+		return accounts.Delete(ctx, tx, u.ID)
+	})
 }
 
 // Suspend suspends the user: its tokens, password, clone tokens and SSH
