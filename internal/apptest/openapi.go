@@ -84,11 +84,11 @@ func (d *description) load() (routers.Router, error) {
 // and those with the GraphQL endpoint against the platform's GraphQL
 // schema (graphql.go).
 type Validator struct {
-	docs             []*description
-	webhooks         *description   // the hosted description's webhook schemas
+	docs     []*description
+	webhooks *description // the hosted description's webhook schemas
 	// serverWebhooks are the self-managed description's webhook schemas,
 	// for the events only it describes (user: its global webhooks').
-	serverWebhooks *description
+	serverWebhooks   *description
 	graphQL          *graphQLSchema // nil: GraphQL exchanges are skipped
 	validated        atomic.Int64
 	skipped          atomic.Int64

@@ -169,13 +169,13 @@ type Hook struct {
 	// Global is set on a global webhook of the installation (site
 	// administrators' /admin/hooks): it receives the user and
 	// organization events of every account.
-	Global        bool
-	Name          string
-	Active        bool
-	Events        []string // sorted; may hold "*"
-	URL           string
-	ContentType   string // json | form
-	InsecureSSL   string // "0" | "1"
+	Global      bool
+	Name        string
+	Active      bool
+	Events      []string // sorted; may hold "*"
+	URL         string
+	ContentType string // json | form
+	InsecureSSL string // "0" | "1"
 	// SealedSecret is the secret sealed with the server key; "" for none.
 	// Open it with Service.Secret.
 	SealedSecret   string
