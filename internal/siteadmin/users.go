@@ -98,7 +98,8 @@ func (s *Service) DeleteUser(ctx context.Context, admin, u *accounts.Account) er
 }
 
 // Suspend suspends the user: its tokens, password, clone tokens and SSH
-// keys stop authenticating at once (auth, git over SSH). A site
+// keys stop authenticating at once (auth, git over SSH), and its web
+// console sessions end. A site
 // administrator cannot be suspended (demote them first). Suspending a
 // suspended user keeps the first suspension's time and reason.
 func (s *Service) Suspend(ctx context.Context, admin, u *accounts.Account, reason string) error {
@@ -108,7 +109,15 @@ func (s *Service) Suspend(ctx context.Context, admin, u *accounts.Account, reaso
 	if reason == "" {
 		reason = defaultReason(admin)
 	}
-	return s.DB.Tx(ctx, func(tx *store.Tx) error { return setSuspended(ctx, tx, u, true, reason, tx.Now()) })
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := setSuspended(ctx, tx, u, true, reason, tx.Now()); err != nil {
+			return err
+		}
+		// Signed out of the web console too (console.EndSessions' statement:
+		// that package is above this one).
+		_, err := tx.ExecContext(ctx, `DELETE FROM console_sessions WHERE user_id = $1`, u.ID)
+		return store.Normalize(err)
+	})
 }
 
 // Unsuspend lifts the user's suspension (a user who is not suspended
