@@ -40,6 +40,16 @@ func (s *Service) GetAnnouncement(ctx context.Context) (*Announcement, error) {
 	return &a, nil
 }
 
+// AnnouncementMessage is the announcement's text, "" when there is none:
+// what the web pages' layout shows (console.Handler.Announcement).
+func (s *Service) AnnouncementMessage(ctx context.Context) (string, error) {
+	a, err := s.GetAnnouncement(ctx)
+	if a == nil || err != nil {
+		return "", err
+	}
+	return a.Message, nil
+}
+
 // SetAnnouncement replaces the announcement.
 func (s *Service) SetAnnouncement(ctx context.Context, a Announcement) error {
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {

@@ -3,6 +3,7 @@ package siteadmin_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,11 @@ func TestAnnouncementAndLicense(t *testing.T) {
 			*a.ExpiresAt != expires || !a.UserDismissible {
 			t.Fatalf("announcement: %+v", a)
 		}
+		// Every web page shows it, rendered, in the layout.
+		if resp, body := env.Do("GET", "/login", "", nil); resp.StatusCode != http.StatusOK ||
+			!strings.Contains(string(body), `<div class="announcement" role="status"><p>Maintenance <strong>tonight</strong></p>`) {
+			t.Fatalf("the sign-in page: %d %s", resp.StatusCode, body)
+		}
 		if resp, body := env.DoJSON("PATCH", "/enterprise/announcement", adminToken, `{"announcement":"Welcome","expires_at":""}`); resp.StatusCode != http.StatusOK {
 			t.Fatalf("PATCH without expiry: %d %s", resp.StatusCode, body)
 		}
@@ -68,6 +74,9 @@ func TestAnnouncementAndLicense(t *testing.T) {
 		}
 		if a := get(t); a.Announcement != nil {
 			t.Fatalf("removed announcement: %+v", a)
+		}
+		if _, body := env.Do("GET", "/login", "", nil); strings.Contains(string(body), `class="announcement"`) {
+			t.Fatalf("the sign-in page shows a removed announcement: %s", body)
 		}
 	})
 
