@@ -91,12 +91,13 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		// A suspended user's credentials get the platform's 403 on every
 		// operation until a site administrator lifts the suspension.
 		return true
-	case (status == http.StatusForbidden || status == http.StatusNotFound) && siteAdminOperation(route.Path):
-		// The site administration operations answer anyone but a site
-		// administrator with 403 ("You must be a site administrator to
-		// do this.", or what the administrator may not do), and a path
-		// that names no such user, key or token with 404; their
-		// descriptions document only the success.
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) &&
+		siteAdminOperation(route.Path):
+		// The site administration operations answer an anonymous caller
+		// with 401, anyone but a site administrator with 403 ("You must be
+		// a site administrator to do this.", or what the administrator may
+		// not do), and a path that names no such user, key or token with
+		// 404; their descriptions document only the success.
 		return true
 	}
 	m := errorMessage(body)

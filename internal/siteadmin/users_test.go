@@ -40,6 +40,9 @@ func TestUserAdministration(t *testing.T) {
 				t.Fatalf("%s: %d, want 403", name, status(resp))
 			}
 		}
+		if resp, _ := env.DoJSON("POST", "/admin/users", "", `{"login":"mona"}`); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("an anonymous creation: %d, want 401", resp.StatusCode)
+		}
 		if _, resp, _ := admin.Users.Get(ctx, "mona"); status(resp) != http.StatusNotFound {
 			t.Fatalf("refused creations made mona: %d", status(resp))
 		}
@@ -78,6 +81,15 @@ func TestUserAdministration(t *testing.T) {
 		}
 		_, _, err = env.Client(token).Repositories.Create(ctx, "", &github.Repository{Name: github.Ptr("notes"), Private: github.Ptr(true), AutoInit: github.Ptr(true)})
 		apptest.Must(t, "mona creates a repository", err)
+
+		// A user created suspended has a token that does not work.
+		_, _, err = admin.Admin.CreateUser(ctx, github.CreateUserRequest{Login: "hubot", Suspended: github.Ptr(true)})
+		apptest.Must(t, "create a suspended user", err)
+		hz, _, err := admin.Admin.CreateUserImpersonation(ctx, "hubot", github.CreateUserImpersonationRequest{Scopes: []string{"user"}})
+		apptest.Must(t, "impersonate hubot", err)
+		if _, resp, _ := env.Client(hz.GetToken()).Users.Get(ctx, ""); status(resp) != http.StatusForbidden {
+			t.Fatalf("a user created suspended: %d, want 403", status(resp))
+		}
 	})
 
 	apptest.Step(t, "a suspended user's token and git are refused", func(t *testing.T) {
@@ -101,8 +113,8 @@ func TestUserAdministration(t *testing.T) {
 		}
 		stats, _, err := admin.Admin.GetAdminStats(ctx)
 		apptest.Must(t, "stats", err)
-		if stats.GetUsers().GetSuspendedUsers() != 1 {
-			t.Fatalf("suspended users: %d, want 1", stats.GetUsers().GetSuspendedUsers())
+		if stats.GetUsers().GetSuspendedUsers() != 2 {
+			t.Fatalf("suspended users: %d, want 2 (mona, hubot)", stats.GetUsers().GetSuspendedUsers())
 		}
 	})
 
