@@ -50,6 +50,7 @@ const (
 	Web                = "web"
 	Keys               = "keys"
 	SiteAdmin          = "site-admin"
+	ActionsSettings    = "actions-settings"
 )
 
 // Pages returns the names of every page, sorted.

@@ -19,6 +19,7 @@ import (
 	"forgeapi/docs"
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/actions/settings"
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
@@ -305,6 +306,9 @@ type App struct {
 	Checks *checks.Service
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
+	// ActionsSettings holds Actions and Dependabot secrets, variables and
+	// Actions permissions.
+	ActionsSettings *settings.Service
 	// CommitComments holds the commit comments.
 	CommitComments *commitcomments.Service
 	// Releases holds the releases and their assets; their blob store is
@@ -463,6 +467,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
+	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
@@ -507,6 +512,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
+	area(docs.ActionsSettings, (&settings.Handler{Service: a.ActionsSettings, Environment: a.environmentID}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Gists, (&gists.Handler{Service: a.Gists}).Routes())
@@ -541,6 +547,19 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, rootRoutes())
 	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
 	return routes
+}
+
+// environmentID finds a repository's environment by name for the Actions
+// settings area, which does not import deployments.
+func (a *App) environmentID(ctx context.Context, repoID int64, name string) (int64, bool, error) {
+	e, err := a.Deployments.Environment(ctx, repoID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return e.ID, true, nil
 }
 
 // protectionRuleApps finds the apps of custom deployment protection

@@ -39,7 +39,7 @@ var Floors = []Floor{
 			"internal/codesearch", "internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses",
 			"internal/markdown/api", "internal/notifications", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, SSH keys, organizations, migrations, webhooks",
-		[]string{"internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
+		[]string{"internal/actions/settings", "internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",
 		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/gists", "internal/protection", "internal/pulls", "internal/releases", "internal/repocontent", "internal/siteadmin", "internal/teams"}},
 	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups, branch merges",

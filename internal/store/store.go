@@ -98,12 +98,10 @@ func Open(ctx context.Context, dsn, dataDir string) (*DB, error) {
 }
 
 // busyTimeout is how long a SQLite statement waits for a lock that
-// another process (an admin command) or, for a statement outside Tx,
-// another connection holds. Statements outside Tx poll the busy handler
-// instead of queueing (see writeQueue); with 10 s, a few of them (the
-// tests' fixtures) were refused SQLITE_BUSY on a machine busy building
-// beside the suite, cause not yet found: 30 s keeps them waiting.
-const busyTimeout = 30 * time.Second
+// another process (an admin command, a backup) holds. The process's own
+// writes wait for their turn in the write queue instead (group.go,
+// plainwrite.go).
+const busyTimeout = 10 * time.Second
 
 func openSQLite(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
