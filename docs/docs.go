@@ -49,6 +49,7 @@ const (
 	Gists              = "gists"
 	Web                = "web"
 	Keys               = "keys"
+	SiteAdmin          = "site-admin"
 	ActionsSettings    = "actions-settings"
 	SecretScanning     = "secret-scanning"
 	CodeScanning       = "code-scanning"

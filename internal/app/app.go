@@ -71,6 +71,7 @@ import (
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/secretscanning"
+	"forgeapi/internal/siteadmin"
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
 	"forgeapi/internal/teams"
@@ -555,6 +556,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
 	area(docs.CustomAgents, (&agents.Handler{Service: a.Agents}).Routes())
+	area(docs.SiteAdmin, (&siteadmin.Handler{Service: &siteadmin.Service{DB: a.DB, Repos: a.Repos, OAuth: a.OAuth, Events: a.Events}, Keys: a.Keys}).Routes())
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
@@ -723,7 +725,8 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
 	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL, a.Dependabot.BaseURL = base, base, base
-	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
+	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger,
+		Announcement: (&siteadmin.Service{DB: a.DB}).AnnouncementMessage}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
 		CommitComments: a.CommitComments, Files: (&keys.Handler{Service: a.Keys}).ServeFile}

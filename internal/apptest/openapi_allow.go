@@ -87,9 +87,29 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		// operation, with the X-Accepted-* header naming what it needs;
 		// most descriptions leave it out.
 		return true
+	case status == http.StatusForbidden && errorMessage(body) == "Sorry. Your account was suspended.":
+		// A suspended user's credentials get the platform's 403 on every
+		// operation until a site administrator lifts the suspension.
+		return true
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) &&
+		siteAdminOperation(route.Path):
+		// The site administration operations answer an anonymous caller
+		// with 401, anyone but a site administrator with 403 ("You must be
+		// a site administrator to do this.", or what the administrator may
+		// not do), and a path that names no such user, key or token with
+		// 404; their descriptions document only the success.
+		return true
 	}
 	m := errorMessage(body)
 	return slices.ContainsFunc(statusRules, func(r statusRule) bool { return r.matches(route, status, m) })
+}
+
+// siteAdminOperation reports whether the operation's path is one of the
+// self-managed edition's site administration (internal/siteadmin).
+func siteAdminOperation(path string) bool {
+	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/enterprise/stats/") ||
+		path == "/enterprise/announcement" || path == "/enterprise/settings/license" ||
+		path == "/users/{username}/suspended" || path == "/users/{username}/site_admin"
 }
 
 // statusRule accepts one status that one operation's description does
