@@ -19,6 +19,7 @@ import (
 	"forgeapi/docs"
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/actions"
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
@@ -121,6 +122,13 @@ type Config struct {
 	// under DataDir/archives, in bytes; 0 means
 	// archives.DefaultMaxCacheBytes (2 GiB).
 	ArchiveCacheBytes int64
+	// BuiltinRunner runs Actions jobs in the server (actions.Runner): the
+	// workflows' steps run on the server's host as its user. Off by
+	// default.
+	BuiltinRunner bool
+	// ActionsRunner configures the built-in runner (its defaults: a
+	// directory under DataDir, a 30-second lease).
+	ActionsRunner actions.RunnerConfig
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -302,6 +310,10 @@ type App struct {
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
 	Checks *checks.Service
+	// Actions holds the workflows, runs and jobs; its runner (nil unless
+	// Config.BuiltinRunner) runs the jobs.
+	Actions       *actions.Service
+	ActionsRunner *actions.Runner
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
 	// CommitComments holds the commit comments.
@@ -460,6 +472,18 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
+	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
+	if cfg.BuiltinRunner {
+		runnerCfg := cfg.ActionsRunner
+		if runnerCfg.Dir == "" {
+			runnerCfg.Dir = filepath.Join(cfg.DataDir, "actions-jobs")
+		}
+		if err := os.MkdirAll(runnerCfg.Dir, 0o700); err != nil {
+			return nil, err
+		}
+		a.ActionsRunner = actions.NewRunner(a.Actions, runnerCfg, cfg.Logger)
+	}
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
@@ -504,6 +528,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.BranchProtection, (&protection.Handler{Service: a.Protection, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
+	area(docs.Actions, (&actions.Handler{Service: a.Actions}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
@@ -677,6 +702,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
+	a.Actions.BaseURL = base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
@@ -787,6 +813,9 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.Pulls.Checker,
 		m.App.CodeSearch,
 	}
+	if m.App.ActionsRunner != nil {
+		workers = append(workers, m.App.ActionsRunner)
+	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
 		workers = append(workers, m.App.GitMaintenance)
@@ -815,6 +844,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
+		{"Actions jobs (failed: a job is never run twice)", m.App.Actions.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -105,9 +106,13 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	rec := newRecorder(s)
-	for _, st := range job.Steps {
+	for i, st := range job.Steps {
 		if st != nil {
-			rec.names[st.String()] = StepName(st.Name, st.Uses, st.Run, st.ID)
+			id := st.ID
+			if id == "" {
+				id = strconv.Itoa(i) // as act names the steps without an id
+			}
+			rec.names[id] = StepName(st.Name, st.Uses, st.Run, st.ID)
 		}
 	}
 	plan := &model.Plan{Stages: []*model.Stage{{Runs: []*model.Run{{Workflow: wf, JobID: s.JobKey}}}}}
@@ -123,6 +128,13 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	}
 	killMarked(cfg.Env[markerEnv]) // what a step left running in the background
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
+	if ctx.Err() != nil {
+		for i := range res.Steps { // the step killed by the cancel
+			if res.Steps[i].Conclusion == Failure {
+				res.Steps[i].Conclusion = Cancelled
+			}
+		}
+	}
 	for k, v := range job.Outputs {
 		res.Outputs[k] = v
 	}
@@ -173,7 +185,7 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		}
 	}
 	return &runner.Config{
-		Actor: s.Actor, Workdir: s.Workdir, BindWorkdir: true, EventName: s.Event, EventPath: eventPath,
+		Actor: s.Actor, Workdir: s.Workdir, EventName: s.Event, EventPath: eventPath,
 		ActionCacheDir: filepath.Join(s.Scratch, "cache"), LogOutput: true, Env: env, Inputs: s.Inputs,
 		Secrets: secrets, Vars: s.Vars, Token: s.Token, Platforms: platforms, Matrix: matrix,
 		ConcurrentJobs: 1, ActionOfflineMode: true, GitHubInstance: "github.com",
@@ -190,7 +202,7 @@ type recorder struct {
 	mu      sync.Mutex
 	steps   []Step
 	byID    map[string]int
-	names   map[string]string // act's names of the steps to their display names
+	names   map[string]string // the steps' ids (act's) to their display names
 }
 
 func newRecorder(s Spec) *recorder {
@@ -255,7 +267,7 @@ func (r *recorder) follow(e *logrus.Entry, now time.Time) {
 		if stage, _ := e.Data["stage"].(string); stage != "" && stage != "Main" {
 			return // pre and post steps belong to their main step
 		}
-		if display, ok := r.names[name]; ok {
+		if display, ok := r.names[id]; ok {
 			name = display
 		}
 		r.steps = append(r.steps, Step{Number: len(r.steps) + 1, Name: name, Status: "in_progress", StartedAt: now})
