@@ -3,6 +3,7 @@ package actions_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -458,5 +459,87 @@ func TestInvalidWorkflowFailsItsRun(t *testing.T) {
 	jobs := jobsByName(t, f, run.GetID(), "")
 	if len(jobs) != 0 {
 		t.Fatalf("jobs %v", jobs)
+	}
+}
+
+// values are a repository's secrets and variables as the settings area
+// gives them.
+type values struct{ secrets, vars map[string]string }
+
+func (v values) RunValues(context.Context, int64, string) (map[string]string, map[string]string, error) {
+	return v.secrets, v.vars, nil
+}
+
+// TestSecretsAreMaskedAndPullRequestsRun runs a workflow on a pull
+// request of a branch of the repository: the secret reaches the step and
+// is *** in the log, the variable is there as it is.
+func TestSecretsAreMaskedAndPullRequestsRun(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, withRunner, func(c *app.Config) {
+		c.ActionsValues = values{secrets: map[string]string{"DEPLOY_KEY": "s3cr3t-value"}, vars: map[string]string{"TARGET": "staging"}}
+	})
+	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo")
+	c := env.Client(token)
+	ctx := apptest.Ctx()
+	work := apptest.WorkTree(t, map[string]string{"README.md": "hi\n"})
+	apptest.Git(t, work, "remote", "add", "origin", env.GitURL("octo", "hello", "octo", token))
+	apptest.Git(t, work, "push", "-q", "origin", "HEAD:refs/heads/main")
+	apptest.Git(t, work, "checkout", "-q", "-b", "feature")
+	apptest.Commit(t, work, "add the workflow", map[string]string{".github/workflows/pr.yml": `on:
+  pull_request:
+    branches: [main]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "key ${{ secrets.DEPLOY_KEY }} target ${{ vars.TARGET }} event ${{ github.event_name }}"
+`})
+	apptest.Git(t, work, "push", "-q", "origin", "feature")
+	pr, _, err := c.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Feature"),
+		Head: "feature", Base: "main"})
+	apptest.Must(t, "open the pull request", err)
+	f := &fixture{env: env, owner: owner, token: token, c: c}
+	run := f.completedRun(t, "pr.yml", 1)
+	if run.GetEvent() != "pull_request" || run.GetConclusion() != "success" || run.GetHeadSHA() != pr.GetHead().GetSHA() ||
+		run.GetDisplayTitle() != "Feature" || run.GetHeadBranch() != "feature" {
+		t.Fatalf("run: %s %s %s %s", run.GetEvent(), run.GetConclusion(), run.GetDisplayTitle(), run.GetHeadBranch())
+	}
+	log := f.jobLog(t, jobsByName(t, f, run.GetID(), "")["check"].GetID())
+	if !strings.Contains(log, "key *** target staging event pull_request") || strings.Contains(log, "s3cr3t-value") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestAJobOfAStoppedServerIsFailedNotRunAgain stops the server while a
+// job runs: the next start fails the job (its step ran once and must not
+// run twice) and completes the run.
+func TestAJobOfAStoppedServerIsFailedNotRunAgain(t *testing.T) {
+	t.Parallel()
+	f := start(t)
+	ctx := apptest.Ctx()
+	marks := t.TempDir()
+	f.push(t, map[string]string{".github/workflows/long.yml": fmt.Sprintf(
+		"on: push\njobs:\n  long:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ran >> %s/long && sleep 600\n", marks)})
+	testwait.For(t, "the step running", func() error {
+		b, _ := os.ReadFile(filepath.Join(marks, "long"))
+		if len(b) == 0 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	f.env.Stop()
+	env := apptest.StartConfig(t, f.env.Config)
+	c := env.Client(f.token)
+	testwait.For(t, "the run failed", func() error {
+		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(ctx, "octo", "hello", nil)
+		if err != nil || len(runs.WorkflowRuns) != 1 || runs.WorkflowRuns[0].GetConclusion() != "failure" {
+			return fmt.Errorf("runs %v %v", runs, err)
+		}
+		return nil
+	})
+	if b, _ := os.ReadFile(filepath.Join(marks, "long")); string(b) != "ran\n" {
+		t.Fatalf("the step ran %q", b)
 	}
 }

@@ -129,6 +129,9 @@ type Config struct {
 	// ActionsRunner configures the built-in runner (its defaults: a
 	// directory under DataDir, a 30-second lease).
 	ActionsRunner actions.RunnerConfig
+	// ActionsValues gives Actions jobs their secrets and variables (nil:
+	// none; tests set their own).
+	ActionsValues actions.Values
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -473,6 +476,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	a.Actions.Values = cfg.ActionsValues
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {
 		runnerCfg := cfg.ActionsRunner

@@ -28,7 +28,7 @@ jobs:
     needs: build
     runs-on: ubuntu-latest
     steps:
-      - run: echo "got ${{ needs.build.outputs.greeting }} and ${{ secrets.TOKEN }}"
+      - run: echo "got ${{ needs.build.outputs.greeting }} and ${{ secrets.TOKEN }} env [$FORGEAPI_ENGINE_TEST_KEY]"
 `
 
 func TestParse(t *testing.T) {
@@ -48,6 +48,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestExecute(t *testing.T) {
+	t.Setenv("FORGEAPI_ENGINE_TEST_KEY", "server-secret")
 	var log bytes.Buffer
 	res, err := Execute(context.Background(), Spec{Workflow: []byte(twoJobs), JobKey: "test", Workdir: t.TempDir(), Scratch: t.TempDir(),
 		Event: "push", Secrets: map[string]string{"TOKEN": "s3cr3t"}, Log: &log,
@@ -55,7 +56,7 @@ func TestExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Conclusion != Success || !strings.Contains(log.String(), "got hi and ***") || strings.Contains(log.String(), "s3cr3t") {
+	if res.Conclusion != Success || !strings.Contains(log.String(), "got hi and *** env []") || strings.Contains(log.String(), "s3cr3t") {
 		t.Fatalf("result %+v, log:\n%s", res, log.String())
 	}
 	t.Logf("%+v\n%s", res, log.String())

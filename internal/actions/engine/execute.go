@@ -147,6 +147,11 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	return res, nil
 }
 
+// keptEnv are the variables of the server's environment a job sees; the
+// others (database addresses, keys, cloud credentials) are emptied.
+var keptEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "LANG": true,
+	"LC_ALL": true, "TZ": true, "TMPDIR": true, "TERM": true}
+
 // markerEnv names the variable that marks every process of a job, so
 // that cancelling the job finds the processes its steps left behind.
 const markerEnv = "FORGEAPI_ACTIONS_JOB"
@@ -167,6 +172,11 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		return nil, err
 	}
 	env := map[string]string{markerEnv: filepath.Base(s.Scratch) + "-" + fmt.Sprint(time.Now().UnixNano())}
+	for _, kv := range os.Environ() { // act passes the server's environment on: keep only the harmless part
+		if k, _, _ := strings.Cut(kv, "="); !keptEnv[k] {
+			env[k] = ""
+		}
+	}
 	for k, v := range s.Env {
 		env[k] = v
 	}
