@@ -324,6 +324,30 @@ jobs:
 			t.Fatalf("attempt 1: %+v", first)
 		}
 	})
+	apptest.Step(t, "rerunning one job runs it and the jobs that need it", func(t *testing.T) {
+		okJob := jobsByName(t, f, run.GetID(), "latest")["ok"]
+		resp, err := f.c.Actions.RerunJobByID(ctx, "octo", "hello", okJob.GetID())
+		apptest.Must(t, "rerun a job", err)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("rerun a job: %d", resp.StatusCode)
+		}
+		testwait.For(t, "attempt 3 completed", func() error {
+			r, _, err := f.c.Actions.GetWorkflowRunByID(ctx, "octo", "hello", run.GetID())
+			if err != nil || r.GetRunAttempt() != 3 || r.GetStatus() != "completed" {
+				return fmt.Errorf("run: attempt %d %s %v", r.GetRunAttempt(), r.GetStatus(), err)
+			}
+			return nil
+		})
+		for file, want := range map[string]string{"ok": "ran\nran\n", "bad": "ran\nran\n"} {
+			if b, _ := os.ReadFile(filepath.Join(counts, file)); string(b) != want {
+				t.Fatalf("%s ran %q", file, b)
+			}
+		}
+		third := jobsByName(t, f, run.GetID(), "latest")
+		if third["ok"].GetRunAttempt() != 3 || third["bad"].GetConclusion() != "failure" || third["after"].GetConclusion() != "skipped" {
+			t.Fatalf("attempt 3: ok %d bad %s after %s", third["ok"].GetRunAttempt(), third["bad"].GetConclusion(), third["after"].GetConclusion())
+		}
+	})
 	apptest.Step(t, "a completed run cannot be cancelled; it can be deleted", func(t *testing.T) {
 		_, err := f.c.Actions.CancelWorkflowRunByID(ctx, "octo", "hello", run.GetID())
 		if resp := errResponse(err); resp == nil || resp.StatusCode != http.StatusConflict {

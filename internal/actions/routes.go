@@ -42,6 +42,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/force-cancel", Handle: h.cancel, Auth: writeActions},
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/jobs", Handle: h.listRunJobs, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/logs", Handle: h.runLogs, Auth: readActions},
+		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/artifacts", Handle: h.listRunArtifacts, Auth: readActions},
 		{Method: http.MethodDelete, Pattern: base + "/runs/{run_id}/logs", Handle: h.deleteLogs, Auth: writeActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/rerun", Handle: h.rerun, Auth: writeActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/rerun-failed-jobs", Handle: h.rerunFailed, Auth: writeActions},

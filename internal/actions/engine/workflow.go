@@ -13,10 +13,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
 	"github.com/nektos/act/pkg/model"
+	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,6 +27,9 @@ func init() {
 	// a workflow file from a push must never stop the server. Set once,
 	// before any parse; the decode then just fails.
 	model.OnDecodeNodeError = func(yaml.Node, any, error) {}
+	// act logs to logrus's standard logger where a job's logger is not
+	// set yet (planning, git lookups): not the server's log.
+	logrus.SetOutput(io.Discard)
 }
 
 // Workflow is a parsed workflow file.
