@@ -16,6 +16,7 @@ import (
 // input, gh run list and gh run view.
 func TestGHWorkflowAndRun(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	env := apptest.Start(t, withRunner, apptest.WithTLS())
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")

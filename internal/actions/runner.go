@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"forgeapi/internal/actions/engine"
@@ -36,6 +37,8 @@ type RunnerConfig struct {
 	PollInterval time.Duration
 	// Name is the runner's name in jobs (default "forgeapi-builtin").
 	Name string
+	// Capacity is how many jobs run at once (default 2).
+	Capacity int
 }
 
 // Runner is the built-in runner: a worker that claims queued jobs whose
@@ -61,6 +64,9 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	if cfg.Name == "" {
 		cfg.Name = "forgeapi-builtin"
 	}
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = 2
+	}
 	if cfg.Dir == "" {
 		cfg.Dir = os.TempDir()
 	}
@@ -78,19 +84,29 @@ func (x *Runner) Run(ctx context.Context) {
 }
 
 // RunOnce fails the jobs whose runner was lost, then runs every job it
-// can claim, and returns how many it ran.
+// can claim, Capacity at a time, and returns how many it ran.
 func (x *Runner) RunOnce(ctx context.Context) int {
 	ctx = httpapi.WithBaseURL(ctx, x.s.BaseURL)
 	if _, err := x.s.failLost(ctx, false); err != nil && ctx.Err() == nil {
 		x.logger.Error("fail the jobs of lost runners", "err", err)
 	}
-	n, err := worker.Drain[*Job](ctx, queue{x}, func(j *Job, err error) {
-		x.logger.Error("run an Actions job", "job_id", j.ID, "err", err)
-	})
-	if err != nil {
-		x.logger.Error("claim an Actions job", "err", err)
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for range x.cfg.Capacity { // each drain claims its own jobs: a claim is a conditional update
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := worker.Drain[*Job](ctx, queue{x}, func(j *Job, err error) {
+				x.logger.Error("run an Actions job", "job_id", j.ID, "err", err)
+			})
+			if err != nil {
+				x.logger.Error("claim an Actions job", "err", err)
+			}
+			total.Add(int64(n))
+		}()
 	}
-	return n
+	wg.Wait()
+	return int(total.Load())
 }
 
 // ReleaseLeases fails now the jobs a killed process was running (a job
