@@ -144,6 +144,10 @@ type Step struct {
 	Number      int        `json:"number"`
 	StartedAt   *time.Time `json:"started_at"`
 	CompletedAt *time.Time `json:"completed_at"`
+	// LogFrom and LogTo are the step's part of its job's log, in bytes
+	// (stored, not shown).
+	LogFrom int64 `json:"log_from,omitempty"`
+	LogTo   int64 `json:"log_to,omitempty"`
 }
 
 // actorOf is the account of an id, nil for none.

@@ -212,8 +212,18 @@ func TestWorkflowRunsOnPush(t *testing.T) {
 		body := get(t, u.String())
 		z, err := zip.NewReader(bytes.NewReader([]byte(body)), int64(len(body)))
 		apptest.Must(t, "read zip", err)
-		if len(z.File) != 4 || !strings.HasSuffix(z.File[3].Name, "_test.txt") {
-			t.Fatalf("zip: %v", z.File)
+		files := map[string]string{}
+		for _, zf := range z.File {
+			rc, err := zf.Open()
+			apptest.Must(t, "open "+zf.Name, err)
+			b, _ := io.ReadAll(rc)
+			_ = rc.Close()
+			files[zf.Name] = string(b)
+		}
+		step := files["build (2)/3_Run cat README.md.txt"]
+		if len(files) != 4+3*4+3 || !strings.Contains(files["3_test.txt"], "got hello-from-build") ||
+			!strings.Contains(step, "# hello from the readme") || strings.Contains(step, "Set up job") {
+			t.Fatalf("zip: %d files, the step's:\n%s", len(files), step)
 		}
 	})
 	apptest.Step(t, "the workflow is listed", func(t *testing.T) {

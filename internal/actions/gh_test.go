@@ -51,4 +51,7 @@ func TestGHWorkflowAndRun(t *testing.T) {
 	if !strings.Contains(out, "greet") || !strings.Contains(out, "Manual") {
 		t.Fatalf("gh run view:\n%s", out)
 	}
+	if out := gh.Run(t, "run", "view", id, "-R", repo, "--log"); !strings.Contains(out, "hello gh") {
+		t.Fatalf("gh run view --log:\n%s", out)
+	}
 }

@@ -471,7 +471,7 @@ func (h *Handler) writeLogsZip(w http.ResponseWriter, r *http.Request, run *Run)
 		if !j.HasLog {
 			continue
 		}
-		if err := copyLog(ctx, h.Service, zw, fmt.Sprintf("%d_%s.txt", i, safeName(j.Name)), j.ID); err != nil {
+		if err := addLog(ctx, h.Service, zw, i, j); err != nil {
 			return err
 		}
 		found = true
@@ -489,17 +489,39 @@ func (h *Handler) writeLogsZip(w http.ResponseWriter, r *http.Request, run *Run)
 	return h.redirect(w, r, key)
 }
 
-func copyLog(ctx context.Context, s *Service, zw *zip.Writer, name string, jobID int64) error {
-	rc, err := s.Blobs.Open(ctx, jobLogKey(jobID))
+// addLog adds a job's log to the zip as the platform lays it out:
+// N_JOB.txt, and each step's part as JOB/NUMBER_STEP.txt (gh run view
+// --log reads these).
+func addLog(ctx context.Context, s *Service, zw *zip.Writer, i int, j *Job) error {
+	rc, err := s.Blobs.Open(ctx, jobLogKey(j.ID))
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
+	log, err := io.ReadAll(rc)
+	_ = rc.Close()
+	if err != nil {
+		return err
+	}
+	name := safeName(j.Name)
+	if err := addFile(zw, fmt.Sprintf("%d_%s.txt", i, name), log); err != nil {
+		return err
+	}
+	for _, st := range j.Steps {
+		if st.LogTo <= st.LogFrom || st.LogTo > int64(len(log)) {
+			continue
+		}
+		if err := addFile(zw, fmt.Sprintf("%s/%d_%s.txt", name, st.Number, safeName(st.Name)), log[st.LogFrom:st.LogTo]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addFile(zw *zip.Writer, name string, content []byte) error {
 	f, err := zw.Create(name)
-	if err != nil {
-		return err
+	if err == nil {
+		_, err = f.Write(content)
 	}
-	_, err = io.Copy(f, rc)
 	return err
 }
 

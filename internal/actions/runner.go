@@ -372,7 +372,7 @@ func (x *Runner) saveStep(ctx context.Context, j *Job, st engine.Step) {
 // applyStep puts an engine step into the job's steps: by number, or
 // appended when the workflow's list had fewer.
 func applyStep(j *Job, st engine.Step) {
-	step := Step{Name: st.Name, Status: st.Status, Number: st.Number}
+	step := Step{Name: st.Name, Status: st.Status, Number: st.Number, LogFrom: st.LogFrom, LogTo: st.LogTo}
 	if !st.StartedAt.IsZero() {
 		t := st.StartedAt.UTC().Truncate(time.Second)
 		step.StartedAt = &t

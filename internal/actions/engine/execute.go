@@ -69,6 +69,8 @@ type Step struct {
 	Conclusion  string // success, failure, skipped, cancelled ("" while in progress)
 	StartedAt   time.Time
 	CompletedAt time.Time
+	// LogFrom and LogTo are the step's part of the job's log, in bytes.
+	LogFrom, LogTo int64
 }
 
 // Result is how a job ended.
@@ -213,10 +215,12 @@ type recorder struct {
 	steps   []Step
 	byID    map[string]int
 	names   map[string]string // the steps' ids (act's) to their display names
+	written int64             // bytes written to the log
+	current int               // the step the lines written go to, -1 for none
 }
 
 func newRecorder(s Spec) *recorder {
-	r := &recorder{spec: s, byID: map[string]int{}, names: map[string]string{}}
+	r := &recorder{spec: s, byID: map[string]int{}, names: map[string]string{}, current: -1}
 	for _, v := range s.Secrets {
 		if v != "" {
 			r.secrets = append(r.secrets, v)
@@ -253,7 +257,11 @@ func (r *recorder) Format(e *logrus.Entry) ([]byte, error) {
 		msg = strings.ReplaceAll(msg, v, "***")
 	}
 	for _, line := range strings.Split(msg, "\n") {
-		_, _ = fmt.Fprintf(r.spec.Log, "%s %s\n", now.UTC().Format("2006-01-02T15:04:05.0000000Z"), strings.TrimRight(line, "\r"))
+		n, _ := fmt.Fprintf(r.spec.Log, "%s %s\n", now.UTC().Format("2006-01-02T15:04:05.0000000Z"), strings.TrimRight(line, "\r"))
+		r.written += int64(n)
+	}
+	if r.current >= 0 {
+		r.steps[r.current].LogTo = r.written
 	}
 	return nil, nil
 }
@@ -280,9 +288,11 @@ func (r *recorder) follow(e *logrus.Entry, now time.Time) {
 		if display, ok := r.names[id]; ok {
 			name = display
 		}
-		r.steps = append(r.steps, Step{Number: len(r.steps) + 1, Name: name, Status: "in_progress", StartedAt: now})
+		r.steps = append(r.steps, Step{Number: len(r.steps) + 1, Name: name, Status: "in_progress", StartedAt: now,
+			LogFrom: r.written, LogTo: r.written})
 		i = len(r.steps) - 1
 		r.byID[id] = i
+		r.current = i
 		r.notify(r.steps[i])
 	}
 	result, ok := e.Data["stepResult"]
