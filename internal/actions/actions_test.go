@@ -17,6 +17,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
@@ -471,6 +472,25 @@ jobs:
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
+	apptest.Step(t, "fine-grained tokens: Actions read lists, Actions write dispatches", func(t *testing.T) {
+		repo, err := repos.ByOwnerAndName(ctx, f.env.App.DB, "octo", "hello")
+		apptest.Must(t, "repository", err)
+		reader := f.env.Client(f.env.FineGrainedToken(f.owner, f.owner, []*repos.Repository{repo}, "actions:read"))
+		if _, _, err := reader.Actions.ListWorkflows(ctx, "octo", "hello", nil); err != nil {
+			t.Fatalf("list with actions:read: %v", err)
+		}
+		_, _, err = reader.Actions.CreateWorkflowDispatchEventByFileName(ctx, "octo", "hello", "manual.yml",
+			github.CreateWorkflowDispatchEventRequest{Ref: "main", Inputs: map[string]any{"x": "1"}})
+		if resp := errResponse(err); resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("dispatch with actions:read: %v", err)
+		}
+		writer := f.env.Client(f.env.FineGrainedToken(f.owner, f.owner, []*repos.Repository{repo}, "actions:write"))
+		if _, _, err := writer.Actions.CreateWorkflowDispatchEventByFileName(ctx, "octo", "hello", "manual.yml",
+			github.CreateWorkflowDispatchEventRequest{Ref: "main", Inputs: map[string]any{"x": "2"}}); err != nil {
+			t.Fatalf("dispatch with actions:write: %v", err)
+		}
+		f.completedRun(t, "manual.yml", 2)
+	})
 	apptest.Step(t, "a workflow is disabled and enabled again", func(t *testing.T) {
 		_, err := f.c.Actions.DisableWorkflowByFileName(ctx, "octo", "hello", "manual.yml")
 		apptest.Must(t, "disable", err)
