@@ -17,8 +17,8 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
-	"forgeapi/internal/repos"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/testwait"
 	"forgeapi/internal/webhooks"
 )
