@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -365,7 +366,7 @@ func (s *Service) Dispatch(ctx context.Context, repo *repos.Repository, wf *Work
 // Errors of a dispatch.
 var (
 	ErrNoDispatch      = errors.New("Workflow does not have 'workflow_dispatch' trigger")
-	ErrNoWorkflowAtRef = errors.New("No ref found for: the workflow file is not at that ref")
+	ErrNoWorkflowAtRef = errors.New("The workflow file does not exist at this ref")
 	ErrNoRef           = errors.New("No ref found")
 )
 
@@ -440,9 +441,4 @@ func (s *Service) resolveRef(ctx context.Context, repoID int64, ref string) (sha
 	return "", "", ErrNoRef
 }
 
-func itoa(v int64) string { return jsonNumber(v) }
-
-func jsonNumber(v int64) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
