@@ -2,6 +2,7 @@ package actions_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,4 +55,48 @@ func TestGHWorkflowAndRun(t *testing.T) {
 	if out := gh.Run(t, "run", "view", id, "-R", repo, "--log"); !strings.Contains(out, "hello gh") {
 		t.Fatalf("gh run view --log:\n%s", out)
 	}
+	gh.Run(t, "run", "rerun", id, "-R", repo)
+	runID, _ := strconv.ParseInt(id, 10, 64)
+	testwait.For(t, "attempt 2 completed", func() error {
+		r, _, err := c.Actions.GetWorkflowRunByID(ctx, "octo", "hello", runID)
+		if err != nil || r.GetRunAttempt() != 2 || r.GetStatus() != "completed" || r.GetConclusion() != "success" {
+			return fmt.Errorf("run: attempt %d %s %v", r.GetRunAttempt(), r.GetStatus(), err)
+		}
+		return nil
+	})
+}
+
+// TestGHRunCancel cancels a running run with gh run cancel.
+func TestGHRunCancel(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	env := apptest.Start(t, withRunner, apptest.WithTLS())
+	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo", "workflow", "read:org")
+	c := env.Client(token)
+	ctx := apptest.Ctx()
+	_, _, err := c.Repositories.CreateFile(ctx, "octo", "hello", ".github/workflows/slow.yml", &github.RepositoryContentFileOptions{
+		Message: github.Ptr("add a slow workflow"), Branch: github.Ptr("main"),
+		Content: []byte("on: push\njobs:\n  wait:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sleep 600\n")})
+	apptest.Must(t, "add the workflow", err)
+	gh := apptest.GH(t, env, token, true)
+	repo := gh.Host + "/octo/hello"
+	var runID int64
+	testwait.For(t, "the job running", func() error {
+		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(ctx, "octo", "hello", nil)
+		if err != nil || len(runs.WorkflowRuns) == 0 || runs.WorkflowRuns[0].GetStatus() != "in_progress" {
+			return fmt.Errorf("runs %v %v", runs, err)
+		}
+		runID = runs.WorkflowRuns[0].GetID()
+		return nil
+	})
+	gh.Run(t, "run", "cancel", strconv.FormatInt(runID, 10), "-R", repo)
+	testwait.For(t, "the run cancelled", func() error {
+		r, _, err := c.Actions.GetWorkflowRunByID(ctx, "octo", "hello", runID)
+		if err != nil || r.GetConclusion() != "cancelled" {
+			return fmt.Errorf("run %s %s %v", r.GetStatus(), r.GetConclusion(), err)
+		}
+		return nil
+	})
 }
