@@ -259,6 +259,13 @@ func TestWorkflowRunsOnPush(t *testing.T) {
 		if filtered.GetTotalCount() != 1 || filtered.WorkflowRuns[0].GetID() != run.GetID() {
 			t.Fatalf("filtered: %d", filtered.GetTotalCount())
 		}
+		for created, want := range map[string]int{"2000-01-01..*": 2, ">=2000-01-01": 2, "<2000-01-01": 0, "2000-01-01..2000-01-02": 0} {
+			list, _, err := f.c.Actions.ListRepositoryWorkflowRuns(ctx, "octo", "hello", &github.ListWorkflowRunsOptions{Created: created})
+			apptest.Must(t, "created "+created, err)
+			if list.GetTotalCount() != want {
+				t.Fatalf("created %s: %d runs", created, list.GetTotalCount())
+			}
+		}
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -173,44 +172,58 @@ func (h *Handler) listWorkflowRuns(w http.ResponseWriter, r *http.Request) error
 	return h.writeRuns(w, r, wf.ID)
 }
 
-// createdRange matches the created filter's forms: >=DATE, <=DATE,
-// >DATE, <DATE, DATE..DATE, DATE.
-var createdRange = regexp.MustCompile(`^(>=|<=|>|<)?([0-9T:.+\-Z]+)(?:\.\.([0-9T:.+\-Z*]+))?$`)
-
 // runFilter reads the list's query parameters.
 func runFilter(r *http.Request, workflowID int64) (RunFilter, error) {
 	q := r.URL.Query()
 	f := RunFilter{WorkflowID: workflowID, Actor: q.Get("actor"), Branch: q.Get("branch"), Event: q.Get("event"),
 		Status: q.Get("status"), HeadSHA: q.Get("head_sha")}
 	if c := q.Get("created"); c != "" {
-		m := createdRange.FindStringSubmatch(c)
-		if m == nil {
+		if err := f.created(c); err != nil {
 			return f, apierr.Invalid("", "created", apierr.CodeInvalid)
-		}
-		from, err := parseDate(m[2])
-		if err != nil {
-			return f, apierr.Invalid("", "created", apierr.CodeInvalid)
-		}
-		switch m[1] {
-		case ">=", ">":
-			f.CreatedFrom = &from
-		case "<=", "<":
-			f.CreatedUntil = &from
-		default:
-			f.CreatedFrom = &from
-			if m[3] != "" && m[3] != "*" {
-				until, err := parseDate(m[3])
-				if err != nil {
-					return f, apierr.Invalid("", "created", apierr.CodeInvalid)
-				}
-				f.CreatedUntil = &until
-			} else if m[3] == "" {
-				end := from.Add(24*time.Hour - time.Nanosecond)
-				f.CreatedUntil = &end
-			}
 		}
 	}
 	return f, nil
+}
+
+// created reads the created filter, as the platform's search syntax
+// writes dates: >=D, >D, <=D, <D, A..B (either side * for open), or D
+// (that day).
+func (f *RunFilter) created(c string) error {
+	for _, op := range []string{">=", "<=", ">", "<"} {
+		if rest, ok := strings.CutPrefix(c, op); ok {
+			t, err := parseDate(rest)
+			if err != nil {
+				return err
+			}
+			if op[0] == '>' {
+				f.CreatedFrom = &t
+			} else {
+				f.CreatedUntil = &t
+			}
+			return nil
+		}
+	}
+	from, until, isRange := strings.Cut(c, "..")
+	if !isRange {
+		t, err := parseDate(c)
+		end := t.Add(24*time.Hour - time.Nanosecond)
+		f.CreatedFrom, f.CreatedUntil = &t, &end
+		return err
+	}
+	for _, side := range []struct {
+		s   string
+		set **time.Time
+	}{{from, &f.CreatedFrom}, {until, &f.CreatedUntil}} {
+		if side.s == "*" {
+			continue
+		}
+		t, err := parseDate(side.s)
+		if err != nil {
+			return err
+		}
+		*side.set = &t
+	}
+	return nil
 }
 
 func parseDate(s string) (time.Time, error) {
