@@ -537,7 +537,8 @@ func (v values) RunValues(context.Context, int64, string) (map[string]string, ma
 
 // TestSecretsAreMaskedAndPullRequestsRun runs a workflow on a pull
 // request of a branch of the repository: the secret reaches the step and
-// is *** in the log, the variable is there as it is.
+// is *** in the log, the variable is there as it is, and the job's
+// GITHUB_TOKEN (masked too) reads the repository but may not write.
 func TestSecretsAreMaskedAndPullRequestsRun(t *testing.T) {
 	t.Parallel()
 	skipUnderRace(t)
@@ -553,7 +554,7 @@ func TestSecretsAreMaskedAndPullRequestsRun(t *testing.T) {
 	apptest.Git(t, work, "remote", "add", "origin", env.GitURL("octo", "hello", "octo", token))
 	apptest.Git(t, work, "push", "-q", "origin", "HEAD:refs/heads/main")
 	apptest.Git(t, work, "checkout", "-q", "-b", "feature")
-	apptest.Commit(t, work, "add the workflow", map[string]string{".github/workflows/pr.yml": `on:
+	apptest.Commit(t, work, "add the workflow", map[string]string{".github/workflows/pr.yml": strings.ReplaceAll(`on:
   pull_request:
     branches: [main]
 jobs:
@@ -561,7 +562,12 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - run: echo "key ${{ secrets.DEPLOY_KEY }} target ${{ vars.TARGET }} event ${{ github.event_name }}"
-`})
+      - name: read with GITHUB_TOKEN
+        run: |
+          echo "token ${{ secrets.GITHUB_TOKEN }}"
+          curl -sf -H "Authorization: token ${{ secrets.GITHUB_TOKEN }}" API/repos/octo/hello | grep -o '"full_name": *"[^"]*"'
+          echo "write: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: token ${{ secrets.GITHUB_TOKEN }}" -d '{"title":"x"}' API/repos/octo/hello/issues)"
+`, "API", env.URL)})
 	apptest.Git(t, work, "push", "-q", "origin", "feature")
 	pr, _, err := c.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Feature"),
 		Head: "feature", Base: "main"})
@@ -575,6 +581,14 @@ jobs:
 	log := f.jobLog(t, jobsByName(t, f, run.GetID(), "")["check"].GetID())
 	if !strings.Contains(log, "key *** target staging event pull_request") || strings.Contains(log, "s3cr3t-value") {
 		t.Fatalf("log:\n%s", log)
+	}
+	if !strings.Contains(log, "token ***") || !strings.Contains(log, `"full_name":"octo/hello"`) || !strings.Contains(log, "write: 403") {
+		t.Fatalf("GITHUB_TOKEN: log:\n%s", log)
+	}
+	var live int
+	apptest.Must(t, "count tokens", env.App.DB.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE note = 'GITHUB_TOKEN'`).Scan(&live))
+	if live != 0 {
+		t.Fatalf("%d GITHUB_TOKENs left after the job", live)
 	}
 }
 

@@ -272,6 +272,11 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
+	revoke, err := x.withToken(ctx, &spec, r)
+	if err != nil {
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
+	}
+	defer revoke()
 	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
 		n, err := store.Affected(x.s.DB.ExecContext(ctx, `UPDATE actions_jobs SET lease_until = $1
 			WHERE id = $2 AND lease_owner = $3 AND NOT cancel_requested`, store.Now().Add(x.cfg.Lease), j.ID, x.owner))
@@ -282,6 +287,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	res, err := engine.Execute(leased, spec)
+	revoke() // the token ends with the job, before the job is seen completed
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
@@ -329,6 +335,17 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 		}
 	}
 	return spec, nil
+}
+
+// withToken gives the job its GITHUB_TOKEN and returns its revocation.
+func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run) (func(), error) {
+	repo, err := repos.ByID(ctx, x.s.DB, r.RepoID)
+	if err != nil {
+		return nil, err
+	}
+	token, revoke, err := x.s.jobToken(ctx, repo)
+	spec.Token = token
+	return revoke, err
 }
 
 // needResults are the results and outputs of the jobs the job needs (a
