@@ -38,6 +38,7 @@ const (
 	Issues             = "issues"
 	Pulls              = "pulls"
 	Checks             = "checks"
+	Actions            = "actions"
 	GraphQL            = "graphql"
 	Commits            = "commits"
 	BranchProtection   = "branch-protection"

@@ -19,6 +19,7 @@ import (
 	"forgeapi/docs"
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/actions"
 	"forgeapi/internal/actions/settings"
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
@@ -126,6 +127,13 @@ type Config struct {
 	// under DataDir/archives, in bytes; 0 means
 	// archives.DefaultMaxCacheBytes (2 GiB).
 	ArchiveCacheBytes int64
+	// BuiltinRunner runs Actions jobs in the server (actions.Runner): the
+	// workflows' steps run on the server's host as its user. Off by
+	// default.
+	BuiltinRunner bool
+	// ActionsRunner configures the built-in runner (its defaults: a
+	// directory under DataDir, a 30-second lease).
+	ActionsRunner actions.RunnerConfig
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -307,6 +315,10 @@ type App struct {
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
 	Checks *checks.Service
+	// Actions holds the workflows, runs and jobs; its runner (nil unless
+	// Config.BuiltinRunner) runs the jobs.
+	Actions       *actions.Service
+	ActionsRunner *actions.Runner
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
 	// ActionsSettings holds Actions and Dependabot secrets, variables and
@@ -480,9 +492,22 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
+	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
+	if cfg.BuiltinRunner {
+		runnerCfg := cfg.ActionsRunner
+		if runnerCfg.Dir == "" {
+			runnerCfg.Dir = filepath.Join(cfg.DataDir, "actions-jobs")
+		}
+		if err := os.MkdirAll(runnerCfg.Dir, 0o700); err != nil {
+			return nil, err
+		}
+		a.ActionsRunner = actions.NewRunner(a.Actions, runnerCfg, cfg.Logger)
+	}
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
+	a.Actions.Values = a.ActionsSettings // the jobs' secrets and variables
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
@@ -533,6 +558,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.BranchProtection, (&protection.Handler{Service: a.Protection, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
+	area(docs.Actions, (&actions.Handler{Service: a.Actions}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
 	area(docs.ActionsSettings, (&settings.Handler{Service: a.ActionsSettings, Environment: a.environmentID}).Routes())
@@ -725,6 +751,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
 	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL, a.Dependabot.BaseURL = base, base, base
+	a.Actions.BaseURL = base
 	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger,
 		Announcement: (&siteadmin.Service{DB: a.DB}).AnnouncementMessage}
 	pages.Register(m.api)
@@ -839,6 +866,9 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.SARIFs,
 		m.App.DependabotChecker,
 	}
+	if m.App.ActionsRunner != nil {
+		workers = append(workers, m.App.ActionsRunner)
+	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
 		workers = append(workers, m.App.GitMaintenance)
@@ -870,6 +900,7 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
 		{"code scanning uploads", m.App.SARIFs.ReleaseLeases},
 		{"dependabot checks", m.App.DependabotChecker.ReleaseLeases},
+		{"Actions jobs (failed: a job is never run twice)", m.App.Actions.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {
