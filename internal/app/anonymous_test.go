@@ -72,6 +72,11 @@ var documented401 = map[string]bool{
 	"POST /user/ssh_signing_keys":                                  true,
 	"GET /user/ssh_signing_keys/{ssh_signing_key_id}":              true,
 	"DELETE /user/ssh_signing_keys/{ssh_signing_key_id}":           true,
+	// forgeapi's own runner protocol (docs/actions-settings.md), in no
+	// description: a runner without its registration token is refused as
+	// the OAuth client routes refuse wrong credentials.
+	"POST /_runner/register": true,
+	"POST /_runner/remove":   true,
 }
 
 var pathWildcard = regexp.MustCompile(`\{[^}]+\}`)

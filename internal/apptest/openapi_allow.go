@@ -91,13 +91,20 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		// A suspended user's credentials get the platform's 403 on every
 		// operation until a site administrator lifts the suspension.
 		return true
-	case (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) &&
-		siteAdminOperation(route.Path):
-		// The site administration operations answer an anonymous caller
-		// with 401, anyone but a site administrator with 403 ("You must be
-		// a site administrator to do this.", or what the administrator may
-		// not do), and a path that names no such user, key or token with
+	case (status == http.StatusForbidden || status == http.StatusNotFound) && siteAdminOperation(route.Path):
+		// The site administration operations answer anyone but a site
+		// administrator with 403 ("You must be a site administrator to
+		// do this.", or what the administrator may not do), an anonymous
+		// caller and a path that names no such user, key or token with
 		// 404; their descriptions document only the success.
+		return true
+	case status == http.StatusNotFound && errorMessage(body) == "Not Found" && actionsSettingsOperation(route.Path):
+		// The Actions and Dependabot settings of a repository, an
+		// organization or an enterprise (secrets, variables, permissions,
+		// runners and their groups, vulnerability alerts) are the
+		// platform's 404 to a caller who may not see them: anonymous
+		// callers and tokens whose selection leaves the repository out
+		// included. Most of their descriptions omit it.
 		return true
 	}
 	m := errorMessage(body)
@@ -110,6 +117,19 @@ func siteAdminOperation(path string) bool {
 	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/enterprise/stats/") ||
 		path == "/enterprise/announcement" || path == "/enterprise/settings/license" ||
 		path == "/users/{username}/suspended" || path == "/users/{username}/site_admin"
+}
+
+// actionsSettingsOperation reports whether the operation's path is one
+// of the Actions or Dependabot settings (internal/actions/settings,
+// internal/dependabot's switch).
+func actionsSettingsOperation(path string) bool {
+	for _, prefix := range []string{"/repos/{owner}/{repo}/actions/", "/orgs/{org}/actions/", "/enterprises/{enterprise}/actions/",
+		"/repos/{owner}/{repo}/dependabot/", "/orgs/{org}/dependabot/"} {
+		if strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return path == "/repos/{owner}/{repo}/vulnerability-alerts"
 }
 
 // statusRule accepts one status that one operation's description does

@@ -106,7 +106,7 @@ func (c *Checker) Run(ctx context.Context) {
 // advisory database changed since its last one, then checks every due
 // repository it can claim and returns how many.
 func (c *Checker) RunOnce(ctx context.Context) int {
-	if err := c.svc.advisoriesChanged(ctx); err != nil {
+	if err := c.svc.advisoriesChanged(ctx); err != nil && ctx.Err() == nil { // not a stop
 		c.logger.Error("dependabot: follow the advisory database", "err", err)
 	}
 	n, err := worker.Drain[claim](ctx, queue{c}, func(cl claim, err error) {

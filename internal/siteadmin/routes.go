@@ -13,8 +13,8 @@ import (
 // the platform. Routes that name {username} resolve it first
 // (an unknown login is a 404).
 func (h *Handler) Routes() []httpapi.Route {
-	site := auth.Rule{Scopes: []string{"site_admin"}, Unauthorized401: true}
-	user := auth.Rule{Target: auth.TargetUser, Scopes: []string{"site_admin"}, Unauthorized401: true}
+	site := auth.Rule{Scopes: []string{"site_admin"}}
+	user := auth.Rule{Target: auth.TargetUser, Scopes: []string{"site_admin"}}
 	route := func(method, pattern string, handle httpapi.HandlerFunc, rule auth.Rule) httpapi.Route {
 		return httpapi.Route{Method: method, Pattern: pattern, Handle: requireSiteAdmin(handle), Auth: rule}
 	}

@@ -17,7 +17,7 @@ import (
 // globalHookRule is the rule of the /admin/hooks routes: classic and OAuth
 // tokens need the site_admin scope, and the caller must be a site
 // administrator (globalRoute).
-var globalHookRule = auth.Rule{Scopes: []string{"site_admin"}, Unauthorized401: true}
+var globalHookRule = auth.Rule{Scopes: []string{"site_admin"}}
 
 // globalKey marks a request of the /admin/hooks routes: its target is the
 // installation's global webhooks (targetFrom).
