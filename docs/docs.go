@@ -51,6 +51,10 @@ const (
 	Keys               = "keys"
 )
 
+// RepositoryStatistics is the page of the statistics computed from
+// repositories' history and files (package repostats).
+const RepositoryStatistics = "repository-statistics"
+
 // Pages returns the names of every page, sorted.
 func Pages() []string {
 	entries, _ := fs.ReadDir(files, ".") // an embed.FS root always reads

@@ -65,6 +65,7 @@ import (
 	"forgeapi/internal/releases"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/repostats"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/statuses"
@@ -513,6 +514,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryStatistics, (&repostats.Handler{Service: &repostats.Service{DB: a.DB, Repos: a.Repos, Now: a.Config.Now}}).Routes())
 	area(docs.GitHosting, (&codesearch.Handler{DB: a.DB, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
