@@ -139,7 +139,7 @@ func (s *Service) Languages(ctx context.Context, r *repos.Repository) (map[strin
 }
 
 // accountsOf matches the first MaxLinkedEmails authors' emails to
-// accounts (a verified address of a user, or the server's noreply
+// accounts (an address of a user, or the server's noreply
 // address of a login): lower-cased email to account.
 func (s *Service) accountsOf(ctx context.Context, h *History) (map[string]*accounts.Account, error) {
 	out := map[string]*accounts.Account{}
