@@ -528,7 +528,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
-	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
+	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs, Collaborators: a.Collaborators}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
 	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
