@@ -51,9 +51,12 @@ const (
 	Keys               = "keys"
 )
 
-// RepositoryStatistics is the page of the statistics computed from
-// repositories' history and files (package repostats).
-const RepositoryStatistics = "repository-statistics"
+// The pages of the areas of repository statistics (package repostats)
+// and custom properties (package customprops).
+const (
+	RepositoryStatistics = "repository-statistics"
+	CustomProperties     = "custom-properties"
+)
 
 // Pages returns the names of every page, sorted.
 func Pages() []string {

@@ -34,6 +34,7 @@ import (
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
+	"forgeapi/internal/customprops"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
@@ -534,6 +535,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
+	area(docs.CustomProperties, (&customprops.Handler{Service: &customprops.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
 	area(docs.API, (&reference.Handler{}).Routes())

@@ -36,7 +36,7 @@ var Floors = []Floor{
 		[]string{"internal/access", "internal/depreview/api", "internal/events", "internal/reactions", "internal/repos/gitjson"}},
 	{6, "API areas",
 		[]string{"internal/activity", "internal/archives", "internal/artifacts", "internal/auditlog", "internal/blocks",
-			"internal/codesearch", "internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses", "internal/repostats",
+			"internal/codesearch", "internal/collaborators", "internal/dispatches", "internal/feeds", "internal/gitdata", "internal/issues", "internal/licenses", "internal/repostats", "internal/customprops",
 			"internal/markdown/api", "internal/notifications", "internal/statuses"}},
 	{7, "areas built on areas: git hosting, SSH keys, organizations, migrations, webhooks",
 		[]string{"internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
