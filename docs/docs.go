@@ -51,11 +51,13 @@ const (
 	Keys               = "keys"
 )
 
-// The pages of the areas of repository statistics (package repostats)
-// and custom properties (package customprops).
+// The pages of the areas of repository statistics (package repostats),
+// custom properties (package customprops) and autolinks and tag
+// protection (package reposettings).
 const (
 	RepositoryStatistics = "repository-statistics"
 	CustomProperties     = "custom-properties"
+	RepositorySettings   = "repository-settings"
 )
 
 // Pages returns the names of every page, sorted.

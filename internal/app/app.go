@@ -66,6 +66,7 @@ import (
 	"forgeapi/internal/releases"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/reposettings"
 	"forgeapi/internal/repostats"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
@@ -432,6 +433,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.AddCheck(a.Rulesets.CheckPush)
 	a.Protection = &protection.Service{DB: db, Events: a.Events}
 	a.Git.AddCheck(a.Protection.CheckPush)
+	a.Git.AddCheck(reposettings.CheckPush(db))
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
@@ -535,6 +537,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
+	area(docs.RepositorySettings, (&reposettings.Handler{DB: a.DB}).Routes())
 	area(docs.CustomProperties, (&customprops.Handler{Service: &customprops.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
