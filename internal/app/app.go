@@ -440,6 +440,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
+	a.Git.HandleIntent(protection.BranchRenameIntent, repocontent.RecordRename)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.GistMaintenance = gists.NewMaintainer(a.Gists, gists.MaintenanceConfig{PollInterval: cfg.GitMaintenance.PollInterval}, cfg.Logger)
