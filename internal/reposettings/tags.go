@@ -175,5 +175,3 @@ func maintains(ctx context.Context, db *store.DB, push *githost.Push) (bool, err
 		push.Repo.ID, push.Pusher.ID).Scan(&rank)
 	return rank >= 4, store.Normalize(err)
 }
-
-
