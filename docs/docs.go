@@ -38,6 +38,7 @@ const (
 	Issues             = "issues"
 	Pulls              = "pulls"
 	Checks             = "checks"
+	Actions            = "actions"
 	GraphQL            = "graphql"
 	Commits            = "commits"
 	BranchProtection   = "branch-protection"
@@ -49,6 +50,11 @@ const (
 	Gists              = "gists"
 	Web                = "web"
 	Keys               = "keys"
+	SiteAdmin          = "site-admin"
+	ActionsSettings    = "actions-settings"
+	SecretScanning     = "secret-scanning"
+	CodeScanning       = "code-scanning"
+	Dependabot         = "dependabot"
 )
 
 // The pages of the areas of repository statistics (package repostats),

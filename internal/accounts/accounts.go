@@ -51,6 +51,9 @@ type Account struct {
 	MembersCanCreateRepos bool
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
+	// SuspendedAt is when a site administrator suspended the user (nil:
+	// not suspended). A suspended user authenticates with nothing.
+	SuspendedAt *time.Time
 }
 
 // The values of Account.BaseRepoPermission, the platform's
@@ -72,12 +75,13 @@ var loginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){
 func ValidLogin(s string) bool { return loginPattern.MatchString(s) }
 
 const accountColumns = `id, type, login, name, email, description, site_admin, saml_enforced, totp_secret <> '',
-	base_repo_permission, members_can_create_repos, created_at, updated_at`
+	base_repo_permission, members_can_create_repos, created_at, updated_at, suspended_at`
 
 // JoinedColumns are the columns ScanDest scans, of the accounts table
 // aliased a, for queries that join it (repositories with their owner).
 const JoinedColumns = `a.id, a.type, a.login, a.name, a.email, a.description, a.site_admin, a.saml_enforced,
-	a.totp_secret <> '', a.base_repo_permission, a.members_can_create_repos, a.created_at, a.updated_at`
+	a.totp_secret <> '', a.base_repo_permission, a.members_can_create_repos, a.created_at, a.updated_at,
+	a.suspended_at`
 
 // prefixedAccountColumns is JoinedColumns, for this package's joins.
 const prefixedAccountColumns = JoinedColumns
@@ -86,7 +90,7 @@ const prefixedAccountColumns = JoinedColumns
 // accountColumns) in a.
 func (a *Account) ScanDest() []any {
 	return []any{&a.ID, &a.Type, &a.Login, &a.Name, &a.Email, &a.Description, &a.SiteAdmin, &a.SAMLEnforced, &a.HasTOTP,
-		&a.BaseRepoPermission, &a.MembersCanCreateRepos, &a.CreatedAt, &a.UpdatedAt}
+		&a.BaseRepoPermission, &a.MembersCanCreateRepos, &a.CreatedAt, &a.UpdatedAt, &a.SuspendedAt}
 }
 
 func scanAccount(row interface{ Scan(...any) error }) (*Account, error) {

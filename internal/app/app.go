@@ -19,6 +19,8 @@ import (
 	"forgeapi/docs"
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/actions"
+	"forgeapi/internal/actions/settings"
 	"forgeapi/internal/activity"
 	"forgeapi/internal/agents"
 	"forgeapi/internal/apps"
@@ -30,11 +32,13 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/blocks"
 	"forgeapi/internal/checks"
+	"forgeapi/internal/codescanning"
 	"forgeapi/internal/codesearch"
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
 	"forgeapi/internal/customprops"
+	"forgeapi/internal/dependabot"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
 	depreviewapi "forgeapi/internal/depreview/api"
@@ -70,6 +74,8 @@ import (
 	"forgeapi/internal/repostats"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
+	"forgeapi/internal/secretscanning"
+	"forgeapi/internal/siteadmin"
 	"forgeapi/internal/statuses"
 	"forgeapi/internal/store"
 	"forgeapi/internal/teams"
@@ -124,6 +130,13 @@ type Config struct {
 	// under DataDir/archives, in bytes; 0 means
 	// archives.DefaultMaxCacheBytes (2 GiB).
 	ArchiveCacheBytes int64
+	// BuiltinRunner runs Actions jobs in the server (actions.Runner): the
+	// workflows' steps run on the server's host as its user. Off by
+	// default.
+	BuiltinRunner bool
+	// ActionsRunner configures the built-in runner (its defaults: a
+	// directory under DataDir, a 30-second lease).
+	ActionsRunner actions.RunnerConfig
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -305,8 +318,15 @@ type App struct {
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
 	Checks *checks.Service
+	// Actions holds the workflows, runs and jobs; its runner (nil unless
+	// Config.BuiltinRunner) runs the jobs.
+	Actions       *actions.Service
+	ActionsRunner *actions.Runner
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
+	// ActionsSettings holds Actions and Dependabot secrets, variables and
+	// Actions permissions.
+	ActionsSettings *settings.Service
 	// CommitComments holds the commit comments.
 	CommitComments *commitcomments.Service
 	// Releases holds the releases and their assets; their blob store is
@@ -319,6 +339,18 @@ type App struct {
 	// CodeSearch indexes the default branches' files and commits after
 	// pushes; Start runs it in the background.
 	CodeSearch *codesearch.Indexer
+	// SecretScanning is secret scanning's alerts; SecretScanner scans
+	// pushes for secrets.
+	SecretScanning *secretscanning.Service
+	SecretScanner  *secretscanning.Scanner
+	// CodeScanning is code scanning's analyses and alerts; SARIFs
+	// processes its uploads.
+	CodeScanning *codescanning.Service
+	SARIFs       *codescanning.Processor
+	// Dependabot is Dependabot alerts; DependabotChecker matches default
+	// branches against the advisory database after pushes.
+	Dependabot        *dependabot.Service
+	DependabotChecker *dependabot.Checker
 	// Merges merges branches without a pull request (merges,
 	// merge-upstream).
 	Merges *merges.Service
@@ -465,8 +497,22 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Statuses = &statuses.Service{DB: db, Events: a.Events}
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
+	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
+	if cfg.BuiltinRunner {
+		runnerCfg := cfg.ActionsRunner
+		if runnerCfg.Dir == "" {
+			runnerCfg.Dir = filepath.Join(cfg.DataDir, "actions-jobs")
+		}
+		if err := os.MkdirAll(runnerCfg.Dir, 0o700); err != nil {
+			return nil, err
+		}
+		a.ActionsRunner = actions.NewRunner(a.Actions, runnerCfg, cfg.Logger)
+	}
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
+	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
+	a.Actions.Values = a.ActionsSettings // the jobs' secrets and variables
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
@@ -474,11 +520,19 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(licenses.PushSink{Repos: a.Repos})
 	a.CodeSearch = codesearch.NewIndexer(db, a.Repos, cfg.CodeSearch, cfg.Logger)
 	a.Events.Subscribe(a.CodeSearch)
+	a.SecretScanning = &secretscanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SecretScanner = secretscanning.NewScanner(a.SecretScanning, secretscanning.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.SecretScanner)
+	a.CodeScanning = &codescanning.Service{DB: db, Events: a.Events, Repos: a.Repos}
+	a.SARIFs = codescanning.NewProcessor(a.CodeScanning, codescanning.Config{}, cfg.Logger)
 	a.Archives = &archives.Handler{Repos: a.Repos, Signer: archives.NewSigner(serverKey, cfg.Now),
 		Cache: &archives.Cache{Dir: filepath.Join(cfg.DataDir, "archives"), MaxBytes: cfg.ArchiveCacheBytes, Now: cfg.Now}}
 	a.Advisories = advisorydb.NewSource(db)
 	a.DepReview = depreviewapi.New(depreviewapi.Config{Repos: a.Repos, Advisories: a.Advisories,
 		CacheDependencies: cfg.ManifestCache, Logger: cfg.Logger})
+	a.Dependabot = &dependabot.Service{DB: db, Events: a.Events, Repos: a.Repos, Advisories: a.Advisories}
+	a.DependabotChecker = dependabot.NewChecker(a.Dependabot, dependabot.Config{}, cfg.Logger)
+	a.Events.Subscribe(a.DependabotChecker)
 	a.Migrations = orgmigration.NewService(db, a.Repos, cfg.Now, cfg.Logger)
 	a.Migrations.CloneTokens = cloneTokens
 	return a, nil
@@ -509,8 +563,10 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.BranchProtection, (&protection.Handler{Service: a.Protection, Repos: a.Repos}).Routes())
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
+	area(docs.Actions, (&actions.Handler{Service: a.Actions}).Routes())
 	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
 		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
+	area(docs.ActionsSettings, (&settings.Handler{Service: a.ActionsSettings, Environment: a.environmentID}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())
 	area(docs.Gists, (&gists.Handler{Service: a.Gists}).Routes())
@@ -525,10 +581,14 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Reactions, a.reactions().Routes())
 	area(docs.ArtifactMetadata, (&artifacts.Handler{DB: a.DB}).Routes())
 	area(docs.DependencyReview, a.DepReview.Routes())
+	area(docs.SecretScanning, (&secretscanning.Handler{Service: a.SecretScanning}).Routes())
+	area(docs.CodeScanning, (&codescanning.Handler{Service: a.CodeScanning}).Routes())
+	area(docs.Dependabot, (&dependabot.Handler{Service: a.Dependabot}).Routes())
 	area(docs.Migrations, (&orgmigration.Handler{Service: a.Migrations}).Routes())
 	area(docs.OAuth, (&oauth.Handler{Service: a.OAuth, Removed: a.Config.AuthorizationsAPI == oauth.APIRemoved}).Routes())
 	area(docs.OAuth, (&oauthweb.Handler{Service: a.OAuthWeb}).Routes())
 	area(docs.CustomAgents, (&agents.Handler{Service: a.Agents}).Routes())
+	area(docs.SiteAdmin, (&siteadmin.Handler{Service: &siteadmin.Service{DB: a.DB, Repos: a.Repos, OAuth: a.OAuth, Events: a.Events}, Keys: a.Keys}).Routes())
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
@@ -547,6 +607,19 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, rootRoutes())
 	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
 	return routes
+}
+
+// environmentID finds a repository's environment by name for the Actions
+// settings area, which does not import deployments.
+func (a *App) environmentID(ctx context.Context, repoID int64, name string) (int64, bool, error) {
+	e, err := a.Deployments.Environment(ctx, repoID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return e.ID, true, nil
 }
 
 // protectionRuleApps finds the apps of custom deployment protection
@@ -685,7 +758,10 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	a.Git.BaseURL, a.Git.SSHPort = base, sshPort
 	a.Git.AuthFailed = func(r *http.Request) { m.api.ChargeAnonymous(r) }
 	a.Webhooks.BaseURL, a.Webhooks.SSHPort = base, sshPort
-	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger}
+	a.SecretScanning.BaseURL, a.CodeScanning.BaseURL, a.Dependabot.BaseURL = base, base, base
+	a.Actions.BaseURL = base
+	pages := &console.Handler{DB: a.DB, Authn: a.Authn, Webhooks: a.Webhooks, OAuth: a.OAuth, OAuthWeb: a.OAuthWeb, Now: cfg.Now, Logger: cfg.Logger,
+		Announcement: (&siteadmin.Service{DB: a.DB}).AnnouncementMessage}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
 		CommitComments: a.CommitComments, Files: (&keys.Handler{Service: a.Keys}).ServeFile}
@@ -794,6 +870,12 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.Orgs.Deleter,
 		m.App.Pulls.Checker,
 		m.App.CodeSearch,
+		m.App.SecretScanner,
+		m.App.SARIFs,
+		m.App.DependabotChecker,
+	}
+	if m.App.ActionsRunner != nil {
+		workers = append(workers, m.App.ActionsRunner)
 	}
 	if m.App.GitMaintenance.Periodic() {
 		// In the background from the start: git gc may take minutes.
@@ -823,6 +905,10 @@ func (m *Main) releaseLeases(ctx context.Context) {
 		{"organization deletions", m.App.Orgs.Deleter.ReleaseLeases},
 		{"pull request checks", m.App.Pulls.Checker.ReleaseLeases},
 		{"code search indexing", m.App.CodeSearch.ReleaseLeases},
+		{"secret scanning", m.App.SecretScanner.ReleaseLeases},
+		{"code scanning uploads", m.App.SARIFs.ReleaseLeases},
+		{"dependabot checks", m.App.DependabotChecker.ReleaseLeases},
+		{"Actions jobs (failed: a job is never run twice)", m.App.Actions.ReleaseLeases},
 	} {
 		n, err := work.release(ctx)
 		if err != nil {

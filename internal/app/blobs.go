@@ -54,6 +54,7 @@ func (m *Main) openBlobs() (*blob.Local, error) {
 	}
 	m.App.Migrations.Blobs = store
 	m.App.Releases.Blobs = store
+	m.App.Actions.Blobs = store
 	local, _ := store.(*blob.Local)
 	return local, nil
 }

@@ -115,7 +115,7 @@ type sshGit struct {
 }
 
 // Authenticate finds the key by its fingerprint (one query): a user's
-// key acts as the user; a deploy key as its repository's, whose pushes
+// key acts as the user (none while the user is suspended); a deploy key as its repository's, whose pushes
 // are recorded as by who added it (the repository's owner when that
 // account is gone).
 func (g sshGit) Authenticate(ctx context.Context, key ssh.PublicKey) (*gitssh.Identity, error) {
@@ -130,6 +130,9 @@ func (g sshGit) Authenticate(ctx context.Context, key ssh.PublicKey) (*gitssh.Id
 		u, err := accounts.ByID(ctx, g.db, k.UserID)
 		if err != nil {
 			return nil, err
+		}
+		if u.SuspendedAt != nil { // a suspended user's keys open nothing
+			return nil, nil
 		}
 		return &gitssh.Identity{Name: u.Login, Value: sshIdentity{key: k, caller: githost.StreamCaller{Principal: keyPrincipal(u)}}}, nil
 	}

@@ -457,3 +457,29 @@ func graphQLSSHURL(t *testing.T, env *apptest.Env, token, owner, name string) st
 	apptest.Must(t, "GraphQL answer", json.NewDecoder(resp.Body).Decode(&out))
 	return out.Data.Repository.SSHURL
 }
+
+// TestSuspendedUserSSH: a suspended user's SSH key authenticates nothing
+// (ssh -T is refused as an unknown key is) until a site administrator
+// lifts the suspension.
+func TestSuspendedUserSSH(t *testing.T) {
+	needSSH(t)
+	t.Parallel()
+	env := apptest.Start(t, apptest.WithSSH())
+	ctx := apptest.Ctx()
+	root, octo := env.User("root", apptest.UserOpts{SiteAdmin: true}), env.User("octo")
+	admin := env.Client(env.Token(root, "site_admin"))
+	octoSSH := newSSHClient(t, env.Main.SSHAddr(), filepath.Join(t.TempDir(), "known_hosts"))
+	_, _, err := env.Client(env.Token(octo, "admin:public_key")).Users.CreateKey(ctx, github.CreateUserKeyRequest{Key: octoSSH.pub})
+	apptest.Must(t, "add octo's key", err)
+
+	_, err = admin.Users.Suspend(ctx, "octo", nil)
+	apptest.Must(t, "suspend", err)
+	if out, err := octoSSH.shell(); err == nil || !strings.Contains(out, "Permission denied") {
+		t.Fatalf("a suspended user's key: %v\n%s", err, out)
+	}
+	_, err = admin.Users.Unsuspend(ctx, "octo")
+	apptest.Must(t, "unsuspend", err)
+	if out, _ := octoSSH.shell(); !strings.Contains(out, "Hi octo!") {
+		t.Fatalf("after unsuspension: %s", out)
+	}
+}

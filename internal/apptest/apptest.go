@@ -137,11 +137,18 @@ func StartConfig(t testing.TB, cfg app.Config) *Env {
 	if err != nil {
 		t.Fatalf("start forgeapi: %v", err)
 	}
+	m.App.DB.CheckNesting()
 	e := &Env{T: t, Main: m, App: m.App, URL: m.URL(), DataDir: cfg.DataDir, Config: cfg, base: http.DefaultTransport}
 	if ca := m.CAFile(); ca != "" {
 		e.base = TrustingTransport(t, ca)
 	}
-	t.Cleanup(func() { _ = m.Close(); CountValidated() })
+	t.Cleanup(func() {
+		_ = m.Close()
+		CountValidated()
+		for _, v := range m.App.DB.Violations() {
+			t.Errorf("%s", v)
+		}
+	})
 	return e
 }
 

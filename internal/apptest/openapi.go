@@ -84,8 +84,11 @@ func (d *description) load() (routers.Router, error) {
 // and those with the GraphQL endpoint against the platform's GraphQL
 // schema (graphql.go).
 type Validator struct {
-	docs             []*description
-	webhooks         *description   // the hosted description's webhook schemas
+	docs     []*description
+	webhooks *description // the hosted description's webhook schemas
+	// serverWebhooks are the self-managed description's webhook schemas,
+	// for the events only it describes (user: its global webhooks').
+	serverWebhooks   *description
 	graphQL          *graphQLSchema // nil: GraphQL exchanges are skipped
 	validated        atomic.Int64
 	skipped          atomic.Int64
@@ -157,6 +160,7 @@ func NewValidator(dir, graphQLFile string) *Validator {
 		v.docs = append(v.docs, &description{file: filepath.Join(dir, name), part: operationsPart})
 	}
 	v.webhooks = &description{file: v.docs[0].file, part: webhooksPart}
+	v.serverWebhooks = &description{file: v.docs[2].file, part: webhooksPart}
 	if graphQLFile != "" {
 		v.graphQL = &graphQLSchema{file: graphQLFile}
 	}

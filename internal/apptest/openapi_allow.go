@@ -87,9 +87,29 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 		// operation, with the X-Accepted-* header naming what it needs;
 		// most descriptions leave it out.
 		return true
+	case status == http.StatusForbidden && errorMessage(body) == "Sorry. Your account was suspended.":
+		// A suspended user's credentials get the platform's 403 on every
+		// operation until a site administrator lifts the suspension.
+		return true
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) &&
+		siteAdminOperation(route.Path):
+		// The site administration operations answer an anonymous caller
+		// with 401, anyone but a site administrator with 403 ("You must be
+		// a site administrator to do this.", or what the administrator may
+		// not do), and a path that names no such user, key or token with
+		// 404; their descriptions document only the success.
+		return true
 	}
 	m := errorMessage(body)
 	return slices.ContainsFunc(statusRules, func(r statusRule) bool { return r.matches(route, status, m) })
+}
+
+// siteAdminOperation reports whether the operation's path is one of the
+// self-managed edition's site administration (internal/siteadmin).
+func siteAdminOperation(path string) bool {
+	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/enterprise/stats/") ||
+		path == "/enterprise/announcement" || path == "/enterprise/settings/license" ||
+		path == "/users/{username}/suspended" || path == "/users/{username}/site_admin"
 }
 
 // statusRule accepts one status that one operation's description does
@@ -174,6 +194,8 @@ const (
 		"\"Must have admin rights to Repository.\"; the description documents only 204."
 	noArchive = "A tarball or zipball of a ref that names no commit, of an empty repository, or of a repository " +
 		"hidden from the caller is the platform's 404 \"Not Found\"; the description documents only the 302."
+	missingActionsValue = "A secret, variable or environment that does not exist is the platform's 404 \"Not Found\"; " +
+		"the description documents only the success of these operations."
 	blocked = "A user whom the repository's owner blocked gets the platform's 403 \"<owner> has blocked you from " +
 		"this.\" on subscribing; the description omits it."
 )
@@ -420,6 +442,52 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/check-suites/{check_suite_id}/rerequest", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", 422, "No commit found for SHA", noCommit},
 	{"GET", "/repos/{owner}/{repo}/commits/{ref}/check-suites", 422, "No commit found for SHA", noCommit},
+	{"GET", "/repos/{owner}/{repo}/actions/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/repos/{owner}/{repo}/actions/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/dependabot/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/repos/{owner}/{repo}/dependabot/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/secrets", 404, "Not Found", missingActionsValue},
+	{"PUT", "/repos/{owner}/{repo}/environments/{environment_name}/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/secrets/public-key", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/actions/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/actions/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/actions/secrets/{secret_name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/actions/secrets/{secret_name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/actions/secrets/{secret_name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/actions/secrets/{secret_name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/dependabot/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/dependabot/secrets/{secret_name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/dependabot/secrets/{secret_name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/dependabot/secrets/{secret_name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/dependabot/secrets/{secret_name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/dependabot/secrets/{secret_name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"PATCH", "/repos/{owner}/{repo}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/repos/{owner}/{repo}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"PATCH", "/repos/{owner}/{repo}/environments/{environment_name}/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/repos/{owner}/{repo}/environments/{environment_name}/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"PATCH", "/orgs/{org}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/actions/variables/{name}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/environments/{environment_name}/variables", 404, "Not Found", missingActionsValue},
+	{"POST", "/repos/{owner}/{repo}/environments/{environment_name}/variables", 404, "Not Found", missingActionsValue},
+	{"GET", "/orgs/{org}/actions/variables/{name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/actions/variables/{name}/repositories", 404, "Not Found", missingActionsValue},
+	{"PUT", "/orgs/{org}/actions/variables/{name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"DELETE", "/orgs/{org}/actions/variables/{name}/repositories/{repository_id}", 404, "Not Found", missingActionsValue},
+	{"GET", "/repos/{owner}/{repo}/actions/secrets", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/actions/secrets", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/actions/secrets/public-key", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/actions/secrets/public-key", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/actions/variables", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/actions/variables", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/dependabot/secrets", 403, "Must have push access to repository.", repoPush},
+	{"GET", "/repos/{owner}/{repo}/dependabot/secrets", 404, "Not Found", hidden},
+	{"GET", "/orgs/{org}/actions/secrets", 403, "You must be an organization owner to do this.", orgOwner},
+	{"GET", "/orgs/{org}/actions/variables", 403, "You must be an organization owner to do this.", orgOwner},
 }
 
 // rateLimited reports whether a 403 is the platform's rate limit error:
@@ -495,6 +563,7 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/(login$|session$|sessions/|logout$|settings(/|$)|console/|organizations/[^/]+/settings/)`), "the web console's HTML pages (internal/console): sign-in, settings, hooks and their deliveries, not the REST API"},
 	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/git/refs(/|$)`), "GET .../git/refs and .../git/refs/{ref}: the platform still serves them (every reference; one reference, or those below a prefix) though its description lists only git/ref and git/matching-refs; the writes of git/refs are described"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/raw/`), "a file's raw bytes under its repository's web address (the blob page's Raw link, internal/web)"},
+	{regexp.MustCompile(`^(/api/v3)?/_runner/(register|remove)$`), "forgeapi's runner registration (a registration or remove token, RemoteAuth), which the platform's runner does with the Actions service, not the REST API"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
 }
 

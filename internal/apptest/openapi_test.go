@@ -163,13 +163,17 @@ func TestCheckWebhook(t *testing.T) {
 	if err := v.CheckWebhook("org_block", []byte(`{"action":"blocked","blocked_user":5}`)); err == nil || !strings.Contains(err.Error(), "webhook-org-block-blocked") {
 		t.Errorf("an org_block with a number for its user: %v", err)
 	}
+	// The self-managed edition's user event is in its description only.
+	if err := v.CheckWebhook("user", []byte(`{"action":"created","user":5}`)); err == nil || !strings.Contains(err.Error(), "webhook-user-created") {
+		t.Errorf("a user event with a number for its user: %v", err)
+	}
 	if err := v.CheckWebhook("no_such_event", []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "no schema") {
 		t.Errorf("an unknown event: %v", err)
 	}
 	if err := v.CheckWebhook("push", []byte(`not json`)); err == nil {
 		t.Error("a body that is not JSON: accepted")
 	}
-	if after, _ := v.Counts(); after != validated+2 {
-		t.Errorf("validated %d webhook bodies, want 2", after-validated)
+	if after, _ := v.Counts(); after != validated+3 {
+		t.Errorf("validated %d webhook bodies, want 3", after-validated)
 	}
 }

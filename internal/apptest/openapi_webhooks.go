@@ -28,7 +28,8 @@ func CheckWebhook(t testing.TB, event string, body []byte) {
 // CheckWebhook validates a webhook delivery's body against the hosted
 // description's components/schemas/webhook-<event>-<action> (the body's
 // action), or webhook-<event> for an event without actions, the names'
-// underscores read as hyphens. It returns nil for a valid body, and
+// underscores read as hyphens; the self-managed description's, for an
+// event the hosted one lacks. It returns nil for a valid body, and
 // otherwise the mismatch; an event the description has no schema for is
 // a mismatch too. Every validated body counts as a validated exchange.
 func (v *Validator) CheckWebhook(event string, body []byte) error {
@@ -44,6 +45,16 @@ func (v *Validator) CheckWebhook(event string, body []byte) error {
 	}
 	_ = json.Unmarshal(body, &payload)
 	name, schema := webhookSchema(v.webhooks.doc, event, payload.Action)
+	if schema == nil {
+		// An event of the self-managed edition alone (user, which its
+		// global webhooks receive) is in its description only.
+		if _, err := v.serverWebhooks.load(); err != nil {
+			return err
+		}
+		if n, s := webhookSchema(v.serverWebhooks.doc, event, payload.Action); s != nil {
+			name, schema = n, s
+		}
+	}
 	if schema == nil {
 		return fmt.Errorf("webhook %s (action %q): the description has no schema %s", event, payload.Action, name)
 	}

@@ -43,15 +43,26 @@ func DatabaseURL(t testing.TB) string {
 		t.Fatalf("postgres: %v", err)
 	}
 	defer admin.Close()
-	template, err := postgresTemplate(base)
-	if err != nil {
-		t.Fatalf("postgres: the template database: %v", err)
-	}
-	if template == "" {
-		return schemaURL(t, admin, base)
-	}
 	name := "t_" + randomHex(8)
-	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + template); err != nil {
+	for attempt := 1; ; attempt++ {
+		template, err := postgresTemplate(base)
+		if err != nil {
+			t.Fatalf("postgres: the template database: %v", err)
+		}
+		if template == "" {
+			return schemaURL(t, admin, base)
+		}
+		_, err = admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + template)
+		if err == nil {
+			break
+		}
+		// A test process of another schema version (another checkout)
+		// dropped this one's template as stale: make it again, once.
+		var pgErr *pgconn.PgError
+		if attempt == 1 && errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			templates.Delete(base)
+			continue
+		}
 		t.Fatalf("postgres: copy the template: %v", err)
 	}
 	t.Cleanup(func() { dropDatabase(base, name) })

@@ -54,6 +54,8 @@ type tokenRecord struct {
 	expiresAt *time.Time
 	// suspended is set for a token of an installation that is suspended.
 	suspended bool
+	// userSuspended is set for a token of a suspended user.
+	userSuspended bool
 	// cacheKey and scopesHeader are the principal's CacheKey and the
 	// token's X-OAuth-Scopes value, made once for all its requests.
 	cacheKey, scopesHeader string
@@ -68,6 +70,12 @@ func (a *Authenticator) now() time.Time {
 
 // ErrBadCredentials is the 401 for a wrong password or unknown token.
 func ErrBadCredentials() *apierr.Error { return apierr.Unauthorized("Bad credentials") }
+
+// ErrAccountSuspended is the platform's 403 for the credentials of a user
+// a site administrator suspended (tokens, password, clone tokens).
+func ErrAccountSuspended() *apierr.Error {
+	return apierr.Forbidden("Sorry. Your account was suspended.")
+}
 
 // Authenticate reads the Authorization header. No header gives an
 // anonymous principal; a header that does not authenticate gives a 401
@@ -112,7 +120,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Pri
 // address (for an account with two-factor authentication, only once the
 // one-time password is right too; see CheckOTP).
 func (a *Authenticator) byPassword(ctx context.Context, login, password, addr string) (*Principal, error) {
-	acct, hash, hasTOTP, failures, err := a.lookUpLogin(ctx, login, addr)
+	acct, hash, hasTOTP, suspended, failures, err := a.lookUpLogin(ctx, login, addr)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, ErrBadCredentials()
@@ -129,6 +137,9 @@ func (a *Authenticator) byPassword(ctx context.Context, login, password, addr st
 		}
 		return nil, ErrBadCredentials()
 	}
+	if suspended {
+		return nil, ErrAccountSuspended()
+	}
 	p := &Principal{Account: &acct, Method: MethodPassword, loginAddr: addr, loginFailures: failures.pair.failures}
 	if p.loginFailures > 0 && !hasTOTP {
 		if err := a.resetLoginFailures(ctx, acct.ID, addr); err != nil {
@@ -142,14 +153,14 @@ func (a *Authenticator) byPassword(ctx context.Context, login, password, addr st
 // lookUpLogin reads the user with the login, its password hash, whether
 // it has a TOTP secret, and its counts of failed attempts from addr and
 // overall, in one query. An unknown login is store.ErrNotFound.
-func (a *Authenticator) lookUpLogin(ctx context.Context, login, addr string) (acct Account, hash string, hasTOTP bool, f loginFailures, err error) {
+func (a *Authenticator) lookUpLogin(ctx context.Context, login, addr string) (acct Account, hash string, hasTOTP, suspended bool, f loginFailures, err error) {
 	rows, err := a.DB.QueryContext(ctx, `
-		SELECT a.id, a.login, a.type, a.site_admin, a.password_hash, a.totp_secret <> '',
+		SELECT a.id, a.login, a.type, a.site_admin, a.password_hash, a.totp_secret <> '', a.suspended_at IS NOT NULL,
 		       f.address, f.failures, f.reset_at
 		FROM accounts a LEFT JOIN login_failures f ON f.account_id = a.id AND f.address IN ($2, $3)
 		WHERE lower(a.login) = lower($1) AND a.type = 'User'`, login, addr, accountAddress)
 	if err != nil {
-		return acct, "", false, f, err
+		return acct, "", false, false, f, err
 	}
 	defer rows.Close()
 	found := false
@@ -159,9 +170,9 @@ func (a *Authenticator) lookUpLogin(ctx context.Context, login, addr string) (ac
 			failures *int
 			resetAt  *time.Time
 		)
-		if err := rows.Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &hash, &hasTOTP,
+		if err := rows.Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &hash, &hasTOTP, &suspended,
 			&address, &failures, &resetAt); err != nil {
-			return acct, "", false, f, err
+			return acct, "", false, false, f, err
 		}
 		found = true
 		if address == nil || failures == nil || resetAt == nil {
@@ -175,12 +186,12 @@ func (a *Authenticator) lookUpLogin(ctx context.Context, login, addr string) (ac
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return acct, "", false, f, err
+		return acct, "", false, false, f, err
 	}
 	if !found {
-		return acct, "", false, f, store.ErrNotFound
+		return acct, "", false, false, f, store.ErrNotFound
 	}
-	return acct, hash, hasTOTP, f, nil
+	return acct, hash, hasTOTP, suspended, f, nil
 }
 
 func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, error) {
@@ -210,6 +221,9 @@ func (a *Authenticator) byToken(ctx context.Context, token string) (*Principal, 
 	}
 	if rec.suspended {
 		return nil, ErrInstallationSuspended()
+	}
+	if rec.userSuspended {
+		return nil, ErrAccountSuspended()
 	}
 	// The request's own copies of the account and token, made with the
 	// principal in one allocation.
@@ -244,13 +258,17 @@ func (a *Authenticator) byCloneToken(ctx context.Context, token string) (*Princi
 		return nil, ErrBadCredentials()
 	}
 	var acct Account
-	err := a.DB.QueryRowContext(ctx, `SELECT id, login, type, site_admin FROM accounts WHERE id = $1`,
-		claims.userID).Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin)
+	var suspended bool
+	err := a.DB.QueryRowContext(ctx, `SELECT id, login, type, site_admin, suspended_at IS NOT NULL FROM accounts WHERE id = $1`,
+		claims.userID).Scan(&acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin, &suspended)
 	if err != nil {
 		if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
 			return nil, ErrBadCredentials()
 		}
 		return nil, err
+	}
+	if suspended {
+		return nil, ErrAccountSuspended()
 	}
 	t := &Token{Kind: KindClone, RepositoryIDs: []int64{claims.repoID}}
 	return &Principal{Account: &acct, Method: MethodToken, Token: t}, nil
@@ -269,13 +287,13 @@ func (a *Authenticator) lookUpToken(ctx context.Context, hash string) (*tokenRec
 	err := a.DB.QueryRowContext(ctx, `
 		SELECT t.id, t.kind, t.scopes, t.permissions, t.resource_owner_id, t.all_repositories,
 		       t.repository_ids, t.app_id, t.expires_at, a.id, a.login, a.type, a.site_admin,
-		       t.installation_id, i.suspended_at IS NOT NULL
+		       t.installation_id, i.suspended_at IS NOT NULL, a.suspended_at IS NOT NULL
 		FROM tokens t JOIN accounts a ON a.id = t.user_id
 		LEFT JOIN app_installations i ON i.id = t.installation_id
 		WHERE t.token_hash = $1`, hash).Scan(
 		&t.ID, &t.Kind, &scopes, &grant, &ownerID, &t.AllRepositories,
 		&repoIDs, &appID, &rec.expiresAt, &acct.ID, &acct.Login, &acct.Type, &acct.SiteAdmin,
-		&instID, &rec.suspended)
+		&instID, &rec.suspended, &rec.userSuspended)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}

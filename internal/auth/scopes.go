@@ -45,6 +45,7 @@ var classicScopes = map[string][]string{
 	"manage_runners:enterprise": nil,
 	"manage_billing:enterprise": {"read:enterprise"},
 	"read:enterprise":           nil,
+	"site_admin":                nil, // the self-managed edition's site administration (internal/siteadmin)
 	"audit_log":                 {"read:audit_log"},
 	"read:audit_log":            nil,
 	"admin:ssh_signing_key":     {"write:ssh_signing_key", "read:ssh_signing_key"},

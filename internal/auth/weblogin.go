@@ -42,7 +42,7 @@ func (a *Authenticator) CompleteOTPLogin(ctx context.Context, accountID int64, a
 		}
 		return err
 	}
-	acct, _, _, failures, err := a.lookUpLogin(ctx, login, addr)
+	acct, _, _, _, failures, err := a.lookUpLogin(ctx, login, addr)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrBadCredentials()

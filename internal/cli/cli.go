@@ -214,6 +214,8 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&retention, "event-retention", envOr("FORGEAPI_EVENT_RETENTION", "30d"), "age past which events are deleted: 30d, 720h, ... (env FORGEAPI_EVENT_RETENTION)")
 	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
+	f.BoolVar(&cfg.BuiltinRunner, "builtin-runner", os.Getenv("FORGEAPI_BUILTIN_RUNNER") == "on",
+		"run Actions jobs in the server: workflows' steps run as shell commands ON THIS HOST, as the server's user (env FORGEAPI_BUILTIN_RUNNER=on)")
 	f.StringVar(&cfg.AuthorizationsAPI, "authorizations-api", envOr("FORGEAPI_AUTHORIZATIONS_API", "enabled"),
 		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
 	f.StringVar(&cfg.Webhooks.AllowedHosts, "webhook-allowed-hosts", envOr("FORGEAPI_WEBHOOK_ALLOWED_HOSTS", "external"),

@@ -81,8 +81,11 @@ type Handler struct {
 	OAuth    *oauth.Service
 	OAuthWeb *oauthweb.Service
 	Config   Config
-	Now      func() time.Time // default time.Now
-	Logger   *slog.Logger     // default slog.Default()
+	// Announcement, when set, reads the installation's announcement that
+	// every page shows ("" for none).
+	Announcement func(context.Context) (string, error)
+	Now          func() time.Time // default time.Now
+	Logger       *slog.Logger     // default slog.Default()
 
 	pages map[string]*template.Template
 }

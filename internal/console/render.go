@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"forgeapi/internal/markdown"
 )
 
 // layoutData is what every page's template gets: the layout's parts
@@ -18,6 +20,9 @@ type layoutData struct {
 	User  *session
 	CSRF  string
 	Page  any
+	// Announcement is the installation's announcement, rendered ("" for
+	// none).
+	Announcement template.HTML
 }
 
 var layoutFuncs = template.FuncMap{
@@ -81,7 +86,8 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, v *visit, statu
 // page.
 func (h *Handler) execute(w http.ResponseWriter, r *http.Request, v *visit, status int, t *template.Template, title string, data any) {
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, layoutData{Title: title, User: v.User(), CSRF: v.csrf, Page: data}); err != nil {
+	page := layoutData{Title: title, User: v.User(), CSRF: v.csrf, Page: data, Announcement: h.announcement(r)}
+	if err := t.Execute(&buf, page); err != nil {
 		h.logger().ErrorContext(r.Context(), "console: render", "page", title, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
@@ -89,6 +95,25 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request, v *visit, stat
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// announcement renders the installation's announcement (Markdown, raw
+// HTML left out) for the layout: "" when there is none, or when it cannot
+// be read (logged: the page is served without it).
+func (h *Handler) announcement(r *http.Request) template.HTML {
+	if h.Announcement == nil {
+		return ""
+	}
+	text, err := h.Announcement(r.Context())
+	var out []byte
+	if err == nil && text != "" {
+		out, err = markdown.Render([]byte(text), markdown.Options{})
+	}
+	if err != nil {
+		h.logger().WarnContext(r.Context(), "console: the announcement", "err", err)
+		return ""
+	}
+	return template.HTML(out) // the renderer leaves raw HTML out
 }
 
 // PageTitle is the error page's title.

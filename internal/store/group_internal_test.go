@@ -384,10 +384,13 @@ func TestAGroupWaitsForARunnableWriter(t *testing.T) {
 // checkpointer still brings the WAL back to its start, so the file stays
 // the size of a few intervals' commits. With checkpoints beside the
 // writers only, it grew by every commit for as long as the writes went
-// on. The writers go on for 1.5 s (many checkpoint intervals) and until
-// 8 MiB of rows are written: on a loaded machine (the race detector, CI's
-// packages in parallel) 1.5 s may write little, and one stretch of the
-// checkpointer waiting for the CPU could grow the WAL past it.
+// on. The writers go on for 1.5 s (many checkpoint intervals), until
+// 8 MiB of rows are written, and until they have written more than the
+// WAL holds: on a loaded machine (the race detector, CI's packages in
+// parallel, other builds) 1.5 s may write little, and one stretch of the
+// checkpointer waiting for the CPU grows the WAL past what was written
+// so far. A WAL that never starts over grows by every row written and
+// stays larger until the 30 s limit.
 func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	db, path := openSQLiteFile(t)
 	db.checkpoints.close()
@@ -403,7 +406,7 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; ctx.Err() == nil && (time.Now().Before(until) || written.Load() < enough); i++ {
+			for i := 0; ctx.Err() == nil && (time.Now().Before(until) || written.Load() < enough || written.Load() <= walSize(path)); i++ {
 				err := db.Tx(context.Background(), func(tx *Tx) error {
 					return insertItem(context.Background(), tx, fmt.Sprintf("%d-%d-%s", w, i, row))
 				})
@@ -426,6 +429,15 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 		t.Errorf("WAL of %d bytes after %d bytes of rows were written: it did not start over", wal, written.Load())
 	}
 	t.Logf("%d bytes written, WAL %d bytes", written.Load(), wal)
+}
+
+// walSize is the size of the database's WAL file, 0 when it is missing.
+func walSize(path string) int64 {
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 func fileSize(t *testing.T, path string) int64 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // ErrServed is returned by ClaimServer when another process serves the
@@ -38,7 +39,7 @@ func (db *DB) ClaimServer() (exclusive bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("open the server lock: %w", err)
 	}
-	locked, supported, err := lockExclusive(f)
+	locked, supported, err := lockSoon(f)
 	if err != nil || !supported {
 		f.Close()
 		return false, err
@@ -49,4 +50,24 @@ func (db *DB) ClaimServer() (exclusive bool, err error) {
 	}
 	db.serveLock = f
 	return true, nil
+}
+
+// claimWait is how long ClaimServer tries the lock before it reports
+// ErrServed. A server that stopped has released the lock, but a process
+// forked in the same program before it did (any exec of git, which
+// forks first) holds a copy of the lock's descriptor until it has
+// exec'd: under load, long enough for a server started right after the
+// stop to find the lock held (seen in the tests' restarts).
+const claimWait = 2 * time.Second
+
+// lockSoon is lockExclusive retried for claimWait while the lock is held.
+func lockSoon(f *os.File) (locked, supported bool, err error) {
+	deadline := time.Now().Add(claimWait)
+	for {
+		locked, supported, err = lockExclusive(f)
+		if locked || !supported || err != nil || time.Now().After(deadline) {
+			return locked, supported, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

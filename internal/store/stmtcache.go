@@ -145,7 +145,16 @@ func (c *stmtCache) close() {
 // through the statement cache. On PostgreSQL a query refused for a stale
 // plan (see stalePlan) runs once more.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if c := db.nesting.Load(); c != nil {
+		c.check(query)
+	}
 	defer db.afterWrite(ctx, query)
+	// A Row cannot carry the wait's error: a query whose turn did not
+	// come runs as before the turns, on the busy handler (or fails with
+	// the ended ctx).
+	if done, err := db.plainWriteTurn(ctx, query); err == nil {
+		defer done()
+	}
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -160,7 +169,15 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // QueryContext runs a query through the statement cache. On PostgreSQL
 // a query refused for a stale plan (see stalePlan) runs once more.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if c := db.nesting.Load(); c != nil {
+		c.check(query)
+	}
 	defer db.afterWrite(ctx, query)
+	done, err := db.plainWriteTurn(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -176,6 +193,12 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // PostgreSQL a statement refused for a stale plan (see stalePlan) runs
 // once more: it was refused before it ran.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if c := db.nesting.Load(); c != nil {
+		c.check(query)
+	}
+	if db.writes != nil && plainWrite(query) {
+		return db.execInTx(ctx, query, args)
+	}
 	defer db.afterWrite(ctx, query)
 	defer db.checkpoints.committed()
 	if st := db.stmt(ctx, query); st != nil {

@@ -278,13 +278,15 @@ func (s *Service) enqueueHookEvent(ctx context.Context, tx *store.Tx, h *Hook, s
 		fields["sender"] = accounts.ToSimpleUser(s.BaseURL, sender)
 	}
 	p := payload{GUID: wire.NewGUID(), Event: event, Action: actionOf(fields), CreatedAt: s.now()}
-	if h.IsOrg() {
+	switch {
+	case h.Global: // about the installation: no repository or organization
+	case h.IsOrg():
 		org, err := accounts.ByID(ctx, tx, h.OrgID)
 		if err != nil {
 			return err
 		}
 		fields["organization"] = accounts.ToSimpleOrg(s.BaseURL, org)
-	} else {
+	default:
 		repo, err := repos.ByID(ctx, tx, h.RepoID)
 		if err != nil {
 			return err

@@ -1,5 +1,7 @@
 package webhooks
 
+import "slices"
+
 // knownEvents are the platform's webhook event names a hook may subscribe
 // to ("*" subscribes to all of them). ping and meta are sent to every hook
 // and are not subscribable.
@@ -28,3 +30,16 @@ var knownEvents = map[string]bool{
 
 // validEvent reports whether a hook may subscribe to the event name.
 func validEvent(e string) bool { return e == "*" || knownEvents[e] }
+
+// globalEvents are the events a global webhook subscribes to, and its
+// default: the platform sends global webhooks user and organization
+// events (user is no repository or organization hook's event).
+var globalEvents = []string{"organization", "user"}
+
+// validFor reports whether hook h may subscribe to the event name.
+func validFor(h *Hook, e string) bool {
+	if h.Global {
+		return slices.Contains(globalEvents, e)
+	}
+	return validEvent(e)
+}

@@ -177,10 +177,10 @@ func ValidURL(s string) bool {
 }
 
 // checkEvents adds a field error for each event name the platform does
-// not know.
-func checkEvents(events []string, f *apierr.Fields) {
+// not know, or that hook h may not subscribe to (see validFor).
+func checkEvents(h *Hook, events []string, f *apierr.Fields) {
 	for _, e := range events {
-		if !validEvent(e) {
+		if !validFor(h, e) {
 			*f = append(*f, apierr.FieldError{Resource: hookResource, Field: "events", Code: apierr.CodeInvalid,
 				Message: fmt.Sprintf("%q is not a valid event name", e), Value: e})
 		}
@@ -213,10 +213,10 @@ func (s *Service) applyBody(h *Hook, b *hookBody, creating bool) error {
 		checkURL(h, &f)
 	}
 	if b.Events != nil {
-		checkEvents(*b.Events, &f)
+		checkEvents(h, *b.Events, &f)
 		h.Events = *b.Events
 	}
-	checkEvents(b.AddEvents, &f)
+	checkEvents(h, b.AddEvents, &f)
 	h.Events = append(slices.Clone(h.Events), b.AddEvents...)
 	h.Events = slices.DeleteFunc(h.Events, func(e string) bool { return slices.Contains(b.RemoveEvents, e) })
 	h.Events = normalEvents(h.Events)
@@ -230,9 +230,12 @@ func (s *Service) applyBody(h *Hook, b *hookBody, creating bool) error {
 func newHook(t target, appID, creatorID int64) *Hook {
 	h := &Hook{Name: "web", Active: true, Events: []string{"push"}, ContentType: "form", InsecureSSL: "0",
 		AppID: appID, CreatorID: creatorID}
-	if t.Repo != nil {
+	switch {
+	case t.Global:
+		h.Global, h.Events = true, slices.Clone(globalEvents)
+	case t.Repo != nil:
 		h.RepoID = t.Repo.ID
-	} else {
+	default:
 		h.OrgID = t.Org.ID
 	}
 	return h
@@ -251,6 +254,9 @@ func overlaps(a, b []string) bool {
 
 // targetWord names the hook's target kind in messages.
 func targetWord(h *Hook) string {
+	if h.Global {
+		return "installation"
+	}
 	if h.IsOrg() {
 		return "organization"
 	}
@@ -293,6 +299,8 @@ func checkRules(h *Hook, others []*Hook) error {
 const (
 	repoHooksQuery = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE repo_id = $1 AND deleted_at IS NULL ORDER BY id`
 	orgHooksQuery  = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id`
+	// globalHooksQuery takes a $1 it ignores, as the others' target id.
+	globalHooksQuery = `SELECT ` + hookColumns + ` FROM ` + hooksFrom + ` WHERE global AND $1 = 0 AND deleted_at IS NULL ORDER BY id`
 )
 
 // lockTarget serialises the hook writes of one target for the rest of tx,
@@ -305,6 +313,9 @@ func (s *Service) lockTarget(ctx context.Context, tx store.Q, h *Hook) error {
 	}
 	query := `SELECT id FROM repositories WHERE id = $1 FOR UPDATE`
 	switch {
+	case h.Global: // the installation has no row: a lock of the transaction named for its hooks
+		_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('forgeapi.global_hooks'))`)
+		return store.Normalize(err)
 	case h.IsApp():
 		query = `SELECT id FROM apps WHERE id = $1 FOR UPDATE`
 	case h.IsOrg():
@@ -322,7 +333,10 @@ func (s *Service) targetHooks(ctx context.Context, q store.Q, h *Hook) ([]*Hook,
 		return nil, err
 	}
 	query := repoHooksQuery
-	if h.IsOrg() {
+	switch {
+	case h.Global:
+		query = globalHooksQuery
+	case h.IsOrg():
 		query = orgHooksQuery
 	}
 	all, err := queryHooks(ctx, q, query, h.TargetID())
@@ -349,11 +363,11 @@ func eventsJSON(events []string) string {
 func storeNewHook(ctx context.Context, q store.Q, h *Hook, now time.Time) error {
 	h.CreatedAt, h.UpdatedAt = now, now
 	err := q.QueryRowContext(ctx, `INSERT INTO hooks (repo_id, org_id, name, active, events, url, content_type,
-		insecure_ssl, secret, username, password, app_id, creator_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+		insecure_ssl, secret, username, password, app_id, creator_id, created_at, updated_at, global)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
 		nullID(h.RepoID), nullID(h.OrgID), h.Name, h.Active, eventsJSON(h.Events), h.URL, h.ContentType,
 		h.InsecureSSL, h.SealedSecret, h.Username, h.SealedPassword, nullID(h.AppID), nullID(h.CreatorID),
-		now, now).Scan(&h.ID)
+		now, now, h.Global).Scan(&h.ID)
 	return store.Normalize(err)
 }
 
@@ -440,8 +454,8 @@ func (s *Service) EditHook(ctx context.Context, id int64, edit func(h *Hook) err
 	return out, nil
 }
 
-// DeleteHook soft-deletes a hook and writes its meta delivery in the same
-// transaction. A hook already deleted is 404.
+// DeleteHook soft-deletes a hook and writes its meta delivery (none for a
+// global webhook) in the same transaction. A hook already deleted is 404.
 func (s *Service) DeleteHook(ctx context.Context, h *Hook, sender *accounts.Account) error {
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
 		now := s.now()
@@ -459,6 +473,12 @@ func (s *Service) DeleteHook(ctx context.Context, h *Hook, sender *accounts.Acco
 		if err := audit(ctx, tx, h, "hook.destroy"); err != nil {
 			return err
 		}
+		if h.Global {
+			// The meta event describes repository, organization and app
+			// hooks (its hook.events knows no user event): a global
+			// webhook is deleted without one.
+			return nil
+		}
 		return s.EnqueueMeta(ctx, tx, h, sender)
 	})
 }
@@ -467,7 +487,7 @@ func (s *Service) DeleteHook(ctx context.Context, h *Hook, sender *accounts.Acco
 // of its repositories, in the organization's audit log; apps' own hooks
 // and the hooks of users' repositories are in none.
 func audit(ctx context.Context, tx store.Q, h *Hook, action string) error {
-	if h.IntegrationID != 0 {
+	if h.IntegrationID != 0 || h.Global {
 		return nil
 	}
 	e := auditlog.Entry{OrgID: h.OrgID, Action: action,
@@ -526,6 +546,20 @@ type orgHookJSON struct {
 	CreatedAt     wire.Time      `json:"created_at"`
 }
 
+// globalHookJSON is the global webhook shape.
+type globalHookJSON struct {
+	Type      string         `json:"type"`
+	ID        int64          `json:"id"`
+	URL       string         `json:"url"`
+	PingURL   string         `json:"ping_url"`
+	Name      string         `json:"name"`
+	Events    []string       `json:"events"`
+	Active    bool           `json:"active"`
+	Config    hookConfigJSON `json:"config"`
+	UpdatedAt wire.Time      `json:"updated_at"`
+	CreatedAt wire.Time      `json:"created_at"`
+}
+
 // repoHookJSON is the repository hook shape.
 type repoHookJSON struct {
 	Type          string            `json:"type"`
@@ -546,6 +580,11 @@ type repoHookJSON struct {
 // toHookJSON renders a hook whose API URL is hookURL
 // (".../repos/o/r/hooks/ID" or ".../orgs/o/hooks/ID").
 func toHookJSON(hookURL string, h *Hook, now time.Time) any {
+	if h.Global {
+		return globalHookJSON{Type: "Global", ID: h.ID, URL: hookURL, PingURL: hookURL + "/pings", Name: h.Name,
+			Events: normalEvents(h.Events), Active: h.Active, Config: configJSON(h), UpdatedAt: wire.T(h.UpdatedAt),
+			CreatedAt: wire.T(h.CreatedAt)}
+	}
 	if h.IsOrg() {
 		return orgHookJSON{Type: "Organization", ID: h.ID, URL: hookURL, PingURL: hookURL + "/pings",
 			DeliveriesURL: hookURL + "/deliveries", Name: h.Name, Events: normalEvents(h.Events), Active: h.Active,
@@ -571,6 +610,9 @@ func lastResponse(l LastResponse, now time.Time) *lastResponseJSON {
 
 // hookURL is the API URL of a hook of the target under base.
 func hookURL(base string, t target, id int64) string {
+	if t.Global {
+		return base + "/admin/hooks/" + strconv.FormatInt(id, 10)
+	}
 	if t.AppID != 0 {
 		return base + "/app/hook"
 	}
@@ -603,6 +645,9 @@ func (s *Service) HookJSON(h *Hook) any {
 // hookTarget loads the repository or organization of a hook, or names
 // its app.
 func (s *Service) hookTarget(ctx context.Context, q store.Q, h *Hook) (target, error) {
+	if h.Global {
+		return target{Global: true}, nil
+	}
 	if h.IsApp() {
 		return target{AppID: h.IntegrationID}, nil
 	}

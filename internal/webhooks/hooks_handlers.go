@@ -43,9 +43,12 @@ func (h *Handler) listHooks(w http.ResponseWriter, r *http.Request) error {
 	t := targetFrom(ctx)
 	appID := callerAppID(auth.PrincipalFrom(ctx))
 	pageQuery, countQuery, id := repoHooksPage, repoHooksCount, int64(0)
-	if t.Repo != nil {
+	switch {
+	case t.Global:
+		pageQuery, countQuery = globalHooksPage, globalHooksCount
+	case t.Repo != nil:
 		id = t.Repo.ID
-	} else {
+	default:
 		pageQuery, countQuery, id = orgHooksPage, orgHooksCount, t.Org.ID
 	}
 	var total int

@@ -43,7 +43,7 @@ var (
 func (h *Handler) Routes() []httpapi.Route {
 	const repo = "/repos/{owner}/{repo}/hooks"
 	const org = "/orgs/{org}/hooks"
-	return []httpapi.Route{
+	return append([]httpapi.Route{
 		{Method: "GET", Pattern: repo, Handle: h.listHooks, Auth: repoHookRead},
 		{Method: "POST", Pattern: repo, Handle: h.createHook, Auth: repoHookWrite},
 		{Method: "GET", Pattern: repo + "/{hook_id}", Handle: h.getHook, Auth: repoHookRead},
@@ -75,5 +75,5 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/app/hook/deliveries", Handle: h.listDeliveries, Auth: appHook},
 		{Method: "GET", Pattern: "/app/hook/deliveries/{delivery_id}", Handle: h.getDelivery, Auth: appHook},
 		{Method: "POST", Pattern: "/app/hook/deliveries/{delivery_id}/attempts", Handle: h.redeliver, Auth: appHook},
-	}
+	}, h.globalRoutes()...)
 }

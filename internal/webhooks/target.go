@@ -20,9 +20,14 @@ type target struct {
 	Repo  *repos.Repository
 	Org   *accounts.Account
 	AppID int64
+	// Global is the installation's global webhooks (/admin/hooks).
+	Global bool
 }
 
 func targetFrom(ctx context.Context) target {
+	if isGlobal(ctx) {
+		return target{Global: true}
+	}
 	if p := auth.PrincipalFrom(ctx); p != nil && p.App != nil {
 		return target{AppID: p.App.ID}
 	}
@@ -35,6 +40,8 @@ func targetFrom(ctx context.Context) target {
 // owns reports whether the hook belongs to the target.
 func (t target) owns(h *Hook) bool {
 	switch {
+	case t.Global:
+		return h.Global
 	case t.AppID != 0:
 		return h.IntegrationID == t.AppID
 	case t.Repo != nil:

@@ -166,12 +166,16 @@ type Hook struct {
 	// IntegrationID is set on an app's own webhook (the app's id): it
 	// receives the events of the app's installations (AppResolver).
 	IntegrationID int64
-	Name          string
-	Active        bool
-	Events        []string // sorted; may hold "*"
-	URL           string
-	ContentType   string // json | form
-	InsecureSSL   string // "0" | "1"
+	// Global is set on a global webhook of the installation (site
+	// administrators' /admin/hooks): it receives the user and
+	// organization events of every account.
+	Global      bool
+	Name        string
+	Active      bool
+	Events      []string // sorted; may hold "*"
+	URL         string
+	ContentType string // json | form
+	InsecureSSL string // "0" | "1"
 	// SealedSecret is the secret sealed with the server key; "" for none.
 	// Open it with Service.Secret.
 	SealedSecret   string
@@ -200,9 +204,16 @@ func (h *Hook) IsOrg() bool { return h.OrgID != 0 }
 // IsApp reports whether the hook is an app's own webhook.
 func (h *Hook) IsApp() bool { return h.IntegrationID != 0 }
 
-// TargetID is the id of the repository, organization or app the hook is on.
+// targetBusiness is the target type of a global webhook's deliveries:
+// the installation (the platform's "business").
+const targetBusiness hookshot.TargetType = "business"
+
+// TargetID is the id of the repository, organization or app the hook is
+// on (0 for a global webhook).
 func (h *Hook) TargetID() int64 {
 	switch {
+	case h.Global:
+		return 0
 	case h.IsApp():
 		return h.IntegrationID
 	case h.IsOrg():
@@ -214,6 +225,8 @@ func (h *Hook) TargetID() int64 {
 // TargetType is the hook's X-Service-Hook-Installation-Target-Type.
 func (h *Hook) TargetType() hookshot.TargetType {
 	switch {
+	case h.Global:
+		return targetBusiness
 	case h.IsApp():
 		return hookshot.TargetIntegration
 	case h.IsOrg():
@@ -256,7 +269,8 @@ func (s *Service) Password(h *Hook) (string, error) {
 const hookColumns = `hooks.id, hooks.repo_id, hooks.org_id, hooks.name, hooks.active, hooks.events, hooks.url,
 	hooks.content_type, hooks.insecure_ssl, hooks.secret, hooks.username, hooks.password, hooks.app_id,
 	hooks.creator_id, last_response.code, last_response.status, last_response.message,
-	last_response.responded_at, hooks.deleted_at, hooks.created_at, hooks.updated_at, hooks.integration_id`
+	last_response.responded_at, hooks.deleted_at, hooks.created_at, hooks.updated_at, hooks.integration_id,
+	hooks.global`
 
 // hooksFrom is what hookColumns are read from: the hooks with their last
 // responses, which are kept in a table of their own so that recording a
@@ -273,7 +287,7 @@ func scanHook(row interface{ Scan(...any) error }) (*Hook, error) {
 	var events string
 	err := row.Scan(&h.ID, &repoID, &orgID, &h.Name, &h.Active, &events, &h.URL, &h.ContentType, &h.InsecureSSL,
 		&h.SealedSecret, &h.Username, &h.SealedPassword, &appID, &creatorID, &code, &status, &message, &at,
-		&deleted, &h.CreatedAt, &h.UpdatedAt, &integrationID)
+		&deleted, &h.CreatedAt, &h.UpdatedAt, &integrationID, &h.Global)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -363,11 +377,12 @@ func targetOf(repo *repos.Repository, org *accounts.Account) hookTarget {
 }
 
 // activeHooks returns the active, undeleted hooks of the target,
-// repository hooks first.
+// repository hooks first, then the global webhooks (which subscribe to
+// user and organization events only).
 func activeHooks(ctx context.Context, q store.Q, t hookTarget) ([]*Hook, error) {
 	return queryHooks(ctx, q, `SELECT `+hookColumns+` FROM `+hooksFrom+`
-		WHERE (repo_id = $1 OR org_id = $2) AND active AND deleted_at IS NULL
-		ORDER BY org_id IS NOT NULL, id`, t.repoID, t.orgID)
+		WHERE (repo_id = $1 OR org_id = $2 OR global) AND active AND deleted_at IS NULL
+		ORDER BY org_id IS NOT NULL, global, id`, t.repoID, t.orgID)
 }
 
 // subscribedHooks is SubscribedHooks through a cache of each target's

@@ -1,0 +1,379 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nektos/act/pkg/model"
+	"github.com/nektos/act/pkg/runner"
+	"github.com/sirupsen/logrus"
+)
+
+// Conclusions of a job and of a step.
+const (
+	Success   = "success"
+	Failure   = "failure"
+	Cancelled = "cancelled"
+	Skipped   = "skipped"
+)
+
+// Need is the result of a job another job needs: needs.KEY.result and
+// needs.KEY.outputs.
+type Need struct {
+	Result  string
+	Outputs map[string]string
+}
+
+// Spec is one job to execute.
+type Spec struct {
+	Workflow []byte         // the workflow file
+	JobKey   string         // the job's key
+	Matrix   map[string]any // its matrix combination, nil without one
+	// Workdir is the checked-out work tree the steps run in; Scratch is a
+	// directory of the job's own for act's files (both made by the
+	// caller, removed by the caller).
+	Workdir, Scratch string
+	Event            string // the event's name (push, workflow_dispatch, ...)
+	EventPayload     []byte // the event's payload (github.event)
+	Actor            string
+	// Inputs, Secrets and Vars are the inputs, secrets and vars contexts;
+	// every secret value is masked as *** in the log.
+	Inputs, Secrets, Vars map[string]string
+	// Env is added to every step's environment (the marker of the job's
+	// processes is added by Execute).
+	Env   map[string]string
+	Token string          // GITHUB_TOKEN, "" for none
+	Needs map[string]Need // the results of the jobs it needs
+	Log   io.Writer       // receives the job's log, one timestamped line at a time
+	// OnStep, when set, is told of every step's start and end (from the
+	// goroutine running the job).
+	OnStep func(Step)
+	Now    func() time.Time
+}
+
+// Step is a step of a job as it ran: "Set up job", each of the workflow's
+// steps, "Complete job".
+type Step struct {
+	Number      int
+	Name        string
+	Status      string // in_progress or completed
+	Conclusion  string // success, failure, skipped, cancelled ("" while in progress)
+	StartedAt   time.Time
+	CompletedAt time.Time
+	// LogFrom and LogTo are the step's part of the job's log, in bytes.
+	LogFrom, LogTo int64
+}
+
+// Result is how a job ended.
+type Result struct {
+	Conclusion string            // success, failure or cancelled
+	Outputs    map[string]string // the job's outputs
+	Steps      []Step
+}
+
+// Execute runs the job on the host with act and returns its result once
+// it ended: when ctx is cancelled the step running is stopped (its
+// process group and every process it started are killed) and the result
+// is cancelled. An error means the job could not start (a workflow that
+// does not parse, a job that is not in it).
+func Execute(ctx context.Context, s Spec) (Result, error) {
+	wf, err := model.ReadWorkflow(bytes.NewReader(s.Workflow), false)
+	if err != nil {
+		return Result{}, err
+	}
+	job := wf.GetJob(s.JobKey)
+	if job == nil {
+		return Result{}, fmt.Errorf("%w: %q", ErrNoJob, s.JobKey)
+	}
+	for key, n := range s.Needs {
+		if j := wf.GetJob(key); j != nil {
+			j.Result, j.Outputs = n.Result, n.Outputs
+		}
+	}
+	cfg, err := s.config(job)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := runner.New(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	rec := newRecorder(s)
+	for i, st := range job.Steps {
+		if st != nil {
+			id := st.ID
+			if id == "" {
+				id = strconv.Itoa(i) // as act names the steps without an id
+			}
+			rec.names[id] = StepName(st.Name, st.Uses, st.Run, st.ID)
+		}
+	}
+	plan := &model.Plan{Stages: []*model.Stage{{Runs: []*model.Run{{Workflow: wf, JobID: s.JobKey}}}}}
+	runCtx := runner.WithJobLoggerFactory(ctx, rec)
+	done := make(chan error, 1)
+	go func() { done <- r.NewPlanExecutor(plan)(runCtx) }()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-ctx.Done():
+		killMarked(cfg.Env[markerEnv])
+		runErr = <-done
+	}
+	killMarked(cfg.Env[markerEnv]) // what a step left running in the background
+	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
+	if ctx.Err() != nil {
+		for i := range res.Steps { // the step killed by the cancel
+			if res.Steps[i].Conclusion == Failure {
+				res.Steps[i].Conclusion = Cancelled
+			}
+		}
+	}
+	for k, v := range job.Outputs {
+		res.Outputs[k] = v
+	}
+	switch {
+	case ctx.Err() != nil:
+		res.Conclusion = Cancelled
+	case runErr != nil || job.Result == Failure:
+		res.Conclusion = Failure
+	}
+	return res, nil
+}
+
+// keptEnv are the variables of the server's environment a job sees; the
+// others (database addresses, keys, cloud credentials) are emptied.
+var keptEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "LANG": true,
+	"LC_ALL": true, "TZ": true, "TMPDIR": true, "TERM": true}
+
+// markerEnv names the variable that marks every process of a job, so
+// that cancelling the job finds the processes its steps left behind.
+const markerEnv = "FORGEAPI_ACTIONS_JOB"
+
+// config is act's configuration for the job: every runs-on label on the
+// host, the inputs, secrets and vars, and the event.
+func (s Spec) config(job *model.Job) (*runner.Config, error) {
+	platforms := map[string]string{"ubuntu-latest": "-self-hosted", "self-hosted": "-self-hosted"}
+	for _, l := range job.RunsOn() {
+		platforms[strings.ToLower(l)] = "-self-hosted"
+	}
+	eventPath := filepath.Join(s.Scratch, "event.json")
+	payload := s.EventPayload
+	if len(payload) == 0 {
+		payload = []byte("{}")
+	}
+	if err := os.WriteFile(eventPath, payload, 0o600); err != nil {
+		return nil, err
+	}
+	env := map[string]string{markerEnv: filepath.Base(s.Scratch) + "-" + fmt.Sprint(time.Now().UnixNano())}
+	for _, kv := range os.Environ() { // act passes the server's environment on: keep only the harmless part
+		if k, _, _ := strings.Cut(kv, "="); !keptEnv[k] {
+			env[k] = ""
+		}
+	}
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	secrets := map[string]string{}
+	for k, v := range s.Secrets {
+		secrets[k] = v
+	}
+	if s.Token != "" {
+		secrets["GITHUB_TOKEN"] = s.Token
+	}
+	var matrix map[string]map[string]bool
+	if len(s.Matrix) > 0 {
+		matrix = map[string]map[string]bool{}
+		for k, v := range s.Matrix {
+			matrix[k] = map[string]bool{fmt.Sprint(v): true}
+		}
+	}
+	return &runner.Config{
+		Actor: s.Actor, Workdir: s.Workdir, EventName: s.Event, EventPath: eventPath,
+		ActionCacheDir: filepath.Join(s.Scratch, "cache"), LogOutput: true, Env: env, Inputs: s.Inputs,
+		Secrets: secrets, Vars: s.Vars, Token: s.Token, Platforms: platforms, Matrix: matrix,
+		ConcurrentJobs: 1, ActionOfflineMode: true, GitHubInstance: "github.com",
+	}, nil
+}
+
+// recorder is the job's logger (act's JobLoggerFactory): it writes the
+// lines act and the steps print to the log and follows the steps from
+// the fields act puts on its entries. act's masking of secrets runs
+// before it sees an entry; the recorder masks the secrets again.
+type recorder struct {
+	spec    Spec
+	secrets []string
+	mu      sync.Mutex
+	steps   []Step
+	byID    map[string]int
+	names   map[string]string // the steps' ids (act's) to their display names
+	written int64             // bytes written to the log
+	current int               // the step the lines written go to, -1 for none
+}
+
+func newRecorder(s Spec) *recorder {
+	r := &recorder{spec: s, byID: map[string]int{}, names: map[string]string{}, current: -1}
+	for _, v := range s.Secrets {
+		if v != "" {
+			r.secrets = append(r.secrets, v)
+		}
+	}
+	if s.Token != "" {
+		r.secrets = append(r.secrets, s.Token)
+	}
+	return r
+}
+
+// WithJobLogger makes the job's logger (act calls it once per job).
+func (r *recorder) WithJobLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	l.SetLevel(logrus.DebugLevel)
+	l.SetFormatter(r)
+	return l
+}
+
+// Format records the entry's step change and writes its line when it is
+// shown (info and above, and the steps' output); act discards what it
+// returns (the logger's output is io.Discard).
+func (r *recorder) Format(e *logrus.Entry) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.follow(e, now)
+	if e.Level > logrus.InfoLevel || r.spec.Log == nil {
+		return nil, nil
+	}
+	msg := strings.TrimRight(e.Message, "\r\n")
+	for _, v := range r.secrets {
+		msg = strings.ReplaceAll(msg, v, "***")
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		n, _ := fmt.Fprintf(r.spec.Log, "%s %s\n", now.UTC().Format("2006-01-02T15:04:05.0000000Z"), strings.TrimRight(line, "\r"))
+		r.written += int64(n)
+	}
+	if r.current >= 0 {
+		r.steps[r.current].LogTo = r.written
+	}
+	return nil, nil
+}
+
+func (r *recorder) now() time.Time {
+	if r.spec.Now != nil {
+		return r.spec.Now()
+	}
+	return time.Now()
+}
+
+// follow starts a step at its first entry and ends it at the entry that
+// carries its result.
+func (r *recorder) follow(e *logrus.Entry, now time.Time) {
+	id, name := stepOf(e)
+	if id == "" {
+		return
+	}
+	i, ok := r.byID[id]
+	if !ok {
+		if stage, _ := e.Data["stage"].(string); stage != "" && stage != "Main" {
+			return // pre and post steps belong to their main step
+		}
+		if display, ok := r.names[id]; ok {
+			name = display
+		}
+		r.steps = append(r.steps, Step{Number: len(r.steps) + 1, Name: name, Status: "in_progress", StartedAt: now,
+			LogFrom: r.written, LogTo: r.written})
+		i = len(r.steps) - 1
+		r.byID[id] = i
+		r.current = i
+		r.notify(r.steps[i])
+	}
+	result, ok := e.Data["stepResult"]
+	if stage, _ := e.Data["stage"].(string); !ok || (stage != "" && stage != "Main") || r.steps[i].Status == "completed" {
+		return
+	}
+	r.steps[i].Status, r.steps[i].Conclusion, r.steps[i].CompletedAt = "completed", fmt.Sprint(result), now
+	r.notify(r.steps[i])
+}
+
+func (r *recorder) notify(s Step) {
+	if r.spec.OnStep != nil {
+		r.spec.OnStep(s)
+	}
+}
+
+// stepOf reads the step an entry is about: act's "stepID" (or "stepid"
+// for the set up and complete steps) and "step" fields.
+func stepOf(e *logrus.Entry) (id, name string) {
+	raw, ok := e.Data["stepID"]
+	if !ok {
+		raw = e.Data["stepid"]
+	}
+	ids, _ := raw.([]string)
+	if len(ids) != 1 { // composite actions' inner steps have longer paths
+		return "", ""
+	}
+	name, _ = e.Data["step"].(string)
+	switch ids[0] {
+	case "--setup-job":
+		name = "Set up job"
+	case "--complete-job":
+		name = "Complete job"
+	}
+	return ids[0], name
+}
+
+// finish ends the steps left in progress (cancelled, or failed when the
+// job ended on its own) and returns them all.
+func (r *recorder) finish(cancelled bool) []Step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	for i := range r.steps {
+		if r.steps[i].Status != "completed" {
+			r.steps[i].Status, r.steps[i].CompletedAt = "completed", now
+			r.steps[i].Conclusion = Failure
+			if cancelled {
+				r.steps[i].Conclusion = Cancelled
+			}
+		}
+	}
+	return append([]Step(nil), r.steps...)
+}
+
+// killMarked kills every process whose environment carries the job's
+// marker (Linux: read from /proc; elsewhere nothing is found).
+func killMarked(marker string) {
+	if marker == "" {
+		return
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	want := []byte(markerEnv + "=" + marker + "\x00")
+	self := os.Getpid()
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append(env, 0), want) {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+}
+
+// ErrNoJob is returned for a job key the workflow does not have.
+var ErrNoJob = errors.New("engine: no such job")

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// nestingCheck finds writes run on the DB, not on the Tx, from inside a
+// transaction's function: such a write is not part of the transaction
+// (it does not roll back with it), and on SQLite it waits for its turn
+// behind the very transaction whose function waits for it, until
+// writeWaitTimeout fails it. (Reads on the DB are left alone: they see
+// what was committed before the transaction, and take no turn.) Tests
+// turn it on (CheckNesting); it costs a stack read per write and per
+// transaction.
+type nestingCheck struct {
+	mu         sync.Mutex
+	inTx       map[uint64]int // goroutine id: transactions it is running fn in
+	violations []string
+}
+
+// CheckNesting makes the DB record every write run on it (not on the Tx)
+// by a goroutine while it runs a transaction's function; Violations
+// returns them. For tests; transactions already running when it is
+// called are not checked.
+func (db *DB) CheckNesting() { db.nesting.CompareAndSwap(nil, &nestingCheck{inTx: map[uint64]int{}}) }
+
+// Violations returns what CheckNesting recorded: the statement and the
+// stack that ran it, once per distinct stack.
+func (db *DB) Violations() []string {
+	c := db.nesting.Load()
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.violations...)
+}
+
+// wrap returns fn marking its goroutine as inside a transaction while it
+// runs.
+func (c *nestingCheck) wrap(fn func(tx *Tx) error) func(tx *Tx) error {
+	return func(tx *Tx) error {
+		id := goroutineID()
+		c.mu.Lock()
+		c.inTx[id]++
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			if c.inTx[id]--; c.inTx[id] == 0 {
+				delete(c.inTx, id)
+			}
+			c.mu.Unlock()
+		}()
+		return fn(tx)
+	}
+}
+
+// check records query, when it writes, if the calling goroutine is
+// inside a transaction's function.
+func (c *nestingCheck) check(query string) {
+	if !plainWrite(query) {
+		return
+	}
+	id := goroutineID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inTx[id] == 0 {
+		return
+	}
+	stack := make([]byte, 8<<10)
+	stack = stack[:runtime.Stack(stack, false)]
+	v := fmt.Sprintf("a write on the DB inside a transaction's function: %s\n%s", query, stack)
+	for _, seen := range c.violations {
+		if seen == v {
+			return
+		}
+	}
+	c.violations = append(c.violations, v)
+}
+
+// goroutineID is the calling goroutine's id, read from its stack header
+// ("goroutine 123 [running]:").
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	b = b[:bytes.IndexByte(b, ' ')]
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}
