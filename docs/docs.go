@@ -57,6 +57,15 @@ const (
 	Dependabot         = "dependabot"
 )
 
+// The pages of the areas of repository statistics (package repostats),
+// custom properties (package customprops) and autolinks and tag
+// protection (package reposettings).
+const (
+	RepositoryStatistics = "repository-statistics"
+	CustomProperties     = "custom-properties"
+	RepositorySettings   = "repository-settings"
+)
+
 // Pages returns the names of every page, sorted.
 func Pages() []string {
 	entries, _ := fs.ReadDir(files, ".") // an embed.FS root always reads

@@ -37,6 +37,7 @@ import (
 	"forgeapi/internal/collaborators"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
+	"forgeapi/internal/customprops"
 	"forgeapi/internal/dependabot"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/depreview/advisorydb"
@@ -69,6 +70,8 @@ import (
 	"forgeapi/internal/releases"
 	"forgeapi/internal/repocontent"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/reposettings"
+	"forgeapi/internal/repostats"
 	"forgeapi/internal/rulesets"
 	"forgeapi/internal/secretbox"
 	"forgeapi/internal/secretscanning"
@@ -462,12 +465,14 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Git.AddCheck(a.Rulesets.CheckPush)
 	a.Protection = &protection.Service{DB: db, Events: a.Events}
 	a.Git.AddCheck(a.Protection.CheckPush)
+	a.Git.AddCheck(reposettings.CheckPush(db))
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
 	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
+	a.Git.HandleIntent(protection.BranchRenameIntent, repocontent.RecordRename)
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.GistMaintenance = gists.NewMaintainer(a.Gists, gists.MaintenanceConfig{PollInterval: cfg.GitMaintenance.PollInterval}, cfg.Logger)
@@ -569,6 +574,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Releases, (&releases.Handler{Service: a.Releases, Reactions: a.reactions().List(reactions.Release)}).Routes())
 	area(docs.RepositoryContents, a.Archives.Routes()) // a nil Handler lists its routes
 	area(docs.RepositoryContents, (&licenses.Handler{Repos: a.Repos}).Routes())
+	area(docs.RepositoryStatistics, (&repostats.Handler{Service: &repostats.Service{DB: a.DB, Repos: a.Repos, Now: a.Config.Now}}).Routes())
 	area(docs.GitHosting, (&codesearch.Handler{DB: a.DB, Repos: a.Repos}).Routes())
 	area(docs.Commits, (&dispatches.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Notifications, (&notifications.Handler{Service: &notifications.Service{DB: a.DB}}).Routes())
@@ -586,12 +592,14 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.EventFeeds, (&activity.Handler{Service: a.Activity}).Routes())
 	area(docs.EventFeeds, a.Feeds.Routes())
 	area(docs.Webhooks, (&webhooks.Handler{Service: a.Webhooks}).Routes())
-	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs}).Routes())
+	area(docs.Organizations, (&orgs.Handler{Service: a.Orgs, Collaborators: a.Collaborators}).Routes())
 	area(docs.Organizations, (&blocks.Handler{DB: a.DB, Events: a.Events}).Routes())
 	area(docs.Organizations, (&rulesets.Handler{Service: a.Rulesets}).Routes())
 	area(docs.BranchProtection, (&rulesets.Handler{Service: a.Rulesets}).RepoRoutes())
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
+	area(docs.RepositorySettings, (&reposettings.Handler{DB: a.DB}).Routes())
+	area(docs.CustomProperties, (&customprops.Handler{Service: &customprops.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
 	area(docs.API, (&reference.Handler{}).Routes())

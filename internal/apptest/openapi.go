@@ -144,9 +144,10 @@ func openAPIDir() string {
 }
 
 // textMedia are the platform's media types whose bodies are text (a
-// diff, a patch, a commit's SHA, rendered Markdown): the validator reads them as plain text,
+// diff, a patch, a commit's SHA, rendered Markdown, GET /octocat's art): the validator reads them as plain text,
 // as kin-openapi does text/plain.
-var textMedia = []string{"application/vnd.github.diff", "application/vnd.github.patch", "application/vnd.github.sha", "text/html"}
+var textMedia = []string{"application/vnd.github.diff", "application/vnd.github.patch", "application/vnd.github.sha", "text/html",
+	"application/octocat-stream"}
 
 // NewValidator returns a Validator over the descriptions in dir and the
 // GraphQL schema in graphQLFile ("": GraphQL exchanges are skipped).

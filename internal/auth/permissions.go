@@ -46,6 +46,7 @@ var permissionCatalog = []PermissionInfo{
 	{"organization_user_blocking", "Blocking users", GroupOrganization},
 	{"organization_campaigns", "Campaigns", GroupOrganization},
 	{"organization_custom_org_roles", "Custom organization roles", GroupOrganization},
+	{"organization_custom_properties", "Custom properties", GroupOrganization},
 	{"organization_events", "Events", GroupOrganization},
 	{"issue_fields", "Issue Fields", GroupOrganization},
 	{"issue_types", "Issue Types", GroupOrganization},

@@ -72,6 +72,34 @@ func (h *Handler) listLabels(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listMilestoneLabels answers GET .../milestones/{milestone_number}/labels:
+// the labels of the milestone's issues, by name, paged.
+func (h *Handler) listMilestoneLabels(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r)
+	if err != nil {
+		return err
+	}
+	n, err := milestoneNumber(r)
+	if err != nil {
+		return err
+	}
+	m, err := h.Service.Milestone(r.Context(), repos.From(r.Context()), n)
+	if err != nil {
+		return err
+	}
+	list, err := h.Service.MilestoneLabels(r.Context(), m.ID, page.Limit()+1, page.Offset())
+	if err != nil {
+		return err
+	}
+	more := len(list) > page.Limit()
+	if more {
+		list = list[:page.Limit()]
+	}
+	httpapi.SetLinksMore(w, r, page, more)
+	h.writeLabels(w, r, http.StatusOK, list)
+	return nil
+}
+
 // getLabel answers GET .../labels/{name}.
 func (h *Handler) getLabel(w http.ResponseWriter, r *http.Request) error {
 	lb, err := h.Service.Label(r.Context(), repos.From(r.Context()).ID, r.PathValue("name"))

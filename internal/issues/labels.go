@@ -32,6 +32,14 @@ func (s *Service) Labels(ctx context.Context, repoID int64, limit, offset int) (
 		ORDER BY lower(l.name) LIMIT $2 OFFSET $3`, repoID, limit, offset))
 }
 
+// MilestoneLabels lists the labels of the milestone's issues (and pull
+// requests), each once, by name.
+func (s *Service) MilestoneLabels(ctx context.Context, milestoneID int64, limit, offset int) ([]*Label, error) {
+	return collect(scanLabel)(s.DB.QueryContext(ctx, `SELECT `+labelColumns+` FROM labels l WHERE l.id IN (
+		SELECT il.label_id FROM issue_labels il JOIN issues i ON i.id = il.issue_id WHERE i.milestone_id = $1)
+		ORDER BY lower(l.name) LIMIT $2 OFFSET $3`, milestoneID, limit, offset))
+}
+
 // Label returns the repository's label by name (any case).
 func (s *Service) Label(ctx context.Context, repoID int64, name string) (*Label, error) {
 	return labelByName(ctx, s.DB, repoID, name)

@@ -94,6 +94,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: repo + "/milestones", Handle: h.listMilestones, Auth: read},
 		{Method: "POST", Pattern: repo + "/milestones", Handle: h.createMilestone, Auth: push},
 		{Method: "GET", Pattern: repo + "/milestones/{milestone_number}", Handle: h.getMilestone, Auth: read},
+		{Method: "GET", Pattern: repo + "/milestones/{milestone_number}/labels", Handle: h.listMilestoneLabels, Auth: labelRead},
 		{Method: "PATCH", Pattern: repo + "/milestones/{milestone_number}", Handle: h.updateMilestone, Auth: push},
 		{Method: "DELETE", Pattern: repo + "/milestones/{milestone_number}", Handle: h.deleteMilestone, Auth: push},
 	}

@@ -10,12 +10,16 @@ package orgs
 
 import (
 	"forgeapi/internal/auth"
+	"forgeapi/internal/collaborators"
 	"forgeapi/internal/httpapi"
 )
 
 // Handler serves the organizations and members endpoints.
 type Handler struct {
 	Service *Service
+	// Collaborators changes repository collaborators (outside
+	// collaborators).
+	Collaborators *collaborators.Service
 }
 
 // Routes is the organizations and members route table. Listing members
@@ -56,6 +60,12 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "PUT", Pattern: "/orgs/{org}/public_members/{username}", Handle: h.publicize, Auth: publicize},
 		{Method: "DELETE", Pattern: "/orgs/{org}/public_members/{username}", Handle: h.conceal, Auth: publicize},
 		{Method: "DELETE", Pattern: "/orgs/{org}/members/{username}", Handle: h.removeMember, Auth: manage},
+
+		{Method: "GET", Pattern: "/orgs/{org}/outside_collaborators", Handle: h.listOutsideCollaborators,
+			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Scopes: []string{"read:org", "repo"},
+				Permissions: auth.Perm("members:read"), TokenTypes: auth.AllTokenTypes}},
+		{Method: "PUT", Pattern: "/orgs/{org}/outside_collaborators/{username}", Handle: h.convertToOutside, Auth: manage},
+		{Method: "DELETE", Pattern: "/orgs/{org}/outside_collaborators/{username}", Handle: h.removeOutsideCollaborator, Auth: manage},
 
 		{Method: "GET", Pattern: "/orgs/{org}/memberships/{username}", Handle: h.getMembership,
 			Auth: auth.Rule{Target: auth.TargetOrg, Role: auth.RoleRead, Permissions: auth.Perm("members:read"), TokenTypes: auth.AllTokenTypes}},

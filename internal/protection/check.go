@@ -37,6 +37,12 @@ const (
 	reasonRestricted  = "You're not authorized to push to this branch. Visit https://docs.github.com/articles/about-protected-branches/ for more information."
 )
 
+// BranchRenameIntent is the intent of the server push that renames a
+// branch (POST .../branches/{branch}/rename): CheckPush lets it through,
+// its handler having checked the admin rights that renaming a protected
+// branch needs, and the protection moving to the new name with it.
+const BranchRenameIntent = "branch_rename"
+
 // CheckPush is the githost.PushCheck of branch protection: each update of
 // a protected branch is checked against its protection, and the first
 // that breaks it refuses the whole push with the platform's lines
@@ -50,6 +56,9 @@ const (
 // refused for reviews and status checks: the merge checked them. A push
 // that updates no protected branch costs one indexed query per branch.
 func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
+	if push.Intent.Kind == BranchRenameIntent {
+		return nil // its admin rights were checked, and its protection moves with it
+	}
 	for _, u := range push.Updates {
 		if !u.IsBranch() {
 			continue

@@ -191,6 +191,19 @@ func (h *Handler) updateReview(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+// deletePendingReview answers DELETE .../reviews/{review_id}: its author
+// deletes a pending review (200 with it as it was).
+func (h *Handler) deletePendingReview(w http.ResponseWriter, r *http.Request) error {
+	var body struct{}
+	return h.reviewAction(w, r, &body, func(p *PullRequest, id int64) (*Review, error) {
+		actor, err := h.actor(r)
+		if err != nil {
+			return nil, err
+		}
+		return h.Service.DeletePendingReview(r.Context(), p.Repo, actor, p.Number(), id)
+	})
+}
+
 // submitReview answers POST .../reviews/{review_id}/events.
 func (h *Handler) submitReview(w http.ResponseWriter, r *http.Request) error {
 	var body struct {

@@ -378,6 +378,28 @@ func (s *Service) ownReview(ctx context.Context, tx store.Q, repo *repos.Reposit
 	return p, r, nil
 }
 
+// DeletePendingReview deletes the actor's pending review with its
+// comments and returns it as it was; a submitted review is a 422 (no
+// event: a pending review was never shown to anyone else).
+func (s *Service) DeletePendingReview(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number, id int64) (*Review, error) {
+	var out *Review
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		_, r, err := s.ownReview(ctx, tx, repo, actor, number, id)
+		if err != nil {
+			return err
+		}
+		if r.State != ReviewPending {
+			return apierr.Unprocessable("Can not delete a non-pending pull request review")
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pull_request_reviews WHERE id = $1`, r.ID); err != nil {
+			return store.Normalize(err)
+		}
+		out = r
+		return nil
+	})
+	return out, err
+}
+
 // UpdateReview changes the body of the actor's review and emits
 // pull_request_review edited (changes.body.from) for a submitted one.
 func (s *Service) UpdateReview(ctx context.Context, repo *repos.Repository, actor *accounts.Account, number, id int64, body string) (*Review, error) {

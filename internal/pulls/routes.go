@@ -53,6 +53,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "POST", Pattern: pull + "/reviews", Handle: simpleErrors(h.createReview), Auth: write},
 		{Method: "GET", Pattern: pull + "/reviews/{review_id}", Handle: h.getReview, Auth: read},
 		{Method: "PUT", Pattern: pull + "/reviews/{review_id}", Handle: simpleErrors(h.updateReview), Auth: reviewer},
+		{Method: "DELETE", Pattern: pull + "/reviews/{review_id}", Handle: h.deletePendingReview, Auth: reviewer},
 		{Method: "POST", Pattern: pull + "/reviews/{review_id}/events", Handle: simpleErrors(h.submitReview), Auth: reviewer},
 		{Method: "PUT", Pattern: pull + "/reviews/{review_id}/dismissals", Handle: simpleErrors(h.dismissReview), Auth: push},
 		{Method: "GET", Pattern: pull + "/reviews/{review_id}/comments", Handle: h.listReviewComments, Auth: read},

@@ -26,6 +26,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/licenses/{license}", Handle: h.license, Auth: public},
 		{Method: "GET", Pattern: "/gitignore/templates", Handle: h.gitignoreNames, Auth: public},
 		{Method: "GET", Pattern: "/gitignore/templates/{name}", Handle: h.gitignoreTemplate, Auth: public},
+		{Method: "GET", Pattern: "/zen", Handle: h.zen, Auth: public},
+		{Method: "GET", Pattern: "/octocat", Handle: h.octocat, Auth: public},
 	}
 }
 

@@ -55,6 +55,11 @@ func (h *Handler) listBranches(w http.ResponseWriter, r *http.Request) error {
 // getBranch answers GET /repos/{owner}/{repo}/branches/{branch}: the
 // branch with its head commit.
 func (h *Handler) getBranch(w http.ResponseWriter, r *http.Request) error {
+	return h.writeBranch(w, r, http.StatusOK)
+}
+
+// writeBranch answers the branch {branch} with the status.
+func (h *Handler) writeBranch(w http.ResponseWriter, r *http.Request, status int) error {
 	g, repo, release, err := h.openRepo(r)
 	if err != nil {
 		return err
@@ -86,7 +91,7 @@ func (h *Handler) getBranch(w http.ResponseWriter, r *http.Request) error {
 	}
 	api := base + "/repos/" + repo.FullName()
 	self := api + "/branches/" + url.PathEscape(name)
-	httpapi.WriteJSON(w, http.StatusOK, branchJSON{
+	httpapi.WriteJSON(w, status, branchJSON{
 		Name: name, Commit: commit,
 		Links:         branchLink{HTML: accounts.WebBase(base) + "/" + repo.FullName() + "/tree/" + url.PathEscape(name), Self: self},
 		Protected:     prot != nil,

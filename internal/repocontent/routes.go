@@ -64,5 +64,9 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/tags", Handle: h.listTags, Auth: metadata},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches", Handle: h.listBranches, Auth: metadata},
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/branches/{branch...}", Handle: h.getBranch, Auth: metadata},
+		{Method: "POST", Pattern: "/repos/{owner}/{repo}/branches/{branch}/rename", Handle: h.renameBranch,
+			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleWrite, Permissions: auth.Perm("contents:write", "administration:write"),
+				TokenTypes: auth.AllTokenTypes, Extra: "Admin rights (and, for fine-grained tokens, Administration write) to rename the default branch; admin rights for a protected branch."}},
+		{Method: "GET", Pattern: "/repos/{owner}/{repo}/commits/{commit_sha}/branches-where-head", Handle: h.branchesWhereHead, Auth: contents},
 	}
 }

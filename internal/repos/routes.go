@@ -24,6 +24,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/user/repos", Handle: h.listForAuthenticatedUser,
 			Auth: auth.Rule{Target: auth.TargetSelf, Unauthorized401: true, Permissions: auth.Perm("metadata:read"),
 				TokenTypes: auth.UAT | auth.FPAT}},
+		{Method: "GET", Pattern: "/repositories", Handle: h.listPublic,
+			Auth: auth.Rule{Public: true, TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/users/{username}/repos", Handle: h.listForUser,
 			Auth: auth.Rule{Target: auth.TargetUser, Public: true, Permissions: auth.Perm("metadata:read"), TokenTypes: auth.AllTokenTypes}},
 		{Method: "GET", Pattern: "/orgs/{org}/repos", Handle: h.listForOrg,

@@ -26,7 +26,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	}
 	manage := write("Organization owners and the team's maintainers only.")
 	team := "/orgs/{org}/teams/{team_slug}"
-	return []httpapi.Route{
+	return append([]httpapi.Route{
 		{Method: "GET", Pattern: "/orgs/{org}/teams", Handle: h.list, Auth: read},
 		{Method: "POST", Pattern: "/orgs/{org}/teams", Handle: h.create, Auth: write("")},
 		{Method: "GET", Pattern: team, Handle: h.get, Auth: read},
@@ -37,6 +37,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "PUT", Pattern: team + "/memberships/{username}", Handle: h.setMembership,
 			Auth: write("Organization owners and the team's maintainers; only owners add users outside the organization (who are invited).")},
 		{Method: "DELETE", Pattern: team + "/memberships/{username}", Handle: h.removeMembership, Auth: manage},
+		{Method: "GET", Pattern: team + "/teams", Handle: h.children, Auth: read},
 		{Method: "GET", Pattern: team + "/repos", Handle: h.repos, Auth: read},
 		{Method: "GET", Pattern: team + "/repos/{owner}/{repo}", Handle: h.checkRepo, Auth: read},
 		{Method: "PUT", Pattern: team + "/repos/{owner}/{repo}", Handle: h.setRepo,
@@ -49,5 +50,5 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/repos/{owner}/{repo}/teams", Handle: h.repoTeams,
 			Auth: auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true, Permissions: auth.Perm("metadata:read"),
 				TokenTypes: auth.AllTokenTypes}},
-	}
+	}, h.legacyRoutes(read, write, manage)...)
 }
