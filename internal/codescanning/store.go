@@ -13,8 +13,6 @@ import (
 	"forgeapi/internal/store"
 )
 
-type scanner interface{ Scan(dest ...any) error }
-
 // args builds a statement's numbered placeholders.
 type args []any
 
@@ -59,7 +57,7 @@ const analysisColumns = `an.id, an.repository_id, an.sarif_id, an.ref, an.commit
 	an.id = (SELECT MAX(b.id) FROM code_scanning_analyses b WHERE b.repository_id = an.repository_id AND b.ref = an.ref
 		AND b.tool_name = an.tool_name AND b.category = an.category)`
 
-func scanAnalysis(row scanner) (*Analysis, error) {
+func scanAnalysis(row store.Scanner) (*Analysis, error) {
 	var a Analysis
 	err := row.Scan(&a.ID, &a.RepoID, &a.SARIFID, &a.Ref, &a.CommitSHA, &a.Category, &a.ToolName, &a.ToolVersion,
 		&a.ToolGUID, &a.ResultsCount, &a.RulesCount, &a.CreatedAt, &a.Deletable)
@@ -103,26 +101,7 @@ func listAnalyses(ctx context.Context, q store.Q, repoID int64, f AnalysisFilter
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+analysisColumns+` FROM code_scanning_analyses an WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY an.id`+dir+` LIMIT `+a.add(limit+1)+` OFFSET `+a.add(offset), a...)
-	if err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Analysis
-	for rows.Next() {
-		an, err := scanAnalysis(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, an)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
-	return out, more, nil
+	return store.ScanPage(rows, err, limit, scanAnalysis)
 }
 
 // previousInSet is the analysis before an in its set, nil for none.
@@ -143,7 +122,7 @@ const alertColumns = `a.id, a.repository_id, a.number, a.tool_name, a.tool_versi
 	a.rule_help_uri, a.fingerprint, a.state, a.dismissed, a.dismissed_by_id, a.dismissed_at, a.dismissed_reason,
 	a.dismissed_comment, a.fixed_at, a.created_at, a.updated_at`
 
-func scanAlert(row scanner) (*Alert, error) {
+func scanAlert(row store.Scanner) (*Alert, error) {
 	var a Alert
 	var tags string
 	var dismissedAt, fixedAt sql.NullTime
@@ -269,7 +248,7 @@ func settle(ctx context.Context, tx *store.Tx, repoID int64, tool string, now ti
 }
 
 // scanAlertWith scans an alert followed by one more column.
-func scanAlertWith(row scanner, extra any) (*Alert, error) {
+func scanAlertWith(row store.Scanner, extra any) (*Alert, error) {
 	return scanAlert(scanFunc(func(dest ...any) error { return row.Scan(append(dest, extra)...) }))
 }
 
@@ -377,7 +356,7 @@ func listAlerts(ctx context.Context, q store.Q, s AlertScope, f AlertFilter, lim
 
 const instanceColumns = `i.alert_id, i.message, i.path, i.start_line, i.end_line, i.start_column, i.end_column, ` + analysisColumns
 
-func scanInstance(row scanner) (*Instance, error) {
+func scanInstance(row store.Scanner) (*Instance, error) {
 	var in Instance
 	an := &in.Analysis
 	err := row.Scan(&in.AlertID, &in.Message, &in.Path, &in.StartLine, &in.EndLine, &in.StartCol, &in.EndCol,
@@ -435,24 +414,5 @@ func listInstances(ctx context.Context, q store.Q, alertID int64, ref string, li
 	rows, err := q.QueryContext(ctx, `SELECT `+instanceColumns+` FROM code_scanning_instances i
 		JOIN code_scanning_analyses an ON an.id = i.analysis_id WHERE `+where+`
 		ORDER BY an.id DESC LIMIT `+a.add(limit+1)+` OFFSET `+a.add(offset), a...)
-	if err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Instance
-	for rows.Next() {
-		in, err := scanInstance(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
-	return out, more, nil
+	return store.ScanPage(rows, err, limit, scanInstance)
 }

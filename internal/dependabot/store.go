@@ -11,8 +11,6 @@ import (
 	"forgeapi/internal/store"
 )
 
-type scanner interface{ Scan(dest ...any) error }
-
 // args builds a statement's numbered placeholders.
 type args []any
 
@@ -30,7 +28,7 @@ func utc(t sql.NullTime) *time.Time {
 	return &u
 }
 
-func scanAlert(row scanner) (*Alert, error) {
+func scanAlert(row store.Scanner) (*Alert, error) {
 	var a Alert
 	var dismissedAt, fixedAt sql.NullTime
 	err := row.Scan(&a.ID, &a.RepoID, &a.Number, &a.GHSAID, &a.Ecosystem, &a.Package, &a.ManifestPath, &a.Scope, &a.Severity,
@@ -150,26 +148,7 @@ func listAlerts(ctx context.Context, q store.Q, s Scope, f Filter, limit, offset
 	rows, err := q.QueryContext(ctx, `SELECT `+alertColumns+` FROM dependabot_alerts a JOIN repositories r ON r.id = a.repository_id
 		JOIN dependabot_repositories d ON d.repository_id = a.repository_id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY `+order+dir+`, a.id`+dir+` LIMIT `+a.add(limit+1)+` OFFSET `+a.add(offset), a...)
-	if err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Alert
-	for rows.Next() {
-		al, err := scanAlert(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, al)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
-	return out, more, nil
+	return store.ScanPage(rows, err, limit, scanAlert)
 }
 
 // enabled reports whether the repository has alerts on.

@@ -17,9 +17,7 @@ const alertColumns = `a.id, a.repository_id, a.number, a.secret_type, a.secret, 
 	a.resolution_comment, a.resolved_by_id, a.resolved_at, a.created_at, a.updated_at,
 	(SELECT count(*) FROM secret_scanning_locations l WHERE l.alert_id = a.id)`
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanAlert(row scanner) (*Alert, error) {
+func scanAlert(row store.Scanner) (*Alert, error) {
 	var a Alert
 	var resolvedAt sql.NullTime
 	err := row.Scan(&a.ID, &a.RepoID, &a.Number, &a.SecretType, &a.Secret, &a.State, &a.Resolution,
@@ -134,7 +132,7 @@ func list(values []string, arg func(any) string) string {
 
 const locationColumns = `id, alert_id, path, start_line, end_line, start_column, end_column, blob_sha, commit_sha, created_at`
 
-func scanLocation(row scanner) (*Location, error) {
+func scanLocation(row store.Scanner) (*Location, error) {
 	var l Location
 	err := row.Scan(&l.ID, &l.AlertID, &l.Path, &l.StartLine, &l.EndLine, &l.StartColumn, &l.EndColumn,
 		&l.BlobSHA, &l.CommitSHA, &l.CreatedAt)
@@ -179,26 +177,7 @@ func firstLocations(ctx context.Context, q store.Q, alerts []*Alert) error {
 func listLocations(ctx context.Context, q store.Q, alertID int64, limit, offset int) ([]*Location, bool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+locationColumns+` FROM secret_scanning_locations
 		WHERE alert_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, alertID, limit+1, offset)
-	if err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	defer rows.Close()
-	var out []*Location
-	for rows.Next() {
-		l, err := scanLocation(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
-	return out, more, nil
+	return store.ScanPage(rows, err, limit, scanLocation)
 }
 
 // ensureAlert returns the repository's alert of the secret, making it

@@ -29,6 +29,19 @@ func ScanAll[T any](rows *sql.Rows, err error, scan func(Scanner) (T, error)) ([
 	return out, Normalize(rows.Err())
 }
 
+// ScanPage is ScanAll for a page asked with LIMIT limit+1: it returns
+// at most limit rows, and whether more follow.
+func ScanPage[T any](rows *sql.Rows, err error, limit int, scan func(Scanner) (T, error)) ([]T, bool, error) {
+	out, err := ScanAll(rows, err, scan)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
+}
+
 // In is the list of n placeholders "($first, $first+1, ...)" for an IN
 // clause whose values are the query's arguments first to first+n-1.
 // A query built with it varies with n: prefix it with Dynamic.
