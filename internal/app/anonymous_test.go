@@ -72,6 +72,9 @@ var documented401 = map[string]bool{
 	"POST /user/ssh_signing_keys":                                  true,
 	"GET /user/ssh_signing_keys/{ssh_signing_key_id}":              true,
 	"DELETE /user/ssh_signing_keys/{ssh_signing_key_id}":           true,
+	"GET /user/social_accounts":                                    true,
+	"POST /user/social_accounts":                                   true,
+	"DELETE /user/social_accounts":                                 true,
 	// forgeapi's own runner protocol (docs/actions-settings.md), in no
 	// description: a runner without its registration token is refused as
 	// the OAuth client routes refuse wrong credentials.

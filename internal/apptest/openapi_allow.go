@@ -224,6 +224,14 @@ const (
 // with its reason.
 var statusRules = []statusRule{
 	{"GET", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
+	{"DELETE", "/orgs/{org}/outside_collaborators/{username}", 404, "Not Found", hidden},
+	{"DELETE", "/teams/{team_id}/memberships/{username}", 404, "Not Found", hidden},
+	{"DELETE", "/teams/{team_id}/repos/{owner}/{repo}", 404, "Not Found", hidden},
+	{"PUT", "/teams/{team_id}/repos/{owner}/{repo}", 404, "Not Found", hidden},
+	{"GET", "/orgs/{org}/outside_collaborators", 404, "Not Found", hidden},
+	{"GET", "/orgs/{org}/teams/{team_slug}/teams", 404, "Not Found", hidden},
+	{"GET", "/repos/{owner}/{repo}/autolinks", 404, "Not Found", hidden},
+	{"POST", "/repos/{owner}/{repo}/autolinks", 404, "Not Found", hidden},
 	{"PATCH", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
 	{"DELETE", "/notifications/threads/{thread_id}", 404, "Not Found", hidden},
 	{"GET", "/repos/{owner}/{repo}/notifications", 404, "Not Found", hidden},
