@@ -80,6 +80,12 @@ func newQuarantineInspector(gitPath, repoDir string, hookEnv map[string]string) 
 	return &quarantineInspector{git: g}
 }
 
+// Environ is the environment through which a git command run on the
+// repository reads the push's objects (git's quarantine variables, none
+// for a server push): what other programs run on the push need, such as
+// pre-receive hook scripts.
+func (q *quarantineInspector) Environ() []string { return slices.Clone(q.git.Env) }
+
 // NewCommits implements Inspector.
 func (q *quarantineInspector) NewCommits(ctx context.Context, u RefUpdate) ([]string, error) {
 	if u.IsDelete() {
