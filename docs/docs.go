@@ -58,12 +58,14 @@ const (
 )
 
 // The pages of the areas of repository statistics (package repostats),
-// custom properties (package customprops) and autolinks and tag
-// protection (package reposettings).
+// custom properties (package customprops), autolinks and tag
+// protection (package reposettings) and pre-receive hooks (package
+// prereceive).
 const (
 	RepositoryStatistics = "repository-statistics"
 	CustomProperties     = "custom-properties"
 	RepositorySettings   = "repository-settings"
+	PreReceiveHooks      = "pre-receive-hooks"
 )
 
 // Pages returns the names of every page, sorted.

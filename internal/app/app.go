@@ -63,6 +63,7 @@ import (
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
 	"forgeapi/internal/orgs"
+	"forgeapi/internal/prereceive"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/reactions"
@@ -314,6 +315,8 @@ type App struct {
 	Collaborators *collaborators.Service
 	// Protection holds the branch protections and enforces them.
 	Protection *protection.Service
+	// PreReceive holds the pre-receive hooks and runs them on every push.
+	PreReceive *prereceive.Service
 	// Statuses holds the commit statuses.
 	Statuses *statuses.Service
 	// Checks holds the check suites and runs.
@@ -466,6 +469,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Protection = &protection.Service{DB: db, Events: a.Events}
 	a.Git.AddCheck(a.Protection.CheckPush)
 	a.Git.AddCheck(reposettings.CheckPush(db))
+	a.PreReceive = &prereceive.Service{DB: db, Repos: a.Repos, Logger: cfg.Logger}
+	a.Git.AddCheck(a.PreReceive.CheckPush)
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
@@ -599,6 +604,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.Organizations, (&auditlog.Handler{DB: a.DB}).Routes())
 	area(docs.Organizations, (&teams.Handler{Service: a.Teams}).Routes())
 	area(docs.RepositorySettings, (&reposettings.Handler{DB: a.DB}).Routes())
+	area(docs.PreReceiveHooks, (&prereceive.Handler{Service: a.PreReceive}).Routes())
 	area(docs.CustomProperties, (&customprops.Handler{Service: &customprops.Service{DB: a.DB, Events: a.Events}}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())

@@ -41,7 +41,7 @@ var Floors = []Floor{
 	{7, "areas built on areas: git hosting, SSH keys, organizations, migrations, webhooks",
 		[]string{"internal/actions/settings", "internal/commitcomments", "internal/githost", "internal/keys", "internal/orgmigration", "internal/orgs", "internal/webhooks"}},
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",
-		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/gists", "internal/protection", "internal/pulls", "internal/releases", "internal/repocontent", "internal/reposettings", "internal/siteadmin", "internal/teams"}},
+		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/gists", "internal/protection", "internal/prereceive", "internal/pulls", "internal/releases", "internal/repocontent", "internal/reposettings", "internal/siteadmin", "internal/teams"}},
 	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups, branch merges",
 		[]string{"internal/backup", "internal/graphql", "internal/merges", "internal/oauthweb", "internal/rulesets"}},
 	{10, "the web pages: the console's, and those behind every html_url (on the console's sessions and layout)",
