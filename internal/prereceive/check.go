@@ -17,6 +17,7 @@ import (
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/githost"
+	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -37,7 +38,10 @@ func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	env := s.environ(push)
+	env, err := s.environ(ctx, push)
+	if err != nil {
+		return err
+	}
 	stdin := stdinOf(push.Updates)
 	for i, h := range hooks {
 		out, runErr := s.run(ctx, h, env, stdin)
@@ -86,7 +90,7 @@ func stdinOf(updates []githttp.RefUpdate) []byte {
 // environ is the environment of a push's scripts: the platform's
 // variables, GIT_DIR, and the variables through which git reads a git
 // push's objects before they are accepted (its quarantine).
-func (s *Service) environ(push *githost.Push) []string {
+func (s *Service) environ(ctx context.Context, push *githost.Push) ([]string, error) {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.TempDir(),
@@ -104,7 +108,38 @@ func (s *Service) environ(push *githost.Push) []string {
 	if q, ok := push.Inspect.(interface{ Environ() []string }); ok {
 		env = append(env, q.Environ()...)
 	}
-	return env
+	if push.Intent.Kind == protection.MergeIntent {
+		pr, err := pullRequestVars(ctx, s.DB, push)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, pr...)
+	}
+	return env, nil
+}
+
+// pullRequestVars are GITHUB_PULL_REQUEST_HEAD and _BASE of a pull
+// request's merge: "owner:branch" of its head (the branch alone when the
+// head repository is gone) and of its base, as the platform sets them.
+func pullRequestVars(ctx context.Context, q store.Q, push *githost.Push) ([]string, error) {
+	number, err := strconv.ParseInt(push.Intent.Subject, 10, 64)
+	if err != nil {
+		return nil, nil
+	}
+	var headRef, baseRef, headOwner string
+	err = q.QueryRowContext(ctx, `SELECT pr.head_ref, pr.base_ref, COALESCE(a.login, '') FROM pull_requests pr
+		LEFT JOIN repositories r ON r.id = pr.head_repository_id LEFT JOIN accounts a ON a.id = r.owner_id
+		WHERE pr.repository_id = $1 AND pr.number = $2`, push.Repo.ID, number).Scan(&headRef, &baseRef, &headOwner)
+	if err = store.Normalize(err); errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	head := headRef
+	if headOwner != "" {
+		head = headOwner + ":" + headRef
+	}
+	return []string{"GITHUB_PULL_REQUEST_HEAD=" + head, "GITHUB_PULL_REQUEST_BASE=" + push.Repo.Owner.Login + ":" + baseRef}, nil
 }
 
 // run runs the hook's script with env and stdin. It returns the script's

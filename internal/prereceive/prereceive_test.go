@@ -265,4 +265,31 @@ func TestPreReceiveHooks(t *testing.T) {
 		resp, body = env.Do("GET", hookPath, admin, nil)
 		apptest.WantError(t, "a deleted hook", resp, body, http.StatusNotFound)
 	})
+
+	apptest.Step(t, "a pull request's merge sees the pull request's head and base", func(t *testing.T) {
+		apptest.Commit(t, tools, "merges", map[string]string{"checks/no-merges.sh": noMerges})
+		apptest.Git(t, tools, "push", "-q", env.GitURL("root", "hooks", "root", admin), "HEAD:refs/heads/main")
+		resp, body := env.DoJSON("POST", "/admin/pre-receive-hooks", admin,
+			`{"name":"no merges","script":"checks/no-merges.sh","script_repository":{"full_name":"root/hooks"},"environment":{"id":1},"enforcement":"enabled"}`)
+		apptest.WantStatus(t, "create hook", resp, body, http.StatusCreated)
+		resetWork(t)
+		apptest.Commit(t, work, "feature", map[string]string{"feature.txt": "f\n"})
+		apptest.Git(t, work, "push", "-q", appURL, "HEAD:refs/heads/feature")
+		c := env.Client(admin)
+		pr, _, err := c.PullRequests.Create(apptest.Ctx(), "acme", "app", github.CreatePullRequest{
+			Title: github.Ptr("feature"), Head: "feature", Base: "main"})
+		apptest.Must(t, "open a pull request", err)
+		_, gresp, err := c.PullRequests.Merge(apptest.Ctx(), "acme", "app", pr.GetNumber(), "", nil)
+		if err == nil || !strings.Contains(err.Error(), "no merges of acme:feature into acme:main") {
+			t.Fatalf("a merge the hook refuses: %d %v", apptest.ResponseStatus(gresp), err)
+		}
+	})
 }
+
+// noMerges refuses pull requests' merges, naming their head and base.
+const noMerges = `#!/bin/sh
+if [ -n "$GITHUB_PULL_REQUEST_HEAD" ]; then
+  echo "no merges of $GITHUB_PULL_REQUEST_HEAD into $GITHUB_PULL_REQUEST_BASE"
+  exit 1
+fi
+`
