@@ -112,9 +112,12 @@ func allowedStatus(route *routers.Route, req *http.Request, status int, header h
 }
 
 // siteAdminOperation reports whether the operation's path is one of the
-// self-managed edition's site administration (internal/siteadmin).
+// self-managed edition's site administration (internal/siteadmin, and
+// the organizations' and repositories' pre-receive hooks of
+// internal/prereceive).
 func siteAdminOperation(path string) bool {
-	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/enterprise/stats/") ||
+	return strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/orgs/{org}/pre-receive-hooks") ||
+		strings.HasPrefix(path, "/repos/{owner}/{repo}/pre-receive-hooks") || strings.HasPrefix(path, "/enterprise/stats/") ||
 		path == "/enterprise/announcement" || path == "/enterprise/settings/license" ||
 		path == "/users/{username}/suspended" || path == "/users/{username}/site_admin"
 }
