@@ -28,7 +28,7 @@ func (h *Handler) listEnvironments(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	sortList(order, list, func(e *Environment) listKey { return listKey{e.ID, e.Name, e.CreatedAt, e.CreatedAt} })
+	sortList(order, list, func(e *Environment) listKey { return listKey{e.ID, e.Name, e.CreatedAt, e.UpdatedAt} })
 	base := httpapi.BaseURL(r.Context())
 	out := []environmentJSON{}
 	for _, e := range httpapi.Slice(page, list) {

@@ -71,6 +71,7 @@ type Environment struct {
 	ImageURL   string
 	Default    bool
 	CreatedAt  time.Time
+	UpdatedAt  time.Time
 	HooksCount int
 }
 
@@ -87,12 +88,12 @@ type Hook struct {
 	UpdatedAt       time.Time
 }
 
-const envColumns = `e.id, e.name, e.image_url, e.is_default, e.created_at,
+const envColumns = `e.id, e.name, e.image_url, e.is_default, e.created_at, e.updated_at,
 	(SELECT count(*) FROM pre_receive_hooks h WHERE h.environment_id = e.id)`
 
 func scanEnvironment(s store.Scanner) (*Environment, error) {
 	var e Environment
-	if err := s.Scan(&e.ID, &e.Name, &e.ImageURL, &e.Default, &e.CreatedAt, &e.HooksCount); err != nil {
+	if err := s.Scan(&e.ID, &e.Name, &e.ImageURL, &e.Default, &e.CreatedAt, &e.UpdatedAt, &e.HooksCount); err != nil {
 		return nil, store.Normalize(err)
 	}
 	return &e, nil

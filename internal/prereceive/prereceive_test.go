@@ -96,6 +96,20 @@ func TestPreReceiveHooks(t *testing.T) {
 			t.Fatalf("created environment: %s", body)
 		}
 		path := fmt.Sprintf("/admin/pre-receive-environments/%d", e.ID)
+		for query, want := range map[string]string{"": "DevTools,Default", "?sort=name&direction=asc": "Default,DevTools",
+			"?direction=asc&per_page=1": "Default"} {
+			resp, body := env.Do("GET", "/admin/pre-receive-environments"+query, admin, nil)
+			apptest.WantStatus(t, "list "+query, resp, body, http.StatusOK)
+			var names []string
+			for _, e := range decode[[]envJSON](t, "environments", body) {
+				names = append(names, e.Name)
+			}
+			if strings.Join(names, ",") != want {
+				t.Fatalf("environments%s: %v, want %s", query, names, want)
+			}
+		}
+		resp, body = env.Do("GET", "/admin/pre-receive-environments?sort=size", admin, nil)
+		apptest.WantError(t, "an unknown sort", resp, body, http.StatusUnprocessableEntity)
 		resp, body = env.DoJSON("PATCH", path, admin, `{"name":"DevTools 2"}`)
 		apptest.WantStatus(t, "rename environment", resp, body, http.StatusOK)
 		if decode[envJSON](t, "environment", body).Name != "DevTools 2" {
