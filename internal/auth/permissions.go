@@ -65,6 +65,7 @@ var permissionCatalog = []PermissionInfo{
 	{"contents", "Contents", GroupRepository},
 	{"custom_properties", "Custom properties", GroupRepository},
 	{"vulnerability_alerts", "Dependabot alerts", GroupRepository},
+	{"dependabot_secrets", "Dependabot secrets", GroupRepository},
 	{"deployments", "Deployments", GroupRepository},
 	{"environments", "Environments", GroupRepository},
 	{"issues", "Issues", GroupRepository},

@@ -20,9 +20,8 @@ type Handler struct {
 // secrets and variables are read by writers and written by administrators
 // (classic tokens: repo; fine-grained: Secrets or Variables, environment
 // variables Environments); an organization's by its owners (admin:org;
-// Secrets or Variables of the organization); Dependabot secrets take
-// classic tokens and sessions only (the permission catalog has no
-// Dependabot secrets permission). Actions permissions and repositories'
+// Secrets or Variables of the organization); a repository's Dependabot
+// secrets with Dependabot secrets, an organization's with its Secrets. Actions permissions and repositories'
 // runners are read and written by administrators (Administration);
 // organizations' runners and runner groups by owners (Self-hosted
 // runners). The runner registration endpoints take a registration or
@@ -66,7 +65,7 @@ func (h *Handler) secretRoutes() []httpapi.Route {
 		repoRead, repoWrite, orgPerms string
 	}{
 		{KindSecret, "actions", "secrets:read", "secrets:write", "organization_secrets"},
-		{KindDependabotSecret, "dependabot", "", "", ""},
+		{KindDependabotSecret, "dependabot", "dependabot_secrets:read", "dependabot_secrets:write", "organization_secrets"},
 	} {
 		repo := "/repos/{owner}/{repo}/" + k.seg + "/secrets"
 		org := "/orgs/{org}/" + k.seg + "/secrets"
