@@ -69,6 +69,8 @@ type Service struct {
 	Wake func()
 	// running cancels the jobs this process runs (see cancelRunning).
 	running *runningJobs
+	// app caches the github-actions app's id (checks.go).
+	app appCache
 }
 
 // NewService returns the service of the repositories in reposService.
@@ -112,6 +114,8 @@ type Run struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	WorkflowPath      string // of its workflow (joined)
+	// CheckSuiteID is the run's check suite (nil until it is made).
+	CheckSuiteID *int64
 }
 
 // Job is one job of a run attempt.
@@ -134,6 +138,8 @@ type Job struct {
 	CreatedAt   time.Time
 	RunnerName  *string
 	HasLog      bool
+	// CheckRunID is the job's check run (nil until it is made).
+	CheckRunID *int64
 }
 
 // Step is a step of a job (the platform's job step).

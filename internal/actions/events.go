@@ -7,12 +7,15 @@ import (
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
-	"forgeapi/internal/wire"
 )
 
 // emitRun emits workflow_run with the action (requested, in_progress,
-// completed) in tx; actor nil is the run's triggering actor.
+// completed) in tx, after writing the run's state to its check suite;
+// actor nil is the run's triggering actor.
 func (s *Service) emitRun(ctx context.Context, tx *store.Tx, action string, r *Run, actor *accounts.Account) error {
+	if err := s.syncSuite(ctx, tx, r); err != nil {
+		return err
+	}
 	if s.Events == nil {
 		return nil
 	}
@@ -24,10 +27,6 @@ func (s *Service) emitRun(ctx context.Context, tx *store.Tx, action string, r *R
 	if err != nil {
 		return err
 	}
-	// The webhook's schema requires the run's check suite; runs make no
-	// check suite yet, and the run's id stands for it (docs/actions.md).
-	suiteNode := wire.NodeID("CS", r.ID)
-	run.CheckSuiteID, run.CheckSuiteNodeID = &r.ID, &suiteNode
 	wf, err := workflowByID(ctx, tx, r.RepoID, r.WorkflowID)
 	if err != nil {
 		return err
@@ -37,14 +36,18 @@ func (s *Service) emitRun(ctx context.Context, tx *store.Tx, action string, r *R
 }
 
 // emitJob emits workflow_job with the action (queued, in_progress,
-// completed, waiting) in tx.
+// completed, waiting) in tx, after writing the job's state to its check
+// run.
 func (s *Service) emitJob(ctx context.Context, tx *store.Tx, action string, r *Run, j *Job, actor *accounts.Account) error {
-	if s.Events == nil {
-		return nil
-	}
 	repo, v, actor, err := s.eventView(ctx, tx, r, actor)
 	if err != nil {
 		return err
+	}
+	if err := s.syncCheckRun(ctx, tx, r, j, *v.job(r, j).HTMLURL); err != nil {
+		return err
+	}
+	if s.Events == nil {
+		return nil
 	}
 	return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "workflow_job", Actor: actor, Repo: repo, Public: !repo.Private,
 		HookPayload: map[string]any{"action": action, "workflow_job": v.job(r, j)}})

@@ -294,7 +294,7 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now()}
 		if old, ok := keep[ej.Name]; ok {
 			j.Status, j.Conclusion, j.StartedAt, j.CompletedAt = old.Status, old.Conclusion, old.StartedAt, old.CompletedAt
-			j.Steps, j.Outputs, j.RunnerName = old.Steps, old.Outputs, old.RunnerName
+			j.Steps, j.Outputs, j.RunnerName, j.CheckRunID = old.Steps, old.Outputs, old.RunnerName, old.CheckRunID
 		} else {
 			for i, name := range append(append([]string{"Set up job"}, ej.Steps...), "Complete job") {
 				j.Steps = append(j.Steps, Step{Name: name, Status: StatusQueued, Number: i + 1})

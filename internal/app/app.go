@@ -498,6 +498,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	if err := a.Actions.EnsureApp(ctx); err != nil { // the github-actions app of the runs' checks
+		return nil, err
+	}
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {
 		runnerCfg := cfg.ActionsRunner
