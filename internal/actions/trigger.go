@@ -37,6 +37,9 @@ type trigger struct {
 	Inputs  map[string]string // workflow_dispatch's
 	Only    string            // workflow_dispatch: the one workflow file
 	Commit  json.RawMessage   // head_commit
+	// Source and SourceBranch are, for workflow_run, the name of the
+	// workflow whose run triggers and that run's head branch.
+	Source, SourceBranch string
 }
 
 // PushSink starts the runs of the workflows a push or a pull request
@@ -55,8 +58,39 @@ func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 		return k.pushed(ctx, tx, e)
 	case "pull_request":
 		return k.pullRequest(ctx, tx, e)
+	case "repository_dispatch":
+		return k.repositoryDispatch(ctx, tx, e)
 	}
 	return nil
+}
+
+// repositoryDispatch runs the default branch's workflows on
+// repository_dispatch whose types list the event's type (or that list
+// none).
+func (k PushSink) repositoryDispatch(ctx context.Context, tx *store.Tx, e *events.Event) error {
+	eventType, _ := e.HookPayload["action"].(string)
+	t, ok, err := k.Service.onDefaultBranch(ctx, e.Repo, e.Actor, "repository_dispatch", e.HookPayload)
+	if err != nil || !ok {
+		return err
+	}
+	t.Action = eventType
+	_, err = k.Service.start(ctx, tx, t)
+	return err
+}
+
+// onDefaultBranch is a trigger of the event on the head of the
+// repository's default branch; ok is false when the branch has no
+// commit.
+func (s *Service) onDefaultBranch(ctx context.Context, repo *repos.Repository, actor *accounts.Account, event string,
+	payload map[string]any) (trigger, bool, error) {
+	branch := repo.DefaultBranch
+	sha, err := gitcmd.In(s.Repos.GitDir(repo.ID)).Text(ctx, nil, "rev-parse", "--verify", "--quiet",
+		"refs/heads/"+branch+"^{commit}")
+	if err != nil || sha == "" {
+		return trigger{}, false, nil
+	}
+	return trigger{Repo: repo, Actor: actor, Event: event, Payload: payload, SHA: sha, Ref: "refs/heads/" + branch,
+		Branch: &branch, Commit: s.commitJSON(ctx, repo.ID, sha)}, true, nil
 }
 
 func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) error {
@@ -239,6 +273,10 @@ func triggered(w *engine.Workflow, parseErr error, t trigger) bool {
 		return pushMatches(f, t.Ref, t.Files)
 	case "pull_request":
 		return pullRequestMatches(f, t.Action, t.Base, t.Files)
+	case "repository_dispatch":
+		return len(f.Types) == 0 || contains(f.Types, t.Action)
+	case "workflow_run":
+		return workflowRunMatches(f, t.Action, t.Source, t.SourceBranch)
 	}
 	return true
 }
