@@ -1,6 +1,9 @@
 // Package actions is the run machinery of GitHub Actions: the workflows
 // found under .github/workflows in pushed commits, the runs their
-// triggers (push, pull_request, workflow_dispatch) make, the jobs of each
+// triggers (push, pull_request, workflow_dispatch, repository_dispatch,
+// workflow_run, schedule through the leased Scheduler) make, each run a
+// check suite of the built-in github-actions app and each job a check
+// run of it (checks.go), the jobs of each
 // run attempt (the matrix expanded, needs ordered), the built-in runner
 // that claims jobs with a lease and executes them on the server's host
 // (internal/actions/engine, nektos/act), their logs in blob storage, and
@@ -69,6 +72,8 @@ type Service struct {
 	Wake func()
 	// running cancels the jobs this process runs (see cancelRunning).
 	running *runningJobs
+	// Now is the clock of the schedules (nil: the system's).
+	Now func() time.Time
 	// app caches the github-actions app's id (checks.go).
 	app appCache
 }

@@ -110,8 +110,13 @@ func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) err
 		msg, _ := m["message"].(string)
 		t.Title, _, _ = strings.Cut(msg, "\n")
 	}
-	_, err := k.Service.start(ctx, tx, t)
-	return err
+	if _, err := k.Service.start(ctx, tx, t); err != nil {
+		return err
+	}
+	if t.Branch != nil && ref == "refs/heads/"+e.Repo.DefaultBranch {
+		return k.Service.syncSchedules(ctx, tx, e.Repo, after)
+	}
+	return nil
 }
 
 func (k PushSink) pullRequest(ctx context.Context, tx *store.Tx, e *events.Event) error {
@@ -262,7 +267,7 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, t trigger) ([]*Run, e
 // does not parse fails a run of every push, as on the platform.
 func triggered(w *engine.Workflow, parseErr error, t trigger) bool {
 	if parseErr != nil {
-		return t.Event == "push" || t.Only != ""
+		return t.Event == "push" || t.Event == "workflow_dispatch"
 	}
 	f, ok := w.Events[t.Event]
 	if !ok {
@@ -275,6 +280,8 @@ func triggered(w *engine.Workflow, parseErr error, t trigger) bool {
 		return pullRequestMatches(f, t.Action, t.Base, t.Files)
 	case "repository_dispatch":
 		return len(f.Types) == 0 || contains(f.Types, t.Action)
+	case "schedule":
+		return contains(f.Crons, t.Action)
 	case "workflow_run":
 		return workflowRunMatches(f, t.Action, t.Source, t.SourceBranch)
 	}
