@@ -26,6 +26,9 @@ jobs:
     steps:
       - run: echo "CI ended ${{ github.event.workflow_run.conclusion }}"
 `
+	// loopWorkflow follows After and itself: the chain stops at the
+	// third level (CI, After, Loop).
+	loopWorkflow     = "name: Loop\non:\n  workflow_run:\n    workflows: [After, Loop]\n    types: [completed]\njobs:\n  again:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo again\n"
 	ignoredWorkflow  = "name: Ignored\non:\n  workflow_run:\n    workflows: [Other]\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo no\n"
 	dispatchWorkflow = `name: Dispatched
 on:
@@ -74,11 +77,24 @@ func TestWorkflowRunAndRepositoryDispatchTriggers(t *testing.T) {
 	f := start(t)
 	ctx := apptest.Ctx()
 	sha := f.push(t, map[string]string{".github/workflows/ci.yml": ciWorkflow, ".github/workflows/after.yml": afterWorkflow,
-		".github/workflows/ignored.yml": ignoredWorkflow, ".github/workflows/dispatch.yml": dispatchWorkflow})
+		".github/workflows/ignored.yml": ignoredWorkflow,
+		".github/workflows/loop.yml":    loopWorkflow, ".github/workflows/dispatch.yml": dispatchWorkflow})
 
-	apptest.Step(t, "workflow_run: After runs once CI completed", func(t *testing.T) {
+	apptest.Step(t, "workflow_run: After runs once CI completed, Loop after it, and no more", func(t *testing.T) {
 		ci := completedOf(t, f, "push", 1)
-		after := completedOf(t, f, "workflow_run", 1)
+		loop := completedOf(t, f, "workflow_run", 2) // the newest: Loop, which triggers nothing
+		if loop.GetName() != "Loop" || loop.GetConclusion() != "success" {
+			t.Fatalf("newest workflow_run run: %s %s", loop.GetName(), loop.GetConclusion())
+		}
+		var after *github.WorkflowRun
+		for _, r := range runsOf(t, f, "workflow_run") {
+			if r.GetName() == "After" {
+				after = r
+			}
+		}
+		if after == nil {
+			t.Fatal("no After run")
+		}
 		if after.GetName() != "After" || after.GetConclusion() != "success" || after.GetHeadSHA() != sha || after.GetHeadBranch() != "main" {
 			t.Fatalf("after: %s %s %s %s", after.GetName(), after.GetConclusion(), after.GetHeadSHA(), after.GetHeadBranch())
 		}
@@ -86,7 +102,7 @@ func TestWorkflowRunAndRepositoryDispatchTriggers(t *testing.T) {
 		if log := f.jobLog(t, jobs["report"].GetID()); !strings.Contains(log, "CI ended success") {
 			t.Fatalf("log:\n%s", log)
 		}
-		if ci.GetName() != "CI" || len(runsOf(t, f, "workflow_run")) != 1 || len(runsOf(t, f, "")) != 2 {
+		if ci.GetName() != "CI" || len(runsOf(t, f, "workflow_run")) != 2 || len(runsOf(t, f, "")) != 3 {
 			t.Fatalf("runs: %d workflow_run, %d in all", len(runsOf(t, f, "workflow_run")), len(runsOf(t, f, "")))
 		}
 	})
