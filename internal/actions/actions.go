@@ -72,6 +72,8 @@ type Service struct {
 	Wake func()
 	// running cancels the jobs this process runs (see cancelRunning).
 	running *runningJobs
+	// CheckEvents sends the events of the runs' checks; nil sends none.
+	CheckEvents CheckEvents
 	// Now is the clock of the schedules (nil: the system's).
 	Now func() time.Time
 	// app caches the github-actions app's id (checks.go).

@@ -7,6 +7,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
 
@@ -20,6 +21,14 @@ const appName = "GitHub Actions"
 // appGrant is what the app is shown to hold.
 var appGrant = auth.Grant{"actions": auth.Write, "checks": auth.Write, "contents": auth.Write, "metadata": auth.Read,
 	"pull_requests": auth.Write, "statuses": auth.Write}
+
+// CheckEvents emits the check_run and check_suite events of the runs'
+// checks (internal/checks implements it; the wiring sets it). Without one
+// none are sent.
+type CheckEvents interface {
+	RunEvent(ctx context.Context, tx *store.Tx, repo *repos.Repository, checkRunID int64, action string, actor *accounts.Account) error
+	SuiteCompleted(ctx context.Context, tx *store.Tx, repo *repos.Repository, suiteID int64, actor *accounts.Account) error
+}
 
 // appCache remembers the app's id once read.
 type appCache struct {
@@ -100,8 +109,28 @@ func headCommitOrNull(r *Run) []byte {
 
 // syncCheckRun writes the job's state to its check run in tx, making the
 // check run (named as the job, its details the job's page, the newest of
-// its name in the suite) when the job has none yet.
-func (s *Service) syncCheckRun(ctx context.Context, tx *store.Tx, r *Run, j *Job, detailsURL string) error {
+// its name in the suite) when the job has none yet; check_run created,
+// and completed when the job completes, go out through CheckEvents.
+func (s *Service) syncCheckRun(ctx context.Context, tx *store.Tx, repo *repos.Repository, r *Run, j *Job, detailsURL string,
+	actor *accounts.Account) error {
+	created, err := s.writeCheckRun(ctx, tx, r, j, detailsURL)
+	if err != nil || s.CheckEvents == nil || j.CheckRunID == nil {
+		return err
+	}
+	if created {
+		if err := s.CheckEvents.RunEvent(ctx, tx, repo, *j.CheckRunID, "created", actor); err != nil {
+			return err
+		}
+	}
+	if j.Status == StatusCompleted {
+		return s.CheckEvents.RunEvent(ctx, tx, repo, *j.CheckRunID, "completed", actor)
+	}
+	return nil
+}
+
+// writeCheckRun is syncCheckRun's write; created is true when it made
+// the check run.
+func (s *Service) writeCheckRun(ctx context.Context, tx *store.Tx, r *Run, j *Job, detailsURL string) (created bool, err error) {
 	now := tx.Now()
 	status := j.Status
 	if status == StatusWaiting {
@@ -111,16 +140,16 @@ func (s *Service) syncCheckRun(ctx context.Context, tx *store.Tx, r *Run, j *Job
 		_, err := tx.ExecContext(ctx, `UPDATE check_runs SET status = $1, conclusion = $2, started_at = $3,
 			completed_at = $4, updated_at = $5 WHERE id = $6`, status, j.Conclusion, j.StartedAt, j.CompletedAt, now,
 			*j.CheckRunID)
-		return store.Normalize(err)
+		return false, store.Normalize(err)
 	}
 	if r.CheckSuiteID == nil {
 		if err := s.syncSuite(ctx, tx, r); err != nil {
-			return err
+			return false, err
 		}
 	}
 	app, err := s.appID(ctx, tx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	started := j.StartedAt
 	if started == nil {
@@ -133,15 +162,15 @@ func (s *Service) syncCheckRun(ctx context.Context, tx *store.Tx, r *Run, j *Job
 		*r.CheckSuiteID, r.RepoID, app, r.HeadSHA, j.Name, itoa(j.ID), detailsURL, status, j.Conclusion, started,
 		j.CompletedAt, now).Scan(&id)
 	if err != nil {
-		return store.Normalize(err)
+		return false, store.Normalize(err)
 	}
 	j.CheckRunID = &id
 	if _, err := tx.ExecContext(ctx, `UPDATE check_runs SET latest = FALSE
 		WHERE check_suite_id = $1 AND latest = TRUE AND name = $2 AND id <> $3`, *r.CheckSuiteID, j.Name, id); err != nil {
-		return store.Normalize(err)
+		return false, store.Normalize(err)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE actions_jobs SET check_run_id = $1 WHERE id = $2`, id, j.ID)
-	return store.Normalize(err)
+	return true, store.Normalize(err)
 }
 
 // suiteID is the run's check suite id (its own id until it has one).

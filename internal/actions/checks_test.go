@@ -45,7 +45,7 @@ func TestRunsAreChecks(t *testing.T) {
 	c := env.Client(token)
 	ctx := apptest.Ctx()
 	rc := apptest.NewReceiver(t, "s")
-	_, _, err := c.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"workflow_run"},
+	_, _, err := c.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"workflow_run", "check_run", "check_suite"},
 		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
 	apptest.Must(t, "create hook", err)
 	_, _, err = c.Repositories.CreateFile(ctx, "octo", "hello", "README.md", &github.RepositoryContentFileOptions{
@@ -119,6 +119,35 @@ func TestRunsAreChecks(t *testing.T) {
 		if p.Run.CheckSuiteID != run.GetCheckSuiteID() || !strings.HasSuffix(p.Run.CheckSuiteURL, fmt.Sprintf("/check-suites/%d", run.GetCheckSuiteID())) {
 			t.Fatalf("payload suite %d %s, run's %d", p.Run.CheckSuiteID, p.Run.CheckSuiteURL, run.GetCheckSuiteID())
 		}
+	})
+	apptest.Step(t, "check_run and check_suite events of github-actions", func(t *testing.T) {
+		describe := func(d apptest.Delivery) string {
+			var p struct {
+				Action string `json:"action"`
+				Run    struct {
+					Name string `json:"name"`
+					App  struct {
+						Slug string `json:"slug"`
+					} `json:"app"`
+				} `json:"check_run"`
+				Suite struct {
+					Conclusion string `json:"conclusion"`
+					App        struct {
+						Slug string `json:"slug"`
+					} `json:"app"`
+				} `json:"check_suite"`
+			}
+			_ = json.Unmarshal(d.Body, &p)
+			switch d.Event {
+			case "check_run":
+				return "check_run " + p.Run.Name + " " + p.Action + " " + p.Run.App.Slug
+			case "check_suite":
+				return "check_suite " + p.Action + " " + p.Suite.Conclusion + " " + p.Suite.App.Slug
+			}
+			return d.Event
+		}
+		rc.WaitFor(t, describe, "check_run verify created github-actions", "check_run verify completed github-actions",
+			"check_suite completed failure github-actions")
 	})
 	gh := apptest.GH(t, env, token, true)
 	apptest.Step(t, "gh pr checks shows the failing check", func(t *testing.T) {

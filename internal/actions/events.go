@@ -21,6 +21,11 @@ func (s *Service) emitRun(ctx context.Context, tx *store.Tx, action string, r *R
 	if err != nil {
 		return err
 	}
+	if action == "completed" && s.CheckEvents != nil && r.CheckSuiteID != nil {
+		if err := s.CheckEvents.SuiteCompleted(ctx, tx, repo, *r.CheckSuiteID, actor); err != nil {
+			return err
+		}
+	}
 	run, err := v.run(r)
 	if err != nil {
 		return err
@@ -99,7 +104,7 @@ func (s *Service) emitJob(ctx context.Context, tx *store.Tx, action string, r *R
 	if err != nil {
 		return err
 	}
-	if err := s.syncCheckRun(ctx, tx, r, j, *v.job(r, j).HTMLURL); err != nil {
+	if err := s.syncCheckRun(ctx, tx, repo, r, j, *v.job(r, j).HTMLURL, actor); err != nil {
 		return err
 	}
 	if s.Events == nil {

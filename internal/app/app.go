@@ -504,6 +504,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Actions.Now = cfg.Now
+	a.Actions.CheckEvents = a.Checks // check_run and check_suite of the runs' checks
 	a.ActionsScheduler = actions.NewScheduler(a.Actions, actions.SchedulerConfig{}, cfg.Logger)
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {
