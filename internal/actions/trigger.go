@@ -35,7 +35,7 @@ type trigger struct {
 	Action  string            // pull_request's action
 	Base    string            // pull_request's base branch
 	Inputs  map[string]string // workflow_dispatch's
-	Only    string            // workflow_dispatch: the one workflow file
+	Only    string            // workflow_dispatch, schedule: the one workflow file
 	Commit  json.RawMessage   // head_commit
 	// Source and SourceBranch are, for workflow_run, the name of the
 	// workflow whose run triggers and that run's head branch.
