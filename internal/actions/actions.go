@@ -1,6 +1,9 @@
 // Package actions is the run machinery of GitHub Actions: the workflows
 // found under .github/workflows in pushed commits, the runs their
-// triggers (push, pull_request, workflow_dispatch) make, the jobs of each
+// triggers (push, pull_request, workflow_dispatch, repository_dispatch,
+// workflow_run, schedule through the leased Scheduler) make, each run a
+// check suite of the built-in github-actions app and each job a check
+// run of it (checks.go), the jobs of each
 // run attempt (the matrix expanded, needs ordered), the built-in runner
 // that claims jobs with a lease and executes them on the server's host
 // (internal/actions/engine, nektos/act), their logs in blob storage, and
@@ -69,6 +72,12 @@ type Service struct {
 	Wake func()
 	// running cancels the jobs this process runs (see cancelRunning).
 	running *runningJobs
+	// CheckEvents sends the events of the runs' checks; nil sends none.
+	CheckEvents CheckEvents
+	// Now is the clock of the schedules (nil: the system's).
+	Now func() time.Time
+	// app caches the github-actions app's id (checks.go).
+	app appCache
 }
 
 // NewService returns the service of the repositories in reposService.
@@ -112,6 +121,8 @@ type Run struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	WorkflowPath      string // of its workflow (joined)
+	// CheckSuiteID is the run's check suite (nil until it is made).
+	CheckSuiteID *int64
 }
 
 // Job is one job of a run attempt.
@@ -134,6 +145,8 @@ type Job struct {
 	CreatedAt   time.Time
 	RunnerName  *string
 	HasLog      bool
+	// CheckRunID is the job's check run (nil until it is made).
+	CheckRunID *int64
 }
 
 // Step is a step of a job (the platform's job step).

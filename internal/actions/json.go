@@ -168,10 +168,14 @@ func (v *view) run(r *Run) (runJSON, error) {
 		Conclusion: r.Conclusion, WorkflowID: r.WorkflowID, URL: api, HTMLURL: v.web() + "/actions/runs/" + strconv.FormatInt(r.ID, 10),
 		PullRequests: []any{}, CreatedAt: wire.T(r.CreatedAt), UpdatedAt: wire.T(r.UpdatedAt), Actor: actor,
 		TriggeringActor: triggering, RunAttempt: r.RunAttempt, ReferencedWorkflows: []any{}, RunStartedAt: wire.T(r.RunStartedAt),
-		JobsURL: api + "/jobs", LogsURL: api + "/logs", CheckSuiteURL: v.api() + "/check-suites/" + strconv.FormatInt(r.ID, 10),
+		JobsURL: api + "/jobs", LogsURL: api + "/logs", CheckSuiteURL: v.api() + "/check-suites/" + strconv.FormatInt(suiteID(r), 10),
 		ArtifactsURL: api + "/artifacts", CancelURL: api + "/cancel", RerunURL: api + "/rerun",
 		WorkflowURL: v.api() + "/actions/workflows/" + strconv.FormatInt(r.WorkflowID, 10), HeadCommit: r.HeadCommit,
 		Repository: repo, HeadRepository: repo}
+	if r.CheckSuiteID != nil {
+		node := wire.NodeID("CS", *r.CheckSuiteID)
+		j.CheckSuiteID, j.CheckSuiteNodeID = r.CheckSuiteID, &node
+	}
 	if r.RunAttempt > 1 {
 		prev := api + "/attempts/" + strconv.Itoa(r.RunAttempt-1)
 		j.PreviousAttemptURL = &prev
@@ -191,9 +195,9 @@ func (v *view) job(r *Run, j *Job) jobJSON {
 	}
 	name := r.Name
 	out := jobJSON{ID: j.ID, RunID: r.ID, RunURL: v.api() + "/actions/runs/" + strconv.FormatInt(r.ID, 10),
-		RunAttempt: j.RunAttempt, NodeID: wire.NodeID("CR", j.ID), HeadSHA: r.HeadSHA, URL: v.api() + "/actions/jobs/" + id,
+		RunAttempt: j.RunAttempt, NodeID: wire.NodeID("CR", checkRunID(j)), HeadSHA: r.HeadSHA, URL: v.api() + "/actions/jobs/" + id,
 		HTMLURL: &html, Status: j.Status, Conclusion: j.Conclusion, CreatedAt: wire.T(j.CreatedAt), StartedAt: wire.T(started),
-		CompletedAt: wire.TP(j.CompletedAt), Name: j.Name, Steps: []stepJSON{}, CheckRunURL: v.api() + "/check-runs/" + id,
+		CompletedAt: wire.TP(j.CompletedAt), Name: j.Name, Steps: []stepJSON{}, CheckRunURL: v.api() + "/check-runs/" + strconv.FormatInt(checkRunID(j), 10),
 		Labels: orEmpty(j.Labels), RunnerName: j.RunnerName, WorkflowName: &name, HeadBranch: r.HeadBranch}
 	if j.RunnerName != nil {
 		zero, group := int64(1), "Default"

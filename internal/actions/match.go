@@ -123,3 +123,22 @@ func pullRequestMatches(f engine.Filter, action, base string, files []string) bo
 	}
 	return found && refMatches(f.Branches, f.BranchesIgnore, base) && pathsMatch(f, files)
 }
+
+// workflowRunMatches says whether a workflow_run trigger's filters take a
+// run of the workflow named source, on the branch, with the action
+// (requested, in_progress, completed): workflows lists source, types
+// lists the action (none: requested and completed, as the platform's
+// default), branches and branches-ignore take the branch.
+func workflowRunMatches(f engine.Filter, action, source, branch string) bool {
+	if !contains(f.Workflows, source) {
+		return false
+	}
+	if len(f.Types) == 0 && action != "requested" && action != "completed" ||
+		len(f.Types) > 0 && !contains(f.Types, action) {
+		return false
+	}
+	if len(f.Branches) > 0 && !matches(f.Branches, branch) {
+		return false
+	}
+	return len(f.BranchesIgnore) == 0 || !matches(f.BranchesIgnore, branch)
+}

@@ -66,7 +66,7 @@ func setWorkflowState(ctx context.Context, q store.Q, id int64, state string, no
 
 const runColumns = `r.id, r.repository_id, r.workflow_id, r.run_number, r.run_attempt, r.name, r.display_title, r.event,
 	r.status, r.conclusion, r.head_sha, r.head_branch, r.actor_id, r.triggering_actor_id, r.workflow_file, r.event_payload,
-	r.inputs, r.head_commit, r.error, r.run_started_at, r.created_at, r.updated_at, w.path`
+	r.inputs, r.head_commit, r.error, r.run_started_at, r.created_at, r.updated_at, w.path, r.check_suite_id`
 
 const runFrom = ` FROM actions_runs r JOIN actions_workflows w ON w.id = r.workflow_id`
 
@@ -75,7 +75,7 @@ func scanRun(row store.Scanner) (*Run, error) {
 	var payload, inputs, head string
 	err := row.Scan(&r.ID, &r.RepoID, &r.WorkflowID, &r.RunNumber, &r.RunAttempt, &r.Name, &r.DisplayTitle, &r.Event,
 		&r.Status, &r.Conclusion, &r.HeadSHA, &r.HeadBranch, &r.ActorID, &r.TriggeringActorID, &r.WorkflowFile, &payload,
-		&inputs, &head, &r.Error, &r.RunStartedAt, &r.CreatedAt, &r.UpdatedAt, &r.WorkflowPath)
+		&inputs, &head, &r.Error, &r.RunStartedAt, &r.CreatedAt, &r.UpdatedAt, &r.WorkflowPath, &r.CheckSuiteID)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -233,14 +233,14 @@ func startAttempt(ctx context.Context, q store.Q, r *Run, actorID int64, now tim
 }
 
 const jobColumns = `id, run_id, repository_id, run_attempt, job_key, name, matrix, needs, labels, steps, outputs, status,
-	conclusion, started_at, completed_at, created_at, runner_name, has_log`
+	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id`
 
 func scanJob(row store.Scanner) (*Job, error) {
 	var j Job
 	var matrix, needs, labels, steps, outputs string
 	var started, completed sql.NullTime
 	err := row.Scan(&j.ID, &j.RunID, &j.RepoID, &j.RunAttempt, &j.Key, &j.Name, &matrix, &needs, &labels, &steps, &outputs,
-		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog)
+		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -266,10 +266,10 @@ func insertJob(ctx context.Context, q store.Q, j *Job) error {
 	steps, _ := json.Marshal(j.stepsOrEmpty())
 	outputs, _ := json.Marshal(j.outputsOrEmpty())
 	err := q.QueryRowContext(ctx, `INSERT INTO actions_jobs (run_id, repository_id, run_attempt, job_key, name, matrix, needs,
-		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
 		j.RunID, j.RepoID, j.RunAttempt, j.Key, j.Name, string(matrix), string(needs), string(labels), string(steps),
-		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt).Scan(&j.ID)
+		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID).Scan(&j.ID)
 	return store.Normalize(err)
 }
 

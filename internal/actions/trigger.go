@@ -35,8 +35,11 @@ type trigger struct {
 	Action  string            // pull_request's action
 	Base    string            // pull_request's base branch
 	Inputs  map[string]string // workflow_dispatch's
-	Only    string            // workflow_dispatch: the one workflow file
+	Only    string            // workflow_dispatch, schedule: the one workflow file
 	Commit  json.RawMessage   // head_commit
+	// Source and SourceBranch are, for workflow_run, the name of the
+	// workflow whose run triggers and that run's head branch.
+	Source, SourceBranch string
 }
 
 // PushSink starts the runs of the workflows a push or a pull request
@@ -55,8 +58,39 @@ func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 		return k.pushed(ctx, tx, e)
 	case "pull_request":
 		return k.pullRequest(ctx, tx, e)
+	case "repository_dispatch":
+		return k.repositoryDispatch(ctx, tx, e)
 	}
 	return nil
+}
+
+// repositoryDispatch runs the default branch's workflows on
+// repository_dispatch whose types list the event's type (or that list
+// none).
+func (k PushSink) repositoryDispatch(ctx context.Context, tx *store.Tx, e *events.Event) error {
+	eventType, _ := e.HookPayload["action"].(string)
+	t, ok, err := k.Service.onDefaultBranch(ctx, e.Repo, e.Actor, "repository_dispatch", e.HookPayload)
+	if err != nil || !ok {
+		return err
+	}
+	t.Action = eventType
+	_, err = k.Service.start(ctx, tx, t)
+	return err
+}
+
+// onDefaultBranch is a trigger of the event on the head of the
+// repository's default branch; ok is false when the branch has no
+// commit.
+func (s *Service) onDefaultBranch(ctx context.Context, repo *repos.Repository, actor *accounts.Account, event string,
+	payload map[string]any) (trigger, bool, error) {
+	branch := repo.DefaultBranch
+	sha, err := gitcmd.In(s.Repos.GitDir(repo.ID)).Text(ctx, nil, "rev-parse", "--verify", "--quiet",
+		"refs/heads/"+branch+"^{commit}")
+	if err != nil || sha == "" {
+		return trigger{}, false, nil
+	}
+	return trigger{Repo: repo, Actor: actor, Event: event, Payload: payload, SHA: sha, Ref: "refs/heads/" + branch,
+		Branch: &branch, Commit: s.commitJSON(ctx, repo.ID, sha)}, true, nil
 }
 
 func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) error {
@@ -76,8 +110,13 @@ func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) err
 		msg, _ := m["message"].(string)
 		t.Title, _, _ = strings.Cut(msg, "\n")
 	}
-	_, err := k.Service.start(ctx, tx, t)
-	return err
+	if _, err := k.Service.start(ctx, tx, t); err != nil {
+		return err
+	}
+	if t.Branch != nil && ref == "refs/heads/"+e.Repo.DefaultBranch {
+		return k.Service.syncSchedules(ctx, tx, e.Repo, after)
+	}
+	return nil
 }
 
 func (k PushSink) pullRequest(ctx context.Context, tx *store.Tx, e *events.Event) error {
@@ -228,7 +267,7 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, t trigger) ([]*Run, e
 // does not parse fails a run of every push, as on the platform.
 func triggered(w *engine.Workflow, parseErr error, t trigger) bool {
 	if parseErr != nil {
-		return t.Event == "push" || t.Only != ""
+		return t.Event == "push" || t.Event == "workflow_dispatch"
 	}
 	f, ok := w.Events[t.Event]
 	if !ok {
@@ -239,6 +278,12 @@ func triggered(w *engine.Workflow, parseErr error, t trigger) bool {
 		return pushMatches(f, t.Ref, t.Files)
 	case "pull_request":
 		return pullRequestMatches(f, t.Action, t.Base, t.Files)
+	case "repository_dispatch":
+		return len(f.Types) == 0 || contains(f.Types, t.Action)
+	case "schedule":
+		return contains(f.Crons, t.Action)
+	case "workflow_run":
+		return workflowRunMatches(f, t.Action, t.Source, t.SourceBranch)
 	}
 	return true
 }
@@ -294,7 +339,7 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now()}
 		if old, ok := keep[ej.Name]; ok {
 			j.Status, j.Conclusion, j.StartedAt, j.CompletedAt = old.Status, old.Conclusion, old.StartedAt, old.CompletedAt
-			j.Steps, j.Outputs, j.RunnerName = old.Steps, old.Outputs, old.RunnerName
+			j.Steps, j.Outputs, j.RunnerName, j.CheckRunID = old.Steps, old.Outputs, old.RunnerName, old.CheckRunID
 		} else {
 			for i, name := range append(append([]string{"Set up job"}, ej.Steps...), "Complete job") {
 				j.Steps = append(j.Steps, Step{Name: name, Status: StatusQueued, Number: i + 1})

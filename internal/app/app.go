@@ -325,6 +325,8 @@ type App struct {
 	// Config.BuiltinRunner) runs the jobs.
 	Actions       *actions.Service
 	ActionsRunner *actions.Runner
+	// ActionsScheduler starts the runs of the workflows' schedules.
+	ActionsScheduler *actions.Scheduler
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
 	// ActionsSettings holds Actions and Dependabot secrets, variables and
@@ -503,6 +505,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Checks = checks.NewService(db, a.Events, a.Apps, a.Repos)
 	a.Events.Subscribe(checks.PushSink{Service: a.Checks})
 	a.Actions = actions.NewService(db, a.Events, a.Repos)
+	if err := a.Actions.EnsureApp(ctx); err != nil { // the github-actions app of the runs' checks
+		return nil, err
+	}
+	a.Actions.Now = cfg.Now
+	a.Actions.CheckEvents = a.Checks // check_run and check_suite of the runs' checks
+	a.ActionsScheduler = actions.NewScheduler(a.Actions, actions.SchedulerConfig{}, cfg.Logger)
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {
 		runnerCfg := cfg.ActionsRunner
@@ -879,6 +887,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.SecretScanner,
 		m.App.SARIFs,
 		m.App.DependabotChecker,
+		m.App.ActionsScheduler,
 	}
 	if m.App.ActionsRunner != nil {
 		workers = append(workers, m.App.ActionsRunner)

@@ -35,7 +35,7 @@ func SuiteByID(ctx context.Context, q store.Q, repoID, id int64) (*Suite, error)
 // when there is none.
 func suiteOf(ctx context.Context, q store.Q, repoID, appID int64, sha string) (*Suite, error) {
 	return scanSuite(q.QueryRowContext(ctx, `SELECT `+suiteColumns+` FROM check_suites
-		WHERE repository_id = $1 AND head_sha = $2 AND app_id = $3`, repoID, sha, appID))
+		WHERE repository_id = $1 AND head_sha = $2 AND app_id = $3 AND NOT workflow_run`, repoID, sha, appID))
 }
 
 // insertSuite stores s unless the app has a suite of the head already,
@@ -44,7 +44,7 @@ func insertSuite(ctx context.Context, q store.Q, s *Suite) (bool, error) {
 	err := q.QueryRowContext(ctx, `INSERT INTO check_suites (repository_id, app_id, head_sha, head_branch, before_sha,
 		after_sha, head_commit, status, conclusion, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
-		ON CONFLICT (repository_id, head_sha, app_id) DO NOTHING RETURNING id`,
+		ON CONFLICT (repository_id, head_sha, app_id) WHERE NOT workflow_run DO NOTHING RETURNING id`,
 		s.RepoID, s.AppID, s.HeadSHA, s.HeadBranch, s.Before, s.After, string(s.HeadCommit), s.Status, s.Conclusion,
 		s.CreatedAt).Scan(&s.ID)
 	if err = store.Normalize(err); err == store.ErrNotFound {

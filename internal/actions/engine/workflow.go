@@ -48,6 +48,10 @@ type Workflow struct {
 // Filter is the filters of one trigger (on.push.branches, ...).
 type Filter struct {
 	Branches, BranchesIgnore, Tags, TagsIgnore, Paths, PathsIgnore, Types []string
+	// Workflows are workflow_run's workflows (by name).
+	Workflows []string
+	// Crons are schedule's cron expressions.
+	Crons []string
 }
 
 // Input is one workflow_dispatch input.
@@ -134,14 +138,28 @@ func triggers(on yaml.Node) (map[string]Filter, error) {
 				Paths          stringList `yaml:"paths"`
 				PathsIgnore    stringList `yaml:"paths-ignore"`
 				Types          stringList `yaml:"types"`
+				Workflows      stringList `yaml:"workflows"`
 			}
-			if v := on.Content[i+1]; v.Kind == yaml.MappingNode {
+			var crons []string
+			switch v := on.Content[i+1]; v.Kind {
+			case yaml.MappingNode:
 				if err := v.Decode(&f); err != nil {
 					return nil, fmt.Errorf("invalid on.%s: %w", on.Content[i].Value, err)
 				}
+			case yaml.SequenceNode: // schedule: a list of {cron: ...}
+				var list []struct {
+					Cron string `yaml:"cron"`
+				}
+				if err := v.Decode(&list); err != nil {
+					return nil, fmt.Errorf("invalid on.%s: %w", on.Content[i].Value, err)
+				}
+				for _, c := range list {
+					crons = append(crons, c.Cron)
+				}
 			}
 			out[on.Content[i].Value] = Filter{Branches: f.Branches, BranchesIgnore: f.BranchesIgnore, Tags: f.Tags,
-				TagsIgnore: f.TagsIgnore, Paths: f.Paths, PathsIgnore: f.PathsIgnore, Types: f.Types}
+				TagsIgnore: f.TagsIgnore, Paths: f.Paths, PathsIgnore: f.PathsIgnore, Types: f.Types, Workflows: f.Workflows,
+				Crons: crons}
 		}
 	default:
 		return nil, errors.New("the workflow must have an on: section")
