@@ -170,8 +170,12 @@ func makeTemplate(base string) (string, error) {
 
 // dropOtherTemplates drops the templates of other schema versions, as
 // far as no one uses them (a DROP of one in use fails and is let be).
+// One being made (its _partial name) is another test process's work in
+// progress, under that version's lock: it is left alone (a crashed
+// run's is dropped by the next maker of its version).
 func dropOtherTemplates(ctx context.Context, conn *sql.Conn, keep string) {
-	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'forgeapi\_template\_%' AND datname <> $1`, keep)
+	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'forgeapi\_template\_%'
+		AND datname NOT LIKE '%\_partial' AND datname <> $1`, keep)
 	names, err := store.ScanAll(rows, err, func(sc store.Scanner) (n string, err error) { return n, sc.Scan(&n) })
 	if err != nil {
 		return
