@@ -61,6 +61,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: issue, Handle: h.get, Auth: read},
 		{Method: "PATCH", Pattern: issue, Handle: h.update, Auth: author},
 		{Method: "PUT", Pattern: issue + "/lock", Handle: h.lock, Auth: triage},
+		{Method: "GET", Pattern: issue + "/dependencies/blocked_by", Handle: h.listBlockedBy, Auth: read},
+		{Method: "POST", Pattern: issue + "/dependencies/blocked_by", Handle: h.addBlockedBy, Auth: triage},
+		{Method: "DELETE", Pattern: issue + "/dependencies/blocked_by/{issue_id}", Handle: h.removeBlockedBy, Auth: triage},
+		{Method: "GET", Pattern: issue + "/dependencies/blocking", Handle: h.listBlocking, Auth: read},
 		{Method: "DELETE", Pattern: issue + "/lock", Handle: h.unlock, Auth: triage},
 
 		{Method: "GET", Pattern: repo + "/issues/comments", Handle: h.listRepoComments, Auth: read},
