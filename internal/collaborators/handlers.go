@@ -184,6 +184,22 @@ func (h *Handler) check(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// requestedPermission is the collaborator permission a request names: one of
+// Permissions, or the name of a custom repository role of the owning
+// organization, which gives its base role; anything else is a 422.
+func (h *Handler) requestedPermission(ctx context.Context, repo *repos.Repository, name string) (string, error) {
+	if slices.Contains(Permissions, name) {
+		return name, nil
+	}
+	if repo.Owner.IsOrg() {
+		perm, err := repos.CustomRolePermission(ctx, h.Service.DB, repo.Owner.ID, name)
+		if err != nil || perm != "" {
+			return perm, err
+		}
+	}
+	return "", apierr.Invalid("Collaborator", "permission", apierr.CodeInvalid)
+}
+
 // permission answers GET .../collaborators/{username}/permission: the
 // user's legacy permission and role name (read for anyone on a public
 // repository), with the user as a collaborator object.
@@ -220,18 +236,18 @@ func (h *Handler) add(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	ctx := r.Context()
 	perm := repos.CollaboratorPush
 	if body.Permission != nil {
-		perm = *body.Permission
-		if !slices.Contains(Permissions, perm) {
-			return apierr.Invalid("Collaborator", "permission", apierr.CodeInvalid)
+		var err error
+		if perm, err = h.requestedPermission(ctx, repos.From(ctx), *body.Permission); err != nil {
+			return err
 		}
 	}
 	u, err := h.user(r)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
 	actor, err := accounts.ByID(ctx, h.Service.DB, auth.PrincipalFrom(ctx).UserID())
 	if err != nil {
 		return err

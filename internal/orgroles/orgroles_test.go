@@ -245,6 +245,42 @@ func TestCustomRepoRolesAndSecurityManagers(t *testing.T) {
 		}
 	})
 
+	apptest.Step(t, "a custom role's base role is granted to collaborators and teams", func(t *testing.T) {
+		_, _, err := owner.Organizations.Edit(ctx, "acme", &github.Organization{DefaultRepoPermission: github.Ptr("none")})
+		apptest.Must(t, "members see no repository by default", err)
+		_, _, err = owner.Organizations.CreateCustomRepoRole(ctx, "acme", github.CreateCustomRepoRoleRequest{
+			Name: "deployer", BaseRole: "write", Permissions: []string{"manage_deploy_keys"}})
+		apptest.Must(t, "create deployer", err)
+		env.Repo(acme, "site", apptest.RepoOpts{Private: true})
+		push := func(repo string) bool {
+			r, resp, _ := devGH.Repositories.Get(ctx, "acme", repo)
+			return status(resp) == http.StatusOK && r.GetPermissions().GetPush()
+		}
+		if push("api") {
+			t.Fatal("dev pushes before")
+		}
+		_, _, err = owner.Repositories.AddCollaborator(ctx, "acme", "api", "dev", &github.RepositoryAddCollaboratorOptions{Permission: "Deployer"})
+		apptest.Must(t, "dev a deployer of api", err)
+		if !push("api") {
+			t.Fatal("a collaborator with a custom role does not get its base role")
+		}
+		_, _, err = owner.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "deploy"})
+		apptest.Must(t, "team", err)
+		_, _, err = owner.Teams.AddTeamMembershipBySlug(ctx, "acme", "deploy", "dev", nil)
+		apptest.Must(t, "dev in deploy", err)
+		_, err = owner.Teams.AddTeamRepoBySlug(ctx, "acme", "deploy", "acme", "site", &github.TeamAddTeamRepoOptions{Permission: "deployer"})
+		apptest.Must(t, "deploy team a deployer of site", err)
+		if !push("site") {
+			t.Fatal("a team with a custom role does not get its base role")
+		}
+		if _, resp, _ := owner.Repositories.AddCollaborator(ctx, "acme", "api", "dev",
+			&github.RepositoryAddCollaboratorOptions{Permission: "astronaut"}); status(resp) != http.StatusUnprocessableEntity {
+			t.Fatalf("unknown role: %d", status(resp))
+		}
+		_, _, err = owner.Organizations.Edit(ctx, "acme", &github.Organization{DefaultRepoPermission: github.Ptr("read")})
+		apptest.Must(t, "members read again", err)
+	})
+
 	apptest.Step(t, "security manager teams", func(t *testing.T) {
 		_, _, err := owner.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "sec"})
 		apptest.Must(t, "team", err)

@@ -9,7 +9,10 @@
 -- under it hold it). The role's base_role gives its holders that access
 -- to every repository of the organization: repo_grants, the one place
 -- access reads what a user is granted on a repository, unites those
--- grants with collaborators and teams.
+-- grants with collaborators and teams. Like the teams' part, each new
+-- part starts from the user (org_role_users by user, team_members by
+-- user) and probes an index at each step: the organization's
+-- repositories by owner.
 --
 -- custom_repo_roles are an organization's named repository roles: a
 -- base role (read, triage, write, maintain) and extra fine-grained
@@ -85,12 +88,12 @@ CREATE VIEW repo_grants AS
     FROM org_role_users u CROSS JOIN org_roles o CROSS JOIN repositories r
     WHERE o.id = u.role_id AND o.base_role IS NOT NULL AND r.owner_id = u.org_id
     UNION ALL
-    SELECT r.id AS repository_id, tm.user_id,
+    SELECT r.id AS repository_id, om.user_id,
            CASE o.base_role WHEN 'read' THEN 'pull' WHEN 'write' THEN 'push' ELSE o.base_role END AS permission,
            CASE o.base_role WHEN 'admin' THEN 5 WHEN 'maintain' THEN 4 WHEN 'write' THEN 3 WHEN 'triage' THEN 2 ELSE 1 END AS rank
-    FROM team_members tm CROSS JOIN team_ancestors ta CROSS JOIN org_role_teams rt CROSS JOIN org_roles o CROSS JOIN repositories r
-    WHERE ta.team_id = tm.team_id AND rt.team_id = ta.ancestor_id AND o.id = rt.role_id AND o.base_role IS NOT NULL
-      AND r.owner_id = tm.org_id;
+    FROM team_members om CROSS JOIN team_ancestors oa CROSS JOIN org_role_teams rt CROSS JOIN org_roles o CROSS JOIN repositories r
+    WHERE oa.team_id = om.team_id AND rt.team_id = oa.ancestor_id AND o.id = rt.role_id AND o.base_role IS NOT NULL
+      AND r.owner_id = om.org_id;
 
 -- +goose Down
 DROP VIEW repo_grants;
