@@ -81,6 +81,17 @@ func TestOrganizationRoles(t *testing.T) {
 				t.Fatalf("dev creates a label on %s: %d", repo, got)
 			}
 		}
+		collabs, _, err := owner.Repositories.ListCollaborators(ctx, "acme", "web", nil)
+		apptest.Must(t, "collaborators", err)
+		role := ""
+		for _, c := range collabs {
+			if c.GetLogin() == "dev" && c.GetPermissions().GetPush() {
+				role = c.GetRoleName()
+			}
+		}
+		if role != "write" {
+			t.Fatalf("dev among the collaborators: role %q", role)
+		}
 		users, _, err := owner.Organizations.ListUsersAssignedToOrgRole(ctx, "acme", roleID["all_repo_write"], nil)
 		apptest.Must(t, "list users", err)
 		if len(users) != 1 || users[0].GetLogin() != "dev" {
