@@ -54,6 +54,16 @@ func TestOrganizationRoles(t *testing.T) {
 		if _, resp, _ := devGH.Organizations.ListRoles(ctx, "acme"); status(resp) != http.StatusForbidden {
 			t.Fatalf("a member lists roles: %d", status(resp))
 		}
+		for perm, want := range map[string]int{"organization_custom_org_roles:read": http.StatusOK, "members:write": http.StatusForbidden} {
+			_, resp, _ := env.Client(env.FineGrainedToken(octo, acme, nil, perm)).Organizations.ListRoles(ctx, "acme")
+			if status(resp) != want {
+				t.Errorf("fine-grained %s: %d, want %d", perm, status(resp), want)
+			}
+		}
+		fg := env.Client(env.FineGrainedToken(octo, acme, nil, "organization_custom_org_roles:read"))
+		if resp, _ := fg.Organizations.AssignOrgRoleToUser(ctx, "acme", "dev", roleID["all_repo_read"]); status(resp) != http.StatusForbidden {
+			t.Fatalf("a read-only fine-grained token assigns a role: %d", status(resp))
+		}
 	})
 
 	canPush := func(t *testing.T, gh *github.Client, repo string) bool {
