@@ -118,6 +118,9 @@ func TestIssueDependencies(t *testing.T) {
 		if _, resp, _ := owner.Issues.RemoveBlockedBy(ctx, "acme", "app", int64(feature.GetNumber()), upstream.GetID()); apptest.ResponseStatus(resp) != http.StatusNotFound {
 			t.Fatalf("removed twice: %d", apptest.ResponseStatus(resp))
 		}
+		if resp, _ := env.Do("DELETE", "/repos/acme/app/issues/1/dependencies/blocked_by/1", "", nil); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("anonymous removal: %d", resp.StatusCode)
+		}
 		list, _, err := owner.Issues.ListBlocking(ctx, "acme", "lib", int64(upstream.GetNumber()), nil)
 		apptest.Must(t, "list blocking", err)
 		if len(list) != 0 {
