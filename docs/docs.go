@@ -68,6 +68,10 @@ const (
 	PreReceiveHooks      = "pre-receive-hooks"
 )
 
+// OrganizationRoles is the page of organization roles, custom repository
+// roles and security manager teams (package orgroles).
+const OrganizationRoles = "organization-roles"
+
 // Pages returns the names of every page, sorted.
 func Pages() []string {
 	entries, _ := fs.ReadDir(files, ".") // an embed.FS root always reads

@@ -62,6 +62,7 @@ import (
 	"forgeapi/internal/oauth"
 	"forgeapi/internal/oauthweb"
 	"forgeapi/internal/orgmigration"
+	"forgeapi/internal/orgroles"
 	"forgeapi/internal/orgs"
 	"forgeapi/internal/prereceive"
 	"forgeapi/internal/protection"
@@ -614,6 +615,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.RepositorySettings, (&reposettings.Handler{DB: a.DB}).Routes())
 	area(docs.PreReceiveHooks, (&prereceive.Handler{Service: a.PreReceive}).Routes())
 	area(docs.CustomProperties, (&customprops.Handler{Service: &customprops.Service{DB: a.DB, Events: a.Events}}).Routes())
+	area(docs.OrganizationRoles, (&orgroles.Handler{Service: &orgroles.Service{DB: a.DB}}).Routes())
 	area(docs.Apps, (&apps.Handler{Service: a.Apps}).Routes())
 	area(docs.Markdown, (&markdownapi.Handler{DB: a.DB}).Routes())
 	area(docs.API, (&reference.Handler{}).Routes())

@@ -26,8 +26,8 @@ type access struct {
 // accessList returns everyone with access to the repository, by user id:
 // the owner of a user's repository (admin), the owning organization's
 // owners (admin) and members (its base permission), collaborators, and
-// the members of teams that hold a permission on it; each with the
-// highest permission of these.
+// the members of teams that hold a permission on it, and the holders of
+// organization roles; each with the highest permission of these.
 func accessList(ctx context.Context, q store.Q, repo *repos.Repository) ([]access, error) {
 	byUser := map[int64]*access{}
 	give := func(userID int64, perm string, direct, member bool) {
@@ -61,6 +61,12 @@ func accessList(ctx context.Context, q store.Q, repo *repos.Repository) ([]acces
 	}); err != nil {
 		return nil, err
 	}
+	// Holders of organization roles, which reach every repository of it.
+	if err := scanPairs(ctx, q, orgRoleHolders, repo.Owner.ID, func(id int64, base string) {
+		give(id, fromRoleName(base), false, true)
+	}); err != nil {
+		return nil, err
+	}
 	out := make([]access, 0, len(byUser))
 	for _, a := range byUser {
 		if a.perm != "" {
@@ -70,6 +76,17 @@ func accessList(ctx context.Context, q store.Q, repo *repos.Repository) ([]acces
 	slices.SortFunc(out, func(a, b access) int { return int(a.userID - b.userID) })
 	return out, nil
 }
+
+// orgRoleHolders is the query of the organization's ($1) members who
+// hold a role with a base role (read, triage, write, maintain, admin),
+// directly or through a team or a team above theirs: the organization
+// roles' part of repo_grants from the organization's side.
+const orgRoleHolders = `SELECT u.user_id, o.base_role FROM org_role_users u JOIN org_roles o ON o.id = u.role_id
+		WHERE u.org_id = $1 AND o.base_role IS NOT NULL
+	UNION ALL
+	SELECT tm.user_id, o.base_role FROM teams t JOIN org_role_teams rt ON rt.team_id = t.id JOIN org_roles o ON o.id = rt.role_id
+		JOIN team_ancestors ta ON ta.ancestor_id = t.id JOIN team_members tm ON tm.team_id = ta.team_id
+		WHERE t.org_id = $1 AND o.base_role IS NOT NULL`
 
 // scanPairs runs a query of (id, text) rows with one argument.
 func scanPairs(ctx context.Context, q store.Q, query string, arg int64, each func(int64, string)) error {
@@ -184,6 +201,22 @@ func (h *Handler) check(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// requestedPermission is the collaborator permission a request names: one of
+// Permissions, or the name of a custom repository role of the owning
+// organization, which gives its base role; anything else is a 422.
+func (h *Handler) requestedPermission(ctx context.Context, repo *repos.Repository, name string) (string, error) {
+	if slices.Contains(Permissions, name) {
+		return name, nil
+	}
+	if repo.Owner.IsOrg() {
+		perm, err := repos.CustomRolePermission(ctx, h.Service.DB, repo.Owner.ID, name)
+		if err != nil || perm != "" {
+			return perm, err
+		}
+	}
+	return "", apierr.Invalid("Collaborator", "permission", apierr.CodeInvalid)
+}
+
 // permission answers GET .../collaborators/{username}/permission: the
 // user's legacy permission and role name (read for anyone on a public
 // repository), with the user as a collaborator object.
@@ -220,18 +253,18 @@ func (h *Handler) add(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	ctx := r.Context()
 	perm := repos.CollaboratorPush
 	if body.Permission != nil {
-		perm = *body.Permission
-		if !slices.Contains(Permissions, perm) {
-			return apierr.Invalid("Collaborator", "permission", apierr.CodeInvalid)
+		var err error
+		if perm, err = h.requestedPermission(ctx, repos.From(ctx), *body.Permission); err != nil {
+			return err
 		}
 	}
 	u, err := h.user(r)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
 	actor, err := accounts.ByID(ctx, h.Service.DB, auth.PrincipalFrom(ctx).UserID())
 	if err != nil {
 		return err

@@ -104,7 +104,7 @@ func New(db *store.DB, now func() time.Time, cfg Config) *Handler {
 	cfg.setDefaults()
 	return &Handler{db: db, now: now, cfg: cfg, poll: NewPollMeter(cfg.Poll, now), floor: &windowFloor{}, count: newCountCache(),
 		unions: newStmtCache(db), pages: newPageCache(cfg.CacheTTL), hints: newLoHints(),
-		received: store.NewReadCache[string, filter](db, 0, "stars", "subscriptions", "follows", "repositories", "org_members", "accounts", "repo_collaborators", "teams", "team_members", "team_repos"),
+		received: store.NewReadCache[string, filter](db, 0, "stars", "subscriptions", "follows", "repositories", "org_members", "accounts", "repo_collaborators", "teams", "team_members", "team_repos", "org_roles", "org_role_users", "org_role_teams"),
 		networks: store.NewReadCache[int64, filter](db, 0, "repositories", "accounts"),
 	}
 }

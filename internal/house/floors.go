@@ -43,7 +43,7 @@ var Floors = []Floor{
 	{8, "areas built on git hosting and webhooks: pull requests, contents, apps, checks, teams, agents, deployments, branch protection",
 		[]string{"internal/agents", "internal/apps", "internal/checks", "internal/deployments", "internal/gists", "internal/protection", "internal/prereceive", "internal/pulls", "internal/releases", "internal/repocontent", "internal/reposettings", "internal/siteadmin", "internal/teams"}},
 	{9, "areas over many: rulesets, GraphQL, the OAuth web flow, backups, branch merges",
-		[]string{"internal/backup", "internal/graphql", "internal/merges", "internal/oauthweb", "internal/rulesets"}},
+		[]string{"internal/backup", "internal/graphql", "internal/merges", "internal/oauthweb", "internal/orgroles", "internal/rulesets"}},
 	{10, "the web pages: the console's, and those behind every html_url (on the console's sessions and layout)",
 		[]string{"internal/console", "internal/web"}},
 	{11, "the wiring: one App over one store, the running server",

@@ -64,6 +64,8 @@ type Issue struct {
 	MergedAt *time.Time
 	// Reactions are the issue's reactions by content.
 	Reactions reactions.Counts
+	// Dependencies counts the issues blocking it and those it blocks.
+	Dependencies DependencySummary
 
 	userID, closedByID, milestoneID *int64
 }

@@ -44,8 +44,19 @@ type issueJSON struct {
 	AuthorAssociation string                `json:"author_association"`
 	Reactions         reactions.Rollup      `json:"reactions"`
 	ViaApp            *struct{}             `json:"performed_via_github_app"`
+	Dependencies      dependenciesJSON      `json:"issue_dependencies_summary"`
 	// Repository is set in the lists across repositories.
 	Repository *repos.JSON `json:"repository,omitempty"`
+}
+
+// dependenciesJSON is the platform's issue-dependencies-summary: the
+// open issues blocking the issue and open issues it blocks, and the
+// totals.
+type dependenciesJSON struct {
+	BlockedBy      int `json:"blocked_by"`
+	Blocking       int `json:"blocking"`
+	TotalBlockedBy int `json:"total_blocked_by"`
+	TotalBlocking  int `json:"total_blocking"`
 }
 
 // pullRequestRef is the pull_request key of an issue that is a pull
@@ -137,7 +148,9 @@ func toIssueJSON(u urls, is *Issue) issueJSON {
 		Labels: make([]labelJSON, 0, len(is.Labels)), Assignees: make([]accounts.SimpleUser, 0, len(is.Assignees)),
 		Locked: is.Locked, ActiveLockReason: optional(is.LockReason), Comments: is.Comments,
 		ClosedAt: wire.TP(is.ClosedAt), CreatedAt: wire.T(is.CreatedAt), UpdatedAt: wire.T(is.UpdatedAt),
-		ClosedBy: simpleUser(u.base, is.ClosedBy), AuthorAssociation: is.Association, Reactions: is.Reactions.Rollup(api)}
+		ClosedBy: simpleUser(u.base, is.ClosedBy), AuthorAssociation: is.Association, Reactions: is.Reactions.Rollup(api),
+		Dependencies: dependenciesJSON{BlockedBy: is.Dependencies.BlockedBy, Blocking: is.Dependencies.Blocking,
+			TotalBlockedBy: is.Dependencies.TotalBlockedBy, TotalBlocking: is.Dependencies.TotalBlocking}}
 	for _, lb := range is.Labels {
 		j.Labels = append(j.Labels, toLabelJSON(u, lb))
 	}

@@ -42,6 +42,8 @@ func (h *Handler) Routes() []httpapi.Route {
 	labelRead := rule(auth.RoleRead, true, "", "issues:read", "pull_requests:read")
 	labelTriage := rule(auth.RoleRead, false, triageNote, "issues:write", "pull_requests:write")
 	push := rule(auth.RoleWrite, false, "", "issues:write", "pull_requests:write")
+	triage401 := triage // the description of removing a dependency documents the 401
+	triage401.Unauthorized401 = true
 	const repo = "/repos/{owner}/{repo}"
 	const issue = repo + "/issues/{issue_number}"
 	return []httpapi.Route{
@@ -61,6 +63,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: issue, Handle: h.get, Auth: read},
 		{Method: "PATCH", Pattern: issue, Handle: h.update, Auth: author},
 		{Method: "PUT", Pattern: issue + "/lock", Handle: h.lock, Auth: triage},
+		{Method: "GET", Pattern: issue + "/dependencies/blocked_by", Handle: h.listBlockedBy, Auth: read},
+		{Method: "POST", Pattern: issue + "/dependencies/blocked_by", Handle: h.addBlockedBy, Auth: triage},
+		{Method: "DELETE", Pattern: issue + "/dependencies/blocked_by/{issue_id}", Handle: h.removeBlockedBy, Auth: triage401},
+		{Method: "GET", Pattern: issue + "/dependencies/blocking", Handle: h.listBlocking, Auth: read},
 		{Method: "DELETE", Pattern: issue + "/lock", Handle: h.unlock, Auth: triage},
 
 		{Method: "GET", Pattern: repo + "/issues/comments", Handle: h.listRepoComments, Auth: read},

@@ -142,6 +142,9 @@ func (l *loader) issues(ctx context.Context, list []*Issue) error {
 	if err := l.issueReactions(ctx, list); err != nil {
 		return err
 	}
+	if err := l.dependencies(ctx, byID, ids); err != nil {
+		return err
+	}
 	return l.labels(ctx, byID, ids)
 }
 

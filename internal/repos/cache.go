@@ -13,12 +13,13 @@ import (
 // standingTables are the tables whose writes drop the lookups of
 // ByOwnerAndNameWithMembership: the owner, the owner's members, and the
 // repo_grants view (collaborators, and team members, team ancestors and
-// team repositories; teams, whose deletes cascade into the last three),
+// team repositories; teams, whose deletes cascade into the last three;
+// organization roles and their users and teams),
 // and the repositories added or removed. An update of a repository (a
 // PATCH, a push's pushed_at, a rename, a transfer) only makes the
 // lookups of the repositories read again by id (see StandingCache).
 var standingTables = []string{store.RowsOf("repositories"), "accounts", "org_members", "repo_collaborators",
-	"teams", "team_members", "team_ancestors", "team_repos"}
+	"teams", "team_members", "team_ancestors", "team_repos", "org_roles", "org_role_users", "org_role_teams"}
 
 // statsTables are the tables whose writes change what StatsOf reads:
 // stars, subscriptions, forks (repositories added or removed) and issues,

@@ -135,6 +135,27 @@ func CollaboratorPermission(ctx context.Context, q store.Q, repoID, userID int64
 	return perm, err
 }
 
+// CustomRolePermission is the permission (pull, triage, push, maintain)
+// that the organization's custom repository role of the name (any case)
+// gives, "" when the organization has no such role: a collaborator or team
+// given the role's name is granted its base role.
+func CustomRolePermission(ctx context.Context, q store.Q, orgID int64, name string) (string, error) {
+	var base string
+	err := store.Normalize(q.QueryRowContext(ctx, `SELECT base_role FROM custom_repo_roles WHERE org_id = $1 AND lower(name) = lower($2)`,
+		orgID, name).Scan(&base))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", err
+	case base == "read":
+		return CollaboratorPull, nil
+	case base == "write":
+		return CollaboratorPush, nil
+	}
+	return base, nil
+}
+
 // grantOf is the scalar subquery of the highest permission granted on
 // the repository (SQL expression repoID) to the user (userID): the
 // repo_grants view unites direct collaborators and teams, the one place

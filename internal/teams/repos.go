@@ -13,13 +13,21 @@ import (
 
 // SetRepo gives the team the permission on the repository, which the
 // organization must own (422 otherwise); "" is the team's own
-// permission. A new repository emits team added_to_repository and
+// permission, and the name of one of the organization's custom
+// repository roles gives the role's base permission. A new repository emits team added_to_repository and
 // team_add and records team.add_repository; a changed permission emits
 // team edited (changes.repository.permissions.from) and records
 // team.update_repository_permission.
 func (s *Service) SetRepo(ctx context.Context, t *Team, repo *repos.Repository, actor *accounts.Account, perm string) error {
 	if perm == "" {
 		perm = t.Permission
+	}
+	if rank(perm) == 0 {
+		custom, err := repos.CustomRolePermission(ctx, s.DB, t.Org.ID, perm)
+		if err != nil {
+			return err
+		}
+		perm = custom
 	}
 	if rank(perm) == 0 {
 		return apierr.Invalid("TeamRepository", "permission", apierr.CodeInvalid)
