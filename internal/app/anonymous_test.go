@@ -75,6 +75,7 @@ var documented401 = map[string]bool{
 	"GET /user/social_accounts":                                    true,
 	"POST /user/social_accounts":                                   true,
 	"DELETE /user/social_accounts":                                 true,
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}": true,
 	// forgeapi's own runner protocol (docs/actions-settings.md), in no
 	// description: a runner without its registration token is refused as
 	// the OAuth client routes refuse wrong credentials.
