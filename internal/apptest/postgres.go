@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -145,8 +146,11 @@ func makeTemplate(base string) (string, error) {
 	}
 	defer func() { _, _ = conn.ExecContext(ctx, "SELECT pg_advisory_unlock(hashtext($1))", name) }()
 	var exists bool
-	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil || exists {
-		return name, err
+	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, markUsed(ctx, conn, name)
 	}
 	partial := name + "_partial"
 	dropDatabase(base, partial) // a crashed run's
@@ -165,23 +169,42 @@ func makeTemplate(base string) (string, error) {
 		return "", err
 	}
 	dropOtherTemplates(ctx, conn, name)
-	return name, nil
+	return name, markUsed(ctx, conn, name)
 }
 
-// dropOtherTemplates drops the templates of other schema versions, as
-// far as no one uses them (a DROP of one in use fails and is let be).
-// One being made (its _partial name) is another test process's work in
+// templateIdle is how long a template of another schema version must
+// have gone unused before a test process drops it: checkouts of other
+// versions (branches, worktrees) test on the same server at once, and
+// each must keep its own.
+const templateIdle = 2 * time.Hour
+
+// markUsed records in the template's comment that a test process of its
+// schema version starts now (dropOtherTemplates reads it).
+func markUsed(ctx context.Context, conn *sql.Conn, name string) error {
+	_, err := conn.ExecContext(ctx, "COMMENT ON DATABASE "+name+" IS '"+time.Now().UTC().Format(time.RFC3339)+"'")
+	return err
+}
+
+// dropOtherTemplates drops the templates of other schema versions that
+// no test process has started from for templateIdle (markUsed), as far
+// as no one uses them (a DROP of one in use fails and is let be). One
+// being made (its _partial name) is another test process's work in
 // progress, under that version's lock: it is left alone (a crashed
 // run's is dropped by the next maker of its version).
 func dropOtherTemplates(ctx context.Context, conn *sql.Conn, keep string) {
-	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'forgeapi\_template\_%'
+	rows, err := conn.QueryContext(ctx, `SELECT datname, COALESCE(shobj_description(oid, 'pg_database'), '')
+		FROM pg_database WHERE datname LIKE 'forgeapi\_template\_%'
 		AND datname NOT LIKE '%\_partial' AND datname <> $1`, keep)
-	names, err := store.ScanAll(rows, err, func(sc store.Scanner) (n string, err error) { return n, sc.Scan(&n) })
+	type template struct{ name, used string }
+	all, err := store.ScanAll(rows, err, func(sc store.Scanner) (t template, err error) { return t, sc.Scan(&t.name, &t.used) })
 	if err != nil {
 		return
 	}
-	for _, n := range names {
-		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+n)
+	for _, t := range all {
+		if used, err := time.Parse(time.RFC3339, t.used); err == nil && time.Since(used) < templateIdle {
+			continue
+		}
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+t.name)
 	}
 }
 

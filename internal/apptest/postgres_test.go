@@ -1,9 +1,12 @@
 package apptest
 
 import (
+	"context"
 	"database/sql"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestDatabaseURLOutlivesItsTemplate: a test process of another schema
@@ -27,5 +30,43 @@ func TestDatabaseURLOutlivesItsTemplate(t *testing.T) {
 		var n int
 		Must(t, "read the copied schema", db.QueryRow(`SELECT count(*) FROM accounts`).Scan(&n))
 		db.Close()
+	}
+}
+
+// TestOtherCheckoutsKeepTheirTemplates: a template of another schema
+// version that a test process started from lately is another checkout's
+// (a branch tested at the same time) and is kept; one unused for
+// templateIdle, or never marked, is dropped.
+func TestOtherCheckoutsKeepTheirTemplates(t *testing.T) {
+	base := os.Getenv(PostgresURLEnv)
+	if base == "" {
+		t.Skip("PostgreSQL only: set " + PostgresURLEnv)
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", base)
+	Must(t, "open", err)
+	defer admin.Close()
+	conn, err := admin.Conn(ctx)
+	Must(t, "connect", err)
+	defer conn.Close()
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	inUse, idle, unmarked := "forgeapi_template_inuse"+suffix, "forgeapi_template_idle"+suffix, "forgeapi_template_unmarked"+suffix
+	for _, n := range []string{inUse, idle, unmarked} {
+		if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+n); err != nil {
+			t.Skipf("the role may not create databases: %v", err)
+		}
+		defer dropDatabase(base, n)
+	}
+	Must(t, "mark", markUsed(ctx, conn, inUse))
+	_, err = conn.ExecContext(ctx, "COMMENT ON DATABASE "+idle+" IS '"+time.Now().Add(-templateIdle-time.Minute).UTC().Format(time.RFC3339)+"'")
+	Must(t, "mark as idle", err)
+
+	dropOtherTemplates(ctx, conn, "forgeapi_template_current")
+	for n, want := range map[string]bool{inUse: true, idle: false, unmarked: false} {
+		var exists bool
+		Must(t, "look", conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", n).Scan(&exists))
+		if exists != want {
+			t.Errorf("%s exists: %v, want %v", n, exists, want)
+		}
 	}
 }
