@@ -388,3 +388,53 @@ func TestSearchPage(t *testing.T) {
 	signIn(t, e, owner, f.alice.Login)
 	wantPage(t, owner, e.URL+"/search?q=squeak", 200, "2 results", "Secret squeak", "Widgets squeak")
 }
+
+// TestHooksPageAtPlatformPath: a repository's hooks and their Recent
+// Deliveries are at the platform's /{owner}/{repo}/settings/hooks for its
+// administrators (the console's pages, linked from the repository's
+// header); the form posts under /console/ and comes back to the platform's
+// path; a reader gets the 404 page, an anonymous visitor the sign-in, an
+// API client the API's JSON 404.
+func TestHooksPageAtPlatformPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	hooks := repo + "/settings/hooks"
+
+	admin := browser(t, e, false)
+	signIn(t, e, admin, f.alice.Login)
+	wantPage(t, admin, repo, 200, `href="/`+f.org+`/widgets/settings/hooks"`)
+	wantPage(t, admin, hooks, 200, `id="add-hook"`, `href="/`+f.org+`/widgets/settings/hooks/new"`)
+	form := wantPage(t, admin, hooks+"/new", 200, `id="hook-form"`, `action="/console/`+f.org+`/widgets/settings/hooks"`)
+	status, loc, body := postForm(t, admin, e.URL+"/console/"+f.org+"/widgets/settings/hooks", url.Values{
+		"authenticity_token": {apptest.CSRFToken(t, form)}, "url": {"https://hooks.example/widgets"}, "content_type": {"json"},
+		"events": {"push issues"}, "active": {"1"}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/settings/hooks/") {
+		t.Fatalf("create a hook from the page: %d %s\n%.1000s", status, loc, body)
+	}
+	wantPage(t, admin, e.URL+loc, 200, "https://hooks.example/widgets", `href="`+loc+`/deliveries"`)
+	wantPage(t, admin, e.URL+loc+"/deliveries", 200, "Recent Deliveries")
+	wantPage(t, admin, hooks, 200, "https://hooks.example/widgets")
+
+	reader := browser(t, e, false)
+	signIn(t, e, reader, f.bob.Login)
+	if body := wantPage(t, reader, repo, 200); strings.Contains(body, "/settings/hooks") {
+		t.Error("a reader's repository header links to the hooks")
+	}
+	wantPage(t, reader, hooks, 404)
+	wantPage(t, reader, e.URL+loc, 404)
+
+	anon, err := browser(t, e, false).Get(hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon.Body.Close()
+	if loc := anon.Header.Get("Location"); anon.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?") {
+		t.Errorf("an anonymous visitor at the hooks: %d %s", anon.StatusCode, loc)
+	}
+	resp, raw := e.Get("/"+f.org+"/widgets/settings/hooks", f.token)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(raw), `"message"`) {
+		t.Errorf("an API client at the hooks page's path: %d %s", resp.StatusCode, raw)
+	}
+}

@@ -80,13 +80,15 @@ type RepoHeader struct {
 	DefaultBranch                                  string
 	Path                                           string // the repository's web path, /{owner}/{repo}
 	Tab                                            string // code, issues, pulls or releases
+	Admin                                          bool   // the visitor administers it (its settings/hooks)
 }
 
 func header(v *repoVisit, tab string) RepoHeader {
 	repo := v.repo
 	return RepoHeader{Owner: repo.Owner.Login, Name: repo.Name, FullName: repo.FullName(), Description: repo.Description,
 		Visibility: repo.Visibility(), DefaultBranch: repo.DefaultBranch,
-		Path: "/" + url.PathEscape(repo.Owner.Login) + "/" + url.PathEscape(repo.Name), Tab: tab}
+		Path: "/" + url.PathEscape(repo.Owner.Login) + "/" + url.PathEscape(repo.Name), Tab: tab,
+		Admin: v.x.Login() != "" && v.role >= auth.RoleAdmin}
 }
 
 // treePage is a repository's home or one of its directories.
