@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -436,5 +437,65 @@ func TestHooksPageAtPlatformPath(t *testing.T) {
 	resp, raw := e.Get("/"+f.org+"/widgets/settings/hooks", f.token)
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(raw), `"message"`) {
 		t.Errorf("an API client at the hooks page's path: %d %s", resp.StatusCode, raw)
+	}
+}
+
+// TestLineCommentForm: the files of a pull request show the review
+// comments on their lines; a signed-in visitor opens a line's form from
+// its link and comments on the line as POST .../pulls/{number}/comments
+// does (the API lists it on that path, side and line); a line outside
+// the diff is refused as the API refuses it, and so are a post without
+// the CSRF token and an anonymous one.
+func TestLineCommentForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	n := strconv.Itoa(f.merged)
+	files := e.URL + "/" + f.org + "/widgets/pull/" + n + "/files"
+	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/comments"
+	form := url.Values{"path": {"main.go"}, "side": {"RIGHT"}, "line": {"4"}, "body": {"Why **blue**?"}}
+
+	anonymous := browser(t, e, false)
+	page := wantPage(t, anonymous, files, 200, `id="diff-1R4"`, "Bluer, maybe?", `id="discussion_r`)
+	if strings.Contains(page, "add-comment") {
+		t.Error("an anonymous visitor gets the lines' comment links")
+	}
+	if status, _, _ := postForm(t, anonymous, action, form); status != http.StatusForbidden {
+		t.Errorf("an anonymous line comment: %d, want 403", status)
+	}
+
+	c := browser(t, e, false)
+	signIn(t, e, c, f.bob.Login)
+	line := "/" + f.org + "/widgets/pull/" + n + "/files?line=diff-1R4#diff-1R4"
+	wantPage(t, c, files, 200, `href="`+html.EscapeString(line)+`"`)
+	page = wantPage(t, c, e.URL+line, 200, `id="line-comment-form"`, `name="line" value="4"`, `name="side" value="RIGHT"`,
+		`name="path" value="main.go"`, "Comment on line 4 of main.go")
+	if strings.Count(page, `id="line-comment-form"`) != 1 {
+		t.Error("the page has more than the one form opened")
+	}
+	if status, _, _ := postForm(t, c, action, form); status != http.StatusForbidden {
+		t.Errorf("a line comment without the CSRF token: %d, want 403", status)
+	}
+	form.Set("authenticity_token", apptest.CSRFToken(t, page))
+	outside := url.Values{}
+	for k, v := range form {
+		outside[k] = v
+	}
+	outside.Set("line", "99")
+	if status, _, body := postForm(t, c, action, outside); status != http.StatusUnprocessableEntity {
+		t.Errorf("a comment on a line outside the diff: %d, want 422\n%.500s", status, body)
+	}
+	status, loc, body := postForm(t, c, action, form)
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"/files#discussion_r") {
+		t.Fatalf("the line comment: %d %s\n%.1000s", status, loc, body)
+	}
+	wantPage(t, c, files, 200, `id="`+strings.SplitN(loc, "#", 2)[1]+`"`, "Why <strong>blue</strong>?")
+
+	list, _, err := e.Client(f.token).PullRequests.ListComments(context.Background(), f.org, "widgets", f.merged, nil)
+	apptest.Must(t, "list the review comments", err)
+	last := list[len(list)-1]
+	if last.GetUser().GetLogin() != f.bob.Login || last.GetPath() != "main.go" || last.GetLine() != 4 || last.GetSide() != "RIGHT" ||
+		last.GetBody() != "Why **blue**?" || "discussion_r"+strconv.FormatInt(last.GetID(), 10) != strings.SplitN(loc, "#", 2)[1] {
+		t.Errorf("the API's last review comment: %s %s:%d %s %q", last.GetUser().GetLogin(), last.GetPath(), last.GetLine(), last.GetSide(), last.GetBody())
 	}
 }

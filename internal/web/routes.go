@@ -24,6 +24,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/reviews", h.Console.Page(h.reviewPull))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/comments", h.Console.Page(h.lineCommentPull))
 }
 
 // ownerOrFile serves GET /{owner}: a file of Files when the name has a
