@@ -87,6 +87,7 @@ type issuePage struct {
 	Issue    *issues.Issue
 	Body     any
 	Comments []timelineEntry
+	Edit     *issueEdit // nil when the visitor may not edit it
 }
 
 // issue serves /{owner}/{repo}/issues/{number}; a pull request's number
@@ -106,6 +107,9 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, v *repoVisit, n 
 		return err
 	}
 	if p.Comments, err = h.issueComments(ctx, v.repo, n); err != nil {
+		return err
+	}
+	if p.Edit, err = h.editForm(ctx, v, is); err != nil {
 		return err
 	}
 	return h.render(w, r, v.x, "issue", is.Title+" · Issue #"+strconv.FormatInt(n, 10)+" · "+v.repo.FullName(), p)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -497,5 +498,98 @@ func TestLineCommentForm(t *testing.T) {
 	if last.GetUser().GetLogin() != f.bob.Login || last.GetPath() != "main.go" || last.GetLine() != 4 || last.GetSide() != "RIGHT" ||
 		last.GetBody() != "Why **blue**?" || "discussion_r"+strconv.FormatInt(last.GetID(), 10) != strings.SplitN(loc, "#", 2)[1] {
 		t.Errorf("the API's last review comment: %s %s:%d %s %q", last.GetUser().GetLogin(), last.GetPath(), last.GetLine(), last.GetSide(), last.GetBody())
+	}
+}
+
+// TestIssueEditForm: an issue's page offers its author and triagers the
+// edit form and the close and reopen buttons, which change the issue as
+// PATCH .../issues/{number} does (the API then shows the title, labels,
+// assignees, milestone and state, and its events); the author without
+// triage edits the title and body only; anyone else gets no form and is
+// refused.
+func TestIssueEditForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	_, _, err := api.Issues.CreateLabel(ctx, f.org, "widgets", github.CreateIssueLabelRequest{Name: "squeaky", Color: github.Ptr("ff0000")})
+	apptest.Must(t, "create a label", err)
+	repo := e.URL + "/" + f.org + "/widgets"
+	edit := e.URL + "/console/" + f.org + "/widgets/issues/1"
+
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	page := wantPage(t, owner, repo+"/issues/1", 200, `id="issue-edit-form"`, `value="Widgets squeak"`, `value="squeaky"`,
+		`id="issue-milestone"`, `selected>Quiet widgets`, `id="issue-close"`)
+	token := apptest.CSRFToken(t, page)
+	if status, _, _ := postForm(t, owner, edit, url.Values{"title": {"No token"}}); status != http.StatusForbidden {
+		t.Errorf("an edit without the CSRF token: %d, want 403", status)
+	}
+	if status, _, _ := postForm(t, owner, edit, url.Values{"authenticity_token": {token}, "title": {"  "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank title: %d, want 422", status)
+	}
+	status, loc, body := postForm(t, owner, edit, url.Values{"authenticity_token": {token}, "title": {"Widgets squeak loudly"},
+		"body": {"They squeak when turned.\r\nAnd when not."}, "triage": {"1"}, "labels": {"squeaky"}, "assignees": {f.alice.Login}, "milestone": {""}})
+	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/issues/1" {
+		t.Fatalf("the edit: %d %s\n%.1000s", status, loc, body)
+	}
+	is, _, err := api.Issues.Get(ctx, f.org, "widgets", 1)
+	apptest.Must(t, "get the issue", err)
+	if is.GetTitle() != "Widgets squeak loudly" || is.GetBody() != "They squeak when turned.\nAnd when not." || len(is.Labels) != 1 ||
+		is.Labels[0].GetName() != "squeaky" || len(is.Assignees) != 1 || is.Assignees[0].GetLogin() != f.alice.Login || is.Milestone != nil {
+		t.Errorf("after the edit the API shows %q %q labels %v assignees %v milestone %v", is.GetTitle(), is.GetBody(), is.Labels, is.Assignees, is.Milestone)
+	}
+	page = wantPage(t, owner, repo+"/issues/1", 200, "Widgets squeak loudly", "changed the title from", "squeaky", `value="squeaky" checked`)
+	status, _, _ = postForm(t, owner, edit+"/state", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "state": {"closed"}, "state_reason": {"not_planned"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("close: %d", status)
+	}
+	is, _, err = api.Issues.Get(ctx, f.org, "widgets", 1)
+	apptest.Must(t, "get the issue", err)
+	if is.GetState() != "closed" || is.GetStateReason() != "not_planned" {
+		t.Errorf("after closing: %s %s", is.GetState(), is.GetStateReason())
+	}
+	page = wantPage(t, owner, repo+"/issues/1", 200, `id="issue-reopen"`)
+	if status, _, _ = postForm(t, owner, edit+"/state", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "state": {"open"}}); status != http.StatusSeeOther {
+		t.Fatalf("reopen: %d", status)
+	}
+	events, _, err := api.Issues.ListIssueEvents(ctx, f.org, "widgets", 1, nil)
+	apptest.Must(t, "list the issue's events", err)
+	var names []string
+	for _, ev := range events {
+		names = append(names, ev.GetEvent())
+	}
+	for _, want := range []string{"renamed", "labeled", "assigned", "demilestoned", "closed", "reopened"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("the issue's events %v lack %s", names, want)
+		}
+	}
+
+	// bob: a stranger on alice's issue, the author of his own.
+	bob := browser(t, e, false)
+	signIn(t, e, bob, f.bob.Login)
+	page = wantPage(t, bob, repo+"/issues/1", 200)
+	if strings.Contains(page, `id="issue-edit-form"`) || strings.Contains(page, `id="issue-state-form"`) {
+		t.Error("a stranger gets the issue's edit forms")
+	}
+	if status, _, _ := postForm(t, bob, edit, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "title": {"Mine now"}}); status != http.StatusForbidden {
+		t.Errorf("a stranger's edit: %d, want 403", status)
+	}
+	own, _, err := e.Client(e.Token(f.bob, "public_repo")).Issues.Create(ctx, f.org, "widgets", github.CreateIssueRequest{Title: "Bob's squeak"})
+	apptest.Must(t, "bob opens an issue", err)
+	n := strconv.Itoa(own.GetNumber())
+	page = wantPage(t, bob, repo+"/issues/"+n, 200, `id="issue-edit-form"`)
+	if strings.Contains(page, `id="issue-labels"`) {
+		t.Error("an author without triage gets the labels")
+	}
+	status, _, _ = postForm(t, bob, e.URL+"/console/"+f.org+"/widgets/issues/"+n, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)},
+		"title": {"Bob's loud squeak"}, "triage": {"1"}, "labels": {"squeaky"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("the author's edit: %d", status)
+	}
+	got, _, err := api.Issues.Get(ctx, f.org, "widgets", own.GetNumber())
+	apptest.Must(t, "get bob's issue", err)
+	if got.GetTitle() != "Bob's loud squeak" || len(got.Labels) != 0 {
+		t.Errorf("bob's issue after his edit: %q labels %v", got.GetTitle(), got.Labels)
 	}
 }

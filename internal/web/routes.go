@@ -22,6 +22,8 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	// Forms post under the console's prefix: a POST pattern at
 	// /{owner}/{repo}/... collides with the API's.
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}", h.Console.Page(h.editIssue))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/state", h.Console.Page(h.issueState))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/reviews", h.Console.Page(h.reviewPull))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/comments", h.Console.Page(h.lineCommentPull))
