@@ -180,7 +180,7 @@ func TestPagesAccessible(t *testing.T) {
 	n := strconv.Itoa(f.merged)
 	for _, p := range []string{"/" + f.org, "", "/tree/main/docs", "/blob/main/main.go", "/commits/main", "/commit/" + f.first,
 		"/compare/" + f.first + "...main", "/issues", "/issues/1", "/pulls?state=all", "/pull/" + n, "/pull/" + n + "/commits",
-		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0", "/search?q=squeak"} {
+		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0", "/search?q=squeak", "/search?q=widgets&type=repositories", "/pull/" + n + "/files?line=diff-1R4"} {
 		target := repo + p
 		if strings.HasPrefix(p, "/"+f.org) || strings.HasPrefix(p, "/search") {
 			target = f.e.URL + p

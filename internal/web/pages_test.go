@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // wantPage fetches a page and fails unless it answers status with HTML
@@ -371,8 +372,9 @@ func TestRenamedRepository(t *testing.T) {
 	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret/blob/main/main.go", 404)
 }
 
-// TestSearchPage: the search page finds issues and pull requests with the
-// API's search syntax among the repositories the visitor may read.
+// TestSearchPage: the search page finds issues and pull requests,
+// repositories, code and users with the API's search syntax, among what
+// the visitor may see.
 func TestSearchPage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -389,6 +391,31 @@ func TestSearchPage(t *testing.T) {
 	owner := browser(t, e, false)
 	signIn(t, e, owner, f.alice.Login)
 	wantPage(t, owner, e.URL+"/search?q=squeak", 200, "2 results", "Secret squeak", "Widgets squeak")
+
+	apptest.Step(t, "repositories", func(t *testing.T) {
+		body := wantPage(t, anonymous, e.URL+"/search?type=repositories&q=widgets", 200, "1 result", `href="/`+f.org+`/widgets"`, "Widgets for everyone")
+		if strings.Contains(body, "secret") {
+			t.Error("an anonymous search finds a private repository")
+		}
+		wantPage(t, owner, e.URL+"/search?type=repositories&q=user:"+f.alice.Login, 200, `href="/`+f.alice.Login+`/secret"`)
+		wantPage(t, anonymous, e.URL+"/search?type=repositories&q=stars:nope", 422)
+	})
+	apptest.Step(t, "users", func(t *testing.T) {
+		wantPage(t, anonymous, e.URL+"/search?type=users&q="+f.org, 200, "1 result", `href="/`+f.org+`"`, "Organization")
+	})
+	apptest.Step(t, "code", func(t *testing.T) {
+		api := e.Client(f.token)
+		testwait.Until(t, "the widgets indexed", func() bool {
+			res, _, err := api.Search.Code(ctx, "println repo:"+f.org+"/widgets", nil)
+			return err == nil && res.GetTotal() == 1
+		})
+		wantPage(t, anonymous, e.URL+"/search?type=code&q=println+repo:"+f.org+"/widgets", 200, "1 result", `/`+f.org+`/widgets/blob/`, "main.go")
+		body := wantPage(t, anonymous, e.URL+"/search?type=code&q=println", 200)
+		if strings.Contains(body, f.alice.Login+"/secret") {
+			t.Error("an anonymous code search finds a private repository's file")
+		}
+		wantPage(t, anonymous, e.URL+"/search?type=code&q=repo:"+f.org+"/widgets", 422)
+	})
 }
 
 // TestHooksPageAtPlatformPath: a repository's hooks and their Recent
