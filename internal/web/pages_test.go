@@ -280,16 +280,7 @@ func TestMergeButton(t *testing.T) {
 	e, ctx := f.e, context.Background()
 	api := e.Client(f.token)
 	repo := e.URL + "/" + f.org + "/widgets"
-	work := apptest.WorkTree(t, nil)
-	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
-	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
-	head := apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
-	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
-	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
-	apptest.Must(t, "open the pull request", err)
-	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
-		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
-	apptest.Must(t, "protect main", err)
+	pr, head := openProtectedPull(t, f)
 	n := strconv.Itoa(pr.GetNumber())
 	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/merge"
 
@@ -323,7 +314,7 @@ func TestMergeButton(t *testing.T) {
 	if status != http.StatusMethodNotAllowed || !strings.Contains(body, "Required status check") {
 		t.Fatalf("a merge before the required check: %d\n%.2000s", status, body)
 	}
-	_, _, err = api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
+	_, _, err := api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
 	apptest.Must(t, "pass the check", err)
 	status, loc, _ = postForm(t, owner, action, form)
 	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/pull/"+n {
@@ -338,6 +329,26 @@ func TestMergeButton(t *testing.T) {
 	if strings.Contains(after, `id="merge-form"`) {
 		t.Error("a merged pull request still offers the merge form")
 	}
+}
+
+// openProtectedPull opens the pull request "Red widgets" (branch red,
+// one commit, head) on the fixture's widgets and protects main with the
+// required status check "ci", for administrators too.
+func openProtectedPull(t *testing.T, f *fixture) (pr *github.PullRequest, head string) {
+	t.Helper()
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	work := apptest.WorkTree(t, nil)
+	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
+	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
+	head = apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
+	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
+	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
+	apptest.Must(t, "open the pull request", err)
+	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
+		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
+	apptest.Must(t, "protect main", err)
+	return pr, head
 }
 
 // TestRenamedRepository: the pages of a repository's old name lead to
