@@ -45,9 +45,10 @@ func (h *Handler) ownerOrFile() http.Handler {
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
 // repo and rest are the route's): the raw address of a file for any
 // client, the other pages for browsers (among them the console's pages
-// of the repository's hooks, at the platform's settings/hooks), and the
-// API's JSON 404 for anything else. The diff and patch addresses come here from a browser
-// with a session (see HasSession); others are the API's.
+// of the repository's hooks at the platform's settings/hooks), and the
+// API's JSON 404 for anything else. The diff and patch addresses come
+// here from a browser with a session (see HasSession); others are the
+// API's.
 func (h *Handler) RepoPages() http.Handler {
 	pages := h.Console.Page(h.repoPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -89,7 +89,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // browser is an HTTP client that asks for pages as a browser does, with
 // a cookie jar, following redirects when follow says so.
-func browser(t *testing.T, e *apptest.Env, follow bool) *http.Client {
+func browser(t testing.TB, e *apptest.Env, follow bool) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func (h htmlAccept) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // get fetches a page and returns its status, Content-Type and body.
-func get(t *testing.T, c *http.Client, target string) (int, string, string) {
+func get(t testing.TB, c *http.Client, target string) (int, string, string) {
 	t.Helper()
 	resp, err := c.Get(target)
 	if err != nil {
