@@ -86,7 +86,8 @@ func newTab(t *testing.T) context.Context {
 // TestBrowseAndComment is a visit in chromium: follow a repository's
 // links down to a file, open the issue from the issues' list, sign in
 // from its "Sign in to comment" link (which comes back to the issue) and
-// comment with the form. Screenshots stay under the test's temp dir.
+// comment with the form, then open a new issue with its form and comment
+// on it. Screenshots stay under the test's temp dir.
 func TestBrowseAndComment(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -126,6 +127,26 @@ func TestBrowseAndComment(t *testing.T) {
 		}
 		if text := run(t, ctx, chromedp.Text(chromedp.CSS("article.comment:last-of-type"))); !strings.Contains(text, f.bob.Login) || !strings.Contains(text, "Seen from a browser.") {
 			t.Errorf("the last comment reads %q", text)
+		}
+	})
+	apptest.Step(t, "open an issue and comment on it", func(t *testing.T) {
+		do(t, "open the issues", chromedp.Navigate(repo+"/issues"), chromedp.WaitVisible(chromedp.CSS("#new-issue")))
+		do(t, "new issue", chromedp.Click(chromedp.CSS("#new-issue")), chromedp.WaitVisible(chromedp.CSS("#new-issue-form")),
+			chromedp.SendKeys(chromedp.CSS("#new-issue-title"), "Widgets rattle"),
+			chromedp.SendKeys(chromedp.CSS("#new-issue-body"), "When **shaken**, see #1."),
+			chromedp.Click(chromedp.CSS("#new-issue-submit")), chromedp.WaitVisible(chromedp.CSS("#issue-body strong")))
+		b.shot("opened")
+		if title := run(t, ctx, chromedp.Text(chromedp.CSS(".issue-title"))); !strings.Contains(title, "Widgets rattle") {
+			t.Errorf("the new issue's page is titled %q", title)
+		}
+		href := run(t, ctx, chromedp.Evaluate[string](`document.querySelector("#issue-body a[href$='/issues/1']")?.getAttribute("href") || ""`))
+		if href == "" {
+			t.Error("the new issue's #1 is not linked")
+		}
+		do(t, "comment", chromedp.SendKeys(chromedp.CSS("#comment-body"), "Rattles here too."),
+			chromedp.Click(chromedp.CSS("#comment-submit")), chromedp.WaitVisible(chromedp.CSS(`article.comment:nth-of-type(2)`)))
+		if text := run(t, ctx, chromedp.Text(chromedp.CSS("article.comment:last-of-type"))); !strings.Contains(text, "Rattles here too.") {
+			t.Errorf("the new issue's comment reads %q", text)
 		}
 	})
 }
@@ -183,7 +204,7 @@ func TestPagesAccessible(t *testing.T) {
 	n := strconv.Itoa(f.merged)
 	for _, p := range []string{"/" + f.org, "", "/tree/main/docs", "/blob/main/main.go", "/commits/main", "/commit/" + f.first,
 		"/compare/" + f.first + "...main", "/issues", "/issues/1", "/pulls?state=all", "/pull/" + n, "/pull/" + n + "/commits",
-		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0", "/search?q=squeak", "/search?q=widgets&type=repositories", "/pull/" + n + "/files?line=diff-1R4"} {
+		"/pull/" + n + "/files", "/releases", "/releases/tag/v1.0", "/search?q=squeak", "/search?q=widgets&type=repositories", "/issues/new", "/pull/" + n + "/files?line=diff-1R4"} {
 		target := repo + p
 		if strings.HasPrefix(p, "/"+f.org) || strings.HasPrefix(p, "/search") {
 			target = f.e.URL + p

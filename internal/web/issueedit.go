@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,4 +222,62 @@ func orNotFound(err error) error {
 		return store.ErrNotFound
 	}
 	return err
+}
+
+// newIssuePage is the form of a new issue.
+type newIssuePage struct {
+	RepoHeader
+	Action string
+}
+
+// newIssue serves /{owner}/{repo}/issues/new: the form of a new issue for
+// a signed-in visitor (an anonymous one signs in first and comes back).
+func (h *Handler) newIssue(w http.ResponseWriter, r *http.Request, v *repoVisit) error {
+	if v.x.Login() == "" {
+		http.Redirect(w, r, console.LoginPath+"?"+url.Values{"return_to": {r.URL.Path}}.Encode(), http.StatusSeeOther)
+		return nil
+	}
+	hd := header(v, "issues")
+	return h.render(w, r, v.x, "newissue", "New issue · "+v.repo.FullName(), newIssuePage{RepoHeader: hd,
+		Action: console.RepoPrefix + hd.Path + "/issues"})
+}
+
+// createIssue serves POST /console/{owner}/{repo}/issues, the new issue's
+// form: the signed-in user opens the issue (title and body) as POST
+// .../issues does (issues.Service.Create: blocks, the issues opened event
+// and webhook) and is sent to its page.
+func (h *Handler) createIssue(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
+	ctx := r.Context()
+	if x.Login() == "" {
+		return apierr.New(http.StatusForbidden, "Sign in to open an issue.")
+	}
+	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	if err != nil {
+		return err
+	}
+	n := issues.NewIssue{Title: strings.TrimSpace(r.PostForm.Get("title")), Body: strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")}
+	var errs apierr.Fields
+	if n.Title == "" {
+		errs.Add("Issue", "title", apierr.CodeMissingField)
+	} else {
+		errs.MaxLength("Issue", "title", n.Title, issues.MaxTitle)
+	}
+	errs.MaxLength("Issue", "body", n.Body, issues.MaxBody)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	actor, err := accounts.ByID(ctx, h.DB, x.Principal().Account.ID)
+	if err != nil {
+		return err
+	}
+	triage, err := issues.CanTriage(ctx, h.DB, x.Principal(), v.role, v.repo)
+	if err != nil {
+		return err
+	}
+	is, err := h.Issues.Create(ctx, v.repo, actor, n, triage)
+	if err != nil {
+		return hidden(x, err)
+	}
+	http.Redirect(w, r, header(v, "").Path+"/issues/"+strconv.FormatInt(is.Number, 10), http.StatusSeeOther)
+	return nil
 }

@@ -31,10 +31,14 @@ type listPage struct {
 	Milestone *issues.Milestone
 }
 
-// issuePages serves /{owner}/{repo}/issues and /issues/{number}.
+// issuePages serves /{owner}/{repo}/issues, /issues/new and
+// /issues/{number}.
 func (h *Handler) issuePages(w http.ResponseWriter, r *http.Request, v *repoVisit, rest string) error {
-	if rest == "" {
+	switch rest {
+	case "":
 		return h.issueList(w, r, v)
+	case "new":
+		return h.newIssue(w, r, v)
 	}
 	n, err := strconv.ParseInt(rest, 10, 64)
 	if err != nil || n <= 0 {

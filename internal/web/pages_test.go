@@ -631,3 +631,46 @@ func TestIssueEditForm(t *testing.T) {
 		t.Errorf("bob's issue after his edit: %q labels %v", got.GetTitle(), got.Labels)
 	}
 }
+
+// TestNewIssueForm: the new issue's page asks an anonymous visitor to
+// sign in first; its form opens the issue as POST .../issues does, for
+// the signed-in user, and leads to it; a blank title is the API's 422.
+func TestNewIssueForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	action := e.URL + "/console/" + f.org + "/widgets/issues"
+	anonymous := browser(t, e, false)
+	resp, err := anonymous.Get(repo + "/issues/new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?return_to=") {
+		t.Errorf("an anonymous visitor at the new issue: %d %s", resp.StatusCode, loc)
+	}
+	if status, _, _ := postForm(t, anonymous, action, url.Values{"title": {"Anonymous"}}); status != http.StatusForbidden {
+		t.Errorf("an anonymous new issue: %d, want 403", status)
+	}
+	c := browser(t, e, false)
+	signIn(t, e, c, f.bob.Login)
+	wantPage(t, c, repo+"/issues", 200, `href="/`+f.org+`/widgets/issues/new"`)
+	page := wantPage(t, c, repo+"/issues/new", 200, `id="new-issue-form"`, `action="/console/`+f.org+`/widgets/issues"`)
+	token := apptest.CSRFToken(t, page)
+	if status, _, _ := postForm(t, c, action, url.Values{"authenticity_token": {token}, "title": {" "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank title: %d, want 422", status)
+	}
+	status, loc, body := postForm(t, c, action, url.Values{"authenticity_token": {token}, "title": {"Widgets rattle"}, "body": {"When shaken.\r\nLoudly."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/issues/") {
+		t.Fatalf("the new issue: %d %s\n%.1000s", status, loc, body)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(loc, "/"+f.org+"/widgets/issues/"))
+	apptest.Must(t, "the new issue's number", err)
+	is, _, err := e.Client(f.token).Issues.Get(context.Background(), f.org, "widgets", n)
+	apptest.Must(t, "get the new issue", err)
+	if is.GetTitle() != "Widgets rattle" || is.GetBody() != "When shaken.\nLoudly." || is.GetUser().GetLogin() != f.bob.Login {
+		t.Errorf("the API's new issue: %q %q by %s", is.GetTitle(), is.GetBody(), is.GetUser().GetLogin())
+	}
+	wantPage(t, c, e.URL+loc, 200, "Widgets rattle")
+}

@@ -21,6 +21,7 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
 	// Forms post under the console's prefix: a POST pattern at
 	// /{owner}/{repo}/... collides with the API's.
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues", h.Console.Page(h.createIssue))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}", h.Console.Page(h.editIssue))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/state", h.Console.Page(h.issueState))
