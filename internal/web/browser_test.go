@@ -265,7 +265,8 @@ func (b *browserStory) signIn(base, login string) {
 }
 
 // TestReviewAndMergeInBrowser is the pull request's story in chromium: a
-// reader approves it with the review form; its author, an administrator,
+// reader approves it with the review form and comments on a line of its
+// diff; its author, an administrator,
 // presses the merge button while the required check "ci" fails and is
 // refused with the API's message, then merges once the check passes, and
 // the page shows it merged. Screenshots of each step stay under the
@@ -294,6 +295,23 @@ func TestReviewAndMergeInBrowser(t *testing.T) {
 		reader.shot("approved")
 		if text := run(t, reader.ctx, chromedp.Text(chromedp.CSS("article.review"))); !strings.Contains(text, "approved") || !strings.Contains(text, "Red is right.") {
 			t.Errorf("the review reads %q", text)
+		}
+	})
+	apptest.Step(t, "a reader comments on a line of the diff", func(t *testing.T) {
+		reader.t = t
+		reader.do("open the files", chromedp.Navigate(page+"/files"), chromedp.WaitVisible(chromedp.CSS(`a.add-comment[href$="?line=diff-1R4#diff-1R4"]`)))
+		reader.do("open the line's form", chromedp.Click(chromedp.CSS(`a.add-comment[href$="?line=diff-1R4#diff-1R4"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#line-comment-form")))
+		reader.do("comment", chromedp.SendKeys(chromedp.CSS("#line-comment-body"), "Redder, maybe?"),
+			chromedp.Click(chromedp.CSS("#line-comment-submit")), chromedp.WaitVisible(chromedp.CSS("tr.line-comments .line-comment")))
+		reader.shot("line-comment")
+		if text := run(t, reader.ctx, chromedp.Text(chromedp.CSS("tr.line-comments .line-comment"))); !strings.Contains(text, "Redder, maybe?") {
+			t.Errorf("the line comment reads %q", text)
+		}
+		list, _, err := api.PullRequests.ListComments(ctx, f.org, "widgets", pr.GetNumber(), nil)
+		apptest.Must(t, "list the review comments", err)
+		if len(list) != 1 || list[0].GetLine() != 4 || list[0].GetPath() != "main.go" || list[0].GetUser().GetLogin() != f.bob.Login {
+			t.Errorf("the API's review comments: %v", list)
 		}
 	})
 
