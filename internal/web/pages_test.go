@@ -15,6 +15,7 @@ import (
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/testwait"
+	"forgeapi/internal/webhooks"
 )
 
 // wantPage fetches a page and fails unless it answers status with HTML
@@ -482,13 +483,19 @@ func TestHooksPageAtPlatformPath(t *testing.T) {
 // TestLineCommentForm: the files of a pull request show the review
 // comments on their lines; a signed-in visitor opens a line's form from
 // its link and comments on the line as POST .../pulls/{number}/comments
-// does (the API lists it on that path, side and line); a line outside
+// does (the API lists it on that path, side and line, a hook gets its
+// pull_request_review_comment); a line outside
 // the diff is refused as the API refuses it, and so are a post without
 // the CSRF token and an anonymous one.
 func TestLineCommentForm(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	e := f.e
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := e.Client(f.token).Repositories.CreateHook(context.Background(), f.org, "widgets", &github.Hook{
+		Events: []string{"pull_request_review_comment"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "create a hook", err)
 	n := strconv.Itoa(f.merged)
 	files := e.URL + "/" + f.org + "/widgets/pull/" + n + "/files"
 	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/comments"
@@ -537,20 +544,31 @@ func TestLineCommentForm(t *testing.T) {
 		last.GetBody() != "Why **blue**?" || "discussion_r"+strconv.FormatInt(last.GetID(), 10) != strings.SplitN(loc, "#", 2)[1] {
 		t.Errorf("the API's last review comment: %s %s:%d %s %q", last.GetUser().GetLogin(), last.GetPath(), last.GetLine(), last.GetSide(), last.GetBody())
 	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if ev, ok := d.Parsed.(*github.PullRequestReviewCommentEvent); ok {
+			return ev.GetAction() + " " + ev.GetComment().GetBody()
+		}
+		return ""
+	}, "created Why **blue**?")
 }
 
 // TestIssueEditForm: an issue's page offers its author and triagers the
 // edit form and the close and reopen buttons, which change the issue as
 // PATCH .../issues/{number} does (the API then shows the title, labels,
-// assignees, milestone and state, and its events); the author without
+// assignees, milestone and state, and its events; a hook gets the issues
+// deliveries); the author without
 // triage edits the title and body only; anyone else gets no form and is
 // refused.
 func TestIssueEditForm(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	e, ctx := f.e, context.Background()
 	api := e.Client(f.token)
-	_, _, err := api.Issues.CreateLabel(ctx, f.org, "widgets", github.CreateIssueLabelRequest{Name: "squeaky", Color: github.Ptr("ff0000")})
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := api.Repositories.CreateHook(ctx, f.org, "widgets", &github.Hook{Events: []string{"issues"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "create a hook", err)
+	_, _, err = api.Issues.CreateLabel(ctx, f.org, "widgets", github.CreateIssueLabelRequest{Name: "squeaky", Color: github.Ptr("ff0000")})
 	apptest.Must(t, "create a label", err)
 	repo := e.URL + "/" + f.org + "/widgets"
 	edit := e.URL + "/console/" + f.org + "/widgets/issues/1"
@@ -602,6 +620,12 @@ func TestIssueEditForm(t *testing.T) {
 			t.Errorf("the issue's events %v lack %s", names, want)
 		}
 	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if ev, ok := d.Parsed.(*github.IssuesEvent); ok && ev.GetIssue().GetNumber() == 1 {
+			return "issues " + ev.GetAction()
+		}
+		return ""
+	}, "issues edited", "issues labeled", "issues assigned", "issues demilestoned", "issues closed", "issues reopened")
 
 	// bob: a stranger on alice's issue, the author of his own.
 	bob := browser(t, e, false)

@@ -34,9 +34,9 @@ type fixture struct {
 	merged     int    // the merged pull request's number
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...apptest.Option) *fixture {
 	t.Helper()
-	e := apptest.Start(t)
+	e := apptest.Start(t, opts...)
 	f := &fixture{e: e}
 	f.alice = e.User(apptest.Unique("alice"), apptest.UserOpts{Password: password})
 	f.bob = e.User(apptest.Unique("bob"), apptest.UserOpts{Password: password})
