@@ -780,7 +780,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 		Announcement: (&siteadmin.Service{DB: a.DB}).AnnouncementMessage}
 	pages.Register(m.api)
 	repoPages := &web.Handler{DB: a.DB, Console: pages, Repos: a.Repos, Issues: a.Issues, Pulls: a.Pulls, Releases: a.Releases,
-		CommitComments: a.CommitComments, Files: (&keys.Handler{Service: a.Keys}).ServeFile}
+		CommitComments: a.CommitComments, Files: (&keys.Handler{Service: a.Keys}).ServeFile, Code: &codesearch.Handler{DB: a.DB, Repos: a.Repos}}
 	repoPages.Register(m.api)
 	a.Git.Web = webChanges{api: m.api, releases: a.Releases, pages: repoPages.RepoPages()}
 	a.Git.Register(m.api)

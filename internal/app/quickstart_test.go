@@ -26,7 +26,8 @@ const quickStartBuild = `go build -o forgeapi ./cmd/forgeapi && export PATH="$PW
 // this checkout on PATH in place of the first block. Every command must
 // succeed, and every line of the text blocks (the output the README
 // shows; "..." stands for any text within a line) must appear in the
-// output.
+// output. The last line shown is the address of the repository page the
+// quick start made, and the server is left running for it.
 func TestQuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the forgeapi binary")
@@ -44,6 +45,9 @@ func TestQuickStart(t *testing.T) {
 	scripts, outputs := quickStartBlocks(t, string(readme))
 	if len(scripts) < 2 || scripts[0] != quickStartBuild {
 		t.Fatalf("the quick start must begin with the block\n\t%s\nthat this test replaces; it begins with %q", quickStartBuild, scripts[0])
+	}
+	if len(outputs) == 0 || !strings.HasPrefix(outputs[len(outputs)-1], "repository page: ") {
+		t.Fatalf("the quick start must end with the address of the repository page it made (a last output line \"repository page: ...\"); it ends with %q", outputs)
 	}
 
 	tmp := t.TempDir()

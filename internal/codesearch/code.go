@@ -1,11 +1,14 @@
 package codesearch
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/search"
@@ -58,45 +61,9 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !hasWords(req.query) {
-		return apierr.Custom("Search", "q", "The search must contain at least one word to look for in the code.")
-	}
-	order, err := codeOrder(r.URL.Query().Get("sort"), r.URL.Query().Get("order"))
-	if err != nil {
-		return err
-	}
-	where := repos.VisibleTo(req.readable)
-	if err := h.codeConditions(where, req.query); err != nil {
-		return err
-	}
-	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
-		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
-	var total int
-	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
-		return store.Normalize(err)
-	}
 	matches := wantsTextMatches(r)
-	content := "''"
-	if matches {
-		content = "f.content"
-	}
-	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
-		content+from+where.String()+` ORDER BY `+order+` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1),
-		append(where.Args, req.page.Limit(), req.page.Offset())...)
+	hits, total, err := h.findCode(ctx, req, r.URL.Query().Get("sort"), r.URL.Query().Get("order"), matches)
 	if err != nil {
-		return store.Normalize(err)
-	}
-	var hits []codeHit
-	for rows.Next() {
-		var c codeHit
-		if err := rows.Scan(&c.repoID, &c.path, &c.name, &c.sha, &c.head, &c.size, &c.content); err != nil {
-			rows.Close()
-			return err
-		}
-		hits = append(hits, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	renderer := h.repoJSONs(ctx)
@@ -114,6 +81,83 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteSearch(w, r, req.page, total, items)
 	return nil
+}
+
+// CodeFile is a file a code search found: its repository, path, and the
+// head of the default branch it was indexed at.
+type CodeFile struct {
+	RepoID     int64
+	Path, Head string
+}
+
+// SearchCode is GET /search/code's search for p (text with its
+// qualifiers, best match, the page), for the web's search page: the files
+// found and how many in all. Its refusals are the API's (422s of the
+// query, or of a page past the first 1,000 results).
+func (h *Handler) SearchCode(ctx context.Context, p *auth.Principal, text string, page httpapi.Page) ([]CodeFile, int, error) {
+	if err := search.CheckText(text); err != nil {
+		return nil, 0, err
+	}
+	if err := search.CheckDepth(page.Offset(), page.Limit()); err != nil {
+		return nil, 0, err
+	}
+	readable, err := repos.ReadablePrivate(ctx, h.DB, p, access.ListedRepoRole)
+	if err != nil {
+		return nil, 0, err
+	}
+	req := request{query: search.Parse(text).Known(codeKeys...), page: page, readable: readable}
+	hits, total, err := h.findCode(ctx, req, "", "", false)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]CodeFile, len(hits))
+	for i, c := range hits {
+		out[i] = CodeFile{RepoID: c.repoID, Path: c.path, Head: c.head}
+	}
+	return out, total, nil
+}
+
+// findCode runs a code search: the page of req's files (with their
+// content when content is true) in the order of sort and order, and how
+// many there are in all.
+func (h *Handler) findCode(ctx context.Context, req request, sort, order string, content bool) ([]codeHit, int, error) {
+	if !hasWords(req.query) {
+		return nil, 0, apierr.Custom("Search", "q", "The search must contain at least one word to look for in the code.")
+	}
+	orderBy, err := codeOrder(sort, order)
+	if err != nil {
+		return nil, 0, err
+	}
+	where := repos.VisibleTo(req.readable)
+	if err := h.codeConditions(where, req.query); err != nil {
+		return nil, 0, err
+	}
+	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
+		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
+	var total int
+	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	column := "''"
+	if content {
+		column = "f.content"
+	}
+	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
+		column+from+where.String()+` ORDER BY `+orderBy+` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1),
+		append(where.Args, req.page.Limit(), req.page.Offset())...)
+	if err != nil {
+		return nil, 0, store.Normalize(err)
+	}
+	defer rows.Close()
+	var hits []codeHit
+	for rows.Next() {
+		var c codeHit
+		if err := rows.Scan(&c.repoID, &c.path, &c.name, &c.sha, &c.head, &c.size, &c.content); err != nil {
+			return nil, 0, err
+		}
+		hits = append(hits, c)
+	}
+	return hits, total, rows.Err()
 }
 
 // codeItemOf renders a file found in the repository e.

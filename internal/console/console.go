@@ -40,9 +40,11 @@ var templateFiles embed.FS
 var stylesheet []byte
 
 // Paths of the console. The API is served at the host root too, and git
-// at /{owner}/{repo}/..., so a repository's settings cannot live at the
-// platform's /{owner}/{repo}/settings/hooks (that pattern collides with
-// GET /repos/{owner}/{repo}/hooks): they are under RepoPrefix instead.
+// at /{owner}/{repo}/..., so a repository's settings cannot have their own
+// pattern at the platform's /{owner}/{repo}/settings/hooks (it collides
+// with GET /repos/{owner}/{repo}/hooks): their forms post under
+// RepoPrefix, and their pages are served at the platform's path from
+// git's route (RepoHooksPages) as well as under RepoPrefix.
 const (
 	LoginPath        = "/login"
 	SessionPath      = "/session"
@@ -54,7 +56,7 @@ const (
 	AuthorizePath    = "/login/oauth/authorize"
 	DevicePath       = "/login/device"
 	DeviceDecidePath = "/login/device/confirm"
-	RepoPrefix       = "/console"       // RepoPrefix/{owner}/{repo}/settings/hooks
+	RepoPrefix       = "/console"       // RepoPrefix/{owner}/{repo}/settings/hooks (the forms)
 	OrgPrefix        = "/organizations" // OrgPrefix/{org}/settings/hooks (the platform's path)
 	StylesheetPath   = "/console/static/console.css"
 )
@@ -87,7 +89,8 @@ type Handler struct {
 	Now          func() time.Time // default time.Now
 	Logger       *slog.Logger     // default slog.Default()
 
-	pages map[string]*template.Template
+	pages     map[string]*template.Template
+	repoHooks *http.ServeMux // RepoHooksPages
 }
 
 func (h *Handler) now() time.Time {

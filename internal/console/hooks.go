@@ -23,8 +23,13 @@ import (
 type hookScope struct {
 	Repo *repos.Repository // nil for an organization
 	Org  *accounts.Account // nil for a repository
-	Base string            // the hooks page's path
-	Name string            // OWNER/REPO or the organization's login
+	Base string            // where the pages' forms post
+	// Pages is the hooks page's path, where the pages link and the forms
+	// lead back to: a repository's is the platform's
+	// /{owner}/{repo}/settings/hooks (see RepoHooksPages), an
+	// organization's is Base.
+	Pages string
+	Name  string // OWNER/REPO or the organization's login
 }
 
 func (s *hookScope) repoID() int64 {
@@ -59,7 +64,8 @@ func (h *Handler) scope(r *http.Request, v *visit) (*hookScope, error) {
 		if role < auth.RoleAdmin {
 			return nil, notFound()
 		}
-		return &hookScope{Org: org, Base: OrgPrefix + "/" + org.Login + "/settings/hooks", Name: org.Login}, nil
+		base := OrgPrefix + "/" + org.Login + "/settings/hooks"
+		return &hookScope{Org: org, Base: base, Pages: base, Name: org.Login}, nil
 	}
 	repo, err := repos.ByOwnerAndName(ctx, h.DB, r.PathValue("owner"), r.PathValue("repo"))
 	if err != nil {
@@ -72,7 +78,8 @@ func (h *Handler) scope(r *http.Request, v *visit) (*hookScope, error) {
 	if role < auth.RoleAdmin {
 		return nil, notFound()
 	}
-	return &hookScope{Repo: repo, Base: RepoPrefix + "/" + repo.FullName() + "/settings/hooks", Name: repo.FullName()}, nil
+	pages := "/" + repo.FullName() + "/settings/hooks"
+	return &hookScope{Repo: repo, Base: RepoPrefix + pages, Pages: pages, Name: repo.FullName()}, nil
 }
 
 // scopeAndHook resolves the page's scope and its {hook_id}.
@@ -217,7 +224,7 @@ func (h *Handler) createHook(w http.ResponseWriter, r *http.Request, v *visit) e
 		h.render(w, r, v, http.StatusUnprocessableEntity, "hook", page)
 		return nil
 	}
-	return seeOther(w, r, s.Base+"/"+strconv.FormatInt(hook.ID, 10))
+	return seeOther(w, r, s.Pages+"/"+strconv.FormatInt(hook.ID, 10))
 }
 
 // hook serves GET .../settings/hooks/{hook_id}: the hook's form, with its
@@ -257,7 +264,7 @@ func (h *Handler) updateHook(w http.ResponseWriter, r *http.Request, v *visit) e
 		h.render(w, r, v, http.StatusUnprocessableEntity, "hook", page)
 		return nil
 	}
-	return seeOther(w, r, s.Base+"/"+strconv.FormatInt(hook.ID, 10)+"?saved=1")
+	return seeOther(w, r, s.Pages+"/"+strconv.FormatInt(hook.ID, 10)+"?saved=1")
 }
 
 // pingHook serves POST .../{hook_id}/ping: a ping delivery, then its list.
@@ -278,7 +285,7 @@ func (h *Handler) pingHook(w http.ResponseWriter, r *http.Request, v *visit) err
 		return err
 	}
 	h.Webhooks.Wake()
-	return seeOther(w, r, s.Base+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries")
+	return seeOther(w, r, s.Pages+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries")
 }
 
 // deleteHook serves POST .../{hook_id}/delete.
@@ -298,7 +305,7 @@ func (h *Handler) deleteHook(w http.ResponseWriter, r *http.Request, v *visit) e
 	if err := h.Webhooks.DeleteHook(r.Context(), hook, sender); err != nil {
 		return err
 	}
-	return seeOther(w, r, s.Base)
+	return seeOther(w, r, s.Pages)
 }
 
 // deliveriesPage is a hook's Recent Deliveries: one page, newest first.
@@ -427,7 +434,7 @@ func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request, v *visit) er
 	if err := h.Webhooks.Redeliver(r.Context(), hook, d); err != nil {
 		return err
 	}
-	return seeOther(w, r, s.Base+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries")
+	return seeOther(w, r, s.Pages+"/"+strconv.FormatInt(hook.ID, 10)+"/deliveries")
 }
 
 // headers returns a stored JSON object of headers as sorted lines.

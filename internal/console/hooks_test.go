@@ -72,7 +72,8 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	repo := e.Repo(user, "hello")
 	rcv := newReceiver(t)
 	b := newBrowser(t)
-	base := "/console/" + repo.FullName() + "/settings/hooks"
+	// The platform's path; the forms post under /console/.
+	base := "/" + repo.FullName() + "/settings/hooks"
 
 	b.goTo(e, base)
 	b.signIn(user.Login, password)
@@ -164,7 +165,7 @@ func TestHookDeliveriesRedeliver(t *testing.T) {
 	c := pageClient(t, e)
 	_, _, page := get(t, c, e.URL+"/login")
 	form(t, c, e.URL+"/session", map[string][]string{"authenticity_token": {apptest.CSRFToken(t, page)}, "login": {stranger.Login}, "password": {password}})
-	for _, p := range []string{base, base + "/" + strconv.FormatInt(hook.ID, 10) + "/deliveries"} {
+	for _, p := range []string{"/console" + base, "/console" + base + "/" + strconv.FormatInt(hook.ID, 10) + "/deliveries"} {
 		if status, _, _ := get(t, c, e.URL+p); status != http.StatusNotFound {
 			t.Errorf("stranger GET %s: %d", p, status)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -17,10 +18,11 @@ import (
 // BenchmarkPages measures the server's own time (in process, no network)
 // for a repository's page whose root holds 1,000 files and for the files
 // page of a pull request whose diff has 2,000 changed lines (the target:
-// under 50 ms each), asked anonymously as a browser.
+// under 50 ms each), asked anonymously as a browser, and the files page
+// signed in (each line then links to its comment form).
 func BenchmarkPages(b *testing.B) {
 	env := apptest.Start(b)
-	octo := env.User("octo")
+	octo := env.User("octo", apptest.UserOpts{Password: password})
 	env.Repo(octo, "big")
 	token := env.Token(octo, "repo")
 	files := map[string]string{}
@@ -44,16 +46,34 @@ func BenchmarkPages(b *testing.B) {
 		github.CreatePullRequest{Title: github.Ptr("Change"), Head: "change", Base: "main"})
 	apptest.Must(b, "open the pull request", err)
 
+	c := browser(b, env, false)
+	_, _, page := get(b, c, env.URL+"/login")
+	if _, err := c.PostForm(env.URL+"/session", url.Values{"authenticity_token": {apptest.CSRFToken(b, page)}, "login": {"octo"}, "password": {password}}); err != nil {
+		b.Fatal(err)
+	}
+	u, _ := url.Parse(env.URL)
+	session := c.Jar.Cookies(u)
+
 	h := env.Main.Handler()
 	var body bytes.Buffer
-	for _, c := range []struct{ name, path, want string }{
-		{"repository-1000-files", "/octo/big", "file-0999.go"},
-		{"pull-files-2000-lines", fmt.Sprintf("/octo/big/pull/%d/files", pr.GetNumber()), "changed line 999"},
+	filesPage := fmt.Sprintf("/octo/big/pull/%d/files", pr.GetNumber())
+	for _, c := range []struct {
+		name, path, want string
+		signedIn         bool
+	}{
+		{"repository-1000-files", "/octo/big", "file-0999.go", false},
+		{"pull-files-2000-lines", filesPage, "changed line 999", false},
+		{"pull-files-2000-lines-signed-in", filesPage, "files?line=diff-1R1000#diff-1R1000", true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				req := httptest.NewRequest("GET", c.path, nil)
 				req.Header.Set("Accept", "text/html")
+				if c.signedIn {
+					for _, k := range session {
+						req.AddCookie(k)
+					}
+				}
 				body.Reset()
 				rec := httptest.NewRecorder()
 				rec.Body = &body

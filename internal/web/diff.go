@@ -18,8 +18,40 @@ type diffFile struct {
 
 // diffLine is one line of a unified diff: Kind is "hunk", "add", "del"
 // or "ctx"; Old and New are its line numbers ("" where it has none).
+// On a pull request's files, for a signed-in visitor, a line that may be
+// commented on has its ID (the row's anchor), the address of its comment
+// form (CommentHref), the review comments on it, and its Form when the
+// visitor opened it.
 type diffLine struct {
 	Kind, Old, New, Text string
+	ID, CommentHref      string
+	Comments             []lineComment
+	Form                 *lineForm
+}
+
+// lineForm is the form of a line comment on a pull request's diff: it
+// posts to Action as POST .../pulls/{number}/comments does.
+type lineForm struct {
+	Action, Path, Side, Line, SHA, Label string
+}
+
+// diffView is what the "difffiles" template shows: the files and the
+// CSRF token of their line comments' forms.
+func diffView(files []diffFile, csrf string) map[string]any {
+	return map[string]any{"Files": files, "CSRF": csrf}
+}
+
+// side returns the side and number a review comment on the line names
+// (RIGHT and the new line, LEFT and the old one for a removed line), and
+// false for a line none may comment on (a hunk header, "\ No newline").
+func (l diffLine) side() (string, string, bool) {
+	switch {
+	case l.Kind == "del" && l.Old != "":
+		return "LEFT", l.Old, true
+	case (l.Kind == "add" || l.Kind == "ctx") && l.New != "":
+		return "RIGHT", l.New, true
+	}
+	return "", "", false
 }
 
 // diffFiles turns gitread's diffs into the pages' files.

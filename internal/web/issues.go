@@ -31,10 +31,14 @@ type listPage struct {
 	Milestone *issues.Milestone
 }
 
-// issuePages serves /{owner}/{repo}/issues and /issues/{number}.
+// issuePages serves /{owner}/{repo}/issues, /issues/new and
+// /issues/{number}.
 func (h *Handler) issuePages(w http.ResponseWriter, r *http.Request, v *repoVisit, rest string) error {
-	if rest == "" {
+	switch rest {
+	case "":
 		return h.issueList(w, r, v)
+	case "new":
+		return h.newIssue(w, r, v)
 	}
 	n, err := strconv.ParseInt(rest, 10, 64)
 	if err != nil || n <= 0 {
@@ -87,6 +91,7 @@ type issuePage struct {
 	Issue    *issues.Issue
 	Body     any
 	Comments []timelineEntry
+	Edit     *issueEdit // nil when the visitor may not edit it
 }
 
 // issue serves /{owner}/{repo}/issues/{number}; a pull request's number
@@ -106,6 +111,9 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, v *repoVisit, n 
 		return err
 	}
 	if p.Comments, err = h.issueComments(ctx, v.repo, n); err != nil {
+		return err
+	}
+	if p.Edit, err = h.editForm(ctx, v, is); err != nil {
 		return err
 	}
 	return h.render(w, r, v.x, "issue", is.Title+" · Issue #"+strconv.FormatInt(n, 10)+" · "+v.repo.FullName(), p)

@@ -2,9 +2,11 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
+	"forgeapi/internal/webhooks"
 )
 
 // wantPage fetches a page and fails unless it answers status with HTML
@@ -58,6 +62,7 @@ func TestRepositoryPages(t *testing.T) {
 	})
 	apptest.Step(t, "repository home", func(t *testing.T) {
 		wantPage(t, c, repo, 200, "Widgets for everyone", "<strong>widget</strong>",
+			`href="`+e.URL+`/`+f.alice.Login+`"`, `href="`+e.URL+`/`+f.org+`/widgets/issues/1"`,
 			`value="`+e.URL+`/`+f.org+`/widgets.git"`, "2 branches", "1 tag", `href="/`+f.org+`/widgets/tree/main/docs"`,
 			`href="/`+f.org+`/widgets/blob/main/main.go"`)
 	})
@@ -276,16 +281,7 @@ func TestMergeButton(t *testing.T) {
 	e, ctx := f.e, context.Background()
 	api := e.Client(f.token)
 	repo := e.URL + "/" + f.org + "/widgets"
-	work := apptest.WorkTree(t, nil)
-	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
-	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
-	head := apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
-	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
-	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
-	apptest.Must(t, "open the pull request", err)
-	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
-		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
-	apptest.Must(t, "protect main", err)
+	pr, head := openProtectedPull(t, f)
 	n := strconv.Itoa(pr.GetNumber())
 	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/merge"
 
@@ -319,7 +315,7 @@ func TestMergeButton(t *testing.T) {
 	if status != http.StatusMethodNotAllowed || !strings.Contains(body, "Required status check") {
 		t.Fatalf("a merge before the required check: %d\n%.2000s", status, body)
 	}
-	_, _, err = api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
+	_, _, err := api.Repositories.CreateStatus(ctx, f.org, "widgets", head, github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr("ci")})
 	apptest.Must(t, "pass the check", err)
 	status, loc, _ = postForm(t, owner, action, form)
 	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/pull/"+n {
@@ -334,6 +330,26 @@ func TestMergeButton(t *testing.T) {
 	if strings.Contains(after, `id="merge-form"`) {
 		t.Error("a merged pull request still offers the merge form")
 	}
+}
+
+// openProtectedPull opens the pull request "Red widgets" (branch red,
+// one commit, head) on the fixture's widgets and protects main with the
+// required status check "ci", for administrators too.
+func openProtectedPull(t *testing.T, f *fixture) (pr *github.PullRequest, head string) {
+	t.Helper()
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	work := apptest.WorkTree(t, nil)
+	apptest.Git(t, work, "fetch", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "main")
+	apptest.Git(t, work, "checkout", "-q", "-b", "red", "FETCH_HEAD")
+	head = apptest.Commit(t, work, "Paint them red", map[string]string{"main.go": "package main\n\nfunc main() {\n\tprintln(\"red widgets\")\n}\n"})
+	apptest.Git(t, work, "push", "-q", e.GitURL(f.org, "widgets", f.alice.Login, f.token), "HEAD:refs/heads/red")
+	pr, _, err := api.PullRequests.Create(ctx, f.org, "widgets", github.CreatePullRequest{Title: github.Ptr("Red widgets"), Head: "red", Base: "main"})
+	apptest.Must(t, "open the pull request", err)
+	_, _, err = api.Repositories.UpdateBranchProtection(ctx, f.org, "widgets", "main", &github.ProtectionRequest{
+		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: false, Contexts: &[]string{"ci"}}, EnforceAdmins: true})
+	apptest.Must(t, "protect main", err)
+	return pr, head
 }
 
 // TestRenamedRepository: the pages of a repository's old name lead to
@@ -368,8 +384,9 @@ func TestRenamedRepository(t *testing.T) {
 	wantPage(t, c, e.URL+"/"+f.alice.Login+"/secret/blob/main/main.go", 404)
 }
 
-// TestSearchPage: the search page finds issues and pull requests with the
-// API's search syntax among the repositories the visitor may read.
+// TestSearchPage: the search page finds issues and pull requests,
+// repositories, code and users with the API's search syntax, among what
+// the visitor may see.
 func TestSearchPage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -386,4 +403,298 @@ func TestSearchPage(t *testing.T) {
 	owner := browser(t, e, false)
 	signIn(t, e, owner, f.alice.Login)
 	wantPage(t, owner, e.URL+"/search?q=squeak", 200, "2 results", "Secret squeak", "Widgets squeak")
+
+	apptest.Step(t, "repositories", func(t *testing.T) {
+		body := wantPage(t, anonymous, e.URL+"/search?type=repositories&q=widgets", 200, "1 result", `href="/`+f.org+`/widgets"`, "Widgets for everyone")
+		if strings.Contains(body, "secret") {
+			t.Error("an anonymous search finds a private repository")
+		}
+		wantPage(t, owner, e.URL+"/search?type=repositories&q=user:"+f.alice.Login, 200, `href="/`+f.alice.Login+`/secret"`)
+		wantPage(t, anonymous, e.URL+"/search?type=repositories&q=stars:nope", 422)
+	})
+	apptest.Step(t, "users", func(t *testing.T) {
+		wantPage(t, anonymous, e.URL+"/search?type=users&q="+f.org, 200, "1 result", `href="/`+f.org+`"`, "Organization")
+	})
+	apptest.Step(t, "code", func(t *testing.T) {
+		api := e.Client(f.token)
+		testwait.Until(t, "the widgets indexed", func() bool {
+			res, _, err := api.Search.Code(ctx, "println repo:"+f.org+"/widgets", nil)
+			return err == nil && res.GetTotal() == 1
+		})
+		wantPage(t, anonymous, e.URL+"/search?type=code&q=println+repo:"+f.org+"/widgets", 200, "1 result", `/`+f.org+`/widgets/blob/`, "main.go")
+		body := wantPage(t, anonymous, e.URL+"/search?type=code&q=println", 200)
+		if strings.Contains(body, f.alice.Login+"/secret") {
+			t.Error("an anonymous code search finds a private repository's file")
+		}
+		wantPage(t, anonymous, e.URL+"/search?type=code&q=repo:"+f.org+"/widgets", 422)
+	})
+}
+
+// TestHooksPageAtPlatformPath: a repository's hooks and their Recent
+// Deliveries are at the platform's /{owner}/{repo}/settings/hooks for its
+// administrators (the console's pages, linked from the repository's
+// header); the form posts under /console/ and comes back to the platform's
+// path; a reader gets the 404 page, an anonymous visitor the sign-in, an
+// API client the API's JSON 404.
+func TestHooksPageAtPlatformPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	hooks := repo + "/settings/hooks"
+
+	admin := browser(t, e, false)
+	signIn(t, e, admin, f.alice.Login)
+	wantPage(t, admin, repo, 200, `href="/`+f.org+`/widgets/settings/hooks"`)
+	wantPage(t, admin, hooks, 200, `id="add-hook"`, `href="/`+f.org+`/widgets/settings/hooks/new"`)
+	form := wantPage(t, admin, hooks+"/new", 200, `id="hook-form"`, `action="/console/`+f.org+`/widgets/settings/hooks"`)
+	status, loc, body := postForm(t, admin, e.URL+"/console/"+f.org+"/widgets/settings/hooks", url.Values{
+		"authenticity_token": {apptest.CSRFToken(t, form)}, "url": {"https://hooks.example/widgets"}, "content_type": {"json"},
+		"events": {"push issues"}, "active": {"1"}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/settings/hooks/") {
+		t.Fatalf("create a hook from the page: %d %s\n%.1000s", status, loc, body)
+	}
+	wantPage(t, admin, e.URL+loc, 200, "https://hooks.example/widgets", `href="`+loc+`/deliveries"`)
+	wantPage(t, admin, e.URL+loc+"/deliveries", 200, "Recent Deliveries")
+	wantPage(t, admin, hooks, 200, "https://hooks.example/widgets")
+
+	reader := browser(t, e, false)
+	signIn(t, e, reader, f.bob.Login)
+	if body := wantPage(t, reader, repo, 200); strings.Contains(body, "/settings/hooks") {
+		t.Error("a reader's repository header links to the hooks")
+	}
+	wantPage(t, reader, hooks, 404)
+	wantPage(t, reader, e.URL+loc, 404)
+
+	anon, err := browser(t, e, false).Get(hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon.Body.Close()
+	if loc := anon.Header.Get("Location"); anon.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?") {
+		t.Errorf("an anonymous visitor at the hooks: %d %s", anon.StatusCode, loc)
+	}
+	resp, raw := e.Get("/"+f.org+"/widgets/settings/hooks", f.token)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(raw), `"message"`) {
+		t.Errorf("an API client at the hooks page's path: %d %s", resp.StatusCode, raw)
+	}
+}
+
+// TestLineCommentForm: the files of a pull request show the review
+// comments on their lines; a signed-in visitor opens a line's form from
+// its link and comments on the line as POST .../pulls/{number}/comments
+// does (the API lists it on that path, side and line, a hook gets its
+// pull_request_review_comment); a line outside
+// the diff is refused as the API refuses it, and so are a post without
+// the CSRF token and an anonymous one.
+func TestLineCommentForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	e := f.e
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := e.Client(f.token).Repositories.CreateHook(context.Background(), f.org, "widgets", &github.Hook{
+		Events: []string{"pull_request_review_comment"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "create a hook", err)
+	n := strconv.Itoa(f.merged)
+	files := e.URL + "/" + f.org + "/widgets/pull/" + n + "/files"
+	action := e.URL + "/console/" + f.org + "/widgets/pull/" + n + "/comments"
+	form := url.Values{"path": {"main.go"}, "side": {"RIGHT"}, "line": {"4"}, "body": {"Why **blue**?"}}
+
+	anonymous := browser(t, e, false)
+	page := wantPage(t, anonymous, files, 200, `id="diff-1R4"`, "Bluer, maybe?", `id="discussion_r`)
+	if strings.Contains(page, "add-comment") {
+		t.Error("an anonymous visitor gets the lines' comment links")
+	}
+	if status, _, _ := postForm(t, anonymous, action, form); status != http.StatusForbidden {
+		t.Errorf("an anonymous line comment: %d, want 403", status)
+	}
+
+	c := browser(t, e, false)
+	signIn(t, e, c, f.bob.Login)
+	line := "/" + f.org + "/widgets/pull/" + n + "/files?line=diff-1R4#diff-1R4"
+	wantPage(t, c, files, 200, `href="`+html.EscapeString(line)+`"`)
+	page = wantPage(t, c, e.URL+line, 200, `id="line-comment-form"`, `name="line" value="4"`, `name="side" value="RIGHT"`,
+		`name="path" value="main.go"`, "Comment on line 4 of main.go")
+	if strings.Count(page, `id="line-comment-form"`) != 1 {
+		t.Error("the page has more than the one form opened")
+	}
+	if status, _, _ := postForm(t, c, action, form); status != http.StatusForbidden {
+		t.Errorf("a line comment without the CSRF token: %d, want 403", status)
+	}
+	form.Set("authenticity_token", apptest.CSRFToken(t, page))
+	outside := url.Values{}
+	for k, v := range form {
+		outside[k] = v
+	}
+	outside.Set("line", "99")
+	if status, _, body := postForm(t, c, action, outside); status != http.StatusUnprocessableEntity {
+		t.Errorf("a comment on a line outside the diff: %d, want 422\n%.500s", status, body)
+	}
+	status, loc, body := postForm(t, c, action, form)
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/pull/"+n+"/files#discussion_r") {
+		t.Fatalf("the line comment: %d %s\n%.1000s", status, loc, body)
+	}
+	wantPage(t, c, files, 200, `id="`+strings.SplitN(loc, "#", 2)[1]+`"`, "Why <strong>blue</strong>?")
+
+	list, _, err := e.Client(f.token).PullRequests.ListComments(context.Background(), f.org, "widgets", f.merged, nil)
+	apptest.Must(t, "list the review comments", err)
+	last := list[len(list)-1]
+	if last.GetUser().GetLogin() != f.bob.Login || last.GetPath() != "main.go" || last.GetLine() != 4 || last.GetSide() != "RIGHT" ||
+		last.GetBody() != "Why **blue**?" || "discussion_r"+strconv.FormatInt(last.GetID(), 10) != strings.SplitN(loc, "#", 2)[1] {
+		t.Errorf("the API's last review comment: %s %s:%d %s %q", last.GetUser().GetLogin(), last.GetPath(), last.GetLine(), last.GetSide(), last.GetBody())
+	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if ev, ok := d.Parsed.(*github.PullRequestReviewCommentEvent); ok {
+			return ev.GetAction() + " " + ev.GetComment().GetBody()
+		}
+		return ""
+	}, "created Why **blue**?")
+}
+
+// TestIssueEditForm: an issue's page offers its author and triagers the
+// edit form and the close and reopen buttons, which change the issue as
+// PATCH .../issues/{number} does (the API then shows the title, labels,
+// assignees, milestone and state, and its events; a hook gets the issues
+// deliveries); the author without
+// triage edits the title and body only; anyone else gets no form and is
+// refused.
+func TestIssueEditForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	e, ctx := f.e, context.Background()
+	api := e.Client(f.token)
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := api.Repositories.CreateHook(ctx, f.org, "widgets", &github.Hook{Events: []string{"issues"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "create a hook", err)
+	_, _, err = api.Issues.CreateLabel(ctx, f.org, "widgets", github.CreateIssueLabelRequest{Name: "squeaky", Color: github.Ptr("ff0000")})
+	apptest.Must(t, "create a label", err)
+	repo := e.URL + "/" + f.org + "/widgets"
+	edit := e.URL + "/console/" + f.org + "/widgets/issues/1"
+
+	owner := browser(t, e, false)
+	signIn(t, e, owner, f.alice.Login)
+	page := wantPage(t, owner, repo+"/issues/1", 200, `id="issue-edit-form"`, `value="Widgets squeak"`, `value="squeaky"`,
+		`id="issue-milestone"`, `selected>Quiet widgets`, `id="issue-close"`)
+	token := apptest.CSRFToken(t, page)
+	if status, _, _ := postForm(t, owner, edit, url.Values{"title": {"No token"}}); status != http.StatusForbidden {
+		t.Errorf("an edit without the CSRF token: %d, want 403", status)
+	}
+	if status, _, _ := postForm(t, owner, edit, url.Values{"authenticity_token": {token}, "title": {"  "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank title: %d, want 422", status)
+	}
+	status, loc, body := postForm(t, owner, edit, url.Values{"authenticity_token": {token}, "title": {"Widgets squeak loudly"},
+		"body": {"They squeak when turned.\r\nAnd when not."}, "triage": {"1"}, "labels": {"squeaky"}, "assignees": {f.alice.Login}, "milestone": {""}})
+	if status != http.StatusSeeOther || loc != "/"+f.org+"/widgets/issues/1" {
+		t.Fatalf("the edit: %d %s\n%.1000s", status, loc, body)
+	}
+	is, _, err := api.Issues.Get(ctx, f.org, "widgets", 1)
+	apptest.Must(t, "get the issue", err)
+	if is.GetTitle() != "Widgets squeak loudly" || is.GetBody() != "They squeak when turned.\nAnd when not." || len(is.Labels) != 1 ||
+		is.Labels[0].GetName() != "squeaky" || len(is.Assignees) != 1 || is.Assignees[0].GetLogin() != f.alice.Login || is.Milestone != nil {
+		t.Errorf("after the edit the API shows %q %q labels %v assignees %v milestone %v", is.GetTitle(), is.GetBody(), is.Labels, is.Assignees, is.Milestone)
+	}
+	page = wantPage(t, owner, repo+"/issues/1", 200, "Widgets squeak loudly", "changed the title from", "squeaky", `value="squeaky" checked`)
+	status, _, _ = postForm(t, owner, edit+"/state", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "state": {"closed"}, "state_reason": {"not_planned"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("close: %d", status)
+	}
+	is, _, err = api.Issues.Get(ctx, f.org, "widgets", 1)
+	apptest.Must(t, "get the issue", err)
+	if is.GetState() != "closed" || is.GetStateReason() != "not_planned" {
+		t.Errorf("after closing: %s %s", is.GetState(), is.GetStateReason())
+	}
+	page = wantPage(t, owner, repo+"/issues/1", 200, `id="issue-reopen"`)
+	if status, _, _ = postForm(t, owner, edit+"/state", url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "state": {"open"}}); status != http.StatusSeeOther {
+		t.Fatalf("reopen: %d", status)
+	}
+	events, _, err := api.Issues.ListIssueEvents(ctx, f.org, "widgets", 1, nil)
+	apptest.Must(t, "list the issue's events", err)
+	var names []string
+	for _, ev := range events {
+		names = append(names, ev.GetEvent())
+	}
+	for _, want := range []string{"renamed", "labeled", "assigned", "demilestoned", "closed", "reopened"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("the issue's events %v lack %s", names, want)
+		}
+	}
+	rc.WaitFor(t, func(d apptest.Delivery) string {
+		if ev, ok := d.Parsed.(*github.IssuesEvent); ok && ev.GetIssue().GetNumber() == 1 {
+			return "issues " + ev.GetAction()
+		}
+		return ""
+	}, "issues edited", "issues labeled", "issues assigned", "issues demilestoned", "issues closed", "issues reopened")
+
+	// bob: a stranger on alice's issue, the author of his own.
+	bob := browser(t, e, false)
+	signIn(t, e, bob, f.bob.Login)
+	page = wantPage(t, bob, repo+"/issues/1", 200)
+	if strings.Contains(page, `id="issue-edit-form"`) || strings.Contains(page, `id="issue-state-form"`) {
+		t.Error("a stranger gets the issue's edit forms")
+	}
+	if status, _, _ := postForm(t, bob, edit, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)}, "title": {"Mine now"}}); status != http.StatusForbidden {
+		t.Errorf("a stranger's edit: %d, want 403", status)
+	}
+	own, _, err := e.Client(e.Token(f.bob, "public_repo")).Issues.Create(ctx, f.org, "widgets", github.CreateIssueRequest{Title: "Bob's squeak"})
+	apptest.Must(t, "bob opens an issue", err)
+	n := strconv.Itoa(own.GetNumber())
+	page = wantPage(t, bob, repo+"/issues/"+n, 200, `id="issue-edit-form"`)
+	if strings.Contains(page, `id="issue-labels"`) {
+		t.Error("an author without triage gets the labels")
+	}
+	status, _, _ = postForm(t, bob, e.URL+"/console/"+f.org+"/widgets/issues/"+n, url.Values{"authenticity_token": {apptest.CSRFToken(t, page)},
+		"title": {"Bob's loud squeak"}, "triage": {"1"}, "labels": {"squeaky"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("the author's edit: %d", status)
+	}
+	got, _, err := api.Issues.Get(ctx, f.org, "widgets", own.GetNumber())
+	apptest.Must(t, "get bob's issue", err)
+	if got.GetTitle() != "Bob's loud squeak" || len(got.Labels) != 0 {
+		t.Errorf("bob's issue after his edit: %q labels %v", got.GetTitle(), got.Labels)
+	}
+}
+
+// TestNewIssueForm: the new issue's page asks an anonymous visitor to
+// sign in first; its form opens the issue as POST .../issues does, for
+// the signed-in user, and leads to it; a blank title is the API's 422.
+func TestNewIssueForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	e := f.e
+	repo := e.URL + "/" + f.org + "/widgets"
+	action := e.URL + "/console/" + f.org + "/widgets/issues"
+	anonymous := browser(t, e, false)
+	resp, err := anonymous.Get(repo + "/issues/new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?return_to=") {
+		t.Errorf("an anonymous visitor at the new issue: %d %s", resp.StatusCode, loc)
+	}
+	if status, _, _ := postForm(t, anonymous, action, url.Values{"title": {"Anonymous"}}); status != http.StatusForbidden {
+		t.Errorf("an anonymous new issue: %d, want 403", status)
+	}
+	c := browser(t, e, false)
+	signIn(t, e, c, f.bob.Login)
+	wantPage(t, c, repo+"/issues", 200, `href="/`+f.org+`/widgets/issues/new"`)
+	page := wantPage(t, c, repo+"/issues/new", 200, `id="new-issue-form"`, `action="/console/`+f.org+`/widgets/issues"`)
+	token := apptest.CSRFToken(t, page)
+	if status, _, _ := postForm(t, c, action, url.Values{"authenticity_token": {token}, "title": {" "}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("a blank title: %d, want 422", status)
+	}
+	status, loc, body := postForm(t, c, action, url.Values{"authenticity_token": {token}, "title": {"Widgets rattle"}, "body": {"When shaken.\r\nLoudly."}})
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/"+f.org+"/widgets/issues/") {
+		t.Fatalf("the new issue: %d %s\n%.1000s", status, loc, body)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(loc, "/"+f.org+"/widgets/issues/"))
+	apptest.Must(t, "the new issue's number", err)
+	is, _, err := e.Client(f.token).Issues.Get(context.Background(), f.org, "widgets", n)
+	apptest.Must(t, "get the new issue", err)
+	if is.GetTitle() != "Widgets rattle" || is.GetBody() != "When shaken.\nLoudly." || is.GetUser().GetLogin() != f.bob.Login {
+		t.Errorf("the API's new issue: %q %q by %s", is.GetTitle(), is.GetBody(), is.GetUser().GetLogin())
+	}
+	wantPage(t, c, e.URL+loc, 200, "Widgets rattle")
 }

@@ -110,6 +110,9 @@ func (h *Handler) pullPages(w http.ResponseWriter, r *http.Request, v *repoVisit
 			return gitError(err)
 		}
 		p.Files = diffFiles(diffs)
+		if err := h.fillLines(r, v, pr, p.Files, base+"/files"); err != nil {
+			return err
+		}
 	default:
 		return apierr.NotFound()
 	}

@@ -32,6 +32,7 @@ var funcs = template.FuncMap{
 	"conv":        conversation,
 	"commentForm": newCommentForm,
 	"pullAction":  pullAction,
+	"diffView":    diffView,
 }
 
 // conversation is what the "conversation" template shows: the opening

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"html/template"
 	"net/http"
@@ -16,7 +17,6 @@ import (
 	"forgeapi/internal/console"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/markdown"
 	"forgeapi/internal/repos"
 )
 
@@ -80,13 +80,15 @@ type RepoHeader struct {
 	DefaultBranch                                  string
 	Path                                           string // the repository's web path, /{owner}/{repo}
 	Tab                                            string // code, issues, pulls or releases
+	Admin                                          bool   // the visitor administers it (its settings/hooks)
 }
 
 func header(v *repoVisit, tab string) RepoHeader {
 	repo := v.repo
 	return RepoHeader{Owner: repo.Owner.Login, Name: repo.Name, FullName: repo.FullName(), Description: repo.Description,
 		Visibility: repo.Visibility(), DefaultBranch: repo.DefaultBranch,
-		Path: "/" + url.PathEscape(repo.Owner.Login) + "/" + url.PathEscape(repo.Name), Tab: tab}
+		Path: "/" + url.PathEscape(repo.Owner.Login) + "/" + url.PathEscape(repo.Name), Tab: tab,
+		Admin: v.x.Login() != "" && v.role >= auth.RoleAdmin}
 }
 
 // treePage is a repository's home or one of its directories.
@@ -141,7 +143,7 @@ func (h *Handler) repoHome(w http.ResponseWriter, r *http.Request, x console.Vis
 		p.Empty = true
 		return h.render(w, r, x, "tree", v.repo.FullName(), p)
 	}
-	if err := h.fillTree(g, &p, ""); err != nil {
+	if err := h.fillTree(r.Context(), v, g, &p, ""); err != nil {
 		return err
 	}
 	return h.render(w, r, x, "tree", v.repo.FullName(), p)
@@ -159,7 +161,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 		return err
 	}
 	p := treePage{RepoHeader: header(v, "code"), Ref: ref}
-	if err := h.fillTree(g, &p, dir); err != nil {
+	if err := h.fillTree(r.Context(), v, g, &p, dir); err != nil {
 		return err
 	}
 	title := v.repo.FullName() + " at " + ref
@@ -170,8 +172,9 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 }
 
 // fillTree lists the directory at p.Ref, its newest commit and its
-// README.
-func (h *Handler) fillTree(g *gitread.Repository, p *treePage, dir string) error {
+// README (Markdown rendered as POST /markdown in gfm mode with the
+// repository as context: @mentions and #123 linked).
+func (h *Handler) fillTree(ctx context.Context, v *repoVisit, g *gitread.Repository, p *treePage, dir string) error {
 	entries, err := g.ListDir(p.Ref, dir)
 	if err != nil {
 		return gitError(err)
@@ -199,11 +202,11 @@ func (h *Handler) fillTree(g *gitread.Repository, p *treePage, dir string) error
 		p.ReadmeText = string(data)
 		return nil
 	}
-	out, err := markdown.Render(data, markdown.Options{}) // as POST /markdown in markdown mode
+	out, err := h.renderGFM(ctx, v.repo, string(data))
 	if err != nil {
 		return err
 	}
-	p.ReadmeHTML = trustedHTML(out)
+	p.ReadmeHTML, _ = out.(template.HTML)
 	return nil
 }
 

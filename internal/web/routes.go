@@ -21,9 +21,13 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	mux.Handle("GET /{owner}/{repo}", h.browser(h.repoHome))
 	// Forms post under the console's prefix: a POST pattern at
 	// /{owner}/{repo}/... collides with the API's.
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues", h.Console.Page(h.createIssue))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/comments", h.Console.Page(h.createComment))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}", h.Console.Page(h.editIssue))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/issues/{number}/state", h.Console.Page(h.issueState))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/merge", h.Console.Page(h.mergePull))
 	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/reviews", h.Console.Page(h.reviewPull))
+	mux.Handle("POST "+console.RepoPrefix+"/{owner}/{repo}/pull/{number}/comments", h.Console.Page(h.lineCommentPull))
 }
 
 // ownerOrFile serves GET /{owner}: a file of Files when the name has a
@@ -41,12 +45,18 @@ func (h *Handler) ownerOrFile() http.Handler {
 
 // RepoPages serves GET /{owner}/{repo}/{rest...} (the path values owner,
 // repo and rest are the route's): the raw address of a file for any
-// client, the other pages for browsers, and the API's JSON 404 for
-// anything else. The diff and patch addresses come here from a browser
-// with a session (see HasSession); others are the API's.
+// client, the other pages for browsers (among them the console's pages
+// of the repository's hooks at the platform's settings/hooks), and the
+// API's JSON 404 for anything else. The diff and patch addresses come
+// here from a browser with a session (see HasSession); others are the
+// API's.
 func (h *Handler) RepoPages() http.Handler {
 	pages := h.Console.Page(h.repoPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hooks, ok := h.Console.RepoHooksPages(r); ok && wantsPage(r) {
+			hooks.ServeHTTP(w, r)
+			return
+		}
 		if strings.HasPrefix(r.PathValue("rest"), "raw/") || wantsPage(r) || HasSession(r) {
 			pages.ServeHTTP(w, r)
 			return

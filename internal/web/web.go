@@ -32,6 +32,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/codesearch"
 	"forgeapi/internal/commitcomments"
 	"forgeapi/internal/console"
 	"forgeapi/internal/httpapi"
@@ -59,6 +60,8 @@ type Handler struct {
 	Releases *releases.Service
 	// CommitComments shows the comments of a commit on its page.
 	CommitComments *commitcomments.Service
+	// Code searches code for the search page; nil leaves code search out.
+	Code *codesearch.Handler
 	// Files serves, for any client, the single-segment addresses that are
 	// files rather than owners' pages (a login has no dot: LOGIN.keys,
 	// LOGIN.gpg); nil leaves them to the owner's page.

@@ -34,9 +34,9 @@ type fixture struct {
 	merged     int    // the merged pull request's number
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...apptest.Option) *fixture {
 	t.Helper()
-	e := apptest.Start(t)
+	e := apptest.Start(t, opts...)
 	f := &fixture{e: e}
 	f.alice = e.User(apptest.Unique("alice"), apptest.UserOpts{Password: password})
 	f.bob = e.User(apptest.Unique("bob"), apptest.UserOpts{Password: password})
@@ -50,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 	work := apptest.WorkTree(t, nil)
 	f.work = work
 	f.first = apptest.Commit(t, work, "Add the widget maker", map[string]string{
-		"README.md":         "# Widgets\n\nThe **widget** maker, by @" + f.alice.Login + ".\n",
+		"README.md":         "# Widgets\n\nThe **widget** maker, by @" + f.alice.Login + ". Known squeaks: #1.\n",
 		"main.go":           "package main\n\nfunc main() {\n\tprintln(\"widgets <3\")\n}\n",
 		"docs/guide/use.md": "Use it.\n",
 	})
@@ -89,7 +89,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // browser is an HTTP client that asks for pages as a browser does, with
 // a cookie jar, following redirects when follow says so.
-func browser(t *testing.T, e *apptest.Env, follow bool) *http.Client {
+func browser(t testing.TB, e *apptest.Env, follow bool) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func (h htmlAccept) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // get fetches a page and returns its status, Content-Type and body.
-func get(t *testing.T, c *http.Client, target string) (int, string, string) {
+func get(t testing.TB, c *http.Client, target string) (int, string, string) {
 	t.Helper()
 	resp, err := c.Get(target)
 	if err != nil {
