@@ -30,6 +30,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/store"
 )
 
@@ -54,6 +55,9 @@ type Service struct {
 	Now func() time.Time
 	// Events records the GistEvents of the feeds; nil records none.
 	Events *events.Bus
+	// Sign, when set, signs the commits the API writes (the server's
+	// web-flow key), as the platform signs its web-flow commits.
+	Sign gitwrite.Signer
 }
 
 func (s *Service) now() time.Time {

@@ -46,7 +46,7 @@ func (s *Service) Create(ctx context.Context, owner *accounts.Account, n NewGist
 	now := s.now()
 	g := &Gist{Name: newName(), Owner: owner, Description: n.Description, Public: n.Public, CreatedAt: now, UpdatedAt: now}
 	return g, s.createWith(ctx, g, actionCreate, func(dir string) error {
-		_, err := commit(ctx, dir, "refs/heads/"+Branch, "", edits, owner)
+		_, err := commit(ctx, dir, "refs/heads/"+Branch, "", edits, owner, s.Sign)
 		return err
 	})
 }
@@ -98,7 +98,7 @@ func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u 
 		if err != nil {
 			return nil, err
 		}
-		sha, err := commit(ctx, dir, ref, parent, u.Files, actor)
+		sha, err := commit(ctx, dir, ref, parent, u.Files, actor, s.Sign)
 		if err != nil {
 			return nil, err
 		}
