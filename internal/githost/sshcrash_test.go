@@ -140,14 +140,19 @@ type sshPusher struct {
 	key, knownHosts string
 }
 
+// command is the ssh command line (GIT_SSH_COMMAND) for the server at
+// addr: one known host (the alias forge) whatever the port.
+func (c sshPusher) command(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return "ssh -i " + c.key + " -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=" + c.knownHosts +
+		" -o HostKeyAlias=forge -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR -p " + port
+}
+
 func (c sshPusher) git(t *testing.T, dir, addr string, args ...string) (string, error) {
 	t.Helper()
-	_, port, err := net.SplitHostPort(addr)
-	apptest.Must(t, "ssh address", err)
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(apptest.GitEnv(t.TempDir()), "GIT_SSH_COMMAND=ssh -i "+c.key+" -o IdentitiesOnly=yes -o BatchMode=yes"+
-		" -o UserKnownHostsFile="+c.knownHosts+" -o HostKeyAlias=forge -o StrictHostKeyChecking=accept-new -o LogLevel=ERROR -p "+port)
+	cmd.Env = append(apptest.GitEnv(t.TempDir()), "GIT_SSH_COMMAND="+c.command(addr))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
