@@ -126,7 +126,7 @@ func BenchmarkSSHSessionServerCPU(b *testing.B) {
 	for b.Loop() {
 		greet()
 	}
-	b.ReportMetric(float64((apptest.ProcessCPU() - cpu).Nanoseconds())/float64(b.N), "server-cpu-ns/op")
+	b.ReportMetric(float64((apptest.ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "server-cpu-ns/op")
 }
 
 // dirSize is the size of the files under dir.
