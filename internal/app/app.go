@@ -464,7 +464,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.WebFlow, a.Git.WebFlow = webFlow, webFlow
-	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now}
+	a.Gists = &gists.Service{DB: db, Root: filepath.Join(cfg.DataDir, "gists"), Now: cfg.Now, Events: a.Events, Sign: webFlow}
 	a.Agents = &agents.Service{DB: db, Repos: a.Repos}
 	a.Git.AddCheck(a.Agents.CheckPush)
 	a.Rulesets = &rulesets.Service{DB: db}
@@ -477,7 +477,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	for _, c := range cfg.PushChecks {
 		a.Git.AddCheck(c)
 	}
-	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{}, cfg.Logger)}
+	a.Pulls = &pulls.Service{DB: db, Events: a.Events, Repos: a.Repos, Git: a.Git, Protection: a.Protection, Checker: pulls.NewChecker(db, a.Repos, pulls.CheckerConfig{Sign: webFlow}, cfg.Logger)}
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.Git.HandleIntent(protection.BranchRenameIntent, repocontent.RecordRename)

@@ -6,7 +6,8 @@
 // a snapshot taken with VACUUM INTO beside the server's writers; on
 // PostgreSQL the operator takes pg_dump first instead), the bare git
 // repositories (git/), the local blob store (blobs/), the key files of
-// the data directory (webhook.key, blob-signing.key, tls/), and last a
+// the data directory (webhook.key, blob-signing.key, tls/, the SSH host
+// key in ssh/, the web-flow signing key in signing/), and last a
 // manifest listing every file with its size and SHA-256 digest.
 //
 // The database is copied first and the repositories after, so the copies
@@ -47,9 +48,9 @@ type Source struct {
 	// Blob is the server's --blob: empty for DataDir/blobs, file://PATH,
 	// or s3://... (not copied).
 	Blob string
-	// WithoutKeys leaves the key files (webhook.key, blob-signing.key,
-	// tls/) out of the backup, for operators who keep keys apart from
-	// data: they copy them into the restored data directory themselves.
+	// WithoutKeys leaves the key files (keyNames) out of the backup, for
+	// operators who keep keys apart from data: they copy them into the
+	// restored data directory themselves.
 	WithoutKeys bool
 	// Version names the forgeapi build in the manifest.
 	Version string
@@ -70,8 +71,17 @@ type Summary struct {
 	Notes []string
 }
 
-// The key files of the data directory a backup copies, beside tls/.
-var keyFiles = []string{"webhook.key", "blob-signing.key"}
+// The key files of the data directory a backup copies, and its key
+// directories: TLS, the SSH server's host key (a restored server keeps its
+// fingerprint, so clients' known_hosts still match) and the web-flow
+// signing key (it signs new commits with the same key).
+var (
+	keyFiles = []string{"webhook.key", "blob-signing.key"}
+	keyDirs  = []string{"tls", "ssh", "signing"}
+)
+
+// keyNames names the key files and directories for the operator.
+const keyNames = "webhook.key, blob-signing.key, tls/, ssh/, signing/"
 
 // Backup writes a backup of src into dir, which must not exist or be
 // empty. It reads the forge as its servers run and changes nothing of
@@ -141,7 +151,7 @@ func backup(ctx context.Context, src Source, c *copier) (*Summary, error) {
 		s.Notes = append(s.Notes, "migration archives are in S3 (--blob s3://...): back the bucket up with S3's own tools (versioning, replication)")
 	}
 	if src.WithoutKeys {
-		s.Notes = append(s.Notes, "the key files (webhook.key, blob-signing.key, tls/) were left out: "+
+		s.Notes = append(s.Notes, "the key files ("+keyNames+") were left out: "+
 			"copy them into the restored data directory before its server starts")
 	} else if err := copyKeys(c, src.DataDir, s); err != nil {
 		return nil, err
@@ -165,7 +175,12 @@ func copyKeys(c *copier, dataDir string, s *Summary) error {
 			s.Notes = append(s.Notes, "no webhook.key in the data directory: the server takes --secret-key; keep that key with this backup")
 		}
 	}
-	return c.copyTree(filepath.Join(dataDir, "tls"), "tls", nil)
+	for _, name := range keyDirs {
+		if err := c.copyTree(filepath.Join(dataDir, name), name, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // snapshotSQLite writes a snapshot of the SQLite database at path to rel

@@ -172,7 +172,7 @@ func restore(ctx context.Context, dir string, m *Manifest, t Target, blobDir str
 		s.Notes = append(s.Notes, fmt.Sprintf("%d migration archives of the backup were not restored (--blob s3://...): copy %s into the bucket", skippedBlobs, filepath.Join(dir, "blobs")))
 	}
 	if _, err := os.Stat(filepath.Join(t.DataDir, "webhook.key")); errors.Is(err, fs.ErrNotExist) {
-		s.Notes = append(s.Notes, "the backup has no webhook.key: put the backed-up data directory's webhook.key (and blob-signing.key, tls/) into "+
+		s.Notes = append(s.Notes, "the backup has no webhook.key: put the backed-up data directory's key files ("+keyNames+") into "+
 			t.DataDir+", or start the server with its --secret-key")
 	}
 	db, err := store.Open(ctx, t.DatabaseURL, t.DataDir)

@@ -289,10 +289,10 @@ func TestBackupWithoutKeys(t *testing.T) {
 	if env.Config.DatabaseURL != "" {
 		args = append(args, "--database", env.Config.DatabaseURL)
 	}
-	if code, out := forgeapi(args...); code != 0 || !strings.Contains(out, "the key files (webhook.key, blob-signing.key, tls/) were left out") {
+	if code, out := forgeapi(args...); code != 0 || !strings.Contains(out, "the key files (webhook.key, blob-signing.key, tls/, ssh/, signing/) were left out") {
 		t.Fatalf("backup --without-keys: exit %d, %q", code, out)
 	}
-	for _, name := range []string{"webhook.key", "blob-signing.key"} {
+	for _, name := range []string{"webhook.key", "blob-signing.key", "ssh", "signing"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("backup --without-keys holds %s (%v)", name, err)
 		}

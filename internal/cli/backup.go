@@ -41,7 +41,7 @@ Prints what it copied, and what the backup does not hold.`,
 		},
 	}
 	cmd.Flags().StringVar(&blobSpec, "blob", os.Getenv("FORGEAPI_BLOB"), "the servers' --blob: empty for DATA/blobs, file://PATH, or s3://... (not copied) (env FORGEAPI_BLOB)")
-	cmd.Flags().BoolVar(&withoutKeys, "without-keys", false, "leave the key files (webhook.key, blob-signing.key, tls/) out, to keep them apart from the backup")
+	cmd.Flags().BoolVar(&withoutKeys, "without-keys", false, "leave the key files (webhook.key, blob-signing.key, tls/, ssh/, signing/) out, to keep them apart from the backup")
 	return cmd
 }
 

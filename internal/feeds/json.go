@@ -127,6 +127,8 @@ func toJSON(base string, rows []row) eventsJSON {
 		}
 		if r.RepoID != nil {
 			e.Repo = repoJSON{ID: *r.RepoID, Name: r.RepoName, URL: base + "/repos/" + r.RepoName}
+		} else { // an event of no repository (GistEvent): the platform's empty one
+			e.Repo = repoJSON{Name: "/", URL: base + "/repos//"}
 		}
 		if r.OrgID != nil {
 			e.Org = &orgJSON{ID: *r.OrgID, Login: r.OrgLogin, URL: base + "/orgs/" + r.OrgLogin,

@@ -11,8 +11,11 @@
 //
 // A secret gist is readable by anyone who knows its id (as the
 // platform's), listed only to its owner, and changed only by its owner.
-// The platform shows gists in no event feed and sends no webhook for
-// them: neither does this package.
+// Creating and editing a public gist through the API records the
+// platform's historical GistEvent (action create or update, the gist as
+// lists show it) in the feeds, in the transaction of the change; secret
+// gists make no event, and no gist sends a webhook (the platform has no
+// gist webhook).
 package gists
 
 import (
@@ -26,6 +29,8 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/events"
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/store"
 )
 
@@ -48,6 +53,11 @@ type Service struct {
 	Root string
 	// Now is the clock; nil means store.Now.
 	Now func() time.Time
+	// Events records the GistEvents of the feeds; nil records none.
+	Events *events.Bus
+	// Sign, when set, signs the commits the API writes (the server's
+	// web-flow key), as the platform signs its web-flow commits.
+	Sign gitwrite.Signer
 }
 
 func (s *Service) now() time.Time {

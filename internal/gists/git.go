@@ -112,10 +112,11 @@ func Files(dir, rev string, withContent bool) ([]File, error) {
 	return files, nil
 }
 
-// commit writes the edits on top of parent ("" for the first commit) and
-// moves ref to the new commit if it is still at parent. It returns the
-// new commit, or "" when the edits change nothing.
-func commit(ctx context.Context, dir, ref, parent string, edits []fileEdit, actor *accounts.Account) (string, error) {
+// commit writes the edits on top of parent ("" for the first commit),
+// signed with sign when set, and moves ref to the new commit if it is
+// still at parent. It returns the new commit, or "" when the edits
+// change nothing.
+func commit(ctx context.Context, dir, ref, parent string, edits []fileEdit, actor *accounts.Account, sign gitwrite.Signer) (string, error) {
 	baseTree := ""
 	var old map[string]File
 	if parent != "" {
@@ -148,7 +149,7 @@ func commit(ctx context.Context, dir, ref, parent string, edits []fileEdit, acto
 		return "", err
 	}
 	who := gitwrite.Identity{Name: actor.Login, Email: commitEmail(actor)}
-	c := gitwrite.NewCommit{Tree: tree, Author: who, Committer: who}
+	c := gitwrite.NewCommit{Tree: tree, Author: who, Committer: who, Sign: sign}
 	if parent != "" {
 		c.Parents = []string{parent}
 	}

@@ -8,7 +8,9 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/events"
 	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/httpapi"
 	"forgeapi/internal/store"
 )
 
@@ -43,15 +45,16 @@ func (s *Service) Create(ctx context.Context, owner *accounts.Account, n NewGist
 	}
 	now := s.now()
 	g := &Gist{Name: newName(), Owner: owner, Description: n.Description, Public: n.Public, CreatedAt: now, UpdatedAt: now}
-	return g, s.createWith(ctx, g, func(dir string) error {
-		_, err := commit(ctx, dir, "refs/heads/"+Branch, "", edits, owner)
+	return g, s.createWith(ctx, g, actionCreate, func(dir string) error {
+		_, err := commit(ctx, dir, "refs/heads/"+Branch, "", edits, owner, s.Sign)
 		return err
 	})
 }
 
 // createWith makes the gist's repository, fills it with fill, and
-// inserts its row; on any failure it removes the repository.
-func (s *Service) createWith(ctx context.Context, g *Gist, fill func(dir string) error) (err error) {
+// inserts its row with the GistEvent of action (none for ""); on any
+// failure it removes the repository.
+func (s *Service) createWith(ctx context.Context, g *Gist, action string, fill func(dir string) error) (err error) {
 	dir := s.Dir(g.Name)
 	defer func() {
 		if err != nil {
@@ -64,7 +67,12 @@ func (s *Service) createWith(ctx context.Context, g *Gist, fill func(dir string)
 	if err := fill(dir); err != nil {
 		return err
 	}
-	return s.DB.Tx(ctx, func(tx *store.Tx) error { return insert(ctx, tx, g) })
+	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := insert(ctx, tx, g); err != nil {
+			return err
+		}
+		return s.emit(ctx, tx, g, g.Owner, action)
+	})
 }
 
 // Update is what PATCH /gists/{gist_id} changes: the description when
@@ -90,7 +98,7 @@ func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u 
 		if err != nil {
 			return nil, err
 		}
-		sha, err := commit(ctx, dir, ref, parent, u.Files, actor)
+		sha, err := commit(ctx, dir, ref, parent, u.Files, actor, s.Sign)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +117,10 @@ func (s *Service) Edit(ctx context.Context, g *Gist, actor *accounts.Account, u 
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE gists SET description = $1, updated_at = $2, changes_since = changes_since + $3
 			WHERE id = $4`, g.Description, g.UpdatedAt, commits, g.ID)
-		return err
+		if err != nil {
+			return err
+		}
+		return s.emit(ctx, tx, g, actor, actionUpdate)
 	})
 	return g, err
 }
@@ -131,7 +142,34 @@ func (s *Service) Fork(ctx context.Context, src *Gist, user *accounts.Account) (
 	now := s.now()
 	g := &Gist{Name: newName(), Owner: user, Description: src.Description, Public: src.Public, ForkOfID: src.ID,
 		CreatedAt: now, UpdatedAt: now}
-	return g, s.createWith(ctx, g, func(dir string) error {
+	return g, s.createWith(ctx, g, "", func(dir string) error {
 		return gitcmd.In(dir).Run(ctx, "fetch", "--quiet", "--no-tags", s.Dir(src.Name), "+refs/heads/*:refs/heads/*")
 	})
+}
+
+// The actions of the platform's historical GistEvent.
+const (
+	actionCreate = "create"
+	actionUpdate = "update"
+)
+
+// emit records the GistEvent of action (none for "") by actor on the
+// public gist g in tx, when the service has an events bus: its payload
+// the action and the gist as lists show it (its files without content,
+// under the request's base URL). A secret gist makes no event.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, g *Gist, actor *accounts.Account, action string) error {
+	if s.Events == nil || action == "" || !g.Public {
+		return nil
+	}
+	files, err := Files(s.Dir(g.Name), "HEAD", false)
+	if err != nil {
+		return err
+	}
+	counts, err := CommentCounts(ctx, tx, []*Gist{g})
+	if err != nil {
+		return err
+	}
+	j := toJSON(httpapi.BaseURL(ctx), g, files, counts[g.ID])
+	return s.Events.Emit(ctx, tx, &events.Event{FeedType: "GistEvent", FeedPayload: map[string]any{"action": action, "gist": &j},
+		Actor: actor, Public: true, CreatedAt: g.UpdatedAt})
 }

@@ -1,6 +1,7 @@
 package gitdata
 
 import (
+	"context"
 	"net/http"
 
 	"forgeapi/internal/apierr"
@@ -41,11 +42,15 @@ type tagObjectJSON struct {
 }
 
 // toTagJSON renders an annotated tag; api is the repository's API URL.
-func toTagJSON(api string, repoID int64, t gitread.TagObject) tagJSON {
+// Its verification is its signature (GPG or SSH, as `git tag -s` makes
+// it) checked against the keys of the tagger's account, with the reasons
+// of a commit's.
+func (h *Handler) toTagJSON(ctx context.Context, api string, repoID int64, t gitread.TagObject) (tagJSON, error) {
+	v, err := gitjson.Verify(ctx, h.Repos.DB, t.Signature, t.Payload, t.TaggerEmail)
 	return tagJSON{NodeID: gitjson.TagNodeID(repoID, t.SHA), Tag: t.Name, SHA: t.SHA, URL: api + "/git/tags/" + t.SHA,
 		Message: t.Message, Tagger: gitjson.GitUser{Name: t.TaggerName, Email: t.TaggerEmail, Date: wire.T(t.TaggerDate)},
 		Object:       tagObjectJSON{SHA: t.ObjectSHA, Type: t.ObjectType, URL: api + "/git/" + t.ObjectType + "s/" + t.ObjectSHA},
-		Verification: gitjson.VerificationOf(t.Signature, t.Payload)}
+		Verification: v}, err
 }
 
 // createTag answers POST /repos/{owner}/{repo}/git/tags: 201 with the new
@@ -104,7 +109,11 @@ func (h *Handler) createTag(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	api := apiOf(r, repo)
-	httpapi.WriteCreated(w, api+"/git/tags/"+sha, toTagJSON(api, repo.ID, t))
+	j, err := h.toTagJSON(ctx, api, repo.ID, t)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteCreated(w, api+"/git/tags/"+sha, j)
 	return nil
 }
 
@@ -121,6 +130,10 @@ func (h *Handler) getTag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apierr.NotFound()
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toTagJSON(apiOf(r, repo), repo.ID, t))
+	j, err := h.toTagJSON(r.Context(), apiOf(r, repo), repo.ID, t)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, j)
 	return nil
 }

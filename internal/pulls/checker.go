@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"forgeapi/internal/git/gitwrite"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
@@ -27,6 +28,9 @@ type CheckerConfig struct {
 	// PollInterval is how often Run looks for due checks without a wake
 	// (checks made due by other servers). Default DefaultCheckPollInterval.
 	PollInterval time.Duration
+	// Sign, when set, signs the test merge commits (the server's
+	// web-flow key), as the merges the server writes are signed.
+	Sign gitwrite.Signer
 }
 
 // Checker computes the mergeability of open pull requests whose check
@@ -142,7 +146,7 @@ func (c *Checker) check(ctx context.Context, id, gen int64) error {
 		return err
 	}
 	if ok && state == "open" {
-		mergeSHA, err = testMerge(ctx, git, number, baseSHA, headSHA)
+		mergeSHA, err = testMerge(ctx, git, number, baseSHA, headSHA, c.cfg.Sign)
 		if err != nil && !errors.Is(err, errConflict) {
 			return err
 		}
@@ -166,9 +170,10 @@ func (c *Checker) check(ctx context.Context, id, gen int64) error {
 	})
 }
 
-// testMerge writes the merge commit of head into base and points
-// refs/pull/{n}/merge at it; errConflict (and no ref) when they conflict.
-func testMerge(ctx context.Context, git gitDir, number int64, baseSHA, headSHA string) (string, error) {
+// testMerge writes the merge commit of head into base (signed with sign
+// when set) and points refs/pull/{n}/merge at it; errConflict (and no
+// ref) when they conflict.
+func testMerge(ctx context.Context, git gitDir, number int64, baseSHA, headSHA string, sign gitwrite.Signer) (string, error) {
 	tree, err := git.mergeTree(ctx, baseSHA, headSHA)
 	if errors.Is(err, errConflict) {
 		return "", errors.Join(err, git.deleteRef(ctx, pullRef(number, "merge")))
@@ -176,7 +181,7 @@ func testMerge(ctx context.Context, git gitDir, number int64, baseSHA, headSHA s
 		return "", err
 	}
 	who := person{Name: "forgeapi", Email: "noreply@forgeapi.local", When: time.Now()}
-	sha, err := git.commitTree(ctx, tree, []string{baseSHA, headSHA}, "Merge "+headSHA+" into "+baseSHA+"\n", who, who, nil)
+	sha, err := git.commitTree(ctx, tree, []string{baseSHA, headSHA}, "Merge "+headSHA+" into "+baseSHA+"\n", who, who, sign)
 	if err != nil {
 		return "", err
 	}

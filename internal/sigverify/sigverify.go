@@ -1,5 +1,5 @@
-// Package sigverify verifies the signatures of git commits against the
-// keys users added: SSH signatures (git's gpg.format=ssh, the SSHSIG
+// Package sigverify verifies the signatures of git commits and annotated
+// tags against the keys users added: SSH signatures (git's gpg.format=ssh, the SSHSIG
 // format with the "git" namespace) against their SSH signing keys, and
 // OpenPGP signatures against their GPG keys. A valid signature also needs
 // the committer's email address to be the key user's (and, for GPG, one
@@ -51,8 +51,9 @@ const (
 	MalformedSignature   = "malformed_signature"
 )
 
-// Verify checks signature (a commit's gpgsig header) over payload (the
-// commit without it), made by the committer of email.
+// Verify checks signature (a commit's gpgsig header, or an annotated
+// tag's trailing signature) over payload (the object without it), made
+// by the committer or tagger of email.
 func Verify(ctx context.Context, q store.Q, signature, payload, email string) (Result, error) {
 	switch {
 	case signature == "":

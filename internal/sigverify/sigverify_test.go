@@ -18,6 +18,7 @@ import (
 
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/testwait"
 )
 
 // pgpSigner signs go-github's commit payloads with an OpenPGP key.
@@ -168,7 +169,7 @@ func TestWebFlowCommitsVerified(t *testing.T) {
 		return v
 	}
 
-	var sha string
+	var sha, testMerge string
 	apptest.Step(t, "a contents API commit is signed and valid", func(t *testing.T) {
 		res, _, err := c.Repositories.CreateFile(ctx, "octo", "hello", "notes.txt", &github.RepositoryContentFileOptions{
 			Message: github.Ptr("Add notes"), Content: []byte("notes\n")})
@@ -198,6 +199,13 @@ func TestWebFlowCommitsVerified(t *testing.T) {
 		pr, _, err := c.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("Topic"),
 			Head: "topic", Base: "main"})
 		apptest.Must(t, "open the pull request", err)
+		testwait.Until(t, "the pull request's test merge", func() bool {
+			pr, _, err = c.PullRequests.Get(ctx, "octo", "hello", pr.GetNumber())
+			apptest.Must(t, "get the pull request", err)
+			return pr.Mergeable != nil
+		})
+		testMerge = pr.GetMergeCommitSHA()
+		verified(t, testMerge) // the test merge (merge_commit_sha of an open pull request)
 		merged, _, err := c.PullRequests.Merge(ctx, "octo", "hello", pr.GetNumber(), "", nil)
 		apptest.Must(t, "merge", err)
 		verified(t, merged.GetSHA())
@@ -207,7 +215,7 @@ func TestWebFlowCommitsVerified(t *testing.T) {
 			t.Fatalf("merge commit parents: %d", len(commit.Parents))
 		}
 	})
-	apptest.Step(t, "git verifies the signature with the server's key", func(t *testing.T) {
+	apptest.Step(t, "git verifies the signatures with the server's key", func(t *testing.T) {
 		if _, err := exec.LookPath("ssh-keygen"); err != nil {
 			t.Skipf("git's SSH signature check needs ssh-keygen: %v", err)
 		}
@@ -217,10 +225,25 @@ func TestWebFlowCommitsVerified(t *testing.T) {
 		apptest.Must(t, "parse the web-flow key", err)
 		allowed := filepath.Join(t.TempDir(), "allowed_signers")
 		apptest.Must(t, "allowed signers", os.WriteFile(allowed,
-			[]byte("octo@example.com namespaces=\"git\" "+string(ssh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600))
+			[]byte("*@* namespaces=\"git\" "+string(ssh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600))
+		verify := []string{"-c", "gpg.format=ssh", "-c", "gpg.ssh.allowedSignersFile=" + allowed, "verify-commit"}
 		work := filepath.Join(t.TempDir(), "clone")
 		apptest.Git(t, ".", "clone", "-q", env.GitURL("octo", "hello", "", ""), work)
-		apptest.Git(t, work, "-c", "gpg.format=ssh", "-c", "gpg.ssh.allowedSignersFile="+allowed, "verify-commit", sha)
+		apptest.Git(t, work, append(verify, sha)...)
+		apptest.Git(t, work, "fetch", "-q", "origin", testMerge)
+		apptest.Git(t, work, append(verify, testMerge)...)
+
+		// A gist's commits, made through the API, are signed as well.
+		gc := env.Client(env.Token(octo, "gist"))
+		g, _, err := gc.Gists.Create(ctx, github.CreateGistRequest{Public: github.Ptr(true),
+			Files: map[github.GistFilename]*github.CreateGistFile{"a.txt": {Content: "a\n"}}})
+		apptest.Must(t, "create a gist", err)
+		_, _, err = gc.Gists.Update(ctx, g.GetID(), github.UpdateGistRequest{
+			Files: map[github.GistFilename]*github.UpdateGistFile{"a.txt": {Content: github.Ptr("b\n")}}})
+		apptest.Must(t, "edit the gist", err)
+		gist := filepath.Join(t.TempDir(), "gist")
+		apptest.Git(t, ".", "clone", "-q", g.GetGitPullURL(), gist)
+		apptest.Git(t, gist, append(verify, "HEAD", "HEAD~1")...)
 	})
 	apptest.Step(t, "a restart keeps the key", func(t *testing.T) {
 		before, err := os.ReadFile(app.WebFlowKeyFile(env.DataDir))

@@ -55,7 +55,7 @@ type CommitDetail struct {
 }
 
 // Verification is a commit's or a tag's signature and whether it is
-// verified (a tag's never is yet), with the platform's reason.
+// verified, with the platform's reason.
 type Verification struct {
 	Verified   bool    `json:"verified"`
 	Reason     string  `json:"reason"`
@@ -120,11 +120,18 @@ func VerificationOf(signature, payload string) Verification {
 // verify is the verification of a commit: its signature checked against
 // the keys of its committer's account (sigverify).
 func verify(ctx context.Context, q store.Q, c gitread.Commit) (Verification, error) {
-	v := VerificationOf(c.Signature, c.Payload)
-	if c.Signature == "" {
+	return Verify(ctx, q, c.Signature, c.Payload, c.CommitterEmail)
+}
+
+// Verify is the verification of an object (a commit, an annotated tag)
+// with the signature over payload, made by the committer or tagger of
+// email: VerificationOf with the verdict and reason of sigverify.
+func Verify(ctx context.Context, q store.Q, signature, payload, email string) (Verification, error) {
+	v := VerificationOf(signature, payload)
+	if signature == "" {
 		return v, nil
 	}
-	res, err := sigverify.Verify(ctx, q, c.Signature, c.Payload, c.CommitterEmail)
+	res, err := sigverify.Verify(ctx, q, signature, payload, email)
 	v.Verified, v.Reason = res.Verified, res.Reason
 	return v, err
 }
