@@ -65,6 +65,9 @@ type Service struct {
 	Blobs blob.Store
 	// Values gives jobs their secrets and variables; nil gives none.
 	Values Values
+	// Policies gives runs their repository's default GITHUB_TOKEN
+	// permissions and retention; nil: the platform's defaults.
+	Policies Policies
 	// BaseURL is the API's base URL, for the objects that background work
 	// renders in events (set once the server listens).
 	BaseURL string

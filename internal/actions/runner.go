@@ -277,6 +277,11 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
 	defer revoke()
+	revokeRuntime, err := x.s.withRuntime(ctx, spec.Env, r, j)
+	defer revokeRuntime()
+	if err != nil {
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
+	}
 	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
 		n, err := store.Affected(x.s.DB.ExecContext(ctx, `UPDATE actions_jobs SET lease_until = $1
 			WHERE id = $2 AND lease_owner = $3 AND NOT cancel_requested`, store.Now().Add(x.cfg.Lease), j.ID, x.owner))
@@ -287,7 +292,8 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	res, err := engine.Execute(leased, spec)
-	revoke() // the token ends with the job, before the job is seen completed
+	revoke() // the tokens end with the job, before the job is seen completed
+	revokeRuntime()
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
