@@ -272,7 +272,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
-	revoke, err := x.withToken(ctx, &spec, r)
+	revoke, err := x.withToken(ctx, &spec, r, j)
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
@@ -343,13 +343,18 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 	return spec, nil
 }
 
-// withToken gives the job its GITHUB_TOKEN and returns its revocation.
-func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run) (func(), error) {
+// withToken gives the job its GITHUB_TOKEN, with the job's permissions,
+// and returns its revocation.
+func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Job) (func(), error) {
 	repo, err := repos.ByID(ctx, x.s.DB, r.RepoID)
 	if err != nil {
 		return nil, err
 	}
-	token, revoke, err := x.s.jobToken(ctx, repo)
+	grant, err := x.s.jobGrant(ctx, r, j.Key)
+	if err != nil {
+		return nil, err
+	}
+	token, revoke, err := x.s.jobToken(ctx, repo, grant)
 	spec.Token = token
 	return revoke, err
 }
