@@ -54,11 +54,13 @@ func TestArtifactsAndCachesWithTheOfficialClients(t *testing.T) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	env := apptest.Start(t, withRunner, apptest.WithClock(clock), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
-	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
-	env.Repo(owner, "hello")
-	token := env.Token(owner, "repo", "workflow")
+	owner := env.User("octocat", apptest.UserOpts{Email: "octocat@example.com"})
+	org := env.Org("octo", owner)
+	env.Repo(org, "hello")
+	env.Enterprise("ent", owner, org)
+	token := env.Token(owner, "repo", "workflow", "read:org", "admin:enterprise")
 	f := &fixture{env: env, owner: owner, token: token, c: env.Client(token), work: apptest.WorkTree(t, nil)}
-	apptest.Git(t, f.work, "remote", "add", "origin", env.GitURL("octo", "hello", "octo", token))
+	apptest.Git(t, f.work, "remote", "add", "origin", env.GitURL("octo", "hello", "octocat", token))
 	script := filepath.Join(node, "actions-runtime.mjs")
 	f.push(t, map[string]string{".github/workflows/runtime.yml": strings.ReplaceAll(runtimeWorkflow, "SCRIPT", script)})
 	run := f.completedRun(t, "runtime.yml", 1)
@@ -114,6 +116,16 @@ func TestArtifactsAndCachesWithTheOfficialClients(t *testing.T) {
 	apptest.Must(t, "cache usage", err)
 	if usage.GetActiveCachesCount() != 1 || usage.GetActiveCachesSizeInBytes() != caches.ActionsCaches[0].GetSizeInBytes() {
 		t.Fatalf("usage: %+v", usage)
+	}
+	orgUsage, _, err := f.c.Actions.GetTotalCacheUsageForOrg(ctx, "octo")
+	apptest.Must(t, "organization cache usage", err)
+	entUsage, _, err := f.c.Actions.GetTotalCacheUsageForEnterprise(ctx, "ent")
+	apptest.Must(t, "enterprise cache usage", err)
+	byRepo, _, err := f.c.Actions.ListCacheUsageByRepoForOrg(ctx, "octo", nil)
+	apptest.Must(t, "cache usage by repository", err)
+	if orgUsage.TotalActiveCachesCount != 1 || entUsage.TotalActiveCachesUsageSizeInBytes != usage.GetActiveCachesSizeInBytes() ||
+		byRepo.TotalCount != 1 || byRepo.RepoCacheUsage[0].GetFullName() != "octo/hello" {
+		t.Fatalf("usage: organization %+v, enterprise %+v, by repository %+v", orgUsage, entUsage, byRepo)
 	}
 	_, err = f.c.Actions.DeleteCachesByKey(ctx, "octo", "hello", "deps-v1-abc", nil)
 	apptest.Must(t, "delete caches by key", err)

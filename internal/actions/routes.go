@@ -22,10 +22,12 @@ var (
 		Permissions: auth.Perm("actions:write"), TokenTypes: auth.AllTokenTypes}
 )
 
-// Routes is the route table of workflows, runs and jobs.
+// Routes is the route table of workflows, runs, jobs, artifacts and
+// caches (the organizations' and enterprises' cache usage in
+// caches_usage.go).
 func (h *Handler) Routes() []httpapi.Route {
 	const base = "/repos/{owner}/{repo}/actions"
-	return []httpapi.Route{
+	routes := []httpapi.Route{
 		{Method: http.MethodGet, Pattern: base + "/workflows", Handle: h.listWorkflows, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/workflows/{workflow_id}", Handle: h.getWorkflow, Auth: readActions},
 		{Method: http.MethodPut, Pattern: base + "/workflows/{workflow_id}/disable", Handle: h.disableWorkflow, Auth: writeActions},
@@ -58,6 +60,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: base + "/jobs/{job_id}/logs", Handle: h.jobLogs, Auth: readActions},
 		{Method: http.MethodPost, Pattern: base + "/jobs/{job_id}/rerun", Handle: h.rerunJob, Auth: writeActions},
 	}
+	return append(routes, h.cacheUsageRoutes()...)
 }
 
 // Register mounts what is not the API's: the results service a job's
