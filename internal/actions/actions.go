@@ -8,7 +8,11 @@
 // that claims jobs with a lease and executes them on the server's host
 // (internal/actions/engine, nektos/act), their logs in blob storage, and
 // the REST API under /repos/{owner}/{repo}/actions/ (workflows, runs,
-// attempts, jobs, logs, cancel, rerun), with the workflow_run,
+// attempts, jobs, logs, cancel, rerun, artifacts, caches), the results
+// service jobs upload artifacts and save caches through (runtime.go,
+// uploads.go: the official clients' twirp protocol; Handler.Register
+// mounts it), the GITHUB_TOKEN's permissions (permissions.go), with the
+// workflow_run,
 // workflow_job and workflow_dispatch events emitted in each change's
 // transaction.
 //

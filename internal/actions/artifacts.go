@@ -192,3 +192,30 @@ func (s *Service) DeleteArtifact(ctx context.Context, repoID, id int64) error {
 	}
 	return nil
 }
+
+// runArtifactIDs are the ids of all the run's artifacts (finalized or
+// not).
+func runArtifactIDs(ctx context.Context, q store.Q, runID int64) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM actions_artifacts WHERE run_id = $1`, runID)
+	return store.ScanAll(rows, err, scanID)
+}
+
+// deleteArtifactBlobs deletes the zips of the artifacts of ids (their
+// rows went with their run).
+func (s *Service) deleteArtifactBlobs(ctx context.Context, ids []int64) error {
+	if s.Blobs == nil {
+		return nil
+	}
+	for _, id := range ids {
+		if err := s.Blobs.Delete(ctx, artifactKey(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanID scans a row of one id.
+func scanID(row store.Scanner) (int64, error) {
+	var id int64
+	return id, row.Scan(&id)
+}

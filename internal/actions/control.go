@@ -124,6 +124,7 @@ func kept(jobs []engine.Job, old []*Job, failedOnly bool, jobName string) map[st
 // DeleteRun deletes a completed run with its jobs and logs.
 func (s *Service) DeleteRun(ctx context.Context, runID, repoID int64) error {
 	var jobs []*Job
+	var artifacts []int64
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		r, err := runByID(ctx, tx, repoID, runID)
 		if err != nil {
@@ -135,10 +136,16 @@ func (s *Service) DeleteRun(ctx context.Context, runID, repoID int64) error {
 		if jobs, err = allJobsOf(ctx, tx, r.ID); err != nil {
 			return err
 		}
+		if artifacts, err = runArtifactIDs(ctx, tx, r.ID); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM actions_runs WHERE id = $1`, r.ID)
 		return store.Normalize(err)
 	})
 	if err != nil {
+		return err
+	}
+	if err := s.deleteArtifactBlobs(ctx, artifacts); err != nil {
 		return err
 	}
 	return s.deleteLogs(ctx, jobs)
