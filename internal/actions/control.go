@@ -25,29 +25,38 @@ func (s *Service) Cancel(ctx context.Context, runID, repoID int64, actor *accoun
 		if r.Status == StatusCompleted {
 			return ErrCompleted
 		}
-		jobs, err := jobsOf(ctx, tx, r.ID, r.RunAttempt)
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			switch j.Status {
-			case StatusQueued, StatusWaiting:
-				if err := s.completeJob(ctx, tx, j, Cancelled, ""); err != nil {
-					return err
-				}
-			case StatusInProgress:
-				if _, err := tx.ExecContext(ctx, `UPDATE actions_jobs SET cancel_requested = TRUE WHERE id = $1`, j.ID); err != nil {
-					return store.Normalize(err)
-				}
-				stop = append(stop, j.ID)
-			}
-		}
-		return nil
+		stop, err = s.cancelTx(ctx, tx, r)
+		return err
 	})
 	if err == nil {
 		s.running.cancel(stop)
 	}
 	return err
+}
+
+// cancelTx cancels the run's current attempt in tx: its queued jobs
+// complete as cancelled and its jobs in progress are marked to stop (at
+// their next lease renewal; stop lists them, to stop at once those this
+// process runs once tx committed).
+func (s *Service) cancelTx(ctx context.Context, tx *store.Tx, r *Run) (stop []int64, err error) {
+	jobs, err := jobsOf(ctx, tx, r.ID, r.RunAttempt)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		switch j.Status {
+		case StatusQueued, StatusWaiting:
+			if err := s.completeJob(ctx, tx, j, Cancelled, ""); err != nil {
+				return nil, err
+			}
+		case StatusInProgress:
+			if _, err := tx.ExecContext(ctx, `UPDATE actions_jobs SET cancel_requested = TRUE WHERE id = $1`, j.ID); err != nil {
+				return nil, store.Normalize(err)
+			}
+			stop = append(stop, j.ID)
+		}
+	}
+	return stop, nil
 }
 
 // Rerun starts the run's next attempt: every job again, only the failed

@@ -182,6 +182,9 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		if err != nil || !ready {
 			return err
 		}
+		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
+			return err // an older run of its concurrency group is not done
+		}
 		now := tx.Now()
 		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET status = 'in_progress', started_at = $1,
 			lease_owner = $2, lease_until = $3, runner_name = $4 WHERE id = $5 AND status = 'queued'`,

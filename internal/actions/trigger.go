@@ -332,7 +332,7 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 	if err := s.queueJobs(ctx, tx, r, parsed.Jobs, nil, t.Actor); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return r, s.joinGroup(ctx, tx, r, t)
 }
 
 // queueJobs stores the attempt's jobs: those in keep (the successful jobs
