@@ -40,25 +40,34 @@ func scanCache(row store.Scanner) (*Cache, error) {
 	return &c, store.Normalize(err)
 }
 
-// runRef is the ref a run's caches are scoped to: its branch (or tag).
-func runRef(r *Run) string {
-	if r.HeadBranch == nil {
-		return ""
-	}
-	if strings.HasPrefix(*r.HeadBranch, "refs/") {
-		return *r.HeadBranch
-	}
+// runRef is the ref a run's caches are scoped to: its branch (or tag);
+// a pull request's refs/pull/N/merge. base is a pull request's base
+// branch ref ("" otherwise), whose caches the run reads too.
+func runRef(r *Run) (ref, base string) {
 	var payload struct {
-		Ref string `json:"ref"`
+		Ref         string `json:"ref"`
+		Number      int64  `json:"number"`
+		PullRequest struct {
+			Base struct {
+				Ref string `json:"ref"`
+			} `json:"base"`
+		} `json:"pull_request"`
 	}
-	if r.Event == "push" && json.Unmarshal(r.EventPayload, &payload) == nil && strings.HasPrefix(payload.Ref, "refs/tags/") {
-		return payload.Ref
+	_ = json.Unmarshal(r.EventPayload, &payload)
+	switch {
+	case r.Event == "pull_request" && payload.Number != 0:
+		return "refs/pull/" + itoa(payload.Number) + "/merge", "refs/heads/" + payload.PullRequest.Base.Ref
+	case strings.HasPrefix(payload.Ref, "refs/"):
+		return payload.Ref, ""
+	case r.HeadBranch != nil:
+		return "refs/heads/" + *r.HeadBranch, ""
 	}
-	return "refs/heads/" + *r.HeadBranch
+	return "", ""
 }
 
-// cacheRefs are the refs a job of the run reads caches from, in order:
-// its own, then the repository's default branch.
+// cacheRefs are the ref a job of the run saves caches to and the refs it
+// reads them from, in order: its own, a pull request's base branch, the
+// repository's default branch.
 func (s *Service) cacheRefs(ctx context.Context, c *runtimeCaller) (string, []string, error) {
 	r, err := runByID(ctx, s.DB, c.RepoID, c.RunID)
 	if err != nil {
@@ -68,11 +77,18 @@ func (s *Service) cacheRefs(ctx context.Context, c *runtimeCaller) (string, []st
 	if err != nil {
 		return "", nil, err
 	}
-	own, def := runRef(r), "refs/heads/"+repo.DefaultBranch
-	if own == def || own == "" {
-		return def, []string{def}, nil
+	own, base := runRef(r)
+	def := "refs/heads/" + repo.DefaultBranch
+	if own == "" {
+		own = def
 	}
-	return own, []string{own, def}, nil
+	var refs []string
+	for _, ref := range []string{own, base, def} {
+		if ref != "" && !contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return own, refs, nil
 }
 
 // errCacheExists is a second save of a finalized key and version on a
