@@ -8,7 +8,11 @@
 // that claims jobs with a lease and executes them on the server's host
 // (internal/actions/engine, nektos/act), their logs in blob storage, and
 // the REST API under /repos/{owner}/{repo}/actions/ (workflows, runs,
-// attempts, jobs, logs, cancel, rerun), with the workflow_run,
+// attempts, jobs, logs, cancel, rerun, artifacts, caches), the results
+// service jobs upload artifacts and save caches through (runtime.go,
+// uploads.go: the official clients' twirp protocol; Handler.Register
+// mounts it), the GITHUB_TOKEN's permissions (permissions.go), with the
+// workflow_run,
 // workflow_job and workflow_dispatch events emitted in each change's
 // transaction.
 //
@@ -65,6 +69,9 @@ type Service struct {
 	Blobs blob.Store
 	// Values gives jobs their secrets and variables; nil gives none.
 	Values Values
+	// Policies gives runs their repository's default GITHUB_TOKEN
+	// permissions and retention; nil: the platform's defaults.
+	Policies Policies
 	// BaseURL is the API's base URL, for the objects that background work
 	// renders in events (set once the server listens).
 	BaseURL string

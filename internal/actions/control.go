@@ -25,29 +25,38 @@ func (s *Service) Cancel(ctx context.Context, runID, repoID int64, actor *accoun
 		if r.Status == StatusCompleted {
 			return ErrCompleted
 		}
-		jobs, err := jobsOf(ctx, tx, r.ID, r.RunAttempt)
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			switch j.Status {
-			case StatusQueued, StatusWaiting:
-				if err := s.completeJob(ctx, tx, j, Cancelled, ""); err != nil {
-					return err
-				}
-			case StatusInProgress:
-				if _, err := tx.ExecContext(ctx, `UPDATE actions_jobs SET cancel_requested = TRUE WHERE id = $1`, j.ID); err != nil {
-					return store.Normalize(err)
-				}
-				stop = append(stop, j.ID)
-			}
-		}
-		return nil
+		stop, err = s.cancelTx(ctx, tx, r)
+		return err
 	})
 	if err == nil {
 		s.running.cancel(stop)
 	}
 	return err
+}
+
+// cancelTx cancels the run's current attempt in tx: its queued jobs
+// complete as cancelled and its jobs in progress are marked to stop (at
+// their next lease renewal; stop lists them, to stop at once those this
+// process runs once tx committed).
+func (s *Service) cancelTx(ctx context.Context, tx *store.Tx, r *Run) (stop []int64, err error) {
+	jobs, err := jobsOf(ctx, tx, r.ID, r.RunAttempt)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		switch j.Status {
+		case StatusQueued, StatusWaiting:
+			if err := s.completeJob(ctx, tx, j, Cancelled, ""); err != nil {
+				return nil, err
+			}
+		case StatusInProgress:
+			if _, err := tx.ExecContext(ctx, `UPDATE actions_jobs SET cancel_requested = TRUE WHERE id = $1`, j.ID); err != nil {
+				return nil, store.Normalize(err)
+			}
+			stop = append(stop, j.ID)
+		}
+	}
+	return stop, nil
 }
 
 // Rerun starts the run's next attempt: every job again, only the failed
@@ -124,6 +133,7 @@ func kept(jobs []engine.Job, old []*Job, failedOnly bool, jobName string) map[st
 // DeleteRun deletes a completed run with its jobs and logs.
 func (s *Service) DeleteRun(ctx context.Context, runID, repoID int64) error {
 	var jobs []*Job
+	var artifacts []int64
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		r, err := runByID(ctx, tx, repoID, runID)
 		if err != nil {
@@ -135,10 +145,16 @@ func (s *Service) DeleteRun(ctx context.Context, runID, repoID int64) error {
 		if jobs, err = allJobsOf(ctx, tx, r.ID); err != nil {
 			return err
 		}
+		if artifacts, err = runArtifactIDs(ctx, tx, r.ID); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM actions_runs WHERE id = $1`, r.ID)
 		return store.Normalize(err)
 	})
 	if err != nil {
+		return err
+	}
+	if err := s.deleteArtifactBlobs(ctx, artifacts); err != nil {
 		return err
 	}
 	return s.deleteLogs(ctx, jobs)

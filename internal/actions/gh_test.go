@@ -2,6 +2,8 @@ package actions_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,4 +101,44 @@ func TestGHRunCancel(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGHRunDownload downloads an artifact a job uploaded with
+// @actions/artifact, with the real gh (gh run download over TLS).
+func TestGHRunDownload(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	node := apptest.NodeModules(t, "@actions/artifact")
+	env := apptest.Start(t, withRunner, apptest.WithTLS())
+	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo", "workflow", "read:org")
+	c := env.Client(token)
+	ctx := apptest.Ctx()
+	wf := "name: Build\non: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n" +
+		"          mkdir -p out && echo built > out/app.txt\n" +
+		"          GITHUB_SERVER_URL=http://forgeapi.localhost NODE_EXTRA_CA_CERTS=" + env.Main.CAFile() + " node " +
+		filepath.Join(node, "actions-runtime.mjs") + " upload dist out\n"
+	_, _, err := c.Repositories.CreateFile(ctx, "octo", "hello", ".github/workflows/build.yml", &github.RepositoryContentFileOptions{
+		Message: github.Ptr("add a workflow"), Branch: github.Ptr("main"), Content: []byte(wf)})
+	apptest.Must(t, "add the workflow", err)
+	var run *github.WorkflowRun
+	testwait.For(t, "the run completed", func() error {
+		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(ctx, "octo", "hello", nil)
+		if err != nil || len(runs.WorkflowRuns) == 0 || runs.WorkflowRuns[0].GetStatus() != "completed" {
+			return fmt.Errorf("runs: %v", err)
+		}
+		run = runs.WorkflowRuns[0]
+		return nil
+	})
+	if run.GetConclusion() != "success" {
+		t.Fatalf("run %s", run.GetConclusion())
+	}
+	gh := apptest.GH(t, env, token, true)
+	dir := t.TempDir()
+	gh.Run(t, "run", "download", strconv.FormatInt(run.GetID(), 10), "-R", gh.Host+"/octo/hello", "-n", "dist", "-D", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "app.txt"))
+	if err != nil || string(b) != "built\n" {
+		t.Fatalf("gh run download: %q %v", b, err)
+	}
 }

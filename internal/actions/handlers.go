@@ -568,17 +568,3 @@ func (h *Handler) deleteLogs(w http.ResponseWriter, r *http.Request) error {
 	httpapi.NoContent(w)
 	return nil
 }
-
-// listRunArtifacts answers GET .../runs/{run_id}/artifacts: the run's
-// artifacts, which are none: jobs here upload no artifacts (gh run view
-// reads this list).
-func (h *Handler) listRunArtifacts(w http.ResponseWriter, r *http.Request) error {
-	if _, err := h.run(r); err != nil {
-		return err
-	}
-	if _, err := httpapi.ParsePage(r); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": 0, "artifacts": []any{}})
-	return nil
-}

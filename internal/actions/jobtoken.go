@@ -18,21 +18,17 @@ const BotLogin = "github-actions[bot]"
 // (the server is killed): the platform's longest job, six hours.
 const jobTokenLifetime = 6 * time.Hour
 
-// jobTokenGrant is what a GITHUB_TOKEN may do: the platform's restricted
-// default (read the repository's contents and metadata).
-var jobTokenGrant = auth.Grant{"contents": auth.Read, "metadata": auth.Read}
-
 // jobToken mints a job's GITHUB_TOKEN: an installation-like token of
 // github-actions[bot] that selects the run's repository alone, with
-// jobTokenGrant, expiring after jobTokenLifetime. revoke deletes it
-// (called when the job ends).
-func (s *Service) jobToken(ctx context.Context, repo *repos.Repository) (value string, revoke func(), err error) {
+// grant (the job's permissions, permissions.go), expiring after
+// jobTokenLifetime. revoke deletes it (called when the job ends).
+func (s *Service) jobToken(ctx context.Context, repo *repos.Repository, grant auth.Grant) (value string, revoke func(), err error) {
 	bot, err := s.bot(ctx)
 	if err != nil {
 		return "", nil, err
 	}
 	expires := store.Now().Add(jobTokenLifetime)
-	t, err := auth.CreateToken(ctx, s.DB, auth.TokenSpec{Kind: auth.KindInstallation, UserID: bot.ID, Grant: jobTokenGrant,
+	t, err := auth.CreateToken(ctx, s.DB, auth.TokenSpec{Kind: auth.KindInstallation, UserID: bot.ID, Grant: grant,
 		ResourceOwnerID: repo.Owner.ID, RepositoryIDs: []int64{repo.ID}, ExpiresAt: &expires, Note: "GITHUB_TOKEN"})
 	if err != nil {
 		return "", nil, err

@@ -22,10 +22,12 @@ var (
 		Permissions: auth.Perm("actions:write"), TokenTypes: auth.AllTokenTypes}
 )
 
-// Routes is the route table of workflows, runs and jobs.
+// Routes is the route table of workflows, runs, jobs, artifacts and
+// caches (the organizations' and enterprises' cache usage in
+// caches_usage.go).
 func (h *Handler) Routes() []httpapi.Route {
 	const base = "/repos/{owner}/{repo}/actions"
-	return []httpapi.Route{
+	routes := []httpapi.Route{
 		{Method: http.MethodGet, Pattern: base + "/workflows", Handle: h.listWorkflows, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/workflows/{workflow_id}", Handle: h.getWorkflow, Auth: readActions},
 		{Method: http.MethodPut, Pattern: base + "/workflows/{workflow_id}/disable", Handle: h.disableWorkflow, Auth: writeActions},
@@ -46,8 +48,33 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodDelete, Pattern: base + "/runs/{run_id}/logs", Handle: h.deleteLogs, Auth: writeActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/rerun", Handle: h.rerun, Auth: writeActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/rerun-failed-jobs", Handle: h.rerunFailed, Auth: writeActions},
+		{Method: http.MethodGet, Pattern: base + "/artifacts", Handle: h.listArtifacts, Auth: readActions},
+		{Method: http.MethodGet, Pattern: base + "/artifacts/{artifact_id}", Handle: h.getArtifact, Auth: readActions},
+		{Method: http.MethodDelete, Pattern: base + "/artifacts/{artifact_id}", Handle: h.deleteArtifact, Auth: writeActions},
+		{Method: http.MethodGet, Pattern: base + "/artifacts/{artifact_id}/{archive_format}", Handle: h.downloadArtifact, Auth: readActions},
+		{Method: http.MethodGet, Pattern: base + "/caches", Handle: h.listCaches, Auth: readActions},
+		{Method: http.MethodDelete, Pattern: base + "/caches", Handle: h.deleteCachesByKey, Auth: writeActions},
+		{Method: http.MethodDelete, Pattern: base + "/caches/{cache_id}", Handle: h.deleteCache, Auth: writeActions},
+		{Method: http.MethodGet, Pattern: base + "/cache/usage", Handle: h.cacheUsage, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/jobs/{job_id}", Handle: h.getJob, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/jobs/{job_id}/logs", Handle: h.jobLogs, Auth: readActions},
 		{Method: http.MethodPost, Pattern: base + "/jobs/{job_id}/rerun", Handle: h.rerunJob, Auth: writeActions},
+	}
+	return append(routes, h.cacheUsageRoutes()...)
+}
+
+// Register mounts what is not the API's: the results service a job's
+// steps call with their runtime token (artifacts and caches, twirp JSON
+// at the server's root, as ACTIONS_RESULTS_URL names it) and the signed
+// upload addresses of artifacts and caches.
+func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
+	for path, methods := range map[string]map[string]twirpMethod{artifactServicePath: h.Service.artifactMethods(),
+		cacheServicePath: h.Service.cacheMethods()} {
+		for name, m := range methods {
+			mux.Handle("POST "+path+name, h.Service.serveTwirp(m))
+		}
+	}
+	for kind := range uploadKinds {
+		mux.Handle("PUT "+uploadPathPrefix+kind+"/{id}", http.HandlerFunc(h.Service.serveUpload))
 	}
 }

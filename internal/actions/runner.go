@@ -182,6 +182,9 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		if err != nil || !ready {
 			return err
 		}
+		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
+			return err // an older run of its concurrency group is not done
+		}
 		now := tx.Now()
 		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET status = 'in_progress', started_at = $1,
 			lease_owner = $2, lease_until = $3, runner_name = $4 WHERE id = $5 AND status = 'queued'`,
@@ -272,11 +275,16 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
-	revoke, err := x.withToken(ctx, &spec, r)
+	revoke, err := x.withToken(ctx, &spec, r, j)
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
 	defer revoke()
+	revokeRuntime, err := x.s.withRuntime(ctx, spec.Env, r, j)
+	defer revokeRuntime()
+	if err != nil {
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
+	}
 	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
 		n, err := store.Affected(x.s.DB.ExecContext(ctx, `UPDATE actions_jobs SET lease_until = $1
 			WHERE id = $2 AND lease_owner = $3 AND NOT cancel_requested`, store.Now().Add(x.cfg.Lease), j.ID, x.owner))
@@ -287,7 +295,8 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	res, err := engine.Execute(leased, spec)
-	revoke() // the token ends with the job, before the job is seen completed
+	revoke() // the tokens end with the job, before the job is seen completed
+	revokeRuntime()
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
@@ -337,13 +346,18 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 	return spec, nil
 }
 
-// withToken gives the job its GITHUB_TOKEN and returns its revocation.
-func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run) (func(), error) {
+// withToken gives the job its GITHUB_TOKEN, with the job's permissions,
+// and returns its revocation.
+func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Job) (func(), error) {
 	repo, err := repos.ByID(ctx, x.s.DB, r.RepoID)
 	if err != nil {
 		return nil, err
 	}
-	token, revoke, err := x.s.jobToken(ctx, repo)
+	grant, err := x.s.jobGrant(ctx, r, j.Key)
+	if err != nil {
+		return nil, err
+	}
+	token, revoke, err := x.s.jobToken(ctx, repo, grant)
 	spec.Token = token
 	return revoke, err
 }

@@ -48,9 +48,15 @@ type trigger struct {
 type PushSink struct{ Service *Service }
 
 // HandleEvent handles push and pull_request events and ignores the
-// others.
+// others. As on the platform, what a job's GITHUB_TOKEN does (its actor
+// is github-actions[bot]) starts no run, except repository_dispatch (and
+// workflow_dispatch, which does not come here): no workflow triggers
+// itself over and over.
 func (k PushSink) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event) error {
 	if e.Repo == nil || k.Service == nil {
+		return nil
+	}
+	if e.Actor != nil && e.Actor.Login == BotLogin && e.HookEvent != "repository_dispatch" {
 		return nil
 	}
 	switch e.HookEvent {
@@ -326,7 +332,7 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 	if err := s.queueJobs(ctx, tx, r, parsed.Jobs, nil, t.Actor); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return r, s.joinGroup(ctx, tx, r, t)
 }
 
 // queueJobs stores the attempt's jobs: those in keep (the successful jobs

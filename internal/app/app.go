@@ -328,6 +328,8 @@ type App struct {
 	ActionsRunner *actions.Runner
 	// ActionsScheduler starts the runs of the workflows' schedules.
 	ActionsScheduler *actions.Scheduler
+	// ActionsArtifactPruner expires the artifacts past their retention.
+	ActionsArtifactPruner *actions.ArtifactPruner
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
 	// ActionsSettings holds Actions and Dependabot secrets, variables and
@@ -526,7 +528,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
-	a.Actions.Values = a.ActionsSettings // the jobs' secrets and variables
+	a.Actions.Values = a.ActionsSettings   // the jobs' secrets and variables
+	a.Actions.Policies = a.ActionsSettings // default GITHUB_TOKEN permissions, retention
+	a.ActionsArtifactPruner = actions.NewArtifactPruner(a.Actions, 0, cfg.Logger)
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
@@ -788,6 +792,7 @@ func serve(ctx context.Context, a *App, exclusive bool) (_ *Main, err error) {
 	(&oauthweb.Handler{Service: a.OAuthWeb}).Register(m.api)
 	docsite.New().Register(m.api)
 	(&releases.Handler{Service: a.Releases}).Register(m.api)
+	(&actions.Handler{Service: a.Actions}).Register(m.api) // the results service of jobs' artifacts and caches
 	m.api.Handle("GET /healthz", healthHandler(a.DB, ReadBuildInfo()))
 	a.Archives.Register(m.api)
 	if local != nil {
@@ -890,6 +895,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.SARIFs,
 		m.App.DependabotChecker,
 		m.App.ActionsScheduler,
+		m.App.ActionsArtifactPruner,
 	}
 	if m.App.ActionsRunner != nil {
 		workers = append(workers, m.App.ActionsRunner)
