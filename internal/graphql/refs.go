@@ -41,8 +41,8 @@ func (r *refResolver) Name() string                    { return r.name }
 func (r *refResolver) Prefix() string                  { return r.prefix }
 func (r *refResolver) Repository() *repositoryResolver { return r.repo }
 
-// Target is the object the reference points at: a commit, a tree or a
-// blob; null for an annotated tag (forgeapi does not serve Tag).
+// Target is the object the reference points at: a commit, a tree, a
+// blob or an annotated tag.
 func (r *refResolver) Target() (*gitObjectResolver, error) {
 	return r.repo.object(r.sha, "")
 }
