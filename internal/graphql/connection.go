@@ -36,6 +36,21 @@ func (a connectionArgs) check(name string) error {
 	return nil
 }
 
+// unpaged reports that the arguments ask neither first nor last: a
+// connection asked so answers its totalCount alone (counted), as the
+// platform's do; costOf refuses its nodes and edges before the query
+// runs.
+func (a connectionArgs) unpaged() bool { return a.First == nil && a.Last == nil }
+
+// checkCounted is check for a connection that is counted when asked
+// neither first nor last: it checks the bounds given.
+func (a connectionArgs) checkCounted(name string) error {
+	if a.unpaged() {
+		return nil
+	}
+	return a.check(name)
+}
+
 // invalid is the error of an argument the platform refuses.
 func invalid(msg string) error { return &fieldError{typ: "INVALID_ARGUMENTS", msg: msg} }
 
@@ -125,7 +140,7 @@ func counted[T any](name string, total int) *connection[T] {
 // pageList pages a whole list as args ask, or counts it when they ask
 // neither first nor last (counted).
 func pageList[T any](all []T, args connectionArgs, name string) (*connection[T], error) {
-	if args.First == nil && args.Last == nil {
+	if args.unpaged() {
 		return counted[T](name, len(all)), nil
 	}
 	if err := args.check(name); err != nil {
