@@ -76,8 +76,13 @@ func indexOf(cursor string) (int, error) {
 
 // window is the part [start, end) of a list of total items that the
 // paging arguments select: after and before bound it, then first keeps
-// its head and last its tail, as the Relay specification pages.
+// its head and last its tail, as the Relay specification pages. It is
+// empty when they ask neither first nor last (unpaged: the connection
+// is only counted).
 func (a connectionArgs) window(total int) (start, end int, err error) {
+	if a.unpaged() {
+		return 0, 0, nil
+	}
 	start, end = 0, total
 	if a.After != nil {
 		i, err := indexOf(*a.After)

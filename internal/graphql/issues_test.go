@@ -68,6 +68,13 @@ func TestIssuesConnection(t *testing.T) {
 	if len(counts.Errors) != 0 || string(counts.Data["repository"]) != wantCounts {
 		t.Errorf("totalCount without first or last: %+v\n%s\nwant\n%s", counts.Errors, counts.Data["repository"], wantCounts)
 	}
+	var searchCounts map[string]any
+	gqlData(t, env, token, `{ prs: search(query: "repo:octo/hello is:pr", type: ISSUE) { issueCount }
+		issues: search(query: "repo:octo/hello is:issue", type: ISSUE) { issueCount }
+		repos: search(query: "user:octo", type: REPOSITORY) { repositoryCount } }`, nil, &searchCounts)
+	if b, _ := json.Marshal(searchCounts); string(b) != `{"issues":{"issueCount":3},"prs":{"issueCount":1},"repos":{"repositoryCount":1}}` {
+		t.Errorf("search counts without first or last: %s", b)
+	}
 
 	numbers := func(filter string) []int {
 		t.Helper()

@@ -45,11 +45,7 @@ func (r *repositoryResolver) PullRequests(ctx context.Context, args pullRequests
 	if err := args.checkCounted("pullRequests"); err != nil {
 		return nil, err
 	}
-	window := args.window
-	if args.unpaged() {
-		window = func(int) (int, int, error) { return 0, 0, nil }
-	}
-	list, offset, total, err := r.h.Pulls.Find(ctx, r.r, q, window)
+	list, offset, total, err := r.h.Pulls.Find(ctx, r.r, q, args.window)
 	if err != nil {
 		return nil, err
 	}
