@@ -36,7 +36,7 @@ func (r *refResolver) BranchProtectionRule(ctx context.Context) (*branchProtecti
 
 // BranchProtectionRules are the repository's protections, oldest first.
 func (r *repositoryResolver) BranchProtectionRules(ctx context.Context, args connectionArgs) (*connection[*branchProtectionRuleResolver], error) {
-	if err := args.check("branchProtectionRules"); err != nil {
+	if err := args.checkCounted("branchProtectionRules"); err != nil {
 		return nil, err
 	}
 	all, err := protection.List(ctx, r.h.DB, r.r.ID)
@@ -47,7 +47,7 @@ func (r *repositoryResolver) BranchProtectionRules(ctx context.Context, args con
 	for i, p := range all {
 		list[i] = &branchProtectionRuleResolver{repo: r, p: p}
 	}
-	return paginate(list, args)
+	return pageList(list, args, "branchProtectionRules")
 }
 
 func (r *branchProtectionRuleResolver) st() protection.Settings { return r.p.Settings }

@@ -83,10 +83,13 @@ func (r *issueResolver) Comments(ctx context.Context, args commentsArgs) (*conne
 
 // comments pages the comments of the issue (a pull request's too).
 func (h *Handler) comments(ctx context.Context, issue *issueResolver, args commentsArgs) (*connection[*commentResolver], error) {
-	if err := args.check("comments"); err != nil {
+	if err := args.checkCounted("comments"); err != nil {
 		return nil, err
 	}
 	total := issue.is.Comments
+	if args.unpaged() {
+		return counted[*commentResolver]("comments", total), nil
+	}
 	start, end, err := args.window(total)
 	if err != nil {
 		return nil, err

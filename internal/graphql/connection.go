@@ -36,6 +36,21 @@ func (a connectionArgs) check(name string) error {
 	return nil
 }
 
+// unpaged reports that the arguments ask neither first nor last: a
+// connection asked so answers its totalCount alone (counted), as the
+// platform's do; costOf refuses its nodes and edges before the query
+// runs.
+func (a connectionArgs) unpaged() bool { return a.First == nil && a.Last == nil }
+
+// checkCounted is check for a connection that is counted when asked
+// neither first nor last: it checks the bounds given.
+func (a connectionArgs) checkCounted(name string) error {
+	if a.unpaged() {
+		return nil
+	}
+	return a.check(name)
+}
+
 // invalid is the error of an argument the platform refuses.
 func invalid(msg string) error { return &fieldError{typ: "INVALID_ARGUMENTS", msg: msg} }
 
@@ -61,8 +76,13 @@ func indexOf(cursor string) (int, error) {
 
 // window is the part [start, end) of a list of total items that the
 // paging arguments select: after and before bound it, then first keeps
-// its head and last its tail, as the Relay specification pages.
+// its head and last its tail, as the Relay specification pages. It is
+// empty when they ask neither first nor last (unpaged: the connection
+// is only counted).
 func (a connectionArgs) window(total int) (start, end int, err error) {
+	if a.unpaged() {
+		return 0, 0, nil
+	}
 	start, end = 0, total
 	if a.After != nil {
 		i, err := indexOf(*a.After)
@@ -125,7 +145,7 @@ func counted[T any](name string, total int) *connection[T] {
 // pageList pages a whole list as args ask, or counts it when they ask
 // neither first nor last (counted).
 func pageList[T any](all []T, args connectionArgs, name string) (*connection[T], error) {
-	if args.First == nil && args.Last == nil {
+	if args.unpaged() {
 		return counted[T](name, len(all)), nil
 	}
 	if err := args.check(name); err != nil {

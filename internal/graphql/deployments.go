@@ -56,7 +56,7 @@ type deploymentsArgs struct {
 // DESC; Deployments read of a permission-based token on a private
 // repository. The page's latest statuses are loaded in one query.
 func (r *repositoryResolver) Deployments(ctx context.Context, args deploymentsArgs) (*connection[*deploymentResolver], error) {
-	if err := args.check("deployments"); err != nil {
+	if err := args.checkCounted("deployments"); err != nil {
 		return nil, err
 	}
 	if err := r.checkRead(ctx, "deployments:read"); err != nil {
@@ -79,7 +79,7 @@ func (r *repositoryResolver) Deployments(ctx context.Context, args deploymentsAr
 	for i, d := range list {
 		out[i] = &deploymentResolver{repo: r, d: d}
 	}
-	page, err := paginate(out, args.connectionArgs)
+	page, err := pageList(out, args.connectionArgs, "deployments")
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (r *deploymentResolver) State(ctx context.Context) (*string, error) {
 // Statuses are the deployment's statuses, newest first, as REST lists
 // them.
 func (r *deploymentResolver) Statuses(ctx context.Context, args connectionArgs) (*connection[*deploymentStatusResolver], error) {
-	if err := args.check("statuses"); err != nil {
+	if err := args.checkCounted("statuses"); err != nil {
 		return nil, err
 	}
 	all, _, err := r.repo.h.Deployments.Statuses(ctx, r.d.ID, deployments.MaxStatusesPerDeployment, 0)
@@ -226,7 +226,7 @@ func (r *deploymentResolver) Statuses(ctx context.Context, args connectionArgs) 
 	for i, st := range all {
 		out[i] = &deploymentStatusResolver{deployment: r, st: st}
 	}
-	return paginate(out, args)
+	return pageList(out, args, "statuses")
 }
 
 // deploymentStatusResolver resolves DeploymentStatus.
@@ -281,7 +281,7 @@ type environmentsArgs struct {
 // Actions read of a permission-based token on a private repository, as
 // REST's.
 func (r *repositoryResolver) Environments(ctx context.Context, args environmentsArgs) (*connection[*environmentResolver], error) {
-	if err := args.check("environments"); err != nil {
+	if err := args.checkCounted("environments"); err != nil {
 		return nil, err
 	}
 	if err := r.checkRead(ctx, "actions:read"); err != nil {
@@ -301,7 +301,7 @@ func (r *repositoryResolver) Environments(ctx context.Context, args environments
 	if args.OrderBy.Direction == "DESC" {
 		slices.Reverse(out)
 	}
-	return paginate(out, args.connectionArgs)
+	return pageList(out, args.connectionArgs, "environments")
 }
 
 // environmentArgs are the arguments of Repository.environment.

@@ -37,7 +37,7 @@ type gistsArgs struct {
 // creation unless orderBy says otherwise (CREATED_AT, UPDATED_AT or
 // PUSHED_AT, which is the last change too).
 func (r *userResolver) Gists(ctx context.Context, args gistsArgs) (*connection[*gistResolver], error) {
-	if err := args.check("gists"); err != nil {
+	if err := args.checkCounted("gists"); err != nil {
 		return nil, err
 	}
 	p := requestFrom(ctx).principal
@@ -58,7 +58,7 @@ func (r *userResolver) Gists(ctx context.Context, args gistsArgs) (*connection[*
 	for i, g := range list {
 		out[i] = &gistResolver{h: r.h, g: g}
 	}
-	return paginate(out, args.connectionArgs)
+	return pageList(out, args.connectionArgs, "gists")
 }
 
 // sortGists orders the gists as orderBy asks; nil is CREATED_AT DESC.

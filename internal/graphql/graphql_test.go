@@ -156,7 +156,8 @@ func ghCLI(t *testing.T, env *apptest.Env, token string) (run func(args ...strin
 // TestGitHubCLIPullRequestReady runs `gh pr ready N --repo HOST/owner/repo`
 // and `gh pr ready --undo` against a server on --tls self-signed: gh
 // queries the pull request by number, then runs the mutation; REST shows
-// the draft flag follow.
+// the draft flag follow. Then `gh pr edit` changes the title and body
+// and adds a label.
 func TestGitHubCLIPullRequestReady(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithTLS())
@@ -177,6 +178,16 @@ func TestGitHubCLIPullRequestReady(t *testing.T) {
 	run("pr", "ready", "1", "--undo", "--repo", host+"/octo/hello")
 	if !draft() {
 		t.Fatal("gh pr ready --undo: not a draft")
+	}
+
+	_, _, err := env.Client(token).Issues.CreateLabel(apptest.Ctx(), "octo", "hello", github.CreateIssueLabelRequest{Name: "ready"})
+	apptest.Must(t, "label", err)
+	out := run("pr", "edit", "1", "--repo", host+"/octo/hello", "--title", "A feature", "--body", "Adds it.", "--add-label", "ready")
+	pr, _, err := env.Client(token).PullRequests.Get(apptest.Ctx(), "octo", "hello", 1)
+	apptest.Must(t, "get", err)
+	if strings.TrimSpace(out) != pr.GetHTMLURL() || pr.GetTitle() != "A feature" || pr.GetBody() != "Adds it." ||
+		len(pr.Labels) != 1 || pr.Labels[0].GetName() != "ready" {
+		t.Errorf("gh pr edit printed %q; REST shows %q, %q, %v", out, pr.GetTitle(), pr.GetBody(), pr.Labels)
 	}
 }
 

@@ -114,7 +114,7 @@ type issueOrder struct {
 // queries, and the page's labels, assignees, authors and milestones a
 // fixed number more (issues.Service.List), whatever its length.
 func (r *repositoryResolver) Issues(ctx context.Context, args issuesArgs) (*connection[*issueResolver], error) {
-	if err := args.check("issues"); err != nil {
+	if err := args.checkCounted("issues"); err != nil {
 		return nil, err
 	}
 	if !mayReadIssues(requestFrom(ctx).principal, r.r) {
@@ -125,8 +125,8 @@ func (r *repositoryResolver) Issues(ctx context.Context, args issuesArgs) (*conn
 		return nil, err
 	}
 	total, err := r.h.Issues.Count(ctx, r.r, f)
-	if err != nil {
-		return nil, err
+	if err != nil || args.unpaged() {
+		return counted[*issueResolver]("issues", total), err
 	}
 	start, end, err := args.window(total)
 	if err != nil {
@@ -312,20 +312,20 @@ func (r *issueResolver) StateReason(args stateReasonArgs) *string {
 
 // Assignees are the issue's assignees, by id.
 func (r *issueResolver) Assignees(args connectionArgs) (*connection[*userResolver], error) {
-	if err := args.check("assignees"); err != nil {
+	if err := args.checkCounted("assignees"); err != nil {
 		return nil, err
 	}
 	list := make([]*userResolver, len(r.is.Assignees))
 	for i, a := range r.is.Assignees {
 		list[i] = &userResolver{r.h.account(a)}
 	}
-	return paginate(list, args)
+	return pageList(list, args, "assignees")
 }
 
 // Labels are the issue's labels in the order asked (creation by
 // default).
 func (r *issueResolver) Labels(args labelsArgs) (*connection[*labelResolver], error) {
-	if err := args.check("labels"); err != nil {
+	if err := args.checkCounted("labels"); err != nil {
 		return nil, err
 	}
 	list := make([]*labelResolver, len(r.is.Labels))
@@ -333,7 +333,7 @@ func (r *issueResolver) Labels(args labelsArgs) (*connection[*labelResolver], er
 		list[i] = &labelResolver{lb: lb, repo: r.repo}
 	}
 	sortLabels(list, args.OrderBy)
-	return paginate(list, args.connectionArgs)
+	return pageList(list, args.connectionArgs, "labels")
 }
 
 // Milestone is the issue's milestone, null when none.

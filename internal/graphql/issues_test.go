@@ -50,6 +50,32 @@ func TestIssuesConnection(t *testing.T) {
 	last, _, err := rest.Issues.CreateComment(apptest.Ctx(), "octo", "hello", 1, github.IssueCommentRequest{Body: "last comment"})
 	apptest.Must(t, "comment", err)
 
+	// Asked neither first nor last, a connection answers its
+	// totalCount, as the platform's do.
+	repoLabels, _, err := rest.Issues.ListLabels(apptest.Ctx(), "octo", "hello", &github.ListOptions{PerPage: 100})
+	apptest.Must(t, "REST labels", err)
+	assignees, _, err := rest.Issues.ListAssignees(apptest.Ctx(), "octo", "hello", nil)
+	apptest.Must(t, "REST assignees", err)
+	counts := post(t, env, token, `{ repository(owner: "octo", name: "hello") {
+		open: issues(states: OPEN) { totalCount } all: issues { totalCount } labels { totalCount } milestones { totalCount }
+		pullRequests { totalCount } assignableUsers { totalCount } mentionableUsers { totalCount } refs(refPrefix: "refs/heads/") { totalCount }
+		branchProtectionRules { totalCount } releases { totalCount } deployments { totalCount } environments { totalCount }
+		issue(number: 1) { comments { totalCount } labels { totalCount } assignees { totalCount } } } }`, nil)
+	wantCounts := fmt.Sprintf(`{"open":{"totalCount":2},"all":{"totalCount":3},"labels":{"totalCount":%d},"milestones":{"totalCount":1},`+
+		`"pullRequests":{"totalCount":1},"assignableUsers":{"totalCount":%d},"mentionableUsers":{"totalCount":%[2]d},"refs":{"totalCount":2},`+
+		`"branchProtectionRules":{"totalCount":0},"releases":{"totalCount":0},"deployments":{"totalCount":0},"environments":{"totalCount":0},`+
+		`"issue":{"comments":{"totalCount":2},"labels":{"totalCount":1},"assignees":{"totalCount":1}}}`, len(repoLabels), len(assignees))
+	if len(counts.Errors) != 0 || string(counts.Data["repository"]) != wantCounts {
+		t.Errorf("totalCount without first or last: %+v\n%s\nwant\n%s", counts.Errors, counts.Data["repository"], wantCounts)
+	}
+	var searchCounts map[string]any
+	gqlData(t, env, token, `{ prs: search(query: "repo:octo/hello is:pr", type: ISSUE) { issueCount }
+		issues: search(query: "repo:octo/hello is:issue", type: ISSUE) { issueCount }
+		repos: search(query: "user:octo", type: REPOSITORY) { repositoryCount } }`, nil, &searchCounts)
+	if b, _ := json.Marshal(searchCounts); string(b) != `{"issues":{"issueCount":3},"prs":{"issueCount":1},"repos":{"repositoryCount":1}}` {
+		t.Errorf("search counts without first or last: %s", b)
+	}
+
 	numbers := func(filter string) []int {
 		t.Helper()
 		r := post(t, env, token, `{ repository(owner: "octo", name: "hello") { issues(first: 10, `+filter+`) { totalCount nodes { number } } } }`, nil)

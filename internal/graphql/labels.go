@@ -93,7 +93,7 @@ const maxLabels = 10000
 // Labels are the repository's labels whose name or description contains
 // query (any case), ordered and paged as args ask.
 func (r *repositoryResolver) Labels(ctx context.Context, args repositoryLabelsArgs) (*connection[*labelResolver], error) {
-	if err := args.check("labels"); err != nil {
+	if err := args.checkCounted("labels"); err != nil {
 		return nil, err
 	}
 	if !mayReadLabels(requestFrom(ctx).principal, r.r) {
@@ -110,7 +110,7 @@ func (r *repositoryResolver) Labels(ctx context.Context, args repositoryLabelsAr
 		}
 	}
 	sortLabels(list, args.OrderBy)
-	return paginate(list, args.connectionArgs)
+	return pageList(list, args.connectionArgs, "labels")
 }
 
 // containsFold reports whether s contains sub, in any case.

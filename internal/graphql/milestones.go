@@ -73,7 +73,7 @@ const maxMilestones = 10000
 // default) whose title contains query (any case), ordered as orderBy
 // asks (by number when it is absent) and paged.
 func (r *repositoryResolver) Milestones(ctx context.Context, args milestonesArgs) (*connection[*milestoneResolver], error) {
-	if err := args.check("milestones"); err != nil {
+	if err := args.checkCounted("milestones"); err != nil {
 		return nil, err
 	}
 	if !mayReadIssues(requestFrom(ctx).principal, r.r) {
@@ -104,7 +104,7 @@ func (r *repositoryResolver) Milestones(ctx context.Context, args milestonesArgs
 		}
 		return c
 	})
-	return paginate(list, args.connectionArgs)
+	return pageList(list, args.connectionArgs, "milestones")
 }
 
 // compareMilestones compares by one MilestoneOrderField; milestones

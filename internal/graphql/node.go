@@ -18,8 +18,8 @@ import (
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests and their
 // reviews, and issues, their comments, labels and milestones (issueNode),
-// and commits, references, trees and blobs (gitNode), and gists, which
-// anyone sees by their id (gistNode).
+// and commits, references, trees, blobs and annotated tags (gitNode),
+// and gists, which anyone sees by their id (gistNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
 func (h *Handler) node(ctx context.Context, id string) (*nodeResolver, error) {
 	n, err := h.lookup(ctx, id)

@@ -27,7 +27,8 @@ type gitObject interface {
 	Repository(ctx context.Context) (*repositoryResolver, error)
 }
 
-// gitObjectResolver resolves GitObject: a commit, a tree or a blob.
+// gitObjectResolver resolves GitObject: a commit, a tree, a blob or an
+// annotated tag.
 type gitObjectResolver struct{ gitObject }
 
 func (o *gitObjectResolver) ToCommit() (*commitResolver, bool) {
@@ -45,6 +46,11 @@ func (o *gitObjectResolver) ToBlob() (*blobResolver, bool) {
 	return b, ok
 }
 
+func (o *gitObjectResolver) ToTag() (*tagResolver, bool) {
+	t, ok := o.gitObject.(*tagResolver)
+	return t, ok
+}
+
 // objectArgs are the arguments of Repository.object.
 type objectArgs struct {
 	Expression *string
@@ -53,10 +59,10 @@ type objectArgs struct {
 
 // Object is the git object oid names, or expression: a full SHA for
 // its object, a revision (a branch, a lightweight tag, an abbreviated
-// SHA, HEAD) for its commit, or REVISION:PATH for the tree or blob at
-// PATH in it. Null when it names nothing, an annotated tag or a
-// submodule, or is a revision expression forgeapi does not read
-// (main~1, main^2).
+// SHA, HEAD) for its commit, an annotated tag's name for the tag object
+// (as git rev-parse names it), or REVISION:PATH for the tree or blob at
+// PATH in it. Null when it names nothing or a submodule, or is a
+// revision expression forgeapi does not read (main~1, main^2).
 func (r *repositoryResolver) Object(ctx context.Context, args objectArgs) (*gitObjectResolver, error) {
 	if err := r.checkContents(ctx); err != nil {
 		return nil, err
@@ -99,8 +105,9 @@ func (r *repositoryResolver) Object(ctx context.Context, args objectArgs) (*gitO
 // fullSHA matches a full object name.
 var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// revisionCommit is the commit rev names, null when it names nothing or
-// an annotated tag (a Tag, which forgeapi does not serve).
+// revisionCommit is the commit rev names, or the annotated tag object
+// when rev is the name of one's tag (git's order: a tag before a branch
+// of the same name); null when it names nothing.
 func (r *repositoryResolver) revisionCommit(g *gitread.Repository, rev string) (*gitObjectResolver, error) {
 	tag := rev
 	if !strings.HasPrefix(tag, "refs/tags/") {
@@ -109,8 +116,10 @@ func (r *repositoryResolver) revisionCommit(g *gitread.Repository, rev string) (
 	if sha, ok, err := g.RefTarget(tag); err != nil {
 		return nil, err
 	} else if ok {
-		if typ, err := g.ObjectType(sha); err != nil || typ == "tag" {
+		if typ, err := g.ObjectType(sha); err != nil {
 			return nil, err
+		} else if typ == "tag" {
+			return r.annotatedTag(g, sha)
 		}
 	}
 	sha, err := g.Resolve(rev)
@@ -128,9 +137,9 @@ func isMissing(err error) bool {
 	return errors.Is(err, gitread.ErrRevisionNotFound) || errors.Is(err, gitread.ErrPathNotFound)
 }
 
-// object is the commit, tree or blob whose full SHA is sha (dir is a
-// tree's path in its commit, for its entries' paths); null when the
-// repository has no such object, or it is an annotated tag.
+// object is the commit, tree, blob or annotated tag whose full SHA is
+// sha (dir is a tree's path in its commit, for its entries' paths); null
+// when the repository has no such object.
 func (r *repositoryResolver) object(sha, dir string) (*gitObjectResolver, error) {
 	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))
 	if err != nil {
@@ -150,6 +159,8 @@ func (r *repositoryResolver) object(sha, dir string) (*gitObjectResolver, error)
 		return &gitObjectResolver{&treeResolver{repo: r, sha: sha, dir: dir}}, nil
 	case "blob":
 		return &gitObjectResolver{&blobResolver{repo: r, sha: sha}}, nil
+	case "tag":
+		return r.annotatedTag(g, sha)
 	}
 	return nil, nil
 }
@@ -335,7 +346,7 @@ func (b *blobResolver) Text() (*string, error) {
 	return &text, nil
 }
 
-// gitNode resolves the node id of a commit, reference, tree or blob
+// gitNode resolves the node id of a commit, reference, tree, blob or tag
 // (gitjson.ParseObjectNodeID) of a repository the caller sees;
 // store.ErrNotFound otherwise, FORBIDDEN when the credentials may not
 // read its contents. ok is false for an id of another kind.
@@ -397,4 +408,9 @@ func (n *nodeResolver) ToTree() (*treeResolver, bool) {
 func (n *nodeResolver) ToBlob() (*blobResolver, bool) {
 	b, ok := n.node.(*blobResolver)
 	return b, ok
+}
+
+func (n *nodeResolver) ToTag() (*tagResolver, bool) {
+	t, ok := n.node.(*tagResolver)
+	return t, ok
 }

@@ -79,8 +79,8 @@ func TestRefsAndObjects(t *testing.T) {
 		v1: ref(qualifiedName: "v1") { name prefix }
 		main: ref(qualifiedName: "refs/heads/main") { name }
 		none: ref(qualifiedName: "nothing") { name } } }`, nil, &tags)
-	want := `{"repository":{"main":{"name":"main"},"none":null,"refs":{"nodes":[{"name":"v2","target":null},{"name":"v1","target":{"__typename":"Commit","oid":"` +
-		git("rev-parse", "v1") + `"}}]},"v1":{"name":"v1","prefix":"refs/tags/"}}}`
+	want := `{"repository":{"main":{"name":"main"},"none":null,"refs":{"nodes":[{"name":"v2","target":{"__typename":"Tag","oid":"` + git("rev-parse", "v2") +
+		`"}},{"name":"v1","target":{"__typename":"Commit","oid":"` + git("rev-parse", "v1") + `"}}]},"v1":{"name":"v1","prefix":"refs/tags/"}}}`
 	if b, _ := json.Marshal(tags); string(b) != want {
 		t.Errorf("tags:\n%s\nwant\n%s", b, want)
 	}
@@ -138,20 +138,34 @@ func TestRefsAndObjects(t *testing.T) {
 		none: object(expression: "main:nothing") { oid }
 		parent: object(expression: "main~1") { oid }
 		v1: object(expression: "v1") { __typename oid }
-		v2: object(expression: "v2") { oid }
+		v2: object(expression: "v2") { __typename oid }
 		tree: object(expression: "`+git("rev-parse", "main^{tree}")+`") { __typename } } }`, nil, &objects)
 	want = `{"repository":{"byOid":{"messageHeadline":"Add a feature"},"docs":{"entries":[{"name":"guide.md","path":"docs/guide.md"},` +
 		`{"name":"logo.bin","path":"docs/logo.bin"}]},"guide":{"__typename":"Blob","byteSize":9,"isBinary":false,"isTruncated":false,` +
 		`"oid":"` + git("rev-parse", "main:docs/guide.md") + `","text":"Read me.\n"},"logo":{"byteSize":3,"isBinary":true,"text":null},` +
-		`"none":null,"parent":null,"tree":{"__typename":"Tree"},"v1":{"__typename":"Commit","oid":"` + git("rev-parse", "v1") + `"},"v2":null}}`
+		`"none":null,"parent":null,"tree":{"__typename":"Tree"},"v1":{"__typename":"Commit","oid":"` + git("rev-parse", "v1") + `"},` +
+		`"v2":{"__typename":"Tag","oid":"` + git("rev-parse", "v2") + `"}}}`
 	if b, _ := json.Marshal(objects); string(b) != want {
 		t.Errorf("objects:\n%s\nwant\n%s", b, want)
 	}
 
+	restTag, _, err := rest.Git.GetTag(ctx, "octo", "hello", git("rev-parse", "v2"))
+	apptest.Must(t, "REST tag", err)
+	var tag map[string]any
+	gqlData(t, env, token, `{ repository(owner: "octo", name: "hello") { ref(qualifiedName: "refs/tags/v2") { target { ... on Tag {
+		id oid abbreviatedOid name message tagger { name email date } target { __typename oid } repository { nameWithOwner } } } } } }`, nil, &tag)
+	want = `{"repository":{"ref":{"target":{"abbreviatedOid":"` + restTag.GetSHA()[:7] + `","id":"` + restTag.GetNodeID() + `","message":"Version 2\n",` +
+		`"name":"v2","oid":"` + restTag.GetSHA() + `","repository":{"nameWithOwner":"octo/hello"},"tagger":{"date":"` +
+		restTag.GetTagger().GetDate().UTC().Format("2006-01-02T15:04:05Z") + `","email":"` + git("tag", "-l", "--format=%(taggeremail:trim)", "v2") +
+		`","name":"` + git("tag", "-l", "--format=%(taggername)", "v2") + `"},"target":{"__typename":"Commit","oid":"` + git("rev-parse", "v2^{commit}") + `"}}}}}`
+	if b, _ := json.Marshal(tag); string(b) != want {
+		t.Errorf("tag v2:\n%s\nwant\n%s", b, want)
+	}
+
 	var nodes map[string]any
-	gqlData(t, env, token, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Commit { oid } ... on Ref { name } } }`,
-		map[string]any{"ids": []string{restCommit.GetNodeID(), restRef.GetNodeID()}}, &nodes)
-	want = `{"nodes":[{"__typename":"Commit","oid":"` + c.Oid + `"},{"__typename":"Ref","name":"main"}]}`
+	gqlData(t, env, token, `query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Commit { oid } ... on Ref { name } ... on Tag { name } } }`,
+		map[string]any{"ids": []string{restCommit.GetNodeID(), restRef.GetNodeID(), restTag.GetNodeID()}}, &nodes)
+	want = `{"nodes":[{"__typename":"Commit","oid":"` + c.Oid + `"},{"__typename":"Ref","name":"main"},{"__typename":"Tag","name":"v2"}]}`
 	if b, _ := json.Marshal(nodes); string(b) != want {
 		t.Errorf("nodes: %s, want %s", b, want)
 	}

@@ -92,9 +92,11 @@ func (r *pullRequestResolver) HeadRefName() string             { return r.p.Head
 func (r *pullRequestResolver) BaseRefName() string             { return r.p.BaseRef }
 func (r *pullRequestResolver) Repository() *repositoryResolver { return r.repo }
 
-// URL is the pull request's web page.
-func (r *pullRequestResolver) URL(ctx context.Context) uri {
-	return r.repo.URL(ctx) + uri("/pull/"+wire.Itoa(r.p.Number()))
+// URL is the pull request's web page. It takes no context, so that a
+// page of pull requests asking for nothing else that does resolves in
+// place (gh pr list's).
+func (r *pullRequestResolver) URL() uri {
+	return uri(r.repo.web + "/pull/" + wire.Itoa(r.p.Number()))
 }
 
 // State is OPEN, CLOSED or MERGED.

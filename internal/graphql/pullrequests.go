@@ -42,19 +42,14 @@ func (r *repositoryResolver) PullRequests(ctx context.Context, args pullRequests
 		q.Order = map[string]string{"CREATED_AT": "created", "UPDATED_AT": "updated", "COMMENTS": "comments"}[args.OrderBy.Field]
 		q.Desc = args.OrderBy.Direction == "DESC"
 	}
-	unpaged := args.First == nil && args.Last == nil
-	if err := args.check("pullRequests"); err != nil && !unpaged {
+	if err := args.checkCounted("pullRequests"); err != nil {
 		return nil, err
 	}
-	window := args.window
-	if unpaged {
-		window = func(int) (int, int, error) { return 0, 0, nil }
-	}
-	list, offset, total, err := r.h.Pulls.Find(ctx, r.r, q, window)
+	list, offset, total, err := r.h.Pulls.Find(ctx, r.r, q, args.window)
 	if err != nil {
 		return nil, err
 	}
-	if unpaged {
+	if args.unpaged() {
 		return counted[*pullRequestResolver]("pullRequests", total), nil
 	}
 	return pageOf(r.h.pullPage(r, list), offset, total), nil

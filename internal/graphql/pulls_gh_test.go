@@ -11,8 +11,9 @@ import (
 )
 
 // TestGitHubCLIPullRequests runs gh's pull request commands against a
-// server on --tls: create, list, view, checks, review, close, reopen
-// and merge, and checks what they print and what REST shows after.
+// server on --tls: create, list, view, checks, review, comment, close,
+// reopen and merge, and checks what they print and what REST shows
+// after.
 func TestGitHubCLIPullRequests(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithTLS())
@@ -91,8 +92,13 @@ func TestGitHubCLIPullRequests(t *testing.T) {
 		}
 	}
 
-	_, _, err = env.Client(bobToken).Issues.CreateComment(apptest.Ctx(), "octo", "hello", 1, github.IssueCommentRequest{Body: "Nice one."})
-	apptest.Must(t, "comment", err)
+	out = runBob("pr", "comment", "1", "--body", "Nice one.", "--repo", repoArg)
+	comments, _, err := env.Client(token).Issues.ListComments(apptest.Ctx(), "octo", "hello", 1, nil)
+	apptest.Must(t, "REST comments", err)
+	if len(comments) != 1 || comments[0].GetBody() != "Nice one." || comments[0].GetUser().GetLogin() != "bob" ||
+		strings.TrimSpace(out) != comments[0].GetHTMLURL() {
+		t.Errorf("gh pr comment printed %q; REST comments %+v", out, comments)
+	}
 	if out := run("pr", "view", "1", "--comments", "--repo", repoArg); !strings.Contains(out, "author:\tbob\n") || !strings.Contains(out, "Nice one.") {
 		t.Errorf("gh pr view --comments:\n%s", out)
 	}

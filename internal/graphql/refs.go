@@ -41,8 +41,8 @@ func (r *refResolver) Name() string                    { return r.name }
 func (r *refResolver) Prefix() string                  { return r.prefix }
 func (r *refResolver) Repository() *repositoryResolver { return r.repo }
 
-// Target is the object the reference points at: a commit, a tree or a
-// blob; null for an annotated tag (forgeapi does not serve Tag).
+// Target is the object the reference points at: a commit, a tree, a
+// blob or an annotated tag.
 func (r *refResolver) Target() (*gitObjectResolver, error) {
 	return r.repo.object(r.sha, "")
 }
@@ -131,7 +131,7 @@ type refOrder struct {
 // or, for tags, by their commit's date (TAG_COMMIT_DATE), ascending
 // unless orderBy or the deprecated direction says DESC.
 func (r *repositoryResolver) Refs(ctx context.Context, args refsArgs) (*connection[*refResolver], error) {
-	if err := args.check("refs"); err != nil {
+	if err := args.checkCounted("refs"); err != nil {
 		return nil, err
 	}
 	if err := r.checkContents(ctx); err != nil {
@@ -169,5 +169,5 @@ func (r *repositoryResolver) Refs(ctx context.Context, args refsArgs) (*connecti
 	if args.OrderBy != nil && args.OrderBy.Direction == "DESC" || args.OrderBy == nil && args.Direction != nil && *args.Direction == "DESC" {
 		slices.Reverse(list)
 	}
-	return paginate(list, args.connectionArgs)
+	return pageList(list, args.connectionArgs, "refs")
 }

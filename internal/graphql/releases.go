@@ -39,7 +39,7 @@ func (r *repositoryResolver) seesDrafts() bool { return r.role >= auth.RoleWrite
 // NAME); Contents read of a permission-based token on a private
 // repository.
 func (r *repositoryResolver) Releases(ctx context.Context, args releasesArgs) (*connection[*releaseResolver], error) {
-	if err := args.check("releases"); err != nil {
+	if err := args.checkCounted("releases"); err != nil {
 		return nil, err
 	}
 	if err := r.checkRead(ctx, "contents:read"); err != nil {
@@ -67,7 +67,7 @@ func (r *repositoryResolver) Releases(ctx context.Context, args releasesArgs) (*
 	for i, rel := range list {
 		out[i] = &releaseResolver{repo: r, rel: rel, latest: rel.ID == latest}
 	}
-	return paginate(out, args.connectionArgs)
+	return pageList(out, args.connectionArgs, "releases")
 }
 
 // Release is the repository's release of the tag (a draft for callers

@@ -47,7 +47,7 @@ func (h *Handler) visibleRepository(ctx context.Context, repo *repos.Repository)
 	if role == auth.RoleNone {
 		return nil, store.ErrNotFound
 	}
-	return &repositoryResolver{h: h, r: repo, role: role}, nil
+	return &repositoryResolver{h: h, r: repo, role: role, web: httpapi.WebBase(requestFrom(ctx).base) + "/" + repo.FullName()}, nil
 }
 
 // repositoryResolver resolves Repository for a caller of role.
@@ -55,6 +55,10 @@ type repositoryResolver struct {
 	h    *Handler
 	r    *repos.Repository
 	role auth.Role
+	// web is the repository's web page for the request's server, so
+	// that the URLs of what it holds are fields without a context (which
+	// the engine resolves in place, not in a goroutine each).
+	web string
 
 	once  sync.Once
 	stats repos.Stats

@@ -30,7 +30,7 @@ func (q *root) Search(ctx context.Context, args searchArgs) (*searchConnection, 
 	if args.Type != "ISSUE" && args.Type != "REPOSITORY" && args.Type != "USER" {
 		return nil, invalid(fmt.Sprintf("forgeapi searches issues, repositories and users, not %s.", args.Type))
 	}
-	if err := args.check("search"); err != nil {
+	if err := args.checkCounted("search"); err != nil { // counts asked alone need no bounds
 		return nil, err
 	}
 	switch args.Type {

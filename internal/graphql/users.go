@@ -17,10 +17,10 @@ type repositoryUsersArgs struct {
 // (any case). FORBIDDEN when the credentials may not read the
 // repository's issues, as that route refuses them.
 func (r *repositoryResolver) AssignableUsers(ctx context.Context, args repositoryUsersArgs) (*connection[*userResolver], error) {
-	if err := args.check("assignableUsers"); err != nil {
+	if err := args.checkCounted("assignableUsers"); err != nil {
 		return nil, err
 	}
-	return r.assignable(ctx, args)
+	return r.assignable(ctx, args, "assignableUsers")
 }
 
 // MentionableUsers are the users forgeapi suggests for @-mentions: the
@@ -28,14 +28,15 @@ func (r *repositoryResolver) AssignableUsers(ctx context.Context, args repositor
 // repository's issues as the platform does), filtered and paged as
 // AssignableUsers.
 func (r *repositoryResolver) MentionableUsers(ctx context.Context, args repositoryUsersArgs) (*connection[*userResolver], error) {
-	if err := args.check("mentionableUsers"); err != nil {
+	if err := args.checkCounted("mentionableUsers"); err != nil {
 		return nil, err
 	}
-	return r.assignable(ctx, args)
+	return r.assignable(ctx, args, "mentionableUsers")
 }
 
-// assignable pages the assignable users that match args.Query.
-func (r *repositoryResolver) assignable(ctx context.Context, args repositoryUsersArgs) (*connection[*userResolver], error) {
+// assignable pages the assignable users that match args.Query, as the
+// connection name.
+func (r *repositoryResolver) assignable(ctx context.Context, args repositoryUsersArgs, name string) (*connection[*userResolver], error) {
 	if !mayReadIssues(requestFrom(ctx).principal, r.r) {
 		return nil, errIssuesForbidden
 	}
@@ -49,5 +50,5 @@ func (r *repositoryResolver) assignable(ctx context.Context, args repositoryUser
 			list = append(list, &userResolver{r.h.account(a)})
 		}
 	}
-	return paginate(list, args.connectionArgs)
+	return pageList(list, args.connectionArgs, name)
 }

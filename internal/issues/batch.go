@@ -2,7 +2,6 @@ package issues
 
 import (
 	"context"
-	"strconv"
 
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
@@ -17,15 +16,22 @@ func ByIDs(ctx context.Context, q store.Q, repo *repos.Repository, ids []int64) 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+1)
+	args := make([]any, 0, len(ids))
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, repo.ID)
-	list, err := collect(scanIssue)(q.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+in(len(ids))+
-		` AND i.repository_id = $`+strconv.Itoa(len(args)), args...))
+	// The repository is checked here, not in SQL: given both, SQLite
+	// walks the repository's index (every issue of it) instead of
+	// looking the ids up.
+	found, err := collect(scanIssue)(q.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+in(len(ids)), args...))
 	if err != nil {
 		return nil, err
+	}
+	list := found[:0]
+	for _, is := range found {
+		if is.RepoID == repo.ID {
+			list = append(list, is)
+		}
 	}
 	if err := newLoader(q, repo).issues(ctx, list); err != nil {
 		return nil, err

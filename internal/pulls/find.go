@@ -47,17 +47,21 @@ type Query struct {
 // labels, assignees and review requests one each, and one per distinct
 // person and head repository on it.
 func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, window func(total int) (start, end int, err error)) (page []*PullRequest, offset, total int, err error) {
-	where := []string{"p.repository_id = $1"}
+	// where holds the conditions on the issue row (i) alone, onPull
+	// those that read the pull request's row (p) too.
+	var where, onPull []string
 	args := []any{repo.ID}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
-	if states := stateConditions(q.States); states != "" {
-		where = append(where, states)
+	if states, issueOnly := stateConditions(q.States); issueOnly {
+		where = append(where, states...)
+	} else {
+		onPull = append(onPull, states...)
 	}
 	if q.HeadRef != "" {
-		where = append(where, "p.head_ref = "+arg(q.HeadRef))
+		onPull = append(onPull, "p.head_ref = "+arg(q.HeadRef))
 	}
 	if q.BaseRef != "" {
-		where = append(where, "p.base_ref = "+arg(q.BaseRef))
+		onPull = append(onPull, "p.base_ref = "+arg(q.BaseRef))
 	}
 	if len(q.Labels) > 0 {
 		names := make([]string, len(q.Labels))
@@ -76,18 +80,19 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 			fmt.Sprintf(account, arg(q.Assignee))+")")
 	}
 	if q.ReviewRequested != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM pull_request_review_requests rr WHERE rr.pull_request_id = p.id AND rr.user_id = "+
+		onPull = append(onPull, "EXISTS (SELECT 1 FROM pull_request_review_requests rr WHERE rr.pull_request_id = p.id AND rr.user_id = "+
 			fmt.Sprintf(account, arg(q.ReviewRequested))+")")
 	}
 	if q.Draft != nil {
-		where = append(where, "p.draft = "+arg(*q.Draft))
+		onPull = append(onPull, "p.draft = "+arg(*q.Draft))
 	}
 	if q.Text != "" {
 		like := arg("%" + likeEscaper.Replace(strings.ToLower(q.Text)) + "%")
 		where = append(where, `(lower(i.title) LIKE `+like+` ESCAPE '\' OR lower(i.body) LIKE `+like+` ESCAPE '\')`)
 	}
-	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ")
-	if err := s.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from, args...).Scan(&total); err != nil {
+	conds := append(append([]string{"p.repository_id = $1"}, where...), onPull...)
+	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(conds, " AND ")
+	if err := s.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+countFrom(from, where, onPull), args...).Scan(&total); err != nil {
 		return nil, 0, 0, store.Normalize(err)
 	}
 	start, end, err := window(total)
@@ -138,23 +143,38 @@ type pullRow struct {
 // likeEscaper escapes the wildcards of a LIKE pattern.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
-// stateConditions is the condition of the states, "" for all of them.
-func stateConditions(states []string) string {
+// stateConditions are the conditions of the states (none for all of
+// them); issueOnly reports that they read the issue row alone.
+func stateConditions(states []string) (conds []string, issueOnly bool) {
 	var or []string
+	issueOnly = true
 	for _, st := range states {
 		switch st {
 		case QueryOpen:
 			or = append(or, "i.state = 'open'")
 		case QueryClosed:
-			or = append(or, "(i.state = 'closed' AND p.merged_at IS NULL)")
+			or, issueOnly = append(or, "(i.state = 'closed' AND p.merged_at IS NULL)"), false
 		case QueryMerged:
-			or = append(or, "p.merged_at IS NOT NULL")
+			or, issueOnly = append(or, "p.merged_at IS NOT NULL"), false
 		}
 	}
 	if len(or) == 0 || len(or) == 3 {
-		return ""
+		return nil, true
 	}
-	return "(" + strings.Join(or, " OR ") + ")"
+	return []string{"(" + strings.Join(or, " OR ") + ")"}, issueOnly
+}
+
+// countFrom is the FROM clause Find counts with: from (the pull
+// requests joined with their issue rows) when a condition reads the
+// pull request's row, else the repository's issue rows marked as pull
+// requests alone, which an index counts without reading a row (the
+// gh pr list count of 10,000 open pull requests: about 1 ms instead of 5
+// on SQLite).
+func countFrom(from string, where, onPull []string) string {
+	if len(onPull) > 0 {
+		return from
+	}
+	return ` FROM issues i WHERE ` + strings.Join(append([]string{"i.repository_id = $1", "i.is_pull_request = TRUE"}, where...), " AND ")
 }
 
 // completeAll is complete for a page of pull requests, with a fixed

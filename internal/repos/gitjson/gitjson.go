@@ -164,10 +164,10 @@ func BlobNodeID(repoID int64, sha string) string { return objectNodeID("B_", rep
 func TreeNodeID(repoID int64, sha string) string { return objectNodeID("TREE_", repoID, sha) }
 
 // ParseObjectNodeID reads a node id of CommitNodeID, RefNodeID,
-// BlobNodeID or TreeNodeID back: its prefix ("C_", "REF_", "B_",
-// "TREE_"), repository id and key (SHA or full name).
+// BlobNodeID, TreeNodeID or TagNodeID back: its prefix ("C_", "REF_",
+// "B_", "TREE_", "TAGOBJ_"), repository id and key (SHA or full name).
 func ParseObjectNodeID(id string) (prefix string, repoID int64, key string, ok bool) {
-	for _, p := range []string{"C_", "REF_", "B_", "TREE_"} {
+	for _, p := range []string{"C_", "REF_", "B_", "TREE_", "TAGOBJ_"} {
 		rest, found := strings.CutPrefix(id, p)
 		if !found {
 			continue
