@@ -31,7 +31,7 @@ const (
 // verdict is what the base's protection says of a pull request.
 type verdict struct {
 	prot     *protection.Protection // nil: the base is not protected
-	reasons  []string               // unmet reviews and required checks
+	reasons  []string               // unmet reviews, unresolved conversations and required checks
 	behind   bool                   // strict checks, and the head lacks the base's tip
 	unstable bool                   // a check that is not required failed
 }
@@ -60,6 +60,15 @@ func (s *Service) judge(ctx context.Context, p *PullRequest) (*verdict, error) {
 			}
 			if msg != "" {
 				v.reasons = append(v.reasons, msg)
+			}
+		}
+		if prot.Settings.ConversationResolution {
+			n, err := unresolvedThreads(ctx, s.DB, p.Repo, p.ID)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				v.reasons = append(v.reasons, msgUnresolved)
 			}
 		}
 		if sc := prot.Settings.StatusChecks; sc != nil {
@@ -184,9 +193,10 @@ func canWrite(ctx context.Context, q store.Q, repo *repos.Repository, userID int
 }
 
 // checkProtection refuses (405) a merge that the base's protection
-// forbids: merge commits on a linear history, unmet reviews or required
-// checks, a head behind the base with strict checks. An administrator
-// merges past reviews and checks unless admins are enforced.
+// forbids: merge commits on a linear history, unmet reviews, unresolved
+// review threads (conversation resolution) or required checks, a head
+// behind the base with strict checks. An administrator merges past
+// reviews, threads and checks unless admins are enforced.
 func (s *Service) checkProtection(ctx context.Context, repo *repos.Repository, merger *accounts.Account, p *PullRequest, method string) error {
 	v, err := s.judge(ctx, p)
 	if err != nil || v.prot == nil {
