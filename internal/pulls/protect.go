@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
@@ -21,7 +23,8 @@ const (
 	StateUnstable = "unstable" // merges, but a check that is not required fails
 )
 
-// The platform's 405 messages of a merge the base's protection refuses.
+// The platform's messages of a merge the base's protection refuses: 405,
+// but 409 for a head behind the base.
 const (
 	msgBehind       = "Head branch is out of date. Review and try the merge again."
 	msgMergeCommits = "Merge commits are not allowed on this protected branch."
@@ -192,7 +195,7 @@ func canWrite(ctx context.Context, q store.Q, repo *repos.Repository, userID int
 	return role >= auth.RoleWrite, err
 }
 
-// checkProtection refuses (405) a merge that the base's protection
+// checkProtection refuses (405; 409 when behind) a merge that the base's protection
 // forbids: merge commits on a linear history, unmet reviews, unresolved
 // review threads (conversation resolution) or required checks, a head
 // behind the base with strict checks. An administrator merges past
@@ -215,7 +218,7 @@ func (s *Service) checkProtection(ctx context.Context, repo *repos.Repository, m
 		return notMergeable(v.reasons[0])
 	}
 	if v.behind {
-		return notMergeable(msgBehind)
+		return apierr.New(http.StatusConflict, "%s", msgBehind) // the platform's 409, not 405
 	}
 	return nil
 }
