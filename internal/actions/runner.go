@@ -272,6 +272,12 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
+	if refusal, err := x.s.admit(ctx, r, j); err != nil || refusal != "" {
+		if err != nil {
+			refusal = "The job could not start: " + err.Error()
+		}
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, refusal)
+	}
 	revoke, err := x.withToken(ctx, &spec, r)
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
@@ -294,7 +300,10 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // shutting down: the lease runs out and the job is failed as lost
 	}
-	return x.finish(ctx, r, j, res, dir, "")
+	if err := x.finish(ctx, r, j, res, dir, ""); err != nil {
+		return err
+	}
+	return x.s.finished(ctx, r, j)
 }
 
 // spec prepares the job's work tree and the engine's input.
@@ -330,7 +339,7 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 		spec.Actor = actor.Login
 	}
 	if x.s.Values != nil {
-		if spec.Secrets, spec.Vars, err = x.s.Values.RunValues(ctx, r.RepoID, ""); err != nil {
+		if spec.Secrets, spec.Vars, err = x.s.Values.RunValues(ctx, r.RepoID, j.Environment); err != nil {
 			return engine.Spec{}, err
 		}
 	}
