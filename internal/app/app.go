@@ -526,7 +526,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
-	a.Actions.Values = a.ActionsSettings // the jobs' secrets and variables
+	a.Actions.Values = a.ActionsSettings            // the jobs' secrets and variables
 	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
