@@ -14,8 +14,9 @@ type Environments interface {
 	// (its id returned) when the environment lets the run's ref deploy,
 	// else returns the refusal that fails the job.
 	Admit(ctx context.Context, r *Run, j *Job) (deploymentID int64, refusal string, err error)
-	// Finished records the job's conclusion on its deployment.
-	Finished(ctx context.Context, r *Run, j *Job) error
+	// Finished records the job's conclusion on its deployment, before
+	// the job is completed.
+	Finished(ctx context.Context, r *Run, j *Job, conclusion string) error
 }
 
 // admit asks the service's Environments about a job that names an
@@ -35,10 +36,19 @@ func (s *Service) admit(ctx context.Context, r *Run, j *Job) (refusal string, er
 }
 
 // finished tells the service's Environments how a job with a deployment
-// ended.
-func (s *Service) finished(ctx context.Context, r *Run, j *Job) error {
+// ended (cancelled when its cancel was asked), before the job is
+// completed, so that whoever sees the job completed sees its
+// deployment's last status.
+func (s *Service) finished(ctx context.Context, r *Run, j *Job, conclusion string) error {
 	if j.DeploymentID == nil || s.Environments == nil {
 		return nil
 	}
-	return s.Environments.Finished(ctx, r, j)
+	var cancel bool
+	if err := s.DB.QueryRowContext(ctx, `SELECT cancel_requested FROM actions_jobs WHERE id = $1`, j.ID).Scan(&cancel); err != nil {
+		return store.Normalize(err)
+	}
+	if cancel {
+		conclusion = Cancelled
+	}
+	return s.Environments.Finished(ctx, r, j, conclusion)
 }

@@ -300,10 +300,10 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // shutting down: the lease runs out and the job is failed as lost
 	}
-	if err := x.finish(ctx, r, j, res, dir, ""); err != nil {
-		return err
+	if err := x.s.finished(ctx, r, j, res.Conclusion); err != nil { // before the job is seen completed
+		x.logger.Error("record an Actions job's deployment", "job_id", j.ID, "err", err)
 	}
-	return x.s.finished(ctx, r, j)
+	return x.finish(ctx, r, j, res, dir, "")
 }
 
 // spec prepares the job's work tree and the engine's input.

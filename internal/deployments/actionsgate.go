@@ -60,7 +60,7 @@ func (h *Handler) Admit(ctx context.Context, r *actions.Run, j *actions.Job) (in
 }
 
 // Finished adds the status of the job's conclusion to its deployment.
-func (h *Handler) Finished(ctx context.Context, r *actions.Run, j *actions.Job) error {
+func (h *Handler) Finished(ctx context.Context, r *actions.Run, j *actions.Job, conclusion string) error {
 	repo, err := repos.ByID(ctx, h.Service.DB, r.RepoID)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (h *Handler) Finished(ctx context.Context, r *actions.Run, j *actions.Job) 
 		return err
 	}
 	state := StateFailure
-	if j.Conclusion != nil && *j.Conclusion == actions.Success {
+	if conclusion == actions.Success {
 		state = StateSuccess
 	}
 	return h.jobStatus(ctx, repo, d, actor, r, state)
