@@ -72,6 +72,9 @@ type Service struct {
 	// Policies gives runs their repository's default GITHUB_TOKEN
 	// permissions and retention; nil: the platform's defaults.
 	Policies Policies
+	// Environments gates the jobs that name an environment; nil lets
+	// them run.
+	Environments Environments
 	// BaseURL is the API's base URL, for the objects that background work
 	// renders in events (set once the server listens).
 	BaseURL string
@@ -154,6 +157,10 @@ type Job struct {
 	HasLog      bool
 	// CheckRunID is the job's check run (nil until it is made).
 	CheckRunID *int64
+	// Environment is the environment the job deploys to ("" for none),
+	// and DeploymentID the deployment made for it once it ran.
+	Environment  string
+	DeploymentID *int64
 }
 
 // Step is a step of a job (the platform's job step).

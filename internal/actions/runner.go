@@ -275,6 +275,12 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
+	if refusal, err := x.s.admit(ctx, r, j); err != nil || refusal != "" {
+		if err != nil {
+			refusal = "The job could not start: " + err.Error()
+		}
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, refusal)
+	}
 	revoke, err := x.withToken(ctx, &spec, r, j)
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
@@ -302,6 +308,9 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // shutting down: the lease runs out and the job is failed as lost
+	}
+	if err := x.s.finished(ctx, r, j, res.Conclusion); err != nil { // before the job is seen completed
+		x.logger.Error("record an Actions job's deployment", "job_id", j.ID, "err", err)
 	}
 	return x.finish(ctx, r, j, res, dir, "")
 }
@@ -339,7 +348,7 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 		spec.Actor = actor.Login
 	}
 	if x.s.Values != nil {
-		if spec.Secrets, spec.Vars, err = x.s.Values.RunValues(ctx, r.RepoID, ""); err != nil {
+		if spec.Secrets, spec.Vars, err = x.s.Values.RunValues(ctx, r.RepoID, j.Environment); err != nil {
 			return engine.Spec{}, err
 		}
 	}

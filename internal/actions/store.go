@@ -233,14 +233,15 @@ func startAttempt(ctx context.Context, q store.Q, r *Run, actorID int64, now tim
 }
 
 const jobColumns = `id, run_id, repository_id, run_attempt, job_key, name, matrix, needs, labels, steps, outputs, status,
-	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id`
+	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id, environment, deployment_id`
 
 func scanJob(row store.Scanner) (*Job, error) {
 	var j Job
 	var matrix, needs, labels, steps, outputs string
 	var started, completed sql.NullTime
 	err := row.Scan(&j.ID, &j.RunID, &j.RepoID, &j.RunAttempt, &j.Key, &j.Name, &matrix, &needs, &labels, &steps, &outputs,
-		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID)
+		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID,
+		&j.Environment, &j.DeploymentID)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -266,10 +267,10 @@ func insertJob(ctx context.Context, q store.Q, j *Job) error {
 	steps, _ := json.Marshal(j.stepsOrEmpty())
 	outputs, _ := json.Marshal(j.outputsOrEmpty())
 	err := q.QueryRowContext(ctx, `INSERT INTO actions_jobs (run_id, repository_id, run_attempt, job_key, name, matrix, needs,
-		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
+		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id, environment)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
 		j.RunID, j.RepoID, j.RunAttempt, j.Key, j.Name, string(matrix), string(needs), string(labels), string(steps),
-		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID).Scan(&j.ID)
+		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID, j.Environment).Scan(&j.ID)
 	return store.Normalize(err)
 }
 

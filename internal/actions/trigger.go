@@ -342,7 +342,7 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 	actor *accounts.Account) error {
 	for _, ej := range jobs {
 		j := &Job{RunID: r.ID, RepoID: r.RepoID, RunAttempt: r.RunAttempt, Key: ej.Key, Name: ej.Name, Matrix: ej.Matrix,
-			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now()}
+			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now(), Environment: ej.Environment}
 		if old, ok := keep[ej.Name]; ok {
 			j.Status, j.Conclusion, j.StartedAt, j.CompletedAt = old.Status, old.Conclusion, old.StartedAt, old.CompletedAt
 			j.Steps, j.Outputs, j.RunnerName, j.CheckRunID = old.Steps, old.Outputs, old.RunnerName, old.CheckRunID

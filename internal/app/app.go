@@ -528,8 +528,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(notifications.Sink{})
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
-	a.Actions.Values = a.ActionsSettings   // the jobs' secrets and variables
-	a.Actions.Policies = a.ActionsSettings // default GITHUB_TOKEN permissions, retention
+	a.Actions.Values = a.ActionsSettings            // the jobs' secrets and variables
+	a.Actions.Policies = a.ActionsSettings          // default GITHUB_TOKEN permissions, retention
+	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
 	a.ActionsArtifactPruner = actions.NewArtifactPruner(a.Actions, 0, cfg.Logger)
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
@@ -559,6 +560,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 // Close closes the store.
 func (a *App) Close() error { return a.DB.Close() }
 
+// deploymentsHandler is the deployments area's handler, which also gates
+// the Actions jobs that name an environment.
+func (a *App) deploymentsHandler() *deployments.Handler {
+	return &deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
+		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}
+}
+
 // RouteTable returns every area's route table without a store: the
 // declarations alone (paths, auth rules, documentation pages), which the
 // permission tables are generated from. Its handlers must not be called.
@@ -582,8 +590,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.RepositoryContents, (&statuses.Handler{Service: a.Statuses, Repos: a.Repos}).Routes())
 	area(docs.Checks, (&checks.Handler{Service: a.Checks, Repos: a.Repos}).Routes())
 	area(docs.Actions, (&actions.Handler{Service: a.Actions}).Routes())
-	area(docs.Deployments, (&deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
-		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}).Routes())
+	area(docs.Deployments, a.deploymentsHandler().Routes())
 	area(docs.ActionsSettings, (&settings.Handler{Service: a.ActionsSettings, Environment: a.environmentID}).Routes())
 	area(docs.Commits, (&merges.Handler{Service: a.Merges}).Routes())
 	area(docs.Commits, (&commitcomments.Handler{Service: a.CommitComments, Repos: a.Repos}).Routes())

@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"forgeapi/internal/secretbox"
 	"net/http"
 	"strings"
 	"time"
 
 	"forgeapi/internal/apierr"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 )
 

@@ -17,7 +17,8 @@ import (
 // position and by line; lists them for the commit and the repository,
 // paged; edits and deletes them (authors, or push access); receives
 // commit_comment created signed and sees CommitCommentEvent in the feed.
-// Every spot outside the diff, a missing body or commit is a 422.
+// Every spot outside the diff, a missing body or commit is a 422. The
+// commit's comment_count counts the comments left on it.
 func TestCommitComments(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
@@ -125,6 +126,18 @@ func TestCommitComments(t *testing.T) {
 		_, resp, _ = c.Repositories.GetComment(ctx, "octo", "hello", bobs.GetID())
 		if apptest.ResponseStatus(resp) != http.StatusNotFound {
 			t.Fatalf("a deleted comment: %d", apptest.ResponseStatus(resp))
+		}
+	})
+	apptest.Step(t, "the commit counts its comments", func(t *testing.T) {
+		got, _, err := c.Repositories.GetCommit(ctx, "octo", "hello", sha, nil)
+		apptest.Must(t, "get the commit", err)
+		if got.GetCommit().GetCommentCount() != 3 {
+			t.Fatalf("comment_count %d, want 3 (four made, one deleted)", got.GetCommit().GetCommentCount())
+		}
+		parent, _, err := c.Repositories.GetCommit(ctx, "octo", "hello", got.Parents[0].GetSHA(), nil)
+		apptest.Must(t, "get the parent", err)
+		if parent.GetCommit().GetCommentCount() != 0 {
+			t.Fatalf("the parent's comment_count %d, want 0", parent.GetCommit().GetCommentCount())
 		}
 	})
 	apptest.Step(t, "webhooks and the feed", func(t *testing.T) {

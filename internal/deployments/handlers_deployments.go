@@ -2,6 +2,7 @@ package deployments
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -123,7 +124,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.SHA = target.sha
-	if err := h.checkBranchPolicy(r, repo, d.Environment, target); err != nil {
+	if err := h.checkBranchPolicy(ctx, repo, d.Environment, target); err != nil {
 		return err
 	}
 	if body.AutoMerge == nil || *body.AutoMerge {
@@ -192,15 +193,15 @@ func (h *Handler) resolveRef(repo *repos.Repository, ref string) (refTarget, err
 
 // checkBranchPolicy refuses a ref that the environment's deployment
 // branch policy does not let deploy there, in the platform's words.
-func (h *Handler) checkBranchPolicy(r *http.Request, repo *repos.Repository, envName string, t refTarget) error {
-	env, err := h.Service.Environment(r.Context(), repo.ID, envName)
+func (h *Handler) checkBranchPolicy(ctx context.Context, repo *repos.Repository, envName string, t refTarget) error {
+	env, err := h.Service.Environment(ctx, repo.ID, envName)
 	if isNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	allowed, err := h.allowedBy(r, repo, env, t)
+	allowed, err := h.allowedBy(ctx, repo, env, t)
 	if err != nil || allowed {
 		return err
 	}
@@ -215,7 +216,7 @@ func (h *Handler) checkBranchPolicy(r *http.Request, repo *repos.Repository, env
 // target deploy: any ref without a policy; protected branches; branches
 // or tags matching a custom pattern of their type. A bare SHA matches no
 // policy.
-func (h *Handler) allowedBy(r *http.Request, repo *repos.Repository, env *Environment, t refTarget) (bool, error) {
+func (h *Handler) allowedBy(ctx context.Context, repo *repos.Repository, env *Environment, t refTarget) (bool, error) {
 	switch env.BranchPolicy {
 	case PolicyAll:
 		return true, nil
@@ -223,12 +224,12 @@ func (h *Handler) allowedBy(r *http.Request, repo *repos.Repository, env *Enviro
 		if !t.branch || h.Protected == nil {
 			return false, nil
 		}
-		return h.Protected(r.Context(), repo, t.ref)
+		return h.Protected(ctx, repo, t.ref)
 	}
 	if !t.branch && !t.tag {
 		return false, nil
 	}
-	policies, err := h.Service.BranchPolicies(r.Context(), env.ID)
+	policies, err := h.Service.BranchPolicies(ctx, env.ID)
 	if err != nil {
 		return false, err
 	}

@@ -17,7 +17,7 @@ import (
 // node resolves a node id (the REST node_id) to its object when the
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests and their
-// reviews, and issues, their comments, labels and milestones (issueNode),
+// reviews, review comments and review threads, and issues, their comments, labels and milestones (issueNode),
 // and commits, references, trees, blobs and annotated tags (gitNode),
 // and gists, which anyone sees by their id (gistNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
@@ -74,6 +74,18 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 			return nil, err
 		}
 		return &nodeResolver{r}, nil
+	case "PRRC":
+		c, err := h.reviewCommentByID(ctx, dbID)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{c}, nil
+	case "PRRT":
+		t, err := h.threadByRoot(ctx, dbID)
+		if err != nil {
+			return nil, err
+		}
+		return &nodeResolver{t}, nil
 	case "BPR":
 		return h.branchProtectionNode(ctx, dbID)
 	case "REA":

@@ -29,7 +29,7 @@ const MergeIntent = "pulls.merge"
 // line.
 const (
 	reasonPullRequest = "Changes must be made through a pull request."
-	reasonForcePush   = "Cannot force-push to this protected branch"
+	reasonForcePush   = "Cannot force-push to this branch"
 	reasonDeletion    = "Cannot delete this protected branch"
 	reasonLocked      = "Cannot change this locked branch"
 	reasonLinear      = "This branch must not contain merge commits."
@@ -80,11 +80,13 @@ func (s *Service) CheckPush(ctx context.Context, push *githost.Push) error {
 	return nil
 }
 
-// refusal is the push's refusal for the reasons.
+// refusal is the push's refusal for the reasons, in the platform's
+// current form: the GH006 line, then each reason after an empty line as
+// "- reason".
 func refusal(ref string, reasons []string) error {
 	lines := []string{"error: GH006: Protected branch update failed for " + ref + "."}
 	for _, r := range reasons {
-		lines = append(lines, "error: "+r)
+		lines = append(lines, "", "- "+r)
 	}
 	return &githttp.RefusalError{Message: strings.Join(lines, "\n"), APIMessage: strings.Join(reasons, "\n")}
 }
@@ -192,10 +194,12 @@ func (s *Service) boundRefusals(ctx context.Context, push *githost.Push, u githt
 
 // CheckReasons are the required checks' complaints about the outcomes:
 // `Required status check "ci" is expected.` for a check not reported (or
-// reported by another app than the one required), "is failing." for one
-// that failed, "is in progress." for one still pending.
+// reported by another app than the one required), and when several are
+// not, "2 of 3 required status checks are expected." in their place;
+// "is failing." for one that failed, "is in progress." for one still
+// pending.
 func CheckReasons(c *StatusChecks, outcomes map[string]Outcome) []string {
-	var out []string
+	var out, expected []string
 	for _, ch := range c.Checks {
 		o, ok := outcomes[ch.Context]
 		if ok && ch.AppID != nil && *ch.AppID > 0 && o.AppID != *ch.AppID {
@@ -203,14 +207,17 @@ func CheckReasons(c *StatusChecks, outcomes map[string]Outcome) []string {
 		}
 		switch {
 		case !ok:
-			out = append(out, fmt.Sprintf("Required status check %q is expected.", ch.Context))
+			expected = append(expected, fmt.Sprintf("Required status check %q is expected.", ch.Context))
 		case o.State == checks.OutcomeFailure:
 			out = append(out, fmt.Sprintf("Required status check %q is failing.", ch.Context))
 		case o.State != checks.OutcomeSuccess:
 			out = append(out, fmt.Sprintf("Required status check %q is in progress.", ch.Context))
 		}
 	}
-	return out
+	if len(expected) > 1 {
+		expected = []string{fmt.Sprintf("%d of %d required status checks are expected.", len(expected), len(c.Checks))}
+	}
+	return append(expected, out...)
 }
 
 // MayDismiss reports whether the account may dismiss reviews of pull

@@ -168,7 +168,7 @@ func TestBranchProtectionStory(t *testing.T) {
 	apptest.Step(t, "a writer's direct push and contents write are refused", func(t *testing.T) {
 		apptest.Commit(t, dir, "direct", map[string]string{"direct.txt": "x\n"})
 		out, err := push(t, dir, "main")
-		wantRefused(t, out, err, "remote: error: Changes must be made through a pull request.", `remote: error: Required status check "ci" is expected.`)
+		wantRefused(t, out, err, "remote: - Changes must be made through a pull request.", `remote: - Required status check "ci" is expected.`)
 		apptest.Git(t, dir, "reset", "-q", "--hard", "origin/main")
 		_, resp, err := writer.Repositories.CreateFile(ctx, "octo", "hello", "api.txt", &github.RepositoryContentFileOptions{
 			Message: github.Ptr("api"), Content: []byte("x\n"), Branch: github.Ptr("main")})
@@ -179,10 +179,10 @@ func TestBranchProtectionStory(t *testing.T) {
 
 	apptest.Step(t, "deletion and force pushes are refused", func(t *testing.T) {
 		out, err := push(t, dir, ":main")
-		wantRefused(t, out, err, "remote: error: Cannot delete this protected branch")
+		wantRefused(t, out, err, "remote: - Cannot delete this protected branch")
 		apptest.Git(t, dir, "commit", "-q", "--amend", "-m", "rewritten")
 		out, err = push(t, dir, "+main")
-		wantRefused(t, out, err, "remote: error: Cannot force-push to this protected branch")
+		wantRefused(t, out, err, "remote: - Cannot force-push to this branch")
 		apptest.Git(t, dir, "reset", "-q", "--hard", "origin/main")
 	})
 
@@ -262,7 +262,7 @@ func TestBranchProtectionStory(t *testing.T) {
 		}
 		apptest.Commit(t, adminDir, "admin again", map[string]string{"admin.txt": "b\n"})
 		out, err := push(t, adminDir, "main")
-		wantRefused(t, out, err, "remote: error: Changes must be made through a pull request.")
+		wantRefused(t, out, err, "remote: - Changes must be made through a pull request.")
 		_, err = owner.Repositories.RemoveAdminEnforcement(ctx, "octo", "hello", "main")
 		apptest.Must(t, "admins bypass again", err)
 		apptest.Git(t, adminDir, "push", "-q", "origin", "main")

@@ -69,14 +69,14 @@ func TestRestrictionsLinearHistoryAndLock(t *testing.T) {
 		}
 		apptest.Commit(t, carolDir, "carol", map[string]string{"carol.txt": "c\n"})
 		out, err := push(t, carolDir, "main")
-		wantRefused(t, out, err, "remote: error: You're not authorized to push to this branch.")
+		wantRefused(t, out, err, "remote: - You're not authorized to push to this branch.")
 		apptest.Git(t, bobDir, "checkout", "-q", "-b", "side")
 		apptest.Commit(t, bobDir, "side", map[string]string{"side.txt": "s\n"})
 		apptest.Git(t, bobDir, "checkout", "-q", "main")
 		apptest.Commit(t, bobDir, "main", map[string]string{"main.txt": "m\n"})
 		apptest.Git(t, bobDir, "merge", "-q", "--no-edit", "side")
 		out, err = push(t, bobDir, "main")
-		wantRefused(t, out, err, "remote: error: This branch must not contain merge commits.")
+		wantRefused(t, out, err, "remote: - This branch must not contain merge commits.")
 		apptest.Git(t, bobDir, "reset", "-q", "--hard", "HEAD~1")
 		apptest.Git(t, bobDir, "push", "-q", "origin", "main")
 	})
@@ -99,7 +99,7 @@ func TestRestrictionsLinearHistoryAndLock(t *testing.T) {
 		apptest.Git(t, bobDir, "pull", "-q", "--rebase", "origin", "main")
 		apptest.Commit(t, bobDir, "locked", map[string]string{"locked.txt": "l\n"})
 		out, err := push(t, bobDir, "main")
-		wantRefused(t, out, err, "remote: error: Cannot change this locked branch")
+		wantRefused(t, out, err, "remote: - Cannot change this locked branch")
 	})
 
 	apptest.Step(t, "a branch whose name has a slash is protected through its escaped name", func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
@@ -21,7 +23,8 @@ const (
 	StateUnstable = "unstable" // merges, but a check that is not required fails
 )
 
-// The platform's 405 messages of a merge the base's protection refuses.
+// The platform's messages of a merge the base's protection refuses: 405,
+// but 409 for a head behind the base.
 const (
 	msgBehind       = "Head branch is out of date. Review and try the merge again."
 	msgMergeCommits = "Merge commits are not allowed on this protected branch."
@@ -31,7 +34,7 @@ const (
 // verdict is what the base's protection says of a pull request.
 type verdict struct {
 	prot     *protection.Protection // nil: the base is not protected
-	reasons  []string               // unmet reviews and required checks
+	reasons  []string               // unmet reviews, unresolved conversations and required checks
 	behind   bool                   // strict checks, and the head lacks the base's tip
 	unstable bool                   // a check that is not required failed
 }
@@ -60,6 +63,15 @@ func (s *Service) judge(ctx context.Context, p *PullRequest) (*verdict, error) {
 			}
 			if msg != "" {
 				v.reasons = append(v.reasons, msg)
+			}
+		}
+		if prot.Settings.ConversationResolution {
+			n, err := unresolvedThreads(ctx, s.DB, p.Repo, p.ID)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				v.reasons = append(v.reasons, msgUnresolved)
 			}
 		}
 		if sc := prot.Settings.StatusChecks; sc != nil {
@@ -183,10 +195,11 @@ func canWrite(ctx context.Context, q store.Q, repo *repos.Repository, userID int
 	return role >= auth.RoleWrite, err
 }
 
-// checkProtection refuses (405) a merge that the base's protection
-// forbids: merge commits on a linear history, unmet reviews or required
-// checks, a head behind the base with strict checks. An administrator
-// merges past reviews and checks unless admins are enforced.
+// checkProtection refuses (405; 409 when behind) a merge that the base's protection
+// forbids: merge commits on a linear history, unmet reviews, unresolved
+// review threads (conversation resolution) or required checks, a head
+// behind the base with strict checks. An administrator merges past
+// reviews, threads and checks unless admins are enforced.
 func (s *Service) checkProtection(ctx context.Context, repo *repos.Repository, merger *accounts.Account, p *PullRequest, method string) error {
 	v, err := s.judge(ctx, p)
 	if err != nil || v.prot == nil {
@@ -205,7 +218,7 @@ func (s *Service) checkProtection(ctx context.Context, repo *repos.Repository, m
 		return notMergeable(v.reasons[0])
 	}
 	if v.behind {
-		return notMergeable(msgBehind)
+		return apierr.New(http.StatusConflict, "%s", msgBehind) // the platform's 409, not 405
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, upda
 		return apierr.Unprocessable("The head repository of this pull request no longer exists.")
 	}
 	if expected != "" && expected != p.HeadSHA {
-		return apierr.Unprocessable("expected_head_sha does not match the pull request's head: it was updated meanwhile.")
+		return apierr.Unprocessable(msgHeadMoved)
 	}
 	base, headDir := gitDir(s.Repos.GitDir(repo.ID)), s.Repos.GitDir(p.HeadRepo.ID)
 	baseTip, ok, err := base.commit(ctx, "refs/heads/"+p.BaseRef)
@@ -66,7 +66,7 @@ func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, upda
 	update := githttp.RefUpdate{Ref: "refs/heads/" + p.HeadRef, OldSHA: p.HeadSHA, NewSHA: sha}
 	err = s.Git.ServerPush(ctx, p.HeadRepo, updater, []githttp.RefUpdate{update})
 	if errors.Is(err, githost.ErrRefMoved) {
-		return apierr.Unprocessable("The head branch was modified meanwhile: review and try again.")
+		return apierr.Unprocessable(msgHeadMoved) // as when expected_head_sha is stale
 	}
 	if refused, ok := errors.AsType[*apierr.Error](err); ok && refused.Status == http.StatusConflict {
 		// A push check's refusal (a ruleset, a protection): the
@@ -75,6 +75,11 @@ func (s *Service) UpdateBranch(ctx context.Context, repo *repos.Repository, upda
 	}
 	return err
 }
+
+// msgHeadMoved is the platform's 422 message of an update-branch whose
+// expected_head_sha is not the head (integrations record it with the
+// typographic apostrophe).
+const msgHeadMoved = "expected head sha didn’t match current head ref."
 
 // updateBranchRequest is the body of PUT .../update-branch (which may be
 // empty or null).

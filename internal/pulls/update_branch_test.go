@@ -50,9 +50,12 @@ func TestUpdateBranch(t *testing.T) {
 		mainTip := apptest.Commit(t, p.dir, "On main", map[string]string{"m.txt": "m\n"})
 		apptest.Git(t, p.dir, "push", "-q", "origin", "main")
 
-		_, resp, _ := c.PullRequests.UpdateBranch(ctx, "octo", "hello", pr.GetNumber(),
+		_, resp, err := c.PullRequests.UpdateBranch(ctx, "octo", "hello", pr.GetNumber(),
 			&github.PullRequestBranchUpdateOptions{ExpectedHeadSHA: github.Ptr(mainTip)})
 		status(t, "a stale expected_head_sha", resp, http.StatusUnprocessableEntity)
+		if e, ok := errors.AsType[*github.ErrorResponse](err); !ok || e.Message != "expected head sha didn’t match current head ref." {
+			t.Fatalf("a stale expected_head_sha: %v", err)
+		}
 
 		_, resp, err = c.PullRequests.UpdateBranch(ctx, "octo", "hello", pr.GetNumber(),
 			&github.PullRequestBranchUpdateOptions{ExpectedHeadSHA: github.Ptr(feature)})

@@ -45,6 +45,19 @@ func TestParse(t *testing.T) {
 	if _, err := Parse([]byte("on: push\njobs:\n  a:\n    runs-on: x\n    stepz: []\n")); err == nil {
 		t.Fatal("an invalid workflow parsed")
 	}
+	envs, err := Parse([]byte("on: push\njobs:\n  a:\n    runs-on: x\n    environment: staging\n    steps: [{run: x}]\n" +
+		"  b:\n    runs-on: x\n    environment: {name: production, url: https://x.example}\n    steps: [{run: x}]\n" +
+		"  c:\n    runs-on: x\n    steps: [{run: x}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, j := range envs.Jobs {
+		got[j.Key] = j.Environment
+	}
+	if got["a"] != "staging" || got["b"] != "production" || got["c"] != "" {
+		t.Fatalf("environments %v", got)
+	}
 }
 
 func TestExecute(t *testing.T) {

@@ -72,6 +72,9 @@ type Job struct {
 	Matrix map[string]any // its matrix combination (nil without a matrix)
 	Labels []string       // runs-on
 	Steps  []string       // the display names of its steps
+	// Environment is the environment the job deploys to (environment:),
+	// "" for none.
+	Environment string
 }
 
 // Parse parses and validates a workflow file; its error is the parser's
@@ -103,10 +106,17 @@ func Parse(content []byte) (w *Workflow, err error) {
 	if err != nil {
 		return nil, err
 	}
+	envs, err := environments(content)
+	if err != nil {
+		return nil, err
+	}
 	for _, key := range order {
 		jobs, err := expand(key, wf.Jobs[key])
 		if err != nil {
 			return nil, err
+		}
+		for i := range jobs {
+			jobs[i].Environment = envs[key]
 		}
 		w.Jobs = append(w.Jobs, jobs...)
 	}

@@ -87,6 +87,10 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 	if err != nil {
 		return Commit{}, err
 	}
+	comments, err := commentCount(ctx, q, repo.ID, c.SHA)
+	if err != nil {
+		return Commit{}, err
+	}
 	j := Commit{
 		SHA: c.SHA, NodeID: CommitNodeID(repo.ID, c.SHA),
 		Commit: CommitDetail{
@@ -95,6 +99,7 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 			Committer:    GitUser{Name: c.CommitterName, Email: c.CommitterEmail, Date: wire.T(c.CommitterDate)},
 			Message:      c.Message,
 			Tree:         SHAURL{SHA: c.TreeSHA, URL: api + "/git/trees/" + c.TreeSHA},
+			CommentCount: comments,
 			Verification: verification,
 		},
 		URL: api + "/commits/" + c.SHA, HTMLURL: web + "/commit/" + c.SHA, CommentsURL: api + "/commits/" + c.SHA + "/comments",
@@ -104,6 +109,15 @@ func CommitOf(ctx context.Context, q store.Q, base string, repo *repos.Repositor
 		j.Parents = append(j.Parents, Parent{SHA: p, URL: api + "/commits/" + p, HTMLURL: web + "/commit/" + p})
 	}
 	return j, nil
+}
+
+// commentCount is the number of commit comments on the commit in the
+// repository (the commit JSON's comment_count).
+func commentCount(ctx context.Context, q store.Q, repoID int64, sha string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx,
+		`SELECT COUNT(*) FROM commit_comments WHERE repository_id = $1 AND commit_id = $2`, repoID, sha).Scan(&n)
+	return n, err
 }
 
 // VerificationOf is the verification of an object with the signature
