@@ -34,16 +34,16 @@ type codeHit struct {
 
 // codeItem is the platform's code-search-result-item.
 type codeItem struct {
-	Name        string        `json:"name"`
-	Path        string        `json:"path"`
-	SHA         string        `json:"sha"`
-	URL         string        `json:"url"`
-	GitURL      string        `json:"git_url"`
-	HTMLURL     string        `json:"html_url"`
-	Repository  *repos.JSON   `json:"repository"`
-	Score       float64       `json:"score"`
-	FileSize    int64         `json:"file_size"`
-	TextMatches []textMatches `json:"text_matches,omitempty"`
+	Name        string               `json:"name"`
+	Path        string               `json:"path"`
+	SHA         string               `json:"sha"`
+	URL         string               `json:"url"`
+	GitURL      string               `json:"git_url"`
+	HTMLURL     string               `json:"html_url"`
+	Repository  *repos.JSON          `json:"repository"`
+	Score       float64              `json:"score"`
+	FileSize    int64                `json:"file_size"`
+	TextMatches []search.TextMatches `json:"text_matches,omitempty"`
 }
 
 // searchCode answers GET /search/code: the files of the default branches
@@ -75,7 +75,7 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
 		return store.Normalize(err)
 	}
-	matches := wantsTextMatches(r)
+	matches := search.WantsTextMatches(r)
 	content := "''"
 	if matches {
 		content = "f.content"
@@ -108,7 +108,8 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 		}
 		item := codeItemOf(renderer.base, e, c)
 		if matches {
-			item.TextMatches = codeTextMatches(item.URL, req.query, c)
+			item.TextMatches = search.TextMatchesOf(item.URL, "FileContent", req.query,
+				search.Property{Name: "content", Text: c.content}, search.Property{Name: "path", Text: c.path})
 		}
 		items = append(items, item)
 	}

@@ -110,10 +110,7 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 	} else {
 		q.add(readable)
 	}
-	in := []string{"title", "body"}
-	if v := s.Query.Value("in"); v != "" {
-		in = strings.Split(strings.ToLower(v), ",")
-	}
+	in := s.fields()
 	for _, ql := range s.Query.Qualifiers {
 		cond, args, err := s.qualifier(ql)
 		if err != nil {
@@ -135,6 +132,32 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 		q.add(cond, args...)
 	}
 	return nil
+}
+
+// fields are the fields the search's words are looked for in: the in:
+// qualifier's, title and body by default.
+func (s Search) fields() []string {
+	if v := s.Query.Value("in"); v != "" {
+		return strings.Split(strings.ToLower(v), ",")
+	}
+	return []string{"title", "body"}
+}
+
+// textMatches are the text-match media type's fragments of the issue's
+// title and body (those of the fields searched) that hold the words.
+func (s Search) textMatches(j *issueJSON) []search.TextMatches {
+	var props []search.Property
+	for _, field := range s.fields() {
+		switch field {
+		case "title":
+			props = append(props, search.Property{Name: "title", Text: j.Title})
+		case "body":
+			if j.Body != nil {
+				props = append(props, search.Property{Name: "body", Text: *j.Body})
+			}
+		}
+	}
+	return search.TextMatchesOf(j.URL, "Issue", s.Query, props...)
 }
 
 // textCondition is a word or phrase held by the fields of in (title,
@@ -283,17 +306,20 @@ func isCondition(key, v string) (string, []any, error) {
 	return "", nil, search.InvalidQualifier(search.Qualifier{Key: key, Value: v})
 }
 
-// searchResultJSON is an issue search result: the issue with its score.
+// searchResultJSON is an issue search result: the issue with its score
+// and, for the text-match media type, its text matches.
 type searchResultJSON struct {
 	issueJSON
-	Score float64 `json:"score"`
+	Score       float64              `json:"score"`
+	TextMatches []search.TextMatches `json:"text_matches,omitempty"`
 }
 
 // searchIssues answers GET /search/issues: the issues and pull requests
 // of the repositories the caller may read that q selects, with
 // total_count and incomplete_results, sorted by sort (comments,
 // created, updated; best match, which forgeapi orders by creation, by
-// default) in order (desc by default), paged within the first 1,000.
+// default) in order (desc by default), paged within the first 1,000;
+// the text-match media type adds each item's text_matches.
 func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	qv := r.URL.Query()
@@ -317,6 +343,7 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	matches := search.WantsTextMatches(r)
 	out := make([]searchResultJSON, len(items))
 	for i, j := range items {
 		j.Repository = nil
@@ -324,6 +351,9 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 			j.Body = new(string) // a search result's body is a string, as the description has it
 		}
 		out[i] = searchResultJSON{issueJSON: j, Score: 1}
+		if matches {
+			out[i].TextMatches = s.textMatches(&j)
+		}
 	}
 	httpapi.SetLinks(w, r, page, min(total, search.MaxResults))
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": out,

@@ -2,6 +2,7 @@ package issues_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,25 @@ func TestSearchIssues(t *testing.T) {
 		apptest.Must(t, "page", err)
 		if res.GetTotal() != 4 || len(res.Issues) != 2 || resp.NextPage != 2 || res.Issues[0].GetRepositoryURL() == "" {
 			t.Fatalf("page of 2: %d %d next %d", res.GetTotal(), len(res.Issues), resp.NextPage)
+		}
+	})
+	apptest.Step(t, "the text-match media type", func(t *testing.T) {
+		res, _, err := c.Search.Issues(ctx, `"null pointer" repo:octo/hello`, &github.SearchOptions{TextMatch: true})
+		apptest.Must(t, "search", err)
+		if len(res.Issues) != 1 || len(res.Issues[0].TextMatches) != 1 {
+			t.Fatalf("text-match search: %+v", res.Issues)
+		}
+		m := res.Issues[0].TextMatches[0]
+		if m.GetProperty() != "body" || m.GetObjectType() != "Issue" || m.GetObjectURL() != crash.GetURL() ||
+			m.GetFragment() != "A null pointer when the config is empty" || len(m.Matches) != 1 ||
+			m.Matches[0].GetText() != "null pointer" || !slices.Equal(m.Matches[0].Indices, []int{2, 14}) {
+			t.Errorf("text match %+v", m)
+		}
+		res, _, err = c.Search.Issues(ctx, "crash repo:octo/hello is:issue", &github.SearchOptions{TextMatch: true, Sort: "created", Order: "asc"})
+		apptest.Must(t, "search", err)
+		if ms := res.Issues[0].TextMatches; len(ms) != 1 || ms[0].GetProperty() != "title" || ms[0].GetFragment() != "Crash on start" ||
+			!slices.Equal(ms[0].Matches[0].Indices, []int{0, 5}) {
+			t.Errorf("title match %+v", ms)
 		}
 	})
 	apptest.Step(t, "private issues count only for readers", func(t *testing.T) {
