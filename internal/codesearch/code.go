@@ -3,6 +3,7 @@ package codesearch
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"forgeapi/internal/apierr"
@@ -52,6 +53,7 @@ type codeItem struct {
 // path: (a directory), filename:, extension:, language: (by extension),
 // in:file,path and size:. A query without words is a 422. sort=indexed
 // orders by indexing time; best match otherwise (by repository and path).
+// Past maxMatches files the answer is incomplete (boundMatches).
 func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	req, err := h.readRequest(r, codeKeys)
@@ -71,9 +73,9 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	}
 	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
 		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
-	var total int
-	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
-		return store.Normalize(err)
+	selected, total, incomplete, err := h.boundMatches(r, from, where)
+	if err != nil {
+		return err
 	}
 	matches := search.WantsTextMatches(r)
 	content := "''"
@@ -81,8 +83,7 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 		content = "f.content"
 	}
 	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
-		content+from+where.String()+` ORDER BY `+order+` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1),
-		append(where.Args, req.page.Limit(), req.page.Offset())...)
+		content+from+selected+` ORDER BY `+order+` LIMIT $1 OFFSET $2`, req.page.Limit(), req.page.Offset())
 	if err != nil {
 		return store.Normalize(err)
 	}
@@ -113,8 +114,49 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 		}
 		items = append(items, item)
 	}
-	httpapi.WriteSearch(w, r, req.page, total, items)
+	httpapi.SetLinks(w, r, req.page, min(total, search.MaxResults))
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": incomplete, "items": items})
 	return nil
+}
+
+// maxMatches bounds the files a code search reads: as the platform's
+// searches stop at their time limit and answer what they found with
+// incomplete_results, forgeapi stops at the first maxMatches files the
+// database's text engine yields (the most a search can page through),
+// so that a word in every file of a large instance costs as much as one
+// in a thousand files.
+const maxMatches = search.MaxResults
+
+// boundMatches reads the ids of the files the conditions select, up to
+// maxMatches, in one pass of the text engine, and returns the condition
+// of the page's query (those ids), how many there are, and whether there
+// were more (incomplete).
+func (h *Handler) boundMatches(r *http.Request, from string, where *search.Where) (string, int, bool, error) {
+	rows, err := h.DB.QueryContext(r.Context(), store.Dynamic+`SELECT f.id`+from+where.String()+
+		` LIMIT `+strconv.Itoa(maxMatches+1), where.Args...)
+	if err != nil {
+		return "", 0, false, store.Normalize(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return "", 0, false, err
+		}
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	if err := rows.Err(); err != nil {
+		return "", 0, false, err
+	}
+	incomplete := len(ids) > maxMatches
+	if incomplete {
+		ids = ids[:maxMatches]
+	}
+	if len(ids) == 0 {
+		return "1 = 0", 0, false, nil
+	}
+	return "f.id IN (" + strings.Join(ids, ", ") + ")", len(ids), incomplete, nil
 }
 
 // codeItemOf renders a file found in the repository e.
