@@ -11,20 +11,20 @@ import (
 	"time"
 
 	"forgeapi/internal/app"
-	"forgeapi/internal/store"
 )
 
 // StartCached starts a server on data that seed makes once and that is
 // kept between runs, for benchmarks whose data takes minutes to make:
 // on SQLite a data directory under the temporary directory, on
-// PostgreSQL a database of its own, each named by key and the schema's
-// digest (a migration makes new data), and taking that name only once
-// seed has completed. key is letters, digits and underscores; it should
-// name the data's shape and size. Whatever the benchmark writes stays in
-// the kept data: it must make its own names unique (Unique).
+// PostgreSQL a database of its own, each named by key ("bench_" before
+// it), and taking that name only once seed has completed. key is letters,
+// digits and underscores; it names the data's shape (a version to bump
+// when seed changes) and size. The server migrates kept data forward as
+// it starts, as it would an instance's. Whatever the benchmark writes
+// stays in the kept data: it must make its own names unique (Unique).
 func StartCached(tb testing.TB, key string, seed func(*Env)) *Env {
 	tb.Helper()
-	key = "bench_" + key + "_" + store.MigrationsDigest()[:12]
+	key = "bench_" + key
 	if base := os.Getenv(PostgresURLEnv); base != "" {
 		return startCachedPostgres(tb, base, key, seed)
 	}

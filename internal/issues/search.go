@@ -161,8 +161,9 @@ func (s Search) textMatches(j *issueJSON) []search.TextMatches {
 }
 
 // textCondition is a word or phrase held by the fields of in (title,
-// body, comments), case-insensitively: titles and bodies through the
-// database's text indexes (search.TextMatch), comments by LIKE.
+// body, comments), case-insensitively, through the database's text
+// indexes of issues' titles and bodies and of comments' bodies
+// (search.TextMatch).
 func textCondition(dialect store.Dialect, text string, in []string) (string, []any) {
 	var parts []string
 	var args []any
@@ -175,8 +176,8 @@ func textCondition(dialect store.Dialect, text string, in []string) (string, []a
 			cond, arg := search.TextMatch(dialect, "i.id", "issues_body_fts", "i.body", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "comments":
-			parts, args = append(parts, `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND `+
-				search.LikeOp(dialect, "lower(c.body)")+`)`), append(args, search.Like(text))
+			cond, arg := search.TextMatch(dialect, "c.id", "issue_comments_fts", "c.body", text)
+			parts, args = append(parts, `i.id IN (SELECT c.issue_id FROM issue_comments c WHERE `+cond+`)`), append(args, arg)
 		}
 	}
 	if len(parts) == 0 {

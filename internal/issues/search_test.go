@@ -214,7 +214,9 @@ func TestSearchLabels(t *testing.T) {
 // TestSearchWordsUseTheTextIndex: words in titles and bodies are found
 // through the database's text index (SQLite's trigram FTS5 tables, kept
 // by triggers as issues are opened and edited), short words and phrases
-// included; an edited title is found by its new words only.
+// included; an edited title is found by its new words only; in:comments
+// finds comments' words through their own index, kept as comments are
+// made, edited and deleted.
 func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -256,6 +258,31 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	}
 	if got := found("lexer"); got != "Lexer hangs" {
 		t.Errorf("the new title: %q", got)
+	}
+	comment, _, err := c.Issues.CreateComment(ctx, "octo", "hello", 2, github.IssueCommentRequest{Body: "Segfault in the TOKENIZER here"})
+	apptest.Must(t, "comment", err)
+	for q, want := range map[string]string{
+		"tokenizer in:comments":      "Go 1.26",
+		`"the token" in:comments`:    "Go 1.26",
+		"tokenizer":                  "", // titles and bodies by default
+		"tokenizer in:body,comments": "Go 1.26",
+	} {
+		if got := found(q); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	_, _, err = c.Issues.UpdateComment(ctx, "octo", "hello", comment.GetID(), github.IssueCommentRequest{Body: "fixed by the lexer rewrite"})
+	apptest.Must(t, "edit comment", err)
+	if got := found("tokenizer in:comments"); got != "" {
+		t.Errorf("an edited comment's old words: %q", got)
+	}
+	if got := found("rewrite in:comments"); got != "Go 1.26" {
+		t.Errorf("an edited comment's new words: %q", got)
+	}
+	_, err = c.Issues.DeleteComment(ctx, "octo", "hello", comment.GetID())
+	apptest.Must(t, "delete comment", err)
+	if got := found("rewrite in:comments"); got != "" {
+		t.Errorf("a deleted comment: %q", got)
 	}
 	if !apptest.Postgres() {
 		plan := strings.Join(env.QueryPlan(t, `SELECT id FROM issues i WHERE i.id IN (SELECT rowid FROM issues_title_fts WHERE issues_title_fts MATCH ?)`, `"lexer"`), "\n")
