@@ -124,8 +124,12 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 		}
 		q.add(cond, args...)
 	}
+	match := search.TextMatch
+	if s.oneRepository() {
+		match = narrowMatch
+	}
 	for _, t := range s.Query.Terms {
-		cond, args := textCondition(dialect, t.Text, in)
+		cond, args := textCondition(match, dialect, t.Text, in)
 		if t.Negated {
 			cond = "NOT " + cond
 		}
@@ -160,23 +164,44 @@ func (s Search) textMatches(j *issueJSON) []search.TextMatches {
 	return search.TextMatchesOf(j.URL, "Issue", s.Query, props...)
 }
 
+// oneRepository reports whether the search selects one repository's
+// issues (a repo: qualifier not negated): few enough rows to read.
+func (s Search) oneRepository() bool {
+	for _, ql := range s.Query.Qualifiers {
+		if ql.Key == "repo" && !ql.Negated {
+			return true
+		}
+	}
+	return false
+}
+
+// narrowMatch is search.TextMatch for a search of one repository: the
+// column itself, lowercased, by LIKE. The text index answers "which
+// rows of all hold the word", which costs what the word's rows across
+// the instance cost (130 ms for a word in 100,000 issues); reading one
+// repository's rows costs what they cost.
+func narrowMatch(dialect store.Dialect, _, _, column, text string) (string, any) {
+	return search.LikeOp(dialect, "lower(COALESCE("+column+", ''))"), search.Like(text)
+}
+
 // textCondition is a word or phrase held by the fields of in (title,
-// body, comments), case-insensitively, through the database's text
-// indexes of issues' titles and bodies and of comments' bodies
-// (search.TextMatch).
-func textCondition(dialect store.Dialect, text string, in []string) (string, []any) {
+// body, comments), case-insensitively, as match finds it: through the
+// database's text indexes of issues' titles and bodies and of comments'
+// bodies (search.TextMatch), or narrowMatch.
+func textCondition(match func(store.Dialect, string, string, string, string) (string, any), dialect store.Dialect,
+	text string, in []string) (string, []any) {
 	var parts []string
 	var args []any
 	for _, field := range in {
 		switch field {
 		case "title":
-			cond, arg := search.TextMatch(dialect, "i.id", "issues_title_fts", "i.title", text)
+			cond, arg := match(dialect, "i.id", "issues_title_fts", "i.title", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "body":
-			cond, arg := search.TextMatch(dialect, "i.id", "issues_body_fts", "i.body", text)
+			cond, arg := match(dialect, "i.id", "issues_body_fts", "i.body", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "comments":
-			cond, arg := search.TextMatch(dialect, "c.id", "issue_comments_fts", "c.body", text)
+			cond, arg := match(dialect, "c.id", "issue_comments_fts", "c.body", text)
 			parts, args = append(parts, `i.id IN (SELECT c.issue_id FROM issue_comments c WHERE `+cond+`)`), append(args, arg)
 		}
 	}

@@ -216,7 +216,8 @@ func TestSearchLabels(t *testing.T) {
 // by triggers as issues are opened and edited), short words and phrases
 // included; an edited title is found by its new words only; in:comments
 // finds comments' words through their own index, kept as comments are
-// made, edited and deleted.
+// made, edited and deleted. A search of one repository reads its rows
+// instead, and answers alike.
 func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -228,15 +229,24 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	apptest.Must(t, "issue", err)
 	_, _, err = c.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Go 1.26", Body: github.Ptr("upgrade")})
 	apptest.Must(t, "issue", err)
+	// user:octo searches through the text indexes; repo:octo/hello, one
+	// repository, reads its rows: both must answer alike.
 	found := func(q string) string {
 		t.Helper()
-		res, _, err := c.Search.Issues(ctx, q+" repo:octo/hello", &github.SearchOptions{Sort: "created", Order: "asc"})
-		apptest.Must(t, "search", err)
-		var out []string
-		for _, is := range res.Issues {
-			out = append(out, is.GetTitle())
+		var answers []string
+		for _, place := range []string{" user:octo", " repo:octo/hello"} {
+			res, _, err := c.Search.Issues(ctx, q+place, &github.SearchOptions{Sort: "created", Order: "asc"})
+			apptest.Must(t, "search", err)
+			var out []string
+			for _, is := range res.Issues {
+				out = append(out, is.GetTitle())
+			}
+			answers = append(answers, strings.Join(out, "|"))
 		}
-		return strings.Join(out, "|")
+		if answers[0] != answers[1] {
+			t.Errorf("%s: %q by the index, %q in one repository", q, answers[0], answers[1])
+		}
+		return answers[0]
 	}
 	for q, want := range map[string]string{
 		"CRASH":               "Parser crashes",
