@@ -67,9 +67,20 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 	where := strings.Join(q.where, " AND ")
 	const from = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
 		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
-	var total int
-	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
-		return nil, 0, store.Normalize(err)
+	total := -1
+	if len(s.Query.Terms) > 0 && !s.oneRepository() {
+		ids, err := svc.fewMatches(ctx, from, where, q.args)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ids != nil {
+			total, where, q.args = len(ids), ids.condition(), nil
+		}
+	}
+	if total < 0 {
+		if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
+			return nil, 0, store.Normalize(err)
+		}
 	}
 	if s.Window != nil {
 		start, end, err := s.Window(total)
@@ -93,6 +104,48 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 		return nil, 0, err
 	}
 	return list, total, svc.completeAcross(ctx, list)
+}
+
+// maxFewMatches is how many issues a search with words reads the ids of
+// before it counts them instead (fewMatches).
+const maxFewMatches = 10_000
+
+// matchIDs are the ids of the issues a search selects.
+type matchIDs []string
+
+// condition selects the issues of ids ("1 = 0" for none).
+func (ids matchIDs) condition() string {
+	if len(ids) == 0 {
+		return "1 = 0"
+	}
+	return "i.id IN (" + strings.Join(ids, ", ") + ")"
+}
+
+// fewMatches returns the ids of the issues the conditions select when
+// they are maxFewMatches or fewer, else nil. A search with words reads
+// the text index once this way, where a count and then a page would read
+// it twice: the page is taken from the ids.
+func (svc *Service) fewMatches(ctx context.Context, from, where string, args []any) (matchIDs, error) {
+	rows, err := svc.DB.QueryContext(ctx, store.Dynamic+`SELECT i.id`+from+where+` LIMIT `+strconv.Itoa(maxFewMatches+1), args...)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	ids := matchIDs{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxFewMatches {
+		return nil, nil
+	}
+	return ids, nil
 }
 
 // conditions adds the search's selection to q: the repositories the
