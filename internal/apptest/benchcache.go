@@ -57,13 +57,17 @@ func startCachedPostgres(tb testing.TB, base, key string, seed func(*Env)) *Env 
 		tb.Fatal(err)
 	}
 	defer admin.Close()
-	kept := func(cfg *app.Config) { cfg.DatabaseURL = databaseURL(base, key, testSchema) }
+	startKept := func() *Env { // no test database copied for nothing
+		cfg := testConfig(tb)
+		cfg.DatabaseURL = databaseURL(base, key, testSchema)
+		return StartConfig(tb, cfg)
+	}
 	var exists bool
 	if err := admin.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, key).Scan(&exists); err != nil {
 		tb.Fatal(err)
 	}
 	if exists {
-		return Start(tb, kept)
+		return startKept()
 	}
 	env := Start(tb)
 	u, err := url.Parse(env.Config.DatabaseURL)
@@ -75,7 +79,7 @@ func startCachedPostgres(tb testing.TB, base, key string, seed func(*Env)) *Env 
 	if _, err := admin.Exec("ALTER DATABASE " + strings.TrimPrefix(u.Path, "/") + " RENAME TO " + key); err != nil {
 		tb.Fatal(err)
 	}
-	return Start(tb, kept)
+	return startKept()
 }
 
 // Latencies times a benchmark's requests, for the percentiles its
