@@ -14,10 +14,10 @@ const maxFragment = 200
 // text_matches: a fragment of a property of the object found and where
 // the words matched in it.
 type TextMatches struct {
-	ObjectURL  string      `json:"object_url"`
-	ObjectType string      `json:"object_type"`
-	Property   string      `json:"property"`
-	Fragment   string      `json:"fragment"`
+	ObjectURL  string  `json:"object_url"`
+	ObjectType string  `json:"object_type"`
+	Property   string  `json:"property"`
+	Fragment   string  `json:"fragment"`
 	Matches    []Match `json:"matches"`
 }
 
