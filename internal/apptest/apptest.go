@@ -98,19 +98,8 @@ func WithSSH() Option { return func(c *app.Config) { c.SSHAddr = "127.0.0.1:0" }
 // Start starts a server for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
-	cfg := app.Config{
-		Addr:        "127.0.0.1:0",
-		DataDir:     t.TempDir(),
-		DatabaseURL: DatabaseURL(t),
-		Logger:      slog.New(slog.DiscardHandler),
-		// Lookups stay cached for the whole test unless a write drops
-		// them: every test that changes a token or an account and checks
-		// the effect at once checks the caches' invalidation too.
-		LookupCacheTTL: time.Hour,
-	}
-	if testing.Verbose() {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	cfg := testConfig(t)
+	cfg.DatabaseURL = DatabaseURL(t)
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -120,6 +109,24 @@ func Start(t testing.TB, opts ...Option) *Env {
 		}
 	}
 	return StartConfig(t, cfg)
+}
+
+// testConfig is a test server's configuration but for its database:
+// a port of its own, a temporary data directory, logs only under -v.
+func testConfig(t testing.TB) app.Config {
+	cfg := app.Config{
+		Addr:    "127.0.0.1:0",
+		DataDir: t.TempDir(),
+		Logger:  slog.New(slog.DiscardHandler),
+		// Lookups stay cached for the whole test unless a write drops
+		// them: every test that changes a token or an account and checks
+		// the effect at once checks the caches' invalidation too.
+		LookupCacheTTL: time.Hour,
+	}
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return cfg
 }
 
 // StartConfig starts a server with a complete configuration (a restart

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"forgeapi/internal/access"
@@ -37,16 +38,16 @@ type codeHit struct {
 
 // codeItem is the platform's code-search-result-item.
 type codeItem struct {
-	Name        string        `json:"name"`
-	Path        string        `json:"path"`
-	SHA         string        `json:"sha"`
-	URL         string        `json:"url"`
-	GitURL      string        `json:"git_url"`
-	HTMLURL     string        `json:"html_url"`
-	Repository  *repos.JSON   `json:"repository"`
-	Score       float64       `json:"score"`
-	FileSize    int64         `json:"file_size"`
-	TextMatches []textMatches `json:"text_matches,omitempty"`
+	Name        string               `json:"name"`
+	Path        string               `json:"path"`
+	SHA         string               `json:"sha"`
+	URL         string               `json:"url"`
+	GitURL      string               `json:"git_url"`
+	HTMLURL     string               `json:"html_url"`
+	Repository  *repos.JSON          `json:"repository"`
+	Score       float64              `json:"score"`
+	FileSize    int64                `json:"file_size"`
+	TextMatches []search.TextMatches `json:"text_matches,omitempty"`
 }
 
 // searchCode answers GET /search/code: the files of the default branches
@@ -55,31 +56,34 @@ type codeItem struct {
 // path: (a directory), filename:, extension:, language: (by extension),
 // in:file,path and size:. A query without words is a 422. sort=indexed
 // orders by indexing time; best match otherwise (by repository and path).
+// Past maxMatches files the answer is incomplete (boundMatches).
 func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	req, err := h.readRequest(r, codeKeys)
 	if err != nil {
 		return err
 	}
-	matches := wantsTextMatches(r)
-	hits, total, err := h.findCode(ctx, req, r.URL.Query().Get("sort"), r.URL.Query().Get("order"), matches)
+	matches := search.WantsTextMatches(r)
+	found, err := h.findCode(ctx, req, r.URL.Query().Get("sort"), r.URL.Query().Get("order"), matches)
 	if err != nil {
 		return err
 	}
 	renderer := h.repoJSONs(ctx)
-	items := make([]codeItem, 0, len(hits))
-	for _, c := range hits {
+	items := make([]codeItem, 0, len(found.hits))
+	for _, c := range found.hits {
 		e, err := renderer.get(ctx, c.repoID)
 		if err != nil {
 			return err
 		}
 		item := codeItemOf(renderer.base, e, c)
 		if matches {
-			item.TextMatches = codeTextMatches(item.URL, req.query, c)
+			item.TextMatches = search.TextMatchesOf(item.URL, "FileContent", req.query,
+				search.Property{Name: "content", Text: c.content}, search.Property{Name: "path", Text: c.path})
 		}
 		items = append(items, item)
 	}
-	httpapi.WriteSearch(w, r, req.page, total, items)
+	httpapi.SetLinks(w, r, req.page, min(found.total, search.MaxResults))
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": found.total, "incomplete_results": found.incomplete, "items": items})
 	return nil
 }
 
@@ -92,8 +96,8 @@ type CodeFile struct {
 
 // SearchCode is GET /search/code's search for p (text with its
 // qualifiers, best match, the page), for the web's search page: the files
-// found and how many in all. Its refusals are the API's (422s of the
-// query, or of a page past the first 1,000 results).
+// found and how many in all (at most maxMatches). Its refusals are the
+// API's (422s of the query, or of a page past the first 1,000 results).
 func (h *Handler) SearchCode(ctx context.Context, p *auth.Principal, text string, page httpapi.Page) ([]CodeFile, int, error) {
 	if err := search.CheckText(text); err != nil {
 		return nil, 0, err
@@ -106,58 +110,105 @@ func (h *Handler) SearchCode(ctx context.Context, p *auth.Principal, text string
 		return nil, 0, err
 	}
 	req := request{query: search.Parse(text).Known(codeKeys...), page: page, readable: readable}
-	hits, total, err := h.findCode(ctx, req, "", "", false)
+	found, err := h.findCode(ctx, req, "", "", false)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]CodeFile, len(hits))
-	for i, c := range hits {
+	out := make([]CodeFile, len(found.hits))
+	for i, c := range found.hits {
 		out[i] = CodeFile{RepoID: c.repoID, Path: c.path, Head: c.head}
 	}
-	return out, total, nil
+	return out, found.total, nil
+}
+
+// codeFound is a page of a code search: its files, how many matched in
+// all (at most maxMatches), and whether there were more.
+type codeFound struct {
+	hits       []codeHit
+	total      int
+	incomplete bool
 }
 
 // findCode runs a code search: the page of req's files (with their
-// content when content is true) in the order of sort and order, and how
-// many there are in all.
-func (h *Handler) findCode(ctx context.Context, req request, sort, order string, content bool) ([]codeHit, int, error) {
+// content when content is true) in the order of sort and order, among
+// the first maxMatches files that match (boundMatches).
+func (h *Handler) findCode(ctx context.Context, req request, sort, order string, content bool) (codeFound, error) {
 	if !hasWords(req.query) {
-		return nil, 0, apierr.Custom("Search", "q", "The search must contain at least one word to look for in the code.")
+		return codeFound{}, apierr.Custom("Search", "q", "The search must contain at least one word to look for in the code.")
 	}
 	orderBy, err := codeOrder(sort, order)
 	if err != nil {
-		return nil, 0, err
+		return codeFound{}, err
 	}
 	where := repos.VisibleTo(req.readable)
 	if err := h.codeConditions(where, req.query); err != nil {
-		return nil, 0, err
+		return codeFound{}, err
 	}
 	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
 		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
-	var total int
-	if err := h.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where.String(), where.Args...).Scan(&total); err != nil {
-		return nil, 0, store.Normalize(err)
+	selected, total, incomplete, err := h.boundMatches(ctx, from, where)
+	if err != nil {
+		return codeFound{}, err
 	}
 	column := "''"
 	if content {
 		column = "f.content"
 	}
 	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
-		column+from+where.String()+` ORDER BY `+orderBy+` LIMIT `+where.Placeholder(0)+` OFFSET `+where.Placeholder(1),
-		append(where.Args, req.page.Limit(), req.page.Offset())...)
+		column+from+selected+` ORDER BY `+orderBy+` LIMIT $1 OFFSET $2`, req.page.Limit(), req.page.Offset())
 	if err != nil {
-		return nil, 0, store.Normalize(err)
+		return codeFound{}, store.Normalize(err)
 	}
 	defer rows.Close()
-	var hits []codeHit
+	found := codeFound{total: total, incomplete: incomplete}
 	for rows.Next() {
 		var c codeHit
 		if err := rows.Scan(&c.repoID, &c.path, &c.name, &c.sha, &c.head, &c.size, &c.content); err != nil {
-			return nil, 0, err
+			return codeFound{}, err
 		}
-		hits = append(hits, c)
+		found.hits = append(found.hits, c)
 	}
-	return hits, total, rows.Err()
+	return found, rows.Err()
+}
+
+// maxMatches bounds the files a code search reads: as the platform's
+// searches stop at their time limit and answer what they found with
+// incomplete_results, forgeapi stops at the first maxMatches files the
+// database's text engine yields (the most a search can page through),
+// so that a word in every file of a large instance costs as much as one
+// in a thousand files.
+const maxMatches = search.MaxResults
+
+// boundMatches reads the ids of the files the conditions select, up to
+// maxMatches, in one pass of the text engine, and returns the condition
+// of the page's query (those ids), how many there are, and whether there
+// were more (incomplete).
+func (h *Handler) boundMatches(ctx context.Context, from string, where *search.Where) (string, int, bool, error) {
+	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.id`+from+where.String()+
+		` LIMIT `+strconv.Itoa(maxMatches+1), where.Args...)
+	if err != nil {
+		return "", 0, false, store.Normalize(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return "", 0, false, err
+		}
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	if err := rows.Err(); err != nil {
+		return "", 0, false, err
+	}
+	incomplete := len(ids) > maxMatches
+	if incomplete {
+		ids = ids[:maxMatches]
+	}
+	if len(ids) == 0 {
+		return "1 = 0", 0, false, nil
+	}
+	return "f.id IN (" + strings.Join(ids, ", ") + ")", len(ids), incomplete, nil
 }
 
 // codeItemOf renders a file found in the repository e.

@@ -23,7 +23,6 @@ package codesearch
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/auth"
@@ -131,10 +130,4 @@ func (c *repoJSONs) get(ctx context.Context, id int64) (*repoEntry, error) {
 	e := &repoEntry{repo: repo, json: &j}
 	c.cache[id] = e
 	return e, nil
-}
-
-// wantsTextMatches reports whether the request asks for the text-match
-// media type.
-func wantsTextMatches(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text-match")
 }

@@ -465,3 +465,33 @@ func TestAutoInitRepositoryIsIndexed(t *testing.T) {
 		t.Errorf("the initial commit: %+v", res)
 	}
 }
+
+// TestSearchCodeStopsAtAThousandMatches pushes 1,005 files that hold the
+// same word: a search reads the first 1,000 and says its answer is
+// incomplete, as the platform's searches past their time limit; one that
+// selects fewer is complete and exact.
+func TestSearchCodeStopsAtAThousandMatches(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	many := env.Repo(octo, "many")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	files := map[string]string{}
+	for i := range 1005 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = fmt.Sprintf("everywhere %d\n", i)
+	}
+	head := push(t, apptest.WorkTree(t, nil), env.GitURL("octo", "many", "octo", token), "many", files)
+	waitIndexed(t, env, many, head)
+
+	res, _, err := c.Search.Code(apptest.Ctx(), "everywhere", &github.SearchOptions{ListOptions: github.ListOptions{PerPage: 100, Page: 10}})
+	apptest.Must(t, "search", err)
+	if res.GetTotal() != 1000 || !res.GetIncompleteResults() || len(res.CodeResults) != 100 {
+		t.Errorf("a word in 1,005 files: total %d, incomplete %v, %d items", res.GetTotal(), res.GetIncompleteResults(), len(res.CodeResults))
+	}
+	res, _, err = c.Search.Code(apptest.Ctx(), "everywhere path:d3", nil)
+	apptest.Must(t, "search", err)
+	if res.GetTotal() != 101 || res.GetIncompleteResults() {
+		t.Errorf("a word in 101 files: total %d, incomplete %v", res.GetTotal(), res.GetIncompleteResults())
+	}
+}

@@ -22,9 +22,9 @@ var commitKeys = []string{"repo", "user", "org", "author", "committer", "author-
 // object with its repository and score.
 type commitItem struct {
 	gitjson.Commit
-	Repository  *repos.JSON   `json:"repository"`
-	Score       float64       `json:"score"`
-	TextMatches []textMatches `json:"text_matches,omitempty"`
+	Repository  *repos.JSON          `json:"repository"`
+	Score       float64              `json:"score"`
+	TextMatches []search.TextMatches `json:"text_matches,omitempty"`
 }
 
 // searchCommits answers GET /search/commits: the commits of the default
@@ -59,7 +59,7 @@ func (h *Handler) searchCommits(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	renderer := h.repoJSONs(ctx)
-	matches := wantsTextMatches(r)
+	matches := search.WantsTextMatches(r)
 	items := make([]commitItem, 0, len(found))
 	for _, f := range found {
 		e, err := renderer.get(ctx, f.repoID)
@@ -71,9 +71,8 @@ func (h *Handler) searchCommits(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		item := commitItem{Commit: j, Repository: e.json, Score: 1}
-		if m, ok := fragmentOf(f.commit.Message, req.query); ok && matches {
-			m.ObjectURL, m.ObjectType, m.Property = j.URL, "Commit", "message"
-			item.TextMatches = []textMatches{m}
+		if matches {
+			item.TextMatches = search.TextMatchesOf(j.URL, "Commit", req.query, search.Property{Name: "message", Text: f.commit.Message})
 		}
 		items = append(items, item)
 	}

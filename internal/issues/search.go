@@ -67,9 +67,20 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 	where := strings.Join(q.where, " AND ")
 	const from = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
 		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
-	var total int
-	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
-		return nil, 0, store.Normalize(err)
+	total := -1
+	if len(s.Query.Terms) > 0 && !s.oneRepository() {
+		ids, err := svc.fewMatches(ctx, from, where, q.args)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ids != nil {
+			total, where, q.args = len(ids), ids.condition(), nil
+		}
+	}
+	if total < 0 {
+		if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
+			return nil, 0, store.Normalize(err)
+		}
 	}
 	if s.Window != nil {
 		start, end, err := s.Window(total)
@@ -95,6 +106,48 @@ func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error)
 	return list, total, svc.completeAcross(ctx, list)
 }
 
+// maxFewMatches is how many issues a search with words reads the ids of
+// before it counts them instead (fewMatches).
+const maxFewMatches = 10_000
+
+// matchIDs are the ids of the issues a search selects.
+type matchIDs []string
+
+// condition selects the issues of ids ("1 = 0" for none).
+func (ids matchIDs) condition() string {
+	if len(ids) == 0 {
+		return "1 = 0"
+	}
+	return "i.id IN (" + strings.Join(ids, ", ") + ")"
+}
+
+// fewMatches returns the ids of the issues the conditions select when
+// they are maxFewMatches or fewer, else nil. A search with words reads
+// the text index once this way, where a count and then a page would read
+// it twice: the page is taken from the ids.
+func (svc *Service) fewMatches(ctx context.Context, from, where string, args []any) (matchIDs, error) {
+	rows, err := svc.DB.QueryContext(ctx, store.Dynamic+`SELECT i.id`+from+where+` LIMIT `+strconv.Itoa(maxFewMatches+1), args...)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	defer rows.Close()
+	ids := matchIDs{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxFewMatches {
+		return nil, nil
+	}
+	return ids, nil
+}
+
 // conditions adds the search's selection to q: the repositories the
 // caller may read, then each qualifier and word (matched by dialect's
 // text engine).
@@ -110,10 +163,7 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 	} else {
 		q.add(readable)
 	}
-	in := []string{"title", "body"}
-	if v := s.Query.Value("in"); v != "" {
-		in = strings.Split(strings.ToLower(v), ",")
-	}
+	in := s.fields()
 	for _, ql := range s.Query.Qualifiers {
 		cond, args, err := s.qualifier(ql)
 		if err != nil {
@@ -127,8 +177,12 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 		}
 		q.add(cond, args...)
 	}
+	match := search.TextMatch
+	if s.oneRepository() {
+		match = narrowMatch
+	}
 	for _, t := range s.Query.Terms {
-		cond, args := textCondition(dialect, t.Text, in)
+		cond, args := textCondition(match, dialect, t.Text, in)
 		if t.Negated {
 			cond = "NOT " + cond
 		}
@@ -137,23 +191,71 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 	return nil
 }
 
+// fields are the fields the search's words are looked for in: the in:
+// qualifier's, title and body by default.
+func (s Search) fields() []string {
+	if v := s.Query.Value("in"); v != "" {
+		return strings.Split(strings.ToLower(v), ",")
+	}
+	return []string{"title", "body"}
+}
+
+// textMatches are the text-match media type's fragments of the issue's
+// title and body (those of the fields searched) that hold the words.
+func (s Search) textMatches(j *issueJSON) []search.TextMatches {
+	var props []search.Property
+	for _, field := range s.fields() {
+		switch field {
+		case "title":
+			props = append(props, search.Property{Name: "title", Text: j.Title})
+		case "body":
+			if j.Body != nil {
+				props = append(props, search.Property{Name: "body", Text: *j.Body})
+			}
+		}
+	}
+	return search.TextMatchesOf(j.URL, "Issue", s.Query, props...)
+}
+
+// oneRepository reports whether the search selects one repository's
+// issues (a repo: qualifier not negated): few enough rows to read.
+func (s Search) oneRepository() bool {
+	for _, ql := range s.Query.Qualifiers {
+		if ql.Key == "repo" && !ql.Negated {
+			return true
+		}
+	}
+	return false
+}
+
+// narrowMatch is search.TextMatch for a search of one repository: the
+// column itself, lowercased, by LIKE. The text index answers "which
+// rows of all hold the word", which costs what the word's rows across
+// the instance cost (130 ms for a word in 100,000 issues); reading one
+// repository's rows costs what they cost.
+func narrowMatch(dialect store.Dialect, _, _, column, text string) (string, any) {
+	return search.LikeOp(dialect, "lower(COALESCE("+column+", ''))"), search.Like(text)
+}
+
 // textCondition is a word or phrase held by the fields of in (title,
-// body, comments), case-insensitively: titles and bodies through the
-// database's text indexes (search.TextMatch), comments by LIKE.
-func textCondition(dialect store.Dialect, text string, in []string) (string, []any) {
+// body, comments), case-insensitively, as match finds it: through the
+// database's text indexes of issues' titles and bodies and of comments'
+// bodies (search.TextMatch), or narrowMatch.
+func textCondition(match func(store.Dialect, string, string, string, string) (string, any), dialect store.Dialect,
+	text string, in []string) (string, []any) {
 	var parts []string
 	var args []any
 	for _, field := range in {
 		switch field {
 		case "title":
-			cond, arg := search.TextMatch(dialect, "i.id", "issues_title_fts", "i.title", text)
+			cond, arg := match(dialect, "i.id", "issues_title_fts", "i.title", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "body":
-			cond, arg := search.TextMatch(dialect, "i.id", "issues_body_fts", "i.body", text)
+			cond, arg := match(dialect, "i.id", "issues_body_fts", "i.body", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "comments":
-			parts, args = append(parts, `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND `+
-				search.LikeOp(dialect, "lower(c.body)")+`)`), append(args, search.Like(text))
+			cond, arg := match(dialect, "c.id", "issue_comments_fts", "c.body", text)
+			parts, args = append(parts, `i.id IN (SELECT c.issue_id FROM issue_comments c WHERE `+cond+`)`), append(args, arg)
 		}
 	}
 	if len(parts) == 0 {
@@ -283,17 +385,20 @@ func isCondition(key, v string) (string, []any, error) {
 	return "", nil, search.InvalidQualifier(search.Qualifier{Key: key, Value: v})
 }
 
-// searchResultJSON is an issue search result: the issue with its score.
+// searchResultJSON is an issue search result: the issue with its score
+// and, for the text-match media type, its text matches.
 type searchResultJSON struct {
 	issueJSON
-	Score float64 `json:"score"`
+	Score       float64              `json:"score"`
+	TextMatches []search.TextMatches `json:"text_matches,omitempty"`
 }
 
 // searchIssues answers GET /search/issues: the issues and pull requests
 // of the repositories the caller may read that q selects, with
 // total_count and incomplete_results, sorted by sort (comments,
 // created, updated; best match, which forgeapi orders by creation, by
-// default) in order (desc by default), paged within the first 1,000.
+// default) in order (desc by default), paged within the first 1,000;
+// the text-match media type adds each item's text_matches.
 func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	qv := r.URL.Query()
@@ -317,6 +422,7 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	matches := search.WantsTextMatches(r)
 	out := make([]searchResultJSON, len(items))
 	for i, j := range items {
 		j.Repository = nil
@@ -324,6 +430,9 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 			j.Body = new(string) // a search result's body is a string, as the description has it
 		}
 		out[i] = searchResultJSON{issueJSON: j, Score: 1}
+		if matches {
+			out[i].TextMatches = s.textMatches(&j)
+		}
 	}
 	httpapi.SetLinks(w, r, page, min(total, search.MaxResults))
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": out,

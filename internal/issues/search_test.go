@@ -2,6 +2,7 @@ package issues_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,6 +115,25 @@ func TestSearchIssues(t *testing.T) {
 			t.Fatalf("page of 2: %d %d next %d", res.GetTotal(), len(res.Issues), resp.NextPage)
 		}
 	})
+	apptest.Step(t, "the text-match media type", func(t *testing.T) {
+		res, _, err := c.Search.Issues(ctx, `"null pointer" repo:octo/hello`, &github.SearchOptions{TextMatch: true})
+		apptest.Must(t, "search", err)
+		if len(res.Issues) != 1 || len(res.Issues[0].TextMatches) != 1 {
+			t.Fatalf("text-match search: %+v", res.Issues)
+		}
+		m := res.Issues[0].TextMatches[0]
+		if m.GetProperty() != "body" || m.GetObjectType() != "Issue" || m.GetObjectURL() != crash.GetURL() ||
+			m.GetFragment() != "A null pointer when the config is empty" || len(m.Matches) != 1 ||
+			m.Matches[0].GetText() != "null pointer" || !slices.Equal(m.Matches[0].Indices, []int{2, 14}) {
+			t.Errorf("text match %+v", m)
+		}
+		res, _, err = c.Search.Issues(ctx, "crash repo:octo/hello is:issue", &github.SearchOptions{TextMatch: true, Sort: "created", Order: "asc"})
+		apptest.Must(t, "search", err)
+		if ms := res.Issues[0].TextMatches; len(ms) != 1 || ms[0].GetProperty() != "title" || ms[0].GetFragment() != "Crash on start" ||
+			!slices.Equal(ms[0].Matches[0].Indices, []int{0, 5}) {
+			t.Errorf("title match %+v", ms)
+		}
+	})
 	apptest.Step(t, "private issues count only for readers", func(t *testing.T) {
 		if got, total := titles(t, c, "crash leak", nil); total != 1 || got[0] != "Crash leak" {
 			t.Fatalf("owner: %v", got)
@@ -194,7 +214,10 @@ func TestSearchLabels(t *testing.T) {
 // TestSearchWordsUseTheTextIndex: words in titles and bodies are found
 // through the database's text index (SQLite's trigram FTS5 tables, kept
 // by triggers as issues are opened and edited), short words and phrases
-// included; an edited title is found by its new words only.
+// included; an edited title is found by its new words only; in:comments
+// finds comments' words through their own index, kept as comments are
+// made, edited and deleted. A search of one repository reads its rows
+// instead, and answers alike.
 func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -206,15 +229,24 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	apptest.Must(t, "issue", err)
 	_, _, err = c.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Go 1.26", Body: github.Ptr("upgrade")})
 	apptest.Must(t, "issue", err)
+	// user:octo searches through the text indexes; repo:octo/hello, one
+	// repository, reads its rows: both must answer alike.
 	found := func(q string) string {
 		t.Helper()
-		res, _, err := c.Search.Issues(ctx, q+" repo:octo/hello", &github.SearchOptions{Sort: "created", Order: "asc"})
-		apptest.Must(t, "search", err)
-		var out []string
-		for _, is := range res.Issues {
-			out = append(out, is.GetTitle())
+		var answers []string
+		for _, place := range []string{" user:octo", " repo:octo/hello"} {
+			res, _, err := c.Search.Issues(ctx, q+place, &github.SearchOptions{Sort: "created", Order: "asc"})
+			apptest.Must(t, "search", err)
+			var out []string
+			for _, is := range res.Issues {
+				out = append(out, is.GetTitle())
+			}
+			answers = append(answers, strings.Join(out, "|"))
 		}
-		return strings.Join(out, "|")
+		if answers[0] != answers[1] {
+			t.Errorf("%s: %q by the index, %q in one repository", q, answers[0], answers[1])
+		}
+		return answers[0]
 	}
 	for q, want := range map[string]string{
 		"CRASH":               "Parser crashes",
@@ -236,6 +268,31 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 	}
 	if got := found("lexer"); got != "Lexer hangs" {
 		t.Errorf("the new title: %q", got)
+	}
+	comment, _, err := c.Issues.CreateComment(ctx, "octo", "hello", 2, github.IssueCommentRequest{Body: "Segfault in the TOKENIZER here"})
+	apptest.Must(t, "comment", err)
+	for q, want := range map[string]string{
+		"tokenizer in:comments":      "Go 1.26",
+		`"the token" in:comments`:    "Go 1.26",
+		"tokenizer":                  "", // titles and bodies by default
+		"tokenizer in:body,comments": "Go 1.26",
+	} {
+		if got := found(q); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	_, _, err = c.Issues.UpdateComment(ctx, "octo", "hello", comment.GetID(), github.IssueCommentRequest{Body: "fixed by the lexer rewrite"})
+	apptest.Must(t, "edit comment", err)
+	if got := found("tokenizer in:comments"); got != "" {
+		t.Errorf("an edited comment's old words: %q", got)
+	}
+	if got := found("rewrite in:comments"); got != "Go 1.26" {
+		t.Errorf("an edited comment's new words: %q", got)
+	}
+	_, err = c.Issues.DeleteComment(ctx, "octo", "hello", comment.GetID())
+	apptest.Must(t, "delete comment", err)
+	if got := found("rewrite in:comments"); got != "" {
+		t.Errorf("a deleted comment: %q", got)
 	}
 	if !apptest.Postgres() {
 		plan := strings.Join(env.QueryPlan(t, `SELECT id FROM issues i WHERE i.id IN (SELECT rowid FROM issues_title_fts WHERE issues_title_fts MATCH ?)`, `"lexer"`), "\n")

@@ -26,6 +26,8 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: "/licenses/{license}", Handle: h.license, Auth: public},
 		{Method: "GET", Pattern: "/gitignore/templates", Handle: h.gitignoreNames, Auth: public},
 		{Method: "GET", Pattern: "/gitignore/templates/{name}", Handle: h.gitignoreTemplate, Auth: public},
+		{Method: "GET", Pattern: "/codes_of_conduct", Handle: h.codesOfConduct, Auth: public},
+		{Method: "GET", Pattern: "/codes_of_conduct/{key}", Handle: h.codeOfConduct, Auth: public},
 		{Method: "GET", Pattern: "/zen", Handle: h.zen, Auth: public},
 		{Method: "GET", Pattern: "/octocat", Handle: h.octocat, Auth: public},
 	}
@@ -160,5 +162,52 @@ func (h *Handler) gitignoreTemplate(w http.ResponseWriter, r *http.Request) erro
 		return nil
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"name": name, "source": source})
+	return nil
+}
+
+// codeOfConductJSON is the platform's code-of-conduct object; the list
+// leaves the body out, as the platform's does.
+type codeOfConductJSON struct {
+	Key     string `json:"key"`
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	Body    string `json:"body,omitempty"`
+	HTMLURL string `json:"html_url"`
+}
+
+func codeOfConductOf(r *http.Request, c *CodeOfConduct) codeOfConductJSON {
+	return codeOfConductJSON{Key: c.Key, Name: c.Name, URL: httpapi.BaseURL(r.Context()) + "/codes_of_conduct/" + c.Key,
+		HTMLURL: c.HTMLURL}
+}
+
+// codesOfConduct answers GET /codes_of_conduct: the codes of conduct the
+// platform offers, by key, without their texts.
+func (h *Handler) codesOfConduct(w http.ResponseWriter, r *http.Request) error {
+	t, err := Load()
+	if err != nil {
+		return err
+	}
+	out := make([]codeOfConductJSON, len(t.CodesOfConduct))
+	for i, c := range t.CodesOfConduct {
+		out[i] = codeOfConductOf(r, c)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// codeOfConduct answers GET /codes_of_conduct/{key}: one code of conduct
+// (key in any case) with its text.
+func (h *Handler) codeOfConduct(w http.ResponseWriter, r *http.Request) error {
+	t, err := Load()
+	if err != nil {
+		return err
+	}
+	c := t.CodeOfConduct(r.PathValue("key"))
+	if c == nil {
+		return apierr.NotFound()
+	}
+	out := codeOfConductOf(r, c)
+	out.Body = c.Body
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -1,9 +1,12 @@
 // Package reference serves the platform's reference tables: licenses
 // (GET /licenses, /licenses/{license}), .gitignore templates
-// (GET /gitignore/templates, /gitignore/templates/{name}) and emojis
-// (GET /emojis). The tables are not typed here: data/ holds copies of
-// the repositories the platform takes them from (github/choosealicense.com,
-// github/gitignore, github/gemoji; data/SOURCES names their commits),
+// (GET /gitignore/templates, /gitignore/templates/{name}), emojis
+// (GET /emojis) and codes of conduct (GET /codes_of_conduct,
+// /codes_of_conduct/{key}). The tables are not typed here: data/ holds
+// copies of the repositories the platform takes them from
+// (github/choosealicense.com, github/gitignore, github/gemoji,
+// EthicalSource/contributor_covenant, stumpsyn/policies; data/SOURCES
+// names their commits),
 // made by `go run ./internal/reference/gendata`, embedded and read once.
 package reference
 
@@ -39,11 +42,20 @@ type License struct {
 	Body           string
 }
 
+// CodeOfConduct is one of the codes of conduct the platform offers.
+type CodeOfConduct struct {
+	Key     string
+	Name    string `yaml:"name"`
+	HTMLURL string `yaml:"html_url"`
+	Body    string
+}
+
 // Tables are the reference tables, read from data once.
 type Tables struct {
-	Licenses  []*License // by key
-	Gitignore map[string]string
-	Emojis    map[string]string // alias -> image name (code points)
+	Licenses       []*License // by key
+	Gitignore      map[string]string
+	Emojis         map[string]string // alias -> image name (code points)
+	CodesOfConduct []*CodeOfConduct  // by key
 }
 
 // Load reads the embedded tables; they are read once per process.
@@ -53,6 +65,9 @@ var Load = sync.OnceValues(func() (*Tables, error) {
 		return nil, err
 	}
 	if err := t.loadGitignore(); err != nil {
+		return nil, err
+	}
+	if err := t.loadCodesOfConduct(); err != nil {
 		return nil, err
 	}
 	return t, t.loadEmojis()
@@ -82,20 +97,53 @@ func (t *Tables) loadLicenses() error {
 // parseLicense reads a license file: YAML front matter between "---"
 // lines, then the text.
 func parseLicense(raw []byte) (*License, error) {
+	l := &License{Hidden: true} // choosealicense.com's default: shown only when it says so
+	body, err := frontMatter(raw, l)
+	l.Body = body
+	return l, err
+}
+
+// frontMatter reads the YAML front matter between "---" lines at the
+// start of raw into v and returns the text after it.
+func frontMatter(raw []byte, v any) (string, error) {
 	rest, ok := bytes.CutPrefix(raw, []byte("---\n"))
 	if !ok {
-		return nil, fmt.Errorf("no front matter")
+		return "", fmt.Errorf("no front matter")
 	}
 	front, body, ok := bytes.Cut(rest, []byte("\n---\n"))
 	if !ok {
-		return nil, fmt.Errorf("front matter not closed")
+		return "", fmt.Errorf("front matter not closed")
 	}
-	l := &License{Hidden: true} // choosealicense.com's default: shown only when it says so
-	if err := yaml.Unmarshal(front, l); err != nil {
-		return nil, err
+	return string(body), yaml.Unmarshal(front, v)
+}
+
+func (t *Tables) loadCodesOfConduct() error {
+	files, err := fs.Glob(data, "data/codes_of_conduct/*.md")
+	if err != nil {
+		return err
 	}
-	l.Body = string(body)
-	return l, nil
+	for _, f := range files { // Glob sorts: by key
+		raw, err := data.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		c := &CodeOfConduct{Key: strings.TrimSuffix(path.Base(f), ".md")}
+		if c.Body, err = frontMatter(raw, c); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		t.CodesOfConduct = append(t.CodesOfConduct, c)
+	}
+	return nil
+}
+
+// CodeOfConduct returns the code of conduct of the key (any case), or nil.
+func (t *Tables) CodeOfConduct(key string) *CodeOfConduct {
+	for _, c := range t.CodesOfConduct {
+		if strings.EqualFold(c.Key, key) {
+			return c
+		}
+	}
+	return nil
 }
 
 func (t *Tables) loadGitignore() error {

@@ -72,4 +72,24 @@ func TestReferenceTables(t *testing.T) {
 		emojis["us"] != "https://github.githubassets.com/images/icons/emoji/unicode/1f1fa-1f1f8.png?v8" {
 		t.Errorf("%d emojis, +1 %q, us %q", len(emojis), emojis["+1"], emojis["us"])
 	}
+
+	cocs, _, err := c.CodesOfConduct.List(ctx)
+	apptest.Must(t, "codes of conduct", err)
+	if len(cocs) != 2 || cocs[0].GetKey() != "citizen_code_of_conduct" || cocs[1].GetKey() != "contributor_covenant" ||
+		cocs[1].GetName() != "Contributor Covenant" || cocs[1].GetURL() != env.URL+"/codes_of_conduct/contributor_covenant" ||
+		cocs[0].Body != nil {
+		t.Errorf("codes of conduct: %v", cocs)
+	}
+	covenant, _, err := c.CodesOfConduct.Get(ctx, "contributor_covenant")
+	apptest.Must(t, "contributor covenant", err)
+	if !strings.HasPrefix(covenant.GetBody(), "# Contributor Covenant Code of Conduct\n") || strings.Contains(covenant.GetBody(), "+++") ||
+		covenant.GetName() != "Contributor Covenant" {
+		t.Errorf("contributor covenant: %.200q", covenant.GetBody())
+	}
+	if citizen, _, err := c.CodesOfConduct.Get(ctx, "citizen_code_of_conduct"); err != nil || !strings.Contains(citizen.GetBody(), "## 1. Purpose") {
+		t.Errorf("citizen code of conduct: %v %v", citizen, err)
+	}
+	if _, resp, err := c.CodesOfConduct.Get(ctx, "nope"); apptest.ResponseStatus(resp) != http.StatusNotFound {
+		t.Errorf("unknown code of conduct: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package repos
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -41,6 +42,13 @@ func (h *Handler) searchRepositories(w http.ResponseWriter, r *http.Request) err
 	items, err := h.searchItems(ctx, p, found)
 	if err != nil {
 		return err
+	}
+	if search.WantsTextMatches(r) {
+		q := search.Parse(text)
+		for i, repo := range found {
+			items[i].matches = search.TextMatchesOf(items[i].repo.URL, "Repository", q,
+				search.Property{Name: "name", Text: repo.Name}, search.Property{Name: "description", Text: repo.Description})
+		}
 	}
 	httpapi.WriteSearch(w, r, page, total, items)
 	return nil
@@ -116,13 +124,25 @@ func (s *Service) Search(ctx context.Context, p *auth.Principal, role RoleFunc, 
 
 // searchItem is a repository in search results: the repository object
 // and its score.
-type searchItem struct{ repo *JSON }
+type searchItem struct {
+	repo    *JSON
+	matches []search.TextMatches // the text-match media type's, when asked for
+}
 
 // MarshalJSON renders the repository object with "score" (always 1:
-// forgeapi does not rank by relevance) added.
+// forgeapi does not rank by relevance) added, and "text_matches" when
+// the item has any.
 func (s searchItem) MarshalJSON() ([]byte, error) {
 	b := s.repo.AppendJSON(nil)
-	return append(b[:len(b)-1], `,"score":1}`...), nil
+	b = append(b[:len(b)-1], `,"score":1`...)
+	if len(s.matches) > 0 {
+		m, err := json.Marshal(s.matches)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"text_matches":`...), m...)
+	}
+	return append(b, '}'), nil
 }
 
 // searchItems renders a page of found repositories for p.
@@ -142,7 +162,7 @@ func (h *Handler) searchItems(ctx context.Context, p *auth.Principal, found []*R
 			return nil, err
 		}
 		j := ToJSON(urls, repo, st, role)
-		items = append(items, searchItem{&j})
+		items = append(items, searchItem{repo: &j})
 	}
 	return items, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ import (
 // TestSearchRepositories searches repositories through go-github as
 // `gh search repos` does: words in the name, description and topics,
 // owner, topic, stars and fork qualifiers, sorts; a private repository
-// counts only for those who can read it; unreadable values are a 422.
+// counts only for those who can read it; the text-match media type's
+// fragments of name and description; unreadable values are a 422.
 func TestSearchRepositories(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t)
@@ -83,6 +85,19 @@ func TestSearchRepositories(t *testing.T) {
 	apptest.Must(t, "search", err)
 	if r := res.Repositories[0]; !r.GetPermissions().GetAdmin() || len(r.Topics) != 2 || r.GetStargazersCount() != 1 {
 		t.Errorf("item = %+v", r)
+	}
+	res, _, err = octoC.Search.Repositories(ctx, "helpers", &github.SearchOptions{TextMatch: true})
+	apptest.Must(t, "search with text matches", err)
+	if len(res.Repositories) != 1 || len(res.Repositories[0].TextMatches) != 1 {
+		t.Fatalf("text-match search: %+v", res.Repositories)
+	}
+	if m := res.Repositories[0].TextMatches[0]; m.GetProperty() != "description" || m.GetFragment() != "HTTP helpers" ||
+		m.GetObjectType() != "Repository" || m.GetObjectURL() != env.URL+"/repos/octo/rest-kit" ||
+		len(m.Matches) != 1 || m.Matches[0].GetText() != "helpers" || !slices.Equal(m.Matches[0].Indices, []int{5, 12}) {
+		t.Errorf("text match %+v", m)
+	}
+	if res, _, err := octoC.Search.Repositories(ctx, "helpers", nil); err != nil || res.Repositories[0].TextMatches != nil {
+		t.Errorf("text matches without the media type: %v", err)
 	}
 	for _, q := range []string{"", "is:secret", "stars:%3Emany", "repo:noslash", "hello&sort=size", "hello&order=up"} {
 		resp, body := env.Do("GET", "/search/repositories?q="+q, "", nil)
