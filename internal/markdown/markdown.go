@@ -25,13 +25,14 @@ import (
 
 // Options say how to render a text.
 type Options struct {
-	// GFM renders as comments are: single line breaks kept, mentions
-	// and references linked. Without it, as README files are.
+	// GFM renders as comments are: single line breaks kept. Without it,
+	// as files (README) are: a single line break joins the lines.
 	GFM bool
-	// Resolve, when set, is asked once, in GFM mode, about the logins
-	// and issue numbers the text mentions; what it leaves out stays
-	// plain text. The numbers are those of #123 references, within the
-	// repository of the rendering's context.
+	// Resolve, when set, is asked once about the logins and issue
+	// numbers the text mentions, which are then linked; what it leaves
+	// out stays plain text. The numbers are those of #123 references,
+	// within the repository of the rendering's context. Without it
+	// nothing is linked (POST /markdown's markdown mode).
 	Resolve func(logins []string, numbers []int64) (Resolved, error)
 }
 
@@ -55,8 +56,10 @@ func Render(src []byte, opts Options) ([]byte, error) {
 	ref := &references{resolve: opts.Resolve}
 	parseOpts := []parser.Option{}
 	rendererOpts := []goldmark.Option{}
-	if opts.GFM {
+	if opts.Resolve != nil {
 		parseOpts = append(parseOpts, parser.WithASTTransformers(prioritized(ref)))
+	}
+	if opts.GFM {
 		rendererOpts = append(rendererOpts, goldmark.WithRendererOptions(html.WithHardWraps()))
 	}
 	md := goldmark.New(append(rendererOpts,

@@ -178,13 +178,20 @@ func toEventLine(e *issues.Event) *eventLine {
 }
 
 // renderGFM renders a comment's Markdown as the API's POST /markdown in
-// gfm mode does: @mentions of accounts and #123 of the repository's
-// issues linked.
+// gfm mode does: single line breaks kept, @mentions of accounts and #123
+// of the repository's issues linked.
 func (h *Handler) renderGFM(ctx context.Context, repo *repos.Repository, text string) (any, error) {
+	return h.renderLinked(ctx, repo, text, true)
+}
+
+// renderLinked renders Markdown with the repository as the context of its
+// @mentions and #123 references, which are linked: as a comment (gfm) or
+// as a file, whose single line breaks join its lines.
+func (h *Handler) renderLinked(ctx context.Context, repo *repos.Repository, text string, gfm bool) (any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	out, err := markdown.Render([]byte(text), markdown.Options{GFM: true, Resolve: (&mdapi.Handler{DB: h.DB}).Resolver(ctx, repo)})
+	out, err := markdown.Render([]byte(text), markdown.Options{GFM: gfm, Resolve: (&mdapi.Handler{DB: h.DB}).Resolver(ctx, repo)})
 	if err != nil {
 		return nil, err
 	}

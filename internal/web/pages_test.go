@@ -61,7 +61,9 @@ func TestRepositoryPages(t *testing.T) {
 		}
 	})
 	apptest.Step(t, "repository home", func(t *testing.T) {
-		wantPage(t, c, repo, 200, "Widgets for everyone", "<strong>widget</strong>",
+		// A file's single line break joins its lines (no <br>, as comments
+		// have), and its mentions and references are linked.
+		wantPage(t, c, repo, 200, "Widgets for everyone", "<strong>widget</strong> maker,\nby",
 			`href="`+e.URL+`/`+f.alice.Login+`"`, `href="`+e.URL+`/`+f.org+`/widgets/issues/1"`,
 			`value="`+e.URL+`/`+f.org+`/widgets.git"`, "2 branches", "1 tag", `href="/`+f.org+`/widgets/tree/main/docs"`,
 			`href="/`+f.org+`/widgets/blob/main/main.go"`)

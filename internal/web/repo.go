@@ -172,8 +172,9 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, v *repoVisit, res
 }
 
 // fillTree lists the directory at p.Ref, its newest commit and its
-// README (Markdown rendered as POST /markdown in gfm mode with the
-// repository as context: @mentions and #123 linked).
+// README (Markdown rendered as a file, its single line breaks joining
+// lines, with the repository as the context of its @mentions and #123,
+// which are linked).
 func (h *Handler) fillTree(ctx context.Context, v *repoVisit, g *gitread.Repository, p *treePage, dir string) error {
 	entries, err := g.ListDir(p.Ref, dir)
 	if err != nil {
@@ -202,7 +203,7 @@ func (h *Handler) fillTree(ctx context.Context, v *repoVisit, g *gitread.Reposit
 		p.ReadmeText = string(data)
 		return nil
 	}
-	out, err := h.renderGFM(ctx, v.repo, string(data))
+	out, err := h.renderLinked(ctx, v.repo, string(data), false)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func newFixture(t *testing.T, opts ...apptest.Option) *fixture {
 	work := apptest.WorkTree(t, nil)
 	f.work = work
 	f.first = apptest.Commit(t, work, "Add the widget maker", map[string]string{
-		"README.md":         "# Widgets\n\nThe **widget** maker, by @" + f.alice.Login + ". Known squeaks: #1.\n",
+		"README.md":         "# Widgets\n\nThe **widget** maker,\nby @" + f.alice.Login + ". Known squeaks: #1.\n",
 		"main.go":           "package main\n\nfunc main() {\n\tprintln(\"widgets <3\")\n}\n",
 		"docs/guide/use.md": "Use it.\n",
 	})
