@@ -110,8 +110,19 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 	if q.Desc {
 		dir = " DESC"
 	}
-	rows, err := s.DB.QueryContext(ctx, store.Dynamic+`SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
+	page, err = s.completePage(ctx, repo, store.Dynamic+`SELECT `+prColumns+`, p.issue_id`+from+` ORDER BY `+order+dir+`, p.number`+dir+
 		` LIMIT `+arg(end-start)+` OFFSET `+arg(start), args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return page, start, total, nil
+}
+
+// completePage runs query, which selects prColumns and the issue row's
+// id of a page of the repository's pull requests, and completes them in
+// a fixed number of queries (completeAll), in the query's order.
+func (s *Service) completePage(ctx context.Context, repo *repos.Repository, query string, args ...any) ([]*PullRequest, error) {
+	rows, err := s.DB.QueryContext(ctx, query, args...)
 	found, err := store.ScanAll(rows, err, func(sc scanner) (pullRow, error) {
 		r := pullRow{p: &PullRequest{}}
 		var number int64
@@ -122,16 +133,16 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 		return r, err
 	})
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
 	if err := completeAll(ctx, s.DB, repo, found); err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
-	page = make([]*PullRequest, len(found))
+	page := make([]*PullRequest, len(found))
 	for i, r := range found {
 		page[i] = r.p
 	}
-	return page, start, total, nil
+	return page, nil
 }
 
 // pullRow is a pull request's row with the id of its issue row.

@@ -58,36 +58,15 @@ func (s *Service) List(ctx context.Context, repo *repos.Repository, f Filter) ([
 	if f.Sort == "long-running" {
 		where = append(where, "i.state = 'open'")
 	}
-	query := `SELECT p.number FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ") +
+	query := `SELECT ` + prColumns + `, p.issue_id FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY ` + order + dir + `, p.id` + dir + ` LIMIT ` + arg(f.Page.Limit()+1) + ` OFFSET ` + arg(f.Page.Offset())
-	rows, err := s.DB.QueryContext(ctx, query, args...)
+	out, err := s.completePage(ctx, repo, store.Dynamic+query, args...)
 	if err != nil {
-		return nil, false, store.Normalize(err)
+		return nil, false, err
 	}
-	var numbers []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return nil, false, store.Normalize(err)
-		}
-		numbers = append(numbers, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, false, store.Normalize(err)
-	}
-	more := len(numbers) > f.Page.Limit()
+	more := len(out) > f.Page.Limit()
 	if more {
-		numbers = numbers[:f.Page.Limit()]
-	}
-	out := make([]*PullRequest, 0, len(numbers))
-	for _, n := range numbers {
-		p, err := byNumber(ctx, s.DB, repo, n)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, p)
+		out = out[:f.Page.Limit()]
 	}
 	return out, more, nil
 }
