@@ -22,7 +22,7 @@ const quickStartBuild = `go build -o forgeapi ./cmd/forgeapi && export PATH="$PW
 // TestQuickStart runs the README's quick start as written: its sh blocks,
 // in order, in one bash with errexit and pipefail, with a fresh HOME and
 // TMPDIR (so the mktemp -d directory, the data and git's configuration
-// start empty), a free port in FORGEAPI_ADDR, and the forgeapi built from
+// start empty), free ports in FORGEAPI_ADDR and FORGEAPI_SSH_ADDR, and the forgeapi built from
 // this checkout on PATH in place of the first block. Every command must
 // succeed, and every line of the text blocks (the output the README
 // shows; "..." stands for any text within a line) must appear in the
@@ -32,7 +32,7 @@ func TestQuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the forgeapi binary")
 	}
-	for _, tool := range []string{"git", "curl", "bash", "go"} {
+	for _, tool := range []string{"git", "curl", "bash", "go", "ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the quick start needs %s: %v", tool, err)
 		}
@@ -151,7 +151,7 @@ func quickStartBlocks(t *testing.T, readme string) (scripts, outputs []string) {
 }
 
 // quickStartEnv is a newcomer's environment: PATH with the binary first,
-// an empty HOME and TMPDIR, no FORGEAPI_* settings but a free port, and
+// an empty HOME and TMPDIR, no FORGEAPI_* settings but free ports (API and SSH), and
 // the Go caches of this machine (so that the receiver builds quickly).
 func quickStartEnv(t *testing.T, bin, home, tmpdir string) []string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -160,11 +160,18 @@ func quickStartEnv(t *testing.T, bin, home, tmpdir string) []string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshAddr := ln.Addr().String()
+	ln.Close()
 	env := []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TMPDIR=" + tmpdir,
 		"FORGEAPI_ADDR=" + addr,
+		"FORGEAPI_SSH_ADDR=" + sshAddr,
 		"GIT_CONFIG_NOSYSTEM=1",
 		"LC_ALL=C",
 	}
