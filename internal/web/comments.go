@@ -31,16 +31,9 @@ var errSignIn = apierr.New(http.StatusForbidden, "Sign in to comment.")
 // and is sent back to the comment on the page.
 func (h *Handler) createComment(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
 	ctx := r.Context()
-	if x.Login() == "" {
-		return errSignIn
-	}
-	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	v, n, err := h.formTarget(ctx, x, r, errSignIn)
 	if err != nil {
 		return err
-	}
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		return apierr.NotFound()
 	}
 	body := strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")
 	var f apierr.Fields

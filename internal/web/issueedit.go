@@ -136,16 +136,9 @@ func (h *Handler) issueState(w http.ResponseWriter, r *http.Request, x console.V
 func (h *Handler) changeIssue(w http.ResponseWriter, r *http.Request, x console.Visitor,
 	read func(is *issues.Issue, triage bool) (issues.Changes, error)) error {
 	ctx := r.Context()
-	if x.Login() == "" {
-		return apierr.New(http.StatusForbidden, "Sign in to edit.")
-	}
-	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	v, n, err := h.formTarget(ctx, x, r, apierr.New(http.StatusForbidden, "Sign in to edit."))
 	if err != nil {
 		return err
-	}
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		return apierr.NotFound()
 	}
 	is, err := h.Issues.Get(ctx, v.repo, n)
 	if err != nil || is.PullRequest {

@@ -73,16 +73,9 @@ func (h *Handler) fillLines(r *http.Request, v *repoVisit, pr *pulls.PullRequest
 // sent back to the comment on the files page.
 func (h *Handler) lineCommentPull(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
 	ctx := r.Context()
-	if x.Login() == "" {
-		return errSignIn
-	}
-	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	v, n, err := h.formTarget(ctx, x, r, errSignIn)
 	if err != nil {
 		return err
-	}
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		return apierr.NotFound()
 	}
 	c, err := lineCommentForm(r)
 	if err != nil {

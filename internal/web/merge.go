@@ -74,16 +74,9 @@ var reviewEvents = []string{"COMMENT", "APPROVE", "REQUEST_CHANGES"}
 // sent back to the review on the page.
 func (h *Handler) reviewPull(w http.ResponseWriter, r *http.Request, x console.Visitor) error {
 	ctx := r.Context()
-	if x.Login() == "" {
-		return apierr.New(http.StatusForbidden, "Sign in to review.")
-	}
-	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	v, n, err := h.formTarget(ctx, x, r, apierr.New(http.StatusForbidden, "Sign in to review."))
 	if err != nil {
 		return err
-	}
-	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
-	if err != nil || n <= 0 {
-		return apierr.NotFound()
 	}
 	event := r.PostForm.Get("event")
 	if !slices.Contains(reviewEvents, event) {

@@ -26,6 +26,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"forgeapi/internal/access"
@@ -100,6 +101,26 @@ type repoVisit struct {
 	x    console.Visitor
 	repo *repos.Repository
 	role auth.Role
+}
+
+// formTarget reads the repository and the issue or pull request number
+// of a form's path (/console/{owner}/{repo}/.../{number}/...) for the
+// signed-in visitor: signIn refuses an anonymous one, a repository the
+// visitor cannot see is visitRepo's refusal, a number that is not one is
+// 404.
+func (h *Handler) formTarget(ctx context.Context, x console.Visitor, r *http.Request, signIn error) (*repoVisit, int64, error) {
+	if x.Login() == "" {
+		return nil, 0, signIn
+	}
+	v, err := h.visitRepo(ctx, x, r.PathValue("owner"), r.PathValue("repo"))
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := strconv.ParseInt(r.PathValue("number"), 10, 64)
+	if err != nil || n <= 0 {
+		return nil, 0, apierr.NotFound()
+	}
+	return v, n, nil
 }
 
 // visitRepo returns the repository when the visitor may read it, else
