@@ -13,12 +13,8 @@ import (
 // the file is made from (a digest in the name), as nothing is ever
 // remade.
 func cachedFile(kind, name string, build func(tmp string) error) (string, error) {
-	base, err := os.UserCacheDir()
+	dir, err := cacheFolder(kind)
 	if err != nil {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, "forgeapi-test", kind)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	file := filepath.Join(dir, name)
@@ -35,4 +31,45 @@ func cachedFile(kind, name string, build func(tmp string) error) (string, error)
 		return "", err
 	}
 	return file, os.Rename(tmp.Name(), file)
+}
+
+// cachedDir is cachedFile for a folder: build fills a temporary folder
+// that is then renamed into place. When another test binary renamed its
+// own into place first, that one is kept.
+func cachedDir(kind, name string, build func(tmp string) error) (string, error) {
+	parent, err := cacheFolder(kind)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(parent, name)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(parent, ".make-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := build(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr == nil {
+			return dir, nil // made by another binary meanwhile
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// cacheFolder returns the test cache's folder of kind, under the user's
+// cache directory (the system's temporary one when there is none),
+// making it when missing.
+func cacheFolder(kind string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "forgeapi-test", kind)
+	return dir, os.MkdirAll(dir, 0o755)
 }

@@ -2,7 +2,9 @@ package apptest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,44 +40,180 @@ const OpenAPIDirEnv = "FORGEAPI_TEST_OPENAPI_DIR"
 // process id, summed, is the suite's count.
 const ValidatedCountEnv = "FORGEAPI_TEST_OPENAPI_COUNT_FILE"
 
-// description is one of the platform's OpenAPI documents, loaded the
-// first time an exchange needs it, with its router.
+// description is one of the platform's OpenAPI documents, read through
+// its split copy (openapi_trim.go): the index the first time an exchange
+// needs it, each small document the first time an exchange needs that.
 type description struct {
-	file   string // the platform's, named in mismatches
-	part   trimmedPart
+	file string // the platform's, named in mismatches
+	part trimmedPart
+
+	once    sync.Once
+	dir     string                  // the split copy
+	paths   map[string][]*matchPath // by the first segment and the number of segments, in matching order
+	schemas map[string]string       // webhook schema name: document
+	err     error
+
+	mu     sync.Mutex
+	pieces map[string]*piece // by document
+}
+
+// matchPath is an indexed path ready to match request paths.
+type matchPath struct {
+	indexedPath
+	segments []string // "" where the template has a parameter
+}
+
+// piece is one small document of a split copy, loaded once.
+type piece struct {
 	once   sync.Once
 	doc    *openapi3.T
-	router routers.Router
+	router routers.Router // operations part only
 	err    error
 }
 
-// load reads the trimmed copy of the document (openapi_trim.go; servers
-// dropped, so that the router matches
-// any host) and builds its router.
-func (d *description) load() (routers.Router, error) {
+// open reads the index of the split copy, making the copy when the
+// cache has none. The paths are kept in kin-openapi's matching order
+// (fewer parameters first, then reverse lexical order), the order its
+// router tries them, so that a request matches the same operation it
+// would in the whole document.
+func (d *description) open() error {
 	d.once.Do(func() {
-		file, err := trimmed(d.file, d.part)
+		d.dir, d.err = trimmed(d.file, d.part)
+		if d.err != nil {
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(d.dir, indexFile))
 		if err != nil {
 			d.err = err
 			return
 		}
-		doc, err := openapi3.NewLoader().LoadFromFile(file)
-		if err != nil {
-			d.err = fmt.Errorf("load %s: %w", d.file, err)
+		var index pieceIndex
+		if d.err = json.Unmarshal(data, &index); d.err != nil {
+			d.err = fmt.Errorf("%s: %w", filepath.Join(d.dir, indexFile), d.err)
 			return
 		}
-		doc.Servers = nil
+		d.schemas = index.Schemas
+		slices.SortFunc(index.Paths, func(a, b indexedPath) int {
+			if c := cmp.Compare(strings.Count(a.Path, "}"), strings.Count(b.Path, "}")); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.Path, a.Path)
+		})
+		d.paths = map[string][]*matchPath{}
+		for _, p := range index.Paths {
+			m := &matchPath{indexedPath: p, segments: strings.Split(p.Path, "/")}
+			for i, seg := range m.segments {
+				if strings.Contains(seg, "{") {
+					m.segments[i] = ""
+				}
+			}
+			key := pathKey(m.segments)
+			d.paths[key] = append(d.paths[key], m)
+		}
+	})
+	return d.err
+}
+
+// pathKey groups paths by the number of their segments and their first
+// one ("" in segments is a parameter).
+func pathKey(segments []string) string {
+	first := ""
+	if len(segments) > 1 {
+		first = segments[1]
+	}
+	return fmt.Sprintf("%d/%s", len(segments), first)
+}
+
+// matches reports whether the request path's segments fit the template's:
+// a literal segment is equal, a parameter is any non-empty segment.
+func (m *matchPath) matches(segments []string) bool {
+	for i, seg := range m.segments {
+		if seg == "" && segments[i] == "" && i > 0 || seg != "" && seg != segments[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// findRoute returns the operation of the request, whose path is already
+// the platform's, and its path parameters; a nil route when the
+// description has no operation for the method and path.
+func (d *description) findRoute(req *http.Request) (*routers.Route, map[string]string, error) {
+	if err := d.open(); err != nil {
+		return nil, nil, err
+	}
+	segments := strings.Split(req.URL.Path, "/")
+	for _, key := range []string{pathKey(segments), pathKey(append(segments[:1:1], make([]string, len(segments)-1)...))} {
+		for _, m := range d.paths[key] {
+			if !m.matches(segments) || !slices.Contains(m.Methods, req.Method) {
+				continue
+			}
+			p, err := d.piece(m.File)
+			if err != nil {
+				return nil, nil, err
+			}
+			route, params, err := p.router.FindRoute(req)
+			if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
+				continue
+			}
+			return route, params, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// schema returns the webhook schema named name, nil when the description
+// has none.
+func (d *description) schema(name string) (*openapi3.Schema, error) {
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	file, ok := d.schemas[name]
+	if !ok {
+		return nil, nil
+	}
+	p, err := d.piece(file)
+	if err != nil {
+		return nil, err
+	}
+	if ref := p.doc.Components.Schemas[name]; ref != nil {
+		return ref.Value, nil
+	}
+	return nil, nil
+}
+
+// piece returns the split copy's document file, loading it the first
+// time; for the operations part, with its router.
+func (d *description) piece(file string) (*piece, error) {
+	d.mu.Lock()
+	if d.pieces == nil {
+		d.pieces = map[string]*piece{}
+	}
+	p := d.pieces[file]
+	if p == nil {
+		p = &piece{}
+		d.pieces[file] = p
+	}
+	d.mu.Unlock()
+	p.once.Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(d.dir, file))
+		if err != nil {
+			p.err = fmt.Errorf("load %s (%s of %s): %w", file, d.part, d.file, err)
+			return
+		}
+		doc.Servers = nil // so that the router matches any host
 		for _, item := range doc.Paths.Map() {
 			item.Servers = nil
 			for _, op := range item.Operations() {
 				op.Servers = nil // the upload operation's uploads host
 			}
 		}
-		d.doc = doc
-		d.router, d.err = gorillamux.NewRouter(doc)
-		runtime.GC() // the loader's garbage is large
+		p.doc = doc
+		if d.part == operationsPart {
+			p.router, p.err = gorillamux.NewRouter(doc)
+		}
 	})
-	return d.router, d.err
+	return p, p.err
 }
 
 // Validator checks exchanges against the platform's descriptions: the
@@ -122,9 +261,10 @@ func SharedValidator() *Validator {
 	return validator
 }
 
-// Preload loads the hosted description now, so no later check pays for
-// the loading; an error is reported by the first check.
-func (v *Validator) Preload() { _, _ = v.docs[0].load() }
+// Preload reads the hosted description's index now (making its split
+// copy when the cache has none), so no later check pays for it; an error
+// is reported by the first check.
+func (v *Validator) Preload() { _ = v.docs[0].open() }
 
 // openAPIDir returns the descriptions' folder: OpenAPIDirEnv, else the
 // package installed under testdata/node, else "".
@@ -315,18 +455,9 @@ func (v *Validator) find(req *http.Request, p string) (*routers.Route, map[strin
 	mapped.URL.Path = p
 	mapped.URL.RawPath = ""
 	for _, d := range v.docs {
-		router, err := d.load()
-		if err != nil {
-			return nil, nil, "", err
-		}
-		route, params, err := router.FindRoute(mapped)
-		switch {
-		case err == nil:
-			return route, params, d.file, nil
-		case errors.Is(err, routers.ErrPathNotFound), errors.Is(err, routers.ErrMethodNotAllowed):
-			continue
-		default:
-			return nil, nil, "", err
+		route, params, err := d.findRoute(mapped)
+		if err != nil || route != nil {
+			return route, params, d.file, err
 		}
 	}
 	return nil, nil, "", nil

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,18 +19,22 @@ import (
 )
 
 // The platform's descriptions are 11 to 14 MB each, and kin-openapi takes
-// seconds of CPU to load one, in every test binary: most of the suite's
-// validation cost. The validator loads trimmed copies instead, made once
-// per machine and kept in the user's cache directory under a name that is
-// a digest of the source and of what is kept:
+// about a second of CPU to load even a trimmed one, in every test binary:
+// most of a small test binary's run. The validator loads split copies
+// instead, made once per machine and kept in the user's cache directory
+// under a name that is a digest of the source and of what is kept. A split
+// copy is a folder of small documents, each loaded the first time an
+// exchange needs it, and an index of them (index.json):
 //
-//   - an operations copy: the paths that forgeapi's route table serves
-//     for one of their methods at least, with every method the platform
-//     has on them, and the components they reference. A request to a path forgeapi
-//     does not serve is answered with the JSON 404, which Check verifies
-//     as it does for a path no description has;
-//   - a webhooks copy (the hosted description only): the
-//     webhook-<event>[-<action>] schemas and what they reference.
+//   - the operations part: one document per path that forgeapi's route
+//     table serves for one of its methods at least, with every method the
+//     platform has on it and the components it references; the index
+//     lists each path with its methods. A request to a path forgeapi does
+//     not serve is answered with the JSON 404, which Check verifies as it
+//     does for a path no description has;
+//   - the webhooks part: one document per webhook-<event>[-<action>]
+//     schema with what it references; the index maps each schema's name
+//     to its document.
 //
 // Both drop what validation never reads: descriptions, summaries,
 // examples, tags and external docs (but not a schema property that has
@@ -37,7 +42,7 @@ import (
 
 // trimVersion changes when the trimming does, so that no cached copy
 // made by an earlier rule is used.
-const trimVersion = "3"
+const trimVersion = "4"
 
 // trimmedPart is what a trimmed copy keeps.
 type trimmedPart string
@@ -47,8 +52,26 @@ const (
 	webhooksPart   trimmedPart = "webhooks"
 )
 
-// trimmed returns the file of the part of the description src, making it
-// when the cache has none.
+// indexFile is the name of a split copy's index.
+const indexFile = "index.json"
+
+// pieceIndex is a split copy's index: its paths (operations part) or its
+// schemas (webhooks part), and the document of each.
+type pieceIndex struct {
+	Paths   []indexedPath     `json:"paths,omitempty"`
+	Schemas map[string]string `json:"schemas,omitempty"` // name: document
+}
+
+// indexedPath is one path of the operations part: its template, the
+// methods the platform has on it (upper case) and its document.
+type indexedPath struct {
+	Path    string   `json:"path"`
+	Methods []string `json:"methods"`
+	File    string   `json:"file"`
+}
+
+// trimmed returns the folder of the split copy of the part of the
+// description src, making it when the cache has none.
 func trimmed(src string, part trimmedPart) (string, error) {
 	raw, err := os.ReadFile(src)
 	if err != nil {
@@ -58,13 +81,18 @@ func trimmed(src string, part trimmedPart) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n", trimVersion, part, strings.Join(routes, "\n"))
 	h.Write(raw)
-	name := fmt.Sprintf("%s.%s.%s.json", strings.TrimSuffix(filepath.Base(src), ".json"), part, hex.EncodeToString(h.Sum(nil))[:16])
-	return cachedFile("openapi", name, func(tmp string) error {
-		out, err := trimDescription(raw, part, servedBy(routes))
+	name := fmt.Sprintf("%s.%s.%s", strings.TrimSuffix(filepath.Base(src), ".json"), part, hex.EncodeToString(h.Sum(nil))[:16])
+	return cachedDir("openapi", name, func(tmp string) error {
+		files, err := splitDescription(raw, part, servedBy(routes))
 		if err != nil {
-			return fmt.Errorf("trim %s: %w", src, err)
+			return fmt.Errorf("split %s: %w", src, err)
 		}
-		return os.WriteFile(tmp, out, 0o644)
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -104,8 +132,9 @@ var pathParam = regexp.MustCompile(`\{[^}]*\}`)
 // operationMethods are the keys of a path item that are operations.
 var operationMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-// trimDescription makes the part of the description raw.
-func trimDescription(raw []byte, part trimmedPart, served func(method, path string) bool) ([]byte, error) {
+// splitDescription makes the documents of the part of the description
+// raw and their index, by file name.
+func splitDescription(raw []byte, part trimmedPart, served func(method, path string) bool) (map[string][]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // numbers stay as written
 	var doc map[string]any
@@ -113,32 +142,66 @@ func trimDescription(raw []byte, part trimmedPart, served func(method, path stri
 		return nil, err
 	}
 	delete(doc, "x-webhooks")
-	paths, _ := doc["paths"].(map[string]any)
-	kept := map[string]any{}
-	var roots []any
+	dropDocumentation(doc, false)
+	graph := refGraph{doc: doc, direct: map[string][]string{}}
+	files := map[string][]byte{}
+	add := func(paths map[string]any, root any) (string, error) {
+		name := fmt.Sprintf("d%04d.json", len(files))
+		data, err := json.Marshal(graph.document(paths, root))
+		files[name] = data
+		return name, err
+	}
+	var index pieceIndex
 	switch part {
 	case operationsPart:
-		for p, item := range paths {
-			ops, _ := item.(map[string]any)
-			for _, m := range operationMethods {
-				if _, ok := ops[m]; ok && served(strings.ToUpper(m), p) {
-					kept[p] = item
-					break
-				}
+		paths, _ := doc["paths"].(map[string]any)
+		for _, p := range slices.Sorted(maps.Keys(paths)) {
+			ops, _ := paths[p].(map[string]any)
+			methods := servedMethods(p, ops, served)
+			if methods == nil {
+				continue
 			}
+			file, err := add(map[string]any{p: ops}, ops)
+			if err != nil {
+				return nil, err
+			}
+			index.Paths = append(index.Paths, indexedPath{Path: p, Methods: methods, File: file})
 		}
-		roots = append(roots, kept)
 	case webhooksPart:
 		schemas, _ := component(doc, "schemas")
-		for name := range schemas {
-			if strings.HasPrefix(name, "webhook-") {
-				roots = append(roots, map[string]any{"$ref": "#/components/schemas/" + name})
+		index.Schemas = map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(schemas)) {
+			if !strings.HasPrefix(name, "webhook-") {
+				continue
 			}
+			file, err := add(map[string]any{}, map[string]any{"$ref": "#/components/schemas/" + name})
+			if err != nil {
+				return nil, err
+			}
+			index.Schemas[name] = file
 		}
 	}
-	doc["paths"] = kept
-	keepReferenced(doc, roots)
-	return json.Marshal(dropDocumentation(doc, false))
+	data, err := json.Marshal(index)
+	files[indexFile] = data
+	return files, err
+}
+
+// servedMethods returns the methods (upper case) of the path item ops at
+// the path p when forgeapi serves one of them at least, and nil when it
+// serves none.
+func servedMethods(p string, ops map[string]any, served func(method, path string) bool) []string {
+	var methods []string
+	servesOne := false
+	for _, m := range operationMethods {
+		if _, ok := ops[m]; ok {
+			methods = append(methods, strings.ToUpper(m))
+			servesOne = servesOne || served(strings.ToUpper(m), p)
+		}
+	}
+	if !servesOne {
+		return nil
+	}
+	return methods
 }
 
 // component returns the components section of doc named section.
@@ -148,47 +211,85 @@ func component(doc map[string]any, section string) (map[string]any, bool) {
 	return m, ok
 }
 
-// keepReferenced leaves in doc's components only what roots reference,
-// directly or through other components.
-func keepReferenced(doc map[string]any, roots []any) {
+// refGraph is the graph of a description's references: which components
+// each component references directly, worked out once a component.
+type refGraph struct {
+	doc    map[string]any
+	direct map[string][]string // "#/components/<section>/<name>": its references
+}
+
+// document returns a document of the description with the paths and the
+// components that root references, directly or through other components;
+// the description's other top-level keys (openapi, info) are kept.
+func (g refGraph) document(paths map[string]any, root any) map[string]any {
 	keep := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if ref, ok := v["$ref"].(string); ok && !keep[ref] {
-				keep[ref] = true
-				parts := strings.Split(strings.TrimPrefix(ref, "#/components/"), "/")
-				if len(parts) == 2 {
-					if section, ok := component(doc, parts[0]); ok {
-						walk(section[parts[1]])
-					}
-				}
-			}
-			for _, child := range v {
-				walk(child)
-			}
-		case []any:
-			for _, child := range v {
-				walk(child)
-			}
+	var visit func(ref string)
+	visit = func(ref string) {
+		if keep[ref] {
+			return
+		}
+		keep[ref] = true
+		for _, r := range g.referencesOf(ref) {
+			visit(r)
 		}
 	}
-	for _, r := range roots {
-		walk(r)
+	for _, r := range directRefs(root, nil) {
+		visit(r)
 	}
-	comps, _ := doc["components"].(map[string]any)
-	for section, entries := range comps {
-		m, ok := entries.(map[string]any)
-		if !ok {
-			continue
-		}
-		for name := range m {
-			if !keep["#/components/"+section+"/"+name] {
-				delete(m, name)
+	out := map[string]any{}
+	for k, v := range g.doc {
+		out[k] = v
+	}
+	out["paths"] = paths
+	comps := map[string]any{}
+	for section, entries := range g.doc["components"].(map[string]any) {
+		m, _ := entries.(map[string]any)
+		kept := map[string]any{}
+		for name, v := range m {
+			if keep["#/components/"+section+"/"+name] {
+				kept[name] = v
 			}
 		}
+		if len(kept) > 0 {
+			comps[section] = kept
+		}
 	}
+	out["components"] = comps
+	return out
+}
+
+// referencesOf returns the references of the component ref.
+func (g refGraph) referencesOf(ref string) []string {
+	if refs, ok := g.direct[ref]; ok {
+		return refs
+	}
+	var target any
+	if section, name, ok := strings.Cut(strings.TrimPrefix(ref, "#/components/"), "/"); ok {
+		if m, ok := component(g.doc, section); ok {
+			target = m[name]
+		}
+	}
+	refs := directRefs(target, nil)
+	g.direct[ref] = refs
+	return refs
+}
+
+// directRefs appends to refs the references ($ref) written inside v.
+func directRefs(v any, refs []string) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			refs = append(refs, ref)
+		}
+		for _, child := range v {
+			refs = directRefs(child, refs)
+		}
+	case []any:
+		for _, child := range v {
+			refs = directRefs(child, refs)
+		}
+	}
+	return refs
 }
 
 // documentation are the keys validation never reads.

@@ -33,9 +33,6 @@ func CheckWebhook(t testing.TB, event string, body []byte) {
 // otherwise the mismatch; an event the description has no schema for is
 // a mismatch too. Every validated body counts as a validated exchange.
 func (v *Validator) CheckWebhook(event string, body []byte) error {
-	if _, err := v.webhooks.load(); err != nil {
-		return err
-	}
 	var value any
 	if err := json.Unmarshal(body, &value); err != nil {
 		return fmt.Errorf("webhook %s: the body is not JSON: %w", event, err)
@@ -44,14 +41,18 @@ func (v *Validator) CheckWebhook(event string, body []byte) error {
 		Action string `json:"action"`
 	}
 	_ = json.Unmarshal(body, &payload)
-	name, schema := webhookSchema(v.webhooks.doc, event, payload.Action)
+	name, schema, err := webhookSchema(v.webhooks, event, payload.Action)
+	if err != nil {
+		return err
+	}
 	if schema == nil {
 		// An event of the self-managed edition alone (user, which its
 		// global webhooks receive) is in its description only.
-		if _, err := v.serverWebhooks.load(); err != nil {
+		n, s, err := webhookSchema(v.serverWebhooks, event, payload.Action)
+		if err != nil {
 			return err
 		}
-		if n, s := webhookSchema(v.serverWebhooks.doc, event, payload.Action); s != nil {
+		if s != nil {
 			name, schema = n, s
 		}
 	}
@@ -67,9 +68,10 @@ func (v *Validator) CheckWebhook(event string, body []byte) error {
 }
 
 // webhookSchema returns the name and schema of an event's payload with the
-// action in doc: webhook-<event>-<action>, else webhook-<event>; a nil
-// schema when doc has neither (the name is then the first one tried).
-func webhookSchema(doc *openapi3.T, event, action string) (string, *openapi3.Schema) {
+// action in the description d: webhook-<event>-<action>, else
+// webhook-<event>; a nil schema when d has neither (the name is then the
+// first one tried).
+func webhookSchema(d *description, event, action string) (string, *openapi3.Schema, error) {
 	base := "webhook-" + strings.ReplaceAll(event, "_", "-")
 	names := []string{base}
 	if action != "" {
@@ -81,11 +83,12 @@ func webhookSchema(doc *openapi3.T, event, action string) (string, *openapi3.Sch
 		names = []string{base + "-sample"}
 	}
 	for _, name := range names {
-		if ref := doc.Components.Schemas[name]; ref != nil && ref.Value != nil {
-			return name, ref.Value
+		schema, err := d.schema(name)
+		if err != nil || schema != nil {
+			return name, schema, err
 		}
 	}
-	return names[0], nil
+	return names[0], nil, nil
 }
 
 // withoutUserInstallation is schema with installation no longer required
