@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -240,7 +241,7 @@ func (h *Handler) gateRequested(ctx context.Context, tx *store.Tx, e gateEvent, 
 		return err
 	}
 	if e.gate.Review == gatePending {
-		reviewers, err := h.reviewersJSON(ctx, base, e.repo, e.env)
+		reviewers, err := h.hookReviewers(ctx, base, e.repo, e.env)
 		if err != nil {
 			return err
 		}
@@ -294,6 +295,15 @@ func (h *Handler) jobRunJSON(ctx context.Context, q store.Q, repo *repos.Reposit
 	return map[string]any{"id": j.ID, "name": j.Name, "status": j.Status, "conclusion": j.Conclusion,
 		"html_url": h.Actions.JobHTMLURL(ctx, q, repo, r, j), "created_at": wire.T(j.CreatedAt), "updated_at": wire.T(updated),
 		"environment": env}
+}
+
+// hookReviewers are the environment's reviewers as deployment_review
+// events list them: the users alone, since the description's payload
+// models each reviewer as a user (REST's pending deployments show the
+// teams too).
+func (h *Handler) hookReviewers(ctx context.Context, base string, repo *repos.Repository, env *Environment) ([]reviewerJSON, error) {
+	all, err := h.reviewersJSON(ctx, base, repo, env)
+	return slices.DeleteFunc(all, func(r reviewerJSON) bool { return r.Type != "User" }), err
 }
 
 func orNone(list []reviewerJSON) []reviewerJSON {

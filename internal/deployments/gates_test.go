@@ -161,7 +161,7 @@ jobs:
 `
 
 // TestRequiredReviewersHoldJobs: jobs whose environments have required
-// reviewers wait (the run and the jobs are waiting, the pending
+// reviewers (users; a team whose member reviews) wait (the run and the jobs are waiting, the pending
 // deployments list them with their reviewers, deployment_review
 // requested reaches the hook); under prevent_self_review the run's own
 // actor cannot approve (422) though a reviewer; the other reviewer
@@ -186,8 +186,14 @@ func TestRequiredReviewersHoldJobs(t *testing.T) {
 	prod, _, err := g.octoC.Repositories.CreateUpdateEnvironment(ctx, "acme", "svc", "production", &github.CreateUpdateEnvironment{
 		Reviewers: users(g.octo, g.rev), PreventSelfReview: github.Ptr(true)})
 	apptest.Must(t, "production", err)
+	admin := g.env.Client(g.env.Token(g.octo, "repo", "admin:org"))
+	team, _, err := admin.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: "Deployers"})
+	apptest.Must(t, "team", err)
+	_, _ = admin.Teams.RemoveTeamMembershipBySlug(ctx, "acme", "deployers", "octo") // its maker, if it was made a member
+	_, _, err = admin.Teams.AddTeamMembershipBySlug(ctx, "acme", "deployers", "rev", nil)
+	apptest.Must(t, "rev in the team", err)
 	staging, _, err := g.octoC.Repositories.CreateUpdateEnvironment(ctx, "acme", "svc", "staging", &github.CreateUpdateEnvironment{
-		Reviewers: users(g.rev)})
+		Reviewers: []*github.EnvReviewers{{Type: github.Ptr("Team"), ID: github.Ptr(team.GetID())}}})
 	apptest.Must(t, "staging", err)
 
 	g.push(t, map[string]string{".github/workflows/release.yml": reviewedWorkflow})

@@ -309,7 +309,7 @@ func (h *Handler) emitReview(ctx context.Context, tx *store.Tx, repo *repos.Repo
 	var jobs []map[string]any
 	var reviewers []reviewerJSON
 	for _, p := range chosen {
-		list, err := h.reviewersJSON(ctx, base, repo, p.env)
+		list, err := h.hookReviewers(ctx, base, repo, p.env)
 		if err != nil {
 			return err
 		}
