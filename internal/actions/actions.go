@@ -75,6 +75,9 @@ type Service struct {
 	// Environments gates the jobs that name an environment; nil lets
 	// them run.
 	Environments Environments
+	// Gates holds the jobs of protected environments before they are
+	// claimed (gates.go); nil holds none.
+	Gates Gates
 	// BaseURL is the API's base URL, for the objects that background work
 	// renders in events (set once the server listens).
 	BaseURL string

@@ -152,10 +152,12 @@ func (s *Service) failLost(ctx context.Context, all bool) (int64, error) {
 // queue is the runner's view of the jobs table.
 type queue struct{ x *Runner }
 
-// Claim takes the oldest queued job whose needs are completed: a job
-// whose need did not succeed is completed as skipped instead.
+// Claim takes the oldest queued job whose needs are completed (then the
+// waiting jobs whose environment's gate opened): a job whose need did
+// not succeed is completed as skipped instead.
 func (q queue) Claim(ctx context.Context) (*Job, bool, error) {
-	rows, err := q.x.s.DB.QueryContext(ctx, `SELECT `+jobColumns+` FROM actions_jobs WHERE status = 'queued' ORDER BY id LIMIT 50`)
+	rows, err := q.x.s.DB.QueryContext(ctx, `SELECT `+jobColumns+` FROM actions_jobs WHERE status IN ('queued', 'waiting')
+		ORDER BY CASE WHEN status = 'queued' THEN 0 ELSE 1 END, id LIMIT 50`)
 	queued, err := store.ScanAll(rows, err, scanJob)
 	if err != nil {
 		return nil, false, err
@@ -185,9 +187,12 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
 			return err // an older run of its concurrency group is not done
 		}
+		if held, err := x.s.held(ctx, tx, r, j); err != nil || held {
+			return err // its environment's protection holds it (gates.go)
+		}
 		now := tx.Now()
 		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET status = 'in_progress', started_at = $1,
-			lease_owner = $2, lease_until = $3, runner_name = $4 WHERE id = $5 AND status = 'queued'`,
+			lease_owner = $2, lease_until = $3, runner_name = $4 WHERE id = $5 AND status IN ('queued', 'waiting')`,
 			now, x.owner, now.Add(x.cfg.Lease), x.cfg.Name, j.ID))
 		if err != nil || n == 0 {
 			return err
@@ -197,7 +202,7 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		if err := x.s.emitJob(ctx, tx, "in_progress", r, j, nil); err != nil {
 			return err
 		}
-		if r.Status == StatusQueued {
+		if r.Status == StatusQueued || r.Status == StatusWaiting {
 			r.Status = StatusInProgress
 			if err := setRunState(ctx, tx, r, now); err != nil {
 				return err

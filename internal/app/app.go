@@ -531,6 +531,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Actions.Values = a.ActionsSettings            // the jobs' secrets and variables
 	a.Actions.Policies = a.ActionsSettings          // default GITHUB_TOKEN permissions, retention
 	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
+	a.Actions.Gates = a.deploymentsHandler()        // and wait for its protection
 	a.ActionsArtifactPruner = actions.NewArtifactPruner(a.Actions, 0, cfg.Logger)
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
@@ -564,7 +565,7 @@ func (a *App) Close() error { return a.DB.Close() }
 // the Actions jobs that name an environment.
 func (a *App) deploymentsHandler() *deployments.Handler {
 	return &deployments.Handler{Service: a.Deployments, Repos: a.Repos, Statuses: a.Statuses, Git: a.Git, Teams: a.Teams,
-		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected}
+		RuleApps: protectionRuleApps{a.Apps}, Protected: a.branchProtected, Actions: a.Actions, Now: a.Config.Now}
 }
 
 // RouteTable returns every area's route table without a store: the
@@ -667,6 +668,32 @@ func (p protectionRuleApps) Available(ctx context.Context, repo *repos.Repositor
 // App is the app of that id, false when there is none.
 func (p protectionRuleApps) App(ctx context.Context, id int64) (deployments.RuleApp, bool, error) {
 	a, err := apps.ByID(ctx, p.apps.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return deployments.RuleApp{}, false, nil
+	}
+	if err != nil {
+		return deployments.RuleApp{}, false, err
+	}
+	return deployments.RuleApp{ID: a.ID, Slug: a.Slug}, true, nil
+}
+
+// Installation is the app's installation on the repository's owner that
+// selects it, not suspended.
+func (p protectionRuleApps) Installation(ctx context.Context, q store.Q, appID int64, repo *repos.Repository) (int64, bool, error) {
+	inst, err := apps.InstallationOn(ctx, q, appID, repo.Owner.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return inst.ID, !inst.Suspended() && inst.Selects(repo), nil
+}
+
+// AppOfInstallation is the app of the installation, false when there is
+// none.
+func (p protectionRuleApps) AppOfInstallation(ctx context.Context, installationID int64) (deployments.RuleApp, bool, error) {
+	a, err := apps.ByInstallation(ctx, p.apps.DB, installationID)
 	if errors.Is(err, store.ErrNotFound) {
 		return deployments.RuleApp{}, false, nil
 	}

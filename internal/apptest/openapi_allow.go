@@ -208,6 +208,9 @@ const (
 		"description omits it."
 	appsOnly = "The Checks API's writes are for GitHub Apps: any other credential gets the platform's 403 \"You must " +
 		"authenticate via a GitHub App.\"; the description documents only the success."
+	gateAppsOnly = "The answer of a custom deployment protection rule is its GitHub App's (its installation token): any " +
+		"other credential gets 403 \"You must authenticate via a GitHub App.\", as the Checks API's writes answer it; the " +
+		"description documents only the 204."
 	ownRun = "A check run is updated by the app that created it: another app gets 403; the description documents " +
 		"only 200."
 	noCommit = "A ref or revision that names no commit of the repository gets the platform's 422 \"No commit found " +
@@ -472,6 +475,7 @@ var statusRules = []statusRule{
 	{"POST", "/repos/{owner}/{repo}/check-runs", 403, "You must authenticate via a GitHub App.", appsOnly},
 	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 403, "You must authenticate via a GitHub App.", appsOnly},
 	{"POST", "/repos/{owner}/{repo}/check-suites", 403, "You must authenticate via a GitHub App.", appsOnly},
+	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule", 403, "You must authenticate via a GitHub App.", gateAppsOnly},
 	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", 403, "Invalid app_id", ownRun},
 	{"POST", "/repos/{owner}/{repo}/check-runs", 404, "Not Found", hidden},
 	{"POST", "/repos/{owner}/{repo}/check-suites", 404, "Not Found", hidden},

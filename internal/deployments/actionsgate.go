@@ -23,7 +23,8 @@ import (
 // it when the repository has none of that name) with an in_progress
 // status; the job's end adds success, or failure for any other
 // conclusion. Required reviewers, wait timers and custom protection
-// rules do not hold the job yet.
+// rules hold the job before it is claimed (gates.go); the deployment made
+// then is the one Admit starts.
 var _ actions.Environments = (*Handler)(nil)
 
 // Admit makes the job's deployment, or returns the branch policy's
@@ -37,15 +38,18 @@ func (h *Handler) Admit(ctx context.Context, r *actions.Run, j *actions.Job) (in
 	if err != nil {
 		return 0, "", err
 	}
-	target := refTarget{sha: r.HeadSHA, ref: r.HeadSHA}
-	if r.HeadBranch != nil {
-		target.ref, target.branch = *r.HeadBranch, true
-	}
+	target := runTarget(r)
 	if err := h.checkBranchPolicy(ctx, repo, j.Environment, target); err != nil {
 		if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusUnprocessableEntity {
 			return 0, e.Message, nil
 		}
 		return 0, "", err
+	}
+	if d, err := h.gateDeployment(ctx, j.ID); err != nil || d != nil { // made when its gate held it (gates.go)
+		if err != nil {
+			return 0, "", err
+		}
+		return d.ID, "", h.jobStatus(ctx, repo, d, actor, r, StateInProgress)
 	}
 	base := httpapi.BaseURL(ctx)
 	d, err := h.Service.Create(ctx, repo, actor, Deployment{SHA: r.HeadSHA, Ref: target.ref, Task: "deploy",

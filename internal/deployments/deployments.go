@@ -16,10 +16,18 @@
 //     default);
 //   - an environment holds a wait timer, required reviewers (users and
 //     teams) and a deployment branch policy: protected branches, or custom
-//     name patterns of branches and tags.
+//     name patterns of branches and tags;
+//   - an Actions job that names an environment deploys to it (Admit,
+//     Finished), and a protected environment holds the job before it is
+//     claimed (Hold, gates.go): its pending deployments are reviewed by
+//     the required reviewers (/repos/{owner}/{repo}/actions/runs/{run_id}/
+//     pending_deployments, .../approvals) and answered by the apps of
+//     custom protection rules (.../deployment_protection_rule).
 //
 // Creating a deployment or a status sends the deployment or
-// deployment_status webhook event in the change's transaction. The
+// deployment_status webhook event in the change's transaction, and so do
+// the gates their deployment_review and deployment_protection_rule
+// events. The
 // platform shows neither in the event feeds, and neither does forgeapi.
 package deployments
 

@@ -2,6 +2,7 @@ package deployments
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -119,26 +120,36 @@ func (h *Handler) reviewers(r *http.Request, repo *repos.Repository, req []revie
 // environmentJSON renders an environment with its reviewers' objects.
 func (h *Handler) environmentJSON(r *http.Request, repo *repos.Repository, e *Environment) (environmentJSON, error) {
 	base := httpapi.BaseURL(r.Context())
+	list, err := h.reviewersJSON(r.Context(), base, repo, e)
+	if err != nil {
+		return environmentJSON{}, err
+	}
+	return toEnvironmentJSON(base, repo, e, list), nil
+}
+
+// reviewersJSON renders the environment's required reviewers that still
+// exist: users as simple users, teams as the platform's team object.
+func (h *Handler) reviewersJSON(ctx context.Context, base string, repo *repos.Repository, e *Environment) ([]reviewerJSON, error) {
 	var list []reviewerJSON
 	for _, rv := range e.Reviewers {
 		var obj any
 		switch rv.Kind {
 		case "User":
-			a, err := accounts.ByID(r.Context(), h.Service.DB, rv.ID)
+			a, err := accounts.ByID(ctx, h.Service.DB, rv.ID)
 			if isNotFound(err) {
 				continue
 			}
 			if err != nil {
-				return environmentJSON{}, err
+				return nil, err
 			}
 			obj = accounts.ToSimpleUser(base, a)
 		case "Team":
 			if h.Teams == nil {
 				continue
 			}
-			t, ok, err := h.Teams.TeamJSON(r.Context(), base, repo.Owner.ID, rv.ID)
+			t, ok, err := h.Teams.TeamJSON(ctx, base, repo.Owner.ID, rv.ID)
 			if err != nil {
-				return environmentJSON{}, err
+				return nil, err
 			}
 			if !ok {
 				continue
@@ -147,7 +158,7 @@ func (h *Handler) environmentJSON(r *http.Request, repo *repos.Repository, e *En
 		}
 		list = append(list, reviewerJSON{Type: rv.Kind, Reviewer: obj})
 	}
-	return toEnvironmentJSON(base, repo, e, list), nil
+	return list, nil
 }
 
 // environment reads the route's {environment_name}: a 404 when the

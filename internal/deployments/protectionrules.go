@@ -33,6 +33,13 @@ type RuleApps interface {
 	Available(ctx context.Context, repo *repos.Repository) ([]RuleApp, error)
 	// App returns the app id, and false when there is none.
 	App(ctx context.Context, id int64) (RuleApp, bool, error)
+	// Installation returns the id of the app's installation on the
+	// repository's owner, read in q, and false when the app is not
+	// installed there, is suspended or does not select the repository.
+	Installation(ctx context.Context, q store.Q, appID int64, repo *repos.Repository) (int64, bool, error)
+	// AppOfInstallation returns the app of an installation, and false
+	// when there is no such installation.
+	AppOfInstallation(ctx context.Context, installationID int64) (RuleApp, bool, error)
 }
 
 // ProtectionRules returns the environment's custom protection rules,

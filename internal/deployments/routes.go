@@ -2,6 +2,9 @@ package deployments
 
 import (
 	"context"
+	"time"
+
+	"forgeapi/internal/actions"
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/githost"
@@ -27,6 +30,11 @@ type Handler struct {
 	// RuleApps finds the apps of custom deployment protection rules,
 	// which the deployment_protection_rules routes need.
 	RuleApps RuleApps
+	// Actions holds the runs and jobs that environments gate (Gates,
+	// the pending deployments routes); Admit and Finished need none.
+	Actions *actions.Service
+	// Now is the clock of wait timers; nil is time.Now.
+	Now func() time.Time
 }
 
 // TeamReviewers finds the teams an environment names as required
@@ -36,6 +44,9 @@ type TeamReviewers interface {
 	// platform's team object, and false when the organization has no such
 	// team.
 	TeamJSON(ctx context.Context, base string, orgID, id int64) (any, bool, error)
+	// TeamMember reports whether the user is a member of the team or of
+	// one of its child teams.
+	TeamMember(ctx context.Context, teamID, userID int64) (bool, error)
 }
 
 // Routes is the deployments and environments route table, with the
@@ -44,7 +55,9 @@ type TeamReviewers interface {
 // with push access (classic tokens: repo_deployment or repo; Deployments
 // write); environments and their branch policies are read with read
 // access (Actions read) and written by administrators (repo; Administration
-// write).
+// write). A run's pending deployments and reviews are read as
+// environments are; required reviewers review them, and the apps of
+// custom rules answer for their rules.
 func (h *Handler) Routes() []httpapi.Route {
 	read := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Public: true,
 		Permissions: auth.Perm("deployments:read"), TokenTypes: auth.AllTokenTypes}
@@ -58,6 +71,15 @@ func (h *Handler) Routes() []httpapi.Route {
 	const env = "/repos/{owner}/{repo}/environments"
 	const policies = env + "/{environment_name}/deployment-branch-policies"
 	const rules = env + "/{environment_name}/deployment_protection_rules"
+	const runs = "/repos/{owner}/{repo}/actions/runs/{run_id}"
+	// A required reviewer reviews with read access (the handler checks
+	// that the caller is one); apps cannot (the description's
+	// enabledForGitHubApps is false): they answer for their own custom
+	// rules through the callback, with an installation token alone.
+	review := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo"},
+		Permissions: auth.Perm("deployments:read"), TokenTypes: auth.UAT | auth.FPAT}
+	ruleReview := auth.Rule{Target: auth.TargetRepo, Role: auth.RoleRead, Scopes: []string{"repo"},
+		Permissions: auth.Perm("deployments:read"), TokenTypes: auth.IAT}
 	return []httpapi.Route{
 		{Method: "GET", Pattern: dep, Handle: h.list, Auth: read},
 		{Method: "POST", Pattern: dep, Handle: h.create, Auth: write},
@@ -81,5 +103,10 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: "GET", Pattern: rules + "/apps", Handle: h.availableRuleApps, Auth: envRead},
 		{Method: "GET", Pattern: rules + "/{protection_rule_id}", Handle: h.getRule, Auth: envRead},
 		{Method: "DELETE", Pattern: rules + "/{protection_rule_id}", Handle: h.deleteRule, Auth: envWrite},
+
+		{Method: "GET", Pattern: runs + "/pending_deployments", Handle: h.listPending, Auth: envRead},
+		{Method: "POST", Pattern: runs + "/pending_deployments", Handle: h.reviewPending, Auth: review},
+		{Method: "GET", Pattern: runs + "/approvals", Handle: h.listApprovals, Auth: envRead},
+		{Method: "POST", Pattern: runs + "/deployment_protection_rule", Handle: h.reviewRule, Auth: ruleReview},
 	}
 }

@@ -25,27 +25,33 @@ type Service struct {
 // deployment event, whose fields payload fills from the stored
 // deployment. d.SHA is resolved by the caller.
 func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *accounts.Account, d Deployment, payload func(*Deployment) map[string]any) (*Deployment, error) {
-	now := store.Now()
-	d.RepoID, d.Creator, d.CreatedAt, d.UpdatedAt = repo.ID, actor, now, now
+	var out *Deployment
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := ensureEnvironment(ctx, tx, repo.ID, d.Environment); err != nil {
-			return err
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO deployments (repository_id, sha, ref, task, environment, original_environment,
-			description, payload, transient, production, creator_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-			repo.ID, d.SHA, d.Ref, d.Task, d.Environment, d.OriginalEnvironment, d.Description, string(d.Payload),
-			d.Transient, d.Production, actor.ID, now, now).Scan(&d.ID)
-		if err != nil {
-			return store.Normalize(err)
-		}
-		return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "deployment", HookPayload: payload(&d),
-			Actor: actor, Repo: repo, Public: !repo.Private, CreatedAt: now})
+		var err error
+		out, err = s.create(ctx, tx, repo, actor, d, payload)
+		return err
 	})
-	if err != nil {
+	return out, err
+}
+
+// create is Create in tx.
+func (s *Service) create(ctx context.Context, tx *store.Tx, repo *repos.Repository, actor *accounts.Account, d Deployment, payload func(*Deployment) map[string]any) (*Deployment, error) {
+	now := tx.Now()
+	d.RepoID, d.Creator, d.CreatedAt, d.UpdatedAt = repo.ID, actor, now, now
+	if _, err := ensureEnvironment(ctx, tx, repo.ID, d.Environment); err != nil {
 		return nil, err
 	}
-	return &d, nil
+	err := tx.QueryRowContext(ctx, `INSERT INTO deployments (repository_id, sha, ref, task, environment, original_environment,
+		description, payload, transient, production, creator_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+		repo.ID, d.SHA, d.Ref, d.Task, d.Environment, d.OriginalEnvironment, d.Description, string(d.Payload),
+		d.Transient, d.Production, actor.ID, now, now).Scan(&d.ID)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	err = s.Events.Emit(ctx, tx, &events.Event{HookEvent: "deployment", HookPayload: payload(&d),
+		Actor: actor, Repo: repo, Public: !repo.Private, CreatedAt: now})
+	return &d, err
 }
 
 // deploymentColumns are the columns scanDeployments reads.

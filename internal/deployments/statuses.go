@@ -22,32 +22,42 @@ import (
 // MaxStatusesPerDeployment statuses is a 422.
 func (s *Service) CreateStatus(ctx context.Context, repo *repos.Repository, d *Deployment, actor *accounts.Account, st Status,
 	autoInactive bool, payload func(*Status, *Deployment) map[string]any) (*Status, error) {
-	now := store.Now()
+	var out *Status
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = s.createStatus(ctx, tx, repo, d, actor, st, autoInactive, payload)
+		return err
+	})
+	return out, err
+}
+
+// createStatus is CreateStatus in tx (d is changed even when tx later
+// rolls back).
+func (s *Service) createStatus(ctx context.Context, tx *store.Tx, repo *repos.Repository, d *Deployment, actor *accounts.Account, st Status,
+	autoInactive bool, payload func(*Status, *Deployment) map[string]any) (*Status, error) {
+	now := tx.Now()
 	st.DeploymentID, st.Creator, st.CreatedAt = d.ID, actor, now
 	moved := *d
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deployment_statuses WHERE deployment_id = $1`, d.ID).Scan(&n); err != nil {
-			return err
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deployment_statuses WHERE deployment_id = $1`, d.ID).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n >= MaxStatusesPerDeployment {
+		return nil, apierr.Custom("DeploymentStatus", "deployment_id", "This deployment has reached the maximum number of statuses (%d).", MaxStatusesPerDeployment)
+	}
+	if err := s.moveTo(ctx, tx, &moved, st.Environment, now); err != nil {
+		return nil, err
+	}
+	if err := insertStatus(ctx, tx, &st, actor); err != nil {
+		return nil, err
+	}
+	if autoInactive && st.State == StateSuccess {
+		if err := inactivateEarlier(ctx, tx, &moved, actor, now); err != nil {
+			return nil, err
 		}
-		if n >= MaxStatusesPerDeployment {
-			return apierr.Custom("DeploymentStatus", "deployment_id", "This deployment has reached the maximum number of statuses (%d).", MaxStatusesPerDeployment)
-		}
-		if err := s.moveTo(ctx, tx, &moved, st.Environment, now); err != nil {
-			return err
-		}
-		if err := insertStatus(ctx, tx, &st, actor); err != nil {
-			return err
-		}
-		if autoInactive && st.State == StateSuccess {
-			if err := inactivateEarlier(ctx, tx, &moved, actor, now); err != nil {
-				return err
-			}
-		}
-		return s.Events.Emit(ctx, tx, &events.Event{HookEvent: "deployment_status", HookPayload: payload(&st, &moved),
-			Actor: actor, Repo: repo, Public: !repo.Private, CreatedAt: now})
-	})
-	if err != nil {
+	}
+	if err := s.Events.Emit(ctx, tx, &events.Event{HookEvent: "deployment_status", HookPayload: payload(&st, &moved),
+		Actor: actor, Repo: repo, Public: !repo.Private, CreatedAt: now}); err != nil {
 		return nil, err
 	}
 	*d = moved

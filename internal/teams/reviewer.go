@@ -27,3 +27,13 @@ func (s *Service) TeamJSON(ctx context.Context, base string, orgID, id int64) (a
 	j, err := JSON(ctx, s.DB, base, t)
 	return j, err == nil, err
 }
+
+// TeamMember reports whether the user is a member of the team or of one
+// of its child teams, at any depth (an environment's reviewing team
+// lets them review).
+func (s *Service) TeamMember(ctx context.Context, teamID, userID int64) (bool, error) {
+	var n int
+	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM team_ancestors ta JOIN team_members m ON m.team_id = ta.team_id
+		WHERE ta.ancestor_id = $1 AND m.user_id = $2`, teamID, userID).Scan(&n)
+	return n > 0, store.Normalize(err)
+}
