@@ -153,17 +153,19 @@ func (s *Service) page(ctx context.Context, repo *repos.Repository, q *query, f 
 	if repo != nil {
 		return list, more, newLoader(s.DB, repo).issues(ctx, list)
 	}
-	return list, more, s.completeAcross(ctx, list)
+	_, err = s.completeAcross(ctx, list)
+	return list, more, err
 }
 
 // completeAcross completes issues of several repositories: their
 // people, labels, milestones and the rest in one loader's fixed number
 // of queries (issueParts), then the authors' associations, which depend
-// on each repository, per repository.
-func (s *Service) completeAcross(ctx context.Context, list []*Issue) error {
+// on each repository, per repository. It returns those repositories, by
+// id.
+func (s *Service) completeAcross(ctx context.Context, list []*Issue) (map[int64]*repos.Repository, error) {
 	shared := newLoader(s.DB, nil)
 	if err := shared.issueParts(ctx, list); err != nil {
-		return err
+		return nil, err
 	}
 	var order []int64
 	byRepo := map[int64][]*Issue{}
@@ -173,18 +175,20 @@ func (s *Service) completeAcross(ctx context.Context, list []*Issue) error {
 		}
 		byRepo[is.RepoID] = append(byRepo[is.RepoID], is)
 	}
+	out := make(map[int64]*repos.Repository, len(order))
 	for _, id := range order {
 		repo, err := repos.ByID(ctx, s.DB, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		out[id] = repo
 		l := newLoader(s.DB, repo)
 		l.accounts = shared.accounts
 		if err := l.associations(ctx, byRepo[id]); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // RepoOf returns the repository of an issue listed across repositories.

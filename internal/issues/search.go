@@ -79,6 +79,8 @@ type Found struct {
 	// a search stopped at its time limit: the matches found so far, and
 	// incomplete_results).
 	Incomplete bool
+	// Repos are the repositories of Issues, by id.
+	Repos map[int64]*repos.Repository
 }
 
 // maxCounted is how many matches a search reads at most, newest first:
@@ -123,7 +125,8 @@ func (svc *Service) Find(ctx context.Context, s Search) (Found, error) {
 	if found.Issues, err = svc.searchPage(ctx, s, ids); err != nil {
 		return Found{}, err
 	}
-	return found, svc.completeAcross(ctx, found.Issues)
+	found.Repos, err = svc.completeAcross(ctx, found.Issues)
+	return found, err
 }
 
 // newestMatches returns the ids of the first maxCounted+1 issues the
@@ -539,9 +542,10 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, err := h.searchItems(r, found.Issues)
-	if err != nil {
-		return err
+	base := httpapi.BaseURL(ctx)
+	items := make([]issueJSON, len(found.Issues))
+	for i, is := range found.Issues { // no repository object: search results have repository_url
+		items[i] = toIssueJSON(urlsOf(base, found.Repos[is.RepoID]), is)
 	}
 	matches := search.WantsTextMatches(r)
 	out := make([]searchResultJSON, len(items))
@@ -558,28 +562,6 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": found.Total, "incomplete_results": found.Incomplete, "items": out,
 		"search_type": "lexical"})
 	return nil
-}
-
-// searchItems renders a search's issues, which hold no repository
-// object (the platform's search results have repository_url): each
-// repository is read once, for the URLs.
-func (h *Handler) searchItems(r *http.Request, list []*Issue) ([]issueJSON, error) {
-	ctx := r.Context()
-	base := httpapi.BaseURL(ctx)
-	seen := map[int64]*repos.Repository{}
-	out := make([]issueJSON, 0, len(list))
-	for _, is := range list {
-		repo := seen[is.RepoID]
-		if repo == nil {
-			var err error
-			if repo, err = h.Service.RepoOf(ctx, is); err != nil {
-				return nil, err
-			}
-			seen[is.RepoID] = repo
-		}
-		out = append(out, toIssueJSON(urlsOf(base, repo), is))
-	}
-	return out, nil
 }
 
 // searchOrder reads sort and order (or a sort: qualifier such as
