@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"forgeapi/internal/events"
@@ -21,6 +23,7 @@ const (
 	DefaultLease        = 10 * time.Minute
 	DefaultPollInterval = time.Minute
 	DefaultBatchBytes   = 16 << 20
+	DefaultWorkers      = 4
 )
 
 // Config configures the Indexer. Zero fields take the defaults.
@@ -38,6 +41,11 @@ type Config struct {
 	// which writes the commits, removes what is gone and records the work
 	// done. Default DefaultBatchBytes.
 	BatchBytes int
+	// Workers is how many repositories a pass indexes at once. A run
+	// spends most of its time waiting (git processes, the database's
+	// round trips), so one at a time fell behind a stream of pushes to
+	// many repositories. Default DefaultWorkers.
+	Workers int
 }
 
 // Indexer keeps the index of the repositories whose default branch was
@@ -63,6 +71,9 @@ func NewIndexer(db *store.DB, svc *repos.Service, cfg Config, logger *slog.Logge
 	if cfg.BatchBytes <= 0 {
 		cfg.BatchBytes = DefaultBatchBytes
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -70,10 +81,14 @@ func NewIndexer(db *store.DB, svc *repos.Service, cfg Config, logger *slog.Logge
 }
 
 // Request asks for the repository to be indexed again, in q's
-// transaction: the work is due once that transaction committed.
+// transaction: the work is due once that transaction committed. A
+// repository already due keeps the time it became due (its place in
+// the claims' order).
 func Request(ctx context.Context, q store.Q, repoID int64) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO code_search_work (repository_id, requested) VALUES ($1, 1)
-		ON CONFLICT (repository_id) DO UPDATE SET requested = code_search_work.requested + 1`, repoID)
+	_, err := q.ExecContext(ctx, `INSERT INTO code_search_work (repository_id, requested, requested_at) VALUES ($1, 1, $2)
+		ON CONFLICT (repository_id) DO UPDATE SET requested = code_search_work.requested + 1,
+			requested_at = CASE WHEN code_search_work.requested > code_search_work.indexed
+				THEN code_search_work.requested_at ELSE excluded.requested_at END`, repoID, store.Now())
 	if err != nil {
 		return fmt.Errorf("request code indexing: %w", store.Normalize(err))
 	}
@@ -120,17 +135,26 @@ func (x *Indexer) Run(ctx context.Context) {
 	worker.Loop{Pass: func(ctx context.Context) { x.RunOnce(ctx) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
 }
 
-// RunOnce indexes every due repository it can claim and returns how many
-// it indexed. Errors are logged; a repository that failed stays leased
-// and is indexed again once its lease expired.
+// RunOnce indexes every due repository it can claim, Config.Workers at
+// a time, and returns how many it indexed. Errors are logged; a
+// repository that failed stays leased and is indexed again once its
+// lease expired.
 func (x *Indexer) RunOnce(ctx context.Context) int {
-	n, err := worker.Drain[claimed](ctx, queue{x}, func(c claimed, err error) {
-		x.logger.Error("code search indexing", "repository_id", c.repoID, "err", err)
-	})
-	if err != nil {
-		x.logger.Error("claim repository for code search indexing", "err", err)
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for range x.cfg.Workers {
+		wg.Go(func() {
+			n, err := worker.Drain[claimed](ctx, queue{x}, func(c claimed, err error) {
+				x.logger.Error("code search indexing", "repository_id", c.repoID, "err", err)
+			})
+			if err != nil {
+				x.logger.Error("claim repository for code search indexing", "err", err)
+			}
+			total.Add(int64(n))
+		})
 	}
-	return n
+	wg.Wait()
+	return int(total.Load())
 }
 
 // ReleaseLeases ends now the leases a killed process held, so that its
@@ -153,8 +177,10 @@ type claimed struct {
 // queue is code_search_work as the Indexer's worker.Queue.
 type queue struct{ x *Indexer }
 
-// Claim leases the due repository with the lowest id whose lease is free
-// or expired.
+// Claim leases the due repository that has waited longest (first
+// requested since it was last indexed) whose lease is free or expired.
+// The order is the requests': by repository id, a stream of pushes to
+// the first repositories kept the others waiting for seconds.
 func (q queue) Claim(ctx context.Context) (claimed, bool, error) {
 	var c claimed
 	now := store.Now()
@@ -162,7 +188,7 @@ func (q queue) Claim(ctx context.Context) (claimed, bool, error) {
 		WHERE repository_id IN (
 			SELECT repository_id FROM code_search_work
 			WHERE requested > indexed AND (lease_until IS NULL OR lease_until < $3)
-			ORDER BY repository_id LIMIT 1`+q.x.db.SkipLocked()+`)
+			ORDER BY requested_at, repository_id LIMIT 1`+q.x.db.SkipLocked()+`)
 		RETURNING repository_id, requested, head_sha`, q.x.owner, now.Add(q.x.cfg.Lease), now).Scan(&c.repoID, &c.requested, &c.head)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil

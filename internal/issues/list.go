@@ -153,28 +153,42 @@ func (s *Service) page(ctx context.Context, repo *repos.Repository, q *query, f 
 	if repo != nil {
 		return list, more, newLoader(s.DB, repo).issues(ctx, list)
 	}
-	return list, more, s.completeAcross(ctx, list)
+	_, err = s.completeAcross(ctx, list)
+	return list, more, err
 }
 
-// completeAcross completes issues of several repositories, one loader
-// per repository.
-func (s *Service) completeAcross(ctx context.Context, list []*Issue) error {
-	loaders := map[int64]*loader{}
+// completeAcross completes issues of several repositories: their
+// people, labels, milestones and the rest in one loader's fixed number
+// of queries (issueParts), then the authors' associations, which depend
+// on each repository, per repository. It returns those repositories, by
+// id.
+func (s *Service) completeAcross(ctx context.Context, list []*Issue) (map[int64]*repos.Repository, error) {
+	shared := newLoader(s.DB, nil)
+	if err := shared.issueParts(ctx, list); err != nil {
+		return nil, err
+	}
+	var order []int64
+	byRepo := map[int64][]*Issue{}
 	for _, is := range list {
-		l := loaders[is.RepoID]
-		if l == nil {
-			repo, err := repos.ByID(ctx, s.DB, is.RepoID)
-			if err != nil {
-				return err
-			}
-			l = newLoader(s.DB, repo)
-			loaders[is.RepoID] = l
+		if byRepo[is.RepoID] == nil {
+			order = append(order, is.RepoID)
 		}
-		if err := l.issues(ctx, []*Issue{is}); err != nil {
-			return err
+		byRepo[is.RepoID] = append(byRepo[is.RepoID], is)
+	}
+	out := make(map[int64]*repos.Repository, len(order))
+	for _, id := range order {
+		repo, err := repos.ByID(ctx, s.DB, id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = repo
+		l := newLoader(s.DB, repo)
+		l.accounts = shared.accounts
+		if err := l.associations(ctx, byRepo[id]); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // RepoOf returns the repository of an issue listed across repositories.

@@ -3,8 +3,10 @@ package issues
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
@@ -58,100 +60,150 @@ func (svc *Service) NewSearch(ctx context.Context, p *auth.Principal, text, sort
 }
 
 // Search returns a page of the issues and pull requests that s selects,
-// completed as lists complete them, and how many it selects in all.
+// completed as lists complete them, and how many it selects in all
+// (Find's count: at most maxCounted).
 func (svc *Service) Search(ctx context.Context, s Search) ([]*Issue, int, error) {
+	found, err := svc.Find(ctx, s)
+	return found.Issues, found.Total, err
+}
+
+// Found is a page of a search's results.
+type Found struct {
+	Issues []*Issue
+	// Total is how many issues the search selects, counted up to
+	// maxCounted.
+	Total int
+	// Incomplete is set when the search selects more than maxCounted:
+	// Total is then maxCounted, and the results are those of the
+	// maxCounted most recently created matches (as the platform answers
+	// a search stopped at its time limit: the matches found so far, and
+	// incomplete_results).
+	Incomplete bool
+	// Repos are the repositories of Issues, by id.
+	Repos map[int64]*repos.Repository
+}
+
+// maxCounted is how many matches a search reads at most, newest first:
+// the count stops there (Found.Incomplete). It is as deep as a search
+// pages (search.MaxResults), so every page a client can ask for is
+// among them. An exact count reads every match: a word in 100,000 of
+// 1,000,000 issues cost a second.
+const maxCounted = search.MaxResults
+
+// Find returns a page of the issues and pull requests that s selects,
+// completed as lists complete them, and how many it selects, counted up
+// to maxCounted. It reads the ids of the first maxCounted+1 matches in
+// creation order, newest first (on SQLite, with words, the text index
+// yields them in that order and stops there), counts them, and takes the
+// page from them.
+func (svc *Service) Find(ctx context.Context, s Search) (Found, error) {
 	q := &query{}
-	if err := s.conditions(q, svc.DB.Dialect); err != nil {
-		return nil, 0, err
+	driver, err := s.conditions(q, svc.DB.Dialect)
+	if err != nil {
+		return Found{}, err
 	}
-	where := strings.Join(q.where, " AND ")
-	const from = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
-		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
-	total := -1
-	if len(s.Query.Terms) > 0 && !s.oneRepository() {
-		ids, err := svc.fewMatches(ctx, from, where, q.args)
-		if err != nil {
-			return nil, 0, err
-		}
-		if ids != nil {
-			total, where, q.args = len(ids), ids.condition(), nil
-		}
+	ids, err := svc.newestMatches(ctx, driver, strings.Join(q.where, " AND "), q.args)
+	if err != nil {
+		return Found{}, err
 	}
-	if total < 0 {
-		if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+from+where, q.args...).Scan(&total); err != nil {
-			return nil, 0, store.Normalize(err)
-		}
+	found := Found{Incomplete: len(ids) > maxCounted}
+	if found.Incomplete {
+		ids = ids[:maxCounted]
 	}
+	found.Total = len(ids)
 	if s.Window != nil {
-		start, end, err := s.Window(total)
+		start, end, err := s.Window(found.Total)
 		if err != nil {
-			return nil, 0, err
+			return Found{}, err
 		}
 		s.Offset, s.Limit = start, end-start
 	}
-	if s.Limit <= 0 {
-		return []*Issue{}, total, nil
+	if s.Limit <= 0 || s.Offset >= len(ids) {
+		found.Issues = []*Issue{}
+		return found, nil
 	}
-	f := Filter{Sort: s.Sort, Desc: s.Desc, Limit: s.Limit, Offset: s.Offset}
-	if f.Sort == "" || f.Sort == "created" {
-		f.Sort = "" // i.id, the order of creation
+	if found.Issues, err = svc.searchPage(ctx, s, ids); err != nil {
+		return Found{}, err
 	}
-	n := len(q.args)
-	args := append(q.args, s.Limit, s.Offset)
-	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+from+where+
-		` ORDER BY `+f.order()+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...))
-	if err != nil {
-		return nil, 0, err
-	}
-	return list, total, svc.completeAcross(ctx, list)
+	found.Repos, err = svc.completeAcross(ctx, found.Issues)
+	return found, err
 }
 
-// maxFewMatches is how many issues a search with words reads the ids of
-// before it counts them instead (fewMatches).
-const maxFewMatches = 10_000
-
-// matchIDs are the ids of the issues a search selects.
-type matchIDs []string
-
-// condition selects the issues of ids ("1 = 0" for none).
-func (ids matchIDs) condition() string {
-	if len(ids) == 0 {
-		return "1 = 0"
+// newestMatches returns the ids of the first maxCounted+1 issues the
+// conditions select, newest first. With a driver (an FTS5 MATCH
+// expression of issues_fts, SQLite) the text index is the outer loop:
+// it yields rowids in descending order and the query stops at the
+// limit, whatever the number of matches.
+func (svc *Service) newestMatches(ctx context.Context, driver, where string, args []any) ([]int64, error) {
+	from := ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
+		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
+	order := ` ORDER BY i.id DESC`
+	if driver != "" {
+		args = append(args, driver)
+		from = ` FROM issues_fts f JOIN issues i ON i.id = f.rowid JOIN repositories r ON r.id = i.repository_id
+		JOIN accounts o ON o.id = r.owner_id LEFT JOIN pull_requests p ON p.issue_id = i.id
+		WHERE issues_fts MATCH $` + strconv.Itoa(len(args)) + ` AND `
+		order = ` ORDER BY f.rowid DESC`
 	}
-	return "i.id IN (" + strings.Join(ids, ", ") + ")"
+	rows, err := svc.DB.QueryContext(ctx, store.Dynamic+`SELECT i.id`+from+where+order+` LIMIT `+strconv.Itoa(maxCounted+1), args...)
+	return collect(scanID)(rows, err)
 }
 
-// fewMatches returns the ids of the issues the conditions select when
-// they are maxFewMatches or fewer, else nil. A search with words reads
-// the text index once this way, where a count and then a page would read
-// it twice: the page is taken from the ids.
-func (svc *Service) fewMatches(ctx context.Context, from, where string, args []any) (matchIDs, error) {
-	rows, err := svc.DB.QueryContext(ctx, store.Dynamic+`SELECT i.id`+from+where+` LIMIT `+strconv.Itoa(maxFewMatches+1), args...)
-	if err != nil {
-		return nil, store.Normalize(err)
-	}
-	defer rows.Close()
-	ids := matchIDs{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+// searchPage reads the page of s (Offset, Limit, Sort) among the issues
+// of ids, which are newest first.
+func (svc *Service) searchPage(ctx context.Context, s Search, ids []int64) ([]*Issue, error) {
+	f := Filter{Sort: s.Sort, Desc: s.Desc}
+	if f.Sort == "" || f.Sort == "created" { // i.id, the order of creation: ids are in it
+		if !f.Desc {
+			ids = slices.Clone(ids)
+			slices.Reverse(ids)
+		}
+		ids = ids[s.Offset:min(len(ids), s.Offset+s.Limit)]
+		byID, err := svc.issuesByID(ctx, ids)
+		if err != nil {
 			return nil, err
 		}
-		ids = append(ids, strconv.FormatInt(id, 10))
+		list := make([]*Issue, 0, len(ids))
+		for _, id := range ids {
+			if is := byID[id]; is != nil {
+				list = append(list, is)
+			}
+		}
+		return list, nil
 	}
-	if err := rows.Err(); err != nil {
+	args := make([]any, 0, len(ids)+2)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, s.Limit, s.Offset)
+	return collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+
+		in(len(ids))+` ORDER BY `+f.order()+` LIMIT $`+strconv.Itoa(len(ids)+1)+` OFFSET $`+strconv.Itoa(len(ids)+2), args...))
+}
+
+// issuesByID reads the issue rows of ids, by id.
+func (svc *Service) issuesByID(ctx context.Context, ids []int64) (map[int64]*Issue, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+` FROM issues i WHERE i.id IN `+in(len(ids)), args...))
+	if err != nil {
 		return nil, err
 	}
-	if len(ids) > maxFewMatches {
-		return nil, nil
+	out := make(map[int64]*Issue, len(list))
+	for _, is := range list {
+		out[is.ID] = is
 	}
-	return ids, nil
+	return out, nil
 }
 
 // conditions adds the search's selection to q: the repositories the
 // caller may read, then each qualifier and word (matched by dialect's
-// text engine).
-func (s Search) conditions(q *query, dialect store.Dialect) error {
+// text engine). On SQLite the words of three characters and more, when
+// one of them is not negated and they are looked for in titles and
+// bodies only, are returned as the MATCH expression of issues_fts
+// (driver) instead, for the text index to drive the query (Find).
+func (s Search) conditions(q *query, dialect store.Dialect) (driver string, err error) {
 	readable := "r.private = FALSE"
 	if len(s.Readable) > 0 {
 		ids := make([]any, len(s.Readable))
@@ -167,7 +219,7 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 	for _, ql := range s.Query.Qualifiers {
 		cond, args, err := s.qualifier(ql)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if cond == "" {
 			continue
@@ -177,18 +229,67 @@ func (s Search) conditions(q *query, dialect store.Dialect) error {
 		}
 		q.add(cond, args...)
 	}
-	match := search.TextMatch
+	terms := s.Query.Terms
+	match := issueTextMatch
 	if s.oneRepository() {
 		match = narrowMatch
+	} else if dialect == store.SQLite {
+		driver, terms = ftsDriver(terms, in)
 	}
-	for _, t := range s.Query.Terms {
+	for _, t := range terms {
 		cond, args := textCondition(match, dialect, t.Text, in)
 		if t.Negated {
 			cond = "NOT " + cond
 		}
 		q.add(cond, args...)
 	}
-	return nil
+	return driver, nil
+}
+
+// ftsDriver is the MATCH expression of issues_fts that selects the
+// issues holding the words of terms of three characters and more in the
+// fields of in (every word not negated, none of those negated), and the
+// terms left for textCondition; "" and every term when the text index
+// cannot drive: no such word is positive, or in holds comments (another
+// table) or no field of issues_fts.
+func ftsDriver(terms []search.Term, in []string) (string, []search.Term) {
+	var columns []string
+	for _, field := range in {
+		switch field {
+		case "title", "body":
+			if !slices.Contains(columns, field) {
+				columns = append(columns, field)
+			}
+		default:
+			return "", terms
+		}
+	}
+	if len(columns) == 0 {
+		return "", terms
+	}
+	filter := "{" + strings.Join(columns, " ") + "} : "
+	var positive, negated []string
+	var rest []search.Term
+	for _, t := range terms {
+		if utf8.RuneCountInString(t.Text) < 3 {
+			rest = append(rest, t)
+			continue
+		}
+		phrase := `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
+		if t.Negated {
+			negated = append(negated, phrase)
+		} else {
+			positive = append(positive, phrase)
+		}
+	}
+	if len(positive) == 0 {
+		return "", terms
+	}
+	expr := "(" + filter + "(" + strings.Join(positive, " AND ") + "))"
+	for _, phrase := range negated {
+		expr += " NOT (" + filter + phrase + ")"
+	}
+	return expr, rest
 }
 
 // fields are the fields the search's words are looked for in: the in:
@@ -240,7 +341,7 @@ func narrowMatch(dialect store.Dialect, _, _, column, text string) (string, any)
 // textCondition is a word or phrase held by the fields of in (title,
 // body, comments), case-insensitively, as match finds it: through the
 // database's text indexes of issues' titles and bodies and of comments'
-// bodies (search.TextMatch), or narrowMatch.
+// bodies (issueTextMatch), or narrowMatch.
 func textCondition(match func(store.Dialect, string, string, string, string) (string, any), dialect store.Dialect,
 	text string, in []string) (string, []any) {
 	var parts []string
@@ -248,10 +349,10 @@ func textCondition(match func(store.Dialect, string, string, string, string) (st
 	for _, field := range in {
 		switch field {
 		case "title":
-			cond, arg := match(dialect, "i.id", "issues_title_fts", "i.title", text)
+			cond, arg := match(dialect, "i.id", "issues_fts", "i.title", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "body":
-			cond, arg := match(dialect, "i.id", "issues_body_fts", "i.body", text)
+			cond, arg := match(dialect, "i.id", "issues_fts", "i.body", text)
 			parts, args = append(parts, cond), append(args, arg)
 		case "comments":
 			cond, arg := match(dialect, "c.id", "issue_comments_fts", "c.body", text)
@@ -262,6 +363,29 @@ func textCondition(match func(store.Dialect, string, string, string, string) (st
 		return "1 = 0", nil
 	}
 	return "(" + strings.Join(parts, " OR ") + ")", args
+}
+
+// issueTextMatch is search.TextMatch with issues_fts's column filters:
+// issues_fts indexes both titles (i.title) and bodies (i.body), and a
+// phrase looked for in one of them is filtered to its column.
+func issueTextMatch(dialect store.Dialect, id, fts, column, text string) (string, any) {
+	cond, arg := search.TextMatch(dialect, id, fts, column, text)
+	if filter := ftsColumn(column); filter != "" && strings.Contains(cond, " MATCH ") {
+		arg = filter + arg.(string)
+	}
+	return cond, arg
+}
+
+// ftsColumn is the column filter of issues_fts for a column of issues,
+// "" for another.
+func ftsColumn(column string) string {
+	switch column {
+	case "i.title":
+		return "{title} : "
+	case "i.body":
+		return "{body} : "
+	}
+	return ""
 }
 
 // qualifier is the condition of one qualifier ("" for one that selects
@@ -395,7 +519,7 @@ type searchResultJSON struct {
 
 // searchIssues answers GET /search/issues: the issues and pull requests
 // of the repositories the caller may read that q selects, with
-// total_count and incomplete_results, sorted by sort (comments,
+// total_count and incomplete_results (Find: counted up to 1,000), sorted by sort (comments,
 // created, updated; best match, which forgeapi orders by creation, by
 // default) in order (desc by default), paged within the first 1,000;
 // the text-match media type adds each item's text_matches.
@@ -414,18 +538,18 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Limit, s.Offset = page.Limit(), page.Offset()
-	list, total, err := h.Service.Search(ctx, s)
+	found, err := h.Service.Find(ctx, s)
 	if err != nil {
 		return err
 	}
-	items, err := h.withRepositories(r, list)
-	if err != nil {
-		return err
+	base := httpapi.BaseURL(ctx)
+	items := make([]issueJSON, len(found.Issues))
+	for i, is := range found.Issues { // no repository object: search results have repository_url
+		items[i] = toIssueJSON(urlsOf(base, found.Repos[is.RepoID]), is)
 	}
 	matches := search.WantsTextMatches(r)
 	out := make([]searchResultJSON, len(items))
 	for i, j := range items {
-		j.Repository = nil
 		if j.Body == nil {
 			j.Body = new(string) // a search result's body is a string, as the description has it
 		}
@@ -434,8 +558,8 @@ func (h *Handler) searchIssues(w http.ResponseWriter, r *http.Request) error {
 			out[i].TextMatches = s.textMatches(&j)
 		}
 	}
-	httpapi.SetLinks(w, r, page, min(total, search.MaxResults))
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "incomplete_results": false, "items": out,
+	httpapi.SetLinks(w, r, page, min(found.Total, search.MaxResults))
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": found.Total, "incomplete_results": found.Incomplete, "items": out,
 		"search_type": "lexical"})
 	return nil
 }

@@ -1,6 +1,7 @@
 package issues_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/store"
 )
 
 // TestSearchIssues searches issues and pull requests through go-github
@@ -295,9 +297,99 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 		t.Errorf("a deleted comment: %q", got)
 	}
 	if !apptest.Postgres() {
-		plan := strings.Join(env.QueryPlan(t, `SELECT id FROM issues i WHERE i.id IN (SELECT rowid FROM issues_title_fts WHERE issues_title_fts MATCH ?)`, `"lexer"`), "\n")
+		plan := strings.Join(env.QueryPlan(t, `SELECT id FROM issues i WHERE i.id IN (SELECT rowid FROM issues_fts WHERE issues_fts MATCH ?)`, `{title} : "lexer"`), "\n")
 		if !strings.Contains(plan, "VIRTUAL TABLE INDEX") {
 			t.Errorf("plan:\n%s", plan)
 		}
+	}
+}
+
+// TestSearchIssuesCountsUpToAThousand searches a word held by 1,003
+// public issues and 5 private ones (the newest): the count stops at the
+// 1,000 newest matches with incomplete_results, as code search and the
+// platform past its time limit; the private issues are among those
+// counted only for a reader of their repository, and a word of fewer
+// issues is counted exactly. Paging reaches the 1,000th match, in
+// creation order or another.
+func TestSearchIssuesCountsUpToAThousand(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, bob := env.User("octo"), env.User("bob")
+	public := env.Repo(octo, "public")
+	env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO issues (repository_id, number, title, body, user_id, created_at, updated_at, comments) VALUES `)
+	const many = 1003
+	for n := 1; n <= many; n++ {
+		if n > 1 {
+			sb.WriteString(", ")
+		}
+		title := fmt.Sprintf("everywhere %d", n)
+		if n == 20 || n == 30 {
+			title += " seldom"
+		}
+		fmt.Fprintf(&sb, "(%d, %d, '%s', 'body %d', %d, $1, $1, %d)", public.ID, n, title, n, octo.ID, n%5)
+	}
+	db := env.App.DB
+	if _, err := db.ExecContext(ctx, sb.String(), store.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO issue_counters (repository_id, last_issue, last_milestone) VALUES ($1, $2, 0)`,
+		public.ID, many); err != nil {
+		t.Fatal(err)
+	}
+	octoC, bobC := env.Client(env.Token(octo, "repo")), env.Client(env.Token(bob, "repo"))
+	for i := range 5 {
+		_, _, err := octoC.Issues.Create(ctx, "octo", "secret", github.CreateIssueRequest{Title: fmt.Sprintf("everywhere secret %d", i)})
+		apptest.Must(t, "private issue", err)
+	}
+
+	search := func(c *github.Client, q string, opts *github.SearchOptions) *github.IssuesSearchResult {
+		t.Helper()
+		res, _, err := c.Search.Issues(ctx, q, opts)
+		apptest.Must(t, "search "+q, err)
+		return res
+	}
+	for _, tc := range []struct {
+		who       string
+		c         *github.Client
+		newest    string
+		incognito bool
+	}{{"bob", bobC, "everywhere 1003", true}, {"octo", octoC, "everywhere secret 4", false}} {
+		res := search(tc.c, "everywhere", nil)
+		if res.GetTotal() != 1000 || !res.GetIncompleteResults() || len(res.Issues) != 30 || res.Issues[0].GetTitle() != tc.newest {
+			t.Errorf("%s: a word in %d issues: total %d, incomplete %v, %d items, first %q", tc.who, many, res.GetTotal(),
+				res.GetIncompleteResults(), len(res.Issues), res.Issues[0].GetTitle())
+		}
+		last := search(tc.c, "everywhere", &github.SearchOptions{ListOptions: github.ListOptions{PerPage: 100, Page: 10}})
+		want := "everywhere 4" // the 1,000th newest public issue
+		if !tc.incognito {
+			want = "everywhere 9" // five private issues are newer
+		}
+		if n := len(last.Issues); n != 100 || last.Issues[n-1].GetTitle() != want {
+			t.Errorf("%s: the tenth page of 100: %d items, last %q, want %q", tc.who, n, last.Issues[n-1].GetTitle(), want)
+		}
+		for _, is := range append(res.Issues, last.Issues...) {
+			if tc.incognito && strings.Contains(is.GetTitle(), "secret") {
+				t.Errorf("%s sees %q", tc.who, is.GetTitle())
+			}
+		}
+	}
+	if res := search(bobC, "seldom everywhere", nil); res.GetTotal() != 2 || res.GetIncompleteResults() {
+		t.Errorf("a word in 2 issues: total %d, incomplete %v", res.GetTotal(), res.GetIncompleteResults())
+	}
+	if res := search(bobC, "everywhere -seldom in:title is:open", nil); res.GetTotal() != 1000 || !res.GetIncompleteResults() {
+		t.Errorf("a word, one left out: total %d, incomplete %v", res.GetTotal(), res.GetIncompleteResults())
+	}
+	if res := search(bobC, "everywhere in:body", nil); res.GetTotal() != 0 {
+		t.Errorf("a word of titles in:body: total %d", res.GetTotal())
+	}
+	res := search(bobC, "everywhere", &github.SearchOptions{Sort: "comments", Order: "desc"})
+	if res.GetTotal() != 1000 || res.Issues[0].GetComments() != 4 {
+		t.Errorf("sorted by comments: total %d, first has %d comments", res.GetTotal(), res.Issues[0].GetComments())
+	}
+	if res := search(bobC, "is:open", nil); res.GetTotal() != 1000 || !res.GetIncompleteResults() {
+		t.Errorf("is:open across %d issues: total %d, incomplete %v", many, res.GetTotal(), res.GetIncompleteResults())
 	}
 }

@@ -94,6 +94,17 @@ func (l *loader) association(ctx context.Context, a *accounts.Account) (string, 
 // for its labels, its assignees, the accounts of its authors, closers
 // and assignees, their associations, and its milestones.
 func (l *loader) issues(ctx context.Context, list []*Issue) error {
+	if err := l.issueParts(ctx, list); err != nil {
+		return err
+	}
+	return l.associations(ctx, list)
+}
+
+// issueParts completes the issues but for their authors' associations
+// (associations): it does not read the loader's repository, so one
+// loader may complete the issues of several repositories with it, in
+// the same fixed number of queries.
+func (l *loader) issueParts(ctx context.Context, list []*Issue) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -120,19 +131,9 @@ func (l *loader) issues(ctx context.Context, list []*Issue) error {
 	if err := l.prefetchMilestones(ctx, miles); err != nil {
 		return err
 	}
-	var authors []*accounts.Account
 	for _, is := range list {
 		is.User, is.ClosedBy = l.accounts[deref(is.userID)], l.accounts[deref(is.closedByID)]
 		is.Milestone = l.miles[deref(is.milestoneID)]
-		authors = append(authors, is.User)
-	}
-	if err := l.prefetchAssociations(ctx, authors); err != nil {
-		return err
-	}
-	for _, is := range list {
-		if is.Association, err = l.association(ctx, is.User); err != nil {
-			return err
-		}
 	}
 	for _, p := range pairs {
 		if a := l.accounts[p.user]; a != nil {
@@ -146,6 +147,25 @@ func (l *loader) issues(ctx context.Context, list []*Issue) error {
 		return err
 	}
 	return l.labels(ctx, byID, ids)
+}
+
+// associations sets the author_association of the issues, which must
+// be of the loader's repository and have their User (issueParts).
+func (l *loader) associations(ctx context.Context, list []*Issue) error {
+	authors := make([]*accounts.Account, 0, len(list))
+	for _, is := range list {
+		authors = append(authors, is.User)
+	}
+	if err := l.prefetchAssociations(ctx, authors); err != nil {
+		return err
+	}
+	for _, is := range list {
+		var err error
+		if is.Association, err = l.association(ctx, is.User); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // issueReactions counts the issues' reactions, in one query.
