@@ -106,17 +106,16 @@ func (svc *Service) Find(ctx context.Context, s Search) (Found, error) {
 	if err != nil {
 		return Found{}, err
 	}
+	if len(ids) > maxCounted && len(s.Query.Terms) == 0 {
+		return svc.findAll(ctx, s, q)
+	}
 	found := Found{Incomplete: len(ids) > maxCounted}
 	if found.Incomplete {
 		ids = ids[:maxCounted]
 	}
 	found.Total = len(ids)
-	if s.Window != nil {
-		start, end, err := s.Window(found.Total)
-		if err != nil {
-			return Found{}, err
-		}
-		s.Offset, s.Limit = start, end-start
+	if err := s.window(found.Total); err != nil {
+		return Found{}, err
 	}
 	if s.Limit <= 0 || s.Offset >= len(ids) {
 		found.Issues = []*Issue{}
@@ -129,14 +128,65 @@ func (svc *Service) Find(ctx context.Context, s Search) (Found, error) {
 	return found, err
 }
 
+// window sets s's Offset and Limit from its Window for total matches.
+func (s *Search) window(total int) error {
+	if s.Window == nil {
+		return nil
+	}
+	start, end, err := s.Window(total)
+	if err != nil {
+		return err
+	}
+	s.Offset, s.Limit = start, end-start
+	return nil
+}
+
+// searchFrom joins what a search's conditions read.
+const searchFrom = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
+		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
+
+// findAll is Find for a search of more than maxCounted matches without
+// words (qualifiers only: repo:, is:, label:...): the indexes count it
+// exactly, as the platform does (a badge of a repository's open issues
+// reads total_count), and the page is sorted among every match. A search
+// with words stops at maxCounted instead (Find), where an exact count
+// would read every match's text.
+func (svc *Service) findAll(ctx context.Context, s Search, q *query) (Found, error) {
+	where := strings.Join(q.where, " AND ")
+	var found Found
+	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+searchFrom+where, q.args...).Scan(&found.Total); err != nil {
+		return Found{}, store.Normalize(err)
+	}
+	if err := s.window(found.Total); err != nil {
+		return Found{}, err
+	}
+	if s.Limit <= 0 {
+		found.Issues = []*Issue{}
+		return found, nil
+	}
+	f := Filter{Sort: s.Sort, Desc: s.Desc}
+	if f.Sort == "created" {
+		f.Sort = "" // i.id, the order of creation
+	}
+	n := len(q.args)
+	args := append(slices.Clone(q.args), s.Limit, s.Offset)
+	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+searchFrom+where+
+		` ORDER BY `+f.order()+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...))
+	if err != nil {
+		return Found{}, err
+	}
+	found.Issues = list
+	found.Repos, err = svc.completeAcross(ctx, list)
+	return found, err
+}
+
 // newestMatches returns the ids of the first maxCounted+1 issues the
 // conditions select, newest first. With a driver (an FTS5 MATCH
 // expression of issues_fts, SQLite) the text index is the outer loop:
 // it yields rowids in descending order and the query stops at the
 // limit, whatever the number of matches.
 func (svc *Service) newestMatches(ctx context.Context, driver, where string, args []any) ([]int64, error) {
-	from := ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
-		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
+	from := searchFrom
 	order := ` ORDER BY i.id DESC`
 	if driver != "" {
 		args = append(args, driver)
