@@ -1,0 +1,7 @@
+package e2e_test
+
+import (
+	"strings"
+)
+
+func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
