@@ -45,6 +45,13 @@ func pinnedNumbers(t *testing.T, env *apptest.Env, token string) []int {
 			t.Errorf("pinned issue %+v", n)
 		}
 		out = append(out, n.Issue.Number)
+		var byID struct {
+			Node struct{ Issue struct{ Number int } }
+		}
+		gqlData(t, env, token, `query($id: ID!) { node(id: $id) { ... on PinnedIssue { issue { number } } } }`, map[string]any{"id": n.ID}, &byID)
+		if byID.Node.Issue.Number != n.Issue.Number {
+			t.Errorf("node(id: %s) is issue %d, want %d", n.ID, byID.Node.Issue.Number, n.Issue.Number)
+		}
 	}
 	if got.Repository.PinnedIssues.TotalCount != len(out) {
 		t.Errorf("totalCount %d of %v", got.Repository.PinnedIssues.TotalCount, out)

@@ -299,3 +299,20 @@ func (h *Handler) writerOf(ctx context.Context, repo *repositoryResolver, perms 
 	}
 	return accounts.ByID(ctx, h.DB, p.UserID())
 }
+
+// pinNode resolves a PinnedIssue's id (PIN_) when the caller reads its
+// repository's issues.
+func (h *Handler) pinNode(ctx context.Context, id int64) (*nodeResolver, error) {
+	pin, repo, err := h.Issues.PinByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.visibleRepository(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if !mayReadIssues(requestFrom(ctx).principal, repo) {
+		return nil, store.ErrNotFound
+	}
+	return &nodeResolver{&pinnedIssueResolver{h: h, pin: pin, repo: r}}, nil
+}

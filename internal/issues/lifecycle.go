@@ -113,6 +113,29 @@ func (s *Service) Pins(ctx context.Context, repo *repos.Repository) ([]*Pin, err
 	return out, nil
 }
 
+// PinByID is the pin of id with its repository; store.ErrNotFound when
+// there is none.
+func (s *Service) PinByID(ctx context.Context, id int64) (*Pin, *repos.Repository, error) {
+	var issueID int64
+	var by *int64
+	var at time.Time
+	err := s.DB.QueryRowContext(ctx, `SELECT issue_id, pinned_by_id, pinned_at FROM issue_pins WHERE id = $1`, id).Scan(&issueID, &by, &at)
+	if err != nil {
+		return nil, nil, store.Normalize(err)
+	}
+	is, repo, err := s.IssueByID(ctx, issueID)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Pin{ID: id, Issue: is, PinnedAt: at.UTC()}
+	if by != nil {
+		if p.PinnedBy, err = accounts.ByID(ctx, s.DB, *by); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+	}
+	return p, repo, nil
+}
+
 // IsPinned reports whether the issue of id is pinned.
 func (s *Service) IsPinned(ctx context.Context, issueID int64) (bool, error) {
 	var n int
