@@ -45,7 +45,28 @@ func (g *Guard) checkRepo(ctx context.Context, p *auth.Principal, rule auth.Rule
 	if write && rule.Role >= auth.RoleWrite && repo.MigrationLocked {
 		return nil, repos.ErrLocked()
 	}
+	if write && repo.Archived && rule.Role < auth.RoleAdmin && !ownChoice(rule) {
+		return nil, repos.ErrArchived()
+	}
 	return withRole(repos.WithRepo(ctx, repo), role), nil
+}
+
+// ownChoice reports whether the rule's writes are the caller's own
+// choices about a repository (a star, a subscription), which an archived
+// repository still takes: every permission it accepts is starring or
+// watching.
+func ownChoice(rule auth.Rule) bool {
+	if len(rule.Permissions) == 0 {
+		return false
+	}
+	for _, set := range rule.Permissions {
+		for _, need := range set {
+			if need.Name != "starring" && need.Name != "watching" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func roleRefusal(need auth.Role) error {

@@ -146,6 +146,12 @@ func (s *Service) RepositoryUpdated(ctx context.Context, tx *store.Tx, before, a
 			return err
 		}
 	}
+	if before.Archived != after.Archived {
+		action := map[bool]string{true: "archived", false: "unarchived"}[after.Archived]
+		if err := emit(&events.Event{HookEvent: "repository", HookPayload: map[string]any{"action": action}}); err != nil {
+			return err
+		}
+	}
 	switch {
 	case before.Private && !after.Private:
 		if err := emit(&events.Event{FeedType: "PublicEvent", FeedPayload: emptyPayload{},

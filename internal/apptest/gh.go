@@ -79,3 +79,10 @@ func (g *GHCLI) command(args []string) *exec.Cmd {
 		"SSL_CERT_FILE=" + g.caFile, "PATH=" + os.Getenv("PATH")}, g.Env...)
 	return cmd
 }
+
+// Try runs gh with args and returns what it printed (standard output and
+// error) and its error, for commands a test expects to fail.
+func (g *GHCLI) Try(args ...string) (string, error) {
+	out, err := g.command(args).CombinedOutput()
+	return string(out), err
+}

@@ -25,6 +25,8 @@ var actions = map[[2]string]string{
 	{"repository", "transferred"}:      "repo.transfer",
 	{"repository", "privatized"}:       "repo.access",
 	{"repository", "publicized"}:       "repo.access",
+	{"repository", "archived"}:         "repo.archived",
+	{"repository", "unarchived"}:       "repo.unarchived",
 	{"organization", "member_added"}:   "org.add_member",
 	{"organization", "member_invited"}: "org.invite_member",
 	{"organization", "member_removed"}: "org.remove_member",

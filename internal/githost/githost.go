@@ -247,6 +247,9 @@ func (h *Handler) authorizePush(p *auth.Principal, repo *repos.Repository, role 
 	if repo.MigrationLocked {
 		return errLocked
 	}
+	if repo.Archived {
+		return errArchived
+	}
 	return nil
 }
 
@@ -301,6 +304,13 @@ const lockedMessage = "repository is locked for migration"
 // errLocked refuses a push to a repository locked for migration.
 var errLocked = apierr.Forbidden(lockedMessage)
 
+// archivedMessage is the platform's refusal of a push to an archived
+// repository.
+const archivedMessage = "This repository was archived so it is read-only."
+
+// errArchived refuses a push to an archived repository.
+var errArchived = apierr.Forbidden(archivedMessage)
+
 func challenge(w http.ResponseWriter, message string) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="forgeapi"`)
 	githttp.WriteRefusal(w, http.StatusUnauthorized, message)
@@ -332,6 +342,9 @@ func (pr *pushRecorder) preReceive(ctx context.Context, updates []githttp.RefUpd
 	}
 	if repo.MigrationLocked {
 		return githttp.Refuse("%s", lockedMessage)
+	}
+	if repo.Archived {
+		return githttp.Refuse("%s", archivedMessage)
 	}
 	pusher, err := accounts.ByID(ctx, pr.h.DB, pr.principal.Account.ID)
 	if err != nil {

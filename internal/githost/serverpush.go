@@ -42,6 +42,9 @@ func (h *Handler) ServerPushWith(ctx context.Context, repo *repos.Repository, pu
 	if repo.MigrationLocked {
 		return repos.ErrLocked()
 	}
+	if repo.Archived {
+		return repos.ErrArchived()
+	}
 	dir := h.Repos.GitDir(repo.ID)
 	inspect := githttp.NewRepositoryInspector(dir)
 	for _, check := range h.checks {

@@ -88,6 +88,8 @@ func (h *Handler) authorizeDeployKey(ctx context.Context, c StreamCaller, owner,
 			return nil, apierr.Forbidden(ReadOnlyKeyMessage)
 		case repo.MigrationLocked:
 			return nil, errLocked
+		case repo.Archived:
+			return nil, errArchived
 		}
 	}
 	return repo, nil

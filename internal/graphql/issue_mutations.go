@@ -119,6 +119,9 @@ func (h *Handler) writer(ctx context.Context, repo *repositoryResolver, perms au
 	if !mayWrite(p, repo.r, perms) {
 		return nil, false, refusal(p, mutation)
 	}
+	if repo.r.Archived {
+		return nil, false, errArchived
+	}
 	actor, err := accounts.ByID(ctx, h.DB, p.UserID())
 	if err != nil {
 		return nil, false, err
@@ -126,6 +129,10 @@ func (h *Handler) writer(ctx context.Context, repo *repositoryResolver, perms au
 	triage, err := issues.CanTriage(ctx, h.DB, p, repo.role, repo.r)
 	return actor, triage, err
 }
+
+// errArchived is the FORBIDDEN error of a change to an archived
+// repository, REST's 403.
+var errArchived = forbidden("Repository was archived so is read-only.")
 
 // refusal is the FORBIDDEN error of a mutation the caller may not run.
 func refusal(p *auth.Principal, mutation string) error {
@@ -155,6 +162,10 @@ func serviceError(err error) error {
 	}
 	msg := e.Message
 	for _, f := range e.Errors {
+		if f.Message != "" { // a custom error's own words, as the platform's
+			msg = f.Message
+			break
+		}
 		msg += fmt.Sprintf("; %s %s is %s", f.Resource, f.Field, f.Code)
 	}
 	return &fieldError{typ: "UNPROCESSABLE", msg: msg}

@@ -348,7 +348,7 @@ func (r *issueResolver) Milestone() *milestoneResolver {
 // author or a triager, with credentials that may write issues.
 func (r *issueResolver) ViewerCanUpdate(ctx context.Context) (bool, error) {
 	p := requestFrom(ctx).principal
-	if !mayWrite(p, r.repo.r, issuesWrite) {
+	if r.repo.r.Archived || !mayWrite(p, r.repo.r, issuesWrite) {
 		return false, nil
 	}
 	if r.is.User != nil && r.is.User.ID == p.UserID() {

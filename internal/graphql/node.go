@@ -18,6 +18,7 @@ import (
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests and their
 // reviews, review comments and review threads, and issues, their comments, labels and milestones (issueNode),
+// pinned issues (pinNode),
 // and commits, references, trees, blobs and annotated tags (gitNode),
 // and gists, which anyone sees by their id (gistNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
@@ -90,6 +91,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return h.branchProtectionNode(ctx, dbID)
 	case "REA":
 		return h.reactionNode(ctx, dbID)
+	case "PIN":
+		return h.pinNode(ctx, dbID)
 	case "RE":
 		return h.releaseNode(ctx, dbID)
 	case gists.NodeType:

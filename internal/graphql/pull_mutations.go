@@ -319,9 +319,10 @@ var mergePermissions = auth.Perm("contents:write")
 
 // mayMerge reports whether the caller's credentials may merge the
 // repository's pull requests: Contents write of a permission-based token
-// instead of Pull requests write.
+// instead of Pull requests write; an archived repository's may not be
+// merged.
 func mayMerge(p *auth.Principal, repo *repos.Repository) bool {
-	return mayWrite(p, repo, mergePermissions)
+	return !repo.Archived && mayWrite(p, repo, mergePermissions)
 }
 
 // MergePullRequest merges the pull request as PUT

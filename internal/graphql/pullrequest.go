@@ -144,9 +144,9 @@ var draftPermissions = auth.Perm("pull_requests:write")
 
 // mayWritePulls reports whether the caller's credentials may change the
 // repository's pull requests (Pull requests write of a permission-based
-// token).
+// token); an archived repository's may not be changed.
 func mayWritePulls(p *auth.Principal, repo *repos.Repository) bool {
-	return mayWrite(p, repo, draftPermissions)
+	return !repo.Archived && mayWrite(p, repo, draftPermissions)
 }
 
 // setDraft marks the pull request of input.pullRequestId a draft or

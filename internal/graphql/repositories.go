@@ -104,7 +104,7 @@ func (h *Handler) filter(ctx context.Context, args repositoriesArgs) (func(*repo
 			args.Visibility != nil && *args.Visibility != vis,
 			args.IsFork != nil && *args.IsFork != (repo.ForkOfID != 0),
 			args.HasIssuesEnabled != nil && !*args.HasIssuesEnabled,
-			args.IsArchived != nil && *args.IsArchived,
+			args.IsArchived != nil && *args.IsArchived != repo.Archived,
 			args.IsLocked != nil && *args.IsLocked:
 			return false, nil
 		case len(want) == 0:

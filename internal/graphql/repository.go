@@ -87,12 +87,12 @@ func (r *repositoryResolver) IsInOrganization() bool {
 // Visibility is PUBLIC or PRIVATE.
 func (r *repositoryResolver) Visibility() string { return strings.ToUpper(r.r.Visibility()) }
 
-// The repository's settings, as REST shows them (repos.Settings); it is
-// never archived.
+// The repository's settings and archived flag, as REST shows them
+// (repos.Settings).
 func (r *repositoryResolver) HasIssuesEnabled() bool   { return r.r.Settings.HasIssues }
 func (r *repositoryResolver) HasProjectsEnabled() bool { return r.r.Settings.HasProjects }
 func (r *repositoryResolver) HasWikiEnabled() bool     { return r.r.Settings.HasWiki }
-func (r *repositoryResolver) IsArchived() bool         { return false }
+func (r *repositoryResolver) IsArchived() bool         { return r.r.Archived }
 func (r *repositoryResolver) IsTemplate() bool         { return r.r.IsTemplate }
 func (r *repositoryResolver) HomepageURL() *uri {
 	if r.r.Settings.Homepage == "" {

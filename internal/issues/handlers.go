@@ -166,11 +166,27 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	is, err := h.Service.Get(r.Context(), repos.From(r.Context()), n)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
+		return h.moved(r, n)
+	} else if err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toIssueJSON(h.urls(r), is))
 	return nil
+}
+
+// moved is the answer to a GET of an issue number that is no longer
+// here: 301 to the issue where a transfer took it, when that repository
+// is public (a private one stays hidden: 404), as the platform redirects
+// transferred issues.
+func (h *Handler) moved(r *http.Request, n int64) error {
+	is, dest, err := h.Service.TransferredTo(r.Context(), repos.From(r.Context()), n)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (dest.Private || is.PullRequest) {
+		return apierr.NotFound()
+	} else if err != nil {
+		return err
+	}
+	return apierr.Moved(r.Method, urlsOf(httpapi.BaseURL(r.Context()), dest).api+"/issues/"+strconv.FormatInt(is.Number, 10))
 }
 
 // update answers PATCH .../issues/{issue_number}.

@@ -236,8 +236,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, owner, actor *a
 }
 
 // updateRequest is the body of PATCH /repos/{owner}/{repo}. Fields the
-// platform has and forgeapi does not keep (has_issues, archived, ...)
-// are ignored.
+// platform has and forgeapi does not keep are ignored.
 type updateRequest struct {
 	Name          *string `json:"name"`
 	Description   *string `json:"description"`
@@ -245,12 +244,13 @@ type updateRequest struct {
 	Visibility    *string `json:"visibility"`
 	DefaultBranch *string `json:"default_branch"`
 	IsTemplate    *bool   `json:"is_template"`
+	Archived      *bool   `json:"archived"`
 	SettingsChanges
 }
 
 func (u updateRequest) toChanges() (Changes, error) {
 	c := Changes{Name: u.Name, Description: u.Description, Private: u.Private, DefaultBranch: u.DefaultBranch,
-		IsTemplate: u.IsTemplate, Settings: &u.SettingsChanges}
+		IsTemplate: u.IsTemplate, Archived: u.Archived, Settings: &u.SettingsChanges}
 	if u.Visibility != nil {
 		var private bool
 		switch *u.Visibility {

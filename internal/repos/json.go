@@ -319,6 +319,7 @@ func (j *JSON) setSettings(r *Repository) {
 	j.MergeCommitTitle, j.MergeCommitMessage = s.MergeCommitTitle, s.MergeCommitMessage
 	j.AllowForking, j.WebCommitSignoffRequired = s.AllowForking, s.WebCommitSignoffRequired
 	j.IsTemplate = r.IsTemplate
+	j.Archived = r.Archived
 	if r.Topics != nil {
 		j.Topics = r.Topics
 	}

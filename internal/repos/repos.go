@@ -34,6 +34,9 @@ type Repository struct {
 	Topics           []string // as PUT .../topics set them, never nil
 	IsTemplate       bool
 	TemplateID       int64 // the template it was generated from; 0 for none
+	// Archived repositories are read-only: pushes and the API's writes
+	// are refused until they are unarchived.
+	Archived bool
 }
 
 // FullName is OWNER/NAME.
@@ -57,7 +60,7 @@ func ValidName(s string) bool {
 
 const repoColumns = `r.id, r.name, r.description, r.private, r.default_branch, r.advanced_security,
 	COALESCE(r.fork_of_id, 0), r.migration_locked, r.created_at, r.updated_at, r.pushed_at,
-	r.settings, r.topics, r.is_template, COALESCE(r.template_id, 0), ` + accounts.JoinedColumns
+	r.settings, r.topics, r.is_template, COALESCE(r.template_id, 0), r.archived, ` + accounts.JoinedColumns
 
 const repoFrom = ` FROM repositories r JOIN accounts a ON a.id = r.owner_id `
 
@@ -68,7 +71,7 @@ func scanRepo(row interface{ Scan(...any) error }, extra ...any) (*Repository, e
 	var settings, topics string
 	dest := append([]any{&r.ID, &r.Name, &r.Description, &r.Private, &r.DefaultBranch, &r.AdvancedSecurity,
 		&r.ForkOfID, &r.MigrationLocked, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt,
-		&settings, &topics, &r.IsTemplate, &r.TemplateID}, o.ScanDest()...)
+		&settings, &topics, &r.IsTemplate, &r.TemplateID, &r.Archived}, o.ScanDest()...)
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return nil, store.Normalize(err)
@@ -380,6 +383,12 @@ func ErrLocked() *apierr.Error {
 	return apierr.Forbidden("Repository is locked for migration; it accepts reads only until it is unlocked.")
 }
 
+// ErrArchived is the refusal of a write to an archived repository, the
+// platform's 403.
+func ErrArchived() error {
+	return apierr.Forbidden("Repository was archived so is read-only.")
+}
+
 // CheckNotLocked returns ErrLocked when the repository is locked for
 // migration. Git pushes and API writes call it.
 func CheckNotLocked(r *Repository) error {
@@ -399,6 +408,8 @@ type Changes struct {
 	Owner      *accounts.Account
 	Settings   *SettingsChanges
 	IsTemplate *bool
+	// Archived archives (true) or unarchives the repository.
+	Archived *bool
 }
 
 // Validate checks the fields a client sends.
@@ -440,6 +451,9 @@ func (r *Repository) with(c Changes, now time.Time) *Repository {
 		after.DefaultBranch = *c.DefaultBranch
 	}
 	after.Settings = c.Settings.apply(r.Settings)
+	if c.Archived != nil {
+		after.Archived = *c.Archived
+	}
 	if c.IsTemplate != nil {
 		after.IsTemplate = *c.IsTemplate
 	}
@@ -471,14 +485,17 @@ func Update(ctx context.Context, q store.Q, r *Repository, c Changes, now time.T
 	if c.DefaultBranch != nil {
 		branch = *c.DefaultBranch
 	}
-	isTemplate := r.IsTemplate
+	isTemplate, archived := r.IsTemplate, r.Archived
 	if c.IsTemplate != nil {
 		isTemplate = *c.IsTemplate
 	}
+	if c.Archived != nil {
+		archived = *c.Archived
+	}
 	_, err := q.ExecContext(ctx, `
 		UPDATE repositories SET owner_id = $1, name = $2, description = $3, private = $4, default_branch = $5, updated_at = $6,
-			settings = $8, is_template = $9
-		WHERE id = $7`, ownerID, name, description, private, branch, now, r.ID, c.Settings.apply(r.Settings).encode(), isTemplate)
+			settings = $8, is_template = $9, archived = $10
+		WHERE id = $7`, ownerID, name, description, private, branch, now, r.ID, c.Settings.apply(r.Settings).encode(), isTemplate, archived)
 	if err = store.Normalize(err); errors.Is(err, store.ErrConflict) {
 		return apierr.Validation(apierr.FieldError{Resource: "Repository", Field: "name", Code: apierr.CodeAlreadyExists,
 			Message: "name already exists on this account"})

@@ -75,8 +75,8 @@ type Search struct {
 // name, `is:public|private|template|fork`, `fork:true|only` (forks are
 // left out otherwise, and with `fork:false`), `stars:`, `forks:`,
 // `topics:` ranges, `created:`/`pushed:` dates, `topic:`, `template:`,
-// `license:` a key, `archived:` and `mirror:` (none is archived or a
-// mirror here), `language:` (no language is detected here, so it
+// `license:` a key, `archived:`, `mirror:` (none is a mirror here),
+// `language:` (no language is detected here, so it
 // selects nothing). Sorted by s.Sort (or the query's `sort:`) in
 // s.Order. An empty or too long query, an unreadable qualifier or an
 // unknown sort is a 422.
@@ -319,7 +319,13 @@ func addRepoQualifier(where *search.Where, ql search.Qualifier) error {
 			return err
 		}
 		where.Add("r.is_template = ?", ql.Negated, b)
-	case "archived", "mirror":
+	case "archived":
+		b, err := boolValue(ql)
+		if err != nil {
+			return err
+		}
+		where.Add("r.archived = ?", ql.Negated, b)
+	case "mirror":
 		b, err := boolValue(ql)
 		if err != nil {
 			return err
