@@ -293,6 +293,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer revoke()
 	revokeRuntime, err := x.s.withRuntime(ctx, spec.Env, r, j)
 	defer revokeRuntime()
+	spec.Masks = append(spec.Masks, spec.Env["ACTIONS_RUNTIME_TOKEN"]) // as the platform's runner masks it
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}

@@ -51,7 +51,10 @@ type Spec struct {
 	// Env is added to every step's environment (the marker of the job's
 	// processes is added by Execute).
 	Env   map[string]string
-	Token string          // GITHUB_TOKEN, "" for none
+	Token string // GITHUB_TOKEN, "" for none (masked in the log)
+	// Masks are other values shown as *** in the log, wherever a step
+	// prints them (the job's ACTIONS_RUNTIME_TOKEN).
+	Masks []string
 	Needs map[string]Need // the results of the jobs it needs
 	Log   io.Writer       // receives the job's log, one timestamped line at a time
 	// OnStep, when set, is told of every step's start and end (from the
@@ -226,8 +229,10 @@ func newRecorder(s Spec) *recorder {
 			r.secrets = append(r.secrets, v)
 		}
 	}
-	if s.Token != "" {
-		r.secrets = append(r.secrets, s.Token)
+	for _, v := range append([]string{s.Token}, s.Masks...) {
+		if v != "" {
+			r.secrets = append(r.secrets, v)
+		}
 	}
 	return r
 }
