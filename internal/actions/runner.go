@@ -48,7 +48,7 @@ type Runner struct {
 	s      *Service
 	cfg    RunnerConfig
 	owner  string
-	wake   *worker.Signal
+	wakes  []*worker.Signal // one per slot (Capacity)
 	logger *slog.Logger
 }
 
@@ -73,14 +73,50 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	x := &Runner{s: s, cfg: cfg, owner: wire.NewGUID(), wake: worker.NewSignal(), logger: logger}
-	s.Wake = x.wake.Wake
+	x := &Runner{s: s, cfg: cfg, owner: wire.NewGUID(), logger: logger}
+	for range cfg.Capacity {
+		x.wakes = append(x.wakes, worker.NewSignal())
+	}
+	s.Wake = x.wake
 	return x
 }
 
-// Run runs queued jobs until ctx is done.
+// wake wakes every slot's loop.
+func (x *Runner) wake() {
+	for _, w := range x.wakes {
+		w.Wake()
+	}
+}
+
+// Run runs queued jobs until ctx is done: Capacity slots, each its own
+// loop claiming and running one job at a time, so that a long job does
+// not hold back the jobs queued while it runs.
 func (x *Runner) Run(ctx context.Context) {
-	worker.Loop{Pass: func(ctx context.Context) { x.RunOnce(ctx) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
+	var wg sync.WaitGroup
+	for i, w := range x.wakes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker.Loop{Pass: func(ctx context.Context) { x.runSlot(ctx, i == 0) }, Interval: x.cfg.PollInterval, Wake: w.C()}.Run(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// runSlot is one slot's pass: the first slot fails the jobs whose runner
+// was lost, then the slot runs the jobs it can claim, one after another.
+func (x *Runner) runSlot(ctx context.Context, first bool) {
+	ctx = httpapi.WithBaseURL(ctx, x.s.BaseURL)
+	if first {
+		if _, err := x.s.failLost(ctx, false); err != nil && ctx.Err() == nil {
+			x.logger.Error("fail the jobs of lost runners", "err", err)
+		}
+	}
+	if _, err := worker.Drain[*Job](ctx, queue{x}, func(j *Job, err error) {
+		x.logger.Error("run an Actions job", "job_id", j.ID, "err", err)
+	}); err != nil && ctx.Err() == nil {
+		x.logger.Error("claim an Actions job", "err", err)
+	}
 }
 
 // RunOnce fails the jobs whose runner was lost, then runs every job it
@@ -186,6 +222,9 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		}
 		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
 			return err // an older run of its concurrency group is not done
+		}
+		if blocked, err := jobGroupBlocked(ctx, tx, j); err != nil || blocked {
+			return err // an older job of its concurrency group is not done
 		}
 		if held, err := x.s.held(ctx, tx, r, j); err != nil || held {
 			return err // its environment's protection holds it (gates.go)

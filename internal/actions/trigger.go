@@ -340,6 +340,8 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 // queued, and emits workflow_job queued for these.
 func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []engine.Job, keep map[string]*Job,
 	actor *accounts.Account) error {
+	var vars map[string]string // the run's github fields, read for the first job with a concurrency group
+	var err error
 	for _, ej := range jobs {
 		j := &Job{RunID: r.ID, RepoID: r.RepoID, RunAttempt: r.RunAttempt, Key: ej.Key, Name: ej.Name, Matrix: ej.Matrix,
 			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now(), Environment: ej.Environment}
@@ -352,6 +354,14 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 			}
 		}
 		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		if ej.Concurrency.Group != "" && vars == nil {
+			if vars, err = runVars(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		if err := s.joinJobGroup(ctx, tx, j, ej.Concurrency, vars); err != nil {
 			return err
 		}
 		if j.Status == StatusQueued {

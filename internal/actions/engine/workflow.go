@@ -75,6 +75,8 @@ type Job struct {
 	// Environment is the environment the job deploys to (environment:),
 	// "" for none.
 	Environment string
+	// Concurrency is the job's concurrency: (zero for none).
+	Concurrency Concurrency
 }
 
 // Parse parses and validates a workflow file; its error is the parser's
@@ -110,13 +112,17 @@ func Parse(content []byte) (w *Workflow, err error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := jobConcurrency(content)
+	if err != nil {
+		return nil, err
+	}
 	for _, key := range order {
 		jobs, err := expand(key, wf.Jobs[key])
 		if err != nil {
 			return nil, err
 		}
 		for i := range jobs {
-			jobs[i].Environment = envs[key]
+			jobs[i].Environment, jobs[i].Concurrency = envs[key], groups[key]
 		}
 		w.Jobs = append(w.Jobs, jobs...)
 	}
