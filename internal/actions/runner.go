@@ -275,7 +275,7 @@ func (s *Service) needsDone(ctx context.Context, tx *store.Tx, r *Run, j *Job) (
 func (s *Service) needsState(ctx context.Context, tx *store.Tx, r *Run, j *Job, jobs []*Job) (bool, error) {
 	ready := true
 	for _, n := range jobs {
-		if !contains(j.Needs, n.Key) {
+		if !neededBy(j.Needs, n.Key) {
 			continue
 		}
 		if n.Status != StatusCompleted {
@@ -386,9 +386,10 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 		return engine.Spec{}, err
 	}
 	spec := engine.Spec{Workflow: []byte(r.WorkflowFile), JobKey: j.Key, Matrix: j.Matrix, Workdir: work, Scratch: scratch,
-		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs, Needs: needs, Log: log,
+		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs, Log: log,
 		Env: map[string]string{"GITHUB_REPOSITORY": repo.FullName(), "GITHUB_SERVER_URL": x.s.BaseURL,
 			"GITHUB_RUN_ID": itoa(r.ID), "GITHUB_RUN_NUMBER": itoa(r.RunNumber), "GITHUB_RUN_ATTEMPT": itoa(int64(r.RunAttempt))}}
+	callSpec(&spec, r, j, needs) // the job's needs, or a called job's and its caller's
 	if actor, err := actorOf(ctx, x.s.DB, r.TriggeringActorID); err == nil && actor != nil {
 		spec.Actor = actor.Login
 	}
@@ -407,7 +408,11 @@ func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Jo
 	if err != nil {
 		return nil, err
 	}
-	grant, err := x.s.jobGrant(ctx, r, j.Key)
+	key := j.Key
+	if caller, _, ok := callOf(key); ok {
+		key = caller // a called job has its caller job's permissions
+	}
+	grant, err := x.s.jobGrant(ctx, r, key)
 	if err != nil {
 		return nil, err
 	}
@@ -418,30 +423,36 @@ func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Jo
 
 // needResults are the results and outputs of the jobs the job needs (a
 // matrix's jobs together: success when all succeeded, their outputs
-// merged).
+// merged; a call's jobs together, its outputs the called workflow's).
 func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]engine.Need, error) {
 	jobs, err := jobsOf(ctx, s.DB, r.ID, j.RunAttempt)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]engine.Need{}
-	for _, n := range jobs {
-		if !contains(j.Needs, n.Key) {
-			continue
-		}
-		need, ok := out[n.Key]
-		if !ok {
-			need = engine.Need{Result: Success, Outputs: map[string]string{}}
-		}
-		if n.Conclusion == nil || *n.Conclusion != Success {
-			need.Result = Failure
-		}
-		for k, v := range n.Outputs {
-			if v != "" {
-				need.Outputs[k] = v
+	for _, need := range j.Needs {
+		n := engine.Need{Result: Success, Outputs: map[string]string{}}
+		call := false
+		for _, o := range jobs {
+			if !calledBy(need, o.Key) {
+				continue
+			}
+			call = call || o.Key != need
+			if o.Conclusion == nil || *o.Conclusion != Success {
+				n.Result = Failure
+			}
+			for k, v := range o.Outputs {
+				if v != "" {
+					n.Outputs[k] = v
+				}
 			}
 		}
-		out[n.Key] = need
+		if call {
+			if n.Outputs, err = callOutputs(need, jobs); err != nil {
+				return nil, fmt.Errorf("the outputs of %s: %w", need, err)
+			}
+		}
+		out[need] = n
 	}
 	return out, nil
 }
