@@ -33,7 +33,7 @@ type AccessPolicies interface {
 // remoteUses is OWNER/REPO/PATH@REF of a remote uses:.
 var remoteUses = regexp.MustCompile(`^([^/]+)/([^/]+)/(\.github/workflows/[^@/]+\.ya?ml)@(.+)$`)
 
-// errNotFound is the platform's answer for a called workflow that does
+// errWorkflowNotFound is the platform's answer for a called workflow that does
 // not exist or that the caller may not read.
 var errWorkflowNotFound = errors.New("workflow was not found")
 
