@@ -164,6 +164,9 @@ type Job struct {
 	// and DeploymentID the deployment made for it once it ran.
 	Environment  string
 	DeploymentID *int64
+	// WorkflowFile is, for a job of a called reusable workflow (its Key
+	// CALLER/CALLEE), that workflow's content; "" for the others.
+	WorkflowFile string
 }
 
 // Step is a step of a job (the platform's job step).

@@ -3,9 +3,11 @@ package actions
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/actions/engine"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
 
@@ -74,7 +76,11 @@ func (s *Service) Rerun(ctx context.Context, runID, repoID int64, failedOnly boo
 		if r.Status != StatusCompleted {
 			return errNotCompleted
 		}
-		parsed, err := engine.Parse([]byte(r.WorkflowFile))
+		repo, err := repos.ByID(ctx, tx, r.RepoID)
+		if err != nil {
+			return err
+		}
+		parsed, err := engine.ParseWith([]byte(r.WorkflowFile), s.resolver(ctx, repo, r.HeadSHA, r.WorkflowPath))
 		if err != nil {
 			return &InvalidWorkflowError{Message: err.Error()}
 		}
@@ -120,6 +126,9 @@ func kept(jobs []engine.Job, old []*Job, failedOnly bool, jobName string) map[st
 		}
 		if again {
 			rerun[ej.Key] = true
+			if caller, _, ok := strings.Cut(ej.Key, engine.KeySep); ok { // a called job: its caller's dependents too
+				rerun[caller] = true
+			}
 		}
 	}
 	for _, ej := range jobs {

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -33,7 +34,10 @@ func (s *Service) jobToken(ctx context.Context, repo *repos.Repository, grant au
 	if err != nil {
 		return "", nil, err
 	}
-	return t.Value, func() { _ = auth.RevokeToken(context.WithoutCancel(ctx), s.DB, t.ID) }, nil // a second call finds none
+	// Once only: SQLite hands the id of a deleted last row out again, so
+	// a second delete could take another job's new token.
+	var once sync.Once
+	return t.Value, func() { once.Do(func() { _ = auth.RevokeToken(context.WithoutCancel(ctx), s.DB, t.ID) }) }, nil
 }
 
 // bot returns github-actions[bot], made on first use.

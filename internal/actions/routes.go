@@ -66,7 +66,8 @@ func (h *Handler) Routes() []httpapi.Route {
 // Register mounts what is not the API's: the results service a job's
 // steps call with their runtime token (artifacts and caches, twirp JSON
 // at the server's root, as ACTIONS_RESULTS_URL names it) and the signed
-// upload addresses of artifacts and caches.
+// upload addresses of artifacts and caches, and the cache service's v1
+// protocol (runtime_caches_v1.go).
 func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	for path, methods := range map[string]map[string]twirpMethod{artifactServicePath: h.Service.artifactMethods(),
 		cacheServicePath: h.Service.cacheMethods()} {
@@ -77,4 +78,5 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	for kind := range uploadKinds {
 		mux.Handle("PUT "+uploadPathPrefix+kind+"/{id}", http.HandlerFunc(h.Service.serveUpload))
 	}
+	h.Service.registerCacheV1(mux)
 }

@@ -48,7 +48,7 @@ type Runner struct {
 	s      *Service
 	cfg    RunnerConfig
 	owner  string
-	wake   *worker.Signal
+	wakes  []*worker.Signal // one per slot (Capacity)
 	logger *slog.Logger
 }
 
@@ -73,14 +73,50 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	x := &Runner{s: s, cfg: cfg, owner: wire.NewGUID(), wake: worker.NewSignal(), logger: logger}
-	s.Wake = x.wake.Wake
+	x := &Runner{s: s, cfg: cfg, owner: wire.NewGUID(), logger: logger}
+	for range cfg.Capacity {
+		x.wakes = append(x.wakes, worker.NewSignal())
+	}
+	s.Wake = x.wake
 	return x
 }
 
-// Run runs queued jobs until ctx is done.
+// wake wakes every slot's loop.
+func (x *Runner) wake() {
+	for _, w := range x.wakes {
+		w.Wake()
+	}
+}
+
+// Run runs queued jobs until ctx is done: Capacity slots, each its own
+// loop claiming and running one job at a time, so that a long job does
+// not hold back the jobs queued while it runs.
 func (x *Runner) Run(ctx context.Context) {
-	worker.Loop{Pass: func(ctx context.Context) { x.RunOnce(ctx) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
+	var wg sync.WaitGroup
+	for i, w := range x.wakes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker.Loop{Pass: func(ctx context.Context) { x.runSlot(ctx, i == 0) }, Interval: x.cfg.PollInterval, Wake: w.C()}.Run(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// runSlot is one slot's pass: the first slot fails the jobs whose runner
+// was lost, then the slot runs the jobs it can claim, one after another.
+func (x *Runner) runSlot(ctx context.Context, first bool) {
+	ctx = httpapi.WithBaseURL(ctx, x.s.BaseURL)
+	if first {
+		if _, err := x.s.failLost(ctx, false); err != nil && ctx.Err() == nil {
+			x.logger.Error("fail the jobs of lost runners", "err", err)
+		}
+	}
+	if _, err := worker.Drain[*Job](ctx, queue{x}, func(j *Job, err error) {
+		x.logger.Error("run an Actions job", "job_id", j.ID, "err", err)
+	}); err != nil && ctx.Err() == nil {
+		x.logger.Error("claim an Actions job", "err", err)
+	}
 }
 
 // RunOnce fails the jobs whose runner was lost, then runs every job it
@@ -187,6 +223,9 @@ func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
 		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
 			return err // an older run of its concurrency group is not done
 		}
+		if blocked, err := jobGroupBlocked(ctx, tx, j); err != nil || blocked {
+			return err // an older job of its concurrency group is not done
+		}
 		if held, err := x.s.held(ctx, tx, r, j); err != nil || held {
 			return err // its environment's protection holds it (gates.go)
 		}
@@ -236,7 +275,7 @@ func (s *Service) needsDone(ctx context.Context, tx *store.Tx, r *Run, j *Job) (
 func (s *Service) needsState(ctx context.Context, tx *store.Tx, r *Run, j *Job, jobs []*Job) (bool, error) {
 	ready := true
 	for _, n := range jobs {
-		if !contains(j.Needs, n.Key) {
+		if !neededBy(j.Needs, n.Key) {
 			continue
 		}
 		if n.Status != StatusCompleted {
@@ -293,6 +332,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer revoke()
 	revokeRuntime, err := x.s.withRuntime(ctx, spec.Env, r, j)
 	defer revokeRuntime()
+	spec.Masks = append(spec.Masks, spec.Env["ACTIONS_RUNTIME_TOKEN"]) // as the platform's runner masks it
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
@@ -346,9 +386,10 @@ func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.S
 		return engine.Spec{}, err
 	}
 	spec := engine.Spec{Workflow: []byte(r.WorkflowFile), JobKey: j.Key, Matrix: j.Matrix, Workdir: work, Scratch: scratch,
-		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs, Needs: needs, Log: log,
+		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs, Log: log,
 		Env: map[string]string{"GITHUB_REPOSITORY": repo.FullName(), "GITHUB_SERVER_URL": x.s.BaseURL,
 			"GITHUB_RUN_ID": itoa(r.ID), "GITHUB_RUN_NUMBER": itoa(r.RunNumber), "GITHUB_RUN_ATTEMPT": itoa(int64(r.RunAttempt))}}
+	callSpec(&spec, r, j, needs) // the job's needs, or a called job's and its caller's
 	if actor, err := actorOf(ctx, x.s.DB, r.TriggeringActorID); err == nil && actor != nil {
 		spec.Actor = actor.Login
 	}
@@ -367,7 +408,11 @@ func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Jo
 	if err != nil {
 		return nil, err
 	}
-	grant, err := x.s.jobGrant(ctx, r, j.Key)
+	key := j.Key
+	if caller, _, ok := callOf(key); ok {
+		key = caller // a called job has its caller job's permissions
+	}
+	grant, err := x.s.jobGrant(ctx, r, key)
 	if err != nil {
 		return nil, err
 	}
@@ -378,30 +423,36 @@ func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Jo
 
 // needResults are the results and outputs of the jobs the job needs (a
 // matrix's jobs together: success when all succeeded, their outputs
-// merged).
+// merged; a call's jobs together, its outputs the called workflow's).
 func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]engine.Need, error) {
 	jobs, err := jobsOf(ctx, s.DB, r.ID, j.RunAttempt)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]engine.Need{}
-	for _, n := range jobs {
-		if !contains(j.Needs, n.Key) {
-			continue
-		}
-		need, ok := out[n.Key]
-		if !ok {
-			need = engine.Need{Result: Success, Outputs: map[string]string{}}
-		}
-		if n.Conclusion == nil || *n.Conclusion != Success {
-			need.Result = Failure
-		}
-		for k, v := range n.Outputs {
-			if v != "" {
-				need.Outputs[k] = v
+	for _, need := range j.Needs {
+		n := engine.Need{Result: Success, Outputs: map[string]string{}}
+		call := false
+		for _, o := range jobs {
+			if !calledBy(need, o.Key) {
+				continue
+			}
+			call = call || o.Key != need
+			if o.Conclusion == nil || *o.Conclusion != Success {
+				n.Result = Failure
+			}
+			for k, v := range o.Outputs {
+				if v != "" {
+					n.Outputs[k] = v
+				}
 			}
 		}
-		out[n.Key] = need
+		if call {
+			if n.Outputs, err = callOutputs(need, jobs); err != nil {
+				return nil, fmt.Errorf("the outputs of %s: %w", need, err)
+			}
+		}
+		out[need] = n
 	}
 	return out, nil
 }

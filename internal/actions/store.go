@@ -233,7 +233,8 @@ func startAttempt(ctx context.Context, q store.Q, r *Run, actorID int64, now tim
 }
 
 const jobColumns = `id, run_id, repository_id, run_attempt, job_key, name, matrix, needs, labels, steps, outputs, status,
-	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id, environment, deployment_id`
+	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id, environment, deployment_id,
+	workflow_file`
 
 func scanJob(row store.Scanner) (*Job, error) {
 	var j Job
@@ -241,7 +242,7 @@ func scanJob(row store.Scanner) (*Job, error) {
 	var started, completed sql.NullTime
 	err := row.Scan(&j.ID, &j.RunID, &j.RepoID, &j.RunAttempt, &j.Key, &j.Name, &matrix, &needs, &labels, &steps, &outputs,
 		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID,
-		&j.Environment, &j.DeploymentID)
+		&j.Environment, &j.DeploymentID, &j.WorkflowFile)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -267,10 +268,11 @@ func insertJob(ctx context.Context, q store.Q, j *Job) error {
 	steps, _ := json.Marshal(j.stepsOrEmpty())
 	outputs, _ := json.Marshal(j.outputsOrEmpty())
 	err := q.QueryRowContext(ctx, `INSERT INTO actions_jobs (run_id, repository_id, run_attempt, job_key, name, matrix, needs,
-		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id, environment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id, environment, workflow_file)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
 		j.RunID, j.RepoID, j.RunAttempt, j.Key, j.Name, string(matrix), string(needs), string(labels), string(steps),
-		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID, j.Environment).Scan(&j.ID)
+		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID, j.Environment,
+		j.WorkflowFile).Scan(&j.ID)
 	return store.Normalize(err)
 }
 

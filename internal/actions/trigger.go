@@ -248,7 +248,7 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, t trigger) ([]*Run, e
 		if t.Only != "" && f.Path != t.Only {
 			continue
 		}
-		parsed, perr := engine.Parse(f.Content)
+		parsed, perr := engine.ParseWith(f.Content, s.resolver(ctx, t.Repo, t.SHA, f.Path))
 		name := f.Path
 		if perr == nil && parsed.Name != "" {
 			name = parsed.Name
@@ -340,9 +340,14 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 // queued, and emits workflow_job queued for these.
 func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []engine.Job, keep map[string]*Job,
 	actor *accounts.Account) error {
+	var vars map[string]string // the run's github fields, read for the first job with a concurrency group
+	var err error
 	for _, ej := range jobs {
 		j := &Job{RunID: r.ID, RepoID: r.RepoID, RunAttempt: r.RunAttempt, Key: ej.Key, Name: ej.Name, Matrix: ej.Matrix,
 			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now(), Environment: ej.Environment}
+		if ej.Call != nil {
+			j.WorkflowFile = string(ej.Call.Workflow)
+		}
 		if old, ok := keep[ej.Name]; ok {
 			j.Status, j.Conclusion, j.StartedAt, j.CompletedAt = old.Status, old.Conclusion, old.StartedAt, old.CompletedAt
 			j.Steps, j.Outputs, j.RunnerName, j.CheckRunID = old.Steps, old.Outputs, old.RunnerName, old.CheckRunID
@@ -352,6 +357,14 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 			}
 		}
 		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		if ej.Concurrency.Group != "" && vars == nil {
+			if vars, err = runVars(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		if err := s.joinJobGroup(ctx, tx, j, ej.Concurrency, vars); err != nil {
 			return err
 		}
 		if j.Status == StatusQueued {
@@ -384,7 +397,7 @@ func (s *Service) Dispatch(ctx context.Context, repo *repos.Repository, wf *Work
 	if err != nil {
 		return ErrNoWorkflowAtRef
 	}
-	parsed, err := engine.Parse(content)
+	parsed, err := engine.ParseWith(content, s.resolver(ctx, repo, sha, wf.Path))
 	if err != nil {
 		return &InvalidWorkflowError{Message: err.Error()}
 	}

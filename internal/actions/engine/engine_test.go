@@ -118,3 +118,31 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("act v0.2.89's host executor races on its pty writer (host_environment.go:342)")
 	}
 }
+
+// TestAJobOfAChainRuns executes the last job of a chain a -> b -> c given
+// only b's result: act's success() reads every need transitively, so a
+// job whose need's needs were not given was skipped, silently, as a
+// success.
+func TestAJobOfAChainRuns(t *testing.T) {
+	wf := `on: push
+jobs:
+  a:
+    runs-on: ubuntu-latest
+    steps: [{run: echo a}]
+  b:
+    needs: a
+    runs-on: ubuntu-latest
+    steps: [{run: echo b}]
+  c:
+    needs: b
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "c ran after ${{ needs.b.outputs.v }}"
+`
+	var log bytes.Buffer
+	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "c", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push", Log: &log, Needs: map[string]Need{"b": {Result: Success, Outputs: map[string]string{"v": "b-out"}}}})
+	if err != nil || res.Conclusion != Success || !strings.Contains(log.String(), "c ran after b-out") {
+		t.Fatalf("%+v %v:\n%s", res, err, log.String())
+	}
+}

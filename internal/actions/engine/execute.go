@@ -51,9 +51,16 @@ type Spec struct {
 	// Env is added to every step's environment (the marker of the job's
 	// processes is added by Execute).
 	Env   map[string]string
-	Token string          // GITHUB_TOKEN, "" for none
+	Token string // GITHUB_TOKEN, "" for none (masked in the log)
+	// Masks are other values shown as *** in the log, wherever a step
+	// prints them (the job's ACTIONS_RUNTIME_TOKEN).
+	Masks []string
 	Needs map[string]Need // the results of the jobs it needs
 	Log   io.Writer       // receives the job's log, one timestamped line at a time
+	// Call is, for a job of a called reusable workflow, its caller (the
+	// Workflow is then the called workflow's, Needs the needs among its
+	// jobs, by their keys in it); nil for the others.
+	Call *CallSpec
 	// OnStep, when set, is told of every step's start and end (from the
 	// goroutine running the job).
 	OnStep func(Step)
@@ -94,16 +101,12 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	if job == nil {
 		return Result{}, fmt.Errorf("%w: %q", ErrNoJob, s.JobKey)
 	}
-	for key, n := range s.Needs {
-		if j := wf.GetJob(key); j != nil {
-			j.Result, j.Outputs = n.Result, n.Outputs
-		}
-	}
+	injectNeeds(wf, s.JobKey, s.Needs)
 	cfg, err := s.config(job)
 	if err != nil {
 		return Result{}, err
 	}
-	r, err := runner.New(cfg)
+	r, err := s.newRunner(ctx, cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -226,8 +229,10 @@ func newRecorder(s Spec) *recorder {
 			r.secrets = append(r.secrets, v)
 		}
 	}
-	if s.Token != "" {
-		r.secrets = append(r.secrets, s.Token)
+	for _, v := range append([]string{s.Token}, s.Masks...) {
+		if v != "" {
+			r.secrets = append(r.secrets, v)
+		}
 	}
 	return r
 }
@@ -377,3 +382,34 @@ func killMarked(marker string) {
 
 // ErrNoJob is returned for a job key the workflow does not have.
 var ErrNoJob = errors.New("engine: no such job")
+
+// injectNeeds gives act the results of the jobs the job needs, and
+// success to the jobs these need in turn (act's success() reads every
+// need, transitively; the server runs a job only once its needs
+// succeeded, so theirs did too).
+func injectNeeds(wf *model.Workflow, key string, needs map[string]Need) {
+	seen := map[string]bool{}
+	var walk func(k string)
+	walk = func(k string) {
+		j := wf.GetJob(k)
+		if j == nil {
+			return
+		}
+		for _, n := range j.Needs() {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if d := wf.GetJob(n); d != nil {
+				d.Result = Success
+			}
+			walk(n)
+		}
+	}
+	walk(key)
+	for k, n := range needs {
+		if j := wf.GetJob(k); j != nil {
+			j.Result, j.Outputs = n.Result, n.Outputs
+		}
+	}
+}

@@ -75,11 +75,24 @@ type Job struct {
 	// Environment is the environment the job deploys to (environment:),
 	// "" for none.
 	Environment string
+	// Concurrency is the job's concurrency: (zero for none).
+	Concurrency Concurrency
+	// Call is, for a job of a called reusable workflow, its call (nil
+	// for the others).
+	Call *Call
 }
 
 // Parse parses and validates a workflow file; its error is the parser's
-// message, shown as the failed run's on the platform.
-func Parse(content []byte) (w *Workflow, err error) {
+// message, shown as the failed run's on the platform. A job that calls a
+// reusable workflow is an error: ParseWith resolves them.
+func Parse(content []byte) (*Workflow, error) { return parse(content, nil) }
+
+// ParseWith is Parse with the reusable workflows the jobs call read
+// through resolve: each caller job becomes the called workflow's jobs
+// (see expandCall).
+func ParseWith(content []byte, resolve Resolver) (*Workflow, error) { return parse(content, resolve) }
+
+func parse(content []byte, resolve Resolver) (w *Workflow, err error) {
 	defer func() {
 		if r := recover(); r != nil { // act asserts types of matrix entries
 			w, err = nil, fmt.Errorf("invalid workflow: %v", r)
@@ -110,13 +123,25 @@ func Parse(content []byte) (w *Workflow, err error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := jobConcurrency(content)
+	if err != nil {
+		return nil, err
+	}
 	for _, key := range order {
+		if j := wf.Jobs[key]; j != nil && j.Uses != "" {
+			jobs, err := expandCall(key, j, resolve)
+			if err != nil {
+				return nil, err
+			}
+			w.Jobs = append(w.Jobs, jobs...)
+			continue
+		}
 		jobs, err := expand(key, wf.Jobs[key])
 		if err != nil {
 			return nil, err
 		}
 		for i := range jobs {
-			jobs[i].Environment = envs[key]
+			jobs[i].Environment, jobs[i].Concurrency = envs[key], groups[key]
 		}
 		w.Jobs = append(w.Jobs, jobs...)
 	}

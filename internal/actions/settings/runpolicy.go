@@ -37,3 +37,20 @@ func (s *Service) RunPolicy(ctx context.Context, repoID int64) (defaultPermissio
 	max, err := s.MaxRetentionDays(ctx, place)
 	return defaultPermissions, min(pol.RetentionDays, max), err
 }
+
+// AccessLevel returns who outside the repository may use its workflows
+// and actions (actions.AccessPolicies): its Actions access level, "none"
+// unless it was set (PUT .../actions/permissions/access).
+func (s *Service) AccessLevel(ctx context.Context, repoID int64) (string, error) {
+	var orgID int64
+	err := s.DB.QueryRowContext(ctx, `SELECT CASE WHEN a.type = 'Organization' THEN a.id ELSE 0 END FROM repositories r
+		JOIN accounts a ON a.id = r.owner_id WHERE r.id = $1`, repoID).Scan(&orgID)
+	if err != nil {
+		return "", store.Normalize(err)
+	}
+	pol, err := s.Policy(ctx, RepoPlace(repoID, orgID))
+	if err != nil {
+		return "", err
+	}
+	return pol.AccessLevel, nil
+}

@@ -1,0 +1,156 @@
+package actions_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v92/github"
+
+	"forgeapi/internal/apptest"
+)
+
+// callerWorkflow calls a workflow of its own commit (with inputs from a
+// job it needs and a mapped secret) and one of another repository at a
+// tag (secrets: inherit), and reports both calls' outputs.
+const callerWorkflow = `name: CI
+on: push
+jobs:
+  setup:
+    runs-on: ubuntu-latest
+    outputs:
+      who: ${{ steps.s.outputs.who }}
+    steps:
+      - id: s
+        run: echo "who=world" >> "$GITHUB_OUTPUT"
+  local:
+    needs: setup
+    uses: ./.github/workflows/greet.yml
+    with:
+      who: ${{ needs.setup.outputs.who }}
+      loud: true
+    secrets:
+      token: ${{ secrets.DEPLOY_KEY }}
+  remote:
+    uses: octo/shared/.github/workflows/lib.yml@v1
+    secrets: inherit
+  report:
+    needs: [local, remote]
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "local said ${{ needs.local.outputs.greeting }} remote said ${{ needs.remote.outputs.answer }}"
+`
+
+const greetWorkflow = `name: Greet
+on:
+  workflow_call:
+    inputs:
+      who:
+        type: string
+        required: true
+      loud:
+        type: boolean
+        default: false
+    secrets:
+      token:
+        required: true
+    outputs:
+      greeting:
+        value: ${{ jobs.second.outputs.text }}
+jobs:
+  first:
+    name: Say hello
+    runs-on: ubuntu-latest
+    outputs:
+      part: ${{ steps.p.outputs.part }}
+    steps:
+      - id: p
+        run: |
+          echo "input who=${{ inputs.who }} loud=${{ inputs.loud }} event=${{ github.event_name }} secret=${{ secrets.token }}"
+          echo "part=hello ${{ inputs.who }}" >> "$GITHUB_OUTPUT"
+  second:
+    needs: first
+    runs-on: ubuntu-latest
+    outputs:
+      text: ${{ steps.t.outputs.text }}
+    steps:
+      - id: t
+        run: echo "text=${{ needs.first.outputs.part }}!" >> "$GITHUB_OUTPUT"
+`
+
+const libWorkflow = `on:
+  workflow_call:
+    outputs:
+      answer:
+        value: ${{ jobs.answer.outputs.a }}
+jobs:
+  answer:
+    runs-on: ubuntu-latest
+    outputs:
+      a: ${{ steps.x.outputs.a }}
+    steps:
+      - id: x
+        run: |
+          echo "inherited ${{ secrets.DEPLOY_KEY }} repository ${{ github.repository }}"
+          echo "a=42" >> "$GITHUB_OUTPUT"
+`
+
+// TestReusableWorkflows runs a workflow that calls a local reusable
+// workflow and one of a private repository of the same owner: refused
+// ("workflow was not found") until that repository's Actions access
+// level shares it, then the called jobs run as "caller / callee" jobs
+// with the inputs, secrets (mapped and inherited, masked) and outputs.
+func TestReusableWorkflows(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	f := start(t)
+	ctx := apptest.Ctx()
+	f.env.Repo(f.owner, "shared", apptest.RepoOpts{Private: true})
+	shared := apptest.WorkTree(t, map[string]string{".github/workflows/lib.yml": libWorkflow})
+	apptest.Git(t, shared, "remote", "add", "origin", f.env.GitURL("octo", "shared", "octo", f.token))
+	apptest.Git(t, shared, "tag", "v1")
+	apptest.Git(t, shared, "push", "-q", "origin", "HEAD:refs/heads/main", "v1")
+	setSecretAndVariable(t, f.c, "octo", "hello")
+
+	f.push(t, map[string]string{".github/workflows/ci.yml": callerWorkflow, ".github/workflows/greet.yml": greetWorkflow})
+	refused := f.completedRun(t, "ci.yml", 1)
+	if refused.GetConclusion() != "failure" || len(jobsByName(t, f, refused.GetID(), "")) != 0 {
+		t.Fatalf("a call of a private repository's workflow not shared: %s", refused.GetConclusion())
+	}
+
+	_, err := f.c.Repositories.EditActionsAccessLevel(ctx, "octo", "shared", github.RepositoryActionsAccessLevel{AccessLevel: github.Ptr("user")})
+	apptest.Must(t, "share octo/shared's workflows", err)
+	f.push(t, map[string]string{"README.md": "again\n"})
+	run := f.completedRun(t, "ci.yml", 2)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	var names []string
+	for n := range jobs {
+		names = append(names, n)
+	}
+	for _, want := range []string{"setup", "local / Say hello", "local / second", "remote / answer", "report"} {
+		if jobs[want] == nil {
+			t.Fatalf("no job %q among %q", want, names)
+		}
+	}
+	if len(jobs) != 5 {
+		t.Fatalf("jobs %q", names)
+	}
+	logs := map[string]string{}
+	for n, j := range jobs {
+		logs[n] = f.jobLog(t, j.GetID())
+		if j.GetConclusion() != "success" {
+			t.Fatalf("job %s %s:\n%s", n, j.GetConclusion(), logs[n])
+		}
+	}
+	if run.GetConclusion() != "success" {
+		t.Fatalf("run %s", run.GetConclusion())
+	}
+	if l := logs["local / Say hello"]; !strings.Contains(l, "input who=world loud=true event=push secret=***") {
+		t.Fatalf("the called job's inputs:\n%s", l)
+	}
+	if l := logs["remote / answer"]; !strings.Contains(l, "inherited *** repository octo/hello") {
+		t.Fatalf("the inherited secret:\n%s", l)
+	}
+	if l := logs["report"]; !strings.Contains(l, "local said hello world! remote said 42") {
+		t.Fatalf("the calls' outputs:\n%s\n%v", l, logs)
+	}
+}
