@@ -60,7 +60,8 @@ type description struct {
 // matchPath is an indexed path ready to match request paths.
 type matchPath struct {
 	indexedPath
-	segments []string // "" where the template has a parameter
+	segments []string // the template's, split at "/"
+	params   []bool   // whether each segment is a parameter
 }
 
 // piece is one small document of a split copy, loaded once.
@@ -102,12 +103,11 @@ func (d *description) open() error {
 		d.paths = map[string][]*matchPath{}
 		for _, p := range index.Paths {
 			m := &matchPath{indexedPath: p, segments: strings.Split(p.Path, "/")}
+			m.params = make([]bool, len(m.segments))
 			for i, seg := range m.segments {
-				if strings.Contains(seg, "{") {
-					m.segments[i] = ""
-				}
+				m.params[i] = strings.Contains(seg, "{")
 			}
-			key := pathKey(m.segments)
+			key := pathKey(m.segments, m.params)
 			d.paths[key] = append(d.paths[key], m)
 		}
 	})
@@ -115,11 +115,15 @@ func (d *description) open() error {
 }
 
 // pathKey groups paths by the number of their segments and their first
-// one ("" in segments is a parameter).
-func pathKey(segments []string) string {
+// one after the leading "/" ("{" when that is a parameter: params says
+// which segments are).
+func pathKey(segments []string, params []bool) string {
 	first := ""
 	if len(segments) > 1 {
 		first = segments[1]
+		if params != nil && params[1] {
+			first = "{"
+		}
 	}
 	return fmt.Sprintf("%d/%s", len(segments), first)
 }
@@ -128,7 +132,7 @@ func pathKey(segments []string) string {
 // a literal segment is equal, a parameter is any non-empty segment.
 func (m *matchPath) matches(segments []string) bool {
 	for i, seg := range m.segments {
-		if seg == "" && segments[i] == "" && i > 0 || seg != "" && seg != segments[i] {
+		if m.params[i] && segments[i] == "" || !m.params[i] && seg != segments[i] {
 			return false
 		}
 	}
@@ -143,7 +147,7 @@ func (d *description) findRoute(req *http.Request) (*routers.Route, map[string]s
 		return nil, nil, err
 	}
 	segments := strings.Split(req.URL.Path, "/")
-	for _, key := range []string{pathKey(segments), pathKey(append(segments[:1:1], make([]string, len(segments)-1)...))} {
+	for _, key := range []string{pathKey(segments, nil), fmt.Sprintf("%d/{", len(segments))} {
 		for _, m := range d.paths[key] {
 			if !m.matches(segments) || !slices.Contains(m.Methods, req.Method) {
 				continue
