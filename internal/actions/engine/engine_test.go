@@ -124,6 +124,7 @@ func skipUnderRace(t *testing.T) {
 // job whose need's needs were not given was skipped, silently, as a
 // success.
 func TestAJobOfAChainRuns(t *testing.T) {
+	skipUnderRace(t)
 	wf := `on: push
 jobs:
   a:
