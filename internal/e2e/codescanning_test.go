@@ -80,22 +80,6 @@ func upload(t *testing.T, c *github.Client, sha, data string) string {
 	return id.GetID()
 }
 
-func describeCodeScanning(d apptest.Delivery) string {
-	if d.Event != "code_scanning_alert" {
-		return ""
-	}
-	var p struct {
-		Action string `json:"action"`
-		Alert  struct {
-			Number int64 `json:"number"`
-		} `json:"alert"`
-	}
-	if json.Unmarshal(d.Body, &p) != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s #%d", p.Action, p.Alert.Number)
-}
-
 // TestCodeScanning uploads analyses with go-github and follows their
 // alerts: created from a first analysis, fixed when a later analysis of
 // the same tool and ref no longer has one, reopened when it comes back,
@@ -136,7 +120,7 @@ func TestCodeScanning(t *testing.T) {
 		if len(analyses) != 1 || analyses[0].GetResultsCount() != 2 || analyses[0].GetRulesCount() != 2 || !analyses[0].GetDeletable() {
 			t.Fatalf("analyses: %+v", analyses)
 		}
-		rc.WaitFor(t, describeCodeScanning, "created #1", "created #2")
+		rc.WaitFor(t, describeAlert("code_scanning_alert"), "created #1", "created #2")
 	})
 
 	apptest.Step(t, "a later analysis without a finding fixes it, with it again reopens it", func(t *testing.T) {
@@ -162,7 +146,7 @@ func TestCodeScanning(t *testing.T) {
 		if again.GetState() != "open" || again.GetMostRecentInstance().GetCommitSHA() != sha3 {
 			t.Fatalf("unused-var back: %s", again.GetState())
 		}
-		rc.WaitFor(t, describeCodeScanning, "fixed #2", "reopened #2")
+		rc.WaitFor(t, describeAlert("code_scanning_alert"), "fixed #2", "reopened #2")
 	})
 
 	apptest.Step(t, "dismissing and reopening", func(t *testing.T) {
@@ -188,7 +172,7 @@ func TestCodeScanning(t *testing.T) {
 		if a.GetState() != "open" || a.DismissedBy != nil {
 			t.Fatalf("reopened: %+v", a)
 		}
-		rc.WaitFor(t, describeCodeScanning, "closed_by_user #1", "reopened_by_user #1")
+		rc.WaitFor(t, describeAlert("code_scanning_alert"), "closed_by_user #1", "reopened_by_user #1")
 		high, _, err := c.CodeScanning.ListAlertsForRepo(ctx, "octo", "app", &github.AlertListOptions{Severity: "high"})
 		apptest.Must(t, "severity", err)
 		if len(high) != 1 || high[0].GetNumber() != 1 {

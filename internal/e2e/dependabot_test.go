@@ -75,22 +75,6 @@ func waitChecked(t *testing.T, env *apptest.Env, repo *repos.Repository) {
 	})
 }
 
-func describeDependabot(d apptest.Delivery) string {
-	if d.Event != "dependabot_alert" {
-		return ""
-	}
-	var p struct {
-		Action string `json:"action"`
-		Alert  struct {
-			Number int64 `json:"number"`
-		} `json:"alert"`
-	}
-	if json.Unmarshal(d.Body, &p) != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s #%d", p.Action, p.Alert.Number)
-}
-
 // TestDependabotAlerts follows a repository's vulnerable dependencies:
 // alerts off (403) until enabled, alerts from the default branch's lock
 // file after enabling, fixed when an upgrade and a removal take the
@@ -160,7 +144,7 @@ func TestDependabotAlerts(t *testing.T) {
 		if len(high) != 1 || len(dev) != 1 || len(byPkg) != 1 || byPkg[0].GetNumber() != bravo.GetNumber() {
 			t.Fatalf("filters: %d %d %d", len(high), len(dev), len(byPkg))
 		}
-		rc.WaitFor(t, describeDependabot, "created #1", "created #2")
+		rc.WaitFor(t, describeAlert("dependabot_alert"), "created #1", "created #2")
 	})
 
 	apptest.Step(t, "an upgrade and a removal fix them, a downgrade reintroduces one", func(t *testing.T) {
@@ -180,7 +164,7 @@ func TestDependabotAlerts(t *testing.T) {
 		if len(open) != 1 || open[0].GetDependency().GetPackage().GetName() != "alpha" || open[0].FixedAt != nil {
 			t.Fatalf("open: %d", len(open))
 		}
-		rc.WaitFor(t, describeDependabot, "fixed #1", "fixed #2", "reintroduced #1")
+		rc.WaitFor(t, describeAlert("dependabot_alert"), "fixed #1", "fixed #2", "reintroduced #1")
 	})
 
 	apptest.Step(t, "dismissing and reopening", func(t *testing.T) {
@@ -202,7 +186,7 @@ func TestDependabotAlerts(t *testing.T) {
 		if a.GetState() != "open" || a.DismissedBy != nil {
 			t.Fatalf("reopened: %+v", a)
 		}
-		rc.WaitFor(t, describeDependabot, "dismissed #1", "reopened #1")
+		rc.WaitFor(t, describeAlert("dependabot_alert"), "dismissed #1", "reopened #1")
 		resp, b = env.Get("/repos/octo/app/dependabot/alerts?state=bad", "token "+token)
 		apptest.WantStatus(t, "bad state", resp, b, http.StatusUnprocessableEntity)
 		resp, b = env.Get("/repos/octo/app/dependabot/alerts/99", "token "+token)
