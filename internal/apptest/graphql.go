@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -36,12 +35,8 @@ func graphQLSchemaFile() string {
 	if file := os.Getenv(GraphQLSchemaEnv); file != "" {
 		return file
 	}
-	_, src, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	file := filepath.Join(filepath.Dir(src), "..", "..", "testdata", "node", "node_modules", "@octokit", "graphql-schema", "schema.graphql")
-	if _, err := os.Stat(file); err != nil {
+	file := testdataDir("node", "node_modules", "@octokit", "graphql-schema", "schema.graphql")
+	if _, err := os.Stat(file); file == "" || err != nil {
 		return ""
 	}
 	return file

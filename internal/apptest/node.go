@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,7 @@ import (
 // skipped, except in CI (CI set), where it fails: CI installs them.
 func NodeModules(t testing.TB, module string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "node")
+	dir := testdataDir("node")
 	_, nodeErr := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(module)))
 	if nodeErr != nil || modErr != nil {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -276,12 +275,8 @@ func openAPIDir() string {
 	if dir := os.Getenv(OpenAPIDirEnv); dir != "" {
 		return dir
 	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "node", "node_modules", "@octokit", "openapi", "generated")
-	if _, err := os.Stat(filepath.Join(dir, "api.github.com.json")); err != nil {
+	dir := testdataDir("node", "node_modules", "@octokit", "openapi", "generated")
+	if _, err := os.Stat(filepath.Join(dir, "api.github.com.json")); dir == "" || err != nil {
 		return ""
 	}
 	return dir
