@@ -637,7 +637,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Git: a.Git, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
 	return routes
 }
 
