@@ -17,9 +17,10 @@ import (
 // repository or another one the caller pushes to, under the rules of
 // POST .../git/refs (a branch that exists, an unknown commit:
 // UNPROCESSABLE with REST's message; Contents write of a fine-grained
-// token that selects the repository: FORBIDDEN otherwise; a pull
-// request is no issue: NOT_FOUND); Issue.linkedBranches lists the links
-// whose repository the caller sees; node(id:) resolves a link; a
+// or installation token that selects the repository: FORBIDDEN
+// otherwise; a pull request is no issue: NOT_FOUND);
+// Issue.linkedBranches lists the links whose repository the caller sees
+// (or the token selects); node(id:) resolves a link; a
 // renamed branch stays linked under its new name; deleteLinkedBranch
 // unlinks (push access) and leaves the branch.
 func TestLinkedBranches(t *testing.T) {
@@ -105,6 +106,13 @@ func TestLinkedBranches(t *testing.T) {
 	if len(r.Errors) != 0 {
 		t.Errorf("fine-grained with Contents write: %+v", r)
 	}
+	refused("an installation token that does not select the repository",
+		env.InstallationToken(octo, []*repos.Repository{secret}, "contents:write,issues:read"),
+		map[string]any{"name": "inst"}, "FORBIDDEN", "")
+	inst := env.InstallationToken(octo, []*repos.Repository{hello}, "contents:write,issues:read")
+	if _, r = createAs(inst, map[string]any{"name": "inst"}); len(r.Errors) != 0 {
+		t.Errorf("installation token with Contents write: %+v", r)
+	}
 	r = post(t, env, token, create, map[string]any{"issue": pr.GetNodeID(), "oid": oid, "name": "of-a-pull"})
 	if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" {
 		t.Errorf("a pull request's id: %+v", r)
@@ -140,11 +148,13 @@ func TestLinkedBranches(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(token); !slices.Equal(got, []string{"octo/hello:work", "octo/secret:elsewhere", "octo/hello:fg"}) {
+	if got := names(token); !slices.Equal(got, []string{"octo/hello:work", "octo/secret:elsewhere", "octo/hello:fg", "octo/hello:inst"}) {
 		t.Errorf("linkedBranches: %v", got)
 	}
-	if got := names(env.Token(bob, "repo")); !slices.Equal(got, []string{"octo/hello:work", "octo/hello:fg"}) {
-		t.Errorf("linkedBranches as bob, who does not see octo/secret: %v", got)
+	for who, tok := range map[string]string{"bob, who does not see octo/secret": env.Token(bob, "repo"), "an installation that does not select it": inst} {
+		if got := names(tok); !slices.Equal(got, []string{"octo/hello:work", "octo/hello:fg", "octo/hello:inst"}) {
+			t.Errorf("linkedBranches as %s: %v", who, got)
+		}
 	}
 
 	r = post(t, env, token, `query($id: ID!) { node(id: $id) { __typename ... on LinkedBranch { id ref { name } } } }`, map[string]any{"id": linkID})
@@ -155,7 +165,7 @@ func TestLinkedBranches(t *testing.T) {
 	if resp, body := env.DoJSON("POST", "/repos/octo/hello/branches/work/rename", token, `{"new_name":"renamed"}`); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("rename: %d %s", resp.StatusCode, body)
 	}
-	if got := names(token); !slices.Equal(got, []string{"octo/hello:renamed", "octo/secret:elsewhere", "octo/hello:fg"}) {
+	if got := names(token); !slices.Equal(got, []string{"octo/hello:renamed", "octo/secret:elsewhere", "octo/hello:fg", "octo/hello:inst"}) {
 		t.Errorf("linkedBranches after a rename: %v", got)
 	}
 
@@ -168,7 +178,7 @@ func TestLinkedBranches(t *testing.T) {
 	if len(r.Errors) != 0 || string(r.Data["deleteLinkedBranch"]) != `{"issue":{"number":`+strconv.Itoa(is.GetNumber())+`}}` {
 		t.Errorf("deleteLinkedBranch: %+v %s", r, r.Data["deleteLinkedBranch"])
 	}
-	if got := names(token); !slices.Equal(got, []string{"octo/secret:elsewhere", "octo/hello:fg"}) {
+	if got := names(token); !slices.Equal(got, []string{"octo/secret:elsewhere", "octo/hello:fg", "octo/hello:inst"}) {
 		t.Errorf("linkedBranches after deleteLinkedBranch: %v", got)
 	}
 	if _, _, err := rest.Repositories.GetBranch(ctx, "octo", "hello", "renamed", 0); err != nil {
