@@ -5,18 +5,21 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/webhooks"
 )
 
 // TestLinkedBranches: createLinkedBranch makes a branch in the issue's
 // repository or another one the caller pushes to, under the rules of
-// POST .../git/refs (a branch that exists, an unknown commit:
-// UNPROCESSABLE with REST's message; Contents write of a fine-grained
+// POST .../git/refs, with its create and push webhooks (a branch that
+// exists, an unknown commit, a ruleset's refusal: UNPROCESSABLE with
+// REST's message; Contents write of a fine-grained
 // or installation token that selects the repository: FORBIDDEN
 // otherwise; a pull request is no issue: NOT_FOUND);
 // Issue.linkedBranches lists the links whose repository the caller sees
@@ -25,15 +28,26 @@ import (
 // unlinks (push access) and leaves the branch.
 func TestLinkedBranches(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t)
+	env := apptest.Start(t, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	octo, bob := env.User("octo"), env.User("bob")
 	hello := env.Repo(octo, "hello")
 	secret := env.Repo(octo, "secret", apptest.RepoOpts{Private: true})
-	token := env.Token(octo, "repo")
+	token := env.Token(octo, "repo", "admin:repo_hook")
 	pr := pushFeature(t, env, "hello", token)
 	pushFeature(t, env, "secret", token)
 	rest := env.Client(token)
 	ctx := apptest.Ctx()
+	rc := apptest.NewReceiver(t, "s")
+	_, _, err := rest.Repositories.CreateHook(ctx, "octo", "hello", &github.Hook{Events: []string{"create", "push"},
+		Config: &github.HookConfig{URL: github.Ptr(rc.URL), ContentType: github.Ptr("json"), Secret: github.Ptr("s")}})
+	apptest.Must(t, "hook", err)
+	_, _, err = rest.Repositories.CreateRuleset(ctx, "octo", "hello", github.RepositoryRuleset{
+		Name: "No frozen branches", Target: new(github.RulesetTargetBranch), Enforcement: github.RulesetEnforcementActive,
+		Conditions: &github.RepositoryRulesetConditions{
+			RefName: &github.RepositoryRulesetRefConditionParameters{Include: []string{"refs/heads/frozen-*"}, Exclude: []string{}}},
+		Rules: &github.RepositoryRulesetRules{Creation: &github.EmptyRuleParameters{}},
+	})
+	apptest.Must(t, "ruleset", err)
 	is, _, err := rest.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Linked"})
 	apptest.Must(t, "issue", err)
 	main, _, err := rest.Repositories.GetBranch(ctx, "octo", "hello", "main", 0)
@@ -77,6 +91,7 @@ func TestLinkedBranches(t *testing.T) {
 		t.Fatalf("createLinkedBranch: %+v %+v", r, p)
 	}
 	linkID := p.LinkedBranch.ID
+	rc.WaitFor(t, refEvent, "create work", "push refs/heads/work")
 	p, r = createAs(token, map[string]any{"name": "elsewhere", "repo": secretID, "oid": secretMain.GetCommit().GetSHA()})
 	if len(r.Errors) != 0 || p.LinkedBranch.Ref.Repository.NameWithOwner != "octo/secret" {
 		t.Fatalf("createLinkedBranch in another repository: %+v %+v", r, p)
@@ -85,12 +100,14 @@ func TestLinkedBranches(t *testing.T) {
 	refused := func(name, tok string, vars map[string]any, typ, msg string) {
 		t.Helper()
 		_, r := createAs(tok, vars)
-		if len(r.Errors) != 1 || r.Errors[0].Type != typ || msg != "" && r.Errors[0].Message != msg ||
+		if len(r.Errors) != 1 || r.Errors[0].Type != typ || msg != "" && !strings.Contains(r.Errors[0].Message, msg) ||
 			string(r.Data["createLinkedBranch"]) != "null" {
 			t.Errorf("%s: %+v, want %s %q", name, r, typ, msg)
 		}
 	}
 	refused("a branch that exists", token, map[string]any{"name": "work"}, "UNPROCESSABLE", "Reference already exists")
+	refused("a ruleset's refusal", token, map[string]any{"name": "frozen-1"}, "UNPROCESSABLE",
+		`Ruleset "No frozen branches" (id 1): Cannot create ref due to creations being restricted.`)
 	refused("an unknown commit", token, map[string]any{"name": "nowhere", "oid": "0123456789012345678901234567890123456789"},
 		"UNPROCESSABLE", "Object does not exist")
 	refused("a reader", env.Token(bob, "repo"), map[string]any{"name": "bobs"}, "FORBIDDEN",
@@ -188,4 +205,13 @@ func TestLinkedBranches(t *testing.T) {
 	if len(r.Errors) != 1 || r.Errors[0].Type != "NOT_FOUND" {
 		t.Errorf("deleteLinkedBranch again: %+v", r)
 	}
+}
+
+// refEvent names a create or push delivery by its event and ref.
+func refEvent(d apptest.Delivery) string {
+	var p struct{ Ref string }
+	if json.Unmarshal(d.Body, &p) != nil {
+		return ""
+	}
+	return d.Event + " " + p.Ref
 }
