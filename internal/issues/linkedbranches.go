@@ -120,8 +120,8 @@ func (s *Service) UnlinkBranch(ctx context.Context, id int64) error {
 
 // LinkedBranchName is the name the platform gives the branch linked to
 // an issue when none is asked: the issue's number and its title in
-// lower case, each run of other characters than ASCII letters and digits one
-// hyphen ("12-fix-the-login-page").
+// lower case, each run of other characters than ASCII letters and
+// digits one hyphen ("12-fix-the-login-page").
 func LinkedBranchName(number int64, title string) string {
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(number, 10))
