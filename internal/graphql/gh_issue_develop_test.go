@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,16 +27,7 @@ import (
 // git push) leaves the list.
 func TestGitHubCLIIssueDevelop(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("port 443 needs root")
-	}
+	skipWithoutGHOn443(t)
 	env := apptest.Start(t, apptest.WithTLS())
 	octo, bob := env.User("octo"), env.User("bob")
 	env.Repo(octo, "hello")
@@ -48,18 +38,9 @@ func TestGitHubCLIIssueDevelop(t *testing.T) {
 	is, _, err := rest.Issues.Create(ctx, "octo", "hello", github.CreateIssueRequest{Title: "Fix the login page!"})
 	apptest.Must(t, "issue", err)
 	n := func() string { return strconv.Itoa(is.GetNumber()) }
-	host, caFile := proxyOn443(t, env)
-	home := t.TempDir()
-	clone := filepath.Join(home, "hello")
-	try := func(token string, args ...string) (string, error) {
-		cmd := exec.Command(gh, args...)
-		cmd.Dir = clone
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
-			"SSL_CERT_FILE=" + caFile, "GIT_SSL_CAINFO=" + caFile, "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	gh := ghOn443(t, env)
+	clone := filepath.Join(gh.home, "hello")
+	try := func(token string, args ...string) (string, error) { return gh.try(clone, token, args...) }
 	run := func(args ...string) string {
 		t.Helper()
 		out, err := try(token, args...)
@@ -70,7 +51,7 @@ func TestGitHubCLIIssueDevelop(t *testing.T) {
 	}
 	apptest.Must(t, "clone dir", os.MkdirAll(clone, 0o700))
 	run("repo", "clone", "octo/hello", clone)
-	repo := host + "/octo/hello"
+	repo := gh.host + "/octo/hello"
 	heads := func() map[string]string {
 		out := apptest.Git(t, t.TempDir(), "-c", "http.sslCAInfo="+env.Main.CAFile(), "ls-remote", "--heads", env.GitURL("octo", "hello", "octo", token))
 		m := map[string]string{}
