@@ -483,6 +483,10 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Events.Subscribe(pulls.PushSink{Service: a.Pulls})
 	a.Git.HandleIntent(pulls.MergeIntent, a.Pulls.RecordMerge)
 	a.Git.HandleIntent(protection.BranchRenameIntent, repocontent.RecordRename)
+	a.Git.HandleIntent(issues.LinkedBranchIntent, func(ctx context.Context, tx *store.Tx, push *githost.Push, subject string) error {
+		return issues.RecordLinkedBranch(ctx, tx, push.Repo.ID, push.Updates[0].Ref, subject)
+	})
+	a.Events.Subscribe(issues.LinkedBranchSink{})
 	a.PushRecovery = githost.NewRecoverer(a.Git, cfg.PushRecovery)
 	a.GitMaintenance = githost.NewMaintainer(db, a.Repos, cfg.GitMaintenance, cfg.Logger)
 	a.GistMaintenance = gists.NewMaintainer(a.Gists, gists.MaintenanceConfig{PollInterval: cfg.GitMaintenance.PollInterval}, cfg.Logger)
@@ -633,7 +637,7 @@ func (a *App) Routes() []httpapi.Route {
 	area(docs.API, (&reference.Handler{}).Routes())
 	area(docs.Operations, operationalRoutes())
 	area(docs.API, rootRoutes())
-	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
+	area(docs.GraphQL, (&graphql.Handler{DB: a.DB, Repos: a.Repos, Git: a.Git, Pulls: a.Pulls, Issues: a.Issues, Deployments: a.Deployments, Releases: a.Releases, Gists: a.Gists}).Routes())
 	return routes
 }
 

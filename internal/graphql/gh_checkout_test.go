@@ -38,16 +38,7 @@ import (
 // fork (which gh fetches as refs/pull/N/head).
 func TestGitHubCLIPullRequestCheckout(t *testing.T) {
 	t.Parallel()
-	gh, err := exec.LookPath("gh")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI lacks the gh CLI")
-		}
-		t.Skip("gh is not installed")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("port 443 needs root")
-	}
+	skipWithoutGHOn443(t)
 	env := apptest.Start(t, apptest.WithTLS())
 	octo := env.User("octo")
 	env.Repo(octo, "hello")
@@ -65,24 +56,18 @@ func TestGitHubCLIPullRequestCheckout(t *testing.T) {
 	apptest.Git(t, work, "checkout", "-q", "-b", "fix")
 	apptest.Commit(t, work, "Fix from a fork", map[string]string{"fix.txt": "fixed\n"})
 	apptest.Git(t, work, "-c", "http.sslCAInfo="+env.Main.CAFile(), "push", "-q", forkURL, "fix")
-	_, _, err = env.Client(bobToken).PullRequests.Create(apptest.Ctx(), "octo", "hello", github.CreatePullRequest{
+	_, _, err := env.Client(bobToken).PullRequests.Create(apptest.Ctx(), "octo", "hello", github.CreatePullRequest{
 		Title: github.Ptr("Fix"), Head: "bob:fix", Base: "main"})
 	apptest.Must(t, "bob's pull request", err)
-	host, caFile := proxyOn443(t, env)
-
-	home := t.TempDir()
+	gh := ghOn443(t, env)
+	home := gh.home
 	run := func(dir string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(gh, args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"HOME=" + home, "GH_CONFIG_DIR=" + filepath.Join(home, "gh"), "GH_PROMPT_DISABLED=1",
-			"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + host, "GH_ENTERPRISE_TOKEN=" + token,
-			"SSL_CERT_FILE=" + caFile, "GIT_SSL_CAINFO=" + caFile, "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
+		out, err := gh.try(dir, token, args...)
 		if err != nil {
 			t.Fatalf("gh %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
 	clone := filepath.Join(home, "hello")
 	run(home, "repo", "clone", "octo/hello", clone)
@@ -97,6 +82,50 @@ func TestGitHubCLIPullRequestCheckout(t *testing.T) {
 	if log := apptest.Git(t, clone, "log", "-1", "--format=%s"); log != "Fix from a fork\n" {
 		t.Errorf("gh pr checkout 2 (from bob's fork): HEAD is %q", log)
 	}
+}
+
+// skipWithoutGHOn443 skips a test that runs gh against a server on
+// port 443 where gh is not installed (CI fails instead) or port 443 may
+// not be listened on (not root).
+func skipWithoutGHOn443(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("gh"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI lacks the gh CLI")
+		}
+		t.Skip("gh is not installed")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("port 443 needs root")
+	}
+}
+
+// gh443 runs gh against a server on port 443 (proxyOn443), for the
+// commands gh 2.23 runs only in a clone, whose remotes it reads without
+// their port.
+type gh443 struct {
+	host, caFile, home string
+}
+
+// ghOn443 serves env on port 443 and returns gh's runner for it, with a
+// home of its own.
+func ghOn443(t *testing.T, env *apptest.Env) *gh443 {
+	t.Helper()
+	host, caFile := proxyOn443(t, env)
+	return &gh443{host: host, caFile: caFile, home: t.TempDir()}
+}
+
+// try runs gh with args in dir with the token (GH_HOST the server on
+// port 443, which git trusts too) and returns what it printed (standard
+// output and error) and its error.
+func (g *gh443) try(dir, token string, args ...string) (string, error) {
+	cmd := exec.Command("gh", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + g.home, "GH_CONFIG_DIR=" + filepath.Join(g.home, "gh"), "GH_PROMPT_DISABLED=1",
+		"GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_HOST=" + g.host, "GH_ENTERPRISE_TOKEN=" + token,
+		"SSL_CERT_FILE=" + g.caFile, "GIT_SSL_CAINFO=" + g.caFile, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // proxyOn443 serves env through a validating reverse proxy on port 443

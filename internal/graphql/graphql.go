@@ -36,6 +36,7 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/deployments"
 	"forgeapi/internal/gists"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/pulls"
@@ -51,8 +52,11 @@ var schemaSDL string
 
 // Handler serves the GraphQL endpoint.
 type Handler struct {
-	DB     *store.DB
-	Repos  *repos.Service
+	DB    *store.DB
+	Repos *repos.Service
+	// Git makes the branches that createLinkedBranch creates, as server
+	// pushes.
+	Git    *githost.Handler
 	Pulls  *pulls.Service
 	Issues *issues.Service
 	// Deployments holds deployments and environments.

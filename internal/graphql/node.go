@@ -18,7 +18,7 @@ import (
 // caller sees it: users (bots too, which the viewer of an installation
 // token is), organizations, repositories, pull requests and their
 // reviews, review comments and review threads, and issues, their comments, labels and milestones (issueNode),
-// pinned issues (pinNode),
+// pinned issues (pinNode), issues' linked branches (linkedBranchNode),
 // and commits, references, trees, blobs and annotated tags (gitNode),
 // and gists, which anyone sees by their id (gistNode).
 // Any other id, or an object hidden from the caller, is NOT_FOUND.
@@ -93,6 +93,8 @@ func (h *Handler) lookup(ctx context.Context, id string) (*nodeResolver, error) 
 		return h.reactionNode(ctx, dbID)
 	case "PIN":
 		return h.pinNode(ctx, dbID)
+	case linkedBranchType:
+		return h.linkedBranchNode(ctx, dbID)
 	case "RE":
 		return h.releaseNode(ctx, dbID)
 	case gists.NodeType:

@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/auth"
 	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
@@ -68,9 +69,11 @@ func (r *repositoryResolver) checkContents(ctx context.Context) error {
 }
 
 // refNamed is the repository's reference of that full name (under
-// refs/), null when there is none.
+// refs/), null when there is none or git refuses the name (a branch's
+// short name "", as gh issue develop asks ref(qualifiedName: "") when no
+// --base is given).
 func (r *repositoryResolver) refNamed(full string) (*refResolver, error) {
-	if !strings.HasPrefix(full, "refs/") {
+	if !strings.HasPrefix(full, "refs/") || !gitref.ValidName(full) {
 		return nil, nil
 	}
 	g, err := gitread.Open(r.h.Repos.GitDir(r.r.ID))

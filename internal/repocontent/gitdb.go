@@ -1,6 +1,7 @@
 package repocontent
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/git/gitref"
+	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
@@ -300,13 +302,18 @@ func (h *Handler) pushRef(w http.ResponseWriter, r *http.Request, status int, u 
 	return nil
 }
 
-// refNow returns the value of a full reference name, "" when it does not
-// exist, and, when target is not nil, checks that it names a commit of
-// the repository, or for a tag any object (an annotated tag's, most
-// often), and returns its type (422: an empty or unknown SHA, which git
-// would read as the zero SHA or refuse).
+// refNow is refState in the request's repository.
 func (h *Handler) refNow(r *http.Request, name string, target *string) (value, typ string, err error) {
-	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
+	return refState(h.Repos.GitDir(repos.From(r.Context()).ID), name, target)
+}
+
+// refState returns the value of a full reference name of the repository
+// in dir, "" when it does not exist, and, when target is not nil, checks
+// that it names a commit of the repository, or for a tag any object (an
+// annotated tag's, most often), and returns its type (422: an empty or
+// unknown SHA, which git would read as the zero SHA or refuse).
+func refState(dir, name string, target *string) (value, typ string, err error) {
+	g, err := gitread.Open(dir)
 	if err != nil {
 		return "", "", err
 	}
@@ -345,20 +352,48 @@ func (h *Handler) createRef(w http.ResponseWriter, r *http.Request) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	if err := checkNewRefName(*body.Ref); err != nil {
-		return err
-	}
-	old, typ, err := h.refNow(r, *body.Ref, body.SHA)
+	ctx := r.Context()
+	repo := repos.From(ctx)
+	pusher, err := accounts.ByID(ctx, h.Repos.DB, auth.PrincipalFrom(ctx).UserID())
 	if err != nil {
 		return err
 	}
-	if old != "" {
-		return apierr.Unprocessable("Reference already exists")
-	}
-	if err := h.checkNoNameConflict(r, *body.Ref); err != nil {
+	ref, err := CreateRef(ctx, h.Git, repo, pusher, *body.Ref, *body.SHA, githost.PushIntent{})
+	if err != nil {
 		return err
 	}
-	return h.pushRef(w, r, http.StatusCreated, githttp.RefUpdate{Ref: *body.Ref, OldSHA: zeroSHA, NewSHA: *body.SHA}, typ)
+	httpapi.WriteJSON(w, http.StatusCreated, toRefJSON(httpapi.BaseURL(ctx)+"/repos/"+repo.FullName(), repo.ID, ref))
+	return nil
+}
+
+// CreateRef creates the reference name (refs/heads/... or refs/tags/...)
+// of repo at sha, as POST .../git/refs does: the same refusals (422: a
+// name it may not create, an object that does not exist, a reference
+// that exists or whose name conflicts with another's), then a server
+// push by pusher with intent (zero for none), which runs the push checks
+// (rulesets, branch protection: a 409) and records the push's events and
+// webhooks (githost.Handler.ServerPushWith). It returns the new
+// reference.
+func CreateRef(ctx context.Context, git *githost.Handler, repo *repos.Repository, pusher *accounts.Account, name, sha string, intent githost.PushIntent) (gitread.RefInfo, error) {
+	if err := checkNewRefName(name); err != nil {
+		return gitread.RefInfo{}, err
+	}
+	dir := git.Repos.GitDir(repo.ID)
+	old, typ, err := refState(dir, name, &sha)
+	if err != nil {
+		return gitread.RefInfo{}, err
+	}
+	if old != "" {
+		return gitread.RefInfo{}, apierr.Unprocessable("Reference already exists")
+	}
+	if err := checkNoNameConflict(dir, name); err != nil {
+		return gitread.RefInfo{}, err
+	}
+	u := githttp.RefUpdate{Ref: name, OldSHA: zeroSHA, NewSHA: sha}
+	if err := git.ServerPushWith(ctx, repo, pusher, []githttp.RefUpdate{u}, intent); err != nil {
+		return gitread.RefInfo{}, err
+	}
+	return gitread.RefInfo{Name: name, SHA: sha, Type: typ}, nil
 }
 
 // checkNewRefName refuses, in the platform's words, the name of a
@@ -377,12 +412,12 @@ func checkNewRefName(name string) error {
 	return nil
 }
 
-// checkNoNameConflict refuses a new reference whose name is a directory of
-// an existing reference's, or has one as its directory ("refs/heads/a"
-// and "refs/heads/a/b"): git stores references as files and cannot hold
-// both. The platform answers 422 "Reference update failed".
-func (h *Handler) checkNoNameConflict(r *http.Request, name string) error {
-	g, err := gitread.Open(h.Repos.GitDir(repos.From(r.Context()).ID))
+// checkNoNameConflict refuses a new reference of the repository in dir
+// whose name is a directory of an existing reference's, or has one as its
+// directory ("refs/heads/a" and "refs/heads/a/b"): git stores references
+// as files and cannot hold both. The platform answers 422 "Reference update failed".
+func checkNoNameConflict(dir, name string) error {
+	g, err := gitread.Open(dir)
 	if err != nil {
 		return err
 	}

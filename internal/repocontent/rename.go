@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/git/gitref"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/issues"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/repos/gitjson"
@@ -115,8 +116,9 @@ func (h *Handler) mayRename(ctx context.Context, isDefault bool, branch string) 
 
 // RecordRename is the intent handler of a branch rename
 // (protection.BranchRenameIntent), in the push's recording transaction:
-// the default branch, the branch's protection and the open pull requests
-// based on the branch or whose head it is take the new name.
+// the default branch, the branch's protection, the open pull requests
+// based on the branch or whose head it is and the issues' links to it
+// take the new name.
 func RecordRename(ctx context.Context, tx *store.Tx, push *githost.Push, subject string) error {
 	from, to, ok := strings.Cut(subject, "\n")
 	if !ok {
@@ -134,6 +136,9 @@ func RecordRename(ctx context.Context, tx *store.Tx, push *githost.Push, subject
 		if _, err := tx.ExecContext(ctx, stmt, repoID, from, to); err != nil {
 			return store.Normalize(err)
 		}
+	}
+	if err := issues.RenameLinkedBranches(ctx, tx, repoID, from, to); err != nil {
+		return err
 	}
 	if push.Repo.DefaultBranch == from {
 		push.Repo.DefaultBranch = to
