@@ -183,8 +183,9 @@ func TestReleasePleaseCommit(t *testing.T) {
 		})
 		apptest.Must(t, "ruleset", err)
 		_, resp, err := c.Git.UpdateRef(ctx, "octo", "hello", "heads/main", github.UpdateRef{SHA: head, Force: github.Ptr(true)})
-		if apptest.ResponseStatus(resp) != http.StatusConflict || !strings.Contains(err.Error(), "No force pushes") {
-			t.Fatalf("a forced update under the ruleset: %v", err)
+		if apptest.ResponseStatus(resp) != http.StatusConflict || !strings.Contains(err.Error(), "No force pushes") ||
+			strings.Count(err.Error(), "Repository rule violations found") != 1 {
+			t.Fatalf("a forced update under the ruleset: %v (the platform's prefix once)", err)
 		}
 		now, _, err := c.Git.GetRef(ctx, "octo", "hello", "heads/main")
 		apptest.Must(t, "get ref", err)

@@ -52,7 +52,7 @@ func (h *Handler) ServerPushWith(ctx context.Context, repo *repos.Repository, pu
 		if refusal, ok := errors.AsType[*githttp.RefusalError](err); ok && refusal.APIMessage != "" {
 			return apierr.New(http.StatusConflict, "%s", refusal.APIMessage)
 		} else if ok {
-			return apierr.New(http.StatusConflict, "Repository rule violations found: %s", refusal.Message)
+			return apierr.New(http.StatusConflict, "%s", ruleViolation(refusal.Message))
 		}
 		if err != nil {
 			return err
@@ -139,4 +139,15 @@ func updateRefs(ctx context.Context, dir string, pusher *accounts.Account, key s
 		}
 	}
 	return err
+}
+
+// ruleViolation is the API's message of a push check's refusal: the
+// refusal's own text, prefixed as the platform's rule violations are
+// unless the check already wrote the prefix.
+func ruleViolation(refusal string) string {
+	const prefix = "Repository rule violations found"
+	if strings.HasPrefix(refusal, prefix) {
+		return refusal
+	}
+	return prefix + ": " + refusal
 }
