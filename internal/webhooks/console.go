@@ -14,7 +14,7 @@ import (
 // The web console's way into the service (internal/console): the same
 // validation, rules, audit entries and ping and meta deliveries as the
 // API, for a signed-in user, who acts for no OAuth app and so sees the
-// hooks no OAuth app created (Part B "Authentication" 1). The caller
+// hooks no OAuth app created (visibleTo). The caller
 // checks that the user may administer the hooks' repository or
 // organization.
 

@@ -24,7 +24,7 @@ import (
 const masked = "********"
 
 // lastResponseTTL is the age past which a hook's last response is shown
-// as null (Part B "Limits").
+// as null, as the specification's limits say.
 const lastResponseTTL = 30 * 24 * time.Hour
 
 const hookResource = "Hook"
@@ -140,8 +140,7 @@ func (s *Service) applyConfig(h *Hook, c *configBody, f *apierr.Fields) error {
 }
 
 // replaceConfig is PATCH of a hook with config: the sent config replaces
-// the old one; the secret and password are kept only when sent again
-// (Part B rule 2).
+// the old one; the secret and password are kept only when sent again.
 func (s *Service) replaceConfig(h *Hook, c *configBody, f *apierr.Fields) error {
 	old := *h
 	h.URL, h.ContentType, h.InsecureSSL, h.Username = "", "form", "0", ""
@@ -263,8 +262,8 @@ func targetWord(h *Hook) string {
 	return "repository"
 }
 
-// checkRules applies Part B rule 1 (no second hook with the same config
-// and overlapping events) and the limit of MaxHooksPerEvent hooks per
+// checkRules refuses a second hook with the same config and overlapping
+// events, and applies the limit of MaxHooksPerEvent hooks per
 // event to h against the target's other hooks.
 func checkRules(h *Hook, others []*Hook) error {
 	for _, o := range others {

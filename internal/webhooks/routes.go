@@ -10,7 +10,7 @@ type Handler struct {
 	Service *Service
 }
 
-// The access rules of Part B "Authentication" 1 and 2. Every hook
+// The access rules of the hook endpoints. Every hook
 // endpoint needs the repository's admin (or owner) or the organization's
 // owner.
 var (

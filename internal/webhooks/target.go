@@ -50,7 +50,7 @@ func (t target) owns(h *Hook) bool {
 	return t.Org != nil && h.OrgID == t.Org.ID
 }
 
-// visibleTo applies the OAuth rule of Part B "Authentication" 1: an OAuth
+// visibleTo applies the OAuth rule of hooks: an OAuth
 // app's token sees only the hooks its app created, and any other caller
 // only the hooks no OAuth app created.
 func visibleTo(h *Hook, p *auth.Principal) bool {

@@ -1,4 +1,4 @@
-// Package webhooks serves repository and organization webhooks (Part B):
+// Package webhooks serves repository and organization webhooks:
 // the hooks and their configuration, the events sink that writes one
 // delivery per subscribed hook in the transaction of the change, the
 // Dispatcher that claims due deliveries with a lease and sends them
