@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +46,7 @@ func DatabaseURL(t testing.TB) string {
 		t.Fatalf("postgres: %v", err)
 	}
 	defer admin.Close()
-	name := "t_" + randomHex(8)
+	name := testDatabaseName()
 	for attempt := 1; ; attempt++ {
 		template, err := postgresTemplate(base)
 		if err != nil {
@@ -66,8 +68,8 @@ func DatabaseURL(t testing.TB) string {
 		}
 		t.Fatalf("postgres: copy the template: %v", err)
 	}
-	t.Cleanup(func() { dropDatabase(base, name) })
-	return databaseURL(base, name, testSchema)
+	t.Cleanup(func() { go dropDatabase(base, name) })
+	return withoutCommitFlush(t, databaseURL(base, name, testSchema))
 }
 
 // schemaURL makes a schema of the base database for the test, dropped
@@ -90,6 +92,27 @@ func schemaURL(t testing.TB, admin *sql.DB, base string) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
+	return withoutCommitFlush(t, u.String())
+}
+
+// withoutCommitFlush is a test's database URL with synchronous_commit
+// off (pgx passes the URL's other parameters to the server as settings):
+// a commit returns before its WAL is flushed to disk, which only a crash
+// of PostgreSQL itself could lose, never a kill of forgeapi's process, so
+// no test's outcome depends on it, while the flush was much of a commit's
+// time on the machines the suite runs on. A benchmark's URL stays as it
+// is: its figures are of durable commits.
+func withoutCommitFlush(t testing.TB, dbURL string) string {
+	if _, bench := t.(*testing.B); bench {
+		return dbURL
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		panic(err) // made by this file
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 
@@ -108,6 +131,33 @@ func databaseURL(base, name, schema string) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// testDatabaseName is a new name for a test's database: t_, the test
+// process's id, a random part. A test's database is dropped in the
+// background when the test ends (the drop, about a second on the
+// machines the suite runs on, would hold the test's slot among the
+// parallel tests); one the process did not live to drop is dropped by
+// the next test process of the machine (dropOrphans).
+func testDatabaseName() string {
+	return "t_" + strconv.Itoa(os.Getpid()) + "_" + randomHex(8)
+}
+
+// dropOrphans drops the test databases (testDatabaseName) of test
+// processes of this machine that have ended.
+func dropOrphans(ctx context.Context, conn *sql.Conn, base string) {
+	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname ~ '^t_[0-9]+_[0-9a-f]+$'`)
+	names, err := store.ScanAll(rows, err, func(sc store.Scanner) (n string, err error) { return n, sc.Scan(&n) })
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		pid, err := strconv.Atoi(strings.Split(n, "_")[1])
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		dropDatabase(base, n)
+	}
 }
 
 func dropDatabase(base, name string) {
@@ -149,6 +199,7 @@ func makeTemplate(base string) (string, error) {
 	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
 		return "", err
 	}
+	dropOrphans(ctx, conn, base)
 	if exists {
 		return name, markUsed(ctx, conn, name)
 	}
