@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 func runRunnerChild(path string) int {
 	cfg, err := runnerclient.Load(path)
 	if err == nil {
-		err = (&runnerclient.Runner{Config: cfg, Dir: filepath.Dir(path), Wait: 2 * time.Second}).Run(context.Background())
+		err = (&runnerclient.Runner{Config: cfg, Dir: filepath.Dir(path), Wait: 2 * time.Second, Logger: quiet}).Run(context.Background())
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -48,6 +49,9 @@ func runRunnerChild(path string) int {
 	}
 	return 0
 }
+
+// quiet is the runners' logger in tests.
+var quiet = slog.New(slog.DiscardHandler)
 
 // shortLease makes lost jobs found within seconds.
 func shortLease(c *app.Config) { c.ActionsRunner.Lease = 3 * time.Second }
@@ -90,7 +94,7 @@ func (rm *remote) run(t *testing.T, jobs chan<- int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Jobs: jobs}).Run(ctx)
+		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Jobs: jobs, Logger: quiet}).Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -229,6 +233,26 @@ func TestRemoteRunnerRunsTheJobsOfItsLabels(t *testing.T) {
 			return nil
 		})
 	})
+	apptest.Step(t, "a cancelled run's job stops on the runner", func(t *testing.T) {
+		count := filepath.Join(t.TempDir(), "starts")
+		rm.push(t, map[string]string{".github/workflows/long.yml": killWorkflow(count)})
+		testwait.For(t, "the long job's step started", func() error {
+			_, err := os.Stat(count)
+			return err
+		})
+		runs, _, err := rm.c.Actions.ListWorkflowRunsByFileName(apptest.Ctx(), "octo", "hello", "long.yml", nil)
+		apptest.Must(t, "list runs", err)
+		_, err = rm.c.Actions.CancelWorkflowRunByID(apptest.Ctx(), "octo", "hello", runs.WorkflowRuns[0].GetID())
+		var accepted *github.AcceptedError
+		if err != nil && !errors.As(err, &accepted) {
+			t.Fatal(err)
+		}
+		run := rm.completedRun(t, "long.yml", 1)
+		j := rm.job(t, run.GetID(), "long")
+		if run.GetConclusion() != "cancelled" || j.GetConclusion() != "cancelled" || j.GetRunnerName() != "gpu-box" {
+			t.Fatalf("run %s, job %s on %s", run.GetConclusion(), j.GetConclusion(), j.GetRunnerName())
+		}
+	})
 	apptest.Step(t, "a remove token unregisters the runner", func(t *testing.T) {
 		tok, _, err := rm.c.Actions.CreateRemoveToken(apptest.Ctx(), "octo", "hello")
 		apptest.Must(t, "remove token", err)
@@ -238,7 +262,7 @@ func TestRemoteRunnerRunsTheJobsOfItsLabels(t *testing.T) {
 		if list.TotalCount != 0 {
 			t.Fatalf("%d runners", list.TotalCount)
 		}
-		err = (&runnerclient.Runner{Config: rm.cfg, Dir: t.TempDir()}).Run(apptest.Ctx())
+		err = (&runnerclient.Runner{Config: rm.cfg, Dir: t.TempDir(), Logger: quiet}).Run(apptest.Ctx())
 		if !errors.Is(err, runnerclient.ErrUnregistered) {
 			t.Fatalf("run after removal: %v", err)
 		}
@@ -397,4 +421,125 @@ func authed(t *testing.T, u, token string) *http.Request {
 	apptest.Must(t, "request", err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	return req
+}
+
+// BenchmarkTwoRunnersDrainJobs queues 200 jobs (a matrix of 20 by 10)
+// for two registered runners and measures until the run completed:
+// every job ran exactly once (each appends its name to a file), on one of
+// the two, none lost. go test ./internal/actions -run '^$' -bench TwoRunners -benchtime 1x
+func BenchmarkTwoRunnersDrainJobs(b *testing.B) {
+	if raceDetector {
+		b.Skip("act races on its pty writer (see race_on_test.go)")
+	}
+	for range b.N {
+		b.StopTimer()
+		drain(b)
+	}
+}
+
+// drain is one run of BenchmarkTwoRunnersDrainJobs.
+func drain(b *testing.B) {
+	env := apptest.Start(b, shortLease)
+	owner := env.User("octo")
+	env.Repo(owner, "hello")
+	token := env.Token(owner, "repo", "workflow")
+	c := env.Client(token)
+	var cfgs []*runnerclient.Config
+	for _, name := range []string{"one", "two"} {
+		reg, _, err := c.Actions.CreateRegistrationToken(apptest.Ctx(), "octo", "hello")
+		apptest.Must(b, "registration token", err)
+		cfg, err := runnerclient.Register(apptest.Ctx(), runnerclient.Registration{URL: env.URL, Token: reg.GetToken(), Name: name})
+		apptest.Must(b, "register", err)
+		cfgs = append(cfgs, cfg)
+	}
+	ran := filepath.Join(b.TempDir(), "ran")
+	work := apptest.WorkTree(b, nil)
+	apptest.Git(b, work, "remote", "add", "origin", env.GitURL("octo", "hello", "octo", token))
+	apptest.Commit(b, work, "many", map[string]string{".github/workflows/many.yml": `name: many
+on: push
+jobs:
+  small:
+    runs-on: self-hosted
+    strategy:
+      matrix:
+        a: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+        b: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    steps:
+      - run: echo "${{ matrix.a }}-${{ matrix.b }}" >> ` + ran + `
+`})
+	apptest.Git(b, work, "push", "-q", "origin", "HEAD:refs/heads/main")
+	var runID int64
+	testwait.For(b, "200 jobs queued", func() error {
+		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(apptest.Ctx(), "octo", "hello", nil)
+		if err != nil || len(runs.WorkflowRuns) != 1 {
+			return fmt.Errorf("runs: %v", err)
+		}
+		runID = runs.WorkflowRuns[0].GetID()
+		jobs, _, err := c.Actions.ListWorkflowJobs(apptest.Ctx(), "octo", "hello", runID, &github.ListWorkflowJobsOptions{})
+		if err != nil || jobs.GetTotalCount() != 200 {
+			return fmt.Errorf("jobs: %v %v", jobs.GetTotalCount(), err)
+		}
+		return nil
+	})
+	b.StartTimer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, len(cfgs))
+	for _, cfg := range cfgs {
+		go func() {
+			done <- (&runnerclient.Runner{Config: cfg, Dir: b.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
+		}()
+	}
+	waitCompleted(b, c, runID, 10*time.Minute) // testwait.Timeout (a minute) is short for 200 jobs on a loaded machine
+	b.StopTimer()
+	cancel()
+	for range cfgs {
+		<-done
+	}
+	content, err := os.ReadFile(ran)
+	apptest.Must(b, "read", err)
+	seen := map[string]int{}
+	for _, l := range strings.Fields(string(content)) {
+		seen[l]++
+	}
+	if len(seen) != 200 {
+		b.Fatalf("%d jobs ran", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			b.Fatalf("%s ran %d times", k, n)
+		}
+	}
+	on := map[string]int{}
+	for page := 1; page <= 2; page++ {
+		jobs, _, err := c.Actions.ListWorkflowJobs(apptest.Ctx(), "octo", "hello", runID, &github.ListWorkflowJobsOptions{
+			ListOptions: github.ListOptions{Page: page, PerPage: 100}})
+		apptest.Must(b, "list jobs", err)
+		for _, j := range jobs.Jobs {
+			on[j.GetRunnerName()]++
+		}
+	}
+	b.ReportMetric(float64(on["one"]), "jobs-on-one")
+	b.ReportMetric(float64(on["two"]), "jobs-on-two")
+}
+
+// waitCompleted waits up to limit for the run to complete with success.
+func waitCompleted(b *testing.B, c *github.Client, runID int64, limit time.Duration) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(limit)
+	for {
+		run, _, err := c.Actions.GetWorkflowRunByID(apptest.Ctx(), "octo", "hello", runID)
+		apptest.Must(b, "get run", err)
+		if run.GetStatus() == "completed" {
+			if run.GetConclusion() != "success" {
+				b.Fatalf("run %s", run.GetConclusion())
+			}
+			return
+		}
+		select {
+		case <-deadline:
+			b.Fatalf("the run is %s after %v", run.GetStatus(), limit)
+		case <-tick.C:
+		}
+	}
 }
