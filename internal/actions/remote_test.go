@@ -543,3 +543,67 @@ func waitCompleted(b *testing.B, c *github.Client, runID int64, limit time.Durat
 		}
 	}
 }
+
+// TestOrganizationRunnerTakesItsGroupsRepositories registers an
+// organization's runner in a group of selected repositories: it runs the
+// jobs of the selected repository, not those of the organization's other
+// repository.
+func TestOrganizationRunnerTakesItsGroupsRepositories(t *testing.T) {
+	if raceDetector {
+		t.Skip("act races on its pty writer (see race_on_test.go)")
+	}
+	t.Parallel()
+	env := apptest.Start(t, shortLease)
+	owner := env.User("octo")
+	org := env.Org("acme", owner)
+	selected := env.Repo(org, "selected", apptest.RepoOpts{Private: true})
+	env.Repo(org, "other", apptest.RepoOpts{Private: true})
+	token := env.Token(owner, "repo", "workflow", "admin:org")
+	c := env.Client(token)
+	_, _, err := c.Actions.CreateOrganizationRunnerGroup(apptest.Ctx(), "acme", github.CreateRunnerGroupRequest{
+		Name: github.Ptr("gpus"), Visibility: github.Ptr("selected"), SelectedRepositoryIDs: []int64{selected.ID}})
+	apptest.Must(t, "runner group", err)
+	reg, _, err := c.Actions.CreateOrganizationRegistrationToken(apptest.Ctx(), "acme")
+	apptest.Must(t, "registration token", err)
+	cfg, err := runnerclient.Register(apptest.Ctx(), runnerclient.Registration{URL: env.URL, Token: reg.GetToken(), Name: "org-box",
+		Group: "gpus"})
+	apptest.Must(t, "register", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, name := range []string{"other", "selected"} {
+		work := apptest.WorkTree(t, nil)
+		apptest.Git(t, work, "remote", "add", "origin", env.GitURL("acme", name, "octo", token))
+		apptest.Commit(t, work, "ci", map[string]string{".github/workflows/ci.yml": "on: push\njobs:\n  build:\n    runs-on: self-hosted\n    steps:\n      - run: echo built\n"})
+		apptest.Git(t, work, "push", "-q", "origin", "HEAD:refs/heads/main")
+	}
+	jobOf := func(repo string) *github.WorkflowJob {
+		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(apptest.Ctx(), "acme", repo, nil)
+		apptest.Must(t, "list runs", err)
+		if len(runs.WorkflowRuns) != 1 {
+			return nil
+		}
+		jobs, _, err := c.Actions.ListWorkflowJobs(apptest.Ctx(), "acme", repo, runs.WorkflowRuns[0].GetID(), nil)
+		apptest.Must(t, "list jobs", err)
+		if len(jobs.Jobs) != 1 {
+			return nil
+		}
+		return jobs.Jobs[0]
+	}
+	testwait.For(t, "the selected repository's job succeeded on the organization's runner", func() error {
+		j := jobOf("selected")
+		if j == nil || j.GetConclusion() != "success" {
+			return fmt.Errorf("job %v", j.GetStatus())
+		}
+		if j.GetRunnerName() != "org-box" || j.GetRunnerGroupName() != "gpus" || j.GetRunnerGroupID() == 0 {
+			t.Fatalf("on %s, group %d %s", j.GetRunnerName(), j.GetRunnerGroupID(), j.GetRunnerGroupName())
+		}
+		return nil
+	})
+	if j := jobOf("other"); j == nil || j.GetStatus() != "queued" {
+		t.Fatalf("the other repository's job: %s", j.GetStatus())
+	}
+}
