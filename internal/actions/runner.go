@@ -144,10 +144,13 @@ func (x *Runner) RunOnce(ctx context.Context) int {
 	return int(total.Load())
 }
 
-// ReleaseLeases fails now the jobs a killed process was running (a job
-// is never run twice: its steps may have had effects), so that their runs
-// complete at once rather than when the leases end. Only a server that is
-// its database's only one calls it, before its runner starts.
+// ReleaseLeases fails now the jobs a killed process's built-in runner was
+// running (a job is never run twice: its steps may have had effects; one
+// it had not started is queued again), so that their runs complete at
+// once rather than when the leases end. Registered runners' jobs are left
+// to their leases: those runners outlive a server's restart. Only a
+// server that is its database's only one calls it, before its runner
+// starts.
 func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
 	return s.failLost(httpapi.WithBaseURL(ctx, s.BaseURL), true)
 }

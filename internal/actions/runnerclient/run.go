@@ -119,8 +119,8 @@ func (x *Runner) runJob(ctx context.Context, c client, job *runnerproto.Job) {
 	lease := max(time.Duration(job.Lease)*time.Second, time.Second)
 	leased, stop := worker.Leased(ctx, lease/10, func(ctx context.Context) (bool, error) {
 		err := jc.post(ctx, runnerproto.RenewPath, struct{}{}, nil)
-		if statusOf(err) == http.StatusConflict {
-			return false, nil // lost, or cancelled: the job stops
+		if s := statusOf(err); s == http.StatusConflict || s == http.StatusUnauthorized {
+			return false, nil // lost, cancelled, or the runner removed: the job stops
 		}
 		return err == nil, err
 	}, func(err error) { log.Warn("renew the job's lease", "err", err) })
