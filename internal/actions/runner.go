@@ -233,6 +233,11 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// The lease is renewed from the claim on: preparing the job (its clone) may take long.
+	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
+		return x.s.renewLease(ctx, j.ID, x.owner, x.cfg.Lease)
+	}, nil)
+	defer stop()
 	defer x.s.revokeJobTokens(ctx, j.ID) //nolint:errcheck // revoked before the job completes; this is for the early returns
 	spec, refusal, err := x.s.prepare(ctx, r, j)
 	if err != nil {
@@ -241,15 +246,14 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	if refusal == "" {
 		refusal = x.workTree(ctx, &spec, r, dir)
 	}
+	if f, ok := spec.Log.(*os.File); ok {
+		defer f.Close()
+	}
 	if refusal != "" {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, refusal)
 	}
-	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
-		return x.s.renewLease(ctx, j.ID, x.owner, x.cfg.Lease)
-	}, nil)
-	defer stop()
 	if ok, err := x.s.markStarted(ctx, j.ID, x.owner); err != nil || !ok {
-		return err // the lease ran out: the job was queued again
+		return err // the lease was lost: the job was queued again
 	}
 	x.s.running.add(j.ID, stop)
 	defer x.s.running.remove(j.ID)
