@@ -85,6 +85,15 @@ type Service struct {
 	Wake func()
 	// running cancels the jobs this process runs (see cancelRunning).
 	running *runningJobs
+	// Runners authenticates registered runners (forgeapi runner) by their
+	// credential; nil: no runner but the built-in one takes jobs.
+	Runners Runners
+	// Lease is how long a claimed job stays its runner's without a
+	// renewal (default 30 s); runners renew every Lease/10.
+	Lease time.Duration
+	// queued tells the registered runners waiting for a job that jobs
+	// were queued.
+	queued *broadcast
 	// CheckEvents sends the events of the runs' checks; nil sends none.
 	CheckEvents CheckEvents
 	// Now is the clock of the schedules (nil: the system's).
@@ -95,7 +104,7 @@ type Service struct {
 
 // NewService returns the service of the repositories in reposService.
 func NewService(db *store.DB, bus *events.Bus, reposService *repos.Service) *Service {
-	return &Service{DB: db, Events: bus, Repos: reposService, running: newRunningJobs()}
+	return &Service{DB: db, Events: bus, Repos: reposService, running: newRunningJobs(), queued: newBroadcast()}
 }
 
 // Workflow is a workflow file of a repository, as last seen in a push.
@@ -158,6 +167,15 @@ type Job struct {
 	CreatedAt   time.Time
 	RunnerName  *string
 	HasLog      bool
+	// RunnerID, RunnerGroupID and RunnerGroupName are the registered
+	// runner that took the job and its group (nil for the built-in
+	// runner, and the group for a repository's runner).
+	RunnerID        *int64
+	RunnerGroupID   *int64
+	RunnerGroupName *string
+	// RunnerStarted is set once its runner started the job: a job whose
+	// lease runs out before is queued again, one started is failed.
+	RunnerStarted bool
 	// CheckRunID is the job's check run (nil until it is made).
 	CheckRunID *int64
 	// Environment is the environment the job deploys to ("" for none),

@@ -102,9 +102,7 @@ func (s *Service) FailWaiting(ctx context.Context, tx *store.Tx, j *Job, message
 // WakeAfter wakes the runner once tx commits, so that a job a review
 // released is claimed at once.
 func (s *Service) WakeAfter(tx *store.Tx) {
-	if s.Wake != nil {
-		tx.AfterCommit(s.Wake)
-	}
+	tx.AfterCommit(s.wake)
 }
 
 // RunEventJSON renders the run as the workflow_run object of events

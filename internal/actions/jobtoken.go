@@ -3,7 +3,6 @@ package actions
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"forgeapi/internal/accounts"
@@ -22,22 +21,20 @@ const jobTokenLifetime = 6 * time.Hour
 // jobToken mints a job's GITHUB_TOKEN: an installation-like token of
 // github-actions[bot] that selects the run's repository alone, with
 // grant (the job's permissions, permissions.go), expiring after
-// jobTokenLifetime. revoke deletes it (called when the job ends).
-func (s *Service) jobToken(ctx context.Context, repo *repos.Repository, grant auth.Grant) (value string, revoke func(), err error) {
+// jobTokenLifetime. It returns the token and its id, which the job keeps
+// until revokeJobTokens deletes it (when the job ends).
+func (s *Service) jobToken(ctx context.Context, repo *repos.Repository, grant auth.Grant) (value string, id int64, err error) {
 	bot, err := s.bot(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", 0, err
 	}
 	expires := store.Now().Add(jobTokenLifetime)
 	t, err := auth.CreateToken(ctx, s.DB, auth.TokenSpec{Kind: auth.KindInstallation, UserID: bot.ID, Grant: grant,
 		ResourceOwnerID: repo.Owner.ID, RepositoryIDs: []int64{repo.ID}, ExpiresAt: &expires, Note: "GITHUB_TOKEN"})
 	if err != nil {
-		return "", nil, err
+		return "", 0, err
 	}
-	// Once only: SQLite hands the id of a deleted last row out again, so
-	// a second delete could take another job's new token.
-	var once sync.Once
-	return t.Value, func() { once.Do(func() { _ = auth.RevokeToken(context.WithoutCancel(ctx), s.DB, t.ID) }) }, nil
+	return t.Value, t.ID, nil
 }
 
 // bot returns github-actions[bot], made on first use.

@@ -199,7 +199,10 @@ func (v *view) job(r *Run, j *Job) jobJSON {
 		HTMLURL: &html, Status: j.Status, Conclusion: j.Conclusion, CreatedAt: wire.T(j.CreatedAt), StartedAt: wire.T(started),
 		CompletedAt: wire.TP(j.CompletedAt), Name: j.Name, Steps: []stepJSON{}, CheckRunURL: v.api() + "/check-runs/" + strconv.FormatInt(checkRunID(j), 10),
 		Labels: orEmpty(j.Labels), RunnerName: j.RunnerName, WorkflowName: &name, HeadBranch: r.HeadBranch}
-	if j.RunnerName != nil {
+	switch {
+	case j.RunnerID != nil: // a registered runner, its organization's group (none for a repository's runner)
+		out.RunnerID, out.RunnerGroupID, out.RunnerGroupName = j.RunnerID, j.RunnerGroupID, j.RunnerGroupName
+	case j.RunnerName != nil: // the built-in runner
 		zero, group := int64(1), "Default"
 		out.RunnerID, out.RunnerGroupID, out.RunnerGroupName = &zero, &zero, &group
 	}

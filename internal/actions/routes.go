@@ -67,7 +67,8 @@ func (h *Handler) Routes() []httpapi.Route {
 // steps call with their runtime token (artifacts and caches, twirp JSON
 // at the server's root, as ACTIONS_RESULTS_URL names it) and the signed
 // upload addresses of artifacts and caches, and the cache service's v1
-// protocol (runtime_caches_v1.go).
+// protocol (runtime_caches_v1.go), and the registered runners' protocol
+// (remote.go, internal/actions/runnerproto).
 func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 	for path, methods := range map[string]map[string]twirpMethod{artifactServicePath: h.Service.artifactMethods(),
 		cacheServicePath: h.Service.cacheMethods()} {
@@ -79,4 +80,5 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 		mux.Handle("PUT "+uploadPathPrefix+kind+"/{id}", http.HandlerFunc(h.Service.serveUpload))
 	}
 	h.Service.registerCacheV1(mux)
+	h.Service.registerRunnerProtocol(mux) // the registered runners' jobs (remote.go)
 }

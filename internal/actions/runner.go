@@ -2,7 +2,6 @@ package actions
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +15,6 @@ import (
 	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 	"forgeapi/internal/worker"
@@ -29,8 +27,9 @@ type RunnerConfig struct {
 	// ends); default the system's temporary directory.
 	Dir string
 	// Lease is how long a claimed job stays this process's without a
-	// renewal (default 30 s); a job whose lease ran out while in progress
-	// is failed, never run again. Renewals come every Lease/10.
+	// renewal (default the service's Lease); a job whose lease ran out
+	// while in progress is failed, never run again (queued again when it
+	// had not started). Renewals come every Lease/10.
 	Lease time.Duration
 	// PollInterval is how often queued jobs are looked for without a wake
 	// (default 5 s).
@@ -56,7 +55,7 @@ type Runner struct {
 // the service wake it when jobs are queued.
 func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	if cfg.Lease <= 0 {
-		cfg.Lease = 30 * time.Second
+		cfg.Lease = s.lease()
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
@@ -145,112 +144,31 @@ func (x *Runner) RunOnce(ctx context.Context) int {
 	return int(total.Load())
 }
 
-// ReleaseLeases fails now the jobs a killed process was running (a job
-// is never run twice: its steps may have had effects), so that their runs
-// complete at once rather than when the leases end. Only a server that is
-// its database's only one calls it, before its runner starts.
+// ReleaseLeases fails now the jobs a killed process's built-in runner was
+// running (a job is never run twice: its steps may have had effects; one
+// it had not started is queued again), so that their runs complete at
+// once rather than when the leases end. Registered runners' jobs are left
+// to their leases: those runners outlive a server's restart. Only a
+// server that is its database's only one calls it, before its runner
+// starts.
 func (s *Service) ReleaseLeases(ctx context.Context) (int64, error) {
 	return s.failLost(httpapi.WithBaseURL(ctx, s.BaseURL), true)
-}
-
-// failLost completes as failed the jobs in progress whose lease ran out
-// (all that are leased, when all is set) and rolls up their runs.
-func (s *Service) failLost(ctx context.Context, all bool) (int64, error) {
-	var rows *sql.Rows
-	var err error
-	if all {
-		rows, err = s.DB.QueryContext(ctx, `SELECT `+jobColumns+` FROM actions_jobs WHERE status = 'in_progress' AND lease_owner <> $1`, "")
-	} else {
-		rows, err = s.DB.QueryContext(ctx, `SELECT `+jobColumns+` FROM actions_jobs WHERE status = 'in_progress' AND lease_until < $1`, store.Now())
-	}
-	lost, err := store.ScanAll(rows, err, scanJob)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, j := range lost {
-		err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-			done, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET lease_owner = '', lease_until = NULL
-				WHERE id = $1 AND status = 'in_progress' AND lease_until IS NOT NULL`, j.ID))
-			if err != nil || done == 0 {
-				return err
-			}
-			n++
-			return s.completeJob(ctx, tx, j, Failure, "The runner of this job was lost (the server stopped while it ran).")
-		})
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // queue is the runner's view of the jobs table.
 type queue struct{ x *Runner }
 
-// Claim takes the oldest queued job whose needs are completed (then the
+// Claim takes the oldest queued job the built-in runner takes (those
+// that do not ask for self-hosted) whose needs are completed (then the
 // waiting jobs whose environment's gate opened): a job whose need did
 // not succeed is completed as skipped instead.
 func (q queue) Claim(ctx context.Context) (*Job, bool, error) {
-	rows, err := q.x.s.DB.QueryContext(ctx, `SELECT `+jobColumns+` FROM actions_jobs WHERE status IN ('queued', 'waiting')
-		ORDER BY CASE WHEN status = 'queued' THEN 0 ELSE 1 END, id LIMIT 50`)
-	queued, err := store.ScanAll(rows, err, scanJob)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, j := range queued {
-		claimed, err := q.x.claim(ctx, j)
-		if err != nil || claimed {
-			return j, claimed, err
-		}
-	}
-	return nil, false, nil
+	return q.x.s.claimNext(ctx, q.x.claimant())
 }
 
-// claim leases the job when its needs are done; false when they are not
-// or another runner took it.
-func (x *Runner) claim(ctx context.Context, j *Job) (bool, error) {
-	claimed := false
-	err := x.s.DB.Tx(ctx, func(tx *store.Tx) error {
-		r, err := runOf(ctx, tx, j)
-		if err != nil {
-			return err
-		}
-		ready, err := x.s.needsDone(ctx, tx, r, j)
-		if err != nil || !ready {
-			return err
-		}
-		if blocked, err := concurrencyBlocked(ctx, tx, r); err != nil || blocked {
-			return err // an older run of its concurrency group is not done
-		}
-		if blocked, err := jobGroupBlocked(ctx, tx, j); err != nil || blocked {
-			return err // an older job of its concurrency group is not done
-		}
-		if held, err := x.s.held(ctx, tx, r, j); err != nil || held {
-			return err // its environment's protection holds it (gates.go)
-		}
-		now := tx.Now()
-		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET status = 'in_progress', started_at = $1,
-			lease_owner = $2, lease_until = $3, runner_name = $4 WHERE id = $5 AND status IN ('queued', 'waiting')`,
-			now, x.owner, now.Add(x.cfg.Lease), x.cfg.Name, j.ID))
-		if err != nil || n == 0 {
-			return err
-		}
-		claimed = true
-		j.Status, j.StartedAt, j.RunnerName = StatusInProgress, &now, &x.cfg.Name
-		if err := x.s.emitJob(ctx, tx, "in_progress", r, j, nil); err != nil {
-			return err
-		}
-		if r.Status == StatusQueued || r.Status == StatusWaiting {
-			r.Status = StatusInProgress
-			if err := setRunState(ctx, tx, r, now); err != nil {
-				return err
-			}
-			return x.s.emitRun(ctx, tx, "in_progress", r, nil)
-		}
-		return nil
-	})
-	return claimed, err
+// claimant is the built-in runner as it claims jobs.
+func (x *Runner) claimant() claimant {
+	return claimant{owner: x.owner, name: x.cfg.Name, lease: x.cfg.Lease}
 }
 
 // runOf loads a job's run.
@@ -315,110 +233,65 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	spec, err := x.spec(ctx, r, j, dir)
-	if err != nil {
-		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
-	}
-	if refusal, err := x.s.admit(ctx, r, j); err != nil || refusal != "" {
-		if err != nil {
-			refusal = "The job could not start: " + err.Error()
-		}
-		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, refusal)
-	}
-	revoke, err := x.withToken(ctx, &spec, r, j)
-	if err != nil {
-		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
-	}
-	defer revoke()
-	revokeRuntime, err := x.s.withRuntime(ctx, spec.Env, r, j)
-	defer revokeRuntime()
-	spec.Masks = append(spec.Masks, spec.Env["ACTIONS_RUNTIME_TOKEN"]) // as the platform's runner masks it
-	if err != nil {
-		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
-	}
+	// The lease is renewed from the claim on: preparing the job (its clone) may take long.
 	leased, stop := worker.Leased(ctx, x.cfg.Lease/10, func(ctx context.Context) (bool, error) {
-		n, err := store.Affected(x.s.DB.ExecContext(ctx, `UPDATE actions_jobs SET lease_until = $1
-			WHERE id = $2 AND lease_owner = $3 AND NOT cancel_requested`, store.Now().Add(x.cfg.Lease), j.ID, x.owner))
-		return n > 0, err
+		return x.s.renewLease(ctx, j.ID, x.owner, x.cfg.Lease)
 	}, nil)
 	defer stop()
+	defer x.s.revokeJobTokens(ctx, j.ID) //nolint:errcheck // revoked before the job completes; this is for the early returns
+	spec, refusal, err := x.s.prepare(ctx, r, j)
+	if err != nil {
+		return err
+	}
+	if refusal == "" {
+		refusal = x.workTree(ctx, &spec, r, dir)
+	}
+	if f, ok := spec.Log.(*os.File); ok {
+		defer f.Close()
+	}
+	if refusal != "" {
+		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, refusal)
+	}
+	if ok, err := x.s.markStarted(ctx, j.ID, x.owner); err != nil || !ok {
+		return err // the lease was lost: the job was queued again
+	}
 	x.s.running.add(j.ID, stop)
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	res, err := engine.Execute(leased, spec)
-	revoke() // the tokens end with the job, before the job is seen completed
-	revokeRuntime()
+	if err := x.s.revokeJobTokens(ctx, j.ID); err != nil { // the tokens end with the job, before the job is seen completed
+		x.logger.Warn("revoke an Actions job's tokens", "job_id", j.ID, "err", err)
+	}
 	if err != nil {
 		return x.finish(ctx, r, j, engine.Result{Conclusion: Failure}, dir, "The job could not start: "+err.Error())
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // shutting down: the lease runs out and the job is failed as lost
 	}
-	if err := x.s.finished(ctx, r, j, res.Conclusion); err != nil { // before the job is seen completed
-		x.logger.Error("record an Actions job's deployment", "job_id", j.ID, "err", err)
-	}
 	return x.finish(ctx, r, j, res, dir, "")
 }
 
-// spec prepares the job's work tree and the engine's input.
-func (x *Runner) spec(ctx context.Context, r *Run, j *Job, dir string) (engine.Spec, error) {
+// workTree clones the run's commit into dir/work, makes dir/scratch and
+// the job's log file, and points spec at them; a non-empty result is the
+// message the job fails with.
+func (x *Runner) workTree(ctx context.Context, spec *engine.Spec, r *Run, dir string) string {
 	work, scratch := filepath.Join(dir, "work"), filepath.Join(dir, "scratch")
-	if err := os.MkdirAll(scratch, 0o700); err != nil {
-		return engine.Spec{}, err
-	}
+	err := os.MkdirAll(scratch, 0o700)
 	var git gitcmd.Git
-	if err := git.Run(ctx, "clone", "-q", "--no-checkout", x.s.Repos.GitDir(r.RepoID), work); err != nil {
-		return engine.Spec{}, err
+	if err == nil {
+		err = git.Run(ctx, "clone", "-q", "--no-checkout", x.s.Repos.GitDir(r.RepoID), work)
 	}
-	if err := git.Run(ctx, "-C", work, "checkout", "-q", "--detach", r.HeadSHA); err != nil {
-		return engine.Spec{}, err
+	if err == nil {
+		err = git.Run(ctx, "-C", work, "checkout", "-q", "--detach", r.HeadSHA)
 	}
-	needs, err := x.s.needResults(ctx, r, j)
+	if err == nil {
+		spec.Log, err = os.Create(filepath.Join(dir, "job.log"))
+	}
 	if err != nil {
-		return engine.Spec{}, err
+		return "The job could not start: " + err.Error()
 	}
-	repo, err := repos.ByID(ctx, x.s.DB, r.RepoID)
-	if err != nil {
-		return engine.Spec{}, err
-	}
-	log, err := os.Create(filepath.Join(dir, "job.log"))
-	if err != nil {
-		return engine.Spec{}, err
-	}
-	spec := engine.Spec{Workflow: []byte(r.WorkflowFile), JobKey: j.Key, Matrix: j.Matrix, Workdir: work, Scratch: scratch,
-		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs, Log: log,
-		Env: map[string]string{"GITHUB_REPOSITORY": repo.FullName(), "GITHUB_SERVER_URL": x.s.BaseURL,
-			"GITHUB_RUN_ID": itoa(r.ID), "GITHUB_RUN_NUMBER": itoa(r.RunNumber), "GITHUB_RUN_ATTEMPT": itoa(int64(r.RunAttempt))}}
-	callSpec(&spec, r, j, needs) // the job's needs, or a called job's and its caller's
-	if actor, err := actorOf(ctx, x.s.DB, r.TriggeringActorID); err == nil && actor != nil {
-		spec.Actor = actor.Login
-	}
-	if x.s.Values != nil {
-		if spec.Secrets, spec.Vars, err = x.s.Values.RunValues(ctx, r.RepoID, j.Environment); err != nil {
-			return engine.Spec{}, err
-		}
-	}
-	return spec, nil
-}
-
-// withToken gives the job its GITHUB_TOKEN, with the job's permissions,
-// and returns its revocation.
-func (x *Runner) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *Job) (func(), error) {
-	repo, err := repos.ByID(ctx, x.s.DB, r.RepoID)
-	if err != nil {
-		return nil, err
-	}
-	key := j.Key
-	if caller, _, ok := callOf(key); ok {
-		key = caller // a called job has its caller job's permissions
-	}
-	grant, err := x.s.jobGrant(ctx, r, key)
-	if err != nil {
-		return nil, err
-	}
-	token, revoke, err := x.s.jobToken(ctx, repo, grant)
-	spec.Token = token
-	return revoke, err
+	spec.Workdir, spec.Scratch = work, scratch
+	return ""
 }
 
 // needResults are the results and outputs of the jobs the job needs (a
@@ -492,52 +365,24 @@ func applyStep(j *Job, st engine.Step) {
 	j.Steps = append(j.Steps, step)
 }
 
-// finish stores the job's log and result, unless its lease was lost.
+// finish stores the job's log (with message, when not "", as its last
+// line) and result, unless its lease was lost.
 func (x *Runner) finish(ctx context.Context, r *Run, j *Job, res engine.Result, dir, message string) error {
 	logFile := filepath.Join(dir, "job.log")
 	if message != "" {
-		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err == nil {
-			_, _ = fmt.Fprintf(f, "%s ##[error]%s\n", time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z"), message)
-			_ = f.Close()
-		}
-	}
-	if x.s.Blobs != nil {
-		if f, err := os.Open(logFile); err == nil {
-			_, err = x.s.Blobs.Put(ctx, jobLogKey(j.ID), f)
-			_ = f.Close()
-			if err != nil {
-				return err
-			}
-			j.HasLog = true
-		}
-	}
-	for _, st := range res.Steps {
-		applyStep(j, st)
-	}
-	for i := range j.Steps {
-		if j.Steps[i].Status != StatusCompleted { // steps that never ran
-			skipped := Skipped
-			j.Steps[i].Status, j.Steps[i].Conclusion = StatusCompleted, &skipped
-		}
-	}
-	j.Outputs = res.Outputs
-	return x.s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var cancel bool
-		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET lease_owner = '', lease_until = NULL
-			WHERE id = $1 AND lease_owner = $2 AND status = 'in_progress'`, j.ID, x.owner))
-		if err != nil || n == 0 {
-			return err // the lease was lost: the job was failed as lost
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT cancel_requested FROM actions_jobs WHERE id = $1`, j.ID).Scan(&cancel); err != nil {
+		if err := engine.AppendError(logFile, message); err != nil {
 			return err
 		}
-		conclusion := res.Conclusion
-		if cancel {
-			conclusion = Cancelled
+	}
+	if f, err := os.Open(logFile); err == nil {
+		err = x.s.saveLog(ctx, j, f)
+		_ = f.Close()
+		if err != nil {
+			return err
 		}
-		return x.s.completeJob(ctx, tx, j, conclusion, "")
-	})
+	}
+	_, err := x.s.complete(ctx, x.owner, r, j, res)
+	return err
 }
 
 // jobLogKey is the blob key of a job's log.

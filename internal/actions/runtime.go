@@ -71,20 +71,18 @@ func (s *Service) runtimeToken(ctx context.Context, r *Run, j *Job) (string, err
 
 // withRuntime gives the job the results service's address and its
 // runtime token (ACTIONS_RESULTS_URL, ACTIONS_RUNTIME_URL,
-// ACTIONS_RUNTIME_TOKEN, ACTIONS_CACHE_URL, ACTIONS_CACHE_SERVICE_V2) and
-// returns the token's revocation (called when the job ends).
-func (s *Service) withRuntime(ctx context.Context, env map[string]string, r *Run, j *Job) (func(), error) {
+// ACTIONS_RUNTIME_TOKEN, ACTIONS_CACHE_URL, ACTIONS_CACHE_SERVICE_V2);
+// revokeJobTokens deletes the token when the job ends.
+func (s *Service) withRuntime(ctx context.Context, env map[string]string, r *Run, j *Job) error {
 	token, err := s.runtimeToken(ctx, r, j)
 	if err != nil {
-		return func() {}, err
+		return err
 	}
 	base := strings.TrimSuffix(s.BaseURL, "/") + "/"
 	env["ACTIONS_RUNTIME_TOKEN"] = token
 	env["ACTIONS_RESULTS_URL"], env["ACTIONS_RUNTIME_URL"], env["ACTIONS_CACHE_URL"] = base, base, base
 	env["ACTIONS_CACHE_SERVICE_V2"] = "true"
-	return func() {
-		_, _ = s.DB.ExecContext(context.WithoutCancel(ctx), `DELETE FROM actions_runtime_tokens WHERE job_id = $1`, j.ID)
-	}, nil
+	return nil
 }
 
 // errRuntimeAuth is a request without a live runtime token.

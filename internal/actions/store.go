@@ -234,7 +234,7 @@ func startAttempt(ctx context.Context, q store.Q, r *Run, actorID int64, now tim
 
 const jobColumns = `id, run_id, repository_id, run_attempt, job_key, name, matrix, needs, labels, steps, outputs, status,
 	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id, environment, deployment_id,
-	workflow_file`
+	workflow_file, runner_id, runner_group_id, runner_group_name, runner_started`
 
 func scanJob(row store.Scanner) (*Job, error) {
 	var j Job
@@ -242,7 +242,7 @@ func scanJob(row store.Scanner) (*Job, error) {
 	var started, completed sql.NullTime
 	err := row.Scan(&j.ID, &j.RunID, &j.RepoID, &j.RunAttempt, &j.Key, &j.Name, &matrix, &needs, &labels, &steps, &outputs,
 		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID,
-		&j.Environment, &j.DeploymentID, &j.WorkflowFile)
+		&j.Environment, &j.DeploymentID, &j.WorkflowFile, &j.RunnerID, &j.RunnerGroupID, &j.RunnerGroupName, &j.RunnerStarted)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}

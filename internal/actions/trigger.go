@@ -377,10 +377,13 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 	return nil
 }
 
+// wake wakes the built-in runner (Wake) and the registered runners
+// waiting for a job (queued).
 func (s *Service) wake() {
 	if s.Wake != nil {
 		s.Wake()
 	}
+	s.queued.notify()
 }
 
 // Dispatch runs the workflow on the ref (a branch or tag, or a commit

@@ -137,7 +137,8 @@ type Config struct {
 	// default.
 	BuiltinRunner bool
 	// ActionsRunner configures the built-in runner (its defaults: a
-	// directory under DataDir, a 30-second lease).
+	// directory under DataDir, a 30-second lease); its Lease is the
+	// registered runners' (forgeapi runner) jobs' lease too.
 	ActionsRunner actions.RunnerConfig
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
@@ -516,7 +517,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.Actions.Now = cfg.Now
-	a.Actions.CheckEvents = a.Checks // check_run and check_suite of the runs' checks
+	a.Actions.Lease = cfg.ActionsRunner.Lease // the registered runners' jobs' lease too
+	a.Actions.CheckEvents = a.Checks          // check_run and check_suite of the runs' checks
 	a.ActionsScheduler = actions.NewScheduler(a.Actions, actions.SchedulerConfig{}, cfg.Logger)
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {
@@ -533,6 +535,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Deployments = &deployments.Service{DB: db, Events: a.Events}
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
 	a.Actions.Values = a.ActionsSettings            // the jobs' secrets and variables
+	a.Actions.Runners = a.ActionsSettings           // registered runners (forgeapi runner) take jobs
 	a.Actions.Policies = a.ActionsSettings          // default GITHUB_TOKEN permissions, retention
 	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
 	a.Actions.Gates = a.deploymentsHandler()        // and wait for its protection
@@ -934,6 +937,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.DependabotChecker,
 		m.App.ActionsScheduler,
 		m.App.ActionsArtifactPruner,
+		actions.NewLostJobs(m.App.Actions, m.App.Config.Logger), // registered runners' jobs whose lease ran out
 	}
 	if m.App.ActionsRunner != nil {
 		workers = append(workers, m.App.ActionsRunner)

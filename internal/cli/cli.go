@@ -103,7 +103,7 @@ func (c *cli) command() *cobra.Command {
 	pf.StringVar(&c.logFormat, "log-format", envOr("FORGEAPI_LOG_FORMAT", app.LogFormatText), "text or json (env FORGEAPI_LOG_FORMAT)")
 	root.AddCommand(c.serveCommand(), c.versionCommand(), c.userCommand(), c.orgCommand(), c.enterpriseCommand(),
 		c.repoCommand(), c.appCommand(), c.oauthAppCommand(), c.tokenCommand(), c.permissionsCommand(),
-		c.advisoriesCommand(), c.backupCommand(), c.restoreCommand())
+		c.advisoriesCommand(), c.backupCommand(), c.restoreCommand(), c.runnerCommand())
 	return root
 }
 

@@ -413,3 +413,18 @@ func injectNeeds(wf *model.Workflow, key string, needs map[string]Need) {
 		}
 	}
 }
+
+// AppendError appends an error line (a log line's timestamp and
+// ##[error], as the platform's runner writes them) to a job's log file,
+// making the file when there is none.
+func AppendError(logFile, message string) error {
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%s ##[error]%s\n", time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z"), message)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

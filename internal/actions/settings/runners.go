@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
 	"errors"
@@ -214,8 +215,8 @@ func (s *Service) Unregister(ctx context.Context, token, name string) error {
 }
 
 // RunnerByCredential returns the runner whose credential this is
-// (store.ErrNotFound when none): how the run machinery authenticates a
-// runner that asks for jobs.
+// (store.ErrNotFound when none); RunnerForJobs is how the run machinery
+// authenticates a runner that asks for jobs.
 func (s *Service) RunnerByCredential(ctx context.Context, credential string) (*Runner, error) {
 	var p Place
 	var id int64
@@ -228,7 +229,8 @@ func (s *Service) RunnerByCredential(ctx context.Context, credential string) (*R
 }
 
 // SetRunnerStatus records what a runner reports: online or offline, busy
-// or idle.
+// or idle, and that it was seen now (a runner not seen for OfflineAfter
+// is shown offline).
 func (s *Service) SetRunnerStatus(ctx context.Context, id int64, online, busy bool) error {
 	status := "offline"
 	if online {
@@ -247,7 +249,7 @@ func runnerByName(ctx context.Context, q store.Q, p Place, name string) (int64, 
 }
 
 // runnerColumns are the columns scanRunners reads.
-const runnerColumns = `id, COALESCE(runner_group_id, 0), name, os, version, status, busy, ephemeral, created_at`
+const runnerColumns = `id, COALESCE(runner_group_id, 0), name, os, version, status, busy, ephemeral, created_at, last_seen_at`
 
 // Runners returns a page of the place's runners by id, those named name
 // only when name is not "", and how many there are.
@@ -304,8 +306,14 @@ func scanRunners(ctx context.Context, q store.Q, p Place, query string, args ...
 	out := []*Runner{}
 	for rows.Next() {
 		r := &Runner{Place: p}
-		if err := rows.Scan(&r.ID, &r.GroupID, &r.Name, &r.OS, &r.Version, &r.Status, &r.Busy, &r.Ephemeral, &r.CreatedAt); err != nil {
+		var lastSeen sql.NullTime
+		if err := rows.Scan(&r.ID, &r.GroupID, &r.Name, &r.OS, &r.Version, &r.Status, &r.Busy, &r.Ephemeral, &r.CreatedAt, &lastSeen); err != nil {
 			return nil, store.Normalize(err)
+		}
+		if lastSeen.Valid {
+			shownStatus(r, &lastSeen.Time)
+		} else {
+			shownStatus(r, nil)
 		}
 		out = append(out, r)
 	}
