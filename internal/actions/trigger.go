@@ -14,6 +14,7 @@ import (
 	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/events"
 	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
 )
@@ -213,24 +214,33 @@ type workflowFile struct {
 	Content []byte
 }
 
-// workflowFiles reads the commit's .github/workflows/*.yml and *.yaml.
+// workflowFiles reads the commit's .github/workflows/*.yml and *.yaml
+// (a symlink's content is its target, as git reads it), in process: every
+// push and pull request event reads them, in the transaction that
+// records it, and most commits have none.
 func (s *Service) workflowFiles(ctx context.Context, repoID int64, sha string) ([]workflowFile, error) {
-	g := gitcmd.In(s.Repos.GitDir(repoID))
-	list, err := g.Text(ctx, nil, "ls-tree", "--name-only", sha+":"+WorkflowsDir)
+	g, err := gitread.Open(s.Repos.GitDir(repoID))
 	if err != nil {
-		return nil, nil // no such directory
+		return nil, nil // no repository: no workflows
+	}
+	defer g.Close()
+	entries, err := g.ListDir(sha, WorkflowsDir)
+	if err != nil {
+		return nil, nil // no such directory, or not a directory
 	}
 	var files []workflowFile
-	for _, name := range strings.Split(list, "\n") {
-		if ext := path.Ext(name); ext != ".yml" && ext != ".yaml" {
+	for _, e := range entries {
+		if ext := path.Ext(e.Name); ext != ".yml" && ext != ".yaml" {
 			continue
 		}
-		p := WorkflowsDir + "/" + name
-		content, err := g.Output(ctx, nil, "cat-file", "blob", sha+":"+p)
-		if err != nil {
+		if e.Type != gitread.EntryFile && e.Type != gitread.EntrySymlink {
 			continue // a directory or a submodule of that name
 		}
-		files = append(files, workflowFile{Path: p, Content: content})
+		content, err := g.ReadBlob(e.SHA)
+		if err != nil {
+			continue // unreadable: as if absent, never a failed push
+		}
+		files = append(files, workflowFile{Path: WorkflowsDir + "/" + e.Name, Content: content})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
