@@ -91,13 +91,12 @@ func (k PushSink) repositoryDispatch(ctx context.Context, tx *store.Tx, e *event
 func (s *Service) onDefaultBranch(ctx context.Context, repo *repos.Repository, actor *accounts.Account, event string,
 	payload map[string]any) (trigger, bool, error) {
 	branch := repo.DefaultBranch
-	sha, err := gitcmd.In(s.Repos.GitDir(repo.ID)).Text(ctx, nil, "rev-parse", "--verify", "--quiet",
-		"refs/heads/"+branch+"^{commit}")
-	if err != nil || sha == "" {
+	head, ok := s.readCommit(repo.ID, "refs/heads/"+branch)
+	if !ok {
 		return trigger{}, false, nil
 	}
-	return trigger{Repo: repo, Actor: actor, Event: event, Payload: payload, SHA: sha, Ref: "refs/heads/" + branch,
-		Branch: &branch, Commit: s.commitJSON(ctx, repo.ID, sha)}, true, nil
+	return trigger{Repo: repo, Actor: actor, Event: event, Payload: payload, SHA: head.SHA, Ref: "refs/heads/" + branch,
+		Branch: &branch, Commit: simpleCommitJSON(head)}, true, nil
 }
 
 func (k PushSink) pushed(ctx context.Context, tx *store.Tx, e *events.Event) error {
@@ -155,7 +154,7 @@ func (k PushSink) pullRequest(ctx context.Context, tx *store.Tx, e *events.Event
 	branch := pr.Head.Ref
 	t := trigger{Repo: e.Repo, Actor: e.Actor, Event: "pull_request", Payload: e.HookPayload, SHA: pr.Head.SHA,
 		Ref: "refs/pull/" + itoa(pr.Number) + "/merge", Branch: &branch, Title: pr.Title, Action: action, Base: pr.Base.Ref}
-	t.Commit = k.Service.commitJSON(ctx, e.Repo.ID, pr.Head.SHA)
+	t.Commit = k.Service.commitJSON(e.Repo.ID, pr.Head.SHA)
 	_, err = k.Service.start(ctx, tx, t)
 	return err
 }
@@ -194,17 +193,34 @@ func simpleCommit(head any) json.RawMessage {
 
 // commitJSON is the simple-commit of a commit of the repository ("null"
 // when it cannot be read).
-func (s *Service) commitJSON(ctx context.Context, repoID int64, sha string) json.RawMessage {
-	out, err := gitcmd.In(s.Repos.GitDir(repoID)).Text(ctx, nil, "show", "-s",
-		"--format=%H%x00%T%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B", sha)
-	f := strings.SplitN(out, "\x00", 8)
-	if err != nil || len(f) < 8 {
+func (s *Service) commitJSON(repoID int64, sha string) json.RawMessage {
+	c, ok := s.readCommit(repoID, sha)
+	if !ok {
 		return json.RawMessage("null")
 	}
-	ts, _ := time.Parse(time.RFC3339, f[6])
-	b, _ := json.Marshal(map[string]any{"id": f[0], "tree_id": f[1], "message": strings.TrimRight(f[7], "\n"),
-		"timestamp": ts.UTC().Format(time.RFC3339),
-		"author":    map[string]string{"name": f[2], "email": f[3]}, "committer": map[string]string{"name": f[4], "email": f[5]}})
+	return simpleCommitJSON(c)
+}
+
+// readCommit is the commit rev resolves to in the repository, read in
+// process (every issue, comment and pull request event of a repository
+// looks for workflows on its default branch); ok is false when there is
+// none.
+func (s *Service) readCommit(repoID int64, rev string) (gitread.Commit, bool) {
+	g, err := gitread.Open(s.Repos.GitDir(repoID))
+	if err != nil {
+		return gitread.Commit{}, false
+	}
+	defer g.Close()
+	c, err := g.CommitMeta(rev)
+	return c, err == nil
+}
+
+// simpleCommitJSON is the platform's simple-commit of c.
+func simpleCommitJSON(c gitread.Commit) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"id": c.SHA, "tree_id": c.TreeSHA, "message": strings.TrimRight(c.Message, "\n"),
+		"timestamp": c.CommitterDate.UTC().Format(time.RFC3339),
+		"author":    map[string]string{"name": c.AuthorName, "email": c.AuthorEmail},
+		"committer": map[string]string{"name": c.CommitterName, "email": c.CommitterEmail}})
 	return b
 }
 
@@ -426,7 +442,7 @@ func (s *Service) Dispatch(ctx context.Context, repo *repos.Repository, wf *Work
 		payload["ref"] = ref
 	}
 	t := trigger{Repo: repo, Actor: actor, Event: "workflow_dispatch", Payload: payload, SHA: sha, Branch: &branch,
-		Inputs: inputs, Only: wf.Path, Commit: s.commitJSON(ctx, repo.ID, sha)}
+		Inputs: inputs, Only: wf.Path, Commit: s.commitJSON(repo.ID, sha)}
 	if branch == "" {
 		t.Branch = nil
 	}
