@@ -154,3 +154,59 @@ func TestReusableWorkflows(t *testing.T) {
 		t.Fatalf("the calls' outputs:\n%s\n%v", l, logs)
 	}
 }
+
+// ifCallerWorkflow calls one workflow twice: under an if: that holds
+// (the caller's github context) and under if: false.
+const ifCallerWorkflow = `name: Conditional
+on: push
+jobs:
+  on:
+    if: github.event_name == 'push'
+    uses: ./.github/workflows/hello.yml
+  off:
+    if: ${{ false }}
+    uses: ./.github/workflows/hello.yml
+  after-off:
+    needs: off
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "ran after a skipped call"
+`
+
+const helloWorkflow = `on: workflow_call
+jobs:
+  hello:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "hello from the called workflow"
+`
+
+// TestReusableWorkflowCallerIf: a caller job whose if: is false makes
+// its called jobs skipped (no step runs), and the jobs that need it are
+// skipped; a caller whose if: holds runs its call; the run succeeds.
+func TestReusableWorkflowCallerIf(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	f := start(t)
+	f.push(t, map[string]string{".github/workflows/cond.yml": ifCallerWorkflow, ".github/workflows/hello.yml": helloWorkflow})
+	run := f.completedRun(t, "cond.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	want := map[string]string{"on / hello": "success", "off / hello": "skipped", "after-off": "skipped"}
+	for name, conclusion := range want {
+		j := jobs[name]
+		if j == nil || j.GetConclusion() != conclusion {
+			t.Fatalf("job %q: %v, want %s (jobs %v)", name, j, conclusion, jobs)
+		}
+	}
+	if l := f.jobLog(t, jobs["on / hello"].GetID()); !strings.Contains(l, "hello from the called workflow") {
+		t.Fatalf("the called job's log:\n%s", l)
+	}
+	for _, st := range jobs["off / hello"].Steps {
+		if st.GetConclusion() != "skipped" {
+			t.Fatalf("a step of the skipped call: %+v", st)
+		}
+	}
+	if run.GetConclusion() != "success" {
+		t.Fatalf("run %s", run.GetConclusion())
+	}
+}

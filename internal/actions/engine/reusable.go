@@ -165,17 +165,22 @@ func interpolate(in exprparser.Interpreter, s string) (string, error) {
 // act's reusable workflow runner under its caller, a run context of the
 // calling workflow's job with the results of the jobs that job needs
 // (whose expression evaluator reads with: and secrets:).
-func (s Spec) newRunner(ctx context.Context, cfg *runner.Config) (runner.Runner, error) {
+//
+// skip is true when the caller job's if: is false (evaluated in the
+// caller's context, success() its needs' results, as the platform
+// decides whether to make the call): the called job is then skipped.
+func (s Spec) newRunner(ctx context.Context, cfg *runner.Config) (r runner.Runner, skip bool, err error) {
 	if s.Call == nil {
-		return runner.New(cfg)
+		r, err = runner.New(cfg)
+		return r, false, err
 	}
 	wf, err := model.ReadWorkflow(bytes.NewReader(s.Call.Workflow), false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	job := wf.GetJob(s.Call.Key)
 	if job == nil {
-		return nil, fmt.Errorf("%w: %q", ErrNoJob, s.Call.Key)
+		return nil, false, fmt.Errorf("%w: %q", ErrNoJob, s.Call.Key)
 	}
 	injectNeeds(wf, s.Call.Key, s.Call.Needs)
 	event := s.EventPayload
@@ -185,5 +190,15 @@ func (s Spec) newRunner(ctx context.Context, cfg *runner.Config) (runner.Runner,
 	caller := &runner.RunContext{Name: s.Call.Key, Config: cfg, Run: &model.Run{Workflow: wf, JobID: s.Call.Key},
 		EventJSON: string(event), StepResults: map[string]*model.StepResult{}}
 	caller.ExprEval = caller.NewExpressionEvaluator(ctx)
-	return runner.NewReusableWorkflowRunner(caller)
+	if job.If.Value != "" {
+		run, err := runner.EvalBool(ctx, caller.ExprEval, job.If.Value, exprparser.DefaultStatusCheckSuccess)
+		if err != nil {
+			return nil, false, fmt.Errorf("the job %q: invalid if: %w", s.Call.Key, err)
+		}
+		if !run {
+			return nil, true, nil
+		}
+	}
+	r, err = runner.NewReusableWorkflowRunner(caller)
+	return r, false, err
 }
