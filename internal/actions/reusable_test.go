@@ -210,3 +210,136 @@ func TestReusableWorkflowCallerIf(t *testing.T) {
 		t.Fatalf("run %s", run.GetConclusion())
 	}
 }
+
+// A chain of three workflows: chain.yml calls mid.yml, whose job calls
+// leaf.yml; inputs go down (a need's output, then an input of mid), the
+// outputs come up through both calls.
+const chainWorkflow = `name: Chain
+on: push
+jobs:
+  prep:
+    runs-on: ubuntu-latest
+    outputs:
+      seed: ${{ steps.s.outputs.seed }}
+    steps:
+      - id: s
+        run: echo "seed=7" >> "$GITHUB_OUTPUT"
+  outer:
+    needs: prep
+    uses: ./.github/workflows/mid.yml
+    with:
+      seed: ${{ needs.prep.outputs.seed }}
+  show:
+    needs: outer
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "chain said ${{ needs.outer.outputs.result }}"
+`
+
+const midWorkflow = `on:
+  workflow_call:
+    inputs:
+      seed:
+        type: string
+        required: true
+    outputs:
+      result:
+        value: ${{ jobs.inner.outputs.value }}-${{ jobs.note.outputs.n }}
+jobs:
+  note:
+    runs-on: ubuntu-latest
+    outputs:
+      n: ${{ steps.n.outputs.n }}
+    steps:
+      - id: n
+        run: echo "n=mid" >> "$GITHUB_OUTPUT"
+  inner:
+    needs: note
+    uses: ./.github/workflows/leaf.yml
+    with:
+      value: ${{ inputs.seed }}x${{ needs.note.outputs.n }}
+`
+
+const leafWorkflow = `on:
+  workflow_call:
+    inputs:
+      value:
+        type: string
+        required: true
+    outputs:
+      value:
+        value: ${{ jobs.work.outputs.v }}
+jobs:
+  work:
+    runs-on: ubuntu-latest
+    outputs:
+      v: ${{ steps.w.outputs.v }}
+    steps:
+      - id: w
+        run: |
+          echo "leaf got ${{ inputs.value }}"
+          echo "v=leaf-${{ inputs.value }}" >> "$GITHUB_OUTPUT"
+`
+
+// TestReusableWorkflowChain: a called workflow that calls another runs
+// its jobs as "outer / inner / work", with the inputs each level gives
+// and the outputs surfacing through both calls.
+func TestReusableWorkflowChain(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	f := start(t)
+	f.push(t, map[string]string{".github/workflows/chain.yml": chainWorkflow, ".github/workflows/mid.yml": midWorkflow,
+		".github/workflows/leaf.yml": leafWorkflow})
+	run := f.completedRun(t, "chain.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	logs := map[string]string{}
+	for n, j := range jobs {
+		logs[n] = f.jobLog(t, j.GetID())
+	}
+	for _, name := range []string{"prep", "outer / note", "outer / inner / work", "show"} {
+		if j := jobs[name]; j == nil || j.GetConclusion() != "success" {
+			t.Fatalf("job %q: %v; logs %v", name, j, logs)
+		}
+	}
+	if len(jobs) != 4 || run.GetConclusion() != "success" {
+		t.Fatalf("run %s, jobs %v", run.GetConclusion(), logs)
+	}
+	if l := logs["outer / inner / work"]; !strings.Contains(l, "leaf got 7xmid") {
+		t.Fatalf("the innermost job's input:\n%s", l)
+	}
+	if l := logs["show"]; !strings.Contains(l, "chain said leaf-7xmid-mid") {
+		t.Fatalf("the chain's outputs:\n%s", l)
+	}
+}
+
+// TestReusableWorkflowDepthLimit: a chain of five workflows (four calls)
+// fails the run as the platform does, past its limit of four levels; a
+// dispatch of it is refused with the platform's message; a workflow that
+// calls itself fails likewise.
+func TestReusableWorkflowDepthLimit(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	f := start(t)
+	call := func(next string) string {
+		return "on: workflow_call\njobs:\n  step:\n    uses: ./.github/workflows/" + next + "\n"
+	}
+	f.push(t, map[string]string{
+		".github/workflows/deep.yml": "on: [push, workflow_dispatch]\njobs:\n  top:\n    uses: ./.github/workflows/d1.yml\n",
+		".github/workflows/d1.yml":   call("d2.yml"),
+		".github/workflows/d2.yml":   call("d3.yml"),
+		".github/workflows/d3.yml":   call("d4.yml"),
+		".github/workflows/d4.yml":   "on: workflow_call\njobs:\n  leaf:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo leaf\n",
+		".github/workflows/loop.yml": "on: [push, workflow_call, workflow_dispatch]\njobs:\n  again:\n    uses: ./.github/workflows/loop.yml\n",
+	})
+	for _, file := range []string{"deep.yml", "loop.yml"} {
+		run := f.completedRun(t, file, 1)
+		if run.GetConclusion() != "failure" || len(jobsByName(t, f, run.GetID(), "")) != 0 {
+			t.Fatalf("%s: run %s", file, run.GetConclusion())
+		}
+		_, _, err := f.c.Actions.CreateWorkflowDispatchEventByFileName(apptest.Ctx(), "octo", "hello", file,
+			github.CreateWorkflowDispatchEventRequest{Ref: "main"})
+		if err == nil || !strings.Contains(err.Error(), "but doing so would exceed the limit on called workflow depth of 3") {
+			t.Fatalf("dispatch of %s: %v", file, err)
+		}
+	}
+}
