@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -104,14 +105,39 @@ func calledBy(need, key string) bool {
 	return key == need || strings.HasPrefix(key, need+engine.KeySep)
 }
 
-// neededBy reports whether the job of key key is one of the needs'.
-func neededBy(needs []string, key string) bool {
-	for _, n := range needs {
-		if calledBy(n, key) {
+// neededBy reports whether the job o is one of j's needs': a job a need
+// names, of the same call as j's (the same matrix combination of each
+// caller they share).
+func neededBy(j, o *Job) bool {
+	for _, n := range j.Needs {
+		if calledBy(n, o.Key) && sameCall(j, o, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameCall reports whether the jobs j and o, o under j's need need, are
+// of the same combination of each caller the need shares with j's key.
+func sameCall(j, o *Job, need string) bool {
+	jc, oc := callersOf(j), callersOf(o)
+	for i := range sharedCallers(j.Key, need, len(jc)) {
+		if i >= len(oc) || !reflect.DeepEqual(jc[i].Matrix, oc[i].Matrix) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedCallers is how many of the callers of the job of key key (of
+// callers callers) a need of it is under: the level it is a need of.
+func sharedCallers(key, need string, callers int) int {
+	parts, ks := strings.Split(key, engine.KeySep), strings.Split(need, engine.KeySep)
+	d := 0
+	for d < callers && d < len(ks)-1 && ks[d] == parts[d] {
+		d++
+	}
+	return d
 }
 
 // callOf splits a called job's key: its caller's key and its key in the
@@ -203,17 +229,13 @@ func callSpec(spec *engine.Spec, r *Run, j *Job, needs map[string]engine.Need) {
 		if i == 0 {
 			wf = []byte(r.WorkflowFile)
 		}
-		parent = &engine.CallSpec{Workflow: wf, Key: c.Key, Needs: map[string]engine.Need{}, Parent: parent}
+		parent = &engine.CallSpec{Workflow: wf, Key: c.Key, Matrix: c.Matrix, Needs: map[string]engine.Need{}, Parent: parent}
 		levels[i] = parent
 	}
 	spec.Call = parent
 	for k, n := range needs {
-		ks := strings.Split(k, engine.KeySep)
-		d := 0 // how many callers the need shares with the job: the level it is a need of
-		for d < len(chain) && d < len(ks)-1 && ks[d] == parts[d] {
-			d++
-		}
-		inner := strings.Join(ks[d:], engine.KeySep)
+		d := sharedCallers(j.Key, k, len(chain))
+		inner := strings.Join(strings.Split(k, engine.KeySep)[d:], engine.KeySep)
 		if d == len(chain) {
 			spec.Needs[inner] = n
 		} else {

@@ -343,3 +343,73 @@ func TestReusableWorkflowDepthLimit(t *testing.T) {
 		}
 	}
 }
+
+// matrixCallerWorkflow calls a workflow once per combination of its
+// matrix, with the combination as input.
+const matrixCallerWorkflow = `name: Matrix call
+on: push
+jobs:
+  build:
+    strategy:
+      matrix:
+        os: [linux, mac]
+    uses: ./.github/workflows/per-os.yml
+    with:
+      os: ${{ matrix.os }}
+  after:
+    needs: build
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "after both calls"
+`
+
+const perOSWorkflow = `on:
+  workflow_call:
+    inputs:
+      os:
+        type: string
+        required: true
+jobs:
+  first:
+    runs-on: ubuntu-latest
+    outputs:
+      os: ${{ steps.o.outputs.os }}
+    steps:
+      - id: o
+        run: echo "os=${{ inputs.os }}" >> "$GITHUB_OUTPUT"
+  second:
+    needs: first
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "input ${{ inputs.os }} first said ${{ needs.first.outputs.os }}"
+`
+
+// TestReusableWorkflowMatrixCaller: a caller job with a matrix of two
+// makes two calls, "build (linux) / ..." and "build (mac) / ...", each
+// with its combination as input; a called job's needs are its own
+// call's jobs; the job that needs the caller waits for both calls.
+func TestReusableWorkflowMatrixCaller(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	f := start(t)
+	f.push(t, map[string]string{".github/workflows/matrix.yml": matrixCallerWorkflow, ".github/workflows/per-os.yml": perOSWorkflow})
+	run := f.completedRun(t, "matrix.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	logs := map[string]string{}
+	for n, j := range jobs {
+		logs[n] = f.jobLog(t, j.GetID())
+	}
+	if len(jobs) != 5 || run.GetConclusion() != "success" {
+		t.Fatalf("run %s, jobs %v", run.GetConclusion(), logs)
+	}
+	for _, os := range []string{"linux", "mac"} {
+		name := "build (" + os + ") / second"
+		if l := logs[name]; jobs[name].GetConclusion() != "success" || !strings.Contains(l, "input "+os+" first said "+os) {
+			t.Fatalf("%s:\n%s", name, l)
+		}
+	}
+	after, second := jobs["after"], jobs["build (mac) / second"]
+	if after.GetConclusion() != "success" || after.GetStartedAt().Before(second.GetCompletedAt().Time) {
+		t.Fatalf("after: %s started %v, before the calls completed (%v)", after.GetConclusion(), after.GetStartedAt(), second.GetCompletedAt())
+	}
+}

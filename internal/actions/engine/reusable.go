@@ -51,6 +51,9 @@ type Call struct {
 type Caller struct {
 	Key      string `json:"key"`
 	Workflow []byte `json:"workflow,omitempty"`
+	// Matrix is the caller job's matrix combination (nil without one):
+	// one call per combination.
+	Matrix map[string]any `json:"matrix,omitempty"`
 }
 
 // MaxCallDepth is how many levels of workflows a run may chain, the
@@ -67,6 +70,8 @@ type CallSpec struct {
 	// Needs are the results of the jobs the caller job needs (what its
 	// with: and secrets: read).
 	Needs map[string]Need
+	// Matrix is the caller job's matrix combination (nil without one).
+	Matrix map[string]any `json:",omitempty"`
 	// Parent is the caller job's own caller when the caller job is in a
 	// called workflow itself (nil for a caller in the run's workflow).
 	Parent *CallSpec `json:",omitempty"`
@@ -83,9 +88,6 @@ func expandCall(key string, j *model.Job, resolve Resolver, depth int) ([]Job, e
 	}
 	if _, err := j.Type(); err != nil {
 		return nil, fmt.Errorf("the job %q: %w", key, err)
-	}
-	if j.Strategy != nil {
-		return nil, fmt.Errorf("the job %q: a matrix of a reusable workflow's caller is not supported by this server", key)
 	}
 	if depth >= MaxCallDepth {
 		return nil, fmt.Errorf("job %q calls workflow %q, but doing so would exceed the limit on called workflow depth of %d",
@@ -109,12 +111,47 @@ func expandCall(key string, j *model.Job, resolve Resolver, depth int) ([]Job, e
 	if err := checkWith(key, j, called); err != nil {
 		return nil, err
 	}
-	caller := j.Name
-	if caller == "" {
-		caller = key
+	name := j.Name
+	if name == "" {
+		name = key
 	}
-	out := make([]Job, 0, len(inner.Jobs))
-	for _, cj := range inner.Jobs {
+	combos, err := callMatrix(key, j)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Job, 0, len(inner.Jobs)*len(combos))
+	for _, m := range combos {
+		caller := name
+		if m != nil && !strings.Contains(name, "${{") {
+			caller = name + " (" + matrixValues(m) + ")"
+		}
+		out = append(out, callJobs(key, j, caller, m, content, inner.Jobs)...)
+	}
+	return out, nil
+}
+
+// callMatrix is the caller job's matrix combinations: one nil without a
+// matrix.
+func callMatrix(key string, j *model.Job) ([]map[string]any, error) {
+	if j.Strategy == nil {
+		return []map[string]any{nil}, nil
+	}
+	matrices, err := j.GetMatrixes()
+	if err != nil {
+		return nil, fmt.Errorf("the job %q: %w", key, err)
+	}
+	if len(matrices) == 0 || (len(matrices) == 1 && len(matrices[0]) == 0) {
+		return []map[string]any{nil}, nil
+	}
+	return matrices, nil
+}
+
+// callJobs are the jobs of one call (of one matrix combination m of the
+// caller job key, displayed as caller): the called workflow's jobs under
+// the caller's name and key, needing what the caller needs.
+func callJobs(key string, j *model.Job, caller string, m map[string]any, content []byte, called []Job) []Job {
+	out := make([]Job, 0, len(called))
+	for _, cj := range called {
 		cj.Name = caller + " / " + cj.Name
 		needs := make([]string, 0, len(cj.Needs)+len(j.Needs()))
 		for _, n := range cj.Needs {
@@ -122,15 +159,17 @@ func expandCall(key string, j *model.Job, resolve Resolver, depth int) ([]Job, e
 		}
 		cj.Needs = append(needs, j.Needs()...) // what the caller's with: and secrets: read
 		if cj.Call == nil {
-			cj.Call = &Call{Uses: j.Uses, Workflow: content, CallerKey: key, Callers: []Caller{{Key: key}}}
+			cj.Call = &Call{Uses: j.Uses, Workflow: content, CallerKey: key, Callers: []Caller{{Key: key, Matrix: m}}}
 		} else { // a job of a call the called workflow makes
-			cj.Call.Callers[0].Workflow = content
-			cj.Call.Callers = append([]Caller{{Key: key}}, cj.Call.Callers...)
+			inner := *cj.Call
+			inner.Callers = append([]Caller{{Key: key, Matrix: m}}, inner.Callers...)
+			inner.Callers[1].Workflow = content
+			cj.Call = &inner
 		}
 		cj.Key = key + KeySep + cj.Key
 		out = append(out, cj)
 	}
-	return out, nil
+	return out
 }
 
 // checkWith refuses what the platform refuses in a call: an input the
@@ -233,7 +272,7 @@ func (s Spec) callerContext(ctx context.Context, cfg *runner.Config, c *CallSpec
 		event = []byte("{}")
 	}
 	rc := &runner.RunContext{Name: c.Key, Config: cfg, Run: &model.Run{Workflow: wf, JobID: c.Key},
-		EventJSON: string(event), StepResults: map[string]*model.StepResult{}}
+		EventJSON: string(event), StepResults: map[string]*model.StepResult{}, Matrix: c.Matrix}
 	if c.Parent != nil {
 		parent, skip, err := s.callerContext(ctx, cfg, c.Parent)
 		if err != nil || skip {
