@@ -24,7 +24,10 @@ import (
 // runner under a caller made of the calling workflow (Spec.Call), so that
 // with:, secrets: (and inherit) and inputs are act's; the call's outputs
 // are the called workflow's on.workflow_call.outputs, evaluated over its
-// jobs' outputs (CallOutputs).
+// jobs' outputs (CallOutputs). A called workflow's own calls are expanded
+// the same way, up to MaxCallDepth levels (keys A/B/C, each caller under
+// its own in Spec.Call), and a caller job's matrix makes one call per
+// combination (names "CALLER (x) / CALLEE").
 
 // Resolver returns the content of the workflow a job's uses: names
 // (./.github/workflows/x.yml, or OWNER/REPO/.github/workflows/x.yml@REF);
