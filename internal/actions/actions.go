@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"forgeapi/internal/accounts"
+	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
@@ -185,6 +186,10 @@ type Job struct {
 	// WorkflowFile is, for a job of a called reusable workflow (its Key
 	// CALLER/CALLEE), that workflow's content; "" for the others.
 	WorkflowFile string
+	// Callers are a called job's caller jobs, outermost first (see
+	// engine.Call); nil for the others (and for the jobs stored before
+	// chains were kept: one caller, the key's first part).
+	Callers []engine.Caller
 }
 
 // Step is a step of a job (the platform's job step).

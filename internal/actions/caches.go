@@ -111,7 +111,7 @@ func (s *Service) createCache(ctx context.Context, c *runtimeCaller, key, versio
 		case err == nil && old.Finalized:
 			return errCacheExists
 		case err == nil:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM actions_caches WHERE id = $1`, old.ID); err != nil {
+			if err := s.dropReservation(ctx, tx, old.ID); err != nil {
 				return err
 			}
 		case !errors.Is(err, store.ErrNotFound):
@@ -123,6 +123,48 @@ func (s *Service) createCache(ctx context.Context, c *runtimeCaller, key, versio
 			c.RepoID, key, version, ref, hashToken(token), now).Scan(&id))
 	})
 	return id, token, err
+}
+
+// dropReservation deletes the uncommitted entry id in tx and, once tx
+// committed, the chunks and blocks it staged.
+func (s *Service) dropReservation(ctx context.Context, tx *store.Tx, id int64) error {
+	keys, err := cacheBlobKeys(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM actions_caches WHERE id = $1`, id); err != nil {
+		return err
+	}
+	tx.AfterCommit(func() { _ = s.deleteBlobs(context.WithoutCancel(ctx), keys) })
+	return nil
+}
+
+// cacheBlobKeys are the blob keys of the entry id: its archive, its v1
+// chunks and its v2 staged blocks.
+func cacheBlobKeys(ctx context.Context, q store.Q, id int64) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT start_offset FROM actions_cache_chunks WHERE cache_id = $1`, id)
+	starts, err := store.ScanAll(rows, err, scanID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT block_id FROM actions_cache_blocks WHERE cache_id = $1`, id)
+	blocks, err := store.ScanAll(rows, err, scanString)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{cacheKey(id)}
+	for _, st := range starts {
+		keys = append(keys, cacheChunkKey(id, st))
+	}
+	for _, b := range blocks {
+		keys = append(keys, blockKey("caches", id, b))
+	}
+	return keys, nil
+}
+
+func scanString(row store.Scanner) (string, error) {
+	var v string
+	return v, row.Scan(&v)
 }
 
 // finalizeCache makes the caller's reserved entry readable once its

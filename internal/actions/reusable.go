@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -104,14 +105,39 @@ func calledBy(need, key string) bool {
 	return key == need || strings.HasPrefix(key, need+engine.KeySep)
 }
 
-// neededBy reports whether the job of key key is one of the needs'.
-func neededBy(needs []string, key string) bool {
-	for _, n := range needs {
-		if calledBy(n, key) {
+// neededBy reports whether the job o is one of j's needs': a job a need
+// names, of the same call as j's (the same matrix combination of each
+// caller they share).
+func neededBy(j, o *Job) bool {
+	for _, n := range j.Needs {
+		if calledBy(n, o.Key) && sameCall(j, o, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameCall reports whether the jobs j and o, o under j's need need, are
+// of the same combination of each caller the need shares with j's key.
+func sameCall(j, o *Job, need string) bool {
+	jc, oc := callersOf(j), callersOf(o)
+	for i := range sharedCallers(j.Key, need, len(jc)) {
+		if i >= len(oc) || !reflect.DeepEqual(jc[i].Matrix, oc[i].Matrix) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedCallers is how many of the callers of the job of key key (of
+// callers callers) a need of it is under: the level it is a need of.
+func sharedCallers(key, need string, callers int) int {
+	parts, ks := strings.Split(key, engine.KeySep), strings.Split(need, engine.KeySep)
+	d := 0
+	for d < callers && d < len(ks)-1 && ks[d] == parts[d] {
+		d++
+	}
+	return d
 }
 
 // callOf splits a called job's key: its caller's key and its key in the
@@ -120,19 +146,56 @@ func callOf(key string) (caller, callee string, ok bool) {
 	return strings.Cut(key, engine.KeySep)
 }
 
-// callOutputs are the outputs of the call the jobs of need make (the
-// called workflow's on.workflow_call.outputs over its jobs' outputs).
+// callersOf are a called job's caller jobs, outermost first (nil for a
+// job of the run's own workflow).
+func callersOf(j *Job) []engine.Caller {
+	if len(j.Callers) > 0 {
+		return j.Callers
+	}
+	if caller, _, ok := callOf(j.Key); ok { // stored before chains were kept: one level
+		return []engine.Caller{{Key: caller}}
+	}
+	return nil
+}
+
+// workflowAt is the content of the called workflow the part depth (from
+// 1) of the job's key is a job of.
+func workflowAt(j *Job, depth int) string {
+	if chain := callersOf(j); depth < len(chain) {
+		return string(chain[depth].Workflow)
+	}
+	return j.WorkflowFile
+}
+
+// callOutputs are the outputs of the call the jobs under need make (the
+// called workflow's on.workflow_call.outputs over its jobs' outputs; a
+// job of it that is a call itself has that call's outputs).
 func callOutputs(need string, jobs []*Job) (map[string]string, error) {
+	depth := len(strings.Split(need, engine.KeySep))
 	outs := map[string]map[string]string{}
+	calls := map[string]bool{} // the callees that are calls, their outputs computed
 	var content string
+	var errs []error
 	for _, j := range jobs {
-		caller, callee, ok := callOf(j.Key)
-		if !ok || caller != need {
+		rest, ok := strings.CutPrefix(j.Key, need+engine.KeySep)
+		if !ok {
 			continue
 		}
-		content = j.WorkflowFile
+		content = workflowAt(j, depth)
+		callee, _, nested := strings.Cut(rest, engine.KeySep)
 		if outs[callee] == nil {
 			outs[callee] = map[string]string{}
+		}
+		if nested {
+			if !calls[callee] {
+				calls[callee] = true
+				sub, err := callOutputs(need+engine.KeySep+callee, jobs)
+				errs = append(errs, err)
+				for k, v := range sub {
+					outs[callee][k] = v
+				}
+			}
+			continue
 		}
 		for k, v := range j.Outputs {
 			if v != "" {
@@ -141,28 +204,42 @@ func callOutputs(need string, jobs []*Job) (map[string]string, error) {
 		}
 	}
 	if content == "" {
-		return map[string]string{}, nil
+		return map[string]string{}, errors.Join(errs...)
 	}
-	return engine.CallOutputs([]byte(content), outs)
+	out, err := engine.CallOutputs([]byte(content), outs)
+	return out, errors.Join(append(errs, err)...)
 }
 
-// callSpec makes the spec of a called job run under its caller: the
+// callSpec makes the spec of a called job run under its callers: the
 // called workflow, the job's key in it, the needs among its jobs by
-// those keys, and its caller with the results of the jobs it needs.
+// those keys, and its chain of callers, each with the results of the
+// jobs it needs (by their keys in its workflow).
 func callSpec(spec *engine.Spec, r *Run, j *Job, needs map[string]engine.Need) {
-	caller, callee, ok := callOf(j.Key)
-	if !ok {
+	chain := callersOf(j)
+	if chain == nil {
 		spec.Needs = needs
 		return
 	}
-	spec.Workflow, spec.JobKey = []byte(j.WorkflowFile), callee
-	spec.Needs, spec.Call = map[string]engine.Need{}, &engine.CallSpec{Workflow: []byte(r.WorkflowFile), Key: caller,
-		Needs: map[string]engine.Need{}}
+	parts := strings.Split(j.Key, engine.KeySep)
+	spec.Workflow, spec.JobKey, spec.Needs = []byte(j.WorkflowFile), parts[len(parts)-1], map[string]engine.Need{}
+	levels := make([]*engine.CallSpec, len(chain))
+	var parent *engine.CallSpec
+	for i, c := range chain {
+		wf := c.Workflow
+		if i == 0 {
+			wf = []byte(r.WorkflowFile)
+		}
+		parent = &engine.CallSpec{Workflow: wf, Key: c.Key, Matrix: c.Matrix, Needs: map[string]engine.Need{}, Parent: parent}
+		levels[i] = parent
+	}
+	spec.Call = parent
 	for k, n := range needs {
-		if c, inner, ok := callOf(k); ok && c == caller {
+		d := sharedCallers(j.Key, k, len(chain))
+		inner := strings.Join(strings.Split(k, engine.KeySep)[d:], engine.KeySep)
+		if d == len(chain) {
 			spec.Needs[inner] = n
 		} else {
-			spec.Call.Needs[k] = n
+			levels[d].Needs[inner] = n
 		}
 	}
 }

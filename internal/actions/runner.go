@@ -193,7 +193,7 @@ func (s *Service) needsDone(ctx context.Context, tx *store.Tx, r *Run, j *Job) (
 func (s *Service) needsState(ctx context.Context, tx *store.Tx, r *Run, j *Job, jobs []*Job) (bool, error) {
 	ready := true
 	for _, n := range jobs {
-		if !neededBy(j.Needs, n.Key) {
+		if !neededBy(j, n) {
 			continue
 		}
 		if n.Status != StatusCompleted {
@@ -306,10 +306,12 @@ func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]e
 	for _, need := range j.Needs {
 		n := engine.Need{Result: Success, Outputs: map[string]string{}}
 		call := false
+		var under []*Job // the jobs of the need, of j's call
 		for _, o := range jobs {
-			if !calledBy(need, o.Key) {
+			if !calledBy(need, o.Key) || !sameCall(j, o, need) {
 				continue
 			}
+			under = append(under, o)
 			call = call || o.Key != need
 			if o.Conclusion == nil || *o.Conclusion != Success {
 				n.Result = Failure
@@ -321,7 +323,7 @@ func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]e
 			}
 		}
 		if call {
-			if n.Outputs, err = callOutputs(need, jobs); err != nil {
+			if n.Outputs, err = callOutputs(need, under); err != nil {
 				return nil, fmt.Errorf("the outputs of %s: %w", need, err)
 			}
 		}

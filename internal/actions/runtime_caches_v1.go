@@ -144,6 +144,12 @@ func (s *Service) reservedCache(ctx context.Context, r *http.Request, c *runtime
 	return id, nil
 }
 
+// cacheChunkKey is the blob key of the v1 chunk of the entry id starting
+// at start.
+func cacheChunkKey(id, start int64) string {
+	return blockKey("caches", id, fmt.Sprintf("v1-%020d", start))
+}
+
 var contentRange = regexp.MustCompile(`^bytes (\d+)-(\d+)/(\*|\d+)$`)
 
 // cacheV1Chunk answers PATCH caches/{id}: the chunk is kept until the
@@ -163,7 +169,7 @@ func (s *Service) cacheV1Chunk(w http.ResponseWriter, r *http.Request, c *runtim
 	if m == nil || end < start || end-start+1 > maxCacheChunk {
 		return &cacheV1Error{http.StatusBadRequest, "Content-Range must be bytes START-END/* of a chunk of at most 128 MiB"}
 	}
-	key := blockKey("caches", id, fmt.Sprintf("v1-%020d", start))
+	key := cacheChunkKey(id, start)
 	size, err := s.Blobs.Put(ctx, key, io.LimitReader(r.Body, end-start+2))
 	if err != nil {
 		return err
@@ -174,7 +180,8 @@ func (s *Service) cacheV1Chunk(w http.ResponseWriter, r *http.Request, c *runtim
 	}
 	_, err = s.DB.ExecContext(ctx, `INSERT INTO actions_cache_chunks (cache_id, start_offset, end_offset) VALUES ($1, $2, $3)
 		ON CONFLICT (cache_id, start_offset) DO UPDATE SET end_offset = excluded.end_offset`, id, start, end)
-	if err != nil {
+	if err != nil { // the reservation was removed meanwhile (CachePruner)
+		_ = s.Blobs.Delete(ctx, key)
 		return store.Normalize(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -213,7 +220,7 @@ func (s *Service) cacheV1Commit(w http.ResponseWriter, r *http.Request, c *runti
 			break
 		}
 		next = k.end + 1
-		keys = append(keys, blockKey("caches", id, fmt.Sprintf("v1-%020d", k.start)))
+		keys = append(keys, cacheChunkKey(id, k.start))
 	}
 	if next != *req.Size || len(keys) != len(chunks) {
 		return &cacheV1Error{http.StatusBadRequest, fmt.Sprintf("the uploaded chunks make %d contiguous bytes of the %d committed", next, *req.Size)}

@@ -234,15 +234,15 @@ func startAttempt(ctx context.Context, q store.Q, r *Run, actorID int64, now tim
 
 const jobColumns = `id, run_id, repository_id, run_attempt, job_key, name, matrix, needs, labels, steps, outputs, status,
 	conclusion, started_at, completed_at, created_at, runner_name, has_log, check_run_id, environment, deployment_id,
-	workflow_file, runner_id, runner_group_id, runner_group_name, runner_started`
+	workflow_file, runner_id, runner_group_id, runner_group_name, runner_started, call_chain`
 
 func scanJob(row store.Scanner) (*Job, error) {
 	var j Job
-	var matrix, needs, labels, steps, outputs string
+	var matrix, needs, labels, steps, outputs, chain string
 	var started, completed sql.NullTime
 	err := row.Scan(&j.ID, &j.RunID, &j.RepoID, &j.RunAttempt, &j.Key, &j.Name, &matrix, &needs, &labels, &steps, &outputs,
 		&j.Status, &j.Conclusion, &started, &completed, &j.CreatedAt, &j.RunnerName, &j.HasLog, &j.CheckRunID,
-		&j.Environment, &j.DeploymentID, &j.WorkflowFile, &j.RunnerID, &j.RunnerGroupID, &j.RunnerGroupName, &j.RunnerStarted)
+		&j.Environment, &j.DeploymentID, &j.WorkflowFile, &j.RunnerID, &j.RunnerGroupID, &j.RunnerGroupName, &j.RunnerStarted, &chain)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}
@@ -257,6 +257,9 @@ func scanJob(row store.Scanner) (*Job, error) {
 	_ = json.Unmarshal([]byte(labels), &j.Labels)
 	_ = json.Unmarshal([]byte(steps), &j.Steps)
 	_ = json.Unmarshal([]byte(outputs), &j.Outputs)
+	if chain != "" {
+		_ = json.Unmarshal([]byte(chain), &j.Callers)
+	}
 	return &j, nil
 }
 
@@ -267,12 +270,17 @@ func insertJob(ctx context.Context, q store.Q, j *Job) error {
 	labels, _ := json.Marshal(orEmpty(j.Labels))
 	steps, _ := json.Marshal(j.stepsOrEmpty())
 	outputs, _ := json.Marshal(j.outputsOrEmpty())
+	chain := ""
+	if len(j.Callers) > 0 {
+		b, _ := json.Marshal(j.Callers)
+		chain = string(b)
+	}
 	err := q.QueryRowContext(ctx, `INSERT INTO actions_jobs (run_id, repository_id, run_attempt, job_key, name, matrix, needs,
-		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id, environment, workflow_file)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
+		labels, steps, outputs, status, conclusion, started_at, completed_at, created_at, check_run_id, environment, workflow_file,
+		call_chain) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
 		j.RunID, j.RepoID, j.RunAttempt, j.Key, j.Name, string(matrix), string(needs), string(labels), string(steps),
 		string(outputs), j.Status, j.Conclusion, j.StartedAt, j.CompletedAt, j.CreatedAt, j.CheckRunID, j.Environment,
-		j.WorkflowFile).Scan(&j.ID)
+		j.WorkflowFile, chain).Scan(&j.ID)
 	return store.Normalize(err)
 }
 

@@ -372,7 +372,7 @@ func (s *Service) queueJobs(ctx context.Context, tx *store.Tx, r *Run, jobs []en
 		j := &Job{RunID: r.ID, RepoID: r.RepoID, RunAttempt: r.RunAttempt, Key: ej.Key, Name: ej.Name, Matrix: ej.Matrix,
 			Needs: ej.Needs, Labels: ej.Labels, Status: StatusQueued, CreatedAt: tx.Now(), Environment: ej.Environment}
 		if ej.Call != nil {
-			j.WorkflowFile = string(ej.Call.Workflow)
+			j.WorkflowFile, j.Callers = string(ej.Call.Workflow), ej.Call.Callers
 		}
 		if old, ok := keep[ej.Name]; ok {
 			j.Status, j.Conclusion, j.StartedAt, j.CompletedAt = old.Status, old.Conclusion, old.StartedAt, old.CompletedAt

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"forgeapi/internal/store"
 )
 
 // The signed upload addresses of artifacts and caches: the clients upload
@@ -87,7 +89,7 @@ func (s *Service) serveUpload(w http.ResponseWriter, r *http.Request) {
 			writeStorageError(w, http.StatusBadRequest, "InvalidQueryParameterValue")
 			return
 		}
-		_, err = s.Blobs.Put(r.Context(), blockKey(kindName, id, q.Get("blockid")), r.Body)
+		err = s.putBlock(r.Context(), kindName, id, q.Get("blockid"), r.Body)
 	case "blocklist":
 		err = s.commitBlocks(r.Context(), kindName, kind, id, r.Body)
 	default:
@@ -152,10 +154,39 @@ func (s *Service) commitBlocks(ctx context.Context, kindName string, kind upload
 	if err != nil {
 		return err
 	}
+	if kindName == "caches" { // and the blocks staged but not listed
+		rows, err := s.DB.QueryContext(ctx, `DELETE FROM actions_cache_blocks WHERE cache_id = $1 RETURNING block_id`, id)
+		staged, err := store.ScanAll(rows, err, func(row store.Scanner) (string, error) {
+			var b string
+			return b, row.Scan(&b)
+		})
+		if err != nil {
+			return err
+		}
+		for _, b := range staged {
+			keys = append(keys, blockKey(kindName, id, b))
+		}
+	}
 	for _, k := range keys {
 		_ = s.Blobs.Delete(ctx, k)
 	}
 	return nil
+}
+
+// putBlock stages a block; a cache's blocks are recorded on its entry
+// (actions_cache_blocks), so that the CachePruner finds the blocks of a
+// reservation never committed.
+func (s *Service) putBlock(ctx context.Context, kindName string, id int64, blockID string, body io.Reader) error {
+	key := blockKey(kindName, id, blockID)
+	if _, err := s.Blobs.Put(ctx, key, body); err != nil || kindName != "caches" {
+		return err
+	}
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO actions_cache_blocks (cache_id, block_id) VALUES ($1, $2)
+		ON CONFLICT (cache_id, block_id) DO NOTHING`, id, blockID)
+	if err != nil { // the reservation was removed meanwhile
+		_ = s.Blobs.Delete(ctx, key)
+	}
+	return err
 }
 
 // concatBlobs writes the blobs of keys to w, one after the other.

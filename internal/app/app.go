@@ -331,6 +331,9 @@ type App struct {
 	ActionsScheduler *actions.Scheduler
 	// ActionsArtifactPruner expires the artifacts past their retention.
 	ActionsArtifactPruner *actions.ArtifactPruner
+	// ActionsCachePruner removes abandoned cache reservations and
+	// evicts caches unread for a week.
+	ActionsCachePruner *actions.CachePruner
 	// Deployments holds deployments, their statuses and environments.
 	Deployments *deployments.Service
 	// ActionsSettings holds Actions and Dependabot secrets, variables and
@@ -540,6 +543,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
 	a.Actions.Gates = a.deploymentsHandler()        // and wait for its protection
 	a.ActionsArtifactPruner = actions.NewArtifactPruner(a.Actions, 0, cfg.Logger)
+	a.ActionsCachePruner = actions.NewCachePruner(a.Actions, 0, cfg.Logger)
 	a.Merges = &merges.Service{DB: db, Repos: a.Repos, Git: a.Git}
 	a.CommitComments = &commitcomments.Service{DB: db, Events: a.Events}
 	a.Releases = newReleases(a, serverKey)
@@ -937,6 +941,7 @@ func (m *Main) workerList() []worker.Worker {
 		m.App.DependabotChecker,
 		m.App.ActionsScheduler,
 		m.App.ActionsArtifactPruner,
+		m.App.ActionsCachePruner,
 		actions.NewLostJobs(m.App.Actions, m.App.Config.Logger), // registered runners' jobs whose lease ran out
 	}
 	if m.App.ActionsRunner != nil {

@@ -106,9 +106,12 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r, err := s.newRunner(ctx, cfg)
+	r, skip, err := s.newRunner(ctx, cfg)
 	if err != nil {
 		return Result{}, err
+	}
+	if skip {
+		return Result{Conclusion: Skipped, Outputs: map[string]string{}}, nil
 	}
 	rec := newRecorder(s)
 	for i, st := range job.Steps {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/nektos/act/pkg/exprparser"
 	"github.com/nektos/act/pkg/model"
@@ -22,7 +24,10 @@ import (
 // runner under a caller made of the calling workflow (Spec.Call), so that
 // with:, secrets: (and inherit) and inputs are act's; the call's outputs
 // are the called workflow's on.workflow_call.outputs, evaluated over its
-// jobs' outputs (CallOutputs).
+// jobs' outputs (CallOutputs). A called workflow's own calls are expanded
+// the same way, up to MaxCallDepth levels (keys A/B/C, each caller under
+// its own in Spec.Call), and a caller job's matrix makes one call per
+// combination (names "CALLER (x) / CALLEE").
 
 // Resolver returns the content of the workflow a job's uses: names
 // (./.github/workflows/x.yml, or OWNER/REPO/.github/workflows/x.yml@REF);
@@ -35,9 +40,29 @@ type Call struct {
 	// content (the job's Spec.Workflow when it runs).
 	Uses     string
 	Workflow []byte
-	// CallerKey is the caller job's key.
+	// CallerKey is the caller job's key (in the workflow that calls this
+	// one).
 	CallerKey string
+	// Callers are the caller jobs of a chain of calls, outermost first:
+	// each the key of a job and the content of the workflow it is in (nil
+	// for the first: the run's own workflow). One caller for a call from
+	// the run's workflow; up to MaxCallDepth-1.
+	Callers []Caller
 }
+
+// Caller is one caller job of a chain of calls.
+type Caller struct {
+	Key      string `json:"key"`
+	Workflow []byte `json:"workflow,omitempty"`
+	// Matrix is the caller job's matrix combination (nil without one):
+	// one call per combination.
+	Matrix map[string]any `json:"matrix,omitempty"`
+}
+
+// MaxCallDepth is how many levels of workflows a run may chain, the
+// calling workflow included, as on the platform (a "called workflow
+// depth" of MaxCallDepth-1).
+const MaxCallDepth = 4
 
 // CallSpec is the caller of a called job being executed.
 type CallSpec struct {
@@ -48,6 +73,11 @@ type CallSpec struct {
 	// Needs are the results of the jobs the caller job needs (what its
 	// with: and secrets: read).
 	Needs map[string]Need
+	// Matrix is the caller job's matrix combination (nil without one).
+	Matrix map[string]any `json:",omitempty"`
+	// Parent is the caller job's own caller when the caller job is in a
+	// called workflow itself (nil for a caller in the run's workflow).
+	Parent *CallSpec `json:",omitempty"`
 }
 
 // KeySep separates a caller's key from its called job's in a job's key.
@@ -55,21 +85,22 @@ const KeySep = "/"
 
 // expandCall makes the jobs of a caller job: the called workflow's jobs,
 // each matrix expanded.
-func expandCall(key string, j *model.Job, resolve Resolver) ([]Job, error) {
+func expandCall(key string, j *model.Job, resolve Resolver, depth int) ([]Job, error) {
 	if resolve == nil {
 		return nil, fmt.Errorf("the job %q calls a reusable workflow, which this server does not run here", key)
 	}
 	if _, err := j.Type(); err != nil {
 		return nil, fmt.Errorf("the job %q: %w", key, err)
 	}
-	if j.Strategy != nil {
-		return nil, fmt.Errorf("the job %q: a matrix of a reusable workflow's caller is not supported by this server", key)
+	if depth >= MaxCallDepth {
+		return nil, fmt.Errorf("job %q calls workflow %q, but doing so would exceed the limit on called workflow depth of %d",
+			key, j.Uses, MaxCallDepth-1)
 	}
 	content, err := resolve(j.Uses)
 	if err != nil {
 		return nil, fmt.Errorf("error parsing called workflow %q: %w", j.Uses, err)
 	}
-	inner, err := parse(content, nil) // a call in a called workflow is refused
+	inner, err := parseAt(content, resolve, depth+1) // its own calls, one level deeper
 	if err != nil {
 		return nil, fmt.Errorf("error parsing called workflow %q: %w", j.Uses, err)
 	}
@@ -83,23 +114,65 @@ func expandCall(key string, j *model.Job, resolve Resolver) ([]Job, error) {
 	if err := checkWith(key, j, called); err != nil {
 		return nil, err
 	}
-	caller := j.Name
-	if caller == "" {
-		caller = key
+	name := j.Name
+	if name == "" {
+		name = key
 	}
-	out := make([]Job, 0, len(inner.Jobs))
-	for _, cj := range inner.Jobs {
+	combos, err := callMatrix(key, j)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Job, 0, len(inner.Jobs)*len(combos))
+	for _, m := range combos {
+		caller := name
+		if m != nil && !strings.Contains(name, "${{") {
+			caller = name + " (" + matrixValues(m) + ")"
+		}
+		out = append(out, callJobs(key, j, caller, m, content, inner.Jobs)...)
+	}
+	return out, nil
+}
+
+// callMatrix is the caller job's matrix combinations: one nil without a
+// matrix.
+func callMatrix(key string, j *model.Job) ([]map[string]any, error) {
+	if j.Strategy == nil {
+		return []map[string]any{nil}, nil
+	}
+	matrices, err := j.GetMatrixes()
+	if err != nil {
+		return nil, fmt.Errorf("the job %q: %w", key, err)
+	}
+	if len(matrices) == 0 || (len(matrices) == 1 && len(matrices[0]) == 0) {
+		return []map[string]any{nil}, nil
+	}
+	return matrices, nil
+}
+
+// callJobs are the jobs of one call (of one matrix combination m of the
+// caller job key, displayed as caller): the called workflow's jobs under
+// the caller's name and key, needing what the caller needs.
+func callJobs(key string, j *model.Job, caller string, m map[string]any, content []byte, called []Job) []Job {
+	out := make([]Job, 0, len(called))
+	for _, cj := range called {
 		cj.Name = caller + " / " + cj.Name
 		needs := make([]string, 0, len(cj.Needs)+len(j.Needs()))
 		for _, n := range cj.Needs {
 			needs = append(needs, key+KeySep+n)
 		}
 		cj.Needs = append(needs, j.Needs()...) // what the caller's with: and secrets: read
-		cj.Call = &Call{Uses: j.Uses, Workflow: content, CallerKey: key}
+		if cj.Call == nil {
+			cj.Call = &Call{Uses: j.Uses, Workflow: content, CallerKey: key, Callers: []Caller{{Key: key, Matrix: m}}}
+		} else { // a job of a call the called workflow makes
+			inner := *cj.Call
+			inner.Callers = append([]Caller{{Key: key, Matrix: m}}, inner.Callers...)
+			inner.Callers[1].Workflow = content
+			cj.Call = &inner
+		}
 		cj.Key = key + KeySep + cj.Key
 		out = append(out, cj)
 	}
-	return out, nil
+	return out
 }
 
 // checkWith refuses what the platform refuses in a call: an input the
@@ -164,26 +237,87 @@ func interpolate(in exprparser.Interpreter, s string) (string, error) {
 // newRunner is act's runner of the job: a plain one, or for a called job
 // act's reusable workflow runner under its caller, a run context of the
 // calling workflow's job with the results of the jobs that job needs
-// (whose expression evaluator reads with: and secrets:).
-func (s Spec) newRunner(ctx context.Context, cfg *runner.Config) (runner.Runner, error) {
+// (whose expression evaluator reads with: and secrets:); a caller in a
+// called workflow itself runs under its own caller, and so on up the
+// chain, so that each level's inputs and secrets are act's.
+//
+// skip is true when a caller job's if: is false (evaluated in that
+// caller's context, success() its needs' results, as the platform
+// decides whether to make the call): the called job is then skipped.
+func (s Spec) newRunner(ctx context.Context, cfg *runner.Config) (r runner.Runner, skip bool, err error) {
 	if s.Call == nil {
-		return runner.New(cfg)
+		r, err = runner.New(cfg)
+		return r, false, err
 	}
-	wf, err := model.ReadWorkflow(bytes.NewReader(s.Call.Workflow), false)
+	caller, skip, err := s.callerContext(ctx, cfg, s.Call)
+	if err != nil || skip {
+		return nil, skip, err
+	}
+	r, err = runner.NewReusableWorkflowRunner(caller)
+	return r, false, err
+}
+
+// callerContext is the run context of the caller job c, under its own
+// caller's when it has one; skip when its if: (or an outer caller's) is
+// false.
+func (s Spec) callerContext(ctx context.Context, cfg *runner.Config, c *CallSpec) (*runner.RunContext, bool, error) {
+	wf, err := model.ReadWorkflow(bytes.NewReader(c.Workflow), false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	job := wf.GetJob(s.Call.Key)
+	job := wf.GetJob(c.Key)
 	if job == nil {
-		return nil, fmt.Errorf("%w: %q", ErrNoJob, s.Call.Key)
+		return nil, false, fmt.Errorf("%w: %q", ErrNoJob, c.Key)
 	}
-	injectNeeds(wf, s.Call.Key, s.Call.Needs)
+	injectNeeds(wf, c.Key, c.Needs)
 	event := s.EventPayload
 	if len(event) == 0 {
 		event = []byte("{}")
 	}
-	caller := &runner.RunContext{Name: s.Call.Key, Config: cfg, Run: &model.Run{Workflow: wf, JobID: s.Call.Key},
-		EventJSON: string(event), StepResults: map[string]*model.StepResult{}}
-	caller.ExprEval = caller.NewExpressionEvaluator(ctx)
-	return runner.NewReusableWorkflowRunner(caller)
+	rc := &runner.RunContext{Name: c.Key, Config: cfg, Run: &model.Run{Workflow: wf, JobID: c.Key},
+		EventJSON: string(event), StepResults: map[string]*model.StepResult{}, Matrix: c.Matrix}
+	if c.Parent != nil {
+		parent, skip, err := s.callerContext(ctx, cfg, c.Parent)
+		if err != nil || skip {
+			return nil, skip, err
+		}
+		if err := setCaller(rc, parent); err != nil {
+			return nil, false, err
+		}
+	}
+	rc.ExprEval = rc.NewExpressionEvaluator(ctx)
+	if job.If.Value != "" {
+		run, err := runner.EvalBool(ctx, rc.ExprEval, job.If.Value, exprparser.DefaultStatusCheckSuccess)
+		if err != nil {
+			return nil, false, fmt.Errorf("the job %q: invalid if: %w", c.Key, err)
+		}
+		if !run {
+			return nil, true, nil
+		}
+	}
+	return rc, false, nil
+}
+
+// setCaller makes parent the caller of rc, as act's reusable workflow
+// runner makes it for the run contexts of the workflow it calls (act
+// keeps that link unexported: it is taken from the runner act makes for
+// parent). Pinned to act's v0.2.89 layout; a change of it is an error,
+// never a silent caller-less run.
+func setCaller(rc, parent *runner.RunContext) error {
+	r, err := runner.NewReusableWorkflowRunner(parent)
+	if err != nil {
+		return err
+	}
+	impl := reflect.ValueOf(r)
+	if impl.Kind() != reflect.Pointer || impl.Elem().Kind() != reflect.Struct {
+		return errors.New("engine: act's reusable workflow runner changed")
+	}
+	src := impl.Elem().FieldByName("caller")
+	dst := reflect.ValueOf(rc).Elem().FieldByName("caller")
+	if !src.IsValid() || !dst.IsValid() || src.Type() != dst.Type() {
+		return errors.New("engine: act's reusable workflow caller changed")
+	}
+	reflect.NewAt(dst.Type(), unsafe.Pointer(dst.UnsafeAddr())).Elem().
+		Set(reflect.NewAt(src.Type(), unsafe.Pointer(src.UnsafeAddr())).Elem())
+	return nil
 }

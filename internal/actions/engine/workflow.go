@@ -92,7 +92,11 @@ func Parse(content []byte) (*Workflow, error) { return parse(content, nil) }
 // (see expandCall).
 func ParseWith(content []byte, resolve Resolver) (*Workflow, error) { return parse(content, resolve) }
 
-func parse(content []byte, resolve Resolver) (w *Workflow, err error) {
+func parse(content []byte, resolve Resolver) (*Workflow, error) { return parseAt(content, resolve, 1) }
+
+// parseAt parses a workflow at depth of a chain of calls (1 for the
+// run's own).
+func parseAt(content []byte, resolve Resolver, depth int) (w *Workflow, err error) {
 	defer func() {
 		if r := recover(); r != nil { // act asserts types of matrix entries
 			w, err = nil, fmt.Errorf("invalid workflow: %v", r)
@@ -129,7 +133,7 @@ func parse(content []byte, resolve Resolver) (w *Workflow, err error) {
 	}
 	for _, key := range order {
 		if j := wf.Jobs[key]; j != nil && j.Uses != "" {
-			jobs, err := expandCall(key, j, resolve)
+			jobs, err := expandCall(key, j, resolve, depth)
 			if err != nil {
 				return nil, err
 			}
