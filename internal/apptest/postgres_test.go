@@ -44,12 +44,7 @@ func TestOtherCheckoutsKeepTheirTemplates(t *testing.T) {
 		t.Skip("PostgreSQL only: set " + PostgresURLEnv)
 	}
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", base)
-	Must(t, "open", err)
-	defer admin.Close()
-	conn, err := admin.Conn(ctx)
-	Must(t, "connect", err)
-	defer conn.Close()
+	conn := adminSession(t, base)
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	inUse, idle, unmarked := "forgeapi_template_inuse"+suffix, "forgeapi_template_idle"+suffix, "forgeapi_template_unmarked"+suffix
 	for _, n := range []string{inUse, idle, unmarked} {
@@ -59,7 +54,7 @@ func TestOtherCheckoutsKeepTheirTemplates(t *testing.T) {
 		defer dropDatabase(base, n)
 	}
 	Must(t, "mark", markUsed(ctx, conn, inUse))
-	_, err = conn.ExecContext(ctx, "COMMENT ON DATABASE "+idle+" IS '"+time.Now().Add(-templateIdle-time.Minute).UTC().Format(time.RFC3339)+"'")
+	_, err := conn.ExecContext(ctx, "COMMENT ON DATABASE "+idle+" IS '"+time.Now().Add(-templateIdle-time.Minute).UTC().Format(time.RFC3339)+"'")
 	Must(t, "mark as idle", err)
 
 	dropOtherTemplates(ctx, conn, "forgeapi_template_current")
@@ -81,12 +76,7 @@ func TestOrphanedTestDatabasesAreDropped(t *testing.T) {
 		t.Skip("PostgreSQL only: set " + PostgresURLEnv)
 	}
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", base)
-	Must(t, "open", err)
-	defer admin.Close()
-	conn, err := admin.Conn(ctx)
-	Must(t, "connect", err)
-	defer conn.Close()
+	conn := adminSession(t, base)
 	ended := exec.Command("true")
 	Must(t, "run a process that ends", ended.Run())
 	orphan := "t_" + strconv.Itoa(ended.Process.Pid) + "_" + randomHex(8)
@@ -106,4 +96,16 @@ func TestOrphanedTestDatabasesAreDropped(t *testing.T) {
 			t.Errorf("%s exists: %v, want %v", n, exists, want)
 		}
 	}
+}
+
+// adminSession is one session of the base database, closed when the test
+// ends.
+func adminSession(t *testing.T, base string) *sql.Conn {
+	admin, err := sql.Open("pgx", base)
+	Must(t, "open", err)
+	t.Cleanup(func() { admin.Close() })
+	conn, err := admin.Conn(context.Background())
+	Must(t, "connect", err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }

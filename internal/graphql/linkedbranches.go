@@ -156,7 +156,7 @@ func (q *root) CreateLinkedBranch(ctx context.Context, args struct{ Input create
 	}
 	repo := t.repo
 	if in.RepositoryID != nil {
-		if repo, err = h.repositoryByID(ctx, *in.RepositoryID); err != nil {
+		if repo, err = h.repositoryOfID(ctx, *in.RepositoryID); err != nil {
 			return nil, err
 		}
 	}
@@ -185,24 +185,6 @@ func (q *root) CreateLinkedBranch(ctx context.Context, args struct{ Input create
 	}
 	out.issue = &issueResolver{h: h, is: t.is, repo: t.repo}
 	return out, nil
-}
-
-// repositoryByID is the repository of a node id (R_) the caller sees;
-// NOT_FOUND otherwise.
-func (h *Handler) repositoryByID(ctx context.Context, id gql.ID) (*repositoryResolver, error) {
-	typ, dbID, ok := wire.ParseNodeID(string(id))
-	if !ok || typ != "R" {
-		return nil, unresolved(id)
-	}
-	repo, err := repos.ByID(ctx, h.DB, dbID)
-	var r *repositoryResolver
-	if err == nil {
-		r, err = h.visibleRepository(ctx, repo)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, unresolved(id)
-	}
-	return r, err
 }
 
 // deleteLinkedBranchInput is the DeleteLinkedBranchInput input.
