@@ -68,8 +68,8 @@ func DatabaseURL(t testing.TB) string {
 		}
 		t.Fatalf("postgres: copy the template: %v", err)
 	}
-	t.Cleanup(func() { go dropDatabase(base, name) })
-	return withoutCommitFlush(t, databaseURL(base, name, testSchema))
+	t.Cleanup(func() { dropDatabase(base, name) })
+	return databaseURL(base, name, testSchema)
 }
 
 // schemaURL makes a schema of the base database for the test, dropped
@@ -92,27 +92,6 @@ func schemaURL(t testing.TB, admin *sql.DB, base string) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return withoutCommitFlush(t, u.String())
-}
-
-// withoutCommitFlush is a test's database URL with synchronous_commit
-// off (pgx passes the URL's other parameters to the server as settings):
-// a commit returns before its WAL is flushed to disk, which only a crash
-// of PostgreSQL itself could lose, never a kill of forgeapi's process, so
-// no test's outcome depends on it, while the flush was much of a commit's
-// time on the machines the suite runs on. A benchmark's URL stays as it
-// is: its figures are of durable commits.
-func withoutCommitFlush(t testing.TB, dbURL string) string {
-	if _, bench := t.(*testing.B); bench {
-		return dbURL
-	}
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		panic(err) // made by this file
-	}
-	q := u.Query()
-	q.Set("synchronous_commit", "off")
-	u.RawQuery = q.Encode()
 	return u.String()
 }
 
@@ -134,11 +113,10 @@ func databaseURL(base, name, schema string) string {
 }
 
 // testDatabaseName is a new name for a test's database: t_, the test
-// process's id, a random part. A test's database is dropped in the
-// background when the test ends (the drop, about a second on the
-// machines the suite runs on, would hold the test's slot among the
-// parallel tests); one the process did not live to drop is dropped by
-// the next test process of the machine (dropOrphans).
+// process's id, a random part. A test's database is dropped when the
+// test ends; one its process did not live to drop (killed, or stopped at
+// a timeout) is dropped by the next test process of the machine
+// (dropOrphans).
 func testDatabaseName() string {
 	return "t_" + strconv.Itoa(os.Getpid()) + "_" + randomHex(8)
 }
