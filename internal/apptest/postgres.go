@@ -33,8 +33,9 @@ import (
 const testSchema = "forgeapi"
 
 // DatabaseURL returns "" (SQLite) or, when FORGEAPI_TEST_POSTGRES_URL is
-// set, the URL of a new database holding the current schema, dropped
-// when the test ends.
+// set, the URL of a database of its own holding the current schema and
+// the migrations' rows only: a kept one (pool) or a new copy of the
+// template. When the test ends it is emptied and kept, or dropped.
 func DatabaseURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PostgresURLEnv)
@@ -47,6 +48,8 @@ func DatabaseURL(t testing.TB) string {
 	}
 	defer admin.Close()
 	name := testDatabaseName()
+	ctx := context.Background()
+	var p *pool
 	for attempt := 1; ; attempt++ {
 		template, err := postgresTemplate(base)
 		if err != nil {
@@ -55,8 +58,17 @@ func DatabaseURL(t testing.TB) string {
 		if template == "" {
 			return schemaURL(t, admin, base)
 		}
+		p = poolOf(base, strings.TrimPrefix(template, templatePrefix))
+		if p.known() && p.take(ctx, admin, name) {
+			break
+		}
 		_, err = admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + template)
 		if err == nil {
+			err = afterCopy(ctx, admin, p, base, name)
+			if err != nil {
+				dropDatabase(base, name)
+				t.Fatalf("postgres: a new copy of the template: %v", err)
+			}
 			break
 		}
 		// A test process of another schema version (another checkout)
@@ -68,8 +80,19 @@ func DatabaseURL(t testing.TB) string {
 		}
 		t.Fatalf("postgres: copy the template: %v", err)
 	}
-	t.Cleanup(func() { dropDatabase(base, name) })
+	t.Cleanup(func() { p.release(name) })
 	return databaseURL(base, name, testSchema)
+}
+
+// afterCopy sets up a new copy of the template: commits without waiting
+// for the WAL's flush (a test's data need not outlive a crash of
+// PostgreSQL; settings of a database are not copied with it), and, the
+// first time in the process, the template's state read off it (pool).
+func afterCopy(ctx context.Context, admin *sql.DB, p *pool, base, name string) error {
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" SET synchronous_commit = off"); err != nil {
+		return err
+	}
+	return p.record(ctx, databaseURL(base, name, testSchema))
 }
 
 // schemaURL makes a schema of the base database for the test, dropped
@@ -125,7 +148,7 @@ func testDatabaseName() string {
 // processes of this machine that have ended.
 func dropOrphans(ctx context.Context, conn *sql.Conn, base string) {
 	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname ~ '^t_[0-9]+_[0-9a-f]+$'`)
-	names, err := store.ScanAll(rows, err, func(sc store.Scanner) (n string, err error) { return n, sc.Scan(&n) })
+	names, err := scanNames(rows, err)
 	if err != nil {
 		return
 	}
@@ -138,6 +161,21 @@ func dropOrphans(ctx context.Context, conn *sql.Conn, base string) {
 	}
 }
 
+// dropStalePools drops the kept databases (pool) of schema versions
+// whose template is gone.
+func dropStalePools(ctx context.Context, conn *sql.Conn) {
+	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database d WHERE datname LIKE $1
+		AND NOT EXISTS (SELECT 1 FROM pg_database t WHERE t.datname = $2 || split_part(d.datname, '_', 2))`,
+		likePrefix(poolPrefix), templatePrefix)
+	names, err := scanNames(rows, err)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+n)
+	}
+}
+
 func dropDatabase(base, name string) {
 	if db, err := sql.Open("pgx", base); err == nil {
 		_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
@@ -146,6 +184,9 @@ func dropDatabase(base, name string) {
 }
 
 var templates sync.Map // base URL -> func() (string, error)
+
+// templatePrefix begins a template's name; the schema version follows.
+const templatePrefix = "forgeapi_template_"
 
 // postgresTemplate is the name of the migrated template database of the
 // server at base, made once per machine and schema version; "" when the
@@ -168,7 +209,7 @@ func makeTemplate(base string) (string, error) {
 		return "", err
 	}
 	defer conn.Close()
-	name := "forgeapi_template_" + store.MigrationsDigest()[:16]
+	name := templatePrefix + store.MigrationsDigest()[:16]
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(hashtext($1))", name); err != nil {
 		return "", err
 	}
@@ -178,6 +219,7 @@ func makeTemplate(base string) (string, error) {
 		return "", err
 	}
 	dropOrphans(ctx, conn, base)
+	dropStalePools(ctx, conn)
 	if exists {
 		return name, markUsed(ctx, conn, name)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,4 +109,84 @@ func adminSession(t *testing.T, base string) *sql.Conn {
 	Must(t, "connect", err)
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// TestUsedDatabaseIsEmptiedToTheTemplatesState: a used test database
+// (rows written, a seeded row gone, a sequence advanced) is brought back
+// to a fresh copy's state before it is kept for the next test; one whose
+// schema a test changed is refused; a released database is renamed out
+// of reach and taken again by another name.
+func TestUsedDatabaseIsEmptiedToTheTemplatesState(t *testing.T) {
+	base := os.Getenv(PostgresURLEnv)
+	if base == "" {
+		t.Skip("PostgreSQL only: set " + PostgresURLEnv)
+	}
+	ctx := context.Background()
+	url := DatabaseURL(t)
+	template, err := postgresTemplate(base)
+	if err != nil || template == "" {
+		t.Skipf("no template database (%v): the role may not create databases", err)
+	}
+	p := poolOf(base, template[len(templatePrefix):])
+	if !p.known() {
+		t.Fatal("the first copy of the process did not record the template's state")
+	}
+	db, err := sql.Open("pgx", url)
+	Must(t, "open", err)
+	defer db.Close()
+	dirty := []string{
+		`INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'octocat', now(), now())`,
+		`INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'hubot', now(), now())`,
+		`DELETE FROM org_roles WHERE id = (SELECT min(id) FROM org_roles)`,
+	}
+	for _, q := range dirty {
+		_, err := db.ExecContext(ctx, q)
+		Must(t, q, err)
+	}
+	Must(t, "empty", empty(ctx, url, p.state))
+	after, err := readTemplateState(ctx, db)
+	Must(t, "read the state", err)
+	if after.fingerprint != p.state.fingerprint || string(after.sequences) != string(p.state.sequences) || len(after.seeds) != len(p.state.seeds) {
+		t.Fatalf("emptied: schema or sequences differ from a fresh copy's:\n%s\n%s", after.sequences, p.state.sequences)
+	}
+	for i, s := range after.seeds {
+		if s.table != p.state.seeds[i].table || string(s.rows) != string(p.state.seeds[i].rows) {
+			t.Errorf("seeded table %s: %s, want %s", s.table, s.rows, p.state.seeds[i].rows)
+		}
+	}
+	var accounts int
+	Must(t, "count", db.QueryRowContext(ctx, `SELECT count(*) FROM accounts`).Scan(&accounts))
+	var id int64
+	Must(t, "insert", db.QueryRowContext(ctx, `INSERT INTO accounts (type, login, created_at, updated_at) VALUES ('User', 'octocat', now(), now()) RETURNING id`).Scan(&id))
+	if accounts != 0 || id != 1 {
+		t.Errorf("emptied: %d accounts, the next account's id %d; want 0 and 1", accounts, id)
+	}
+
+	_, err = db.ExecContext(ctx, `CREATE TABLE public.left_by_a_test (id int)`)
+	Must(t, "change the schema", err)
+	if err := empty(ctx, url, p.state); err == nil {
+		t.Error("a database whose schema a test changed was emptied for reuse")
+	}
+	_, err = db.ExecContext(ctx, `DROP TABLE public.left_by_a_test`)
+	Must(t, "undo", err)
+	db.Close()
+
+	admin, err := sql.Open("pgx", base)
+	Must(t, "open", err)
+	defer admin.Close()
+	name := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]
+	kept := poolPrefix + p.digest + "_" + randomHex(8)
+	if !renameAway(ctx, admin, name, kept) {
+		t.Fatal("the test database could not be renamed")
+	}
+	again := testDatabaseName()
+	if !p.take(ctx, admin, again) {
+		t.Fatal("no kept database was taken")
+	}
+	defer dropDatabase(base, again)
+	var exists bool
+	Must(t, "look", admin.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", again).Scan(&exists))
+	if !exists {
+		t.Error("the taken database is not under its new name")
+	}
 }
