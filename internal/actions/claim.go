@@ -288,11 +288,10 @@ func (s *Service) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *J
 	if err != nil {
 		return err
 	}
-	key := j.Key
-	if caller, _, ok := callOf(key); ok {
-		key = caller // a called job has its caller job's permissions
+	grant, err := s.jobGrant(ctx, r, j.Key)
+	if _, _, called := callOf(j.Key); called {
+		grant, err = s.calledJobGrant(ctx, r, j) // its caller's, narrowed by the called workflows'
 	}
-	grant, err := s.jobGrant(ctx, r, key)
 	if err != nil {
 		return err
 	}
