@@ -78,6 +78,9 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 		Short: "Take and run jobs until interrupted (a job running then is failed by the server when its lease ends)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if capacity < 1 {
+				return errors.New("--capacity must be at least 1")
+			}
 			cfg, path, err := runnerConfig(cmd, jit, &dir)
 			if err != nil {
 				return err
