@@ -99,6 +99,10 @@ type Service struct {
 	CheckEvents CheckEvents
 	// Now is the clock of the schedules (nil: the system's).
 	Now func() time.Time
+	// CacheLimit is how many bytes of committed cache entries a
+	// repository keeps (default DefaultCacheLimit, the platform's 10 GB):
+	// a commit that goes over evicts the least recently used others.
+	CacheLimit int64
 	// app caches the github-actions app's id (checks.go).
 	app appCache
 }

@@ -136,6 +136,9 @@ func (s *Service) claimJob(ctx context.Context, c claimant, j *Job) (bool, error
 		if err != nil {
 			return err
 		}
+		if ok, err := s.groupRunsWorkflow(ctx, tx, c, r); err != nil || !ok {
+			return err // the runner's group is restricted to other workflows
+		}
 		ready, err := s.needsDone(ctx, tx, r, j)
 		if err != nil || !ready {
 			return err
@@ -158,10 +161,12 @@ func (s *Service) claimJob(ctx context.Context, c claimant, j *Job) (bool, error
 				groupID, groupName = &c.runner.GroupID, &c.runner.GroupName
 			}
 		}
+		once := c.runner != nil && c.runner.Ephemeral // an ephemeral runner takes one job
 		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET status = 'in_progress', started_at = $1,
 			lease_owner = $2, lease_until = $3, runner_name = $4, runner_id = $5, runner_group_id = $6, runner_group_name = $7,
-			runner_started = FALSE WHERE id = $8 AND status IN ('queued', 'waiting')`,
-			now, c.owner, now.Add(c.lease), c.name, runnerID, groupID, groupName, j.ID))
+			runner_started = FALSE WHERE id = $8 AND status IN ('queued', 'waiting')
+			AND NOT ($9 AND EXISTS (SELECT 1 FROM actions_jobs o WHERE o.runner_id = $5))`,
+			now, c.owner, now.Add(c.lease), c.name, runnerID, groupID, groupName, j.ID, once))
 		if err != nil || n == 0 {
 			return err
 		}
@@ -181,6 +186,22 @@ func (s *Service) claimJob(ctx context.Context, c claimant, j *Job) (bool, error
 		return nil
 	})
 	return claimed, err
+}
+
+// groupRunsWorkflow reports whether the claimant may run the run's jobs:
+// a registered runner whose group is restricted to selected workflows
+// only those.
+func (s *Service) groupRunsWorkflow(ctx context.Context, q store.Q, c claimant, r *Run) (bool, error) {
+	if c.runner == nil || c.runner.Workflows == nil {
+		return true, nil
+	}
+	var repo string
+	err := q.QueryRowContext(ctx, `SELECT a.login || '/' || r.name FROM repositories r JOIN accounts a ON a.id = r.owner_id
+		WHERE r.id = $1`, r.RepoID).Scan(&repo)
+	if err != nil {
+		return false, store.Normalize(err)
+	}
+	return c.runner.runsWorkflow(repo, r), nil
 }
 
 // renewLease extends the lease of the owner's job; false when the lease
@@ -267,11 +288,10 @@ func (s *Service) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *J
 	if err != nil {
 		return err
 	}
-	key := j.Key
-	if caller, _, ok := callOf(key); ok {
-		key = caller // a called job has its caller job's permissions
+	grant, err := s.jobGrant(ctx, r, j.Key)
+	if _, _, called := callOf(j.Key); called {
+		grant, err = s.calledJobGrant(ctx, r, j) // its caller's, narrowed by the called workflows'
 	}
-	grant, err := s.jobGrant(ctx, r, key)
 	if err != nil {
 		return err
 	}
@@ -391,6 +411,11 @@ func (s *Service) failLost(ctx context.Context, all bool) (int64, error) {
 	for _, j := range lost {
 		if err := s.revokeJobTokens(ctx, j.ID); err != nil {
 			return n, err
+		}
+		if j.RunnerID != nil && s.Runners != nil { // an ephemeral runner's one claim is spent
+			if err := s.Runners.RemoveEphemeral(ctx, *j.RunnerID); err != nil {
+				return n, err
+			}
 		}
 		err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 			if !j.RunnerStarted {

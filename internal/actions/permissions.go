@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/auth"
 )
 
@@ -33,18 +34,8 @@ var permissiveScopes = []string{"actions", "checks", "contents", "deployments", 
 
 // jobGrant is the GITHUB_TOKEN grant of the run's job key.
 func (s *Service) jobGrant(ctx context.Context, r *Run, jobKey string) (auth.Grant, error) {
-	var doc struct {
-		Permissions yaml.Node `yaml:"permissions"`
-		Jobs        map[string]struct {
-			Permissions yaml.Node `yaml:"permissions"`
-		} `yaml:"jobs"`
-	}
-	_ = yaml.Unmarshal([]byte(r.WorkflowFile), &doc) // a workflow that ran parsed; a failure leaves the default
-	if node := doc.Jobs[jobKey].Permissions; node.Kind != 0 {
-		return grantOf(&node), nil
-	}
-	if doc.Permissions.Kind != 0 {
-		return grantOf(&doc.Permissions), nil
+	if g, ok := declaredGrant(r.WorkflowFile, jobKey); ok {
+		return g, nil
 	}
 	def := "read"
 	if s.Policies != nil {
@@ -62,6 +53,60 @@ func (s *Service) jobGrant(ctx context.Context, r *Run, jobKey string) (auth.Gra
 		}
 	}
 	return grantOfLevels(levels), nil
+}
+
+// declaredGrant is the grant the workflow's `permissions:` give its job
+// key: the job's when it has the key, else the workflow's; false when
+// neither has it.
+func declaredGrant(workflow, jobKey string) (auth.Grant, bool) {
+	var doc struct {
+		Permissions yaml.Node `yaml:"permissions"`
+		Jobs        map[string]struct {
+			Permissions yaml.Node `yaml:"permissions"`
+		} `yaml:"jobs"`
+	}
+	_ = yaml.Unmarshal([]byte(workflow), &doc) // a workflow that ran parsed; a failure leaves the default
+	if node := doc.Jobs[jobKey].Permissions; node.Kind != 0 {
+		return grantOf(&node), true
+	}
+	if doc.Permissions.Kind != 0 {
+		return grantOf(&doc.Permissions), true
+	}
+	return nil, false
+}
+
+// calledJobGrant is a called job's GITHUB_TOKEN grant: its outermost
+// caller job's, narrowed by the permissions each called workflow on the
+// way declares (for the job of it the chain goes through), as on the
+// platform: a called workflow's permissions can only take away.
+func (s *Service) calledJobGrant(ctx context.Context, r *Run, j *Job) (auth.Grant, error) {
+	parts := strings.Split(j.Key, engine.KeySep)
+	g, err := s.jobGrant(ctx, r, parts[0])
+	if err != nil {
+		return nil, err
+	}
+	for depth := 1; depth < len(parts); depth++ {
+		if declared, ok := declaredGrant(workflowAt(j, depth), parts[depth]); ok {
+			g = narrow(g, declared)
+		}
+	}
+	return g, nil
+}
+
+// narrow is the grant of each permission of g at the lower of its levels
+// in g and in by (none when by has none).
+func narrow(g, by auth.Grant) auth.Grant {
+	out := auth.Grant{}
+	for name, level := range g {
+		switch other, ok := by[name]; {
+		case !ok:
+		case level == auth.Write && other == auth.Write:
+			out[name] = auth.Write
+		default:
+			out[name] = auth.Read
+		}
+	}
+	return out
 }
 
 // grantOf reads a `permissions:` node.

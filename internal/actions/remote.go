@@ -30,6 +30,13 @@ type Runners interface {
 	// SetRunnerStatus records that the runner is online or going offline,
 	// busy or idle.
 	SetRunnerStatus(ctx context.Context, id int64, online, busy bool) error
+	// BindSession ties an ephemeral runner to the runner process (its
+	// session) that claims first; another session's claim is an error
+	// (a 409).
+	BindSession(ctx context.Context, id int64, session string) error
+	// RemoveEphemeral removes the runner if it is ephemeral (its one job
+	// ended).
+	RemoveEphemeral(ctx context.Context, id int64) error
 }
 
 // RemoteRunner is a registered runner as it takes jobs.
@@ -46,6 +53,38 @@ type RemoteRunner struct {
 	// Repos, when not nil, are the only repositories of the organization
 	// its group serves (a group of selected repositories).
 	Repos []int64
+	// Workflows, when not nil, are the only workflows its group runs
+	// (restricted_to_workflows): OWNER/REPO/PATH@REF, the ref a branch,
+	// a tag, refs/heads/BRANCH, refs/tags/TAG or a commit SHA.
+	Workflows []string
+	// Ephemeral runners take one job, and are removed when it ends.
+	Ephemeral bool
+}
+
+// runsWorkflow reports whether the runner's group lets it run the run's
+// jobs: the run's workflow (the caller's, for called jobs) at its ref
+// or commit is one of Workflows, when the group is restricted.
+func (rr *RemoteRunner) runsWorkflow(repo string, r *Run) bool {
+	if rr.Workflows == nil {
+		return true
+	}
+	refs := []string{r.HeadSHA}
+	if r.HeadBranch != nil {
+		b := *r.HeadBranch
+		refs = append(refs, b, "refs/heads/"+b, "refs/tags/"+b)
+	}
+	for _, w := range rr.Workflows {
+		path, ref, ok := strings.Cut(w, "@")
+		if !ok || !strings.EqualFold(path, repo+"/"+r.WorkflowPath) {
+			continue
+		}
+		for _, have := range refs {
+			if ref == have {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // serves reports whether the runner takes the repository's jobs.
@@ -127,7 +166,12 @@ func (s *Service) remoteClaim(w http.ResponseWriter, r *http.Request, rr *Remote
 		return err
 	}
 	ctx := r.Context()
-	if err := s.Runners.SetRunnerStatus(ctx, rr.ID, true, false); err != nil {
+	if rr.Ephemeral {
+		if err := s.Runners.BindSession(ctx, rr.ID, body.Session); err != nil {
+			return err
+		}
+	}
+	if err := s.runnerSeen(ctx, rr.ID); err != nil {
 		return err
 	}
 	wait := min(time.Duration(body.Wait)*time.Second, runnerproto.MaxWait)
@@ -162,6 +206,11 @@ func (s *Service) remoteClaim(w http.ResponseWriter, r *http.Request, rr *Remote
 func (s *Service) claimFor(ctx context.Context, rr *RemoteRunner) (*runnerproto.Job, error) {
 	for {
 		c := claimant{owner: rr.owner(), name: rr.Name, lease: s.lease(), runner: rr}
+		if rr.Ephemeral {
+			if spent, err := s.hadJob(ctx, rr.ID); err != nil || spent {
+				return nil, err // its one job was taken
+			}
+		}
 		j, ok, err := s.claimNext(ctx, c)
 		if err != nil || !ok {
 			return nil, err
@@ -203,6 +252,25 @@ func (s *Service) remoteJobOf(ctx context.Context, c claimant, j *Job) (*runnerp
 	}
 	_, err = s.complete(ctx, c.owner, r, j, engine.Result{Conclusion: Failure})
 	return nil, err
+}
+
+// runnerSeen records that the runner is online, and busy while it holds a
+// job (a runner of several slots is idle once none runs).
+func (s *Service) runnerSeen(ctx context.Context, id int64) error {
+	var n int
+	if err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM actions_jobs WHERE runner_id = $1 AND status = 'in_progress'`,
+		id).Scan(&n); err != nil {
+		return store.Normalize(err)
+	}
+	return s.Runners.SetRunnerStatus(ctx, id, true, n > 0)
+}
+
+// hadJob reports whether the runner took a job (an ephemeral runner
+// takes one).
+func (s *Service) hadJob(ctx context.Context, id int64) (bool, error) {
+	var n int
+	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM actions_jobs WHERE runner_id = $1`, id).Scan(&n)
+	return n > 0, store.Normalize(err)
 }
 
 // remoteOffline marks the runner offline (it stops): 204.
@@ -273,7 +341,7 @@ func (s *Service) remoteRenew(w http.ResponseWriter, r *http.Request, rr *Remote
 	if !ok {
 		return errClaimLost
 	}
-	if err := s.Runners.SetRunnerStatus(r.Context(), rr.ID, true, true); err != nil {
+	if err := s.runnerSeen(r.Context(), rr.ID); err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, runnerproto.Renewal{Lease: int(s.lease() / time.Second)})
@@ -342,7 +410,11 @@ func (s *Service) remoteFinish(w http.ResponseWriter, r *http.Request, rr *Remot
 	if !done {
 		return errClaimLost
 	}
-	if err := s.Runners.SetRunnerStatus(ctx, rr.ID, true, false); err != nil {
+	if rr.Ephemeral {
+		if err := s.Runners.RemoveEphemeral(ctx, rr.ID); err != nil {
+			return err
+		}
+	} else if err := s.runnerSeen(ctx, rr.ID); err != nil {
 		return err
 	}
 	httpapi.NoContent(w)

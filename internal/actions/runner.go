@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -296,7 +297,9 @@ func (x *Runner) workTree(ctx context.Context, spec *engine.Spec, r *Run, dir st
 
 // needResults are the results and outputs of the jobs the job needs (a
 // matrix's jobs together: success when all succeeded, their outputs
-// merged; a call's jobs together, its outputs the called workflow's).
+// merged; a call's jobs together, its outputs the called workflow's; a
+// matrix of calls' outputs those of the call that completed last, as on
+// the platform).
 func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]engine.Need, error) {
 	jobs, err := jobsOf(ctx, s.DB, r.ID, j.RunAttempt)
 	if err != nil {
@@ -323,13 +326,59 @@ func (s *Service) needResults(ctx context.Context, r *Run, j *Job) (map[string]e
 			}
 		}
 		if call {
-			if n.Outputs, err = callOutputs(need, under); err != nil {
+			if n.Outputs, err = callOutputs(need, lastCall(need, under)); err != nil {
 				return nil, fmt.Errorf("the outputs of %s: %w", need, err)
 			}
 		}
 		out[need] = n
 	}
 	return out, nil
+}
+
+// lastCall are the jobs, of those under the need (a caller job), of the
+// call that completed last: a caller job with a matrix makes one call per
+// combination, and the platform gives its dependents the outputs of the
+// last one to complete (a call completes with its last job; a tie goes to
+// the later call).
+func lastCall(need string, under []*Job) []*Job {
+	level := len(strings.Split(need, engine.KeySep)) - 1 // the need's index in its jobs' callers
+	type call struct {
+		jobs []*Job
+		done time.Time
+		last int64
+	}
+	calls := map[string]*call{}
+	var order []string
+	for _, o := range under {
+		chain := callersOf(o)
+		combo := ""
+		if level < len(chain) {
+			b, _ := json.Marshal(chain[level].Matrix) // map keys sorted: one string per combination
+			combo = string(b)
+		}
+		c := calls[combo]
+		if c == nil {
+			c = &call{}
+			calls[combo] = c
+			order = append(order, combo)
+		}
+		c.jobs = append(c.jobs, o)
+		if o.CompletedAt != nil && o.CompletedAt.After(c.done) {
+			c.done = *o.CompletedAt
+		}
+		c.last = max(c.last, o.ID)
+	}
+	var best *call
+	for _, k := range order {
+		c := calls[k]
+		if best == nil || c.done.After(best.done) || c.done.Equal(best.done) && c.last > best.last {
+			best = c
+		}
+	}
+	if best == nil {
+		return under
+	}
+	return best.jobs
 }
 
 // saveStep records a step's progress while the job runs.

@@ -242,6 +242,9 @@ func (s *Service) cacheV1Commit(w http.ResponseWriter, r *http.Request, c *runti
 	for _, k := range keys {
 		_ = s.Blobs.Delete(ctx, k)
 	}
+	if err := s.evictOverLimit(ctx, c.RepoID, id); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -140,6 +140,10 @@ type Config struct {
 	// directory under DataDir, a 30-second lease); its Lease is the
 	// registered runners' (forgeapi runner) jobs' lease too.
 	ActionsRunner actions.RunnerConfig
+	// ActionsCacheLimit is how many bytes of Actions caches a repository
+	// keeps (0: 10 GB, the platform's); over it the least recently used
+	// entries are evicted.
+	ActionsCacheLimit int64
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -521,7 +525,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.Actions.Now = cfg.Now
 	a.Actions.Lease = cfg.ActionsRunner.Lease // the registered runners' jobs' lease too
-	a.Actions.CheckEvents = a.Checks          // check_run and check_suite of the runs' checks
+	a.Actions.CacheLimit = cfg.ActionsCacheLimit
+	a.Actions.CheckEvents = a.Checks // check_run and check_suite of the runs' checks
 	a.ActionsScheduler = actions.NewScheduler(a.Actions, actions.SchedulerConfig{}, cfg.Logger)
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
 	if cfg.BuiltinRunner {

@@ -66,18 +66,22 @@ func (c *cli) runnerRegisterCommand() *cobra.Command {
 	f.StringVar(&labels, "labels", "", "custom labels, comma-separated")
 	f.StringVar(&reg.Group, "runner-group", "", "an organization's runner group (default its default group)")
 	f.BoolVar(&reg.Replace, "replace", false, "replace a runner of the same name")
+	f.BoolVar(&reg.Ephemeral, "ephemeral", false, "an ephemeral runner: `run` takes one job, then the server removes it")
 	return cmd
 }
 
 func (c *cli) runnerRunCommand() *cobra.Command {
-	var dir string
+	var dir, jit string
+	var capacity int
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Take and run jobs until interrupted (a job running then is failed by the server when its lease ends)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, _ := cmd.Flags().GetString("config")
-			cfg, err := runnerclient.Load(path)
+			if capacity < 1 {
+				return errors.New("--capacity must be at least 1")
+			}
+			cfg, path, err := runnerConfig(cmd, jit, &dir)
 			if err != nil {
 				return err
 			}
@@ -92,11 +96,33 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return (&runnerclient.Runner{Config: cfg, Dir: dir, Logger: logger}).Run(ctx)
+			err = (&runnerclient.Runner{Config: cfg, Dir: dir, Logger: logger, Capacity: capacity}).Run(ctx)
+			if err == nil && cfg.Ephemeral && path != "" && ctx.Err() == nil {
+				return os.Remove(path) // its job ran: the server removed it
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&dir, "work", "", "the jobs' work directories' parent (default the system's temporary directory)")
+	cmd.Flags().StringVar(&jit, "jitconfig", "", "a just-in-time runner's encoded configuration (generate-jitconfig): run one job, without --config")
+	cmd.Flags().IntVar(&capacity, "capacity", 1, "how many jobs to run at a time")
 	return cmd
+}
+
+// runnerConfig is the configuration `runner run` runs with: the encoded
+// just-in-time one (its work folder the default --work), else --config's
+// file, and that file's path.
+func runnerConfig(cmd *cobra.Command, jit string, dir *string) (*runnerclient.Config, string, error) {
+	if jit != "" {
+		cfg, folder, err := runnerclient.FromJIT(jit)
+		if err == nil && *dir == "" {
+			*dir = folder
+		}
+		return cfg, "", err
+	}
+	path, _ := cmd.Flags().GetString("config")
+	cfg, err := runnerclient.Load(path)
+	return cfg, path, err
 }
 
 func (c *cli) runnerRemoveCommand() *cobra.Command {

@@ -13,12 +13,17 @@ import (
 	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/actions/runnerproto"
 	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/wire"
 	"forgeapi/internal/worker"
 )
 
-// Runner runs the jobs a registered runner claims, one at a time.
+// Runner runs the jobs a registered runner claims, Capacity at a time
+// (an ephemeral runner one job in all).
 type Runner struct {
 	Config *Config
+	// Capacity is how many jobs it runs at a time (default 1; an
+	// ephemeral runner 1).
+	Capacity int
 	// Dir holds the jobs' work directories (each removed when its job
 	// ends); default the system's temporary directory.
 	Dir string
@@ -32,23 +37,57 @@ type Runner struct {
 	// Jobs, when not nil, is told of each job's id as the runner starts
 	// it (tests).
 	Jobs chan<- int64
+
+	session string // this Run's, sent with each claim
 }
 
 // ErrUnregistered is Run's error when the server no longer knows the
-// runner's credential (it was removed).
-var ErrUnregistered = errors.New("runner: the server does not know this runner (removed?)")
+// runner's credential (it was removed, or an ephemeral runner ran its
+// job).
+var ErrUnregistered = errors.New("runner: the server does not know this runner (removed, or an ephemeral runner already used?)")
 
-// Run claims and runs jobs until ctx is done, then tells the server the
-// runner went offline. A job running when ctx is done is abandoned: its
-// lease runs out and the server fails it.
+// ErrInUse is Run's error when the server refuses an ephemeral runner's
+// claims because another runner process uses its configuration (a
+// just-in-time configuration runs once).
+var ErrInUse = errors.New("runner: this ephemeral runner's configuration is already used by another runner process")
+
+// Run claims and runs jobs until ctx is done, Capacity at a time, then
+// tells the server the runner went offline; an ephemeral runner returns
+// once its one job ended. A job running when ctx is done is abandoned:
+// its lease runs out and the server fails it.
 func (x *Runner) Run(ctx context.Context) error {
 	c := x.client()
+	x.session = wire.NewGUID()
 	defer func() {
 		off, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = c.do(off, http.MethodPost, runnerproto.OfflinePath, "", struct{}{}, nil)
 	}()
-	x.logger().Info("runner online", "name", x.Config.Name, "url", x.Config.URL, "labels", x.Config.Labels)
+	slots := max(x.Capacity, 1)
+	if x.Config.Ephemeral {
+		slots = 1
+	}
+	x.logger().Info("runner online", "name", x.Config.Name, "url", x.Config.URL, "labels", x.Config.Labels, "capacity", slots,
+		"ephemeral", x.Config.Ephemeral)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errs := make(chan error, slots)
+	for range slots {
+		go func() { errs <- x.slot(ctx, c) }()
+	}
+	var first error
+	for range slots {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			stop() // the runner is gone: the other slots stop too
+		}
+	}
+	return first
+}
+
+// slot claims and runs jobs one at a time until ctx is done (an
+// ephemeral runner's one job).
+func (x *Runner) slot(ctx context.Context, c client) error {
 	failures := 0
 	for ctx.Err() == nil {
 		job, err := x.claim(ctx, c)
@@ -57,6 +96,8 @@ func (x *Runner) Run(ctx context.Context) error {
 			return nil
 		case statusOf(err) == http.StatusUnauthorized:
 			return ErrUnregistered
+		case x.Config.Ephemeral && statusOf(err) == http.StatusConflict:
+			return ErrInUse
 		case err != nil:
 			failures++
 			x.logger().Warn("claim a job", "err", err)
@@ -66,6 +107,9 @@ func (x *Runner) Run(ctx context.Context) error {
 		failures = 0
 		if job != nil {
 			x.runJob(ctx, c, job)
+			if x.Config.Ephemeral {
+				return nil
+			}
 		}
 	}
 	return nil
@@ -90,7 +134,7 @@ func (x *Runner) claim(ctx context.Context, c client) (*runnerproto.Job, error) 
 		wait = runnerproto.MaxWait
 	}
 	var job runnerproto.Job
-	status, err := c.do(ctx, http.MethodPost, runnerproto.ClaimPath, "", runnerproto.Claim{Wait: int(wait / time.Second)}, &job)
+	status, err := c.do(ctx, http.MethodPost, runnerproto.ClaimPath, "", runnerproto.Claim{Wait: int(wait / time.Second), Session: x.session}, &job)
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}

@@ -32,6 +32,21 @@ type Config struct {
 	Name       string   `json:"name"`
 	Labels     []string `json:"labels"`
 	Credential string   `json:"credential"`
+	// Ephemeral runners take one job and are removed by the server when
+	// it ends (Run returns then).
+	Ephemeral bool `json:"ephemeral,omitempty"`
+}
+
+// FromJIT is the configuration of an encoded just-in-time configuration
+// (generate-jitconfig's encoded_jit_config), an ephemeral runner's, and
+// its work folder.
+func FromJIT(encoded string) (*Config, string, error) {
+	j, err := runnerproto.DecodeJIT(encoded)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Config{URL: rootURL(j.URL), ID: j.ID, Name: j.Name, Labels: j.Labels, Credential: j.Credential, Ephemeral: true},
+		j.WorkFolder, nil
 }
 
 // Load reads a config file.
@@ -72,6 +87,8 @@ type Registration struct {
 	Group  string   // an organization's runner group ("" for the default group)
 	// Replace replaces a runner of the same name.
 	Replace bool
+	// Ephemeral registers a runner that takes one job and is removed.
+	Ephemeral bool
 }
 
 // Register registers the runner with the server and returns its
@@ -86,7 +103,8 @@ func Register(ctx context.Context, reg Registration) (*Config, error) {
 	}
 	root := rootURL(reg.URL)
 	body := map[string]any{"name": reg.Name, "os": platformOS(), "architecture": platformArch(), "version": Version,
-		"labels": orEmpty(reg.Labels), "runner_group": reg.Group, "replace": reg.Replace}
+		"labels": orEmpty(reg.Labels), "runner_group": reg.Group, "replace": reg.Replace,
+		"ephemeral": reg.Ephemeral}
 	var out struct {
 		ID     int64  `json:"id"`
 		Name   string `json:"name"`
@@ -99,7 +117,7 @@ func Register(ctx context.Context, reg Registration) (*Config, error) {
 	if _, err := c.do(ctx, http.MethodPost, "/_runner/register", "", body, &out); err != nil {
 		return nil, err
 	}
-	cfg := &Config{URL: root, ID: out.ID, Name: out.Name, Credential: out.Credential}
+	cfg := &Config{URL: root, ID: out.ID, Name: out.Name, Credential: out.Credential, Ephemeral: reg.Ephemeral}
 	for _, l := range out.Labels {
 		cfg.Labels = append(cfg.Labels, l.Name)
 	}

@@ -16,7 +16,9 @@
 package runnerproto
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +59,10 @@ type Claim struct {
 	// Wait is how long the server may wait for a job, in seconds (at most
 	// MaxWait; 0 answers at once).
 	Wait int `json:"wait"`
+	// Session is the runner process's random id: an ephemeral runner's
+	// credential serves the first process that claims with it alone (a
+	// 409 for another), so a just-in-time configuration runs once.
+	Session string `json:"session,omitempty"`
 }
 
 // Job is a claimed job: what the runner needs to run it.
@@ -117,4 +123,36 @@ type Finish struct {
 	Conclusion string            `json:"conclusion"` // success, failure or cancelled
 	Outputs    map[string]string `json:"outputs"`
 	Steps      []engine.Step     `json:"steps"`
+}
+
+// JITConfig is a just-in-time runner's configuration, which
+// generate-jitconfig answers base64-encoded (Encode) and `forgeapi runner
+// run --jitconfig` reads (DecodeJIT): a runner already registered,
+// ephemeral, that takes one job and is then removed.
+type JITConfig struct {
+	URL        string   `json:"url"` // the server's URL
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	Labels     []string `json:"labels"`
+	Credential string   `json:"credential"`
+	WorkFolder string   `json:"work_folder"`
+}
+
+// Encode is the configuration's encoded form: base64 of its JSON.
+func (c JITConfig) Encode() string {
+	b, _ := json.Marshal(c) // plain strings: cannot fail
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// errBadJIT refuses a string that is not an encoded configuration.
+var errBadJIT = errors.New("not an encoded just-in-time runner configuration")
+
+// DecodeJIT reads an encoded configuration.
+func DecodeJIT(s string) (JITConfig, error) {
+	var c JITConfig
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || json.Unmarshal(b, &c) != nil || c.URL == "" || c.Credential == "" {
+		return c, errBadJIT
+	}
+	return c, nil
 }

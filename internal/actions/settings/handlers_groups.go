@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -96,6 +97,10 @@ func (h *Handler) listGroups(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// selectedWorkflow is the form of a group's selected workflow, which
+// names a ref (a branch, tag or SHA) as on the platform.
+var selectedWorkflow = regexp.MustCompile(`^[^/@\s]+/[^/@\s]+/\.github/workflows/[^/@\s]+\.ya?ml@\S+$`)
+
 // groupRequest is the body of POST and PATCH of a runner group.
 type groupRequest struct {
 	Name                     *string   `json:"name"`
@@ -121,6 +126,13 @@ func (h *Handler) groupChange(r *http.Request, orgID int64, g *RunnerGroup, b gr
 	}
 	if g != nil && g.Default && (b.Name != nil && *b.Name != g.Name || b.Visibility != nil && *b.Visibility != g.Visibility) {
 		f.Addf("RunnerGroup", "name", "The default runner group's name and visibility cannot be changed")
+	}
+	if b.SelectedWorkflows != nil {
+		for _, w := range *b.SelectedWorkflows {
+			if !selectedWorkflow.MatchString(w) {
+				f.Addf("RunnerGroup", "selected_workflows", "%q is not OWNER/REPO/.github/workflows/FILE@REF (a branch, tag or SHA)", w)
+			}
+		}
 	}
 	c := GroupChange{Name: b.Name, Visibility: b.Visibility, AllowsPublicRepositories: b.AllowsPublicRepositories,
 		RestrictedToWorkflows: b.RestrictedToWorkflows, SelectedWorkflows: b.SelectedWorkflows}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"forgeapi/internal/actions/runnerproto"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -41,6 +42,7 @@ func (h *Handler) runnerRoutes() []httpapi.Route {
 			httpapi.Route{Method: "GET", Pattern: p.path, Handle: h.listRunners(p.place), Auth: p.read},
 			httpapi.Route{Method: "POST", Pattern: p.path + "/registration-token", Handle: h.createToken(TokenRegistration, p.place), Auth: p.write},
 			httpapi.Route{Method: "POST", Pattern: p.path + "/remove-token", Handle: h.createToken(TokenRemove, p.place), Auth: p.write},
+			httpapi.Route{Method: "POST", Pattern: p.path + "/generate-jitconfig", Handle: h.generateJIT(p.place), Auth: p.write},
 			httpapi.Route{Method: "GET", Pattern: p.path + "/{runner_id}", Handle: h.getRunner(p.place), Auth: p.read},
 			httpapi.Route{Method: "DELETE", Pattern: p.path + "/{runner_id}", Handle: h.deleteRunner(p.place), Auth: p.write},
 			httpapi.Route{Method: "GET", Pattern: p.path + "/{runner_id}/labels", Handle: h.labels(p.place, nil), Auth: p.read},
@@ -106,6 +108,107 @@ func (h *Handler) createToken(kind string, place placeFunc) httpapi.HandlerFunc 
 		httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"token": token, "expires_at": wire.T(expires)})
 		return nil
 	}
+}
+
+// jitRequest is the body of POST .../generate-jitconfig.
+type jitRequest struct {
+	Name          *string   `json:"name"`
+	RunnerGroupID *int64    `json:"runner_group_id"`
+	Labels        *[]string `json:"labels"`
+	WorkFolder    *string   `json:"work_folder"`
+}
+
+// jitOS are the labels that name a just-in-time runner's OS (read-only
+// labels, as the runner reports them), with the architectures'.
+var jitOS, jitArch = []string{"Linux", "Windows", "macOS"}, []string{"X64", "X86", "ARM64", "ARM"}
+
+// generateJIT answers POST .../actions/runners/generate-jitconfig: 201
+// with the new runner (ephemeral, offline until it runs) and its
+// encoded configuration for `forgeapi runner run --jitconfig`; a name the
+// place has is a 409, a bad body a 422.
+func (h *Handler) generateJIT(place placeFunc) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var body jitRequest
+		if err := httpapi.DecodeJSON(r, &body); err != nil {
+			return err
+		}
+		n, folder, err := jitRunner(body)
+		if err != nil {
+			return apierr.Simple(err)
+		}
+		p, _, _ := place(r)
+		if p.Scope == ScopeOrg {
+			n.GroupID = *body.RunnerGroupID
+		}
+		rn, cred, err := h.Service.CreateJITRunner(r.Context(), p, n)
+		if err != nil {
+			return apierr.Simple(err)
+		}
+		labels := make([]string, 0, len(rn.Labels))
+		for _, l := range rn.Labels {
+			labels = append(labels, l.Name)
+		}
+		cfg := runnerproto.JITConfig{URL: httpapi.BaseURL(r.Context()), ID: rn.ID, Name: rn.Name, Labels: labels,
+			Credential: cred, WorkFolder: folder}
+		httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"runner": toRunnerJSON(rn), "encoded_jit_config": cfg.Encode()})
+		return nil
+	}
+}
+
+// jitRunner validates a generate-jitconfig body: the runner to make and
+// its work folder. Labels naming an OS or architecture are its read-only
+// ones (Linux and X64 when none is named), self-hosted always.
+func jitRunner(b jitRequest) (NewRunner, string, error) {
+	var f apierr.Fields
+	n := NewRunner{OS: "Linux", Arch: "X64", Version: ""}
+	switch {
+	case b.Name == nil:
+		f.Add("Runner", "name", apierr.CodeMissingField)
+	case *b.Name == "" || len(*b.Name) > 64 || !validLabel(*b.Name):
+		f.Addf("Runner", "name", "name must be 1 to 64 characters, without commas or surrounding spaces")
+	default:
+		n.Name = *b.Name
+	}
+	if b.RunnerGroupID == nil {
+		f.Add("Runner", "runner_group_id", apierr.CodeMissingField)
+	}
+	switch {
+	case b.Labels == nil:
+		f.Add("Runner", "labels", apierr.CodeMissingField)
+	case len(*b.Labels) < 1 || len(*b.Labels) > 100:
+		f.Addf("Runner", "labels", "labels must list 1 to 100 labels")
+	}
+	if b.Labels != nil {
+		for _, l := range *b.Labels {
+			switch {
+			case !validLabel(l):
+				f.Addf("Runner", "labels", "Labels are 1 to 100 characters, without commas or surrounding spaces")
+			case strings.EqualFold(l, "self-hosted"):
+			case containsFold(jitOS, l) != "":
+				n.OS = containsFold(jitOS, l)
+			case containsFold(jitArch, l) != "":
+				n.Arch = containsFold(jitArch, l)
+			default:
+				n.Labels = append(n.Labels, l)
+			}
+		}
+	}
+	folder := "_work"
+	if b.WorkFolder != nil && *b.WorkFolder != "" {
+		folder = *b.WorkFolder
+	}
+	return n, folder, f.Err()
+}
+
+// containsFold is the element of list equal to s in any case, "" when
+// none is.
+func containsFold(list []string, s string) string {
+	for _, l := range list {
+		if strings.EqualFold(l, s) {
+			return l
+		}
+	}
+	return ""
 }
 
 // listRunners answers GET .../actions/runners: total_count and a page of

@@ -42,10 +42,11 @@ type GroupChange struct {
 }
 
 // ensureDefaultGroup returns the organization's default group's id,
-// making it on first use.
+// making it on first use: all repositories, but no public one unless
+// allows_public_repositories is set, as the platform's default group.
 func ensureDefaultGroup(ctx context.Context, q store.Q, orgID int64) (int64, error) {
 	if _, err := q.ExecContext(ctx, `INSERT INTO runner_groups (organization_id, name, visibility, is_default, allows_public_repositories,
-		created_at) VALUES ($1, $2, 'all', TRUE, TRUE, $3) ON CONFLICT DO NOTHING`, orgID, DefaultGroupName, now()); err != nil {
+		created_at) VALUES ($1, $2, 'all', TRUE, FALSE, $3) ON CONFLICT DO NOTHING`, orgID, DefaultGroupName, now()); err != nil {
 		return 0, store.Normalize(err)
 	}
 	var id int64

@@ -18,13 +18,14 @@ const OfflineAfter = time.Minute
 // the organization's repositories, those it serves: a group of selected
 // repositories serves those, a group of private repositories the
 // private ones, and a group that does not allow public repositories
-// (the default) no public one, as on the platform.
+// (the default) no public one, as on the platform; a group restricted to
+// selected workflows runs those workflows' jobs alone.
 func (s *Service) RunnerForJobs(ctx context.Context, credential string) (*actions.RemoteRunner, error) {
 	r, err := s.RunnerByCredential(ctx, credential)
 	if err != nil {
 		return nil, err
 	}
-	out := &actions.RemoteRunner{ID: r.ID, Name: r.Name}
+	out := &actions.RemoteRunner{ID: r.ID, Name: r.Name, Ephemeral: r.Ephemeral}
 	for _, l := range r.Labels {
 		out.Labels = append(out.Labels, l.Name)
 	}
@@ -43,6 +44,9 @@ func (s *Service) RunnerForJobs(ctx context.Context, credential string) (*action
 		return nil, err
 	}
 	out.GroupID, out.GroupName = g.ID, g.Name
+	if g.RestrictedToWorkflows {
+		out.Workflows = append([]string{}, g.SelectedWorkflows...)
+	}
 	if g.Visibility == "all" && g.AllowsPublicRepositories {
 		return out, nil
 	}

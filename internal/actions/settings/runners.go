@@ -119,14 +119,20 @@ func tokenPlace(ctx context.Context, q store.Q, kind, token string, at time.Time
 
 // NewRunner is what a runner reports when it registers.
 type NewRunner struct {
-	Name      string
-	OS        string // Linux | Windows | macOS
-	Arch      string // X64 | ARM64 | ARM
-	Version   string
-	Labels    []string // custom labels
-	Group     string   // organizations: the runner group's name; "" for the default group
+	Name    string
+	OS      string // Linux | Windows | macOS
+	Arch    string // X64 | ARM64 | ARM
+	Version string
+	Labels  []string // custom labels
+	Group   string   // organizations: the runner group's name; "" for the default group
+	// GroupID is an organization's runner's group by id (just-in-time
+	// runners), when not 0.
+	GroupID   int64
 	Ephemeral bool
 	Replace   bool // replace a runner of the same name
+	// Pending marks a runner made before it runs (just-in-time): offline
+	// until it claims a job.
+	Pending bool
 }
 
 // Register records a runner with the registration token's place and
@@ -163,6 +169,14 @@ func (s *Service) insertRunner(ctx context.Context, tx store.Q, p Place, n NewRu
 		if err != nil {
 			return 0, err
 		}
+		if n.GroupID != 0 {
+			if _, err := groupByID(ctx, tx, p.ID, n.GroupID); errors.Is(err, store.ErrNotFound) {
+				return 0, errNoGroup
+			} else if err != nil {
+				return 0, err
+			}
+			g = n.GroupID
+		}
 		group = &g
 	}
 	old, err := runnerByName(ctx, tx, p, n.Name)
@@ -177,10 +191,14 @@ func (s *Service) insertRunner(ctx context.Context, tx store.Q, p Place, n NewRu
 		return 0, err
 	}
 	repo, org, _ := p.foreignKeys()
+	status, seen := "online", sql.NullTime{Time: now(), Valid: true}
+	if n.Pending {
+		status, seen = "offline", sql.NullTime{}
+	}
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO runners (scope, scope_id, repository_id, organization_id, runner_group_id, name, os,
-		version, status, ephemeral, credential_hash, last_seen_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'online', $9, $10, $11, $11)
-		RETURNING id`, p.Scope, p.ID, repo, org, group, n.Name, n.OS, n.Version, n.Ephemeral, hashToken(cred), now()).Scan(&id)
+		version, status, ephemeral, credential_hash, last_seen_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		RETURNING id`, p.Scope, p.ID, repo, org, group, n.Name, n.OS, n.Version, status, n.Ephemeral, hashToken(cred), seen, now()).Scan(&id)
 	if err != nil {
 		return 0, store.Normalize(err)
 	}
@@ -195,6 +213,71 @@ func (s *Service) insertRunner(ctx context.Context, tx store.Q, p Place, n NewRu
 		}
 	}
 	return id, nil
+}
+
+// errNoGroup refuses a just-in-time runner's group the organization does
+// not have.
+var errNoGroup = apierr.Validation(apierr.FieldError{Resource: "Runner", Field: "runner_group_id", Code: apierr.CodeInvalid,
+	Message: "The organization has no runner group of that id"})
+
+// errRunnerExists is generate-jitconfig's answer for a name the place has.
+var errRunnerExists = apierr.New(http.StatusConflict, "A runner exists with the same name")
+
+// CreateJITRunner makes a just-in-time runner of the place: ephemeral,
+// registered before it runs (offline until it claims a job), with the
+// read-only labels self-hosted and n.OS, n.Arch when given, and n.Labels
+// as custom labels. It returns the runner and its credential (for the
+// runner's encoded configuration). A name the place has is a 409.
+func (s *Service) CreateJITRunner(ctx context.Context, p Place, n NewRunner) (*Runner, string, error) {
+	cred, err := newToken()
+	if err != nil {
+		return nil, "", err
+	}
+	cred = "runner_" + cred
+	n.Ephemeral, n.Pending, n.Replace = true, true, false
+	var r *Runner
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := runnerByName(ctx, tx, p, n.Name); err == nil {
+			return errRunnerExists
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		id, err := s.insertRunner(ctx, tx, p, n, cred)
+		if err != nil {
+			return err
+		}
+		r, err = runnerByID(ctx, tx, p, id)
+		return err
+	})
+	return r, cred, err
+}
+
+// errSessionTaken refuses a claim with an ephemeral runner's credential
+// from a process other than the first one that claimed with it.
+var errSessionTaken = apierr.New(http.StatusConflict, "This runner's configuration is already in use by another runner process (an ephemeral or just-in-time runner runs once)")
+
+// BindSession ties an ephemeral runner to the process session that
+// claims first: the same session again is fine, another one a 409.
+func (s *Service) BindSession(ctx context.Context, id int64, session string) error {
+	if session == "" {
+		return errSessionTaken
+	}
+	n, err := store.Affected(s.DB.ExecContext(ctx, `UPDATE runners SET session = $1 WHERE id = $2 AND (session = '' OR session = $1)`,
+		session, id))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errSessionTaken
+	}
+	return nil
+}
+
+// RemoveEphemeral removes the runner when it is ephemeral: its one job
+// ended. Another runner is no change.
+func (s *Service) RemoveEphemeral(ctx context.Context, id int64) error {
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM runners WHERE id = $1 AND ephemeral`, id)
+	return store.Normalize(err)
 }
 
 // Unregister removes the runner named name from the remove token's place

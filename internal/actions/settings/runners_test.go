@@ -1,6 +1,7 @@
 package settings_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -201,5 +202,56 @@ func TestRunnerGroups(t *testing.T) {
 	apptest.Must(t, "runner", err)
 	if back.GetRunnerGroupID() != def {
 		t.Fatalf("the runner is in %d, not the default group %d", back.GetRunnerGroupID(), def)
+	}
+}
+
+// TestOrganizationJITConfig generates a just-in-time runner of an
+// organization in one of its groups: 201 with the runner (ephemeral,
+// offline, in the group, the OS and architecture named read-only and
+// the others custom) and a configuration that decodes to its credential;
+// an unknown group and missing fields are 422s, a name taken a 409.
+func TestOrganizationJITConfig(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Org("acme", octo)
+	c := env.Client(env.Token(octo, "admin:org"))
+	g, _, err := c.Actions.CreateOrganizationRunnerGroup(ctx, "acme", github.CreateRunnerGroupRequest{Name: github.Ptr("builders")})
+	apptest.Must(t, "runner group", err)
+	for _, bad := range []github.CreateJITConfigRequest{
+		{Name: "x", RunnerGroupID: g.GetID() + 100, Labels: []string{"a"}},
+		{Name: "", RunnerGroupID: g.GetID(), Labels: []string{"a"}},
+		{Name: "x", RunnerGroupID: g.GetID(), Labels: []string{}},
+	} {
+		if _, resp, _ := c.Actions.CreateOrgJITConfig(ctx, "acme", bad); resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("%+v: %v", bad, resp)
+		}
+	}
+	req := github.CreateJITConfigRequest{Name: "jit-1", RunnerGroupID: g.GetID(), Labels: []string{"self-hosted", "arm64", "macOS", "metal"}}
+	jit, resp, err := c.Actions.CreateOrgJITConfig(ctx, "acme", req)
+	apptest.Must(t, "generate-jitconfig", err)
+	status(t, "generate-jitconfig", resp, http.StatusCreated)
+	r := jit.GetRunner()
+	labels := map[string]string{}
+	for _, l := range r.Labels {
+		labels[l.GetName()] = l.GetType()
+	}
+	if !r.GetEphemeral() || r.GetStatus() != "offline" || r.GetOS() != "macOS" || r.GetRunnerGroupID() != g.GetID() ||
+		labels["self-hosted"] != "read-only" || labels["ARM64"] != "read-only" || labels["macOS"] != "read-only" || labels["metal"] != "custom" {
+		t.Fatalf("runner %+v labels %v", r, labels)
+	}
+	b, err := base64.StdEncoding.DecodeString(jit.GetEncodedJITConfig())
+	apptest.Must(t, "decode", err)
+	var cfg struct {
+		ID         int64  `json:"id"`
+		Credential string `json:"credential"`
+		WorkFolder string `json:"work_folder"`
+	}
+	if json.Unmarshal(b, &cfg) != nil || cfg.ID != r.GetID() || cfg.Credential == "" || cfg.WorkFolder != "_work" {
+		t.Fatalf("config %s", b)
+	}
+	if _, resp, _ := c.Actions.CreateOrgJITConfig(ctx, "acme", req); resp == nil || resp.StatusCode != http.StatusConflict {
+		t.Fatalf("the name again: %v", resp)
 	}
 }
