@@ -83,7 +83,7 @@ func BenchmarkSearchCode(b *testing.B) {
 	const perRepo, size = 1000, 4096
 	files := mb << 20 / size
 	repoCount := max(1, files/perRepo)
-	env := apptest.StartCached(b, fmt.Sprintf("code_v1_%dmb", mb), func(env *apptest.Env) {
+	env := apptest.StartCached(b, fmt.Sprintf("code_v2_%dmb", mb), func(env *apptest.Env) {
 		octo := env.User("octo")
 		for i := 0; i < repoCount; i += 100 {
 			var ids []int64

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
@@ -140,13 +141,11 @@ func (h *Handler) findCode(ctx context.Context, req request, sort, order string,
 	if err != nil {
 		return codeFound{}, err
 	}
-	where := repos.VisibleTo(req.readable)
-	if err := h.codeConditions(where, req.query); err != nil {
+	matchSQL, args, err := h.matchQuery(req.query, req.readable)
+	if err != nil {
 		return codeFound{}, err
 	}
-	const from = ` FROM code_files f JOIN code_search_work w ON w.repository_id = f.repository_id
-		JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
-	selected, total, incomplete, err := h.boundMatches(ctx, from, where)
+	selected, total, incomplete, err := h.boundMatches(ctx, matchSQL, args)
 	if err != nil {
 		return codeFound{}, err
 	}
@@ -155,7 +154,7 @@ func (h *Handler) findCode(ctx context.Context, req request, sort, order string,
 		column = "f.content"
 	}
 	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.repository_id, f.path, f.name, f.blob_sha, w.head_sha, f.size, `+
-		column+from+selected+` ORDER BY `+orderBy+` LIMIT $1 OFFSET $2`, req.page.Limit(), req.page.Offset())
+		column+codeFrom+selected+` ORDER BY `+orderBy+` LIMIT $1 OFFSET $2`, req.page.Limit(), req.page.Offset())
 	if err != nil {
 		return codeFound{}, store.Normalize(err)
 	}
@@ -179,13 +178,39 @@ func (h *Handler) findCode(ctx context.Context, req request, sort, order string,
 // in a thousand files.
 const maxMatches = search.MaxResults
 
-// boundMatches reads the ids of the files the conditions select, up to
-// maxMatches, in one pass of the text engine, and returns the condition
-// of the page's query (those ids), how many there are, and whether there
-// were more (incomplete).
-func (h *Handler) boundMatches(ctx context.Context, from string, where *search.Where) (string, int, bool, error) {
-	rows, err := h.DB.QueryContext(ctx, store.Dynamic+`SELECT f.id`+from+where.String()+
-		` LIMIT `+strconv.Itoa(maxMatches+1), where.Args...)
+// codeFrom is the FROM clause of the files and their repositories, up to
+// the WHERE of the conditions; codeJoins its joins of the repositories.
+const (
+	codeJoins = ` JOIN code_search_work w ON w.repository_id = f.repository_id
+	JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
+	codeFrom = ` FROM code_files f` + codeJoins
+)
+
+// matchQuery is the query of the ids of the first maxMatches+1 files q
+// selects among the public repositories and the private ones of
+// readable, with its arguments. On SQLite with a MATCH expression
+// (codeConditions) code_files_fts is the outer loop, in rowid order: it
+// yields the matches one by one and LIMIT stops it, whatever the number
+// of files that match.
+func (h *Handler) matchQuery(q search.Query, readable []int64) (string, []any, error) {
+	where := repos.VisibleTo(readable)
+	driver, err := h.codeConditions(where, q)
+	if err != nil {
+		return "", nil, err
+	}
+	from, order := codeFrom, ""
+	if driver != "" {
+		from, order = ` FROM code_files_fts x JOIN code_files f ON f.id = x.rowid`+codeJoins, ` ORDER BY x.rowid`
+		where.Add("code_files_fts MATCH ?", false, driver)
+	}
+	return `SELECT f.id` + from + where.String() + order + ` LIMIT ` + strconv.Itoa(maxMatches+1), where.Args, nil
+}
+
+// boundMatches reads the ids of the files query (matchQuery) selects, up
+// to maxMatches, and returns the condition of the page's query (those
+// ids), how many there are, and whether there were more (incomplete).
+func (h *Handler) boundMatches(ctx context.Context, query string, args []any) (string, int, bool, error) {
+	rows, err := h.DB.QueryContext(ctx, store.Dynamic+query, args...)
 	if err != nil {
 		return "", 0, false, store.Normalize(err)
 	}
@@ -259,8 +284,11 @@ func codeOrder(sort, order string) (string, error) {
 }
 
 // codeConditions adds the words (in the content, the path or both, as
-// in: says) and the qualifiers.
-func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
+// in: says) and the qualifiers. On SQLite the words of three characters
+// and more, when one of them is not negated, are returned as the MATCH
+// expression of code_files_fts (driver) instead, for the text index to
+// drive the query (findCode).
+func (h *Handler) codeConditions(where *search.Where, q search.Query) (driver string, err error) {
 	inFile, inPath := true, true
 	if v := q.Value("in"); v != "" {
 		inFile, inPath = false, false
@@ -269,10 +297,14 @@ func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
 			inPath = inPath || f == "path"
 		}
 		if !inFile && !inPath {
-			return search.InvalidQualifier(search.Qualifier{Key: "in", Value: v})
+			return "", search.InvalidQualifier(search.Qualifier{Key: "in", Value: v})
 		}
 	}
-	for _, t := range q.Terms {
+	terms := q.Terms
+	if h.DB.Dialect == store.SQLite {
+		driver, terms = ftsDriver(terms, inFile, inPath)
+	}
+	for _, t := range terms {
 		var parts []string
 		var args []any
 		if inFile {
@@ -286,15 +318,57 @@ func (h *Handler) codeConditions(where *search.Where, q search.Query) error {
 	}
 	for _, ql := range q.Qualifiers {
 		if err := h.addCodeQualifier(where, ql); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return driver, nil
+}
+
+// ftsDriver is the MATCH expression of code_files_fts that selects the
+// files holding the words of terms of three characters and more in their
+// content (inFile), their path (inPath) or either (every word not
+// negated, none of those negated), and the terms left for the other
+// conditions; "" and every term when no such word is positive.
+func ftsDriver(terms []search.Term, inFile, inPath bool) (string, []search.Term) {
+	var columns []string
+	if inFile {
+		columns = append(columns, "content")
+	}
+	if inPath {
+		columns = append(columns, "path")
+	}
+	filter := "{" + strings.Join(columns, " ") + "} : "
+	var positive, negated []string
+	var rest []search.Term
+	for _, t := range terms {
+		if utf8.RuneCountInString(t.Text) < 3 {
+			rest = append(rest, t)
+			continue
+		}
+		phrase := `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
+		if t.Negated {
+			negated = append(negated, phrase)
+		} else {
+			positive = append(positive, phrase)
+		}
+	}
+	if len(positive) == 0 {
+		return "", terms
+	}
+	expr := "(" + filter + "(" + strings.Join(positive, " AND ") + "))"
+	for _, phrase := range negated {
+		expr += " NOT (" + filter + phrase + ")"
+	}
+	return expr, rest
 }
 
 // contentMatch is the condition that a file's content holds text.
 func (h *Handler) contentMatch(text string) (string, any) {
-	return h.textMatch("f.id", "code_files_fts", "f.content", text)
+	cond, arg := h.textMatch("f.id", "code_files_fts", "f.content", text)
+	if strings.Contains(cond, " MATCH ") { // code_files_fts indexes paths too
+		arg = "{content} : " + arg.(string)
+	}
+	return cond, arg
 }
 
 // addCodeQualifier adds one qualifier's condition.

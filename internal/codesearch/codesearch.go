@@ -13,8 +13,9 @@
 // larger ones are left out, as the platform's index leaves them.
 //
 // Each dialect matches words with its own engine (textMatch): SQLite
-// with FTS5's trigram tokenizer over file content and commit messages
-// (substrings of three characters and more), PostgreSQL with pg_trgm GIN
+// with FTS5's trigram tokenizer over file content and path (one table,
+// whose MATCH drives a search) and commit messages (substrings of three
+// characters and more), PostgreSQL with pg_trgm GIN
 // indexes under lower(column) LIKE. Visibility is checked when searching: only public
 // repositories and the private ones the caller reads
 // (repos.ReadablePrivate) are searched or counted.

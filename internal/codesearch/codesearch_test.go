@@ -495,3 +495,71 @@ func TestSearchCodeStopsAtAThousandMatches(t *testing.T) {
 		t.Errorf("a word in 101 files: total %d, incomplete %v", res.GetTotal(), res.GetIncompleteResults())
 	}
 }
+
+// TestSearchCodeMatchExpression searches words in contents, in paths and
+// in both, negated words and words too short for the trigram index
+// together, and a file renamed by a push: the answers are the same
+// whichever engine drives. On SQLite the text index drives the query of
+// the matches (its rows in order, stopped at the first 1,000), in:path
+// included, rather than building every match first.
+func TestSearchCodeMatchExpression(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t)
+	octo := env.User("octo")
+	repo := env.Repo(octo, "mix")
+	token := env.Token(octo, "repo")
+	c := env.Client(token)
+	work := apptest.WorkTree(t, nil)
+	head := push(t, work, env.GitURL("octo", "mix", "octo", token), "first", map[string]string{
+		"alpha/beta.go": "package gamma // shared\n",
+		"delta.txt":     "beta shared\n",
+		"notes/ab.md":   "beta\n",
+	})
+	waitIndexed(t, env, repo, head)
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"beta", []string{"mix/alpha/beta.go", "mix/delta.txt", "mix/notes/ab.md"}},
+		{"BETA in:path", []string{"mix/alpha/beta.go"}},
+		{"beta in:file", []string{"mix/delta.txt", "mix/notes/ab.md"}},
+		{"beta in:file,path", []string{"mix/alpha/beta.go", "mix/delta.txt", "mix/notes/ab.md"}},
+		{"shared -gamma", []string{"mix/delta.txt"}},
+		{"-gamma shared in:file", []string{"mix/delta.txt"}},
+		{"shared -beta", nil},
+		{"shared -beta in:file", []string{"mix/alpha/beta.go"}},
+		{"beta ab", []string{"mix/notes/ab.md"}},
+		{"beta -ab in:path", []string{"mix/alpha/beta.go"}},
+		{`"beta shared" gamma`, nil},
+		{`"a/beta"`, []string{"mix/alpha/beta.go"}},
+	} {
+		total, paths := codePaths(t, c, tc.q)
+		if total != len(tc.want) || !slices.Equal(paths, tc.want) {
+			t.Errorf("%q: %d %v, want %v", tc.q, total, paths, tc.want)
+		}
+	}
+
+	head = push(t, work, env.GitURL("octo", "mix", "octo", token), "rename", map[string]string{
+		"alpha/beta.go": "", "alpha/omega.go": "package gamma // shared\n",
+	})
+	waitIndexed(t, env, repo, head)
+	if total, paths := codePaths(t, c, "omega in:path"); total != 1 || paths[0] != "mix/alpha/omega.go" {
+		t.Errorf("a renamed file by its new path: %d %v", total, paths)
+	}
+	if total, paths := codePaths(t, c, "beta in:path"); total != 0 {
+		t.Errorf("a renamed file by its old path: %d %v", total, paths)
+	}
+
+	if apptest.Postgres() {
+		return
+	}
+	for _, q := range []string{"shared", "beta in:path", "shared -gamma extension:txt"} {
+		query, args, err := codesearch.MatchQuery(env.App.DB, q)
+		apptest.Must(t, "match query", err)
+		plan := strings.Join(env.QueryPlan(t, query, args...), "\n")
+		if !strings.HasPrefix(plan, "SCAN x VIRTUAL TABLE INDEX") || strings.Contains(plan, "TEMP B-TREE") ||
+			strings.Contains(plan, "SUBQUERY") || strings.Contains(query, "lower(f.path)") {
+			t.Errorf("%q: the text index does not drive:\n%s\n%s", q, query, plan)
+		}
+	}
+}

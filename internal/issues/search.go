@@ -385,7 +385,27 @@ func (s Search) oneRepository() bool {
 // the instance cost (130 ms for a word in 100,000 issues); reading one
 // repository's rows costs what they cost.
 func narrowMatch(dialect store.Dialect, _, _, column, text string) (string, any) {
+	if folded := foldedColumn(dialect, column); folded != "" {
+		return search.LikeOp(dialect, "COALESCE("+folded+", '')"), search.Like(text)
+	}
 	return search.LikeOp(dialect, "lower(COALESCE("+column+", ''))"), search.Like(text)
+}
+
+// foldedColumn is, on PostgreSQL, the column that stores a column of
+// issues lowercased (migration 00184), which its trigram index covers
+// and which a search tests without lowering every row it reads; "" for
+// another column or dialect.
+func foldedColumn(dialect store.Dialect, column string) string {
+	if dialect != store.Postgres {
+		return ""
+	}
+	switch column {
+	case "i.title":
+		return "i.title_folded"
+	case "i.body":
+		return "i.body_folded"
+	}
+	return ""
 }
 
 // textCondition is a word or phrase held by the fields of in (title,
@@ -417,8 +437,13 @@ func textCondition(match func(store.Dialect, string, string, string, string) (st
 
 // issueTextMatch is search.TextMatch with issues_fts's column filters:
 // issues_fts indexes both titles (i.title) and bodies (i.body), and a
-// phrase looked for in one of them is filtered to its column.
+// phrase looked for in one of them is filtered to its column. On
+// PostgreSQL titles and bodies are matched in their folded columns
+// (foldedColumn), which the trigram indexes cover.
 func issueTextMatch(dialect store.Dialect, id, fts, column, text string) (string, any) {
+	if folded := foldedColumn(dialect, column); folded != "" {
+		return search.LikeOp(dialect, folded), search.Like(text)
+	}
 	cond, arg := search.TextMatch(dialect, id, fts, column, text)
 	if filter := ftsColumn(column); filter != "" && strings.Contains(cond, " MATCH ") {
 		arg = filter + arg.(string)

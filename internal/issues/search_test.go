@@ -301,6 +301,13 @@ func TestSearchWordsUseTheTextIndex(t *testing.T) {
 		if !strings.Contains(plan, "VIRTUAL TABLE INDEX") {
 			t.Errorf("plan:\n%s", plan)
 		}
+	} else { // the folded columns the search reads follow the edit
+		var title, body string
+		apptest.Must(t, "folded text", env.App.DB.QueryRowContext(ctx, `SELECT i.title_folded, COALESCE(i.body_folded, '')
+			FROM issues i JOIN repositories r ON r.id = i.repository_id WHERE r.name = 'hello' AND i.number = 1`).Scan(&title, &body))
+		if title != "lexer hangs" || body != strings.ToLower(body) {
+			t.Errorf("folded title %q, body %q", title, body)
+		}
 	}
 }
 
