@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/actions/runnerclient"
 )
 
@@ -70,7 +71,7 @@ func (c *cli) runnerRegisterCommand() *cobra.Command {
 }
 
 func (c *cli) runnerRunCommand() *cobra.Command {
-	var dir string
+	var dir, images string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Take and run jobs until interrupted (a job running then is failed by the server when its lease ends)",
@@ -85,6 +86,10 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			imageMap, err := engine.ParseImages(images)
+			if err != nil {
+				return fmt.Errorf("--images: %w", err)
+			}
 			if dir != "" {
 				if err := os.MkdirAll(dir, 0o700); err != nil {
 					return err
@@ -92,10 +97,13 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return (&runnerclient.Runner{Config: cfg, Dir: dir, Logger: logger}).Run(ctx)
+			return (&runnerclient.Runner{Config: cfg, Dir: dir, Images: imageMap, Logger: logger}).Run(ctx)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "work", "", "the jobs' work directories' parent (default the system's temporary directory)")
+	cmd.Flags().StringVar(&images, "images", os.Getenv("FORGEAPI_RUNNER_IMAGES"),
+		"runs-on labels mapped to container images, LABEL=IMAGE,... (as act's -P): those jobs run in a container "+
+			"(needs a Docker daemon), the others on this host (env FORGEAPI_RUNNER_IMAGES)")
 	return cmd
 }
 

@@ -83,11 +83,19 @@ func (s Spec) checkRuntime(ctx context.Context, job *model.Job) error {
 	return nil
 }
 
-// labelServices adds the job's label to its services' options.
+// containerOptions are the options of the job's containers: the label
+// JobLabel=marker, and the marker in their environment, so that a cancel
+// kills their processes from the host at once (killMarked) when the
+// server may (as root), before Docker is asked (killContainers).
+func containerOptions(marker string) string {
+	return "--label " + JobLabel + "=" + marker + " --env " + markerEnv + "=" + marker
+}
+
+// labelServices adds the job's container options to its services'.
 func labelServices(job *model.Job, marker string) {
 	for _, svc := range job.Services {
 		if svc != nil {
-			svc.Options = strings.TrimSpace(svc.Options + " --label " + JobLabel + "=" + marker)
+			svc.Options = strings.TrimSpace(svc.Options + " " + containerOptions(marker))
 		}
 	}
 }

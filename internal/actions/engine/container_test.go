@@ -29,14 +29,14 @@ func runInContainer(t *testing.T, ctx context.Context, wf string, onStep func(St
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if left := dockertest.Leftovers(t, JobLabel); len(left) > 0 {
+	if left := dockertest.Leftovers(t, JobLabel, "EngineContainerTest"); len(left) > 0 {
 		t.Errorf("containers left: %v", left)
 	}
 	return res, log.String()
 }
 
 func TestContainerRunsOnMappedImage(t *testing.T) {
-	wf := "on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n" +
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n" +
 		"      - run: cat /etc/os-release " + dockertest.Marker + "\n" +
 		"      - run: echo \"workspace [$GITHUB_WORKSPACE] $(cat marker.txt)\"\n"
 	res, log := runInContainer(t, context.Background(), wf, nil)
@@ -49,7 +49,7 @@ func TestContainerRunsOnMappedImage(t *testing.T) {
 
 func TestContainerKeyWithEnv(t *testing.T) {
 	img := dockertest.JobImage(t)
-	wf := "on: push\njobs:\n  j:\n    runs-on: self-hosted\n    container:\n      image: " + img + "\n      env:\n        GREETING: from-container-env\n" +
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    container:\n      image: " + img + "\n      env:\n        GREETING: from-container-env\n" +
 		"    steps:\n      - run: echo \"env [$GREETING] $(cat " + dockertest.Marker + ")\"\n"
 	var log bytes.Buffer
 	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
@@ -57,13 +57,13 @@ func TestContainerKeyWithEnv(t *testing.T) {
 	if err != nil || res.Conclusion != Success || !strings.Contains(log.String(), "env [from-container-env] "+dockertest.MarkerText) {
 		t.Fatalf("%+v %v\n%s", res, err, log.String())
 	}
-	if left := dockertest.Leftovers(t, JobLabel); len(left) > 0 {
+	if left := dockertest.Leftovers(t, JobLabel, "EngineContainerTest"); len(left) > 0 {
 		t.Errorf("containers left: %v", left)
 	}
 }
 
 func TestContainerServiceByName(t *testing.T) {
-	wf := "on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    container: IMAGE\n    services:\n      web:\n        image: IMAGE\n" +
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    container: IMAGE\n    services:\n      web:\n        image: IMAGE\n" +
 		"    steps:\n      - run: for i in 1 2 3 4 5 6 7 8 9 10; do wget -qO- http://web:8080/ && break; sleep 0.5; done\n"
 	res, log := runInContainer(t, context.Background(), wf, nil)
 	if res.Conclusion != Success || !strings.Contains(log, dockertest.ServiceText) {
@@ -72,7 +72,7 @@ func TestContainerServiceByName(t *testing.T) {
 }
 
 func TestContainerCancel(t *testing.T) {
-	wf := "on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sleep 60\n"
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sleep 60\n"
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelled time.Time
 	var died func() time.Time
@@ -80,7 +80,7 @@ func TestContainerCancel(t *testing.T) {
 		if s.Name == "Run sleep 60" && s.Status == "in_progress" {
 			go func() {
 				time.Sleep(1500 * time.Millisecond) // the sleep is running
-				died = dockertest.Dies(t, JobLabel)
+				died = dockertest.Dies(t, JobLabel, "EngineContainerTest")
 				cancelled = time.Now()
 				cancel()
 			}()
@@ -100,8 +100,8 @@ func TestContainerCancel(t *testing.T) {
 func TestContainerWithoutRuntime(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	for name, wf := range map[string]string{
-		"container": "on: push\njobs:\n  j:\n    runs-on: self-hosted\n    container: alpine\n    steps: [{run: echo hi}]\n",
-		"mapped":    "on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps: [{run: echo hi}]\n",
+		"container": "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    container: alpine\n    steps: [{run: echo hi}]\n",
+		"mapped":    "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps: [{run: echo hi}]\n",
 	} {
 		begin := time.Now()
 		_, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
@@ -110,7 +110,7 @@ func TestContainerWithoutRuntime(t *testing.T) {
 			t.Errorf("%s: %v after %v", name, err, time.Since(begin))
 		}
 	}
-	wf := "on: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n      db: {image: postgres}\n    steps: [{run: echo hi}]\n"
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n      db: {image: postgres}\n    steps: [{run: echo hi}]\n"
 	if _, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
 		Event: "push"}); !errors.Is(err, ErrServicesOnHost) {
 		t.Errorf("services on the host: %v", err)

@@ -246,8 +246,9 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		// Containers: the Docker socket is not given to jobs; the job's
 		// container is on the host network (act's default without
 		// services), where the server's URLs work; every container is
-		// labelled with the job's marker.
-		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: "--label " + JobLabel + "=" + marker,
+		// labelled with the job's marker and has it in its environment
+		// (killMarked kills its processes from the host).
+		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: containerOptions(marker),
 	}, nil
 }
 

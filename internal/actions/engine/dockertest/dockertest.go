@@ -205,24 +205,37 @@ func addFile(tw *tar.Writer, src, name string) error {
 	return err
 }
 
-// Leftovers returns the ids of the containers (running or not) carrying
-// the label (KEY or KEY=VALUE).
-func Leftovers(t testing.TB, label string) []string {
+// Leftovers returns the ids of the containers (running or not) of the
+// workflow named workflow (act names them act-WORKFLOW-JOB-...) carrying
+// the label.
+func Leftovers(t testing.TB, label, workflow string) []string {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+label).Output()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+label, "--filter", "name=act-"+workflow).Output()
 	if err != nil {
 		t.Fatalf("docker ps: %v", err)
 	}
 	return strings.Fields(string(out))
 }
 
+// Running returns the ids of the running containers of the workflow
+// named workflow carrying the label.
+func Running(t testing.TB, label, workflow string) []string {
+	out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+label, "--filter", "name=act-"+workflow).Output()
+	if err != nil {
+		t.Errorf("docker ps: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
 // Dies follows the daemon's events from now on and returns a function
-// that waits (up to 30 s) for the first container carrying the label to
-// stop and returns when it stopped, as the daemon saw it.
-func Dies(t testing.TB, label string) func() time.Time {
+// that waits (up to 30 s) for the first container of the workflow named
+// workflow carrying the label to stop and returns when it stopped, as
+// the daemon saw it.
+func Dies(t testing.TB, label, workflow string) func() time.Time {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	cmd := exec.CommandContext(ctx, "docker", "events", "--filter", "label="+label, "--filter", "event=die", "--format", "{{.TimeNano}}")
+	cmd := exec.CommandContext(ctx, "docker", "events", "--filter", "label="+label, "--filter", "event=die",
+		"--format", "{{.TimeNano}} {{.Actor.Attributes.name}}")
 	out, err := cmd.StdoutPipe()
 	if err == nil {
 		err = cmd.Start()
@@ -237,11 +250,16 @@ func Dies(t testing.TB, label string) func() time.Time {
 			cancel()
 			_ = cmd.Wait()
 		}()
-		var nanos int64
-		if _, err := fmt.Fscan(out, &nanos); err != nil {
-			t.Errorf("no container of %s died: %v", label, err)
-			return time.Now()
+		for {
+			var nanos int64
+			var name string
+			if _, err := fmt.Fscan(out, &nanos, &name); err != nil {
+				t.Errorf("no container of %s died: %v", workflow, err)
+				return time.Now()
+			}
+			if strings.HasPrefix(name, "act-"+workflow) {
+				return time.Unix(0, nanos)
+			}
 		}
-		return time.Unix(0, nanos)
 	}
 }
