@@ -70,9 +70,6 @@ func TestContainerJobsThroughTheServer(t *testing.T) {
 		}
 		t.Fatalf("run %s %s: no jobs", run.GetName(), run.GetConclusion())
 	}
-	for k, j := range jobs {
-		t.Logf("%s: %s %s", k, j.GetStatus(), j.GetConclusion())
-	}
 	imageLog, uploadLog := f.jobLog(t, jobs["image"].GetID()), f.jobLog(t, jobs["upload"].GetID())
 	if run.GetConclusion() != "success" {
 		t.Fatalf("run %s; image log:\n%s\nupload log:\n%s", run.GetConclusion(), imageLog, uploadLog)
@@ -139,6 +136,29 @@ func TestContainerJobsThroughTheServer(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// TestContainerJobWithoutRuntime: on a runner where no Docker daemon
+// answers, a container: job fails at once, its log saying why, and a
+// job on an unmapped label still runs on the host.
+func TestContainerJobWithoutRuntime(t *testing.T) {
+	skipUnderRace(t)
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	f := start(t)
+	f.push(t, map[string]string{".github/workflows/c.yml": "on: push\njobs:\n  boxed:\n    runs-on: ubuntu-latest\n" +
+		"    container: debian:12\n    steps: [{run: echo in-a-box}]\n  plain:\n    runs-on: ubuntu-latest\n    steps: [{run: echo on-the-host}]\n"})
+	run := f.completedRun(t, "c.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	boxed, plain := jobs["boxed"], jobs["plain"]
+	if run.GetConclusion() != "failure" || boxed.GetConclusion() != "failure" || plain.GetConclusion() != "success" {
+		t.Fatalf("run %s, boxed %s, plain %s", run.GetConclusion(), boxed.GetConclusion(), plain.GetConclusion())
+	}
+	if log := f.jobLog(t, boxed.GetID()); !strings.Contains(log, "##[error]The job could not start: this job needs a container runtime") {
+		t.Fatalf("log:\n%s", log)
+	}
+	if log := f.jobLog(t, plain.GetID()); !strings.Contains(log, "on-the-host") {
+		t.Fatalf("log:\n%s", log)
+	}
 }
 
 // slowRun waits up to five minutes (jobs in containers start slowly on a
