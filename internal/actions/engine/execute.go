@@ -99,7 +99,7 @@ type Result struct {
 // Spec.Images), and returns its result once it ended: when ctx is
 // cancelled the step running is stopped (on the host its process group
 // and every process it started are killed; the job's containers are
-// force-removed) and the result is cancelled. No container the job ran
+// killed) and the result is cancelled. No container the job ran
 // (labelled JobLabel) is left when Execute returns. An error means the
 // job could not start (a workflow that does not parse, a job that is not
 // in it, a job needing containers without a container runtime).
