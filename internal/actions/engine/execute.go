@@ -158,10 +158,16 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	select {
 	case runErr = <-done:
 	case <-ctx.Done():
-		killMarked(marker)
-		if s.inContainer(job) {
-			killContainers(marker)
+		var wg sync.WaitGroup
+		if s.inContainer(job) { // Docker too: the server may not kill the containers' processes
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				killContainers(marker)
+			}()
 		}
+		killMarked(marker)
+		wg.Wait()
 		runErr = <-done
 	}
 	killMarked(marker) // what a step left running in the background
