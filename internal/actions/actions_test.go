@@ -40,9 +40,9 @@ type fixture struct {
 	work  string
 }
 
-func start(t *testing.T) *fixture {
+func start(t *testing.T, opts ...apptest.Option) *fixture {
 	t.Helper()
-	env := apptest.Start(t, withRunner, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
+	env := apptest.Start(t, append([]apptest.Option{withRunner, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"})}, opts...)...)
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")
 	token := env.Token(owner, "repo", "admin:repo_hook", "workflow")

@@ -39,6 +39,10 @@ type RunnerConfig struct {
 	Name string
 	// Capacity is how many jobs run at once (default 2).
 	Capacity int
+	// Images maps runs-on labels (lower-case) to container images: the
+	// jobs with such a label run in a container of its image, the others
+	// on the host (engine.Spec.Images).
+	Images map[string]string
 }
 
 // Runner is the built-in runner: a worker that claims queued jobs whose
@@ -259,6 +263,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	x.s.running.add(j.ID, stop)
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
+	spec.Images = x.cfg.Images
 	res, err := engine.Execute(leased, spec)
 	if err := x.s.revokeJobTokens(ctx, j.ID); err != nil { // the tokens end with the job, before the job is seen completed
 		x.logger.Warn("revoke an Actions job's tokens", "job_id", j.ID, "err", err)

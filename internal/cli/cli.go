@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/app"
 	"forgeapi/internal/git/githttp"
@@ -154,7 +155,7 @@ func envOr(key, def string) string {
 
 func (c *cli) serveCommand() *cobra.Command {
 	cfg := app.Config{}
-	var rateLimit, retention string
+	var rateLimit, retention, runnerImages string
 	var hookTimeout, hookRetries, hookRateLimit, hookRetention string
 	var limits httpLimitFlags
 	cmd := &cobra.Command{
@@ -171,6 +172,9 @@ func (c *cli) serveCommand() *cobra.Command {
 				return fmt.Errorf("--rate-limit must be on or off, not %q", rateLimit)
 			}
 			var err error
+			if cfg.ActionsRunner.Images, err = engine.ParseImages(runnerImages); err != nil {
+				return fmt.Errorf("--runner-images: %w", err)
+			}
 			if cfg.Feeds.Retention, err = parseDays(retention); err != nil {
 				return fmt.Errorf("--event-retention: %w", err)
 			}
@@ -215,7 +219,11 @@ func (c *cli) serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Blob, "blob", os.Getenv("FORGEAPI_BLOB"), "migration archive storage: empty for DATA/blobs, file://PATH, or s3://BUCKET?endpoint=HOST:PORT&region=R&secure=BOOL&prefix=P with credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (env FORGEAPI_BLOB)")
 	f.StringVar(&rateLimit, "rate-limit", envOr("FORGEAPI_RATE_LIMIT", "on"), "on or off (env FORGEAPI_RATE_LIMIT)")
 	f.BoolVar(&cfg.BuiltinRunner, "builtin-runner", os.Getenv("FORGEAPI_BUILTIN_RUNNER") == "on",
-		"run Actions jobs in the server: workflows' steps run as shell commands ON THIS HOST, as the server's user (env FORGEAPI_BUILTIN_RUNNER=on)")
+		"run Actions jobs in the server: workflows' steps run as shell commands ON THIS HOST, as the server's user, "+
+			"unless --runner-images maps their runs-on label to an image (env FORGEAPI_BUILTIN_RUNNER=on)")
+	f.StringVar(&runnerImages, "runner-images", os.Getenv("FORGEAPI_RUNNER_IMAGES"),
+		"the built-in runner's runs-on labels mapped to container images, LABEL=IMAGE,... (as act's -P): those jobs run "+
+			"in a container (needs a Docker daemon), the others on this host (env FORGEAPI_RUNNER_IMAGES)")
 	f.StringVar(&cfg.AuthorizationsAPI, "authorizations-api", envOr("FORGEAPI_AUTHORIZATIONS_API", "enabled"),
 		"enabled or removed: removed answers POST /authorizations with 410 and the other grant and authorization endpoints with 404 (env FORGEAPI_AUTHORIZATIONS_API)")
 	f.StringVar(&cfg.Webhooks.AllowedHosts, "webhook-allowed-hosts", envOr("FORGEAPI_WEBHOOK_ALLOWED_HOSTS", "external"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/actions/runnerclient"
 )
 
@@ -71,7 +72,7 @@ func (c *cli) runnerRegisterCommand() *cobra.Command {
 }
 
 func (c *cli) runnerRunCommand() *cobra.Command {
-	var dir, jit string
+	var dir, jit, images string
 	var capacity int
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -89,6 +90,10 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			imageMap, err := engine.ParseImages(images)
+			if err != nil {
+				return fmt.Errorf("--images: %w", err)
+			}
 			if dir != "" {
 				if err := os.MkdirAll(dir, 0o700); err != nil {
 					return err
@@ -96,7 +101,7 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			err = (&runnerclient.Runner{Config: cfg, Dir: dir, Logger: logger, Capacity: capacity}).Run(ctx)
+			err = (&runnerclient.Runner{Config: cfg, Dir: dir, Images: imageMap, Logger: logger, Capacity: capacity}).Run(ctx)
 			if err == nil && cfg.Ephemeral && path != "" && ctx.Err() == nil {
 				return os.Remove(path) // its job ran: the server removed it
 			}
@@ -106,6 +111,9 @@ func (c *cli) runnerRunCommand() *cobra.Command {
 	cmd.Flags().StringVar(&dir, "work", "", "the jobs' work directories' parent (default the system's temporary directory)")
 	cmd.Flags().StringVar(&jit, "jitconfig", "", "a just-in-time runner's encoded configuration (generate-jitconfig): run one job, without --config")
 	cmd.Flags().IntVar(&capacity, "capacity", 1, "how many jobs to run at a time")
+	cmd.Flags().StringVar(&images, "images", os.Getenv("FORGEAPI_RUNNER_IMAGES"),
+		"runs-on labels mapped to container images, LABEL=IMAGE,... (as act's -P): those jobs run in a container "+
+			"(needs a Docker daemon), the others on this host (env FORGEAPI_RUNNER_IMAGES)")
 	return cmd
 }
 

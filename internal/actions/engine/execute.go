@@ -61,6 +61,14 @@ type Spec struct {
 	// Workflow is then the called workflow's, Needs the needs among its
 	// jobs, by their keys in it); nil for the others.
 	Call *CallSpec
+	// Images maps runs-on labels (lower-case) to container images, as
+	// act's -P: a job whose runs-on has a mapped label runs its steps in a
+	// container of the first such label's image, on the host network so
+	// that the job's URLs of the server work in it; a job without one runs
+	// on the host. A job with container: runs in that container whatever
+	// its labels. Both need a Docker daemon (DOCKER_HOST, or the default
+	// socket): without one Execute returns ErrNoContainerRuntime.
+	Images map[string]string
 	// OnStep, when set, is told of every step's start and end (from the
 	// goroutine running the job).
 	OnStep func(Step)
@@ -87,11 +95,14 @@ type Result struct {
 	Steps      []Step
 }
 
-// Execute runs the job on the host with act and returns its result once
-// it ended: when ctx is cancelled the step running is stopped (its
-// process group and every process it started are killed) and the result
-// is cancelled. An error means the job could not start (a workflow that
-// does not parse, a job that is not in it).
+// Execute runs the job with act, on the host or in a container (see
+// Spec.Images), and returns its result once it ended: when ctx is
+// cancelled the step running is stopped (on the host its process group
+// and every process it started are killed; the job's containers are
+// killed) and the result is cancelled. No container the job ran
+// (labelled JobLabel) is left when Execute returns. An error means the
+// job could not start (a workflow that does not parse, a job that is not
+// in it, a job needing containers without a container runtime).
 func Execute(ctx context.Context, s Spec) (Result, error) {
 	wf, err := model.ReadWorkflow(bytes.NewReader(s.Workflow), false)
 	if err != nil {
@@ -102,9 +113,25 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %q", ErrNoJob, s.JobKey)
 	}
 	injectNeeds(wf, s.JobKey, s.Needs)
+	if err := s.checkRuntime(ctx, job); err != nil {
+		return Result{}, err
+	}
 	cfg, err := s.config(job)
 	if err != nil {
 		return Result{}, err
+	}
+	marker := cfg.Env[markerEnv]
+	if s.inContainer(job) {
+		labelServices(job, marker)
+		// act names the job's containers after the workflow's and the
+		// job's names: the marker makes them the job's own, so that two
+		// runs of the job at once do not remove each other's.
+		name := job.Name
+		if name == "" {
+			name = s.JobKey
+		}
+		job.Name = name + " " + marker
+		defer removeContainers(marker)
 	}
 	r, skip, err := s.newRunner(ctx, cfg)
 	if err != nil {
@@ -131,10 +158,19 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	select {
 	case runErr = <-done:
 	case <-ctx.Done():
-		killMarked(cfg.Env[markerEnv])
+		var wg sync.WaitGroup
+		if s.inContainer(job) { // Docker too: the server may not kill the containers' processes
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				killContainers(marker)
+			}()
+		}
+		killMarked(marker)
+		wg.Wait()
 		runErr = <-done
 	}
-	killMarked(cfg.Env[markerEnv]) // what a step left running in the background
+	killMarked(marker) // what a step left running in the background
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
 	if ctx.Err() != nil {
 		for i := range res.Steps { // the step killed by the cancel
@@ -164,12 +200,16 @@ var keptEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME
 // that cancelling the job finds the processes its steps left behind.
 const markerEnv = "FORGEAPI_ACTIONS_JOB"
 
-// config is act's configuration for the job: every runs-on label on the
-// host, the inputs, secrets and vars, and the event.
+// config is act's configuration for the job: its runs-on labels on the
+// host or on their image, the inputs, secrets and vars, and the event.
 func (s Spec) config(job *model.Job) (*runner.Config, error) {
-	platforms := map[string]string{"ubuntu-latest": "-self-hosted", "self-hosted": "-self-hosted"}
+	platform := "-self-hosted"
+	if img := s.jobImage(job); img != "" {
+		platform = img
+	}
+	platforms := map[string]string{"ubuntu-latest": platform, "self-hosted": platform}
 	for _, l := range job.RunsOn() {
-		platforms[strings.ToLower(l)] = "-self-hosted"
+		platforms[strings.ToLower(l)] = platform
 	}
 	eventPath := filepath.Join(s.Scratch, "event.json")
 	payload := s.EventPayload
@@ -179,9 +219,11 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 	if err := os.WriteFile(eventPath, payload, 0o600); err != nil {
 		return nil, err
 	}
-	env := map[string]string{markerEnv: filepath.Base(s.Scratch) + "-" + fmt.Sprint(time.Now().UnixNano())}
-	for _, kv := range os.Environ() { // act passes the server's environment on: keep only the harmless part
-		if k, _, _ := strings.Cut(kv, "="); !keptEnv[k] {
+	marker := filepath.Base(s.Scratch) + "-" + fmt.Sprint(time.Now().UnixNano())
+	env := map[string]string{markerEnv: marker}
+	inContainer := s.inContainer(job)
+	for _, kv := range os.Environ() { // act passes the server's environment to host jobs: keep only the harmless part
+		if k, _, _ := strings.Cut(kv, "="); !keptEnv[k] && !inContainer {
 			env[k] = ""
 		}
 	}
@@ -207,6 +249,12 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		ActionCacheDir: filepath.Join(s.Scratch, "cache"), LogOutput: true, Env: env, Inputs: s.Inputs,
 		Secrets: secrets, Vars: s.Vars, Token: s.Token, Platforms: platforms, Matrix: matrix,
 		ConcurrentJobs: 1, ActionOfflineMode: true, GitHubInstance: "github.com",
+		// Containers: the Docker socket is not given to jobs; the job's
+		// container is on the host network (act's default without
+		// services), where the server's URLs work; every container is
+		// labelled with the job's marker and has it in its environment
+		// (killMarked kills its processes from the host).
+		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: containerOptions(marker),
 	}, nil
 }
 

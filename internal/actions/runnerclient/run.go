@@ -30,6 +30,10 @@ type Runner struct {
 	// Wait is how long a claim waits for a job at the server (default and
 	// at most runnerproto.MaxWait).
 	Wait time.Duration
+	// Images maps runs-on labels (lower-case) to container images: the
+	// jobs with such a label run in a container of its image, the others
+	// on the host (engine.Spec.Images).
+	Images map[string]string
 	// Logger logs the jobs taken and the errors; default slog's.
 	Logger *slog.Logger
 	// HTTP is the client of the server; default http.DefaultClient.
@@ -204,6 +208,7 @@ func (x *Runner) execute(ctx, leased context.Context, jc jobClient, dir string) 
 		return engine.Result{}, "The job could not start: " + err.Error()
 	}
 	spec.Log = logFile
+	spec.Images = x.Images
 	spec.OnStep = func(st engine.Step) {
 		if err := jc.post(ctx, runnerproto.StepPath, st, nil); err != nil && leased.Err() == nil {
 			x.logger().Warn("report a step", "job_id", jc.job.ID, "err", err)

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/nektos/act/pkg/container"
+	"github.com/nektos/act/pkg/model"
+)
+
+// JobLabel is the label of every container (job and services) a job
+// runs, its value the job's marker: the containers a job left are found
+// by it (docker ps -a --filter label=forgeapi.actions.job).
+const JobLabel = "forgeapi.actions.job"
+
+// ErrNoContainerRuntime is returned for a job that needs containers on a
+// runner where no container runtime (Docker daemon) answers.
+var ErrNoContainerRuntime = errors.New("this job needs a container runtime (it has container: or services:, " +
+	"or its runs-on label is mapped to an image) and none answers on this runner")
+
+// ErrServicesOnHost is returned for a job with services: that runs on
+// the host (no container: and no runs-on label mapped to an image).
+var ErrServicesOnHost = errors.New("services: need the job to run in a container: give it a container: image, " +
+	"or map its runs-on label to an image on the runner")
+
+// ParseImages reads label-to-image mappings as act's -P takes them,
+// LABEL=IMAGE separated by commas (spaces around them ignored), into the
+// map Spec.Images takes.
+func ParseImages(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		label, image, ok := strings.Cut(part, "=")
+		label, image = strings.TrimSpace(label), strings.TrimSpace(image)
+		if !ok || label == "" || image == "" {
+			return nil, fmt.Errorf("%q is not LABEL=IMAGE", part)
+		}
+		out[strings.ToLower(label)] = image
+	}
+	return out, nil
+}
+
+// jobImage is the image the job's runs-on labels map to: its first
+// label with an image ("" for none).
+func (s Spec) jobImage(job *model.Job) string {
+	for _, l := range job.RunsOn() {
+		if img := s.Images[strings.ToLower(l)]; img != "" {
+			return img
+		}
+	}
+	return ""
+}
+
+// inContainer reports whether the job's steps run in a container: the
+// job has container: or a runs-on label mapped to an image.
+func (s Spec) inContainer(job *model.Job) bool {
+	c := job.Container()
+	return s.jobImage(job) != "" || (c != nil && c.Image != "")
+}
+
+// checkRuntime fails a job that needs containers when no Docker daemon
+// answers, and a job with services that would run on the host.
+func (s Spec) checkRuntime(ctx context.Context, job *model.Job) error {
+	if !s.inContainer(job) {
+		if len(job.Services) > 0 {
+			return ErrServicesOnHost
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := container.GetHostInfo(ctx); err != nil {
+		return fmt.Errorf("%w (%v)", ErrNoContainerRuntime, err)
+	}
+	return nil
+}
+
+// containerOptions are the options of the job's containers: the label
+// JobLabel=marker, and the marker in their environment, so that a cancel
+// kills their processes from the host at once (killMarked) when the
+// server may (as root), before Docker is asked (killContainers).
+func containerOptions(marker string) string {
+	return "--label " + JobLabel + "=" + marker + " --env " + markerEnv + "=" + marker
+}
+
+// labelServices adds the job's container options to its services'.
+func labelServices(job *model.Job, marker string) {
+	for _, svc := range job.Services {
+		if svc != nil {
+			svc.Options = strings.TrimSpace(svc.Options + " " + containerOptions(marker))
+		}
+	}
+}
+
+// killContainers kills (SIGKILL) the running containers carrying the
+// job's marker, all at once: a cancelled job's steps stop at once, the
+// containers are removed after (removeContainers).
+func killContainers(marker string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli, err := container.GetDockerClient(ctx)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", JobLabel+"="+marker)})
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, c := range list.Items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = cli.ContainerKill(ctx, c.ID, client.ContainerKillOptions{})
+		}()
+	}
+	wg.Wait()
+}
+
+// removeContainers force-removes the containers carrying the job's
+// marker, then the named volumes they mounted and the networks they were
+// on that are not Docker's own: what act leaves when a job is cancelled
+// (and nothing once it cleaned up itself).
+func removeContainers(marker string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cli, err := container.GetDockerClient(ctx)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", JobLabel+"="+marker)})
+	if err != nil {
+		return
+	}
+	volumes, networks := map[string]bool{}, map[string]bool{}
+	for _, c := range list.Items {
+		for _, m := range c.Mounts {
+			if m.Type == "volume" && m.Name != "" {
+				volumes[m.Name] = true
+			}
+		}
+		if c.NetworkSettings != nil {
+			for n := range c.NetworkSettings.Networks {
+				if n != "host" && n != "bridge" && n != "none" {
+					networks[n] = true
+				}
+			}
+		}
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}
+	for v := range volumes {
+		_, _ = cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{Force: true})
+	}
+	for n := range networks {
+		_, _ = cli.NetworkRemove(ctx, n, client.NetworkRemoveOptions{})
+	}
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"forgeapi/internal/actions/engine/dockertest"
+)
+
+// runInContainer executes the workflow's job "j" with ubuntu-latest
+// mapped to the test image, and fails the test when a container of the
+// job is left.
+func runInContainer(t *testing.T, ctx context.Context, wf string, onStep func(Step)) (Result, string) {
+	t.Helper()
+	img := dockertest.JobImage(t)
+	var log bytes.Buffer
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "marker.txt"), []byte("from-the-workdir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(ctx, Spec{Workflow: []byte(strings.ReplaceAll(wf, "IMAGE", img)), JobKey: "j", Workdir: work,
+		Scratch: t.TempDir(), Event: "push", Log: &log, Images: map[string]string{"ubuntu-latest": img}, OnStep: onStep})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if left := dockertest.Leftovers(t, JobLabel, "EngineContainerTest"); len(left) > 0 {
+		t.Errorf("containers left: %v", left)
+	}
+	return res, log.String()
+}
+
+func TestContainerRunsOnMappedImage(t *testing.T) {
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n" +
+		"      - run: cat /etc/os-release " + dockertest.Marker + "\n" +
+		"      - run: echo \"workspace [$GITHUB_WORKSPACE] $(cat marker.txt)\"\n"
+	res, log := runInContainer(t, context.Background(), wf, nil)
+	if res.Conclusion != Success || !strings.Contains(log, "ID=forgeapi-test") || !strings.Contains(log, dockertest.MarkerText) ||
+		!strings.Contains(log, "] from-the-workdir") {
+		t.Fatalf("%+v\n%s", res, log)
+	}
+	t.Log(log)
+}
+
+func TestContainerKeyWithEnv(t *testing.T) {
+	img := dockertest.JobImage(t)
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    container:\n      image: " + img + "\n      env:\n        GREETING: from-container-env\n" +
+		"    steps:\n      - run: echo \"env [$GREETING] $(cat " + dockertest.Marker + ")\"\n"
+	var log bytes.Buffer
+	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push", Log: &log})
+	if err != nil || res.Conclusion != Success || !strings.Contains(log.String(), "env [from-container-env] "+dockertest.MarkerText) {
+		t.Fatalf("%+v %v\n%s", res, err, log.String())
+	}
+	if left := dockertest.Leftovers(t, JobLabel, "EngineContainerTest"); len(left) > 0 {
+		t.Errorf("containers left: %v", left)
+	}
+}
+
+func TestContainerServiceByName(t *testing.T) {
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    container: IMAGE\n    services:\n      web:\n        image: IMAGE\n" +
+		"    steps:\n      - run: for i in 1 2 3 4 5 6 7 8 9 10; do wget -qO- http://web:8080/ && break; sleep 0.5; done\n"
+	res, log := runInContainer(t, context.Background(), wf, nil)
+	if res.Conclusion != Success || !strings.Contains(log, dockertest.ServiceText) {
+		t.Fatalf("%+v\n%s", res, log)
+	}
+}
+
+func TestContainerCancel(t *testing.T) {
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sleep 60\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled time.Time
+	var died func() time.Time
+	res, log := runInContainer(t, ctx, wf, func(s Step) {
+		if s.Name == "Run sleep 60" && s.Status == "in_progress" {
+			go func() {
+				time.Sleep(1500 * time.Millisecond) // the sleep is running
+				died = dockertest.Dies(t, JobLabel, "EngineContainerTest")
+				cancelled = time.Now()
+				cancel()
+			}()
+		}
+	})
+	took := time.Since(cancelled)
+	stop := died().Sub(cancelled)
+	if res.Conclusion != Cancelled || stop > time.Second || took > 10*time.Second {
+		t.Fatalf("%+v: container stopped %v and Execute returned %v after the cancel\n%s", res, stop, took, log)
+	}
+	t.Logf("cancel to container stopped: %v, to Execute returned: %v", stop, took)
+}
+
+// TestContainerWithoutRuntime: a job needing containers fails to start,
+// at once and saying why, when no Docker daemon answers; a host job with
+// services too.
+func TestContainerWithoutRuntime(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	for name, wf := range map[string]string{
+		"container": "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    container: alpine\n    steps: [{run: echo hi}]\n",
+		"mapped":    "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps: [{run: echo hi}]\n",
+	} {
+		begin := time.Now()
+		_, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+			Event: "push", Images: map[string]string{"ubuntu-latest": "some-image"}})
+		if !errors.Is(err, ErrNoContainerRuntime) || time.Since(begin) > 15*time.Second {
+			t.Errorf("%s: %v after %v", name, err, time.Since(begin))
+		}
+	}
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n      db: {image: postgres}\n    steps: [{run: echo hi}]\n"
+	if _, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push"}); !errors.Is(err, ErrServicesOnHost) {
+		t.Errorf("services on the host: %v", err)
+	}
+}
+
+func TestParseImages(t *testing.T) {
+	got, err := ParseImages(" ubuntu-latest=debian:12 , Linux=img:1,")
+	if err != nil || len(got) != 2 || got["ubuntu-latest"] != "debian:12" || got["linux"] != "img:1" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := ParseImages("ubuntu-latest"); err == nil {
+		t.Fatal("a mapping without an image parsed")
+	}
+}
