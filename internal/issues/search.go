@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"forgeapi/internal/access"
 	"forgeapi/internal/apierr"
@@ -317,29 +316,7 @@ func ftsDriver(terms []search.Term, in []string) (string, []search.Term) {
 	if len(columns) == 0 {
 		return "", terms
 	}
-	filter := "{" + strings.Join(columns, " ") + "} : "
-	var positive, negated []string
-	var rest []search.Term
-	for _, t := range terms {
-		if utf8.RuneCountInString(t.Text) < 3 {
-			rest = append(rest, t)
-			continue
-		}
-		phrase := `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
-		if t.Negated {
-			negated = append(negated, phrase)
-		} else {
-			positive = append(positive, phrase)
-		}
-	}
-	if len(positive) == 0 {
-		return "", terms
-	}
-	expr := "(" + filter + "(" + strings.Join(positive, " AND ") + "))"
-	for _, phrase := range negated {
-		expr += " NOT (" + filter + phrase + ")"
-	}
-	return expr, rest
+	return search.FTS5Match(terms, columns)
 }
 
 // fields are the fields the search's words are looked for in: the in:

@@ -35,3 +35,34 @@ func TextMatch(dialect store.Dialect, id, fts, column, text string) (string, any
 	}
 	return LikeOp(dialect, "lower("+column+")"), Like(text)
 }
+
+// FTS5Match is the SQLite FTS5 MATCH expression that selects the rows
+// holding, in the columns named, every word of terms not negated and
+// none of those negated, for the words of three characters and more
+// (the trigram tokenizer's shortest); rest are the terms it leaves to
+// other conditions. expr is "" and rest every term when no such word is
+// positive: the text index cannot drive the query then.
+func FTS5Match(terms []Term, columns []string) (expr string, rest []Term) {
+	filter := "{" + strings.Join(columns, " ") + "} : "
+	var positive, negated []string
+	for _, t := range terms {
+		if utf8.RuneCountInString(t.Text) < 3 {
+			rest = append(rest, t)
+			continue
+		}
+		phrase := `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
+		if t.Negated {
+			negated = append(negated, phrase)
+		} else {
+			positive = append(positive, phrase)
+		}
+	}
+	if len(positive) == 0 {
+		return "", terms
+	}
+	expr = "(" + filter + "(" + strings.Join(positive, " AND ") + "))"
+	for _, phrase := range negated {
+		expr += " NOT (" + filter + phrase + ")"
+	}
+	return expr, rest
+}
