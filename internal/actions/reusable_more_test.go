@@ -82,7 +82,6 @@ jobs:
       issues: write
       contents: read
     uses: ./.github/workflows/called.yml
-    secrets: inherit
 `
 	status := `          curl -s -o /dev/null -w "KEY status %{http_code}\n" -X POST -H "Authorization: Bearer ${{ secrets.GITHUB_TOKEN }}" -d '{"state":"success"}' API/repos/octo/hello/statuses/${{ github.sha }}
 `

@@ -13,6 +13,7 @@ import (
 	"github.com/nektos/act/pkg/exprparser"
 	"github.com/nektos/act/pkg/model"
 	"github.com/nektos/act/pkg/runner"
+	"gopkg.in/yaml.v3"
 )
 
 // Reusable workflows (jobs.<id>.uses), as the platform runs them: the
@@ -270,6 +271,7 @@ func (s Spec) callerContext(ctx context.Context, cfg *runner.Config, c *CallSpec
 		return nil, false, fmt.Errorf("%w: %q", ErrNoJob, c.Key)
 	}
 	injectNeeds(wf, c.Key, c.Needs)
+	passToken(job)
 	event := s.EventPayload
 	if len(event) == 0 {
 		event = []byte("{}")
@@ -296,6 +298,28 @@ func (s Spec) callerContext(ctx context.Context, cfg *runner.Config, c *CallSpec
 		}
 	}
 	return rc, false, nil
+}
+
+// passToken makes the caller job pass secrets.GITHUB_TOKEN to the
+// workflow it calls whatever its secrets: say (none, a mapping), as the
+// platform gives every called workflow the token; act passes only the
+// secrets named, or all with inherit.
+func passToken(job *model.Job) {
+	if job.InheritSecrets() {
+		return
+	}
+	n := &job.RawSecrets
+	if n.Kind != yaml.MappingNode {
+		*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "GITHUB_TOKEN" {
+			return
+		}
+	}
+	n.Content = append(n.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "GITHUB_TOKEN"},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "${{ secrets.GITHUB_TOKEN }}"})
 }
 
 // setCaller makes parent the caller of rc, as act's reusable workflow
