@@ -71,6 +71,7 @@ func TestCLIRunnerRegisterAndRemove(t *testing.T) {
 // runs it to success and exits, the runner is gone from the list, the
 // second job stays queued, and the same configuration again is refused.
 func TestCLIRunnerJITConfigRunsOneJob(t *testing.T) {
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	env := apptest.Start(t)
 	owner := env.User("octo")
