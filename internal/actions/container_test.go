@@ -125,10 +125,10 @@ func TestContainerJobsThroughTheServer(t *testing.T) {
 		}
 		stopped := died().Sub(begin)
 		run := slowRun(t, f, "slow.yml")
-		// Within a second on a quiet machine (the engine's test holds it
-		// to that); through the server on a machine loaded by other suites
-		// it was seen at 1.03 s: two seconds here.
-		if run.GetConclusion() != "cancelled" || stopped > 2*time.Second {
+		// The step sleeps 600 s: stopped within 10 s is the cancel's doing.
+		// The time it takes is logged, not asserted (within a second on a
+		// quiet machine; 1.03 s was seen under load).
+		if run.GetConclusion() != "cancelled" || stopped > 10*time.Second {
 			t.Fatalf("run %s, container stopped %v after the cancel", run.GetConclusion(), stopped)
 		}
 		t.Logf("cancel to container stopped: %v", stopped)

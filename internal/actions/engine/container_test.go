@@ -88,7 +88,10 @@ func TestContainerCancel(t *testing.T) {
 	})
 	took := time.Since(cancelled)
 	stop := died().Sub(cancelled)
-	if res.Conclusion != Cancelled || stop > time.Second || took > 10*time.Second {
+	// The step sleeps 60 s: stopped within 10 s is the cancel's doing.
+	// The time it takes is logged and measured, not asserted (178 ms
+	// quiet, over 1 s on a loaded machine: docs/actions.md).
+	if res.Conclusion != Cancelled || stop > 10*time.Second || took > 10*time.Second {
 		t.Fatalf("%+v: container stopped %v and Execute returned %v after the cancel\n%s", res, stop, took, log)
 	}
 	t.Logf("cancel to container stopped: %v, to Execute returned: %v", stop, took)
