@@ -85,6 +85,23 @@ func startRemote(t *testing.T, name string, labels ...string) *remote {
 	return &remote{fixture: f, cfg: cfg, cfgPath: path}
 }
 
+// runOrgRunner registers an organization runner in the group and runs
+// it in this process until the test ends.
+func runOrgRunner(t *testing.T, env *apptest.Env, c *github.Client, org, name, group string) {
+	t.Helper()
+	reg, _, err := c.Actions.CreateOrganizationRegistrationToken(apptest.Ctx(), org)
+	apptest.Must(t, "registration token", err)
+	cfg, err := runnerclient.Register(apptest.Ctx(), runnerclient.Registration{URL: env.URL, Token: reg.GetToken(), Name: name,
+		Group: group})
+	apptest.Must(t, "register", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // run runs the runner in this process until the test ends; jobs gets the
 // id of each job it starts.
 func (rm *remote) run(t *testing.T, jobs chan<- int64) {
@@ -563,17 +580,7 @@ func TestOrganizationRunnerTakesItsGroupsRepositories(t *testing.T) {
 	_, _, err := c.Actions.CreateOrganizationRunnerGroup(apptest.Ctx(), "acme", github.CreateRunnerGroupRequest{
 		Name: github.Ptr("gpus"), Visibility: github.Ptr("selected"), SelectedRepositoryIDs: []int64{selected.ID}})
 	apptest.Must(t, "runner group", err)
-	reg, _, err := c.Actions.CreateOrganizationRegistrationToken(apptest.Ctx(), "acme")
-	apptest.Must(t, "registration token", err)
-	cfg, err := runnerclient.Register(apptest.Ctx(), runnerclient.Registration{URL: env.URL, Token: reg.GetToken(), Name: "org-box",
-		Group: "gpus"})
-	apptest.Must(t, "register", err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	runOrgRunner(t, env, c, "acme", "org-box", "gpus")
 	for _, name := range []string{"other", "selected"} {
 		work := apptest.WorkTree(t, nil)
 		apptest.Git(t, work, "remote", "add", "origin", env.GitURL("acme", name, "octo", token))

@@ -197,17 +197,7 @@ func TestRunnerGroupRestrictedToSelectedWorkflows(t *testing.T) {
 	if !g.GetRestrictedToWorkflows() || len(g.SelectedWorkflows) != 1 || g.SelectedWorkflows[0] != selected[0] {
 		t.Fatalf("group %+v", g)
 	}
-	reg, _, err := c.Actions.CreateOrganizationRegistrationToken(apptest.Ctx(), "acme")
-	apptest.Must(t, "registration token", err)
-	cfg, err := runnerclient.Register(apptest.Ctx(), runnerclient.Registration{URL: env.URL, Token: reg.GetToken(), Name: "deploy-box",
-		Group: "deployers"})
-	apptest.Must(t, "register", err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	runOrgRunner(t, env, c, "acme", "deploy-box", "deployers")
 	work := apptest.WorkTree(t, nil)
 	apptest.Git(t, work, "remote", "add", "origin", env.GitURL("acme", "app", "octo", token))
 	wf := "on: push\njobs:\n  go:\n    runs-on: self-hosted\n    steps:\n      - run: echo go\n"
