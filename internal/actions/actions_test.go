@@ -170,7 +170,7 @@ func describeActions(d apptest.Delivery) string {
 // the hook receives workflow_run and workflow_job in order.
 func TestWorkflowRunsOnPush(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	sha := f.push(t, map[string]string{"README.md": "# hello from the readme\n", ".github/workflows/ci.yml": twoJobs})
@@ -278,7 +278,7 @@ func TestWorkflowRunsOnPush(t *testing.T) {
 // succeeded without running it.
 func TestFailedStepAndRerunFailedJobs(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	counts := t.TempDir()
@@ -398,7 +398,7 @@ func errResponse(err error) *http.Response {
 // (the wait would time out long before the sleep ends).
 func TestCancelStopsARunningStep(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	f.push(t, map[string]string{".github/workflows/slow.yml": "on: push\njobs:\n  slow:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sleep 600\n"})
@@ -432,7 +432,7 @@ func TestCancelStopsARunningStep(t *testing.T) {
 // 422s.
 func TestDispatchWithInputs(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	f.push(t, map[string]string{
@@ -557,7 +557,7 @@ func setSecretAndVariable(t *testing.T, c *github.Client, owner, repo string) {
 // GITHUB_TOKEN (masked too) reads the repository but may not write.
 func TestSecretsAreMaskedAndPullRequestsRun(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	env := apptest.Start(t, withRunner)
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")
@@ -612,7 +612,7 @@ jobs:
 // run twice) and completes the run.
 func TestAJobOfAStoppedServerIsFailedNotRunAgain(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	marks := t.TempDir()
@@ -637,16 +637,5 @@ func TestAJobOfAStoppedServerIsFailedNotRunAgain(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(filepath.Join(marks, "long")); string(b) != "ran\n" {
 		t.Fatalf("the step ran %q", b)
-	}
-}
-
-// skipUnderRace skips a test that runs jobs under the race detector:
-// act v0.2.89's host executor writes its pty writer's AutoStop
-// (host_environment.go:342) while its copying goroutine reads it, a race
-// in act itself.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if raceDetector {
-		t.Skip("act v0.2.89's host executor races on its pty writer (host_environment.go:342)")
 	}
 }

@@ -49,7 +49,7 @@ jobs:
 `
 
 func TestArtifactsAndCachesWithTheOfficialClients(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	node := apptest.NodeModules(t, "@actions/artifact")
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }

@@ -46,7 +46,7 @@ jobs:
 // miss restores nothing; the entry is listed by the REST API.
 func TestCacheV1WithTheOfficialClient(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	node := apptest.NodeModules(t, "@actions/cache")
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/cache.yml": strings.ReplaceAll(cacheV1Workflow, "SCRIPT",

@@ -40,7 +40,7 @@ jobs:
 // evicts over its 10 GB.
 func TestCacheSizeLimitEvictsLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	env := apptest.Start(t, withRunner, func(c *app.Config) { c.ActionsCacheLimit = 25 })
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")

@@ -43,7 +43,7 @@ jobs:
 // is evicted once unread for seven days, as the platform evicts.
 func TestCachePrunerRemovesAbandonedReservations(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	env := apptest.Start(t, withRunner, apptest.WithClock(clock), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))

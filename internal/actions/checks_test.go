@@ -37,7 +37,7 @@ jobs:
 // branch requiring the job's name refuses the merge until a rerun passes.
 func TestRunsAreChecks(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	env := apptest.Start(t, withRunner, apptest.WithTLS(), apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}))
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")

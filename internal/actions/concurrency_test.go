@@ -51,7 +51,7 @@ func runsOfDeploy(t *testing.T, f *fixture, n int) []*github.WorkflowRun {
 }
 
 func TestConcurrencyGroups(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	for _, cancel := range []bool{true, false} {
 		t.Run(fmt.Sprintf("cancel-in-progress=%v", cancel), func(t *testing.T) {
 			f := start(t)

@@ -52,7 +52,7 @@ jobs:
 // GITHUB_TOKEN and upload an artifact; a cancel stops the container; no
 // container is left.
 func TestContainerJobsThroughTheServer(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	img := dockertest.JobImage(t)
 	node := apptest.NodeModules(t, "@actions/artifact")
 	modules, err := filepath.EvalSymlinks(filepath.Join(node, "node_modules"))
@@ -145,7 +145,7 @@ func TestContainerJobsThroughTheServer(t *testing.T) {
 // answers, a container: job fails at once, its log saying why, and a
 // job on an unmapped label still runs on the host.
 func TestContainerJobWithoutRuntime(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/c.yml": "on: push\njobs:\n  boxed:\n    runs-on: ubuntu-latest\n" +

@@ -18,7 +18,7 @@ import (
 // fails its job with the platform's message and makes no deployment,
 // while the run's other jobs run.
 func TestJobsDeployToTheirEnvironments(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	f := start(t)
 	ctx := apptest.Ctx()

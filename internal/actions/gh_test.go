@@ -19,7 +19,7 @@ import (
 // input, gh run list and gh run view.
 func TestGHWorkflowAndRun(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	env := apptest.Start(t, withRunner, apptest.WithTLS())
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")
@@ -71,7 +71,7 @@ func TestGHWorkflowAndRun(t *testing.T) {
 // TestGHRunCancel cancels a running run with gh run cancel.
 func TestGHRunCancel(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	env := apptest.Start(t, withRunner, apptest.WithTLS())
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})
 	env.Repo(owner, "hello")
@@ -107,7 +107,7 @@ func TestGHRunCancel(t *testing.T) {
 // @actions/artifact, with the real gh (gh run download over TLS).
 func TestGHRunDownload(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	node := apptest.NodeModules(t, "@actions/artifact")
 	env := apptest.Start(t, withRunner, apptest.WithTLS())
 	owner := env.User("octo", apptest.UserOpts{Email: "octo@example.com"})

@@ -44,7 +44,7 @@ jobs:
 // waits for the first (cancel-in-progress: false) or cancels it, which
 // cancels the first run (true).
 func TestJobConcurrencyGroups(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	for _, cancel := range []bool{true, false} {
 		t.Run(fmt.Sprintf("cancel-in-progress=%v", cancel), func(t *testing.T) {
 			f := start(t)
@@ -103,7 +103,7 @@ func TestJobConcurrencyGroups(t *testing.T) {
 // cancelled by the third with the platform's message, and the third runs.
 func TestJobConcurrencyCancelsThePendingJob(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")

@@ -16,7 +16,7 @@ import (
 // value anywhere.
 func TestJobTokensAreMaskedInLogs(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	dir := t.TempDir()
 	f.push(t, map[string]string{".github/workflows/mask.yml": strings.ReplaceAll(`on: push

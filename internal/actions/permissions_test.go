@@ -43,7 +43,7 @@ func job(tmpl, key, perms, api, host string) string {
 }
 
 func TestWorkflowPermissionsSetTheJobToken(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	u, err := url.Parse(f.env.URL)

@@ -168,9 +168,7 @@ jobs:
 // runner has stays queued; the runner shows online and busy while it
 // runs, offline once stopped, and a remove token unregisters it.
 func TestRemoteRunnerRunsTheJobsOfItsLabels(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	rm := startRemote(t, "gpu-box", "gpu")
 	info, err := os.Stat(rm.cfgPath)
@@ -304,9 +302,7 @@ jobs:
 // the middle of its job: once the lease ran out the job is failed as
 // lost, and no runner runs it again.
 func TestKilledRemoteRunnerFailsItsJobOnce(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	rm := startRemote(t, "doomed", "gpu")
 	count := filepath.Join(t.TempDir(), "starts")
@@ -378,9 +374,7 @@ func registerAnother(t *testing.T, rm *remote, name string, labels ...string) *r
 // protocol as a runner that dies before it starts the job: when the
 // lease runs out the job is queued again, and a live runner runs it once.
 func TestJobClaimedButNeverStartedIsQueuedAgain(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	rm := startRemote(t, "flaky", "gpu")
 	count := filepath.Join(t.TempDir(), "starts")
@@ -445,9 +439,7 @@ func authed(t *testing.T, u, token string) *http.Request {
 // every job ran exactly once (each appends its name to a file), on one of
 // the two, none lost. go test ./internal/actions -run '^$' -bench TwoRunners -benchtime 1x
 func BenchmarkTwoRunnersDrainJobs(b *testing.B) {
-	if raceDetector {
-		b.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(b)
 	for range b.N {
 		b.StopTimer()
 		drain(b)
@@ -566,9 +558,7 @@ func waitCompleted(b *testing.B, c *github.Client, runID int64, limit time.Durat
 // jobs of the selected repository, not those of the organization's other
 // repository.
 func TestOrganizationRunnerTakesItsGroupsRepositories(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	env := apptest.Start(t, shortLease)
 	owner := env.User("octo")

@@ -3,6 +3,8 @@ package actions_test
 import (
 	"strings"
 	"testing"
+
+	"forgeapi/internal/apptest"
 )
 
 // lastCallCaller calls a workflow once per combination, the first
@@ -50,7 +52,7 @@ jobs:
 // (the first combination's, which sleeps), not the combinations' merged.
 func TestReusableWorkflowMatrixOutputsAreTheLastCalls(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/last.yml": lastCallCaller, ".github/workflows/timed.yml": timedWorkflow})
 	run := f.completedRun(t, "last.yml", 1)
@@ -71,7 +73,7 @@ func TestReusableWorkflowMatrixOutputsAreTheLastCalls(t *testing.T) {
 // and the one that declares nothing has the caller's permissions.
 func TestCalledWorkflowPermissionsOnlyNarrow(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	api := strings.TrimSuffix(f.env.URL, "/") + "/api/v3"
 	caller := `name: Caller

@@ -101,7 +101,7 @@ jobs:
 // with the inputs, secrets (mapped and inherited, masked) and outputs.
 func TestReusableWorkflows(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	f.env.Repo(f.owner, "shared", apptest.RepoOpts{Private: true})
@@ -186,7 +186,7 @@ jobs:
 // skipped; a caller whose if: holds runs its call; the run succeeds.
 func TestReusableWorkflowCallerIf(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/cond.yml": ifCallerWorkflow, ".github/workflows/hello.yml": helloWorkflow})
 	run := f.completedRun(t, "cond.yml", 1)
@@ -286,7 +286,7 @@ jobs:
 // and the outputs surfacing through both calls.
 func TestReusableWorkflowChain(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/chain.yml": chainWorkflow, ".github/workflows/mid.yml": midWorkflow,
 		".github/workflows/leaf.yml": leafWorkflow})
@@ -318,7 +318,7 @@ func TestReusableWorkflowChain(t *testing.T) {
 // calls itself fails likewise.
 func TestReusableWorkflowDepthLimit(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	call := func(next string) string {
 		return "on: workflow_call\njobs:\n  step:\n    uses: ./.github/workflows/" + next + "\n"
@@ -390,7 +390,7 @@ jobs:
 // call's jobs; the job that needs the caller waits for both calls.
 func TestReusableWorkflowMatrixCaller(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	f.push(t, map[string]string{".github/workflows/matrix.yml": matrixCallerWorkflow, ".github/workflows/per-os.yml": perOSWorkflow})
 	run := f.completedRun(t, "matrix.yml", 1)

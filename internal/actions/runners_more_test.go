@@ -39,9 +39,7 @@ func claimAs(t *testing.T, url string, cfg *runnerclient.Config, session string,
 // removes it, and the other job stays queued. An ephemeral runner's
 // credential serves one runner process: a second one's claim is a 409.
 func TestEphemeralRunnerTakesOneJobAndIsRemoved(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	rm := startRemote(t, "unused", "other")
 	reg, _, err := rm.c.Actions.CreateRegistrationToken(apptest.Ctx(), "octo", "hello")
@@ -110,9 +108,7 @@ func TestEphemeralRunnerTakesOneJobAndIsRemoved(t *testing.T) {
 // both succeed (they ran at the same time, on the one runner), each
 // started once, and the runner is busy while they run, idle after.
 func TestRunnerWithCapacityRunsTwoJobsAtOnce(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	rm := startRemote(t, "wide", "gpu")
 	starts := filepath.Join(t.TempDir(), "starts")
@@ -168,9 +164,7 @@ func TestRunnerWithCapacityRunsTwoJobsAtOnce(t *testing.T) {
 // that workflow's job, not the other workflow's. The Default group does
 // not allow public repositories.
 func TestRunnerGroupRestrictedToSelectedWorkflows(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer (see race_on_test.go)")
-	}
+	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
 	env := apptest.Start(t, shortLease)
 	owner := env.User("octo")

@@ -29,7 +29,7 @@ jobs:
 // schedule.
 func TestScheduleTrigger(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	env := apptest.Start(t, withRunner, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}),

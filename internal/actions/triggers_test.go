@@ -73,7 +73,7 @@ func completedOf(t *testing.T, f *fixture, event string, n int) *github.Workflow
 // with the client payload.
 func TestWorkflowRunAndRepositoryDispatchTriggers(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	f := start(t)
 	ctx := apptest.Ctx()
 	sha := f.push(t, map[string]string{".github/workflows/ci.yml": ciWorkflow, ".github/workflows/after.yml": afterWorkflow,
