@@ -100,9 +100,13 @@ type Service struct {
 	// Now is the clock of the schedules (nil: the system's).
 	Now func() time.Time
 	// CacheLimit is how many bytes of committed cache entries a
-	// repository keeps (default DefaultCacheLimit, the platform's 10 GB):
-	// a commit that goes over evicts the least recently used others.
+	// repository keeps when neither it nor its enterprise set a cache
+	// usage policy (default DefaultCacheLimitGB gigabytes, the platform's): a
+	// commit that goes over evicts the least recently used others.
 	CacheLimit int64
+	// CacheGB is how many bytes one gigabyte of the cache usage policies
+	// counts (default 1 GiB; tests make it small).
+	CacheGB int64
 	// app caches the github-actions app's id (checks.go).
 	app appCache
 }

@@ -184,49 +184,15 @@ func (s *Service) finalizeCache(ctx context.Context, c *runtimeCaller, key, vers
 		return 0, store.ErrNotFound // nothing was uploaded
 	}
 	_ = rc.Close()
-	_, err = s.DB.ExecContext(ctx, `UPDATE actions_caches SET finalized = TRUE, upload_token_hash = '',
-		size_in_bytes = CASE WHEN size_in_bytes > 0 THEN size_in_bytes ELSE $1 END WHERE id = $2`, size, e.ID)
-	if err != nil {
-		return 0, store.Normalize(err)
-	}
-	return e.ID, s.evictOverLimit(ctx, c.RepoID, e.ID)
-}
-
-// DefaultCacheLimit is a repository's caches' size limit without
-// Service.CacheLimit: 10 GB, the platform's.
-const DefaultCacheLimit = 10 << 30
-
-// evictOverLimit deletes the repository's committed entries, least
-// recently used first (the last read, or the commit), but the entry
-// keep (just committed), while their total size is over the limit, as
-// the platform evicts.
-func (s *Service) evictOverLimit(ctx context.Context, repoID, keep int64) error {
-	limit := s.CacheLimit
-	if limit <= 0 {
-		limit = DefaultCacheLimit
-	}
-	for {
-		var total int64
-		if err := s.DB.QueryRowContext(ctx, `SELECT COALESCE(SUM(size_in_bytes), 0) FROM actions_caches
-			WHERE repository_id = $1 AND finalized`, repoID).Scan(&total); err != nil {
-			return store.Normalize(err)
-		}
-		if total <= limit {
-			return nil
-		}
-		var id int64
-		err := s.DB.QueryRowContext(ctx, `SELECT id FROM actions_caches WHERE repository_id = $1 AND finalized AND id <> $2
-			ORDER BY last_accessed_at, id LIMIT 1`, repoID, keep).Scan(&id)
-		if errors.Is(store.Normalize(err), store.ErrNotFound) {
-			return nil // the entry kept is over the limit alone
-		}
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE actions_caches SET finalized = TRUE, upload_token_hash = '',
+			size_in_bytes = CASE WHEN size_in_bytes > 0 THEN size_in_bytes ELSE $1 END WHERE id = $2`, size, e.ID)
 		if err != nil {
-			return store.Normalize(err)
-		}
-		if err := s.DeleteCaches(ctx, repoID, []int64{id}); err != nil {
 			return err
 		}
-	}
+		return s.evictToLimit(ctx, tx, c.RepoID, e.ID)
+	})
+	return e.ID, store.Normalize(err)
 }
 
 // lookupCache finds the entry a restore takes: on each of the caller's

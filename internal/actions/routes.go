@@ -24,7 +24,7 @@ var (
 
 // Routes is the route table of workflows, runs, jobs, artifacts and
 // caches (the organizations' and enterprises' cache usage in
-// caches_usage.go).
+// caches_usage.go, the cache usage policies in caches_policy.go).
 func (h *Handler) Routes() []httpapi.Route {
 	const base = "/repos/{owner}/{repo}/actions"
 	routes := []httpapi.Route{
@@ -60,6 +60,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: base + "/jobs/{job_id}/logs", Handle: h.jobLogs, Auth: readActions},
 		{Method: http.MethodPost, Pattern: base + "/jobs/{job_id}/rerun", Handle: h.rerunJob, Auth: writeActions},
 	}
+	routes = append(routes, h.cachePolicyRoutes()...)
 	return append(routes, h.cacheUsageRoutes()...)
 }
 

@@ -232,18 +232,21 @@ func (s *Service) cacheV1Commit(w http.ResponseWriter, r *http.Request, c *runti
 	if err != nil {
 		return err
 	}
-	if _, err := s.DB.ExecContext(ctx, `UPDATE actions_caches SET finalized = TRUE, upload_token_hash = '', size_in_bytes = $1
-		WHERE id = $2`, *req.Size, id); err != nil {
-		return store.Normalize(err)
-	}
-	if _, err := s.DB.ExecContext(ctx, `DELETE FROM actions_cache_chunks WHERE cache_id = $1`, id); err != nil {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE actions_caches SET finalized = TRUE, upload_token_hash = '', size_in_bytes = $1
+			WHERE id = $2`, *req.Size, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM actions_cache_chunks WHERE cache_id = $1`, id); err != nil {
+			return err
+		}
+		return s.evictToLimit(ctx, tx, c.RepoID, id)
+	})
+	if err != nil {
 		return store.Normalize(err)
 	}
 	for _, k := range keys {
 		_ = s.Blobs.Delete(ctx, k)
-	}
-	if err := s.evictOverLimit(ctx, c.RepoID, id); err != nil {
-		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -141,9 +141,14 @@ type Config struct {
 	// registered runners' (forgeapi runner) jobs' lease too.
 	ActionsRunner actions.RunnerConfig
 	// ActionsCacheLimit is how many bytes of Actions caches a repository
-	// keeps (0: 10 GB, the platform's); over it the least recently used
+	// keeps (0: 10 GB, the platform's) unless its enterprise's or its own
+	// cache usage policy says otherwise: the default of the enterprises'
+	// repo_cache_size_limit_in_gb. Over it the least recently used
 	// entries are evicted.
 	ActionsCacheLimit int64
+	// ActionsCacheGB is how many bytes one gigabyte of the Actions cache
+	// usage policies counts (0: 1 GiB). Tests make it small.
+	ActionsCacheGB int64
 	// Blob is the storage of migration archives (see blob.Open): empty
 	// for a directory under DataDir, file://PATH, or s3://BUCKET?...
 	Blob string
@@ -526,6 +531,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Actions.Now = cfg.Now
 	a.Actions.Lease = cfg.ActionsRunner.Lease // the registered runners' jobs' lease too
 	a.Actions.CacheLimit = cfg.ActionsCacheLimit
+	a.Actions.CacheGB = cfg.ActionsCacheGB
 	a.Actions.CheckEvents = a.Checks // check_run and check_suite of the runs' checks
 	a.ActionsScheduler = actions.NewScheduler(a.Actions, actions.SchedulerConfig{}, cfg.Logger)
 	a.Events.Subscribe(actions.PushSink{Service: a.Actions})
