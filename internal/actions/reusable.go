@@ -169,7 +169,8 @@ func workflowAt(j *Job, depth int) string {
 
 // callOutputs are the outputs of the call the jobs under need make (the
 // called workflow's on.workflow_call.outputs over its jobs' outputs; a
-// job of it that is a call itself has that call's outputs).
+// job of it that is a call itself has that call's outputs, a matrix of
+// calls the outputs of its call that completed last, as at the top).
 func callOutputs(need string, jobs []*Job) (map[string]string, error) {
 	depth := len(strings.Split(need, engine.KeySep))
 	outs := map[string]map[string]string{}
@@ -189,7 +190,8 @@ func callOutputs(need string, jobs []*Job) (map[string]string, error) {
 		if nested {
 			if !calls[callee] {
 				calls[callee] = true
-				sub, err := callOutputs(need+engine.KeySep+callee, jobs)
+				inner := need + engine.KeySep + callee
+				sub, err := callOutputs(inner, lastCall(inner, jobsUnder(inner, jobs)))
 				errs = append(errs, err)
 				for k, v := range sub {
 					outs[callee][k] = v
@@ -208,6 +210,18 @@ func callOutputs(need string, jobs []*Job) (map[string]string, error) {
 	}
 	out, err := engine.CallOutputs([]byte(content), outs)
 	return out, errors.Join(append(errs, err)...)
+}
+
+// jobsUnder are the jobs of need: need itself, or the jobs of the
+// workflow it calls.
+func jobsUnder(need string, jobs []*Job) []*Job {
+	var out []*Job
+	for _, j := range jobs {
+		if calledBy(need, j.Key) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // callSpec makes the spec of a called job run under its callers: the

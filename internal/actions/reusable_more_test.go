@@ -103,3 +103,67 @@ jobs:
 		}
 	}
 }
+
+// nestedCallsCaller calls mid.yml, whose job "build" is a matrix of
+// calls of timed.yml (the first combination's finishing last); mid.yml's
+// output is build's, and its job "inner" needs build.
+const nestedCallsCaller = `name: Nested calls
+on: push
+jobs:
+  mid:
+    uses: ./.github/workflows/mid.yml
+  after:
+    needs: mid
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "the nested calls said ${{ needs.mid.outputs.speed }}"
+`
+
+const nestedCallsMid = `on:
+  workflow_call:
+    outputs:
+      speed:
+        value: ${{ jobs.build.outputs.speed }}
+jobs:
+  build:
+    strategy:
+      matrix:
+        speed: [slow, fast]
+    uses: ./.github/workflows/timed.yml
+    with:
+      speed: ${{ matrix.speed }}
+  inner:
+    needs: build
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "the inner calls said ${{ needs.build.outputs.speed }}"
+`
+
+// TestNestedReusableWorkflowMatrixOutputsAreTheLastCalls: a matrix of
+// calls inside a called workflow gives its dependents, inside that
+// workflow and through its outputs outside it, the outputs of the call
+// that completed last (the slow one, created first), not the
+// combinations' merged (where the later-created fast one won).
+func TestNestedReusableWorkflowMatrixOutputsAreTheLastCalls(t *testing.T) {
+	t.Parallel()
+	apptest.SkipJobsUnderRace(t)
+	f := start(t)
+	f.push(t, map[string]string{".github/workflows/nested.yml": nestedCallsCaller, ".github/workflows/mid.yml": nestedCallsMid,
+		".github/workflows/timed.yml": timedWorkflow})
+	run := f.completedRun(t, "nested.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	slow, fast := jobs["mid / build (slow) / work"], jobs["mid / build (fast) / work"]
+	if run.GetConclusion() != "success" || slow == nil || fast == nil || !slow.GetCompletedAt().After(fast.GetCompletedAt().Time) {
+		names := []string{}
+		for n := range jobs {
+			names = append(names, n)
+		}
+		t.Fatalf("run %s, jobs %v", run.GetConclusion(), names)
+	}
+	if log := f.jobLog(t, jobs["mid / inner"].GetID()); !strings.Contains(log, "the inner calls said slow") {
+		t.Fatalf("inner:\n%s", log)
+	}
+	if log := f.jobLog(t, jobs["after"].GetID()); !strings.Contains(log, "the nested calls said slow") {
+		t.Fatalf("after:\n%s", log)
+	}
+}
