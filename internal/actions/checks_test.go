@@ -210,3 +210,70 @@ func ghChecks(t *testing.T, env *apptest.Env, gh *apptest.GHCLI, token string, n
 	}
 	return string(out), cmd.ProcessState.ExitCode()
 }
+
+// annotationsOf are the annotations of the job's check run, checked
+// against its output.annotations_count.
+func annotationsOf(t *testing.T, f *fixture, j *github.WorkflowJob) []*github.CheckRunAnnotation {
+	t.Helper()
+	u := j.GetCheckRunURL()
+	id, err := strconv.ParseInt(u[strings.LastIndex(u, "/")+1:], 10, 64)
+	apptest.Must(t, "check run id of "+u, err)
+	list, _, err := f.c.Checks.ListCheckRunAnnotations(apptest.Ctx(), "octo", "hello", id, nil)
+	apptest.Must(t, "annotations", err)
+	cr, _, err := f.c.Checks.GetCheckRun(apptest.Ctx(), "octo", "hello", id)
+	apptest.Must(t, "check run", err)
+	if cr.GetOutput().GetAnnotationsCount() != len(list) {
+		t.Fatalf("annotations_count %d, %d listed", cr.GetOutput().GetAnnotationsCount(), len(list))
+	}
+	return list
+}
+
+// annotationLine is an annotation as "level path:line:col-col title: message".
+func annotationLine(a *github.CheckRunAnnotation) string {
+	s := fmt.Sprintf("%s %s:%d-%d", a.GetAnnotationLevel(), a.GetPath(), a.GetStartLine(), a.GetEndLine())
+	if a.StartColumn != nil {
+		s += fmt.Sprintf(":%d-%d", a.GetStartColumn(), a.GetEndColumn())
+	}
+	return s + " " + a.GetTitle() + ": " + a.GetMessage()
+}
+
+// TestWorkflowCommandsAreCheckRunAnnotations: the ::error::, ::warning::
+// and ::notice:: workflow commands a step prints become annotations of
+// the job's check run (failure, warning, notice), with their file, lines,
+// columns and title, counted in output.annotations_count; a secret in a
+// message is masked; a job without commands has none.
+func TestWorkflowCommandsAreCheckRunAnnotations(t *testing.T) {
+	t.Parallel()
+	apptest.SkipJobsUnderRace(t)
+	f := start(t)
+	setSecretAndVariable(t, f.c, "octo", "hello")
+	f.push(t, map[string]string{".github/workflows/lint.yml": `on: push
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          echo "::error file=main.go,line=3,col=5,endColumn=9,title=Bad thing::it broke"
+          echo "::warning file=README.md,line=7,endLine=9::careful with ${{ secrets.DEPLOY_KEY }}"
+          echo "::notice::just so you know"
+          echo "plain output"
+  quiet:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo nothing to say
+`})
+	run := f.completedRun(t, "lint.yml", 1)
+	jobs := jobsByName(t, f, run.GetID(), "")
+	var got []string
+	for _, a := range annotationsOf(t, f, jobs["lint"]) {
+		got = append(got, annotationLine(a))
+	}
+	want := []string{"failure main.go:3-3:5-9 Bad thing: it broke", "warning README.md:7-9 : careful with ***",
+		"notice .github:1-1 : just so you know"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("annotations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if list := annotationsOf(t, f, jobs["quiet"]); len(list) != 0 {
+		t.Fatalf("quiet job's annotations %v", list)
+	}
+}

@@ -380,9 +380,49 @@ func (s *Service) complete(ctx context.Context, owner string, r *Run, j *Job, re
 			conclusion = Cancelled
 		}
 		done = true
-		return s.completeJob(ctx, tx, j, conclusion, "")
+		if j.CheckRunID != nil { // before check_run completed goes out
+			if err := annotate(ctx, tx, *j.CheckRunID, res.Annotations); err != nil {
+				return err
+			}
+		}
+		had := j.CheckRunID != nil
+		if err := s.completeJob(ctx, tx, j, conclusion, ""); err != nil || had || j.CheckRunID == nil {
+			return err
+		}
+		return annotate(ctx, tx, *j.CheckRunID, res.Annotations)
 	})
 	return done, err
+}
+
+// annotate adds the annotations to the check run in tx and counts them
+// in its output's annotations_count. A remote runner's are bounded as
+// the engine bounds them.
+func annotate(ctx context.Context, tx *store.Tx, checkRunID int64, list []engine.Annotation) error {
+	if len(list) > engine.MaxJobAnnotations {
+		list = list[:engine.MaxJobAnnotations]
+	}
+	for _, a := range list {
+		level := a.Level
+		if level != "failure" && level != "warning" {
+			level = "notice"
+		}
+		if a.Path == "" {
+			a.Path, a.StartLine, a.EndLine = ".github", 1, 1
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO check_annotations (check_run_id, path, start_line, end_line,
+			start_column, end_column, annotation_level, title, message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			checkRunID, a.Path, max(a.StartLine, 1), max(a.EndLine, a.StartLine, 1), a.StartColumn, a.EndColumn, level,
+			nullIfEmpty(a.Title), a.Message)
+		if err != nil {
+			return err
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE check_runs SET annotations_count = annotations_count + $1 WHERE id = $2`,
+		len(list), checkRunID)
+	return err
 }
 
 // lostMessage is the log line of a job whose runner was lost.
@@ -517,4 +557,12 @@ func (b *broadcast) notify() {
 	defer b.mu.Unlock()
 	close(b.c)
 	b.c = make(chan struct{})
+}
+
+// nullIfEmpty is s, or NULL when s is "".
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -143,7 +143,8 @@ func TestContainerJobsThroughTheServer(t *testing.T) {
 
 // TestContainerJobWithoutRuntime: on a runner where no Docker daemon
 // answers, a container: job fails at once, its log saying why, and a
-// job on an unmapped label still runs on the host.
+// job on an unmapped label still runs on the host. The message is the
+// failed job's check run annotation too.
 func TestContainerJobWithoutRuntime(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
@@ -161,6 +162,11 @@ func TestContainerJobWithoutRuntime(t *testing.T) {
 	}
 	if log := f.jobLog(t, plain.GetID()); !strings.Contains(log, "on-the-host") {
 		t.Fatalf("log:\n%s", log)
+	}
+	list := annotationsOf(t, f, boxed)
+	if len(list) != 1 || list[0].GetAnnotationLevel() != "failure" ||
+		!strings.HasPrefix(list[0].GetMessage(), "The job could not start: this job needs a container runtime") {
+		t.Fatalf("boxed job's annotations %v", list)
 	}
 }
 

@@ -403,7 +403,8 @@ func (s *Service) remoteFinish(w http.ResponseWriter, r *http.Request, rr *Remot
 	if err != nil {
 		return err
 	}
-	done, err := s.complete(ctx, claim, run, j, engine.Result{Conclusion: body.Conclusion, Outputs: body.Outputs, Steps: body.Steps})
+	done, err := s.complete(ctx, claim, run, j, engine.Result{Conclusion: body.Conclusion, Outputs: body.Outputs, Steps: body.Steps,
+		Annotations: body.Annotations})
 	if err != nil {
 		return err
 	}

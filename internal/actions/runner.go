@@ -429,6 +429,7 @@ func (x *Runner) finish(ctx context.Context, r *Run, j *Job, res engine.Result, 
 		if err := engine.AppendError(logFile, message); err != nil {
 			return err
 		}
+		res.Annotations = append(res.Annotations, engine.JobAnnotation(message))
 	}
 	if f, err := os.Open(logFile); err == nil {
 		err = x.s.saveLog(ctx, j, f)

@@ -93,6 +93,8 @@ type Result struct {
 	Conclusion string            // success, failure or cancelled
 	Outputs    map[string]string // the job's outputs
 	Steps      []Step
+	// Annotations are those of the steps' workflow commands, in order.
+	Annotations []Annotation
 }
 
 // Execute runs the job with act, on the host or in a container (see
@@ -172,6 +174,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	}
 	killMarked(marker) // what a step left running in the background
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
+	res.Annotations = rec.annotations
 	if ctx.Err() != nil {
 		for i := range res.Steps { // the step killed by the cancel
 			if res.Steps[i].Conclusion == Failure {
@@ -271,10 +274,14 @@ type recorder struct {
 	names   map[string]string // the steps' ids (act's) to their display names
 	written int64             // bytes written to the log
 	current int               // the step the lines written go to, -1 for none
+	// annotations are the workflow commands' (annotations.go), perStep
+	// their count per step and level.
+	annotations []Annotation
+	perStep     map[string]int
 }
 
 func newRecorder(s Spec) *recorder {
-	r := &recorder{spec: s, byID: map[string]int{}, names: map[string]string{}, current: -1}
+	r := &recorder{spec: s, byID: map[string]int{}, names: map[string]string{}, current: -1, perStep: map[string]int{}}
 	for _, v := range s.Secrets {
 		if v != "" {
 			r.secrets = append(r.secrets, v)
@@ -305,6 +312,7 @@ func (r *recorder) Format(e *logrus.Entry) ([]byte, error) {
 	defer r.mu.Unlock()
 	now := r.now()
 	r.follow(e, now)
+	r.annotate(e)
 	if e.Level > logrus.InfoLevel || r.spec.Log == nil {
 		return nil, nil
 	}

@@ -179,7 +179,7 @@ func (x *Runner) runJob(ctx context.Context, c client, job *runnerproto.Job) {
 	}
 	logFile := filepath.Join(dir, "job.log")
 	if message != "" {
-		res = engine.Result{Conclusion: engine.Failure}
+		res = engine.Result{Conclusion: engine.Failure, Annotations: []engine.Annotation{engine.JobAnnotation(message)}}
 		if err := engine.AppendError(logFile, message); err != nil {
 			log.Warn("write the job's log", "err", err)
 		}
@@ -187,7 +187,8 @@ func (x *Runner) runJob(ctx context.Context, c client, job *runnerproto.Job) {
 	if err := jc.uploadLog(ctx, logFile); err != nil {
 		log.Warn("upload the job's log", "err", err)
 	}
-	err = jc.post(ctx, runnerproto.FinishPath, runnerproto.Finish{Conclusion: res.Conclusion, Outputs: res.Outputs, Steps: res.Steps}, nil)
+	err = jc.post(ctx, runnerproto.FinishPath, runnerproto.Finish{Conclusion: res.Conclusion, Outputs: res.Outputs, Steps: res.Steps,
+		Annotations: res.Annotations}, nil)
 	if err != nil {
 		log.Warn("finish the job", "err", err)
 		return

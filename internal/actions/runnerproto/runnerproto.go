@@ -123,6 +123,9 @@ type Finish struct {
 	Conclusion string            `json:"conclusion"` // success, failure or cancelled
 	Outputs    map[string]string `json:"outputs"`
 	Steps      []engine.Step     `json:"steps"`
+	// Annotations are the job's check run annotations (its steps'
+	// workflow commands, or why it could not start).
+	Annotations []engine.Annotation `json:"annotations,omitempty"`
 }
 
 // JITConfig is a just-in-time runner's configuration, which
