@@ -154,7 +154,9 @@ jobs:
     needs: train
     runs-on: self-hosted
     steps:
-      - run: echo "the answer is ${{ needs.train.outputs.answer }}"
+      - run: |
+          echo "the answer is ${{ needs.train.outputs.answer }}"
+          echo "::warning file=data.txt,line=1::from afar"
   elsewhere:
     runs-on: [self-hosted, tpu]
     steps:
@@ -166,7 +168,8 @@ jobs:
 // directory) and pushes a workflow: the jobs whose labels it has run on
 // it and succeed, with their logs and outputs; the job for a label no
 // runner has stays queued; the runner shows online and busy while it
-// runs, offline once stopped, and a remove token unregisters it.
+// runs, offline once stopped, and a remove token unregisters it. A
+// workflow command's annotation comes back with the job's result.
 func TestRemoteRunnerRunsTheJobsOfItsLabels(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
@@ -230,6 +233,10 @@ func TestRemoteRunnerRunsTheJobsOfItsLabels(t *testing.T) {
 		}
 		if log := rm.jobLog(t, rm.job(t, runID, "report").GetID()); !strings.Contains(log, "the answer is 42") {
 			t.Fatalf("report's log:\n%s", log)
+		}
+		if list := annotationsOf(t, rm.fixture, rm.job(t, runID, "report")); len(list) != 1 ||
+			annotationLine(list[0]) != "warning data.txt:1-1 : from afar" {
+			t.Fatalf("report's annotations %v", list)
 		}
 	})
 	apptest.Step(t, "the job of a label no runner has stays queued", func(t *testing.T) {
