@@ -23,11 +23,6 @@ const JobLabel = "forgeapi.actions.job"
 var ErrNoContainerRuntime = errors.New("this job needs a container runtime (it has container: or services:, " +
 	"or its runs-on label is mapped to an image) and none answers on this runner")
 
-// ErrServicesOnHost is returned for a job with services: that runs on
-// the host (no container: and no runs-on label mapped to an image).
-var ErrServicesOnHost = errors.New("services: need the job to run in a container: give it a container: image, " +
-	"or map its runs-on label to an image on the runner")
-
 // ParseImages reads label-to-image mappings as act's -P takes them,
 // LABEL=IMAGE separated by commas (spaces around them ignored), into the
 // map Spec.Images takes.
@@ -66,13 +61,16 @@ func (s Spec) inContainer(job *model.Job) bool {
 	return s.jobImage(job) != "" || (c != nil && c.Image != "")
 }
 
+// needsRuntime reports whether the job needs a Docker daemon: it runs
+// in a container, or it has services.
+func (s Spec) needsRuntime(job *model.Job) bool {
+	return s.inContainer(job) || len(job.Services) > 0
+}
+
 // checkRuntime fails a job that needs containers when no Docker daemon
-// answers, and a job with services that would run on the host.
+// answers.
 func (s Spec) checkRuntime(ctx context.Context, job *model.Job) error {
-	if !s.inContainer(job) {
-		if len(job.Services) > 0 {
-			return ErrServicesOnHost
-		}
+	if !s.needsRuntime(job) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -91,11 +89,22 @@ func containerOptions(marker string) string {
 	return "--label " + JobLabel + "=" + marker + " --env " + markerEnv + "=" + marker
 }
 
-// labelServices adds the job's container options to its services'.
+// serviceOptions are the options of the job's services: the label
+// JobLabel=marker. The marker goes in their env (an --env option would
+// replace the service's env: act merges options over its own settings).
+func serviceOptions(marker string) string {
+	return "--label " + JobLabel + "=" + marker
+}
+
+// labelServices adds the job's marker to its services' options and env.
 func labelServices(job *model.Job, marker string) {
 	for _, svc := range job.Services {
 		if svc != nil {
-			svc.Options = strings.TrimSpace(svc.Options + " " + containerOptions(marker))
+			svc.Options = strings.TrimSpace(svc.Options + " " + serviceOptions(marker))
+			if svc.Env == nil {
+				svc.Env = map[string]string{}
+			}
+			svc.Env[markerEnv] = marker
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -115,8 +117,79 @@ func TestContainerWithoutRuntime(t *testing.T) {
 	}
 	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n      db: {image: postgres}\n    steps: [{run: echo hi}]\n"
 	if _, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
-		Event: "push"}); !errors.Is(err, ErrServicesOnHost) {
+		Event: "push"}); !errors.Is(err, ErrNoContainerRuntime) {
 		t.Errorf("services on the host: %v", err)
+	}
+}
+
+// TestContainerServicesBesideHostJob: a job on the host with services
+// gets them, their ports published on the host (a port alone on a free
+// one, read from job.services.ID.ports as on the platform), reached at
+// localhost; its env interpolated; no container is left when the job ends.
+func TestContainerServicesBesideHostJob(t *testing.T) {
+	img := dockertest.JobImage(t)
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n" +
+		"      web:\n        image: " + img + "\n        ports: ['8080']\n        env: {SERVICE_SECRET: '${{ secrets.S }}'}\n" +
+		"    steps:\n" +
+		"      - run: echo \"port [${{ job.services.web.ports[8080] }}] [${{ job.services.web.ports['8080'] }}] id [${{ job.services.web.id }}]\"\n" +
+		"      - run: wget -qO- http://localhost:${{ job.services.web.ports['8080'] }}/\n" +
+		"      - run: wget -qO- http://127.0.0.1:$PORT/\n        env: {PORT: '${{ job.services.web.ports[8080] }}'}\n"
+	var log bytes.Buffer
+	var running []string
+	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push", Log: &log, Secrets: map[string]string{"S": "the-secret"}, OnStep: func(s Step) {
+			if s.Number == 2 && s.Status == "in_progress" {
+				out, _ := exec.Command("docker", "ps", "-q", "--no-trunc", "--filter", "label="+JobLabel).Output()
+				for _, id := range strings.Fields(string(out)) {
+					env, _ := exec.Command("docker", "inspect", "--format", "{{json .Config.Env}}", id).Output()
+					if strings.Contains(string(env), "SERVICE_SECRET=the-secret") {
+						running = append(running, id)
+					}
+				}
+			}
+		}})
+	if err != nil || res.Conclusion != Success || strings.Count(log.String(), dockertest.ServiceText) != 2 {
+		t.Fatalf("%+v %v\n%s", res, err, log.String())
+	}
+	if len(res.Steps) < 2 || !strings.Contains(res.Steps[1].Name, "${{ job.services.web.ports[8080] }}") {
+		t.Errorf("the step's name is not the workflow's: %+v", res.Steps)
+	}
+	m := regexp.MustCompile(`port \[(\d+)\] \[(\d+)\] id \[([0-9a-f]{64})\]`).FindStringSubmatch(log.String())
+	if m == nil || m[1] != m[2] || m[1] == "8080" {
+		t.Fatalf("job.services context: %v\n%s", m, log.String())
+	}
+	if len(running) != 1 || running[0] != m[3] {
+		t.Fatalf("the service container (its env interpolated) running during the job: %v, the context's id %s", running, m[3])
+	}
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "id="+m[3]).Output()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("the service container is left: %s %v", out, err)
+	}
+}
+
+// TestContainerServicesBesideHostJobCancel: a cancelled host job's
+// services are removed.
+func TestContainerServicesBesideHostJobCancel(t *testing.T) {
+	img := dockertest.JobImage(t)
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n" +
+		"      web:\n        image: " + img + "\n        ports: ['8080']\n    steps:\n      - run: sleep 60\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen []string
+	res, err := Execute(ctx, Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push", OnStep: func(s Step) {
+			if s.Name == "Run sleep 60" && s.Status == "in_progress" {
+				out, _ := exec.Command("docker", "ps", "-q", "--filter", "label="+JobLabel, "--filter", "ancestor="+img).Output()
+				seen = strings.Fields(string(out))
+				cancel()
+			}
+		}})
+	if err != nil || res.Conclusion != Cancelled || len(seen) == 0 {
+		t.Fatalf("%+v %v, service containers during the step: %v", res, err, seen)
+	}
+	for _, id := range seen {
+		if out, _ := exec.Command("docker", "ps", "-aq", "--filter", "id="+id).Output(); len(strings.TrimSpace(string(out))) > 0 {
+			t.Errorf("service container %s left", id)
+		}
 	}
 }
 

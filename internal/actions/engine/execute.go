@@ -96,13 +96,15 @@ type Result struct {
 }
 
 // Execute runs the job with act, on the host or in a container (see
-// Spec.Images), and returns its result once it ended: when ctx is
+// Spec.Images), with its services (a host job's beside it on the host,
+// their ports published there: startHostServices), and returns its result once it ended: when ctx is
 // cancelled the step running is stopped (on the host its process group
 // and every process it started are killed; the job's containers are
 // killed) and the result is cancelled. No container the job ran
 // (labelled JobLabel) is left when Execute returns. An error means the
 // job could not start (a workflow that does not parse, a job that is not
-// in it, a job needing containers without a container runtime).
+// in it, a job needing containers without a container runtime, a host
+// job's service that does not start).
 func Execute(ctx context.Context, s Spec) (Result, error) {
 	wf, err := model.ReadWorkflow(bytes.NewReader(s.Workflow), false)
 	if err != nil {
@@ -121,6 +123,19 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	marker := cfg.Env[markerEnv]
+	if s.needsRuntime(job) {
+		defer removeContainers(marker)
+	}
+	steps := job.Steps // named as the workflow names them
+	if !s.inContainer(job) && len(job.Services) > 0 {
+		var env map[string]string
+		if wf, job, env, err = s.withHostServices(ctx, job, marker); err != nil {
+			return Result{}, err
+		}
+		for k, v := range env {
+			cfg.Env[k] = v
+		}
+	}
 	if s.inContainer(job) {
 		labelServices(job, marker)
 		// act names the job's containers after the workflow's and the
@@ -131,7 +146,6 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 			name = s.JobKey
 		}
 		job.Name = name + " " + marker
-		defer removeContainers(marker)
 	}
 	r, skip, err := s.newRunner(ctx, cfg)
 	if err != nil {
@@ -141,7 +155,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{Conclusion: Skipped, Outputs: map[string]string{}}, nil
 	}
 	rec := newRecorder(s)
-	for i, st := range job.Steps {
+	for i, st := range steps {
 		if st != nil {
 			id := st.ID
 			if id == "" {
@@ -478,4 +492,28 @@ func AppendError(logFile, message string) error {
 		err = cerr
 	}
 	return err
+}
+
+// withHostServices starts the services of a job that runs on the host
+// and returns the workflow and the job read again with the services'
+// context written into its expressions, and the variables these read
+// (withServicesContext).
+func (s *Spec) withHostServices(ctx context.Context, job *model.Job, marker string) (*model.Workflow, *model.Job, map[string]string, error) {
+	services, err := startHostServices(ctx, *s, job, marker)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	text, env := withServicesContext(s.Workflow, services)
+	wf, err := model.ReadWorkflow(bytes.NewReader(text), false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	job = wf.GetJob(s.JobKey)
+	if job == nil {
+		return nil, nil, nil, fmt.Errorf("%w: %q", ErrNoJob, s.JobKey)
+	}
+	job.Services = nil // started: act runs the job on the host
+	injectNeeds(wf, s.JobKey, s.Needs)
+	s.Workflow = text
+	return wf, job, env, nil
 }
