@@ -192,7 +192,7 @@ var servicesRE = regexp.MustCompile(`job\.services\.([A-Za-z_][A-Za-z0-9_-]*)\.(
 // the host port (a string, as on the platform), and job.services.ID.id
 // env.FORGEAPI_SERVICE_ID_ID, the container's id; it returns the
 // workflow and these variables (a service or port the job does not have
-// has none, so reads ”).
+// has none, so reads as empty).
 func withServicesContext(workflow []byte, services map[string]hostService) ([]byte, map[string]string) {
 	env := map[string]string{}
 	for id, svc := range services {
