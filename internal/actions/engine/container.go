@@ -54,6 +54,15 @@ func (s Spec) jobImage(job *model.Job) string {
 	return ""
 }
 
+// containerImage is the image the job's steps run in: its container:
+// image (its expressions evaluated), else its runs-on label's.
+func (s Spec) containerImage(job *model.Job) string {
+	if c := job.Container(); c != nil && c.Image != "" {
+		return serviceEvaluator(s)(c.Image)
+	}
+	return s.jobImage(job)
+}
+
 // inContainer reports whether the job's steps run in a container: the
 // job has container: or a runs-on label mapped to an image.
 func (s Spec) inContainer(job *model.Job) bool {

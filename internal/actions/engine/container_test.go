@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,5 +201,49 @@ func TestParseImages(t *testing.T) {
 	}
 	if _, err := ParseImages("ubuntu-latest"); err == nil {
 		t.Fatal("a mapping without an image parsed")
+	}
+}
+
+// TestContainerRootFilesInWorkdir: files a container step writes as root
+// into the bind-mounted work tree (a directory only root may enter among
+// them) are the runner's user's again when the job ends: that user (the
+// tree's owner; nobody when the test runs as root) removes the tree.
+func TestContainerRootFilesInWorkdir(t *testing.T) {
+	img := dockertest.JobImage(t)
+	work, err := os.MkdirTemp("", "forgeapi-workdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(work) })
+	owner := os.Getuid()
+	if owner == 0 { // the runner's user is another: nobody
+		owner = 65534
+		if err := os.Chmod(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(work, owner, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n" +
+		"      - run: mkdir -p out/deep && echo x > out/deep/f && echo y > top.txt && chmod 700 out out/deep && id -u && ls -ln . out\n"
+	var log bytes.Buffer
+	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: work, Scratch: t.TempDir(),
+		Event: "push", Log: &log, Images: map[string]string{"ubuntu-latest": img}})
+	if err != nil || res.Conclusion != Success {
+		t.Fatalf("%+v %v\n%s", res, err, log.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "out", "deep", "f")); err != nil {
+		t.Fatalf("the step's file: %v\n%s", err, log.String())
+	}
+	rm := exec.Command("rm", "-rf", work)
+	if owner != os.Getuid() {
+		rm.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(owner), Gid: uint32(owner)}}
+	}
+	if out, err := rm.CombinedOutput(); err != nil {
+		t.Fatalf("the runner's user cannot remove the work tree: %v\n%s\n%s", err, out, log.String())
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Fatalf("the work tree is left: %v", err)
 	}
 }

@@ -185,6 +185,9 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		runErr = <-done
 	}
 	killMarked(marker) // what a step left running in the background
+	if s.inContainer(job) {
+		_ = giveBackWorkdir(s.Workdir, s.containerImage(job), marker) // best effort: see giveBackWorkdir
+	}
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
 	if ctx.Err() != nil {
 		for i := range res.Steps { // the step killed by the cancel
