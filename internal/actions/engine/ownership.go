@@ -69,7 +69,7 @@ func giveBackWorkdir(workdir, image, marker string) error {
 	defer cli.Close()
 	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &mount.Config{Image: image, User: "0:0", Entrypoint: []string{"chown"},
-			Cmd: []string{"-R", fmt.Sprintf("%d:%d", uid, gid), "/forgeapi-workdir"},
+			Cmd:    []string{"-R", fmt.Sprintf("%d:%d", uid, gid), "/forgeapi-workdir"},
 			Labels: map[string]string{JobLabel: marker}, Env: []string{markerEnv + "=" + marker}},
 		HostConfig: &mount.HostConfig{Binds: []string{workdir + ":/forgeapi-workdir"}, NetworkMode: "none"},
 	})
