@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	mount "github.com/moby/moby/api/types/container"
+	dockercontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/nektos/act/pkg/container"
 )
@@ -68,10 +68,10 @@ func giveBackWorkdir(workdir, image, marker string) error {
 	}
 	defer cli.Close()
 	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: &mount.Config{Image: image, User: "0:0", Entrypoint: []string{"chown"},
+		Config: &dockercontainer.Config{Image: image, User: "0:0", Entrypoint: []string{"chown"},
 			Cmd:    []string{"-R", fmt.Sprintf("%d:%d", uid, gid), "/forgeapi-workdir"},
 			Labels: map[string]string{JobLabel: marker}, Env: []string{markerEnv + "=" + marker}},
-		HostConfig: &mount.HostConfig{Binds: []string{workdir + ":/forgeapi-workdir"}, NetworkMode: "none"},
+		HostConfig: &dockercontainer.HostConfig{Binds: []string{workdir + ":/forgeapi-workdir"}, NetworkMode: "none"},
 	})
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func giveBackWorkdir(workdir, image, marker string) error {
 	if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		return err
 	}
-	wait := cli.ContainerWait(ctx, created.ID, client.ContainerWaitOptions{Condition: mount.WaitConditionNotRunning})
+	wait := cli.ContainerWait(ctx, created.ID, client.ContainerWaitOptions{Condition: dockercontainer.WaitConditionNotRunning})
 	select {
 	case res := <-wait.Result:
 		if res.StatusCode != 0 {
