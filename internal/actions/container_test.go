@@ -1,10 +1,13 @@
 package actions_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,4 +186,65 @@ func slowRun(t *testing.T, f *fixture, file string) *github.WorkflowRun {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestContainerKilledRunnerLeavesNothing kills (-9) a `forgeapi runner
+// run` process (the real binary) in the middle of a container job with a
+// service: its containers and the job's network outlive it; the same
+// runner started again removes them.
+func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
+	skipUnderRace(t)
+	img := dockertest.JobImage(t)
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "forgeapi")
+	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	rm := startRemote(t, "killed-boxes", "boxed")
+	start := func() (kill func()) {
+		cmd := exec.Command(bin, "runner", "run", "--config", rm.cfgPath, "--work", t.TempDir(), "--images", "boxed="+img)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the runner and the steps it started: the machine's death
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		apptest.Must(t, "start the runner", cmd.Start())
+		killed := false
+		kill = func() {
+			if !killed {
+				killed = true
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Wait()
+				t.Logf("runner output:\n%s", out.String())
+			}
+		}
+		t.Cleanup(kill)
+		return kill
+	}
+	kill := start()
+	rm.push(t, map[string]string{".github/workflows/k.yml": "name: ContainersKilled\non: push\njobs:\n  slow:\n" +
+		"    runs-on: [self-hosted, boxed]\n    services:\n      web:\n        image: " + img + "\n    steps:\n      - run: sleep 600\n"})
+	networks := func() []string {
+		out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name=act-ContainersKilled").Output()
+		apptest.Must(t, "docker network ls", err)
+		return strings.Fields(string(out))
+	}
+	testwait.For(t, "the job's container and its service running", func() error {
+		if n := len(dockertest.Running(t, engine.JobLabel, "ContainersKilled")); n < 2 {
+			return fmt.Errorf("%d containers running", n)
+		}
+		return nil
+	})
+	kill()
+	if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersKilled"); len(left) < 2 || len(networks()) != 1 {
+		t.Fatalf("the kill left %d containers and networks %v: the test does not test", len(left), networks())
+	}
+	start()
+	testwait.For(t, "the restarted runner removing the killed one's containers and network", func() error {
+		if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersKilled"); len(left) > 0 {
+			return fmt.Errorf("containers left: %v", left)
+		}
+		if n := networks(); len(n) > 0 {
+			return fmt.Errorf("networks left: %v", n)
+		}
+		return nil
+	})
 }

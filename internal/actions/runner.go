@@ -85,6 +85,12 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	return x
 }
 
+// identity is the built-in runner's engine.Spec.Runner: its name and
+// the server's address.
+func (x *Runner) identity() string {
+	return "builtin " + x.cfg.Name + " " + x.s.BaseURL
+}
+
 // wake wakes every slot's loop.
 func (x *Runner) wake() {
 	for _, w := range x.wakes {
@@ -96,6 +102,9 @@ func (x *Runner) wake() {
 // loop claiming and running one job at a time, so that a long job does
 // not hold back the jobs queued while it runs.
 func (x *Runner) Run(ctx context.Context) {
+	if n, err := engine.RemoveLeftovers(ctx, x.identity()); n > 0 || (err != nil && len(x.cfg.Images) > 0) {
+		x.logger.Info("removed the containers of jobs a killed server process left", "containers", n, "err", err)
+	}
 	var wg sync.WaitGroup
 	for i, w := range x.wakes {
 		wg.Add(1)
@@ -264,6 +273,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	spec.Images = x.cfg.Images
+	spec.Runner = x.identity()
 	res, err := engine.Execute(leased, spec)
 	if err := x.s.revokeJobTokens(ctx, j.ID); err != nil { // the tokens end with the job, before the job is seen completed
 		x.logger.Warn("revoke an Actions job's tokens", "job_id", j.ID, "err", err)

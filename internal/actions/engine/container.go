@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -90,26 +91,52 @@ func (s Spec) checkRuntime(ctx context.Context, job *model.Job) error {
 	return nil
 }
 
-// containerOptions are the options of the job's containers: the label
-// JobLabel=marker, and the marker in their environment, so that a cancel
+// containerOptions are the options of the job's containers: its labels
+// (jobLabels), and the marker in their environment, so that a cancel
 // kills their processes from the host at once (killMarked) when the
 // server may (as root), before Docker is asked (killContainers).
-func containerOptions(marker string) string {
-	return "--label " + JobLabel + "=" + marker + " --env " + markerEnv + "=" + marker
+func (s Spec) containerOptions(marker string) string {
+	return s.serviceOptions(marker) + " --env " + markerEnv + "=" + marker
 }
 
-// serviceOptions are the options of the job's services: the label
-// JobLabel=marker. The marker goes in their env (an --env option would
-// replace the service's env: act merges options over its own settings).
-func serviceOptions(marker string) string {
-	return "--label " + JobLabel + "=" + marker
+// serviceOptions are the options of the job's services: its labels. The
+// marker goes in their env (an --env option would replace the service's
+// env: act merges options over its own settings).
+func (s Spec) serviceOptions(marker string) string {
+	labels := s.jobLabels(marker)
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("--label " + k + "=" + labels[k])
+	}
+	return b.String()
 }
 
-// labelServices adds the job's marker to its services' options and env.
-func labelServices(job *model.Job, marker string) {
+// jobLabels are the labels of every container the job runs: JobLabel
+// with its marker and, when the job has a Runner, RunnerLabel and
+// ProcessLabel (RemoveLeftovers reads them).
+func (s Spec) jobLabels(marker string) map[string]string {
+	labels := map[string]string{JobLabel: marker}
+	if s.Runner != "" {
+		labels[RunnerLabel] = runnerID(s.Runner)
+		labels[ProcessLabel] = thisProcess()
+	}
+	return labels
+}
+
+// labelServices adds the job's labels to its services' options and its
+// marker to their env.
+func (s Spec) labelServices(job *model.Job, marker string) {
 	for _, svc := range job.Services {
 		if svc != nil {
-			svc.Options = strings.TrimSpace(svc.Options + " " + serviceOptions(marker))
+			svc.Options = strings.TrimSpace(svc.Options + " " + s.serviceOptions(marker))
 			if svc.Env == nil {
 				svc.Env = map[string]string{}
 			}
@@ -151,18 +178,30 @@ func killContainers(marker string) {
 func removeContainers(marker string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	_, _ = removeWhere(ctx, JobLabel+"="+marker, nil)
+}
+
+// removeWhere force-removes the containers (running or not) carrying the
+// label (KEY=VALUE) for which keep, when given, is false, then the named
+// volumes they mounted and the networks they were on that are not
+// Docker's own and no other container uses; it returns how many
+// containers it removed.
+func removeWhere(ctx context.Context, label string, keep func(labels map[string]string) bool) (int, error) {
 	cli, err := container.GetDockerClient(ctx)
 	if err != nil {
-		return
+		return 0, err
 	}
 	defer cli.Close()
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", JobLabel+"="+marker)})
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
 	if err != nil {
-		return
+		return 0, err
 	}
 	volumes, networks := map[string]bool{}, map[string]bool{}
+	removed := 0
 	for _, c := range list.Items {
+		if keep != nil && keep(c.Labels) {
+			continue
+		}
 		for _, m := range c.Mounts {
 			if m.Type == "volume" && m.Name != "" {
 				volumes[m.Name] = true
@@ -175,12 +214,15 @@ func removeContainers(marker string) {
 				}
 			}
 		}
-		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err == nil {
+			removed++
+		}
 	}
 	for v := range volumes {
 		_, _ = cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{Force: true})
 	}
 	for n := range networks {
-		_, _ = cli.NetworkRemove(ctx, n, client.NetworkRemoveOptions{})
+		_, _ = cli.NetworkRemove(ctx, n, client.NetworkRemoveOptions{}) // refused while another container is on it
 	}
+	return removed, nil
 }

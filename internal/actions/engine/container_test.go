@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,5 +246,36 @@ func TestContainerRootFilesInWorkdir(t *testing.T) {
 	}
 	if _, err := os.Stat(work); !os.IsNotExist(err) {
 		t.Fatalf("the work tree is left: %v", err)
+	}
+}
+
+// TestContainerRemoveLeftovers: RemoveLeftovers removes the runner's
+// containers whose process is gone, and keeps those of a live process
+// and of other runners.
+func TestContainerRemoveLeftovers(t *testing.T) {
+	img := dockertest.JobImage(t)
+	host, _ := os.Hostname()
+	run := func(runner, process string) string {
+		out, err := exec.Command("docker", "run", "-d", "--label", JobLabel+"=leftovers-test", "--label", RunnerLabel+"="+runnerID(runner),
+			"--label", ProcessLabel+"="+process, img).Output()
+		if err != nil {
+			t.Fatalf("docker run: %v", err)
+		}
+		id := strings.TrimSpace(string(out))
+		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+		return id
+	}
+	gone := run("r1", host+"/"+fmt.Sprint(os.Getpid())+"/1") // this pid, another start: a reused pid
+	live := run("r1", thisProcess())
+	other := run("r2", host+"/999999/1")
+	n, err := RemoveLeftovers(context.Background(), "r1")
+	if err != nil || n != 1 {
+		t.Fatalf("removed %d: %v", n, err)
+	}
+	for id, want := range map[string]bool{gone: false, live: true, other: true} {
+		err := exec.Command("docker", "inspect", id).Run()
+		if (err == nil) != want {
+			t.Errorf("container %s there: %v, want %v", id[:12], err == nil, want)
+		}
 	}
 }

@@ -69,6 +69,12 @@ type Spec struct {
 	// its labels. Both need a Docker daemon (DOCKER_HOST, or the default
 	// socket): without one Execute returns ErrNoContainerRuntime.
 	Images map[string]string
+	// Runner, when set, names the runner running the job (any string
+	// that stays the same across the runner's restarts): the job's
+	// containers are labelled with it and with this process, so that
+	// RemoveLeftovers, when the runner starts again, removes the
+	// containers of its jobs that a killed process left.
+	Runner string
 	// OnStep, when set, is told of every step's start and end (from the
 	// goroutine running the job).
 	OnStep func(Step)
@@ -137,7 +143,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	if s.inContainer(job) {
-		labelServices(job, marker)
+		s.labelServices(job, marker)
 		// act names the job's containers after the workflow's and the
 		// job's names: the marker makes them the job's own, so that two
 		// runs of the job at once do not remove each other's.
@@ -186,7 +192,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 	}
 	killMarked(marker) // what a step left running in the background
 	if s.inContainer(job) {
-		_ = giveBackWorkdir(s.Workdir, s.containerImage(job), marker) // best effort: see giveBackWorkdir
+		_ = giveBackWorkdir(s.Workdir, s.containerImage(job), marker, s.jobLabels(marker)) // best effort: see giveBackWorkdir
 	}
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
 	if ctx.Err() != nil {
@@ -271,7 +277,7 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		// services), where the server's URLs work; every container is
 		// labelled with the job's marker and has it in its environment
 		// (killMarked kills its processes from the host).
-		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: containerOptions(marker),
+		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: s.containerOptions(marker),
 	}, nil
 }
 

@@ -55,7 +55,7 @@ func foreignOwned(dir string) (uid, gid int, found bool) {
 // binds it, so the steps see and leave the checked-out files in place,
 // and gives it back after. It is a no-op when nothing is foreign, and
 // best effort: an image without chown leaves the files as they are.
-func giveBackWorkdir(workdir, image, marker string) error {
+func giveBackWorkdir(workdir, image, marker string, labels map[string]string) error {
 	uid, gid, found := foreignOwned(workdir)
 	if !found || image == "" {
 		return nil
@@ -70,7 +70,7 @@ func giveBackWorkdir(workdir, image, marker string) error {
 	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &dockercontainer.Config{Image: image, User: "0:0", Entrypoint: []string{"chown"},
 			Cmd:    []string{"-R", fmt.Sprintf("%d:%d", uid, gid), "/forgeapi-workdir"},
-			Labels: map[string]string{JobLabel: marker}, Env: []string{markerEnv + "=" + marker}},
+			Labels: labels, Env: []string{markerEnv + "=" + marker}},
 		HostConfig: &dockercontainer.HostConfig{Binds: []string{workdir + ":/forgeapi-workdir"}, NetworkMode: "none"},
 	})
 	if err != nil {

@@ -75,7 +75,7 @@ func startHostServices(ctx context.Context, s Spec, job *model.Job, marker strin
 		c := container.NewContainer(&container.NewContainerInput{
 			Name: serviceName(marker, id), Image: image, Env: env, Binds: binds, Username: user, Password: pass,
 			NetworkMode: "bridge", ExposedPorts: exposed, PortBindings: bindings, Stdout: io.Discard, Stderr: io.Discard,
-			Options: strings.TrimSpace(eval(spec.Options) + " " + serviceOptions(marker)),
+			Options: strings.TrimSpace(eval(spec.Options) + " " + s.serviceOptions(marker)),
 		})
 		if err := common.NewPipelineExecutor(c.Pull(false), c.Create(nil, nil), c.Start(false))(ctx); err != nil {
 			return out, fmt.Errorf("service %s: %w", id, err)
