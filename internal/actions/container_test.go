@@ -248,3 +248,70 @@ func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
 		return nil
 	})
 }
+
+// servicesNetworkWorkflow has a job in a container with a service: act
+// puts the job on the services' network, where the server's loopback
+// address is the container's own; the job reaches the service by its id,
+// the API ($GITHUB_API_URL, GITHUB_TOKEN) and the results service (an
+// artifact uploaded with the official client) through the engine's relay.
+const servicesNetworkWorkflow = `name: ContainersNet
+on: push
+jobs:
+  net:
+    runs-on: ubuntu-latest
+    container:
+      image: IMAGE
+      volumes: [NODE:NODE, MODULES:MODULES]
+    services:
+      web:
+        image: IMAGE
+    steps:
+      - run: for i in 1 2 3 4 5 6 7 8 9 10; do wget -qO- http://web:8080/ && break; sleep 0.5; done
+      - run: |
+          echo "api [$GITHUB_API_URL]"
+          wget -qO- --header "Authorization: token ${{ secrets.GITHUB_TOKEN }}" "$GITHUB_API_URL/repos/octo/hello" | grep -o '"full_name": *"[^"]*"'
+      - run: |
+          mkdir -p out && echo hello > out/a.txt
+          export GITHUB_SERVER_URL=http://forgeapi.localhost
+          node NODE/actions-runtime.mjs upload from-services-net out
+`
+
+// TestContainerJobOnServicesNetworkReachesTheServer: a container job
+// with services, on their network, reaches the service by name and the
+// server (API call with GITHUB_TOKEN, artifact upload) listening on a
+// loopback address.
+func TestContainerJobOnServicesNetworkReachesTheServer(t *testing.T) {
+	skipUnderRace(t)
+	img := dockertest.JobImage(t)
+	node := apptest.NodeModules(t, "@actions/artifact")
+	modules, err := filepath.EvalSymlinks(filepath.Join(node, "node_modules"))
+	apptest.Must(t, "node_modules", err)
+	f := start(t, func(c *app.Config) { c.ActionsRunner.Images = map[string]string{"ubuntu-latest": img} })
+	wf := strings.NewReplacer("IMAGE", img, "MODULES", modules, "NODE", node).Replace(servicesNetworkWorkflow)
+	f.push(t, map[string]string{".github/workflows/n.yml": wf})
+	run := slowRun(t, f, "n.yml")
+	job := jobsByName(t, f, run.GetID(), "")["net"]
+	if job == nil {
+		t.Fatalf("run %s: no job", run.GetConclusion())
+	}
+	log := f.jobLog(t, job.GetID())
+	if run.GetConclusion() != "success" {
+		t.Fatalf("run %s; log:\n%s", run.GetConclusion(), log)
+	}
+	for _, want := range []string{dockertest.ServiceText, `"full_name":"octo/hello"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "api [http://127.0.0.1") || !strings.Contains(log, "/api/v3]") {
+		t.Errorf("GITHUB_API_URL is not the relay's:\n%s", log)
+	}
+	list, _, err := f.c.Actions.ListWorkflowRunArtifacts(apptest.Ctx(), "octo", "hello", run.GetID(), nil)
+	apptest.Must(t, "list artifacts", err)
+	if list.GetTotalCount() != 1 || list.Artifacts[0].GetName() != "from-services-net" || list.Artifacts[0].GetSizeInBytes() == 0 {
+		t.Fatalf("artifacts %+v", list)
+	}
+	if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersNet"); len(left) > 0 {
+		t.Fatalf("containers left: %v", left)
+	}
+}

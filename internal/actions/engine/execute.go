@@ -142,6 +142,13 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 			cfg.Env[k] = v
 		}
 	}
+	if s.inContainer(job) && len(job.Services) > 0 { // on the services' network: the server through a relay
+		rel, err := relayLoopback(ctx, cfg.Env)
+		if err != nil {
+			return Result{}, fmt.Errorf("relay the server to the job's network: %w", err)
+		}
+		defer rel.close()
+	}
 	if s.inContainer(job) {
 		s.labelServices(job, marker)
 		// act names the job's containers after the workflow's and the
