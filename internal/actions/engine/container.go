@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/nektos/act/pkg/container"
 	"github.com/nektos/act/pkg/model"
+	"gopkg.in/yaml.v3"
 )
 
 // JobLabel is the label of every container (job and services) a job
@@ -129,6 +130,33 @@ func (s Spec) jobLabels(marker string) map[string]string {
 		labels[ProcessLabel] = thisProcess()
 	}
 	return labels
+}
+
+// labelContainer adds the job's container options to its container:'s
+// (act gives a job with container: that key's options alone, not the
+// runner's): without them its container would be neither killed by a
+// cancel nor removed after a failure.
+func (s Spec) labelContainer(job *model.Job, marker string) {
+	n := &job.RawContainer
+	switch n.Kind {
+	case yaml.ScalarNode: // container: IMAGE
+		image := *n
+		*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: "image"}, &image}}
+	case yaml.MappingNode:
+	default:
+		return
+	}
+	opts := s.containerOptions(marker)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "options" {
+			v := n.Content[i+1]
+			v.Kind, v.Tag, v.Value = yaml.ScalarNode, "!!str", strings.TrimSpace(v.Value+" "+opts)
+			return
+		}
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "options"},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: opts})
 }
 
 // labelServices adds the job's labels to its services' options and its

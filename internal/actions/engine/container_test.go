@@ -177,10 +177,11 @@ func TestContainerServicesBesideHostJobCancel(t *testing.T) {
 		"      web:\n        image: " + img + "\n        ports: ['8080']\n    steps:\n      - run: sleep 60\n"
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []string
+	runner := "cancel-test-" + fmt.Sprint(time.Now().UnixNano()) // this test's containers alone (tests of other packages run beside)
 	res, err := Execute(ctx, Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
-		Event: "push", OnStep: func(s Step) {
+		Event: "push", Runner: runner, OnStep: func(s Step) {
 			if s.Name == "Run sleep 60" && s.Status == "in_progress" {
-				out, _ := exec.Command("docker", "ps", "-q", "--filter", "label="+JobLabel, "--filter", "ancestor="+img).Output()
+				out, _ := exec.Command("docker", "ps", "-q", "--filter", "label="+RunnerLabel+"="+runnerID(runner)).Output()
 				seen = strings.Fields(string(out))
 				cancel()
 			}
@@ -277,5 +278,28 @@ func TestContainerRemoveLeftovers(t *testing.T) {
 		if (err == nil) != want {
 			t.Errorf("container %s there: %v, want %v", id[:12], err == nil, want)
 		}
+	}
+}
+
+// TestContainerFailedJobLeavesNothing: a container: job (act gives it
+// its own options alone) with a service whose step fails leaves no
+// container and no network (act leaves its job container running then).
+func TestContainerFailedJobLeavesNothing(t *testing.T) {
+	img := dockertest.JobImage(t)
+	wf := "name: EngineContainerFails\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    container:\n      image: " + img +
+		"\n      options: --hostname boxed\n    services:\n      web:\n        image: " + img + "\n    steps:\n      - run: hostname; exit 3\n"
+	var log bytes.Buffer
+	res, err := Execute(context.Background(), Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
+		Event: "push", Log: &log})
+	if err != nil || res.Conclusion != Failure || !strings.Contains(log.String(), "Z boxed\n") {
+		t.Fatalf("%+v %v\n%s", res, err, log.String())
+	}
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "name=act-EngineContainerFails").Output()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("containers left: %q %v", out, err)
+	}
+	out, err = exec.Command("docker", "network", "ls", "-q", "--filter", "name=act-EngineContainerFails").Output()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("networks left: %q %v", out, err)
 	}
 }

@@ -150,6 +150,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		defer rel.close()
 	}
 	if s.inContainer(job) {
+		s.labelContainer(job, marker)
 		s.labelServices(job, marker)
 		// act names the job's containers after the workflow's and the
 		// job's names: the marker makes them the job's own, so that two
