@@ -129,9 +129,7 @@ func TestContainerWithoutRuntime(t *testing.T) {
 // one, read from job.services.ID.ports as on the platform), reached at
 // localhost; its env interpolated; no container is left when the job ends.
 func TestContainerServicesBesideHostJob(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer in host jobs (see race_on_test.go)")
-	}
+	skipUnderRace(t)
 	img := dockertest.JobImage(t)
 	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n" +
 		"      web:\n        image: " + img + "\n        ports: ['8080']\n        env: {SERVICE_SECRET: '${{ secrets.S }}'}\n" +
@@ -175,9 +173,7 @@ func TestContainerServicesBesideHostJob(t *testing.T) {
 // TestContainerServicesBesideHostJobCancel: a cancelled host job's
 // services are removed.
 func TestContainerServicesBesideHostJobCancel(t *testing.T) {
-	if raceDetector {
-		t.Skip("act races on its pty writer in host jobs (see race_on_test.go)")
-	}
+	skipUnderRace(t)
 	img := dockertest.JobImage(t)
 	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: self-hosted\n    services:\n" +
 		"      web:\n        image: " + img + "\n        ports: ['8080']\n    steps:\n      - run: sleep 60\n"
