@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/actions"
 	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/actions/engine/dockertest"
 	"forgeapi/internal/app"
@@ -313,5 +315,36 @@ func TestContainerJobOnServicesNetworkReachesTheServer(t *testing.T) {
 	}
 	if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersNet"); len(left) > 0 {
 		t.Fatalf("containers left: %v", left)
+	}
+}
+
+// TestContainerBuiltinRunnerRemovesLeftovers: the built-in runner, when
+// the server starts, removes the containers of its jobs that a killed
+// server process left (labelled with its name and a process that is
+// gone), and keeps another runner's.
+func TestContainerBuiltinRunnerRemovesLeftovers(t *testing.T) {
+	img := dockertest.JobImage(t)
+	name := fmt.Sprintf("sweeper-%d", time.Now().UnixNano())
+	host, _ := os.Hostname()
+	leave := func(runner string) string {
+		out, err := exec.Command("docker", "run", "-d", "--label", engine.JobLabel+"=builtin-leftover",
+			"--label", engine.RunnerLabel+"="+engine.RunnerLabelValue(runner),
+			"--label", engine.ProcessLabel+"="+host+"/999999999/1", img).Output()
+		apptest.Must(t, "docker run", err)
+		id := strings.TrimSpace(string(out))
+		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+		return id
+	}
+	ours, theirs := leave(actions.BuiltinIdentity(name)), leave("another runner")
+	start(t, func(c *app.Config) { c.ActionsRunner.Name = name })
+	there := func(id string) bool { return exec.Command("docker", "inspect", id).Run() == nil }
+	testwait.For(t, "the built-in runner removing its killed process's container", func() error {
+		if there(ours) {
+			return fmt.Errorf("container %s there", ours[:12])
+		}
+		return nil
+	})
+	if !there(theirs) {
+		t.Fatal("another runner's container was removed")
 	}
 }

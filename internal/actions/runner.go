@@ -85,11 +85,14 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	return x
 }
 
-// identity is the built-in runner's engine.Spec.Runner: its name and
-// the server's address.
-func (x *Runner) identity() string {
-	return "builtin " + x.cfg.Name + " " + x.s.BaseURL
+// BuiltinIdentity is the engine.Spec.Runner of the built-in runner of
+// that name: the same for every server on the machine (the containers of
+// the processes still running are kept: engine.RemoveLeftovers).
+func BuiltinIdentity(name string) string {
+	return "builtin " + name
 }
+
+func (x *Runner) identity() string { return BuiltinIdentity(x.cfg.Name) }
 
 // wake wakes every slot's loop.
 func (x *Runner) wake() {

@@ -126,7 +126,7 @@ func (s Spec) serviceOptions(marker string) string {
 func (s Spec) jobLabels(marker string) map[string]string {
 	labels := map[string]string{JobLabel: marker}
 	if s.Runner != "" {
-		labels[RunnerLabel] = runnerID(s.Runner)
+		labels[RunnerLabel] = RunnerLabelValue(s.Runner)
 		labels[ProcessLabel] = thisProcess()
 	}
 	return labels

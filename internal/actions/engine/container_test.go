@@ -183,7 +183,7 @@ func TestContainerServicesBesideHostJobCancel(t *testing.T) {
 	res, err := Execute(ctx, Spec{Workflow: []byte(wf), JobKey: "j", Workdir: t.TempDir(), Scratch: t.TempDir(),
 		Event: "push", Runner: runner, OnStep: func(s Step) {
 			if s.Name == "Run sleep 60" && s.Status == "in_progress" {
-				out, _ := exec.Command("docker", "ps", "-q", "--filter", "label="+RunnerLabel+"="+runnerID(runner)).Output()
+				out, _ := exec.Command("docker", "ps", "-q", "--filter", "label="+RunnerLabel+"="+RunnerLabelValue(runner)).Output()
 				seen = strings.Fields(string(out))
 				cancel()
 			}
@@ -259,7 +259,7 @@ func TestContainerRemoveLeftovers(t *testing.T) {
 	img := dockertest.JobImage(t)
 	host, _ := os.Hostname()
 	run := func(runner, process string) string {
-		out, err := exec.Command("docker", "run", "-d", "--label", JobLabel+"=leftovers-test", "--label", RunnerLabel+"="+runnerID(runner),
+		out, err := exec.Command("docker", "run", "-d", "--label", JobLabel+"=leftovers-test", "--label", RunnerLabel+"="+RunnerLabelValue(runner),
 			"--label", ProcessLabel+"="+process, img).Output()
 		if err != nil {
 			t.Fatalf("docker run: %v", err)

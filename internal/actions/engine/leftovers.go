@@ -20,8 +20,9 @@ const (
 	ProcessLabel = "forgeapi.actions.process"
 )
 
-// runnerID is the RunnerLabel value of a runner's name.
-func runnerID(runner string) string {
+// RunnerLabelValue is the RunnerLabel value of a runner's name
+// (Spec.Runner).
+func RunnerLabelValue(runner string) string {
 	sum := sha256.Sum256([]byte(runner))
 	return hex.EncodeToString(sum[:12])
 }
@@ -78,7 +79,7 @@ func processGone(label string) bool {
 func RemoveLeftovers(ctx context.Context, runner string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return removeWhere(ctx, RunnerLabel+"="+runnerID(runner), func(labels map[string]string) bool {
+	return removeWhere(ctx, RunnerLabel+"="+RunnerLabelValue(runner), func(labels map[string]string) bool {
 		return !processGone(labels[ProcessLabel])
 	})
 }
