@@ -92,12 +92,15 @@ func (s Spec) checkRuntime(ctx context.Context, job *model.Job) error {
 	return nil
 }
 
-// containerOptions are the options of the job's containers: its labels
-// (jobLabels), and the marker in their environment, so that a cancel
-// kills their processes from the host at once (killMarked) when the
-// server may (as root), before Docker is asked (killContainers).
+// containerOptions are the options of the job's container: its labels
+// (jobLabels). The marker is not among them (an --env option would
+// replace act's own environment of the container: RUNNER_OS,
+// RUNNER_TEMP, LANG, ...): the steps' processes have it from the job's
+// env, so that a cancel kills them from the host at once (killMarked)
+// when the server may (as root), before Docker is asked
+// (killContainers).
 func (s Spec) containerOptions(marker string) string {
-	return s.serviceOptions(marker) + " --env " + markerEnv + "=" + marker
+	return s.serviceOptions(marker)
 }
 
 // serviceOptions are the options of the job's services: its labels. The

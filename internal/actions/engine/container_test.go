@@ -42,10 +42,11 @@ func runInContainer(t *testing.T, ctx context.Context, wf string, onStep func(St
 func TestContainerRunsOnMappedImage(t *testing.T) {
 	wf := "name: EngineContainerTest\non: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n" +
 		"      - run: cat /etc/os-release " + dockertest.Marker + "\n" +
-		"      - run: echo \"workspace [$GITHUB_WORKSPACE] $(cat marker.txt)\"\n"
+		"      - run: echo \"workspace [$GITHUB_WORKSPACE] $(cat marker.txt)\"\n" +
+		"      - run: echo \"runner [$RUNNER_OS] [$RUNNER_TEMP] [$LANG]\"\n"
 	res, log := runInContainer(t, context.Background(), wf, nil)
 	if res.Conclusion != Success || !strings.Contains(log, "ID=forgeapi-test") || !strings.Contains(log, dockertest.MarkerText) ||
-		!strings.Contains(log, "] from-the-workdir") {
+		!strings.Contains(log, "] from-the-workdir") || !strings.Contains(log, "runner [Linux] [/tmp] [C.UTF-8]") {
 		t.Fatalf("%+v\n%s", res, log)
 	}
 	t.Log(log)
