@@ -268,6 +268,7 @@ func (s *Service) jobSpec(ctx context.Context, r *Run, j *Job) (engine.Spec, err
 	spec := engine.Spec{Workflow: []byte(r.WorkflowFile), JobKey: j.Key, Matrix: j.Matrix,
 		Event: r.Event, EventPayload: r.EventPayload, Inputs: r.Inputs,
 		Env: map[string]string{"GITHUB_REPOSITORY": repo.FullName(), "GITHUB_SERVER_URL": s.BaseURL,
+			"GITHUB_API_URL": trimSlash(s.BaseURL) + "/api/v3", "GITHUB_GRAPHQL_URL": trimSlash(s.BaseURL) + "/api/graphql",
 			"GITHUB_RUN_ID": itoa(r.ID), "GITHUB_RUN_NUMBER": itoa(r.RunNumber), "GITHUB_RUN_ATTEMPT": itoa(int64(r.RunAttempt))}}
 	callSpec(&spec, r, j, needs) // the job's needs, or a called job's and its caller's
 	if actor, err := actorOf(ctx, s.DB, r.TriggeringActorID); err == nil && actor != nil {

@@ -1,15 +1,20 @@
 package actions_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v92/github"
 
+	"forgeapi/internal/actions"
 	"forgeapi/internal/actions/engine"
 	"forgeapi/internal/actions/engine/dockertest"
 	"forgeapi/internal/app"
@@ -188,5 +193,164 @@ func slowRun(t *testing.T, f *fixture, file string) *github.WorkflowRun {
 			t.Fatalf("the run of %s did not complete in 5 minutes", file)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestContainerKilledRunnerLeavesNothing kills (-9) a `forgeapi runner
+// run` process (the real binary) in the middle of a container job with a
+// service: its containers and the job's network outlive it; the same
+// runner started again removes them.
+func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
+	skipUnderRace(t)
+	img := dockertest.JobImage(t)
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "forgeapi")
+	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	rm := startRemote(t, "killed-boxes", "boxed")
+	start := func() (kill func()) {
+		cmd := exec.Command(bin, "runner", "run", "--config", rm.cfgPath, "--work", t.TempDir(), "--images", "boxed="+img)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the runner and the steps it started: the machine's death
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		apptest.Must(t, "start the runner", cmd.Start())
+		killed := false
+		kill = func() {
+			if !killed {
+				killed = true
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Wait()
+				t.Logf("runner output:\n%s", out.String())
+			}
+		}
+		t.Cleanup(kill)
+		return kill
+	}
+	kill := start()
+	rm.push(t, map[string]string{".github/workflows/k.yml": "name: ContainersKilled\non: push\njobs:\n  slow:\n" +
+		"    runs-on: [self-hosted, boxed]\n    services:\n      web:\n        image: " + img + "\n    steps:\n      - run: sleep 600\n"})
+	networks := func() []string {
+		out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name=act-ContainersKilled").Output()
+		apptest.Must(t, "docker network ls", err)
+		return strings.Fields(string(out))
+	}
+	testwait.For(t, "the job's container and its service running", func() error {
+		if n := len(dockertest.Running(t, engine.JobLabel, "ContainersKilled")); n < 2 {
+			return fmt.Errorf("%d containers running", n)
+		}
+		return nil
+	})
+	kill()
+	if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersKilled"); len(left) < 2 || len(networks()) != 1 {
+		t.Fatalf("the kill left %d containers and networks %v: the test does not test", len(left), networks())
+	}
+	start()
+	testwait.For(t, "the restarted runner removing the killed one's containers and network", func() error {
+		if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersKilled"); len(left) > 0 {
+			return fmt.Errorf("containers left: %v", left)
+		}
+		if n := networks(); len(n) > 0 {
+			return fmt.Errorf("networks left: %v", n)
+		}
+		return nil
+	})
+}
+
+// servicesNetworkWorkflow has a job in a container with a service: act
+// puts the job on the services' network, where the server's loopback
+// address is the container's own; the job reaches the service by its id,
+// the API ($GITHUB_API_URL, GITHUB_TOKEN) and the results service (an
+// artifact uploaded with the official client) through the engine's relay.
+const servicesNetworkWorkflow = `name: ContainersNet
+on: push
+jobs:
+  net:
+    runs-on: ubuntu-latest
+    container:
+      image: IMAGE
+      volumes: [NODE:NODE, MODULES:MODULES]
+    services:
+      web:
+        image: IMAGE
+    steps:
+      - run: for i in 1 2 3 4 5 6 7 8 9 10; do wget -qO- http://web:8080/ && break; sleep 0.5; done
+      - run: |
+          echo "api [$GITHUB_API_URL]"
+          wget -qO- --header "Authorization: token ${{ secrets.GITHUB_TOKEN }}" "$GITHUB_API_URL/repos/octo/hello" | grep -o '"full_name": *"[^"]*"'
+      - run: |
+          mkdir -p out && echo hello > out/a.txt
+          export GITHUB_SERVER_URL=http://forgeapi.localhost
+          node NODE/actions-runtime.mjs upload from-services-net out
+`
+
+// TestContainerJobOnServicesNetworkReachesTheServer: a container job
+// with services, on their network, reaches the service by name and the
+// server (API call with GITHUB_TOKEN, artifact upload) listening on a
+// loopback address.
+func TestContainerJobOnServicesNetworkReachesTheServer(t *testing.T) {
+	skipUnderRace(t)
+	img := dockertest.JobImage(t)
+	node := apptest.NodeModules(t, "@actions/artifact")
+	modules, err := filepath.EvalSymlinks(filepath.Join(node, "node_modules"))
+	apptest.Must(t, "node_modules", err)
+	f := start(t, func(c *app.Config) { c.ActionsRunner.Images = map[string]string{"ubuntu-latest": img} })
+	wf := strings.NewReplacer("IMAGE", img, "MODULES", modules, "NODE", node).Replace(servicesNetworkWorkflow)
+	f.push(t, map[string]string{".github/workflows/n.yml": wf})
+	run := slowRun(t, f, "n.yml")
+	job := jobsByName(t, f, run.GetID(), "")["net"]
+	if job == nil {
+		t.Fatalf("run %s: no job", run.GetConclusion())
+	}
+	log := f.jobLog(t, job.GetID())
+	if run.GetConclusion() != "success" {
+		t.Fatalf("run %s; log:\n%s", run.GetConclusion(), log)
+	}
+	for _, want := range []string{dockertest.ServiceText, `"full_name":"octo/hello"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "api [http://127.0.0.1") || !strings.Contains(log, "/api/v3]") {
+		t.Errorf("GITHUB_API_URL is not the relay's:\n%s", log)
+	}
+	list, _, err := f.c.Actions.ListWorkflowRunArtifacts(apptest.Ctx(), "octo", "hello", run.GetID(), nil)
+	apptest.Must(t, "list artifacts", err)
+	if list.GetTotalCount() != 1 || list.Artifacts[0].GetName() != "from-services-net" || list.Artifacts[0].GetSizeInBytes() == 0 {
+		t.Fatalf("artifacts %+v", list)
+	}
+	if left := dockertest.Leftovers(t, engine.JobLabel, "ContainersNet"); len(left) > 0 {
+		t.Fatalf("containers left: %v", left)
+	}
+}
+
+// TestContainerBuiltinRunnerRemovesLeftovers: the built-in runner, when
+// the server starts, removes the containers of its jobs that a killed
+// server process left (labelled with its name and a process that is
+// gone), and keeps another runner's.
+func TestContainerBuiltinRunnerRemovesLeftovers(t *testing.T) {
+	img := dockertest.JobImage(t)
+	name := fmt.Sprintf("sweeper-%d", time.Now().UnixNano())
+	host, _ := os.Hostname()
+	leave := func(runner string) string {
+		out, err := exec.Command("docker", "run", "-d", "--label", engine.JobLabel+"=builtin-leftover",
+			"--label", engine.RunnerLabel+"="+engine.RunnerLabelValue(runner),
+			"--label", engine.ProcessLabel+"="+host+"/999999999/1", img).Output()
+		apptest.Must(t, "docker run", err)
+		id := strings.TrimSpace(string(out))
+		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+		return id
+	}
+	ours, theirs := leave(actions.BuiltinIdentity(name)), leave("another runner")
+	start(t, func(c *app.Config) { c.ActionsRunner.Name = name })
+	there := func(id string) bool { return exec.Command("docker", "inspect", id).Run() == nil }
+	testwait.For(t, "the built-in runner removing its killed process's container", func() error {
+		if there(ours) {
+			return fmt.Errorf("container %s there", ours[:12])
+		}
+		return nil
+	})
+	if !there(theirs) {
+		t.Fatal("another runner's container was removed")
 	}
 }

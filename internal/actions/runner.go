@@ -85,6 +85,15 @@ func NewRunner(s *Service, cfg RunnerConfig, logger *slog.Logger) *Runner {
 	return x
 }
 
+// BuiltinIdentity is the engine.Spec.Runner of the built-in runner of
+// that name: the same for every server on the machine (the containers of
+// the processes still running are kept: engine.RemoveLeftovers).
+func BuiltinIdentity(name string) string {
+	return "builtin " + name
+}
+
+func (x *Runner) identity() string { return BuiltinIdentity(x.cfg.Name) }
+
 // wake wakes every slot's loop.
 func (x *Runner) wake() {
 	for _, w := range x.wakes {
@@ -96,6 +105,9 @@ func (x *Runner) wake() {
 // loop claiming and running one job at a time, so that a long job does
 // not hold back the jobs queued while it runs.
 func (x *Runner) Run(ctx context.Context) {
+	if n, err := engine.RemoveLeftovers(ctx, x.identity()); n > 0 || (err != nil && len(x.cfg.Images) > 0) {
+		x.logger.Info("removed the containers of jobs a killed server process left", "containers", n, "err", err)
+	}
 	var wg sync.WaitGroup
 	for i, w := range x.wakes {
 		wg.Add(1)
@@ -264,6 +276,7 @@ func (x *Runner) execute(ctx context.Context, j *Job) error {
 	defer x.s.running.remove(j.ID)
 	spec.OnStep = func(st engine.Step) { x.saveStep(leased, j, st) }
 	spec.Images = x.cfg.Images
+	spec.Runner = x.identity()
 	res, err := engine.Execute(leased, spec)
 	if err := x.s.revokeJobTokens(ctx, j.ID); err != nil { // the tokens end with the job, before the job is seen completed
 		x.logger.Warn("revoke an Actions job's tokens", "job_id", j.ID, "err", err)

@@ -140,7 +140,7 @@ func (s *Service) serveTwirp(m twirpMethod) http.Handler {
 			writeTwirpError(w, twirpInvalid("the request body could not be read"))
 			return
 		}
-		out, err := m(r.Context(), c, body)
+		out, err := m(withReached(r), c, body)
 		if err != nil {
 			writeTwirpError(w, err)
 			return

@@ -58,7 +58,7 @@ func (s *Service) twirpCreateArtifact(ctx context.Context, c *runtimeCaller, bod
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"ok": true, "signedUploadUrl": s.uploadURL("artifacts", a.ID, token)}, nil
+	return map[string]any{"ok": true, "signedUploadUrl": s.uploadURL(ctx, "artifacts", a.ID, token)}, nil
 }
 
 func (s *Service) twirpFinalizeArtifact(ctx context.Context, c *runtimeCaller, body []byte) (any, error) {
@@ -142,7 +142,7 @@ func (s *Service) twirpSignedArtifactURL(ctx context.Context, c *runtimeCaller, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"signedUrl": u}, nil
+	return map[string]any{"signedUrl": reachedURL(ctx, s.BaseURL, u)}, nil
 }
 
 func (s *Service) twirpDeleteArtifact(ctx context.Context, c *runtimeCaller, body []byte) (any, error) {

@@ -38,7 +38,7 @@ func (s *Service) twirpCreateCache(ctx context.Context, c *runtimeCaller, body [
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"ok": true, "signedUploadUrl": s.uploadURL("caches", id, token)}, nil
+	return map[string]any{"ok": true, "signedUploadUrl": s.uploadURL(ctx, "caches", id, token)}, nil
 }
 
 func (s *Service) twirpFinalizeCache(ctx context.Context, c *runtimeCaller, body []byte) (any, error) {
@@ -78,5 +78,5 @@ func (s *Service) twirpCacheDownloadURL(ctx context.Context, c *runtimeCaller, b
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"ok": true, "signedDownloadUrl": u, "matchedKey": e.Key}, nil
+	return map[string]any{"ok": true, "signedDownloadUrl": reachedURL(ctx, s.BaseURL, u), "matchedKey": e.Key}, nil
 }

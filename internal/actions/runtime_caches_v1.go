@@ -101,7 +101,7 @@ func (s *Service) cacheV1Lookup(w http.ResponseWriter, r *http.Request, c *runti
 		return err
 	}
 	writeCacheV1(w, http.StatusOK, map[string]any{"cacheKey": e.Key, "scope": e.Ref, "cacheVersion": e.Version,
-		"creationTime": e.CreatedAt.UTC().Format(time.RFC3339), "archiveLocation": u})
+		"creationTime": e.CreatedAt.UTC().Format(time.RFC3339), "archiveLocation": reachedURL(withReached(r), s.BaseURL, u)})
 	return nil
 }
 

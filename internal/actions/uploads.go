@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,10 +37,49 @@ var uploadKinds = map[string]uploadKind{
 	"caches":    {table: "actions_caches", key: cacheKey},
 }
 
-// uploadURL is the signed upload address of the row id of kind; the
-// token's hash must be stored on the row.
-func (s *Service) uploadURL(kind string, id int64, token string) string {
-	return fmt.Sprintf("%s%s%s/%d?token=%s", trimSlash(s.BaseURL), uploadPathPrefix, kind, id, url.QueryEscape(token))
+// uploadURL is the signed upload address of the row id of kind, on the
+// base the caller reached (reachedBase); the token's hash must be stored
+// on the row.
+func (s *Service) uploadURL(ctx context.Context, kind string, id int64, token string) string {
+	return fmt.Sprintf("%s%s%s/%d?token=%s", reachedBase(ctx, s.BaseURL), uploadPathPrefix, kind, id, url.QueryEscape(token))
+}
+
+// reachedKey carries the host a results service request came to.
+type reachedKey struct{}
+
+// withReached keeps the host the request came to for reachedBase.
+func withReached(r *http.Request) context.Context {
+	return context.WithValue(r.Context(), reachedKey{}, r.Host)
+}
+
+// reachedBase is the server's base URL as the caller reached it: when
+// the base URL is on a loopback address (a server listening only on its
+// machine) and the request came to another host, that host (a job
+// container on its services' network reaches the server through the
+// engine's relay, at another address), else the base URL. Only the
+// caller's own addresses are built on it.
+func reachedBase(ctx context.Context, base string) string {
+	base = trimSlash(base)
+	host, _ := ctx.Value(reachedKey{}).(string)
+	u, err := url.Parse(base)
+	if err != nil || host == "" || host == u.Host {
+		return base
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return base
+	}
+	u.Host = host
+	return u.String()
+}
+
+// reachedURL is u (an address of this server, such as a signed blob
+// URL) on the base the caller reached.
+func reachedURL(ctx context.Context, base, u string) string {
+	base = trimSlash(base)
+	if rest, ok := strings.CutPrefix(u, base); ok {
+		return reachedBase(ctx, base) + rest
+	}
+	return u
 }
 
 func trimSlash(s string) string {

@@ -69,6 +69,12 @@ type Spec struct {
 	// its labels. Both need a Docker daemon (DOCKER_HOST, or the default
 	// socket): without one Execute returns ErrNoContainerRuntime.
 	Images map[string]string
+	// Runner, when set, names the runner running the job (any string
+	// that stays the same across the runner's restarts): the job's
+	// containers are labelled with it and with this process, so that
+	// RemoveLeftovers, when the runner starts again, removes the
+	// containers of its jobs that a killed process left.
+	Runner string
 	// OnStep, when set, is told of every step's start and end (from the
 	// goroutine running the job).
 	OnStep func(Step)
@@ -98,13 +104,15 @@ type Result struct {
 }
 
 // Execute runs the job with act, on the host or in a container (see
-// Spec.Images), and returns its result once it ended: when ctx is
+// Spec.Images), with its services (a host job's beside it on the host,
+// their ports published there: startHostServices), and returns its result once it ended: when ctx is
 // cancelled the step running is stopped (on the host its process group
 // and every process it started are killed; the job's containers are
 // killed) and the result is cancelled. No container the job ran
 // (labelled JobLabel) is left when Execute returns. An error means the
 // job could not start (a workflow that does not parse, a job that is not
-// in it, a job needing containers without a container runtime).
+// in it, a job needing containers without a container runtime, a host
+// job's service that does not start).
 func Execute(ctx context.Context, s Spec) (Result, error) {
 	wf, err := model.ReadWorkflow(bytes.NewReader(s.Workflow), false)
 	if err != nil {
@@ -123,8 +131,29 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	marker := cfg.Env[markerEnv]
+	if s.needsRuntime(job) {
+		defer removeContainers(marker)
+	}
+	steps := job.Steps // named as the workflow names them
+	if !s.inContainer(job) && len(job.Services) > 0 {
+		var env map[string]string
+		if wf, job, env, err = s.withHostServices(ctx, job, marker); err != nil {
+			return Result{}, err
+		}
+		for k, v := range env {
+			cfg.Env[k] = v
+		}
+	}
+	if s.inContainer(job) && len(job.Services) > 0 { // on the services' network: the server through a relay
+		rel, err := relayLoopback(ctx, cfg.Env)
+		if err != nil {
+			return Result{}, fmt.Errorf("relay the server to the job's network: %w", err)
+		}
+		defer rel.close()
+	}
 	if s.inContainer(job) {
-		labelServices(job, marker)
+		s.labelContainer(job, marker)
+		s.labelServices(job, marker)
 		// act names the job's containers after the workflow's and the
 		// job's names: the marker makes them the job's own, so that two
 		// runs of the job at once do not remove each other's.
@@ -133,7 +162,6 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 			name = s.JobKey
 		}
 		job.Name = name + " " + marker
-		defer removeContainers(marker)
 	}
 	r, skip, err := s.newRunner(ctx, cfg)
 	if err != nil {
@@ -143,7 +171,7 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		return Result{Conclusion: Skipped, Outputs: map[string]string{}}, nil
 	}
 	rec := newRecorder(s)
-	for i, st := range job.Steps {
+	for i, st := range steps {
 		if st != nil {
 			id := st.ID
 			if id == "" {
@@ -173,6 +201,9 @@ func Execute(ctx context.Context, s Spec) (Result, error) {
 		runErr = <-done
 	}
 	killMarked(marker) // what a step left running in the background
+	if s.inContainer(job) {
+		_ = giveBackWorkdir(s.Workdir, s.containerImage(job), marker, s.jobLabels(marker)) // best effort: see giveBackWorkdir
+	}
 	res := Result{Conclusion: Success, Outputs: map[string]string{}, Steps: rec.finish(ctx.Err() != nil)}
 	res.Annotations = rec.annotations
 	if ctx.Err() != nil {
@@ -257,7 +288,7 @@ func (s Spec) config(job *model.Job) (*runner.Config, error) {
 		// services), where the server's URLs work; every container is
 		// labelled with the job's marker and has it in its environment
 		// (killMarked kills its processes from the host).
-		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: containerOptions(marker),
+		ContainerDaemonSocket: "-", BindWorkdir: inContainer, ContainerOptions: s.containerOptions(marker),
 	}, nil
 }
 
@@ -486,4 +517,28 @@ func AppendError(logFile, message string) error {
 		err = cerr
 	}
 	return err
+}
+
+// withHostServices starts the services of a job that runs on the host
+// and returns the workflow and the job read again with the services'
+// context written into its expressions, and the variables these read
+// (withServicesContext).
+func (s *Spec) withHostServices(ctx context.Context, job *model.Job, marker string) (*model.Workflow, *model.Job, map[string]string, error) {
+	services, err := startHostServices(ctx, *s, job, marker)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	text, env := withServicesContext(s.Workflow, services)
+	wf, err := model.ReadWorkflow(bytes.NewReader(text), false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	job = wf.GetJob(s.JobKey)
+	if job == nil {
+		return nil, nil, nil, fmt.Errorf("%w: %q", ErrNoJob, s.JobKey)
+	}
+	job.Services = nil // started: act runs the job on the host
+	injectNeeds(wf, s.JobKey, s.Needs)
+	s.Workflow = text
+	return wf, job, env, nil
 }

@@ -73,6 +73,9 @@ func (x *Runner) Run(ctx context.Context) error {
 	}
 	x.logger().Info("runner online", "name", x.Config.Name, "url", x.Config.URL, "labels", x.Config.Labels, "capacity", slots,
 		"ephemeral", x.Config.Ephemeral)
+	if n, err := engine.RemoveLeftovers(ctx, x.identity()); n > 0 || (err != nil && len(x.Images) > 0) {
+		x.logger().Info("removed the containers of jobs a killed runner process left", "containers", n, "err", err)
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	errs := make(chan error, slots)
@@ -117,6 +120,11 @@ func (x *Runner) slot(ctx context.Context, c client) error {
 		}
 	}
 	return nil
+}
+
+// identity is the runner's engine.Spec.Runner: its server and id.
+func (x *Runner) identity() string {
+	return fmt.Sprintf("%s#%d", x.Config.URL, x.Config.ID)
 }
 
 func (x *Runner) client() client {
@@ -210,6 +218,7 @@ func (x *Runner) execute(ctx, leased context.Context, jc jobClient, dir string) 
 	}
 	spec.Log = logFile
 	spec.Images = x.Images
+	spec.Runner = x.identity()
 	spec.OnStep = func(st engine.Step) {
 		if err := jc.post(ctx, runnerproto.StepPath, st, nil); err != nil && leased.Err() == nil {
 			x.logger().Warn("report a step", "job_id", jc.job.ID, "err", err)
