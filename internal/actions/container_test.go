@@ -201,7 +201,7 @@ func slowRun(t *testing.T, f *fixture, file string) *github.WorkflowRun {
 // service: its containers and the job's network outlive it; the same
 // runner started again removes them.
 func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	img := dockertest.JobImage(t)
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "forgeapi")
@@ -289,7 +289,7 @@ jobs:
 // server (API call with GITHUB_TOKEN, artifact upload) listening on a
 // loopback address.
 func TestContainerJobOnServicesNetworkReachesTheServer(t *testing.T) {
-	skipUnderRace(t)
+	apptest.SkipJobsUnderRace(t)
 	img := dockertest.JobImage(t)
 	node := apptest.NodeModules(t, "@actions/artifact")
 	modules, err := filepath.EvalSymlinks(filepath.Join(node, "node_modules"))
