@@ -277,17 +277,19 @@ func (x *Indexer) index(ctx context.Context, c claimed) error {
 		p.removed = append(p.removed, skipped...)
 	}
 	return x.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := x.holdLease(ctx, tx, repo.ID); err != nil {
-			return err
-		}
 		if err := p.writeFinal(ctx, tx, repo.ID, last); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE code_search_work
+		// the lease is checked last: a run whose lease another server
+		// took over rolls its rows back
+		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE code_search_work
 			SET indexed = $1, head_sha = $2, files_at = $2, lease_owner = '', lease_until = NULL
-			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner)
+			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner))
 		if err != nil {
 			return fmt.Errorf("record code indexing: %w", store.Normalize(err))
+		}
+		if n == 0 {
+			return errLeaseLost
 		}
 		return nil
 	})
