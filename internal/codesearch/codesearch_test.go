@@ -1,7 +1,10 @@
 package codesearch_test
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -683,4 +686,75 @@ func treeFiles(t *testing.T, work string) map[string]string {
 		}
 	}
 	return files
+}
+
+// TestIndexerRunCutShort: a run that fails after writing a batch (a
+// blob whose content cannot be read) leaves the batch and no commit whose tree the
+// rows hold, so the next run compares the whole tree with the rows and
+// writes what is missing.
+func TestIndexerRunCutShort(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.CodeSearch.BatchBytes = 1 })
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	lib := env.Repo(octo, "lib")
+	remote := env.GitURL("octo", "lib", "octo", env.Token(octo, "repo"))
+	work := apptest.WorkTree(t, nil)
+	first := push(t, work, remote, "first", map[string]string{"a.txt": "alpha\n"})
+	waitIndexed(t, env, lib, first)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		_, err := env.App.DB.ExecContext(ctx, q, args...)
+		apptest.Must(t, q, err)
+	}
+	state := func() (head, filesAt string) {
+		t.Helper()
+		apptest.Must(t, "read the work row", env.App.DB.QueryRowContext(ctx,
+			`SELECT head_sha, files_at FROM code_search_work WHERE repository_id = $1`, lib.ID).Scan(&head, &filesAt))
+		return head, filesAt
+	}
+	if head, filesAt := state(); filesAt != first {
+		t.Fatalf("after a run: head %s, files_at %q; want the head", head, filesAt)
+	}
+
+	// The second push waits under a dead process's lease while b.txt's
+	// blob goes missing.
+	exec(`UPDATE code_search_work SET lease_owner = 'dead', lease_until = $1 WHERE repository_id = $2`,
+		store.Now().Add(time.Hour), lib.ID)
+	second := push(t, work, remote, "second", map[string]string{"a.txt": "alpha two\n", "b.txt": "bravo\n"})
+	blob := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD:b.txt"))
+	loose := filepath.Join(env.App.Repos.GitDir(lib.ID), "objects", blob[:2], blob[2:])
+	saved, err := os.ReadFile(loose)
+	apptest.Must(t, "read the loose blob", err)
+	// its header (the size the plan reads) without all of its content
+	var cut bytes.Buffer
+	zw := zlib.NewWriter(&cut)
+	_, err = zw.Write([]byte("blob 6\x00"))
+	apptest.Must(t, "compress", errors.Join(err, zw.Flush()))
+	cut.Write(bytes.Repeat([]byte{0xff}, 16))
+	apptest.Must(t, "remove the blob", os.Remove(loose))
+	apptest.Must(t, "cut the blob", os.WriteFile(loose, cut.Bytes(), 0o444))
+	exec(`UPDATE code_search_work SET lease_until = $1 WHERE repository_id = $2`, store.Now().Add(-time.Second), lib.ID)
+	x := codesearch.NewIndexer(env.App.DB, env.App.Repos, codesearch.Config{BatchBytes: 1}, nil)
+	if n := x.RunOnce(ctx); n != 0 {
+		t.Fatalf("indexed %d repositories without b.txt's blob", n)
+	}
+	if head, filesAt := state(); head != first || filesAt != "" {
+		t.Fatalf("after a run cut short: head %s, files_at %q; want %s and none", head, filesAt, first)
+	}
+	if got := indexRows(t, env, lib.ID); got["a.txt"] != strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD:a.txt")) {
+		t.Fatalf("the first batch (a.txt) was not written: %v", got)
+	}
+
+	apptest.Must(t, "remove the cut blob", os.Remove(loose))
+	apptest.Must(t, "restore the blob", os.WriteFile(loose, saved, 0o444))
+	exec(`UPDATE code_search_work SET lease_until = $1 WHERE repository_id = $2`, store.Now().Add(-time.Second), lib.ID)
+	x.RunOnce(ctx)
+	waitIndexed(t, env, lib, second)
+	if got, want := indexRows(t, env, lib.ID), treeFiles(t, work); !maps.Equal(got, want) {
+		t.Errorf("after the next run: %v, want %v", got, want)
+	}
+	if _, filesAt := state(); filesAt != second {
+		t.Errorf("files_at %q after the next run, want %s", filesAt, second)
+	}
 }
