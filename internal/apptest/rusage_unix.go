@@ -16,3 +16,14 @@ func ProcessCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// ChildrenCPU is the CPU time (user and system) of the process's child
+// processes that ended and were waited for (git commands, hooks), which
+// ProcessCPU leaves out.
+func ChildrenCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

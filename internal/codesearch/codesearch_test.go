@@ -1,14 +1,22 @@
 package codesearch_test
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v92/github"
 
@@ -325,10 +333,10 @@ func TestIndexerLease(t *testing.T) {
 		t.Errorf("after a run from scratch: %d files, %d commits; want %d, %d", f, cm, files, commits)
 	}
 
-	// A run cut short after some batches: the next one, from the same
-	// recorded head, writes the files missing.
+	// A run cut short after some batches (which cleared files_at): the
+	// next one, from the same recorded head, writes the files missing.
 	exec(`DELETE FROM code_files WHERE repository_id = $1 AND path = 'b.txt'`, lib.ID)
-	exec(`UPDATE code_search_work SET requested = indexed + 1 WHERE repository_id = $1`, lib.ID)
+	exec(`UPDATE code_search_work SET requested = indexed + 1, files_at = '' WHERE repository_id = $1`, lib.ID)
 	x.RunOnce(ctx)
 	waitIndexed(t, env, lib, head)
 	if total, _ := codePaths(t, c, "bravo"); total != 1 {
@@ -561,5 +569,192 @@ func TestSearchCodeMatchExpression(t *testing.T) {
 			strings.Contains(plan, "SUBQUERY") || strings.Contains(query, "lower(f.path)") {
 			t.Errorf("%q: the text index does not drive:\n%s\n%s", q, query, plan)
 		}
+	}
+}
+
+// TestIndexFollowsTheTree pushes changes of every kind (files added,
+// changed, deleted and renamed, a text file turned binary, a large file
+// made small, a symbolic link, an executable, a history replaced by a
+// force push) and checks after each push that the index's files are the
+// tree's text files up to MaxFileSize at their blob SHAs and its commits
+// the branch's history; with batches of one file too, where changed
+// files are written before the final transaction.
+func TestIndexFollowsTheTree(t *testing.T) {
+	t.Parallel()
+	for _, batch := range []int{0, 1} {
+		t.Run(fmt.Sprintf("batch-%d", batch), func(t *testing.T) {
+			t.Parallel()
+			env := apptest.Start(t, func(c *app.Config) { c.CodeSearch.BatchBytes = batch })
+			octo := env.User("octo")
+			lib := env.Repo(octo, "lib")
+			remote := env.GitURL("octo", "lib", "octo", env.Token(octo, "repo"))
+			work := apptest.WorkTree(t, nil)
+			check := func(step string) {
+				t.Helper()
+				apptest.Git(t, work, "push", "-q", "-f", remote, "HEAD:refs/heads/main")
+				waitIndexed(t, env, lib, strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD")))
+				if got, want := indexRows(t, env, lib.ID), treeFiles(t, work); !maps.Equal(got, want) {
+					t.Errorf("%s: indexed files %v\nwant %v", step, got, want)
+				}
+				got := commitRows(t, env, lib.ID)
+				want := strings.Fields(apptest.Git(t, work, "rev-list", "HEAD"))
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: indexed commits %v\nwant %v", step, got, want)
+				}
+			}
+			big := strings.Repeat("big words\n", codesearch.MaxFileSize/10+1)
+			apptest.Commit(t, work, "first", map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n",
+				"dir/c.go": "package c\n", "big.txt": big, "bin.dat": "\x00\x01binary", "x.txt": "text for now\n",
+				"run.sh": "echo run\n"})
+			if err := os.Chmod(filepath.Join(work, "run.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			apptest.Commit(t, work, "executable", map[string]string{"run.sh": "echo run\n"})
+			check("the first push")
+
+			if err := os.Symlink("a.txt", filepath.Join(work, "link")); err != nil {
+				t.Fatal(err)
+			}
+			apptest.Git(t, work, "add", "link")
+			apptest.Git(t, work, "mv", "dir", "d")
+			apptest.Commit(t, work, "second", map[string]string{"a.txt": "alpha two\n", "b.txt": "",
+				"x.txt": "binary\x00now", "big.txt": "small now\n", "e.txt": "echo\n"})
+			check("changes of every kind")
+
+			apptest.Commit(t, work, "third", map[string]string{"x.txt": "text again\n", "run.sh": "", "link": ""})
+			check("a binary file turned text, files deleted")
+
+			apptest.Git(t, work, "checkout", "-q", "--orphan", "other")
+			apptest.Git(t, work, "rm", "-q", "-r", "--cached", ".")
+			apptest.Git(t, work, "clean", "-q", "-f", "-d")
+			apptest.Commit(t, work, "another history", map[string]string{"a.txt": "alpha two\n", "z.txt": "zulu\n"})
+			check("a history replaced by a force push")
+		})
+	}
+}
+
+// indexRows returns the repository's indexed files: path to blob SHA.
+func indexRows(t *testing.T, env *apptest.Env, repoID int64) map[string]string {
+	t.Helper()
+	rows, err := env.App.DB.QueryContext(apptest.Ctx(), `SELECT path, blob_sha FROM code_files WHERE repository_id = $1`, repoID)
+	apptest.Must(t, "read the indexed files", err)
+	defer rows.Close()
+	files := map[string]string{}
+	for rows.Next() {
+		var p, sha string
+		apptest.Must(t, "scan", rows.Scan(&p, &sha))
+		files[p] = sha
+	}
+	apptest.Must(t, "read the indexed files", rows.Err())
+	return files
+}
+
+// commitRows returns the SHAs of the repository's indexed commits, sorted.
+func commitRows(t *testing.T, env *apptest.Env, repoID int64) []string {
+	t.Helper()
+	rows, err := env.App.DB.QueryContext(apptest.Ctx(), `SELECT sha FROM code_commits WHERE repository_id = $1 ORDER BY sha`, repoID)
+	apptest.Must(t, "read the indexed commits", err)
+	defer rows.Close()
+	var shas []string
+	for rows.Next() {
+		var sha string
+		apptest.Must(t, "scan", rows.Scan(&sha))
+		shas = append(shas, sha)
+	}
+	apptest.Must(t, "read the indexed commits", rows.Err())
+	return shas
+}
+
+// treeFiles returns what git says the index should hold for the work
+// tree's HEAD: its regular files up to MaxFileSize whose content is UTF-8
+// without NUL, path to blob SHA.
+func treeFiles(t *testing.T, work string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	for _, rec := range strings.Split(apptest.Git(t, work, "ls-tree", "-r", "-l", "-z", "HEAD"), "\x00") {
+		meta, pth, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || (f[0] != "100644" && f[0] != "100755") {
+			continue
+		}
+		if size, _ := strconv.Atoi(f[3]); size > codesearch.MaxFileSize {
+			continue
+		}
+		if b := apptest.Git(t, work, "cat-file", "blob", f[2]); strings.IndexByte(b, 0) < 0 && utf8.ValidString(b) {
+			files[pth] = f[2]
+		}
+	}
+	return files
+}
+
+// TestIndexerRunCutShort: a run that fails after writing a batch (a
+// blob whose content cannot be read) leaves the batch and no commit whose tree the
+// rows hold, so the next run compares the whole tree with the rows and
+// writes what is missing.
+func TestIndexerRunCutShort(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, func(c *app.Config) { c.CodeSearch.BatchBytes = 1 })
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	lib := env.Repo(octo, "lib")
+	remote := env.GitURL("octo", "lib", "octo", env.Token(octo, "repo"))
+	work := apptest.WorkTree(t, nil)
+	first := push(t, work, remote, "first", map[string]string{"a.txt": "alpha\n"})
+	waitIndexed(t, env, lib, first)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		_, err := env.App.DB.ExecContext(ctx, q, args...)
+		apptest.Must(t, q, err)
+	}
+	state := func() (head, filesAt string) {
+		t.Helper()
+		apptest.Must(t, "read the work row", env.App.DB.QueryRowContext(ctx,
+			`SELECT head_sha, files_at FROM code_search_work WHERE repository_id = $1`, lib.ID).Scan(&head, &filesAt))
+		return head, filesAt
+	}
+	if head, filesAt := state(); filesAt != first {
+		t.Fatalf("after a run: head %s, files_at %q; want the head", head, filesAt)
+	}
+
+	// The second push waits under a dead process's lease while b.txt's
+	// blob goes missing.
+	exec(`UPDATE code_search_work SET lease_owner = 'dead', lease_until = $1 WHERE repository_id = $2`,
+		store.Now().Add(time.Hour), lib.ID)
+	second := push(t, work, remote, "second", map[string]string{"a.txt": "alpha two\n", "b.txt": "bravo\n"})
+	blob := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD:b.txt"))
+	loose := filepath.Join(env.App.Repos.GitDir(lib.ID), "objects", blob[:2], blob[2:])
+	saved, err := os.ReadFile(loose)
+	apptest.Must(t, "read the loose blob", err)
+	// its header (the size the plan reads) without all of its content
+	var cut bytes.Buffer
+	zw := zlib.NewWriter(&cut)
+	_, err = zw.Write([]byte("blob 6\x00"))
+	apptest.Must(t, "compress", errors.Join(err, zw.Flush()))
+	cut.Write(bytes.Repeat([]byte{0xff}, 16))
+	apptest.Must(t, "remove the blob", os.Remove(loose))
+	apptest.Must(t, "cut the blob", os.WriteFile(loose, cut.Bytes(), 0o444))
+	exec(`UPDATE code_search_work SET lease_until = $1 WHERE repository_id = $2`, store.Now().Add(-time.Second), lib.ID)
+	x := codesearch.NewIndexer(env.App.DB, env.App.Repos, codesearch.Config{BatchBytes: 1}, nil)
+	if n := x.RunOnce(ctx); n != 0 {
+		t.Fatalf("indexed %d repositories without b.txt's blob", n)
+	}
+	if head, filesAt := state(); head != first || filesAt != "" {
+		t.Fatalf("after a run cut short: head %s, files_at %q; want %s and none", head, filesAt, first)
+	}
+	if got := indexRows(t, env, lib.ID); got["a.txt"] != strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD:a.txt")) {
+		t.Fatalf("the first batch (a.txt) was not written: %v", got)
+	}
+
+	apptest.Must(t, "remove the cut blob", os.Remove(loose))
+	apptest.Must(t, "restore the blob", os.WriteFile(loose, saved, 0o444))
+	exec(`UPDATE code_search_work SET lease_until = $1 WHERE repository_id = $2`, store.Now().Add(-time.Second), lib.ID)
+	x.RunOnce(ctx)
+	waitIndexed(t, env, lib, second)
+	if got, want := indexRows(t, env, lib.ID), treeFiles(t, work); !maps.Equal(got, want) {
+		t.Errorf("after the next run: %v, want %v", got, want)
+	}
+	if _, filesAt := state(); filesAt != second {
+		t.Errorf("files_at %q after the next run, want %s", filesAt, second)
 	}
 }

@@ -3,40 +3,36 @@ package codesearch
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"errors"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"forgeapi/internal/git/gitcmd"
+	"forgeapi/internal/git/gitread"
+	"forgeapi/internal/store"
 )
 
 // MaxFileSize is the largest file indexed, as the platform's code search:
 // larger files are left out, and so are binary ones.
 const MaxFileSize = 384 << 10
 
-// gitDir reads the bare repository the index is made from.
-type gitDir struct{ dir string }
-
-// head is the commit the branch points at, "" when the branch does not
-// exist (an empty repository, a deleted default branch).
-func (g gitDir) head(ctx context.Context, branch string) (string, error) {
-	sha, err := gitcmd.In(g.dir).Text(ctx, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
-	if gitcmd.Said(err, 1) || gitcmd.Said(err, 128) {
+// branchHead is the commit the branch points at in g, "" when the branch
+// does not exist (an empty repository, a deleted default branch).
+func branchHead(g *gitread.Repository, branch string) (string, error) {
+	sha, err := g.Resolve("refs/heads/" + branch)
+	if errors.Is(err, gitread.ErrRevisionNotFound) {
 		return "", nil
 	}
-	if err != nil {
-		return "", err
-	}
-	return sha, nil
+	return sha, err
 }
 
 // indexPlan is what an indexing run writes: the commits new on the
 // branch (all of its history when fullHistory: the commits indexed
 // before are replaced), the files added or changed (their content read
-// as they are written) and the paths removed or changed.
+// as they are written) and the paths whose rows go: removed from the
+// tree, or no longer a file the index keeps. A path is never both added
+// and removed.
 type indexPlan struct {
 	fullHistory bool
 	commits     []commitRow
@@ -71,120 +67,133 @@ func (f fileRow) Extension() string {
 	return strings.ToLower(strings.TrimPrefix(path.Ext(f.Name()), "."))
 }
 
-// plan compares the index of the commit indexed last (old, "" for none;
-// its files are current, path to blob SHA) with the commit head.
-func (g gitDir) plan(ctx context.Context, old, head string, current map[string]string) (indexPlan, error) {
+// plan compares what the index holds for the claimed repository with the
+// commit head, in process. Commits: those of head not reachable from the
+// head indexed last, or head's whole history when that one is not its
+// ancestor. Files: the diff of the trees of c.filesAt (the commit the
+// rows hold) and head; without one (a first run, a run cut short) the
+// whole tree of head compared with the rows.
+func plan(ctx context.Context, g *gitread.Repository, q store.Q, repoID int64, c claimed, head string) (indexPlan, error) {
 	var p indexPlan
-	exclude := ""
-	if old != "" && old != head {
-		ok, err := gitcmd.In(g.dir).IsAncestor(ctx, old, head)
-		if err != nil && !gitcmd.Exited(err) {
-			return p, err
+	if c.head != head {
+		exclude := ""
+		if c.head != "" {
+			ok, err := g.IsAncestor(ctx, c.head, head)
+			if err != nil && !errors.Is(err, gitread.ErrRevisionNotFound) {
+				return p, err
+			}
+			if ok {
+				exclude = c.head
+			}
 		}
-		if ok {
-			exclude = old
-		}
-	}
-	switch {
-	case old == head:
-	case exclude == "":
-		p.fullHistory = true
-		fallthrough
-	default:
-		commits, err := g.commits(ctx, head, exclude)
+		p.fullHistory = exclude == ""
+		commits, err := commitsOf(ctx, g, head, exclude)
 		if err != nil {
 			return p, err
 		}
 		p.commits = commits
 	}
-	tree, err := g.files(ctx, head)
+	base := c.filesAt
+	changes, err := g.ChangedEntries(ctx, base, head)
+	if base != "" && errors.Is(err, gitread.ErrRevisionNotFound) { // gone since (a force push, then gc)
+		base = ""
+		changes, err = g.ChangedEntries(ctx, "", head)
+	}
 	if err != nil {
 		return p, err
 	}
-	return planFiles(p, tree, current), nil
+	if base != "" {
+		return planChanges(p, g, changes)
+	}
+	current, err := indexedFiles(ctx, q, repoID)
+	if err != nil {
+		return p, err
+	}
+	return planFiles(p, g, changes, current)
 }
 
-// planFiles lists the files of tree that current does not hold at the
-// same SHA (their content is read when written), and the paths current
-// holds that are gone or changed.
-func planFiles(p indexPlan, tree []fileRow, current map[string]string) indexPlan {
+// planChanges adds to p the changes of a diff against the tree the rows
+// hold: a path whose new side is a file the index keeps is written, any
+// other changed path (deleted, a symbolic link now, too large) removed.
+func planChanges(p indexPlan, g *gitread.Repository, changes []gitread.EntryChange) (indexPlan, error) {
+	for _, ch := range changes {
+		f, ok, err := indexable(g, ch)
+		if err != nil {
+			return p, err
+		}
+		if ok {
+			p.added = append(p.added, f)
+		} else if ch.OldSHA != "" {
+			p.removed = append(p.removed, ch.Path)
+		}
+	}
+	return p, nil
+}
+
+// planFiles adds to p the files of a whole tree (changes from the empty
+// tree) that current (the rows: path to blob SHA) does not hold at the
+// same SHA, and the paths current holds that the tree has no file the
+// index keeps at.
+func planFiles(p indexPlan, g *gitread.Repository, changes []gitread.EntryChange, current map[string]string) (indexPlan, error) {
 	kept := map[string]bool{}
-	for _, f := range tree {
-		if sha, ok := current[f.Path]; ok && sha == f.BlobSHA {
-			kept[f.Path] = true
+	for _, ch := range changes {
+		f, ok, err := indexable(g, ch)
+		if err != nil {
+			return p, err
+		}
+		if !ok {
 			continue
 		}
-		p.added = append(p.added, f)
+		kept[f.Path] = true
+		if current[f.Path] != f.BlobSHA {
+			p.added = append(p.added, f)
+		}
 	}
 	for pth := range current {
 		if !kept[pth] {
 			p.removed = append(p.removed, pth)
 		}
 	}
-	return p
+	return p, nil
+}
+
+// indexable is the file row of a change's new side when it is a regular
+// file no larger than MaxFileSize (symbolic links and submodules left
+// out), without its content; ok is false otherwise.
+func indexable(g *gitread.Repository, ch gitread.EntryChange) (f fileRow, ok bool, err error) {
+	if ch.NewMode != "100644" && ch.NewMode != "100755" {
+		return f, false, nil
+	}
+	size, err := g.BlobSize(ch.NewSHA)
+	if err != nil || size > MaxFileSize {
+		return f, false, err
+	}
+	return fileRow{Path: ch.Path, BlobSHA: ch.NewSHA, Size: size}, true, nil
 }
 
 // isText reports whether a file's bytes are text the index keeps: UTF-8
 // without NUL bytes.
 func isText(b []byte) bool { return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b) }
 
-// files lists the regular files of the commit's tree no larger than
-// MaxFileSize (symbolic links and submodules left out), without their
-// content.
-func (g gitDir) files(ctx context.Context, commit string) ([]fileRow, error) {
-	out, err := gitcmd.In(g.dir).Output(ctx, nil, "ls-tree", "-r", "-l", "-z", commit)
-	if err != nil {
-		return nil, err
-	}
-	var files []fileRow
-	for _, rec := range strings.Split(string(out), "\x00") {
-		// <mode> SP <type> SP <object> SP+ <size> TAB <path>
-		meta, pth, ok := strings.Cut(rec, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 4 || fields[1] != "blob" || (fields[0] != "100644" && fields[0] != "100755") {
-			continue
-		}
-		size, err := strconv.ParseInt(fields[3], 10, 64)
-		if err != nil || size > MaxFileSize {
-			continue
-		}
-		files = append(files, fileRow{Path: pth, BlobSHA: fields[2], Size: size})
-	}
-	return files, nil
-}
-
-// logFormat prints a commit's fields separated by US, the message last;
-// -z ends each commit with NUL.
-const logFormat = "%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B"
-
-// commits lists the commits reachable from head and not from exclude
+// commitsOf lists the commits reachable from head and not from exclude
 // ("" for the whole history).
-func (g gitDir) commits(ctx context.Context, head, exclude string) ([]commitRow, error) {
-	args := []string{"log", "-z", "--format=" + logFormat, head}
+func commitsOf(ctx context.Context, g *gitread.Repository, head, exclude string) ([]commitRow, error) {
+	q := gitread.CommitQuery{Head: head, Limit: -1, NoPaths: true}
 	if exclude != "" {
-		args = append(args, "^"+exclude)
+		q.Exclude = []string{exclude}
 	}
-	out, err := gitcmd.In(g.dir).Output(ctx, nil, append(args, "--")...)
+	list, err := g.Commits(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var list []commitRow
-	for _, rec := range strings.Split(string(out), "\x00") {
-		f := strings.SplitN(rec, "\x1f", 10)
-		if len(f) != 10 {
-			continue
-		}
-		ad, err1 := time.Parse(time.RFC3339, f[5])
-		cd, err2 := time.Parse(time.RFC3339, f[8])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("commit %s: unreadable dates %q %q", f[0], f[5], f[8])
-		}
-		list = append(list, commitRow{SHA: f[0], Tree: f[1], Parents: strings.Fields(f[2]),
-			AuthorName: valid(f[3]), AuthorEmail: valid(f[4]), AuthorDate: ad.UTC(),
-			CommitterName: valid(f[6]), CommitterEmail: valid(f[7]), CommitterDate: cd.UTC(),
-			Message: valid(strings.TrimRight(f[9], "\n"))})
+	rows := make([]commitRow, len(list.Commits))
+	for i, c := range list.Commits {
+		rows[i] = commitRow{SHA: c.SHA, Tree: c.TreeSHA, Parents: c.ParentSHAs,
+			AuthorName: valid(c.AuthorName), AuthorEmail: valid(c.AuthorEmail), AuthorDate: c.AuthorDate.UTC(),
+			CommitterName: valid(c.CommitterName), CommitterEmail: valid(c.CommitterEmail), CommitterDate: c.CommitterDate.UTC(),
+			Message: valid(strings.TrimRight(c.Message, "\n"))}
 	}
-	return list, nil
+	return rows, nil
 }
 
 // valid is s with invalid UTF-8 replaced: a text column takes UTF-8 only.

@@ -24,6 +24,10 @@ const (
 	DefaultPollInterval = time.Minute
 	DefaultBatchBytes   = 16 << 20
 	DefaultWorkers      = 4
+	// DefaultPostgresWorkers is Workers' default on PostgreSQL, whose
+	// round trips a run mostly waits on: at 50 pushes a second, 4
+	// workers' runs (about 45 ms each under load) fell behind.
+	DefaultPostgresWorkers = 8
 )
 
 // Config configures the Indexer. Zero fields take the defaults.
@@ -41,10 +45,12 @@ type Config struct {
 	// which writes the commits, removes what is gone and records the work
 	// done. Default DefaultBatchBytes.
 	BatchBytes int
-	// Workers is how many repositories a pass indexes at once. A run
-	// spends most of its time waiting (git processes, the database's
-	// round trips), so one at a time fell behind a stream of pushes to
-	// many repositories. Default DefaultWorkers.
+	// Workers is how many repositories are indexed at once. A run
+	// spends much of its time waiting for the database's round trips,
+	// so one at a time fell behind a stream of pushes to many
+	// repositories. Default DefaultWorkers on SQLite (a run takes a
+	// millisecond or two, and writes one at a time),
+	// DefaultPostgresWorkers on PostgreSQL.
 	Workers int
 }
 
@@ -73,6 +79,9 @@ func NewIndexer(db *store.DB, svc *repos.Service, cfg Config, logger *slog.Logge
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
+		if db.Dialect == store.Postgres {
+			cfg.Workers = DefaultPostgresWorkers
+		}
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -129,10 +138,22 @@ func (x *Indexer) HandleEvent(ctx context.Context, tx *store.Tx, e *events.Event
 	return x.RequestAfterCommit(ctx, tx, e.Repo.ID)
 }
 
-// Run indexes due repositories at start, when woken by a request of this
-// server, and every PollInterval, until ctx is done.
+// Run keeps Config.Workers workers indexing until ctx is done. Each
+// claims the next due repository as soon as it finished one; one with
+// nothing due waits for a request of this server or PollInterval. A
+// request wakes one waiting worker, and a worker that claimed a
+// repository wakes the next, so that a burst of requests reaches every
+// idle worker while the others still index (a pass that waited for its
+// slowest run kept newly due repositories waiting behind it).
 func (x *Indexer) Run(ctx context.Context) {
-	worker.Loop{Pass: func(ctx context.Context) { x.RunOnce(ctx) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
+	var wg sync.WaitGroup
+	for range x.cfg.Workers {
+		wg.Go(func() {
+			q := queue{x: x, claimed: x.wake.Wake}
+			worker.Loop{Pass: func(ctx context.Context) { x.drain(ctx, q) }, Interval: x.cfg.PollInterval, Wake: x.wake.C()}.Run(ctx)
+		})
+	}
+	wg.Wait()
 }
 
 // RunOnce indexes every due repository it can claim, Config.Workers at
@@ -143,18 +164,22 @@ func (x *Indexer) RunOnce(ctx context.Context) int {
 	var wg sync.WaitGroup
 	var total atomic.Int64
 	for range x.cfg.Workers {
-		wg.Go(func() {
-			n, err := worker.Drain[claimed](ctx, queue{x}, func(c claimed, err error) {
-				x.logger.Error("code search indexing", "repository_id", c.repoID, "err", err)
-			})
-			if err != nil {
-				x.logger.Error("claim repository for code search indexing", "err", err)
-			}
-			total.Add(int64(n))
-		})
+		wg.Go(func() { total.Add(int64(x.drain(ctx, queue{x: x}))) })
 	}
 	wg.Wait()
 	return int(total.Load())
+}
+
+// drain indexes the due repositories q claims until none is left, and
+// returns how many it indexed; errors are logged.
+func (x *Indexer) drain(ctx context.Context, q queue) int {
+	n, err := worker.Drain[claimed](ctx, q, func(c claimed, err error) {
+		x.logger.Error("code search indexing", "repository_id", c.repoID, "err", err)
+	})
+	if err != nil {
+		x.logger.Error("claim repository for code search indexing", "err", err)
+	}
+	return n
 }
 
 // ReleaseLeases ends now the leases a killed process held, so that its
@@ -167,15 +192,21 @@ func (x *Indexer) ReleaseLeases(ctx context.Context) (int64, error) {
 }
 
 // claimed is a claimed repository: the generation of requests its claim
-// saw and the head it indexed last ("" for none).
+// saw, the head it indexed last ("" for none) and the commit whose tree
+// its file rows hold ("" when unknown).
 type claimed struct {
 	repoID    int64
 	requested int64
 	head      string
+	filesAt   string
 }
 
-// queue is code_search_work as the Indexer's worker.Queue.
-type queue struct{ x *Indexer }
+// queue is code_search_work as the Indexer's worker.Queue; claimed, when
+// set, is called after each claim.
+type queue struct {
+	x       *Indexer
+	claimed func()
+}
 
 // Claim leases the due repository that has waited longest (first
 // requested since it was last indexed) whose lease is free or expired.
@@ -189,7 +220,7 @@ func (q queue) Claim(ctx context.Context) (claimed, bool, error) {
 			SELECT repository_id FROM code_search_work
 			WHERE requested > indexed AND (lease_until IS NULL OR lease_until < $3)
 			ORDER BY requested_at, repository_id LIMIT 1`+q.x.db.SkipLocked()+`)
-		RETURNING repository_id, requested, head_sha`, q.x.owner, now.Add(q.x.cfg.Lease), now).Scan(&c.repoID, &c.requested, &c.head)
+		RETURNING repository_id, requested, head_sha, files_at`, q.x.owner, now.Add(q.x.cfg.Lease), now).Scan(&c.repoID, &c.requested, &c.head, &c.filesAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
 	}
@@ -198,6 +229,9 @@ func (q queue) Claim(ctx context.Context) (claimed, bool, error) {
 			return c, false, nil
 		}
 		return c, false, err
+	}
+	if q.claimed != nil {
+		q.claimed()
 	}
 	return c, true, nil
 }
@@ -211,10 +245,11 @@ func (q queue) Run(ctx context.Context, c claimed) error {
 // transaction is rolled back, the new holder writes its own rows.
 var errLeaseLost = errors.New("codesearch: lease lost")
 
-// index reads the repository's default branch and brings its rows to
-// it, in batches (Config.BatchBytes). A run cut short leaves the batches
-// it wrote; the next run, from the same recorded head, compares the tree
-// with them and writes the rest. A repository gone has no rows left (they were deleted with it).
+// index reads the repository's default branch in process and brings its
+// rows to it, in batches (Config.BatchBytes). A run cut short leaves the
+// batches it wrote, and files_at cleared by the first of them: the next
+// run compares the whole tree with the rows and writes the rest. A
+// repository gone has no rows left (they were deleted with it).
 func (x *Indexer) index(ctx context.Context, c claimed) error {
 	repo, err := repos.ByID(ctx, x.db, c.repoID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -223,59 +258,68 @@ func (x *Indexer) index(ctx context.Context, c claimed) error {
 	if err != nil {
 		return fmt.Errorf("load repository: %w", err)
 	}
-	g := gitDir{dir: x.repos.GitDir(repo.ID)}
-	head, err := g.head(ctx, repo.DefaultBranch)
+	g, err := gitread.Open(x.repos.GitDir(repo.ID))
 	if err != nil {
 		return err
 	}
-	current, err := indexedFiles(ctx, x.db, repo.ID)
+	defer g.Close()
+	head, err := branchHead(g, repo.DefaultBranch)
 	if err != nil {
 		return err
 	}
-	plan := indexPlan{fullHistory: true, removed: pathsOf(current)}
+	var p indexPlan
 	var last []fileRow
-	if head != "" {
-		if plan, err = g.plan(ctx, c.head, head, current); err != nil {
+	if head == "" {
+		current, err := indexedFiles(ctx, x.db, repo.ID)
+		if err != nil {
 			return err
 		}
-		if last, err = x.writeBatches(ctx, g, repo.ID, plan.added); err != nil {
+		p = indexPlan{fullHistory: true, removed: pathsOf(current)}
+	} else {
+		if p, err = plan(ctx, g, x.db, repo.ID, c, head); err != nil {
 			return err
 		}
+		var skipped []string
+		if last, skipped, err = x.writeBatches(ctx, g, repo.ID, p.added); err != nil {
+			return err
+		}
+		p.removed = append(p.removed, skipped...)
 	}
 	return x.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := x.holdLease(ctx, tx, repo.ID); err != nil {
+		if err := p.writeFinal(ctx, tx, repo.ID, last); err != nil {
 			return err
 		}
-		if err := plan.writeFinal(ctx, tx, repo.ID, last); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE code_search_work
-			SET indexed = $1, head_sha = $2, lease_owner = '', lease_until = NULL
-			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner)
+		// the lease is checked last: a run whose lease another server
+		// took over rolls its rows back
+		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE code_search_work
+			SET indexed = $1, head_sha = $2, files_at = $2, lease_owner = '', lease_until = NULL
+			WHERE repository_id = $3 AND lease_owner = $4`, c.requested, head, repo.ID, x.owner))
 		if err != nil {
 			return fmt.Errorf("record code indexing: %w", store.Normalize(err))
+		}
+		if n == 0 {
+			return errLeaseLost
 		}
 		return nil
 	})
 }
 
 // writeBatches reads the files' content and writes the text files in
-// transactions of about Config.BatchBytes each, but for the last batch, which
-// it returns for the final transaction.
-func (x *Indexer) writeBatches(ctx context.Context, g gitDir, repoID int64, files []fileRow) ([]fileRow, error) {
-	blobs, err := gitread.Open(g.dir)
-	if err != nil {
-		return nil, err
-	}
-	defer blobs.Close()
+// transactions of about Config.BatchBytes each, but for the last batch,
+// which it returns for the final transaction, with the paths of the files
+// that are not text (their rows go). Each early transaction clears the
+// repository's files_at: its rows hold no one commit's tree until the
+// final transaction.
+func (x *Indexer) writeBatches(ctx context.Context, g *gitread.Repository, repoID int64, files []fileRow) (last []fileRow, skipped []string, err error) {
 	var batch []fileRow
 	size := 0
 	for _, f := range files {
-		b, err := blobs.ReadBlob(f.BlobSHA)
+		b, err := g.ReadBlob(f.BlobSHA)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+			return nil, nil, fmt.Errorf("read %s: %w", f.Path, err)
 		}
 		if !isText(b) {
+			skipped = append(skipped, f.Path)
 			continue
 		}
 		f.Content, size = string(b), size+len(b)
@@ -287,14 +331,17 @@ func (x *Indexer) writeBatches(ctx context.Context, g gitDir, repoID int64, file
 			if err := x.holdLease(ctx, tx, repoID); err != nil {
 				return err
 			}
+			if _, err := tx.ExecContext(ctx, `UPDATE code_search_work SET files_at = '' WHERE repository_id = $1`, repoID); err != nil {
+				return fmt.Errorf("clear indexed files' commit: %w", store.Normalize(err))
+			}
 			return writeFiles(ctx, tx, repoID, batch)
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		batch, size = nil, 0
 	}
-	return batch, nil
+	return batch, skipped, nil
 }
 
 // holdLease renews the repository's lease in tx, or fails with

@@ -52,8 +52,9 @@ func (q *query) add(cond string, args ...any) {
 	q.where = append(q.where, cond)
 }
 
-// conditions adds the filter's conditions on issues aliased i.
-func (f Filter) conditions(q *query) {
+// conditions adds the filter's conditions on issues aliased i, in the
+// database's dialect.
+func (f Filter) conditions(q *query, dialect store.Dialect) {
 	if f.State != "all" {
 		q.add(`i.state = ?`, f.State)
 	}
@@ -84,7 +85,7 @@ func (f Filter) conditions(q *query) {
 	}
 	if f.Mentioned != "" {
 		like := "%@" + strings.ToLower(f.Mentioned) + "%"
-		q.add(`(lower(i.body) LIKE ? OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ?))`, like, like)
+		q.add(`(`+Folded(dialect, "i.body")+` LIKE ? OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ?))`, like, like)
 	}
 	switch f.Milestone {
 	case "":
@@ -122,7 +123,7 @@ func (f Filter) order() string {
 func (s *Service) List(ctx context.Context, repo *repos.Repository, f Filter) ([]*Issue, bool, error) {
 	q := &query{}
 	q.add(`i.repository_id = ?`, repo.ID)
-	f.conditions(q)
+	f.conditions(q, s.DB.Dialect)
 	return s.page(ctx, repo, q, f)
 }
 
@@ -131,7 +132,7 @@ func (s *Service) List(ctx context.Context, repo *repos.Repository, f Filter) ([
 func (s *Service) Count(ctx context.Context, repo *repos.Repository, f Filter) (int, error) {
 	q := &query{}
 	q.add(`i.repository_id = ?`, repo.ID)
-	f.conditions(q)
+	f.conditions(q, s.DB.Dialect)
 	var n int
 	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM issues i WHERE `+strings.Join(q.where, " AND "), q.args...).Scan(&n)
 	return n, store.Normalize(err)
@@ -220,7 +221,8 @@ func (s *Service) Across(ctx context.Context, userID int64, login, which string,
 		f.Mentioned = login
 	case WhichSubscribed:
 		like := "%@" + strings.ToLower(login) + "%"
-		q.add(`(i.user_id = ? OR EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id AND ia.user_id = ?) OR lower(i.body) LIKE ?)`, userID, userID, like)
+		q.add(`(i.user_id = ? OR EXISTS (SELECT 1 FROM issue_assignees ia WHERE ia.issue_id = i.id AND ia.user_id = ?) OR `+
+			Folded(s.DB.Dialect, "i.body")+` LIKE ?)`, userID, userID, like)
 	case WhichAll:
 		q.add(`i.repository_id IN (SELECT r.id FROM repositories r WHERE r.owner_id = ? OR r.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
 			OR r.id IN (SELECT repository_id FROM repo_grants WHERE user_id = ?))`, userID, userID, userID)
@@ -230,7 +232,7 @@ func (s *Service) Across(ctx context.Context, userID int64, login, which string,
 	if orgID != 0 {
 		q.add(`i.repository_id IN (SELECT r.id FROM repositories r WHERE r.owner_id = ?)`, orgID)
 	}
-	f.conditions(q)
+	f.conditions(q, s.DB.Dialect)
 	list, more, err := s.page(ctx, nil, q, f)
 	if err != nil {
 		return nil, false, err

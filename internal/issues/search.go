@@ -266,7 +266,7 @@ func (s Search) conditions(q *query, dialect store.Dialect) (driver string, err 
 	}
 	in := s.fields()
 	for _, ql := range s.Query.Qualifiers {
-		cond, args, err := s.qualifier(ql)
+		cond, args, err := s.qualifier(ql, dialect)
 		if err != nil {
 			return "", err
 		}
@@ -368,6 +368,18 @@ func narrowMatch(dialect store.Dialect, _, _, column, text string) (string, any)
 	return search.LikeOp(dialect, "lower(COALESCE("+column+", ''))"), search.Like(text)
 }
 
+// Folded is the SQL of the issues column (aliased i: i.title or i.body)
+// lowercased, to test with LIKE against a lowercased pattern: on
+// PostgreSQL the column that stores it lowercased (migration 00184; its
+// trigram index covers it and no row is lowered when read), else
+// lower(column). Both answer the same for ASCII text.
+func Folded(dialect store.Dialect, column string) string {
+	if folded := foldedColumn(dialect, column); folded != "" {
+		return folded
+	}
+	return "lower(" + column + ")"
+}
+
 // foldedColumn is, on PostgreSQL, the column that stores a column of
 // issues lowercased (migration 00184), which its trigram index covers
 // and which a search tests without lowering every row it reads; "" for
@@ -440,10 +452,10 @@ func ftsColumn(column string) string {
 	return ""
 }
 
-// qualifier is the condition of one qualifier ("" for one that selects
-// nothing by itself, as in: and sort:); a value that cannot be read is a
-// 422 as the platform's.
-func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
+// qualifier is the condition of one qualifier in the dialect ("" for one
+// that selects nothing by itself, as in: and sort:); a value that cannot
+// be read is a 422 as the platform's.
+func (s Search) qualifier(ql search.Qualifier, dialect store.Dialect) (string, []any, error) {
 	v := ql.Value
 	if v == "@me" {
 		v = s.Viewer
@@ -466,12 +478,12 @@ func (s Search) qualifier(ql search.Qualifier) (string, []any, error) {
 		return `EXISTS (SELECT 1 FROM issue_assignees ia JOIN accounts a ON a.id = ia.user_id WHERE ia.issue_id = i.id AND lower(a.login) = ?)`, []any{lv}, nil
 	case "mentions":
 		like := "%@" + lv + "%"
-		return `(lower(COALESCE(i.body, '')) LIKE ? OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ?))`, []any{like, like}, nil
+		return `(COALESCE(` + Folded(dialect, "i.body") + `, '') LIKE ? OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND lower(c.body) LIKE ?))`, []any{like, like}, nil
 	case "commenter":
 		return `EXISTS (SELECT 1 FROM issue_comments c JOIN accounts a ON a.id = c.user_id WHERE c.issue_id = i.id AND lower(a.login) = ?)`, []any{lv}, nil
 	case "involves":
 		like := "%@" + lv + "%"
-		return `(i.user_id IN (SELECT id FROM accounts WHERE lower(login) = ?) OR lower(COALESCE(i.body, '')) LIKE ?
+		return `(i.user_id IN (SELECT id FROM accounts WHERE lower(login) = ?) OR COALESCE(` + Folded(dialect, "i.body") + `, '') LIKE ?
 			OR EXISTS (SELECT 1 FROM issue_assignees ia JOIN accounts a ON a.id = ia.user_id WHERE ia.issue_id = i.id AND lower(a.login) = ?)
 			OR EXISTS (SELECT 1 FROM issue_comments c JOIN accounts a ON a.id = c.user_id WHERE c.issue_id = i.id AND lower(a.login) = ?))`,
 			[]any{lv, like, lv, lv}, nil

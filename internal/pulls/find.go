@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/issues"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/search"
 	"forgeapi/internal/store"
 	"forgeapi/internal/wire"
 )
@@ -87,8 +88,10 @@ func (s *Service) Find(ctx context.Context, repo *repos.Repository, q Query, win
 		onPull = append(onPull, "p.draft = "+arg(*q.Draft))
 	}
 	if q.Text != "" {
-		like := arg("%" + likeEscaper.Replace(strings.ToLower(q.Text)) + "%")
-		where = append(where, `(lower(i.title) LIKE `+like+` ESCAPE '\' OR lower(i.body) LIKE `+like+` ESCAPE '\')`)
+		like := arg(search.Like(q.Text))
+		d := s.DB.Dialect
+		where = append(where, `(`+strings.Replace(search.LikeOp(d, issues.Folded(d, "i.title")), "?", like, 1)+
+			` OR `+strings.Replace(search.LikeOp(d, issues.Folded(d, "i.body")), "?", like, 1)+`)`)
 	}
 	conds := append(append([]string{"p.repository_id = $1"}, where...), onPull...)
 	from := ` FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE ` + strings.Join(conds, " AND ")
@@ -150,9 +153,6 @@ type pullRow struct {
 	p       *PullRequest
 	issueID int64
 }
-
-// likeEscaper escapes the wildcards of a LIKE pattern.
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // stateConditions are the conditions of the states (none for all of
 // them); issueOnly reports that they read the issue row alone.

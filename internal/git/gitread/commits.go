@@ -42,6 +42,9 @@ type CommitQuery struct {
 	Head    string
 	Exclude []string
 	Limit   int
+	// NoPaths leaves the commits' Added, Removed and Modified empty: no
+	// tree of the range is diffed.
+	NoPaths bool
 }
 
 // CommitList is the answer to a CommitQuery.
@@ -80,7 +83,11 @@ func (r *Repository) Commits(ctx context.Context, q CommitQuery) (CommitList, er
 		hashes = hashes[:q.Limit]
 	}
 	for _, h := range hashes {
-		c, err := r.describeCommit(ctx, h)
+		describe := r.describeCommit
+		if q.NoPaths {
+			describe = r.describeMeta
+		}
+		c, err := describe(ctx, h)
 		if err != nil {
 			return CommitList{}, err
 		}
@@ -146,6 +153,15 @@ func (r *Repository) IsAncestor(ctx context.Context, ancestor, descendant string
 		return false, err
 	}
 	return base == anc, nil
+}
+
+// describeMeta loads commit h without its changed paths.
+func (r *Repository) describeMeta(_ context.Context, h plumbing.Hash) (Commit, error) {
+	c, err := r.repo.CommitObject(h)
+	if err != nil {
+		return Commit{}, fmt.Errorf("gitread: read commit %s: %w", h, err)
+	}
+	return metaOf(c), nil
 }
 
 // describeCommit loads commit h and the paths it changed against its first parent.

@@ -60,6 +60,50 @@ func (r *Repository) ChangedPaths(ctx context.Context, base, head string, pathsp
 	return r.diffTrees(ctx, baseTree, headTree, pathspecs)
 }
 
+// EntryChange is a Change with the modes of the path's entry on each
+// side, as git writes them ("100644", "100755", "120000" for a symbolic
+// link, "160000" for a submodule; "" where the path is absent).
+type EntryChange struct {
+	Change
+	OldMode, NewMode string
+}
+
+// ChangedEntries is ChangedPaths with the modes of each side's entry, for
+// callers that keep regular files only (an indexer): base "" lists every
+// file of head as added.
+func (r *Repository) ChangedEntries(ctx context.Context, base, head string) ([]EntryChange, error) {
+	var baseTree *object.Tree
+	if base != "" {
+		t, err := r.commitTree(base)
+		if err != nil {
+			return nil, err
+		}
+		baseTree = t
+	}
+	headTree, err := r.commitTree(head)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.diffTreeEntries(ctx, baseTree, headTree, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EntryChange, len(d.out))
+	for i, c := range d.out {
+		modes := d.modes[c.Path]
+		out[i] = EntryChange{Change: c, OldMode: modeString(modes[0]), NewMode: modeString(modes[1])}
+	}
+	return out, nil
+}
+
+// modeString is a tree entry's mode as git writes it, "" for none.
+func modeString(m filemode.FileMode) string {
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%06o", uint32(m))
+}
+
 // diffTrees diffs two trees (either may be nil for the empty tree) and keeps
 // the changes matching pathspecs (all when there are none), sorted by path.
 func (r *Repository) diffTrees(ctx context.Context, from, to *object.Tree, pathspecs []string) ([]Change, error) {

@@ -555,3 +555,56 @@ func TestMergeBaseWithEqualCommitDates(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedEntriesModesAndSizes(t *testing.T) {
+	t.Parallel()
+	w := newWorkRepo(t)
+	base := w.commit("base", map[string]*string{"run.sh": str("echo 1\n"), "a.txt": str("a"), "gone.txt": str("x")})
+	if err := os.Chmod(filepath.Join(w.dir, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(w.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	head := w.commit("head", map[string]*string{"a.txt": str("abc"), "gone.txt": nil})
+	r := open(t, w.gitDir())
+	ctx := context.Background()
+
+	got, err := r.ChangedEntries(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := func(rev, path string) string { return w.git("rev-parse", rev+":"+path) }
+	change := func(p string, s gitread.ChangeStatus, old, new string) gitread.Change {
+		return gitread.Change{Path: p, Status: s, OldSHA: old, NewSHA: new}
+	}
+	want := []gitread.EntryChange{
+		{change("a.txt", gitread.StatusModified, blob(base, "a.txt"), blob(head, "a.txt")), "100644", "100644"},
+		{change("gone.txt", gitread.StatusDeleted, blob(base, "gone.txt"), ""), "100644", ""},
+		{change("link", gitread.StatusAdded, "", blob(head, "link")), "", "120000"},
+		{change("run.sh", gitread.StatusModified, blob(base, "run.sh"), blob(head, "run.sh")), "100644", "100755"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ChangedEntries = %v\nwant %v", got, want)
+	}
+	all, err := r.ChangedEntries(ctx, "", head)
+	if err != nil || len(all) != 3 || all[0].Status != gitread.StatusAdded || all[0].OldMode != "" {
+		t.Errorf("ChangedEntries from the empty tree = %v, %v", all, err)
+	}
+	if _, err := r.ChangedEntries(ctx, strings.Repeat("1", 40), head); !errors.Is(err, gitread.ErrRevisionNotFound) {
+		t.Errorf("ChangedEntries from a missing commit = %v, want ErrRevisionNotFound", err)
+	}
+	if size, err := r.BlobSize(blob(head, "a.txt")); size != 3 || err != nil {
+		t.Errorf("BlobSize = %d, %v; want 3", size, err)
+	}
+	if _, err := r.BlobSize("nope"); !errors.Is(err, gitread.ErrPathNotFound) {
+		t.Errorf("BlobSize(nope) = %v, want ErrPathNotFound", err)
+	}
+	list, err := r.Commits(ctx, gitread.CommitQuery{Head: head, Exclude: []string{base}, Limit: -1, NoPaths: true})
+	if err != nil || list.Total != 1 || len(list.Commits) != 1 {
+		t.Fatalf("Commits(NoPaths) = %+v, %v", list, err)
+	}
+	if c := list.Commits[0]; c.SHA != head || c.Message != "head\n" || c.Added != nil || c.Modified != nil || c.Removed != nil {
+		t.Errorf("Commits(NoPaths)[0] = %+v, want the head without paths", c)
+	}
+}

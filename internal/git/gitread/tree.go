@@ -257,6 +257,16 @@ func (r *Repository) toEntry(dir string, te object.TreeEntry) (Entry, error) {
 	return e, nil
 }
 
+// BlobSize returns the size in bytes of the blob whose full SHA is sha
+// without reading its content (remembered, see Sizes). It fails with
+// ErrPathNotFound when sha is malformed.
+func (r *Repository) BlobSize(sha string) (int64, error) {
+	if !isHex(sha) || len(sha) != 2*len(plumbing.ZeroHash) {
+		return 0, fmt.Errorf("gitread: size of blob %q: %w", sha, ErrPathNotFound)
+	}
+	return r.blobSize(plumbing.NewHash(sha))
+}
+
 // blobSize returns the size of the blob, remembered after the first
 // lookup.
 func (r *Repository) blobSize(h plumbing.Hash) (int64, error) {
