@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
 
 // The first-page line states the target bound for the database measured.
@@ -61,11 +61,7 @@ func TestRateLimitNeedsThePollsAlone(t *testing.T) {
 // they are built again. The indexes come back as they were.
 func TestIndexesRestoredPastAStaleConnection(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenSQLite(t)
 	indexes := func() string {
 		var defs []string
 		rows, err := db.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name`)

@@ -33,6 +33,7 @@ import (
 	"forgeapi/internal/githost"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 	"forgeapi/internal/webhooks"
 )
 
@@ -104,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		o(&cfg)
 	}
 	if cfg.DatabaseURL == "" {
-		if err := seedSQLite(cfg.DataDir); err != nil {
+		if err := storetest.SeedSQLite(cfg.DataDir); err != nil {
 			t.Fatalf("seed the database: %v", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"forgeapi/internal/app"
+	"forgeapi/internal/testcache"
 )
 
 // The platform's descriptions are 11 to 14 MB each, and kin-openapi takes
@@ -82,7 +83,7 @@ func trimmed(src string, part trimmedPart) (string, error) {
 	fmt.Fprintf(h, "%s\n%s\n%s\n", trimVersion, part, strings.Join(routes, "\n"))
 	h.Write(raw)
 	name := fmt.Sprintf("%s.%s.%s", strings.TrimSuffix(filepath.Base(src), ".json"), part, hex.EncodeToString(h.Sum(nil))[:16])
-	return cachedDir("openapi", name, func(tmp string) error {
+	return testcache.Dir("openapi", name, func(tmp string) error {
 		files, err := splitDescription(raw, part, servedBy(routes))
 		if err != nil {
 			return fmt.Errorf("split %s: %w", src, err)

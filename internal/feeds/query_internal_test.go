@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
 
 // TestUnionPagesMatchAScan checks the galloping union against a plain
@@ -18,14 +19,10 @@ import (
 func TestUnionPagesMatchAScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenSQLite(t)
 	const n = 30000
 	now := time.Now().UTC()
-	err = db.Tx(ctx, func(tx *store.Tx) error {
+	err := db.Tx(ctx, func(tx *store.Tx) error {
 		for start := 0; start < n; start += 500 {
 			var sb strings.Builder
 			sb.WriteString("INSERT INTO events (type, actor_id, actor_login, repo_id, public, payload, created_at) VALUES ")

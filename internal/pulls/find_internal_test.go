@@ -17,11 +17,7 @@ import (
 func TestCompletePageQueries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.OpenSQLite(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

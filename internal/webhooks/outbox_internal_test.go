@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
 
 // An outbox's hook list reads back as written, and a damaged entry is
@@ -150,10 +151,5 @@ func TestHoldOutboxes(t *testing.T) {
 // when the test ends.
 func openSQLite(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.OpenSQLite(t)
 }

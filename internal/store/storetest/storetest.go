@@ -1,6 +1,8 @@
 // Package storetest holds what tests of the areas use to look at their
 // SQL from the outside: a store.Q that counts the statements it runs, so
-// that a test can pin how many queries a page costs.
+// that a test can pin how many queries a page costs, and a store opened
+// on a copy of a database migrated once per machine (OpenSQLite), for
+// tests below the harness (internal/apptest) that need one.
 package storetest
 
 import (

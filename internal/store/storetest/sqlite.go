@@ -1,4 +1,4 @@
-package apptest
+package storetest
 
 import (
 	"context"
@@ -7,22 +7,42 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"testing"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/testcache"
 )
 
-// Migrating an empty SQLite database to the current schema takes tens
-// of milliseconds of CPU, in each of the hundreds of servers the suite
-// starts. Start instead puts a copy of a database migrated once per
-// machine (a file in the test cache named after store.MigrationsDigest)
-// where the server opens its database, which then finds every migration
-// applied. Tests that reuse a data directory migrate as a real server
-// does; so does the template itself, through store.Open. PostgreSQL has
-// its own template (postgres.go).
+// Migrating an empty SQLite database to the current schema takes a
+// second or more of CPU (several under the race detector), in each of
+// the hundreds of servers and stores the suite opens. SeedSQLite instead
+// puts a copy of a database migrated once per machine (a file in the
+// test cache named after store.MigrationsDigest) where the store opens
+// its database, which then finds every migration applied. Tests that
+// reuse a data directory migrate as a real server does; so does the
+// template itself, through store.Open. PostgreSQL has its own template
+// (internal/apptest).
 
-// seedSQLite copies the migrated template into dataDir as the server's
+// OpenSQLite opens a store on a new SQLite database in a temporary
+// directory of the test, already migrated (a copy of the template), and
+// closes it when the test ends.
+func OpenSQLite(t testing.TB) *store.DB {
+	t.Helper()
+	dir := t.TempDir()
+	if err := SeedSQLite(dir); err != nil {
+		t.Fatalf("seed the database: %v", err)
+	}
+	db, err := store.Open(context.Background(), "", dir)
+	if err != nil {
+		t.Fatalf("open the store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// SeedSQLite copies the migrated template into dataDir as the store's
 // database file, unless dataDir holds one already.
-func seedSQLite(dataDir string) error {
+func SeedSQLite(dataDir string) error {
 	dst := filepath.Join(dataDir, "forgeapi.db")
 	if _, err := os.Stat(dst); err == nil {
 		return nil
@@ -36,7 +56,7 @@ func seedSQLite(dataDir string) error {
 
 // sqliteTemplate is the path of the migrated template, made once.
 var sqliteTemplate = sync.OnceValues(func() (string, error) {
-	return cachedFile("sqlite", store.MigrationsDigest()[:16]+".db", migrateTemplate)
+	return testcache.File("sqlite", store.MigrationsDigest()[:16]+".db", migrateTemplate)
 })
 
 // migrateTemplate writes a database migrated to the current schema at

@@ -1,19 +1,25 @@
-package apptest
+// Package testcache keeps what tests make once per machine and reuse
+// across runs and test binaries (a migrated database, a split copy of
+// the OpenAPI description), under the user's cache directory. A cached
+// item's name must change with what it is made from (a digest in the
+// name): nothing is ever made again. It imports nothing of forgeapi, so
+// tests of every floor can use it.
+package testcache
 
 import (
 	"os"
 	"path/filepath"
 )
 
-// cachedFile returns the path of the file name in the test cache's
+// File returns the path of the file name in the test cache's
 // directory of kind (under the user's cache directory), making it with
 // build when it is missing. build writes a temporary path that is then
 // renamed into place: test binaries running at once may make the same
 // file, and none reads a half-made one. Names must change with what
 // the file is made from (a digest in the name), as nothing is ever
 // remade.
-func cachedFile(kind, name string, build func(tmp string) error) (string, error) {
-	dir, err := cacheFolder(kind)
+func File(kind, name string, build func(tmp string) error) (string, error) {
+	dir, err := folder(kind)
 	if err != nil {
 		return "", err
 	}
@@ -33,11 +39,11 @@ func cachedFile(kind, name string, build func(tmp string) error) (string, error)
 	return file, os.Rename(tmp.Name(), file)
 }
 
-// cachedDir is cachedFile for a folder: build fills a temporary folder
+// Dir is File for a folder: build fills a temporary folder
 // that is then renamed into place. When another test binary renamed its
 // own into place first, that one is kept.
-func cachedDir(kind, name string, build func(tmp string) error) (string, error) {
-	parent, err := cacheFolder(kind)
+func Dir(kind, name string, build func(tmp string) error) (string, error) {
+	parent, err := folder(kind)
 	if err != nil {
 		return "", err
 	}
@@ -62,10 +68,10 @@ func cachedDir(kind, name string, build func(tmp string) error) (string, error) 
 	return dir, nil
 }
 
-// cacheFolder returns the test cache's folder of kind, under the user's
+// folder returns the test cache's folder of kind, under the user's
 // cache directory (the system's temporary one when there is none),
 // making it when missing.
-func cacheFolder(kind string) (string, error) {
+func folder(kind string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
