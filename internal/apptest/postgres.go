@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"forgeapi/internal/store"
+	"forgeapi/internal/store/storetest"
 )
 
 // On PostgreSQL each test server gets a database of its own, copied
@@ -301,4 +302,22 @@ func migrateDatabase(ctx context.Context, base, name string) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return db.Close()
+}
+
+// OpenStore opens a store for a test that needs one without a server:
+// on PostgreSQL a test database of its own (DatabaseURL), on SQLite a
+// copy of the migrated template in a temporary directory. It is closed
+// when the test ends.
+func OpenStore(t testing.TB) *store.DB {
+	t.Helper()
+	url := DatabaseURL(t)
+	if url == "" {
+		return storetest.OpenSQLite(t)
+	}
+	db, err := store.Open(context.Background(), url, t.TempDir())
+	if err != nil {
+		t.Fatalf("open the store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

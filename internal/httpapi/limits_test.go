@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 	"forgeapi/internal/testwait"
 )
 
@@ -34,9 +32,7 @@ const smallLimit = 4 << 10
 // (MaxBody smallLimit).
 func startLimitServer(t *testing.T) string {
 	t.Helper()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	echo := func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Text string `json:"text"`
@@ -147,9 +143,7 @@ func TestBodyLimitRefusesLongContentLengthUnread(t *testing.T) {
 // are served after; requests within DefaultMaxBody are never held back.
 func TestLargeBodiesAreAdmittedWithinTheBudget(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	const size = 4 << 20
 	inHandler, release := make(chan int64, 64), make(chan struct{})
 	wait := func(w http.ResponseWriter, r *http.Request) error {
@@ -212,9 +206,7 @@ func TestLargeBodiesAreAdmittedWithinTheBudget(t *testing.T) {
 // 16 KiB a body.
 func TestBodyBuffersWaitForTheBudget(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	const budget, size = 256 << 10, 200 << 10
 	metrics := httpapi.NewMetrics()
 	echo := func(w http.ResponseWriter, r *http.Request) error {

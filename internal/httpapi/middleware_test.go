@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 )
 
 // The middleware's contract for buffered GETs, served by the real
@@ -30,9 +28,7 @@ const testBaseURL = "https://api.example.test"
 
 func startMiddlewareServer(t *testing.T) (url string, metrics *httpapi.Metrics) {
 	t.Helper()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	modified := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	public := auth.Rule{Public: true}
 	routes := []httpapi.Route{

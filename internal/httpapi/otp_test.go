@@ -17,7 +17,6 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/secretbox"
-	"forgeapi/internal/store"
 )
 
 // No public route declares OTP yet (the authorizations API will), so this
@@ -42,9 +41,7 @@ func (c *clock) Add(d time.Duration) {
 func startOTPServer(t *testing.T, now func() time.Time) string {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	key, err := secretbox.GenerateKey()
 	apptest.Must(t, "generate key", err)
 	box, err := secretbox.New(key)

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 )
 
 // TestStreamMediaAndReroute: a route's answers in its StreamMedia are
@@ -21,9 +19,7 @@ import (
 // answer and names its route in the metrics.
 func TestStreamMediaAndReroute(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	routes := []httpapi.Route{{Method: "GET", Pattern: "/things/{id}", Auth: auth.Rule{Public: true}, StreamMedia: []string{"diff"},
 		Handle: func(w http.ResponseWriter, r *http.Request) error {
 			if httpapi.MediaParam(r) == "diff" {

@@ -10,7 +10,6 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
-	"forgeapi/internal/store"
 )
 
 type targetKey string
@@ -36,9 +35,7 @@ func (targetsGuard) Check(r *http.Request, _ *auth.Principal, _ auth.Rule) (cont
 // WithTargetValue makes a new context and leaves the request's alone.
 func TestGuardValuesReachTheHandler(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	apptest.Must(t, "open store", err)
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	handle := func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		got := fmt.Sprintf("%v %v %v", ctx.Value(targetKey("a")), ctx.Value(targetKey("b")), ctx.Value(targetKey("c")))

@@ -140,11 +140,7 @@ func TestRecordWritesOnlyTheDeliveriesStillLeased(t *testing.T) {
 // when the suite runs there), closed when the test ends.
 func openTestStore(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), apptest.DatabaseURL(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := apptest.OpenStore(t)
 	return db
 }
 
