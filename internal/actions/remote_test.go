@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(runnerChildEnv); path != "" {
 		os.Exit(runRunnerChild(path))
 	}
+	if path := os.Getenv(serverChildEnv); path != "" {
+		os.Exit(runServerChild(path))
+	}
 	os.Exit(m.Run())
 }
 
