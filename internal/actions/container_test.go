@@ -1,14 +1,12 @@
 package actions_test
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -211,21 +209,11 @@ func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
 	rm := startRemote(t, "killed-boxes", "boxed")
 	start := func() (kill func()) {
 		cmd := exec.Command(bin, "runner", "run", "--config", rm.cfgPath, "--work", t.TempDir(), "--images", "boxed="+img)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the runner and the steps it started: the machine's death
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		apptest.Must(t, "start the runner", cmd.Start())
-		killed := false
-		kill = func() {
-			if !killed {
-				killed = true
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				_ = cmd.Wait()
-				t.Logf("runner output:\n%s", out.String())
-			}
+		killGroup, out := startKillable(t, cmd) // the runner and the containers' clients it started
+		return func() {
+			killGroup()
+			t.Logf("runner output:\n%s", out.String())
 		}
-		t.Cleanup(kill)
-		return kill
 	}
 	kill := start()
 	rm.push(t, map[string]string{".github/workflows/k.yml": "name: ContainersKilled\non: push\njobs:\n  slow:\n" +

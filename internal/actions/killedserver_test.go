@@ -1,7 +1,6 @@
 package actions_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"forgeapi/internal/app"
@@ -65,19 +63,7 @@ func TestAKilledServersJobIsFailedNotRunAgain(t *testing.T) {
 	apptest.Must(t, "write child config", os.WriteFile(childCfg, raw, 0o600))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), serverChildEnv+"="+childCfg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	apptest.Must(t, "start the server process", cmd.Start())
-	killed := false
-	kill := func() {
-		if !killed {
-			killed = true
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(kill)
+	kill, stderr := startKillable(t, cmd) // the server and the steps its runner started
 	testwait.For(t, "the server process answering", func() error {
 		resp, err := f.env.HTTPClient().Get(f.env.URL + "/healthz")
 		if err != nil {

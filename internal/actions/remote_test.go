@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +52,27 @@ func runRunnerChild(path string) int {
 		return 1
 	}
 	return 0
+}
+
+// startKillable starts cmd in a process group of its own, its output in
+// the returned buffer, and returns kill: SIGKILL to the whole group (the
+// process and every step it started: the machine's death), waited for,
+// once. The test's end kills it too.
+func startKillable(t *testing.T, cmd *exec.Cmd) (kill func(), output *bytes.Buffer) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	output = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	apptest.Must(t, "start "+filepath.Base(cmd.Path), cmd.Start())
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
+	return kill, output
 }
 
 // quiet is the runners' logger in tests.
@@ -318,19 +340,7 @@ func TestKilledRemoteRunnerFailsItsJobOnce(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "starts")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runnerChildEnv+"="+rm.cfgPath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its group: the runner and the steps it started, the machine's death
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	apptest.Must(t, "start the runner", cmd.Start())
-	killed := false
-	kill := func() {
-		if !killed {
-			killed = true
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(kill)
+	kill, stderr := startKillable(t, cmd) // the runner and the steps it started
 	rm.push(t, map[string]string{".github/workflows/long.yml": killWorkflow(count)})
 	testwait.For(t, "the job's step started", func() error {
 		b, err := os.ReadFile(count)
