@@ -73,6 +73,10 @@ type Service struct {
 	// Policies gives runs their repository's default GITHUB_TOKEN
 	// permissions and retention; nil: the platform's defaults.
 	Policies Policies
+	// Settings says how fork pull requests run, which repositories'
+	// jobs registered runners take and the OIDC subjects' claim keys;
+	// nil: no fork pull request runs (forks.go).
+	Settings RunSettings
 	// Environments gates the jobs that name an environment; nil lets
 	// them run.
 	Environments Environments

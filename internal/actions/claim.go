@@ -130,6 +130,9 @@ func (s *Service) claimNext(ctx context.Context, c claimant) (*Job, bool, error)
 // older run or job of its concurrency group holds it and its
 // environment's gate is open; false when not, or another runner took it.
 func (s *Service) claimJob(ctx context.Context, c claimant, j *Job) (bool, error) {
+	if ok, err := s.selfHostedAllowed(ctx, c, j); err != nil || !ok {
+		return false, err // the organization does not let the repository use its self-hosted runners
+	}
 	claimed := false
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		r, err := runOf(ctx, tx, j)
@@ -202,6 +205,16 @@ func (s *Service) groupRunsWorkflow(ctx context.Context, q store.Q, c claimant, 
 		return false, store.Normalize(err)
 	}
 	return c.runner.runsWorkflow(repo, r), nil
+}
+
+// selfHostedAllowed reports whether the claimant may take the job: the
+// built-in runner always, a registered runner when the job's
+// repository may use self-hosted runners (RunSettings).
+func (s *Service) selfHostedAllowed(ctx context.Context, c claimant, j *Job) (bool, error) {
+	if c.runner == nil || s.Settings == nil {
+		return true, nil
+	}
+	return s.Settings.SelfHostedAllowed(ctx, j.RepoID)
 }
 
 // renewLease extends the lease of the owner's job; false when the lease
@@ -294,6 +307,9 @@ func (s *Service) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *J
 		grant, err = s.calledJobGrant(ctx, r, j) // its caller's, narrowed by the called workflows'
 	}
 	if err != nil {
+		return err
+	}
+	if grant, err = s.forkLimits(ctx, r, spec, grant); err != nil {
 		return err
 	}
 	token, id, err := s.jobToken(ctx, repo, grant)

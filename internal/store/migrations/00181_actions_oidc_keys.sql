@@ -1,0 +1,14 @@
+-- The RS256 key pair that signs the OIDC tokens of Actions jobs (issue
+-- 51): the private key sealed at rest (secretbox), the key id its JWKS
+-- names. The newest row signs; older ones stay published until removed.
+
+-- +goose Up
+CREATE TABLE actions_oidc_keys (
+    id          {{id}},
+    kid         TEXT NOT NULL UNIQUE,
+    private_key TEXT NOT NULL,
+    created_at  {{time}} NOT NULL
+);
+
+-- +goose Down
+DROP TABLE actions_oidc_keys;
