@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 )
 
@@ -77,6 +78,8 @@ type Service struct {
 	// jobs registered runners take and the OIDC subjects' claim keys;
 	// nil: no fork pull request runs (forks.go).
 	Settings RunSettings
+	// Box seals the OIDC signing key at rest; nil keeps it in the clear.
+	Box *secretbox.Box
 	// Environments gates the jobs that name an environment; nil lets
 	// them run.
 	Environments Environments

@@ -263,6 +263,9 @@ func (s *Service) prepare(ctx context.Context, r *Run, j *Job) (spec engine.Spec
 	if err := s.withRuntime(ctx, spec.Env, r, j); err != nil {
 		return spec, "The job could not start: " + err.Error(), nil
 	}
+	if err := s.withIDToken(ctx, spec.Env, r, j); err != nil {
+		return spec, "The job could not start: " + err.Error(), nil
+	}
 	spec.Masks = append(spec.Masks, spec.Env["ACTIONS_RUNTIME_TOKEN"]) // as the platform's runner masks it
 	return spec, "", nil
 }

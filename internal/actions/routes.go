@@ -82,5 +82,6 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 		mux.Handle("PUT "+uploadPathPrefix+kind+"/{id}", http.HandlerFunc(h.Service.serveUpload))
 	}
 	h.Service.registerCacheV1(mux)
+	h.Service.registerOIDC(mux)           // the jobs' OIDC tokens, their issuer's discovery and keys (oidc.go)
 	h.Service.registerRunnerProtocol(mux) // the registered runners' jobs (remote.go)
 }

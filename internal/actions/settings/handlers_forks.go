@@ -109,7 +109,7 @@ func (h *Handler) setForkPRPrivate(place placeFunc) httpapi.HandlerFunc {
 		}
 		if v.looser(bound) {
 			return apierr.Validation(apierr.FieldError{Resource: "ForkPrWorkflowsPrivateRepos", Code: apierr.CodeInvalid,
-				Field: "run_workflows_from_fork_pull_requests",
+				Field:   "run_workflows_from_fork_pull_requests",
 				Message: "The setting cannot allow more than the policy of the organization or enterprise"})
 		}
 		if err := h.Service.setPlaceSetting(r.Context(), p, settingForkPRPrivate, v); err != nil {
