@@ -231,6 +231,9 @@ func (h *Handler) setOIDCSub(place placeFunc) httpapi.HandlerFunc {
 			}
 		}
 		if err := f.Err(); err != nil {
+			if p.Scope == ScopeRepo {
+				return apierr.Simple(err) // the repository's operation answers validation-error-simple
+			}
 			return err
 		}
 		if err := h.Service.setPlaceSetting(r.Context(), p, settingOIDCSub, v); err != nil {
