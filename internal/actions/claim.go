@@ -45,13 +45,17 @@ type claimant struct {
 // where is the SQL condition (after the status and cursor, numbered from
 // $3) of the jobs the claimant may take: the built-in runner the jobs
 // that do not ask for self-hosted, a registered runner its repository's
-// jobs or its organization's repositories' jobs.
+// jobs, its organization's repositories' jobs or its enterprise's
+// organizations' repositories' jobs.
 func (c claimant) where() (string, []any) {
 	switch {
 	case c.runner == nil:
 		return ` AND lower(labels) NOT LIKE '%"self-hosted"%'`, nil
 	case c.runner.RepoID != 0:
 		return ` AND repository_id = $3`, []any{c.runner.RepoID}
+	case c.runner.EnterpriseID != 0:
+		return ` AND repository_id IN (SELECT r.id FROM repositories r JOIN enterprise_orgs e ON e.org_id = r.owner_id
+			WHERE e.enterprise_id = $3)`, []any{c.runner.EnterpriseID}
 	default:
 		return ` AND repository_id IN (SELECT id FROM repositories WHERE owner_id = $3)`, []any{c.runner.OrgID}
 	}
