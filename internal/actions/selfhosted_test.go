@@ -125,9 +125,11 @@ func TestEnterpriseJITRunnerRunsAnOrganizationsJob(t *testing.T) {
 	apptest.Must(t, "decode", json.Unmarshal(body, &jit))
 	cfg, _, err := runnerclient.FromJIT(jit.Encoded)
 	apptest.Must(t, "jit config", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() {
-		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(context.Background())
+		done <- (&runnerclient.Runner{Config: cfg, Dir: t.TempDir(), Wait: 2 * time.Second, Logger: quiet}).Run(ctx)
 	}()
 	jobOf := func(owner, repo string) (*github.WorkflowJob, error) {
 		runs, _, err := c.Actions.ListRepositoryWorkflowRuns(apptest.Ctx(), owner, repo, nil)
