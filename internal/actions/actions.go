@@ -31,6 +31,7 @@ import (
 	"forgeapi/internal/blob"
 	"forgeapi/internal/events"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/secretbox"
 	"forgeapi/internal/store"
 )
 
@@ -73,6 +74,12 @@ type Service struct {
 	// Policies gives runs their repository's default GITHUB_TOKEN
 	// permissions and retention; nil: the platform's defaults.
 	Policies Policies
+	// Settings says how fork pull requests run, which repositories'
+	// jobs registered runners take and the OIDC subjects' claim keys;
+	// nil: no fork pull request runs (forks.go).
+	Settings RunSettings
+	// Box seals the OIDC signing key at rest; nil keeps it in the clear.
+	Box *secretbox.Box
 	// Environments gates the jobs that name an environment; nil lets
 	// them run.
 	Environments Environments

@@ -45,13 +45,17 @@ type claimant struct {
 // where is the SQL condition (after the status and cursor, numbered from
 // $3) of the jobs the claimant may take: the built-in runner the jobs
 // that do not ask for self-hosted, a registered runner its repository's
-// jobs or its organization's repositories' jobs.
+// jobs, its organization's repositories' jobs or its enterprise's
+// organizations' repositories' jobs.
 func (c claimant) where() (string, []any) {
 	switch {
 	case c.runner == nil:
 		return ` AND lower(labels) NOT LIKE '%"self-hosted"%'`, nil
 	case c.runner.RepoID != 0:
 		return ` AND repository_id = $3`, []any{c.runner.RepoID}
+	case c.runner.EnterpriseID != 0:
+		return ` AND repository_id IN (SELECT r.id FROM repositories r JOIN enterprise_orgs e ON e.org_id = r.owner_id
+			WHERE e.enterprise_id = $3)`, []any{c.runner.EnterpriseID}
 	default:
 		return ` AND repository_id IN (SELECT id FROM repositories WHERE owner_id = $3)`, []any{c.runner.OrgID}
 	}
@@ -130,6 +134,9 @@ func (s *Service) claimNext(ctx context.Context, c claimant) (*Job, bool, error)
 // older run or job of its concurrency group holds it and its
 // environment's gate is open; false when not, or another runner took it.
 func (s *Service) claimJob(ctx context.Context, c claimant, j *Job) (bool, error) {
+	if ok, err := s.selfHostedAllowed(ctx, c, j); err != nil || !ok {
+		return false, err // the organization does not let the repository use its self-hosted runners
+	}
 	claimed := false
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		r, err := runOf(ctx, tx, j)
@@ -204,6 +211,16 @@ func (s *Service) groupRunsWorkflow(ctx context.Context, q store.Q, c claimant, 
 	return c.runner.runsWorkflow(repo, r), nil
 }
 
+// selfHostedAllowed reports whether the claimant may take the job: the
+// built-in runner always, a registered runner when the job's
+// repository may use self-hosted runners (RunSettings).
+func (s *Service) selfHostedAllowed(ctx context.Context, c claimant, j *Job) (bool, error) {
+	if c.runner == nil || s.Settings == nil {
+		return true, nil
+	}
+	return s.Settings.SelfHostedAllowed(ctx, j.RepoID)
+}
+
 // renewLease extends the lease of the owner's job; false when the lease
 // was lost (the job was failed or queued again) or its cancel was asked.
 func (s *Service) renewLease(ctx context.Context, jobID int64, owner string, lease time.Duration) (bool, error) {
@@ -250,6 +267,9 @@ func (s *Service) prepare(ctx context.Context, r *Run, j *Job) (spec engine.Spec
 	if err := s.withRuntime(ctx, spec.Env, r, j); err != nil {
 		return spec, "The job could not start: " + err.Error(), nil
 	}
+	if err := s.withIDToken(ctx, spec.Env, r, j); err != nil {
+		return spec, "The job could not start: " + err.Error(), nil
+	}
 	spec.Masks = append(spec.Masks, spec.Env["ACTIONS_RUNTIME_TOKEN"]) // as the platform's runner masks it
 	return spec, "", nil
 }
@@ -294,6 +314,9 @@ func (s *Service) withToken(ctx context.Context, spec *engine.Spec, r *Run, j *J
 		grant, err = s.calledJobGrant(ctx, r, j) // its caller's, narrowed by the called workflows'
 	}
 	if err != nil {
+		return err
+	}
+	if grant, err = s.forkLimits(ctx, r, spec, grant); err != nil {
 		return err
 	}
 	token, id, err := s.jobToken(ctx, repo, grant)

@@ -322,6 +322,29 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// approve answers POST .../runs/{run_id}/approve: 201 with {} once the
+// fork pull request's run that waited for approval is queued; 403 for a
+// run that waits for none.
+func (h *Handler) approve(w http.ResponseWriter, r *http.Request) error {
+	run, err := h.run(r)
+	if err != nil {
+		return err
+	}
+	actor, err := h.actor(r.Context())
+	if err != nil {
+		return err
+	}
+	err = h.Service.Approve(r.Context(), run.ID, run.RepoID, actor)
+	if errors.Is(err, errNotAwaitingApproval) {
+		return apierr.New(http.StatusForbidden, "%s", "This run is not waiting for approval")
+	}
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{})
+	return nil
+}
+
 func (h *Handler) rerun(w http.ResponseWriter, r *http.Request) error {
 	return h.doRerun(w, r, false, "")
 }

@@ -47,6 +47,9 @@ type RemoteRunner struct {
 	// RepoID is a repository's runner's repository, OrgID an
 	// organization's runner's organization (the other is 0).
 	RepoID, OrgID int64
+	// EnterpriseID is an enterprise's runner's enterprise (RepoID and
+	// OrgID 0): it serves the repositories of its organizations (Repos).
+	EnterpriseID int64
 	// GroupID and GroupName are an organization's runner's group.
 	GroupID   int64
 	GroupName string

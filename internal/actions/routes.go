@@ -42,6 +42,7 @@ func (h *Handler) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/attempts/{attempt_number}/logs", Handle: h.attemptLogs, Auth: readActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/cancel", Handle: h.cancel, Auth: writeActions},
 		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/force-cancel", Handle: h.cancel, Auth: writeActions},
+		{Method: http.MethodPost, Pattern: base + "/runs/{run_id}/approve", Handle: h.approve, Auth: writeActions},
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/jobs", Handle: h.listRunJobs, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/logs", Handle: h.runLogs, Auth: readActions},
 		{Method: http.MethodGet, Pattern: base + "/runs/{run_id}/artifacts", Handle: h.listRunArtifacts, Auth: readActions},
@@ -81,5 +82,6 @@ func (h *Handler) Register(mux interface{ Handle(string, http.Handler) }) {
 		mux.Handle("PUT "+uploadPathPrefix+kind+"/{id}", http.HandlerFunc(h.Service.serveUpload))
 	}
 	h.Service.registerCacheV1(mux)
+	h.Service.registerOIDC(mux)           // the jobs' OIDC tokens, their issuer's discovery and keys (oidc.go)
 	h.Service.registerRunnerProtocol(mux) // the registered runners' jobs (remote.go)
 }

@@ -41,6 +41,8 @@ type trigger struct {
 	// Source and SourceBranch are, for workflow_run, the name of the
 	// workflow whose run triggers and that run's head branch.
 	Source, SourceBranch string
+	// Approval makes the runs wait for approval (forks.go).
+	Approval bool
 }
 
 // PushSink starts the runs of the workflows a push or a pull request
@@ -148,12 +150,18 @@ func (k PushSink) pullRequest(ctx context.Context, tx *store.Tx, e *events.Event
 	if err := json.Unmarshal(raw, &pr); err != nil || pr.Head.SHA == "" {
 		return err
 	}
-	if pr.Head.Repo == nil || pr.Head.Repo.ID != e.Repo.ID {
-		return nil // forks' pull requests are not run (their code would run with the base's secrets)
-	}
 	branch := pr.Head.Ref
 	t := trigger{Repo: e.Repo, Actor: e.Actor, Event: "pull_request", Payload: e.HookPayload, SHA: pr.Head.SHA,
 		Ref: "refs/pull/" + itoa(pr.Number) + "/merge", Branch: &branch, Title: pr.Title, Action: action, Base: pr.Base.Ref}
+	if pr.Head.Repo == nil || pr.Head.Repo.ID != e.Repo.ID { // a fork's (forks.go)
+		pol, runs, err := k.Service.forkPolicy(ctx, e.Repo)
+		if err != nil || !runs {
+			return err
+		}
+		if t.Approval, err = k.Service.needsApproval(ctx, tx, e.Repo, e.Actor, pol); err != nil {
+			return err
+		}
+	}
 	t.Commit = k.Service.commitJSON(e.Repo.ID, pr.Head.SHA)
 	_, err = k.Service.start(ctx, tx, t)
 	return err
@@ -345,6 +353,9 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 	if parseErr != nil {
 		failure := Failure
 		r.Status, r.Conclusion, r.Error = StatusCompleted, &failure, parseErr.Error()
+	} else if t.Approval {
+		waiting := ConclusionActionRequired
+		r.Status, r.Conclusion = StatusCompleted, &waiting
 	}
 	if err := insertRun(ctx, tx, r); err != nil {
 		return nil, err
@@ -352,8 +363,8 @@ func (s *Service) createRun(ctx context.Context, tx *store.Tx, wf *Workflow, par
 	if err := s.emitRun(ctx, tx, "requested", r, t.Actor); err != nil {
 		return nil, err
 	}
-	if parseErr != nil {
-		return r, s.emitRun(ctx, tx, "completed", r, t.Actor)
+	if parseErr != nil || t.Approval {
+		return r, s.emitRun(ctx, tx, "completed", r, t.Actor) // Approve queues the waiting run's jobs
 	}
 	if err := s.queueJobs(ctx, tx, r, parsed.Jobs, nil, t.Actor); err != nil {
 		return nil, err

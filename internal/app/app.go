@@ -550,6 +550,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.ActionsSettings = &settings.Service{DB: db, Box: a.Secrets, Now: cfg.Now}
 	a.Actions.Values = a.ActionsSettings            // the jobs' secrets and variables
 	a.Actions.Runners = a.ActionsSettings           // registered runners (forgeapi runner) take jobs
+	a.Actions.Box = a.Secrets                       // seals the OIDC signing key
+	a.Actions.Settings = a.ActionsSettings          // fork pull requests, self-hosted runners' repositories, OIDC subjects
 	a.Actions.Policies = a.ActionsSettings          // default GITHUB_TOKEN permissions, retention
 	a.Actions.Environments = a.deploymentsHandler() // jobs with environment: deploy through it
 	a.Actions.Gates = a.deploymentsHandler()        // and wait for its protection

@@ -610,6 +610,7 @@ var undescribedPaths = []undescribedPath{
 	{regexp.MustCompile(`^/repos/[^/]+/[^/]+/git/refs(/|$)`), "GET .../git/refs and .../git/refs/{ref}: the platform still serves them (every reference; one reference, or those below a prefix) though its description lists only git/ref and git/matching-refs; the writes of git/refs are described"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/raw/`), "a file's raw bytes under its repository's web address (the blob page's Raw link, internal/web)"},
 	{regexp.MustCompile(`^(/api/v3)?/_runner/(register|remove)$`), "forgeapi's runner registration (a registration or remove token, RemoteAuth), which the platform's runner does with the Actions service, not the REST API"},
+	{regexp.MustCompile(`^/_services/token/`), "the OIDC issuer of Actions jobs (the self-managed edition's {base}/_services/token): the job's token, the discovery document and the JWKS, not the REST API"},
 	{regexp.MustCompile(`^/[^/]+/[^/]+/(pull|commit|compare)/.+\.(diff|patch)$`), "the web addresses of a pull request's, a commit's or a comparison's diff and patch (diff_url, patch_url): the API's diff and patch media types as plain text"},
 }
 

@@ -32,6 +32,8 @@ func (h *Handler) runnerRoutes() []httpapi.Route {
 	out := []httpapi.Route{
 		{Method: "POST", Pattern: RegisterPath, Handle: h.register, Auth: runnerToken},
 		{Method: "POST", Pattern: RemovePath, Handle: h.unregister, Auth: runnerToken},
+		{Method: "POST", Pattern: "/enterprises/{enterprise}/actions/runners/generate-jitconfig", Handle: h.generateJIT(enterprisePlaceOf),
+			Auth: auth.Rule{Target: auth.TargetEnterprise, Role: auth.RoleAdmin, Scopes: []string{"manage_runners:enterprise"}}},
 	}
 	for _, p := range []struct {
 		path        string

@@ -33,6 +33,7 @@ func (h *Handler) Routes() []httpapi.Route {
 	out = append(out, h.permissionRoutes()...)
 	out = append(out, h.runnerRoutes()...)
 	out = append(out, h.groupRoutes()...)
+	out = append(out, h.moreRoutes()...)
 	return out
 }
 

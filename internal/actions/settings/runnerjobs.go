@@ -35,6 +35,14 @@ func (s *Service) RunnerForJobs(ctx context.Context, credential string) (*action
 		return out, nil
 	case ScopeOrg:
 		out.OrgID = r.Place.ID
+	case ScopeEnterprise: // the repositories of the enterprise's organizations
+		out.EnterpriseID = r.Place.ID
+		out.Repos, err = int64s(ctx, s.DB, `SELECT r.id FROM repositories r JOIN enterprise_orgs e ON e.org_id = r.owner_id
+			WHERE e.enterprise_id = $1`, r.Place.ID)
+		if out.Repos == nil {
+			out.Repos = []int64{}
+		}
+		return out, err
 	}
 	if r.GroupID == 0 {
 		return out, nil

@@ -190,15 +190,20 @@ func (s *Service) insertRunner(ctx context.Context, tx store.Q, p Place, n NewRu
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, err
 	}
-	repo, org, _ := p.foreignKeys()
+	repo, org, ent := policyKeys(p)
+	if p.Scope != ScopeEnterprise {
+		ent = nil
+	}
 	status, seen := "online", sql.NullTime{Time: now(), Valid: true}
 	if n.Pending {
 		status, seen = "offline", sql.NullTime{}
 	}
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO runners (scope, scope_id, repository_id, organization_id, runner_group_id, name, os,
-		version, status, ephemeral, credential_hash, last_seen_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-		RETURNING id`, p.Scope, p.ID, repo, org, group, n.Name, n.OS, n.Version, status, n.Ephemeral, hashToken(cred), seen, now()).Scan(&id)
+		version, status, ephemeral, credential_hash, last_seen_at, created_at, enterprise_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		RETURNING id`, p.Scope, p.ID, repo, org, group, n.Name, n.OS, n.Version, status, n.Ephemeral, hashToken(cred), seen, now(),
+		ent).Scan(&id)
 	if err != nil {
 		return 0, store.Normalize(err)
 	}
