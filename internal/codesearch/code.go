@@ -69,6 +69,13 @@ func (h *Handler) searchCode(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	renderer := h.repoJSONs(ctx)
+	ids := make([]int64, 0, len(found.hits))
+	for _, c := range found.hits {
+		ids = append(ids, c.repoID)
+	}
+	if err := renderer.prefetch(ctx, ids); err != nil {
+		return err
+	}
 	items := make([]codeItem, 0, len(found.hits))
 	for _, c := range found.hits {
 		e, err := renderer.get(ctx, c.repoID)

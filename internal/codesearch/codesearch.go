@@ -95,6 +95,7 @@ type repoJSONs struct {
 	base  string
 	urls  repos.URLs
 	cache map[int64]*repoEntry
+	read  map[int64]*repos.Repository // read ahead by prefetch
 }
 
 // repoEntry is a repository and its JSON for the caller.
@@ -107,14 +108,25 @@ func (h *Handler) repoJSONs(ctx context.Context) *repoJSONs {
 	return &repoJSONs{h: h, p: auth.PrincipalFrom(ctx), base: httpapi.BaseURL(ctx), urls: repos.URLsOf(ctx), cache: map[int64]*repoEntry{}}
 }
 
+// prefetch reads the repositories of ids in one query, for get: a page
+// of 30 files may name 30 repositories, a round trip each otherwise.
+func (c *repoJSONs) prefetch(ctx context.Context, ids []int64) error {
+	read, err := repos.ByIDs(ctx, c.h.DB, ids)
+	c.read = read
+	return err
+}
+
 // get is the repository of id and its JSON.
 func (c *repoJSONs) get(ctx context.Context, id int64) (*repoEntry, error) {
 	if e, ok := c.cache[id]; ok {
 		return e, nil
 	}
-	repo, err := repos.ByID(ctx, c.h.DB, id)
-	if err != nil {
-		return nil, err
+	repo := c.read[id]
+	if repo == nil { // not prefetched (or deleted since: ByID says so)
+		var err error
+		if repo, err = repos.ByID(ctx, c.h.DB, id); err != nil {
+			return nil, err
+		}
 	}
 	role, err := access.ListedRepoRole(ctx, c.h.DB, c.p, repo)
 	if err != nil {

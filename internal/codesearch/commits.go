@@ -59,6 +59,13 @@ func (h *Handler) searchCommits(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	renderer := h.repoJSONs(ctx)
+	ids := make([]int64, 0, len(found))
+	for _, f := range found {
+		ids = append(ids, f.repoID)
+	}
+	if err := renderer.prefetch(ctx, ids); err != nil {
+		return err
+	}
 	matches := search.WantsTextMatches(r)
 	items := make([]commitItem, 0, len(found))
 	for _, f := range found {

@@ -160,9 +160,11 @@ func (s *Service) page(ctx context.Context, repo *repos.Repository, q *query, f 
 
 // completeAcross completes issues of several repositories: their
 // people, labels, milestones and the rest in one loader's fixed number
-// of queries (issueParts), then the authors' associations, which depend
-// on each repository, per repository. It returns those repositories, by
-// id.
+// of queries (issueParts), their repositories in one more (a search's
+// page of 30 issues may hold 30 repositories: a round trip each cost
+// most of a PostgreSQL search's time under load), then the authors'
+// associations, which depend on each repository, per repository (no
+// query when the author owns it). It returns those repositories, by id.
 func (s *Service) completeAcross(ctx context.Context, list []*Issue) (map[int64]*repos.Repository, error) {
 	shared := newLoader(s.DB, nil)
 	if err := shared.issueParts(ctx, list); err != nil {
@@ -176,13 +178,15 @@ func (s *Service) completeAcross(ctx context.Context, list []*Issue) (map[int64]
 		}
 		byRepo[is.RepoID] = append(byRepo[is.RepoID], is)
 	}
-	out := make(map[int64]*repos.Repository, len(order))
+	out, err := repos.ByIDs(ctx, s.DB, order)
+	if err != nil {
+		return nil, err
+	}
 	for _, id := range order {
-		repo, err := repos.ByID(ctx, s.DB, id)
-		if err != nil {
-			return nil, err
+		repo := out[id]
+		if repo == nil { // deleted since the issues were read
+			return nil, store.ErrNotFound
 		}
-		out[id] = repo
 		l := newLoader(s.DB, repo)
 		l.accounts = shared.accounts
 		if err := l.associations(ctx, byRepo[id]); err != nil {

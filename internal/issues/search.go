@@ -3,6 +3,7 @@ package issues
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +145,25 @@ func (s *Search) window(total int) error {
 const searchFrom = ` FROM issues i JOIN repositories r ON r.id = i.repository_id JOIN accounts o ON o.id = r.owner_id
 		LEFT JOIN pull_requests p ON p.issue_id = i.id WHERE `
 
+// leanFrom is searchFrom when the conditions read issues only (no r.,
+// o. or p.: the visibility test reads the private repositories' index,
+// see conditions): every issue has its repository and owner, and at
+// most one pull request, so the joins select the same ids; without them
+// a word in 100 issues is not joined to every repository (PostgreSQL
+// hashed all of them).
+const leanFrom = ` FROM issues i WHERE `
+
+// joinedAlias finds the aliases of searchFrom's joins in conditions.
+var joinedAlias = regexp.MustCompile(`\b[rop]\.`)
+
+// fromFor is the FROM of a search whose conditions are where.
+func fromFor(where string) string {
+	if joinedAlias.MatchString(where) {
+		return searchFrom
+	}
+	return leanFrom
+}
+
 // findAll is Find for a search of more than maxCounted matches without
 // words (qualifiers only: repo:, is:, label:...): the indexes count it
 // exactly, as the platform does (a badge of a repository's open issues
@@ -153,7 +173,7 @@ const searchFrom = ` FROM issues i JOIN repositories r ON r.id = i.repository_id
 func (svc *Service) findAll(ctx context.Context, s Search, q *query) (Found, error) {
 	where := strings.Join(q.where, " AND ")
 	var found Found
-	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+searchFrom+where, q.args...).Scan(&found.Total); err != nil {
+	if err := svc.DB.QueryRowContext(ctx, store.Dynamic+`SELECT count(*)`+fromFor(where)+where, q.args...).Scan(&found.Total); err != nil {
 		return Found{}, store.Normalize(err)
 	}
 	if err := s.window(found.Total); err != nil {
@@ -169,7 +189,7 @@ func (svc *Service) findAll(ctx context.Context, s Search, q *query) (Found, err
 	}
 	n := len(q.args)
 	args := append(slices.Clone(q.args), s.Limit, s.Offset)
-	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+searchFrom+where+
+	list, err := collect(scanIssue)(svc.DB.QueryContext(ctx, store.Dynamic+`SELECT `+issueColumns+fromFor(where)+where+
 		` ORDER BY `+f.order()+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...))
 	if err != nil {
 		return Found{}, err
@@ -185,13 +205,12 @@ func (svc *Service) findAll(ctx context.Context, s Search, q *query) (Found, err
 // it yields rowids in descending order and the query stops at the
 // limit, whatever the number of matches.
 func (svc *Service) newestMatches(ctx context.Context, driver, where string, args []any) ([]int64, error) {
-	from := searchFrom
+	from := fromFor(where)
 	order := ` ORDER BY i.id DESC`
 	if driver != "" {
 		args = append(args, driver)
-		from = ` FROM issues_fts f JOIN issues i ON i.id = f.rowid JOIN repositories r ON r.id = i.repository_id
-		JOIN accounts o ON o.id = r.owner_id LEFT JOIN pull_requests p ON p.issue_id = i.id
-		WHERE issues_fts MATCH $` + strconv.Itoa(len(args)) + ` AND `
+		joins := strings.TrimSuffix(strings.TrimPrefix(from, ` FROM issues i`), ` WHERE `) // "" for leanFrom
+		from = ` FROM issues_fts f JOIN issues i ON i.id = f.rowid` + joins + ` WHERE issues_fts MATCH $` + strconv.Itoa(len(args)) + ` AND `
 		order = ` ORDER BY f.rowid DESC`
 	}
 	rows, err := svc.DB.QueryContext(ctx, store.Dynamic+`SELECT i.id`+from+where+order+` LIMIT `+strconv.Itoa(maxCounted+1), args...)
@@ -253,13 +272,16 @@ func (svc *Service) issuesByID(ctx context.Context, ids []int64) (map[int64]*Iss
 // bodies only, are returned as the MATCH expression of issues_fts
 // (driver) instead, for the text index to drive the query (Find).
 func (s Search) conditions(q *query, dialect store.Dialect) (driver string, err error) {
-	readable := "r.private = FALSE"
+	// the repository is public: not among the private ones (the partial
+	// index repositories_private), so that the search needs no join
+	// (leanFrom) unless a qualifier reads the repository
+	readable := "i.repository_id NOT IN (SELECT id FROM repositories WHERE private)"
 	if len(s.Readable) > 0 {
 		ids := make([]any, len(s.Readable))
 		for i, id := range s.Readable {
 			ids[i] = id
 		}
-		readable = "(r.private = FALSE OR r.id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + "))"
+		readable = "(" + readable + " OR i.repository_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + "))"
 		q.add(readable, ids...)
 	} else {
 		q.add(readable)

@@ -146,6 +146,28 @@ func TestSearchIssues(t *testing.T) {
 			}
 		}
 	})
+	apptest.Step(t, "a page across repositories names each issue's repository and association", func(t *testing.T) {
+		env.Repo(bob, "tools")
+		bobRepoC := env.Client(env.Token(bob, "repo"))
+		for _, is := range []struct {
+			client      *github.Client
+			owner, repo string
+			title       string
+		}{{c, "octo", "hello", "Flaky one"}, {bobRepoC, "bob", "tools", "Flaky two"}, {c, "bob", "tools", "Flaky three"}} {
+			_, _, err := is.client.Issues.Create(ctx, is.owner, is.repo, github.CreateIssueRequest{Title: is.title})
+			apptest.Must(t, "issue "+is.title, err)
+		}
+		res, _, err := c.Search.Issues(ctx, "flaky", nil)
+		apptest.Must(t, "search", err)
+		got := map[string]string{}
+		for _, is := range res.Issues {
+			got[is.GetTitle()] = strings.TrimPrefix(is.GetRepositoryURL(), env.URL+"/repos/") + " " + is.GetAuthorAssociation()
+		}
+		want := map[string]string{"Flaky one": "octo/hello OWNER", "Flaky two": "bob/tools OWNER", "Flaky three": "bob/tools NONE"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	})
 	apptest.Step(t, "refusals", func(t *testing.T) {
 		for _, q := range []string{"", "created:yesterday", "is:nonsense", "comments:>x", strings.Repeat("a", 257)} {
 			resp, body := env.Do("GET", "/search/issues?q="+q, token, nil)

@@ -186,6 +186,25 @@ func ByID(ctx context.Context, q store.Q, id int64) (*Repository, error) {
 	return scanRepo(q.QueryRowContext(ctx, `SELECT `+repoColumns+repoFrom+`WHERE r.id = $1`, id))
 }
 
+// ByIDs returns the repositories of the ids that exist, by id, in one
+// query (a list across repositories completes its rows with them, where
+// one ByID a repository would cost a round trip each).
+func ByIDs(ctx context.Context, q store.Q, ids []int64) (map[int64]*Repository, error) {
+	out := make(map[int64]*Repository, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	list, err := list(ctx, q, store.Dynamic+`SELECT `+repoColumns+repoFrom+`WHERE r.id IN `+store.In(1, len(ids)), args...)
+	for _, r := range list {
+		out[r.ID] = r
+	}
+	return out, err
+}
+
 // ByOwner returns the repositories of an account, by name.
 func ByOwner(ctx context.Context, q store.Q, ownerID int64) ([]*Repository, error) {
 	return list(ctx, q, `SELECT `+repoColumns+repoFrom+`WHERE r.owner_id = $1 ORDER BY lower(r.name)`, ownerID)
