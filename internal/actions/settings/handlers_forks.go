@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 
@@ -10,7 +9,6 @@ import (
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
-	"forgeapi/internal/store"
 )
 
 // moreRoutes are the settings of issue 51's last operations: fork pull
@@ -27,10 +25,10 @@ func (h *Handler) moreRoutes() []httpapi.Route {
 	out := []httpapi.Route{
 		{Method: "GET", Pattern: org + "/permissions/self-hosted-runners", Handle: h.getSelfHosted, Auth: orgRead},
 		{Method: "PUT", Pattern: org + "/permissions/self-hosted-runners", Handle: h.setSelfHosted, Auth: orgWrite},
-		{Method: "GET", Pattern: org + "/permissions/self-hosted-runners/repositories", Handle: h.listSelfHostedRepos, Auth: orgRead},
-		{Method: "PUT", Pattern: org + "/permissions/self-hosted-runners/repositories", Handle: h.setSelfHostedRepos, Auth: orgWrite},
-		{Method: "PUT", Pattern: org + "/permissions/self-hosted-runners/repositories/{repository_id}", Handle: h.selfHostedRepo(true), Auth: orgWrite},
-		{Method: "DELETE", Pattern: org + "/permissions/self-hosted-runners/repositories/{repository_id}", Handle: h.selfHostedRepo(false), Auth: orgWrite},
+		{Method: "GET", Pattern: org + "/permissions/self-hosted-runners/repositories", Handle: h.listOrgRepos(selfHostedRepos), Auth: orgRead},
+		{Method: "PUT", Pattern: org + "/permissions/self-hosted-runners/repositories", Handle: h.setOrgRepos(selfHostedRepos, "SelfHostedRunnersSettings"), Auth: orgWrite},
+		{Method: "PUT", Pattern: org + "/permissions/self-hosted-runners/repositories/{repository_id}", Handle: h.changeOrgRepo(selfHostedRepos, true), Auth: orgWrite},
+		{Method: "DELETE", Pattern: org + "/permissions/self-hosted-runners/repositories/{repository_id}", Handle: h.changeOrgRepo(selfHostedRepos, false), Auth: orgWrite},
 		{Method: "GET", Pattern: repo + "/oidc/customization/sub", Handle: h.getOIDCSub(repoPlaceOf), Auth: read},
 		{Method: "PUT", Pattern: repo + "/oidc/customization/sub", Handle: h.setOIDCSub(repoPlaceOf), Auth: write},
 		{Method: "GET", Pattern: org + "/oidc/customization/sub", Handle: h.getOIDCSub(orgPlaceOf), Auth: orgRead},
@@ -305,96 +303,4 @@ func (h *Handler) setSelfHosted(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.NoContent(w)
 	return nil
-}
-
-// listSelfHostedRepos answers GET .../self-hosted-runners/repositories.
-func (h *Handler) listSelfHostedRepos(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r)
-	if err != nil {
-		return err
-	}
-	org := accounts.OrgFrom(r.Context())
-	var total int
-	if err := h.Service.DB.QueryRowContext(r.Context(), `SELECT count(*) FROM actions_self_hosted_repositories
-		WHERE organization_id = $1`, org.ID).Scan(&total); err != nil {
-		return store.Normalize(err)
-	}
-	ids, err := int64s(r.Context(), h.Service.DB, `SELECT repository_id FROM actions_self_hosted_repositories
-		WHERE organization_id = $1 ORDER BY repository_id LIMIT $2 OFFSET $3`, org.ID, page.Limit(), page.Offset())
-	if err != nil {
-		return err
-	}
-	out, err := h.repositoriesJSON(r, ids)
-	if err != nil {
-		return err
-	}
-	httpapi.SetLinks(w, r, page, total)
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
-	return nil
-}
-
-// setSelfHostedRepos answers PUT .../self-hosted-runners/repositories:
-// selected_repository_ids replace the selection.
-func (h *Handler) setSelfHostedRepos(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Selected *repoIDs `json:"selected_repository_ids"`
-	}
-	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
-	}
-	if body.Selected == nil {
-		return apierr.Invalid("SelfHostedRunnersSettings", "selected_repository_ids", apierr.CodeMissingField)
-	}
-	org := accounts.OrgFrom(r.Context())
-	if err := h.checkRepos(r, org.ID, *body.Selected...); err != nil {
-		return err
-	}
-	err := h.Service.DB.Tx(r.Context(), func(tx *store.Tx) error {
-		if _, err := tx.ExecContext(r.Context(), `DELETE FROM actions_self_hosted_repositories WHERE organization_id = $1`,
-			org.ID); err != nil {
-			return store.Normalize(err)
-		}
-		for _, id := range *body.Selected {
-			if err := selectSelfHosted(r.Context(), tx, org.ID, id, true); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	httpapi.NoContent(w)
-	return nil
-}
-
-// selfHostedRepo answers PUT (add) and DELETE (remove)
-// .../self-hosted-runners/repositories/{repository_id}: 204.
-func (h *Handler) selfHostedRepo(add bool) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := httpapi.PathInt64(r, "repository_id")
-		if err != nil {
-			return err
-		}
-		org := accounts.OrgFrom(r.Context())
-		if err := h.checkRepos(r, org.ID, id); err != nil {
-			return err
-		}
-		if err := selectSelfHosted(r.Context(), h.Service.DB, org.ID, id, add); err != nil {
-			return err
-		}
-		httpapi.NoContent(w)
-		return nil
-	}
-}
-
-// selectSelfHosted adds the repository to (or removes it from) the
-// organization's repositories selected for its self-hosted runners.
-func selectSelfHosted(ctx context.Context, q store.Q, orgID, repoID int64, add bool) error {
-	query := `DELETE FROM actions_self_hosted_repositories WHERE organization_id = $1 AND repository_id = $2`
-	if add {
-		query = `INSERT INTO actions_self_hosted_repositories (organization_id, repository_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`
-	}
-	_, err := q.ExecContext(ctx, query, orgID, repoID)
-	return store.Normalize(err)
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/auth"
 	"forgeapi/internal/httpapi"
@@ -28,10 +27,10 @@ func (h *Handler) permissionRoutes() []httpapi.Route {
 		{Method: "PUT", Pattern: repo + "/access", Handle: h.setAccess, Auth: write},
 		{Method: "GET", Pattern: org, Handle: h.getOrgPermissions, Auth: orgRead},
 		{Method: "PUT", Pattern: org, Handle: h.setOrgPermissions, Auth: orgWrite},
-		{Method: "GET", Pattern: org + "/repositories", Handle: h.listEnabledRepos, Auth: orgRead},
-		{Method: "PUT", Pattern: org + "/repositories", Handle: h.setEnabledRepos, Auth: orgWrite},
-		{Method: "PUT", Pattern: org + "/repositories/{repository_id}", Handle: h.enableRepo, Auth: orgWrite},
-		{Method: "DELETE", Pattern: org + "/repositories/{repository_id}", Handle: h.disableRepo, Auth: orgWrite},
+		{Method: "GET", Pattern: org + "/repositories", Handle: h.listOrgRepos(orgEnabledRepos), Auth: orgRead},
+		{Method: "PUT", Pattern: org + "/repositories", Handle: h.setOrgRepos(orgEnabledRepos, "ActionsPermissions"), Auth: orgWrite},
+		{Method: "PUT", Pattern: org + "/repositories/{repository_id}", Handle: h.changeOrgRepo(orgEnabledRepos, true), Auth: orgWrite},
+		{Method: "DELETE", Pattern: org + "/repositories/{repository_id}", Handle: h.changeOrgRepo(orgEnabledRepos, false), Auth: orgWrite},
 		{Method: "GET", Pattern: ent, Handle: h.getEnterprisePermissions, Auth: entRule},
 		{Method: "PUT", Pattern: ent, Handle: h.setEnterprisePermissions, Auth: entRule},
 		{Method: "GET", Pattern: ent + "/organizations", Handle: h.listEnabledOrgs, Auth: entRule},
@@ -366,56 +365,4 @@ func (h *Handler) setRetention(place placeFunc) httpapi.HandlerFunc {
 		}
 		return h.update(w, r, p, func(pol *Policy) { pol.RetentionDays = *body.Days })
 	}
-}
-
-// listEnabledRepos answers GET /orgs/{org}/actions/permissions/repositories.
-func (h *Handler) listEnabledRepos(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r)
-	if err != nil {
-		return err
-	}
-	org := accounts.OrgFrom(r.Context())
-	ids, total, err := h.Service.Enabled(r.Context(), OrgPlace(org.ID), page.Limit(), page.Offset())
-	if err != nil {
-		return err
-	}
-	out, err := h.repositoriesJSON(r, ids)
-	if err != nil {
-		return err
-	}
-	httpapi.SetLinks(w, r, page, total)
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
-	return nil
-}
-
-// setEnabledRepos answers PUT /orgs/{org}/actions/permissions/repositories.
-func (h *Handler) setEnabledRepos(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Selected *repoIDs `json:"selected_repository_ids"`
-	}
-	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
-	}
-	if body.Selected == nil {
-		return apierr.Invalid("ActionsPermissions", "selected_repository_ids", apierr.CodeMissingField)
-	}
-	org := accounts.OrgFrom(r.Context())
-	if err := h.checkRepos(r, org.ID, *body.Selected...); err != nil {
-		return err
-	}
-	if err := h.Service.SetEnabled(r.Context(), OrgPlace(org.ID), *body.Selected); err != nil {
-		return err
-	}
-	httpapi.NoContent(w)
-	return nil
-}
-
-// enableRepo answers PUT .../actions/permissions/repositories/{repository_id}.
-func (h *Handler) enableRepo(w http.ResponseWriter, r *http.Request) error {
-	return h.changeEnabled(w, r, (*Service).Enable)
-}
-
-// disableRepo answers DELETE .../actions/permissions/repositories/{repository_id}.
-func (h *Handler) disableRepo(w http.ResponseWriter, r *http.Request) error {
-	return h.changeEnabled(w, r, (*Service).Disable)
 }

@@ -143,20 +143,75 @@ func (h *Handler) repositoriesJSON(r *http.Request, ids []int64) ([]repos.JSON, 
 	return out, nil
 }
 
-// changeEnabled adds or removes the route's {repository_id} from the
-// organization's repositories enabled for Actions: 204.
-func (h *Handler) changeEnabled(w http.ResponseWriter, r *http.Request, change func(*Service, context.Context, Place, int64) error) error {
-	id, err := httpapi.PathInt64(r, "repository_id")
-	if err != nil {
-		return err
+// listOrgRepos answers GET of the organization's repositories selected
+// in sel: a page of them and total_count.
+func (h *Handler) listOrgRepos(sel selection) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		page, err := httpapi.ParsePage(r)
+		if err != nil {
+			return err
+		}
+		org := accounts.OrgFrom(r.Context())
+		ids, total, err := sel.page(r.Context(), h.Service.DB, org.ID, page.Limit(), page.Offset())
+		if err != nil {
+			return err
+		}
+		out, err := h.repositoriesJSON(r, ids)
+		if err != nil {
+			return err
+		}
+		httpapi.SetLinks(w, r, page, total)
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
+		return nil
 	}
-	org := accounts.OrgFrom(r.Context())
-	if err := h.checkRepos(r, org.ID, id); err != nil {
-		return err
+}
+
+// setOrgRepos answers PUT of the organization's repositories selected in
+// sel: selected_repository_ids (the organization's own, checked) replace
+// the selection; resource names the validation errors' resource. 204.
+func (h *Handler) setOrgRepos(sel selection, resource string) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Selected *repoIDs `json:"selected_repository_ids"`
+		}
+		if err := httpapi.DecodeJSON(r, &body); err != nil {
+			return err
+		}
+		if body.Selected == nil {
+			return apierr.Invalid(resource, "selected_repository_ids", apierr.CodeMissingField)
+		}
+		org := accounts.OrgFrom(r.Context())
+		if err := h.checkRepos(r, org.ID, *body.Selected...); err != nil {
+			return err
+		}
+		if err := sel.replace(r.Context(), h.Service.DB, org.ID, *body.Selected); err != nil {
+			return err
+		}
+		httpapi.NoContent(w)
+		return nil
 	}
-	if err := change(h.Service, r.Context(), OrgPlace(org.ID), id); err != nil {
-		return err
+}
+
+// changeOrgRepo answers PUT (add) and DELETE (remove) of the route's
+// {repository_id} in the organization's selection sel: 204.
+func (h *Handler) changeOrgRepo(sel selection, add bool) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := httpapi.PathInt64(r, "repository_id")
+		if err != nil {
+			return err
+		}
+		org := accounts.OrgFrom(r.Context())
+		if err := h.checkRepos(r, org.ID, id); err != nil {
+			return err
+		}
+		change := sel.remove
+		if add {
+			change = sel.add
+		}
+		if err := change(r.Context(), h.Service.DB, org.ID, id); err != nil {
+			return err
+		}
+		httpapi.NoContent(w)
+		return nil
 	}
-	httpapi.NoContent(w)
-	return nil
 }

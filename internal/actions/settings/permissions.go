@@ -195,41 +195,52 @@ func (s *Service) enables(ctx context.Context, p Place, selectedQuery string, id
 	return false, nil
 }
 
-// enabledTable is the table of an organization's repositories or an
-// enterprise's organizations selected for Actions, and its two columns.
-type enabledTable struct{ table, owner, member string }
+// selection is a table of the members an owner selected (an
+// organization's repositories or an enterprise's organizations selected
+// for Actions, an organization's repositories selected for its
+// self-hosted runners), and its two columns.
+type selection struct{ table, owner, member string }
+
+// selfHostedRepos is the organizations' repositories selected for their
+// self-hosted runners.
+var selfHostedRepos = selection{"actions_self_hosted_repositories", "organization_id", "repository_id"}
+
+// orgEnabledRepos is the organizations' repositories selected for
+// Actions; enterprisesEnabledOrgs the enterprises' organizations.
+var (
+	orgEnabledRepos        = selection{"actions_enabled_repositories", "organization_id", "repository_id"}
+	enterprisesEnabledOrgs = selection{"actions_enabled_organizations", "enterprise_id", "organization_id"}
+)
 
 // enabledOf is the selection table of the place's scope.
-func enabledOf(p Place) enabledTable {
+func enabledOf(p Place) selection {
 	if p.Scope == ScopeEnterprise {
-		return enabledTable{"actions_enabled_organizations", "enterprise_id", "organization_id"}
+		return enterprisesEnabledOrgs
 	}
-	return enabledTable{"actions_enabled_repositories", "organization_id", "repository_id"}
+	return orgEnabledRepos
 }
 
-// Enabled returns a page of the ids of the repositories the organization
-// p (or the organizations the enterprise p) selected for Actions, and how
-// many there are.
-func (s *Service) Enabled(ctx context.Context, p Place, limit, offset int) ([]int64, int, error) {
-	t := enabledOf(p)
+// page returns a page of owner's selected ids, in id order, and how many
+// there are.
+func (t selection) page(ctx context.Context, q store.Q, owner int64, limit, offset int) ([]int64, int, error) {
 	var total int
-	if err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+` WHERE `+t.owner+` = $1`, p.ID).Scan(&total); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+` WHERE `+t.owner+` = $1`, owner).Scan(&total); err != nil {
 		return nil, 0, store.Normalize(err)
 	}
-	ids, err := int64s(ctx, s.DB, `SELECT `+t.member+` FROM `+t.table+` WHERE `+t.owner+` = $1 ORDER BY `+t.member+`
-		LIMIT $2 OFFSET $3`, p.ID, limit, offset)
+	ids, err := int64s(ctx, q, `SELECT `+t.member+` FROM `+t.table+` WHERE `+t.owner+` = $1 ORDER BY `+t.member+`
+		LIMIT $2 OFFSET $3`, owner, limit, offset)
 	return ids, total, err
 }
 
-// SetEnabled replaces p's selection (the caller checked the ids).
-func (s *Service) SetEnabled(ctx context.Context, p Place, ids []int64) error {
-	t := enabledOf(p)
-	return s.DB.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1`, p.ID); err != nil {
+// replace makes ids owner's whole selection, in one transaction (the
+// caller checked the ids).
+func (t selection) replace(ctx context.Context, db *store.DB, owner int64, ids []int64) error {
+	return db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1`, owner); err != nil {
 			return store.Normalize(err)
 		}
 		for _, id := range ids {
-			if err := enable(ctx, tx, p, id); err != nil {
+			if err := t.add(ctx, tx, owner, id); err != nil {
 				return err
 			}
 		}
@@ -237,21 +248,36 @@ func (s *Service) SetEnabled(ctx context.Context, p Place, ids []int64) error {
 	})
 }
 
-// Enable adds id to p's selection.
-func (s *Service) Enable(ctx context.Context, p Place, id int64) error {
-	return enable(ctx, s.DB, p, id)
+// add adds id to owner's selection (once).
+func (t selection) add(ctx context.Context, q store.Q, owner, id int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO `+t.table+` (`+t.owner+`, `+t.member+`) VALUES ($1, $2) ON CONFLICT DO NOTHING`, owner, id)
+	return store.Normalize(err)
 }
 
-// enable is Enable on q.
-func enable(ctx context.Context, q store.Q, p Place, id int64) error {
-	t := enabledOf(p)
-	_, err := q.ExecContext(ctx, `INSERT INTO `+t.table+` (`+t.owner+`, `+t.member+`) VALUES ($1, $2) ON CONFLICT DO NOTHING`, p.ID, id)
+// remove removes id from owner's selection.
+func (t selection) remove(ctx context.Context, q store.Q, owner, id int64) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1 AND `+t.member+` = $2`, owner, id)
 	return store.Normalize(err)
+}
+
+// Enabled returns a page of the ids of the repositories the organization
+// p (or the organizations the enterprise p) selected for Actions, and how
+// many there are.
+func (s *Service) Enabled(ctx context.Context, p Place, limit, offset int) ([]int64, int, error) {
+	return enabledOf(p).page(ctx, s.DB, p.ID, limit, offset)
+}
+
+// SetEnabled replaces p's selection (the caller checked the ids).
+func (s *Service) SetEnabled(ctx context.Context, p Place, ids []int64) error {
+	return enabledOf(p).replace(ctx, s.DB, p.ID, ids)
+}
+
+// Enable adds id to p's selection.
+func (s *Service) Enable(ctx context.Context, p Place, id int64) error {
+	return enabledOf(p).add(ctx, s.DB, p.ID, id)
 }
 
 // Disable removes id from p's selection.
 func (s *Service) Disable(ctx context.Context, p Place, id int64) error {
-	t := enabledOf(p)
-	_, err := s.DB.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.owner+` = $1 AND `+t.member+` = $2`, p.ID, id)
-	return store.Normalize(err)
+	return enabledOf(p).remove(ctx, s.DB, p.ID, id)
 }
