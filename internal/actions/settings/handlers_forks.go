@@ -11,8 +11,8 @@ import (
 	"forgeapi/internal/repos"
 )
 
-// moreRoutes are the settings of issue 51's last operations: fork pull
-// requests' workflows in private repositories and their approval, the
+// moreRoutes are the settings of fork pull requests' workflows in
+// private repositories and their approval, the
 // repositories that may use an organization's self-hosted runners, and
 // the OIDC subject customization (placesettings.go keeps them).
 func (h *Handler) moreRoutes() []httpapi.Route {
