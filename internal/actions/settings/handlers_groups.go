@@ -244,13 +244,7 @@ func (h *Handler) listGroupRepos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.repositoriesJSON(r, ids)
-	if err != nil {
-		return err
-	}
-	httpapi.SetLinks(w, r, page, total)
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
-	return nil
+	return h.writeRepositoryPage(w, r, page, ids, total)
 }
 
 // setGroupRepos answers PUT .../runner-groups/{runner_group_id}/repositories.

@@ -30,13 +30,7 @@ func (h *Handler) listSelected(kind, param string) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out, err := h.repositoriesJSON(r, ids)
-		if err != nil {
-			return err
-		}
-		httpapi.SetLinks(w, r, page, total)
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
-		return nil
+		return h.writeRepositoryPage(w, r, page, ids, total)
 	}
 }
 
@@ -123,6 +117,18 @@ func (h *Handler) checkRepos(r *http.Request, orgID int64, ids ...int64) error {
 	return f.Err()
 }
 
+// writeRepositoryPage answers 200 with a page of selected repositories
+// (ids, of total), their Link header and total_count.
+func (h *Handler) writeRepositoryPage(w http.ResponseWriter, r *http.Request, page httpapi.Page, ids []int64, total int) error {
+	out, err := h.repositoriesJSON(r, ids)
+	if err != nil {
+		return err
+	}
+	httpapi.SetLinks(w, r, page, total)
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
+	return nil
+}
+
 // repositoriesJSON renders repositories by id, leaving out those gone.
 func (h *Handler) repositoriesJSON(r *http.Request, ids []int64) ([]repos.JSON, error) {
 	out := make([]repos.JSON, 0, len(ids))
@@ -156,13 +162,7 @@ func (h *Handler) listOrgRepos(sel selection) httpapi.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out, err := h.repositoriesJSON(r, ids)
-		if err != nil {
-			return err
-		}
-		httpapi.SetLinks(w, r, page, total)
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"total_count": total, "repositories": out})
-		return nil
+		return h.writeRepositoryPage(w, r, page, ids, total)
 	}
 }
 
