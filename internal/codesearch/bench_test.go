@@ -83,7 +83,7 @@ func BenchmarkSearchCode(b *testing.B) {
 	const perRepo, size = 1000, 4096
 	files := mb << 20 / size
 	repoCount := max(1, files/perRepo)
-	env := apptest.StartCached(b, fmt.Sprintf("code_v2_%dmb", mb), func(env *apptest.Env) {
+	env := apptest.StartCached(b, fmt.Sprintf("code_v3_%dmb", mb), func(env *apptest.Env) {
 		octo := env.User("octo")
 		for i := 0; i < repoCount; i += 100 {
 			var ids []int64
@@ -117,15 +117,15 @@ func BenchmarkSearchCode(b *testing.B) {
 	}
 }
 
-// analyze gathers the statistics the database would gather after such a
-// load (autovacuum's on PostgreSQL, ANALYZE on SQLite).
+// analyze gathers the statistics PostgreSQL's autovacuum would gather
+// after such a load; on SQLite it does nothing, as the server does not.
 func analyze(b *testing.B, env *apptest.Env, tables ...string) {
 	ctx := context.Background()
 	if env.App.DB.Dialect != store.Postgres {
-		tables = []string{""}
+		return // the server never runs ANALYZE on SQLite: its plans are measured without statistics
 	}
 	for _, t := range tables {
-		if _, err := env.App.DB.ExecContext(ctx, strings.TrimSpace("ANALYZE "+t)); err != nil {
+		if _, err := env.App.DB.ExecContext(ctx, "ANALYZE "+t); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -33,7 +33,7 @@ type searchCorpus struct {
 const (
 	reposPerOwner  = 100
 	issuesPerRepo  = 100
-	searchSeedVers = "1" // bump when the corpus changes: the cache key
+	searchSeedVers = "2" // bump when the corpus changes: the cache key
 )
 
 func newSearchCorpus(issues int) *searchCorpus {
@@ -109,15 +109,14 @@ func (c *searchCorpus) seed(b *testing.B, env *apptest.Env) {
 			b.Fatal(err)
 		}
 	}
-	if env.App.DB.Dialect == store.Postgres {
-		// the statistics autovacuum would gather after such a load
-		for _, q := range []string{"VACUUM ANALYZE issues", "ANALYZE repositories", "ANALYZE accounts"} {
-			if _, err := env.App.DB.ExecContext(ctx, q); err != nil {
-				b.Fatal(err)
-			}
+	if env.App.DB.Dialect != store.Postgres {
+		return // the server never runs ANALYZE on SQLite: its plans are measured without statistics
+	}
+	// the statistics autovacuum gathers after such a load
+	for _, q := range []string{"VACUUM ANALYZE issues", "ANALYZE repositories", "ANALYZE accounts"} {
+		if _, err := env.App.DB.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
 		}
-	} else if _, err := env.App.DB.ExecContext(ctx, "ANALYZE"); err != nil {
-		b.Fatal(err)
 	}
 }
 
