@@ -71,22 +71,33 @@ func WorkTree(t testing.TB, files map[string]string) string {
 }
 
 // Commit writes the files (an empty content deletes the file) and
-// commits them with the message; it returns the new commit's SHA.
+// commits them with the message; it returns the new commit's SHA. git
+// runs at most four times whatever the number of files (a git process
+// is the suite's largest cost: see docs/performance.md).
 func Commit(t testing.TB, dir, message string, files map[string]string) string {
 	t.Helper()
+	var added, removed []string
 	for path, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(path))
 		if content == "" {
-			Git(t, dir, "rm", "-q", "--ignore-unmatch", path)
-			continue
+			removed = append(removed, path)
+		} else {
+			added = append(added, path)
 		}
+	}
+	if len(removed) > 0 { // first: an added file may take a removed one's place as a directory
+		Git(t, dir, append([]string{"rm", "-q", "--ignore-unmatch", "--"}, removed...)...)
+	}
+	for _, path := range added {
+		full := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(files[path]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		Git(t, dir, "add", path)
+	}
+	if len(added) > 0 {
+		Git(t, dir, append([]string{"add", "--"}, added...)...)
 	}
 	Git(t, dir, "commit", "-q", "--allow-empty", "-m", message)
 	return strings.TrimSpace(Git(t, dir, "rev-parse", "HEAD"))
