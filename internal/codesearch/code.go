@@ -190,6 +190,12 @@ const (
 	codeJoins = ` JOIN code_search_work w ON w.repository_id = f.repository_id
 	JOIN repositories r ON r.id = f.repository_id JOIN accounts a ON a.id = r.owner_id WHERE `
 	codeFrom = ` FROM code_files f` + codeJoins
+	// filesFirstJoins are codeJoins as lateral lookups of a file's
+	// repository: the files are the outer loop whatever the planner
+	// estimates (see matchQuery).
+	filesFirstJoins = ` CROSS JOIN LATERAL (SELECT * FROM code_search_work w WHERE w.repository_id = f.repository_id OFFSET 0) w
+	CROSS JOIN LATERAL (SELECT * FROM repositories r WHERE r.id = f.repository_id OFFSET 0) r
+	CROSS JOIN LATERAL (SELECT * FROM accounts a WHERE a.id = r.owner_id OFFSET 0) a WHERE `
 )
 
 // matchQuery is the query of the ids of the first maxMatches+1 files q
@@ -197,7 +203,12 @@ const (
 // readable, with its arguments. On SQLite with a MATCH expression
 // (codeConditions) code_files_fts is the outer loop, in rowid order: it
 // yields the matches one by one and LIMIT stops it, whatever the number
-// of files that match.
+// of files that match. On PostgreSQL the files are the outer loop too,
+// each joined to its repository by lateral lookups (filesFirstJoins):
+// the planner cannot tell how many files a LIKE of the trigram index
+// selects (contents are too wide for its statistics) and, believing one,
+// joined the repositories to every match, reading all of them (a word in
+// every file of 1 GB: 17 s, against 0.2 s files first).
 func (h *Handler) matchQuery(q search.Query, readable []int64) (string, []any, error) {
 	where := repos.VisibleTo(readable)
 	driver, err := h.codeConditions(where, q)
@@ -205,9 +216,12 @@ func (h *Handler) matchQuery(q search.Query, readable []int64) (string, []any, e
 		return "", nil, err
 	}
 	from, order := codeFrom, ""
-	if driver != "" {
+	switch {
+	case driver != "":
 		from, order = ` FROM code_files_fts x JOIN code_files f ON f.id = x.rowid`+codeJoins, ` ORDER BY x.rowid`
 		where.Add("code_files_fts MATCH ?", false, driver)
+	case h.DB.Dialect == store.Postgres:
+		from = ` FROM code_files f` + filesFirstJoins
 	}
 	return `SELECT f.id` + from + where.String() + order + ` LIMIT ` + strconv.Itoa(maxMatches+1), where.Args, nil
 }

@@ -559,6 +559,13 @@ func TestSearchCodeMatchExpression(t *testing.T) {
 	}
 
 	if apptest.Postgres() {
+		for _, q := range []string{"shared", "beta in:path", "shared -gamma extension:txt"} {
+			query, args, err := codesearch.MatchQuery(env.App.DB, q)
+			apptest.Must(t, "match query", err)
+			if scan := firstScan(t, env, query, args...); !strings.Contains(scan, " on code_files f") {
+				t.Errorf("%q: the files are not the outer loop (first scan %q):\n%s", q, scan, query)
+			}
+		}
 		return
 	}
 	for _, q := range []string{"shared", "beta in:path", "shared -gamma extension:txt"} {
@@ -570,6 +577,24 @@ func TestSearchCodeMatchExpression(t *testing.T) {
 			t.Errorf("%q: the text index does not drive:\n%s\n%s", q, query, plan)
 		}
 	}
+}
+
+// firstScan is the first scan of PostgreSQL's plan of query, the outer
+// loop's table: "Bitmap Heap Scan on code_files f", say.
+func firstScan(t *testing.T, env *apptest.Env, query string, args ...any) string {
+	t.Helper()
+	rows, err := env.Q().QueryContext(env.Context(), "EXPLAIN "+query, args...)
+	apptest.Must(t, "explain", err)
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		apptest.Must(t, "plan line", rows.Scan(&line))
+		if strings.Contains(line, "Scan on ") {
+			return strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "->"))
+		}
+	}
+	apptest.Must(t, "plan lines", rows.Err())
+	return ""
 }
 
 // TestIndexFollowsTheTree pushes changes of every kind (files added,
