@@ -9,12 +9,13 @@ import (
 	"forgeapi/internal/apptest"
 )
 
-// TestGitHubCLISearch runs `gh search issues` and `gh search prs` (REST
-// GET /search/issues, which gh asks with its own qualifiers) and
+// TestGitHubCLISearch runs `gh search issues`, `gh search prs` and
+// `gh search repos` (REST GET /search/issues and /search/repositories,
+// which gh asks with its own qualifiers) and
 // `gh issue list --label` and `--search` (GraphQL's search) against a
 // server on --tls self-signed: the issues and the draft pull request
 // come back by words, labels, state and repository, and a private
-// repository's issue only to its owner.
+// repository and its issue only to its owner.
 func TestGitHubCLISearch(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.WithTLS())
@@ -52,9 +53,21 @@ func TestGitHubCLISearch(t *testing.T) {
 	if !strings.Contains(out, "Docs typo") || strings.Contains(out, "Crash") {
 		t.Fatalf("gh issue list --search typo:\n%s", out)
 	}
+	out = run("search", "repos", "--owner", "octo")
+	if !strings.Contains(out, "octo/hello") || !strings.Contains(out, "octo/secret") {
+		t.Fatalf("gh search repos --owner octo (the owner sees secret):\n%s", out)
+	}
+	out = run("search", "repos", "secret", "--owner", "octo", "--visibility", "private", "--json", "fullName,visibility")
+	if !strings.Contains(out, `"fullName":"octo/secret"`) || !strings.Contains(out, `"visibility":"private"`) || strings.Contains(out, "octo/hello") {
+		t.Fatalf("gh search repos secret --visibility private --json:\n%s", out)
+	}
 	bobRun, _ := ghCLI(t, env, env.Token(bob, "repo"))
 	out = bobRun("search", "issues", "crash", "--owner", "octo")
 	if !strings.Contains(out, "Crash on start") || strings.Contains(out, "Crash leak") {
 		t.Fatalf("bob's search shows secret's issue:\n%s", out)
+	}
+	out = bobRun("search", "repos", "--owner", "octo")
+	if !strings.Contains(out, "octo/hello") || strings.Contains(out, "octo/secret") {
+		t.Fatalf("bob's gh search repos shows secret:\n%s", out)
 	}
 }
