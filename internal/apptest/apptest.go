@@ -453,10 +453,14 @@ func Must(t testing.TB, what string, err error) {
 // Q returns the store handle, for tests that check rows directly.
 func (e *Env) Q() store.Q { return e.App.DB }
 
-// QueryPlan returns the detail column of SQLite's EXPLAIN QUERY PLAN of
-// the query, one line per step (tests of which index a query uses).
+// QueryPlan returns the plan of the query, one line per step (tests of
+// which index a query uses): the detail column of SQLite's EXPLAIN QUERY
+// PLAN, or the lines of PostgreSQL's EXPLAIN.
 func (e *Env) QueryPlan(t testing.TB, query string, args ...any) []string {
 	t.Helper()
+	if e.App.DB.Dialect == store.Postgres {
+		return e.postgresPlan(t, query, args...)
+	}
 	rows, err := e.Q().QueryContext(e.Context(), "EXPLAIN QUERY PLAN "+query, args...)
 	Must(t, "query plan", err)
 	defer rows.Close()
@@ -466,6 +470,22 @@ func (e *Env) QueryPlan(t testing.TB, query string, args ...any) []string {
 		var detail string
 		Must(t, "plan row", rows.Scan(&id, &parent, &unused, &detail))
 		plan = append(plan, detail)
+	}
+	Must(t, "plan rows", rows.Err())
+	return plan
+}
+
+// postgresPlan is QueryPlan on PostgreSQL.
+func (e *Env) postgresPlan(t testing.TB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := e.Q().QueryContext(e.Context(), "EXPLAIN "+query, args...)
+	Must(t, "query plan", err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		Must(t, "plan line", rows.Scan(&line))
+		plan = append(plan, line)
 	}
 	Must(t, "plan rows", rows.Err())
 	return plan

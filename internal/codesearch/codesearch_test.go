@@ -583,17 +583,11 @@ func TestSearchCodeMatchExpression(t *testing.T) {
 // loop's table: "Bitmap Heap Scan on code_files f", say.
 func firstScan(t *testing.T, env *apptest.Env, query string, args ...any) string {
 	t.Helper()
-	rows, err := env.Q().QueryContext(env.Context(), "EXPLAIN "+query, args...)
-	apptest.Must(t, "explain", err)
-	defer rows.Close()
-	for rows.Next() {
-		var line string
-		apptest.Must(t, "plan line", rows.Scan(&line))
+	for _, line := range env.QueryPlan(t, query, args...) {
 		if strings.Contains(line, "Scan on ") {
 			return strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "->"))
 		}
 	}
-	apptest.Must(t, "plan lines", rows.Err())
 	return ""
 }
 
