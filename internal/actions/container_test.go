@@ -202,10 +202,7 @@ func TestContainerKilledRunnerLeavesNothing(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
 	img := dockertest.JobImage(t)
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "forgeapi")
-	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := apptest.ServerBinary(t, t.TempDir())
 	rm := startRemote(t, "killed-boxes", "boxed")
 	start := func() (kill func()) {
 		cmd := exec.Command(bin, "runner", "run", "--config", rm.cfgPath, "--work", t.TempDir(), "--images", "boxed="+img)

@@ -4,6 +4,7 @@ package app_test
 
 import (
 	"context"
+	"forgeapi/internal/apptest"
 	"net"
 	"os"
 	"os/exec"
@@ -57,11 +58,7 @@ func TestQuickStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "forgeapi"), "./cmd/forgeapi")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	apptest.ServerBinary(t, bin)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -183,10 +183,7 @@ func TestSSHPushKilledMidway(t *testing.T) {
 		}
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "forgeapi")
-	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := apptest.ServerBinary(t, t.TempDir())
 
 	// Set up with an in-process server, then hand the data to the binary.
 	env := apptest.Start(t)

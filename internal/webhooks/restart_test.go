@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -145,10 +144,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 		t.Skip("builds and kills the forgeapi binary")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "forgeapi")
-	if out, err := exec.Command("go", "build", "-o", bin, "forgeapi/cmd/forgeapi").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := apptest.ServerBinary(t, t.TempDir())
 	// Set up with an in-process server on the same data, then hand the
 	// data to the binary.
 	env, token, rc := octoWidgets(t)
