@@ -30,6 +30,10 @@ func GitEnv(home string) []string {
 		"GIT_AUTHOR_NAME=Test Author", "GIT_AUTHOR_EMAIL=author@example.com",
 		"GIT_COMMITTER_NAME=Test Committer", "GIT_COMMITTER_EMAIL=committer@example.com",
 		"PATH=" + os.Getenv("PATH"),
+		// No `git maintenance run --auto` after each commit, fetch and pull:
+		// a test's repositories stay small, and the process is one more
+		// on every call that writes.
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false",
 	}
 	return env
 }
