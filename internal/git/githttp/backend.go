@@ -40,7 +40,8 @@ type backendCall struct {
 // death on their own, see hookScript).
 func (c *backendCall) run() {
 	ctx := c.r.Context()
-	cmd := exec.CommandContext(ctx, c.s.gitPath, "http-backend")
+	backend := c.s.backendPath()
+	cmd := exec.CommandContext(ctx, backend[0], backend[1:]...)
 	cmd.Dir = c.req.RepoDir
 	cmd.Env = c.cgiEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

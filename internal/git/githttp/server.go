@@ -40,6 +40,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -127,6 +128,7 @@ type Config struct {
 // gets its own hook channel.
 type Server struct {
 	gitPath     string
+	backendPath func() []string // the command that runs http-backend, found once
 	logger      *slog.Logger
 	maxPushSize int64
 	slots       chan struct{} // nil: no bound
@@ -158,6 +160,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{gitPath: gitPath, logger: cfg.Logger, maxPushSize: cfg.MaxPushSize,
 		queueWait: cfg.QueueWait, idleTimeout: cfg.IdleTimeout, stateDir: cfg.StateDir}
+	s.backendPath = sync.OnceValue(func() []string { return httpBackendCommand(gitPath) })
 	if s.stateDir != "" {
 		if err := os.MkdirAll(s.stateDir, 0o700); err != nil {
 			return nil, fmt.Errorf("githttp: state directory: %w", err)
@@ -167,6 +170,21 @@ func NewServer(cfg Config) (*Server, error) {
 		s.slots = make(chan struct{}, cfg.MaxProcesses)
 	}
 	return s, nil
+}
+
+// httpBackendCommand is the command line that runs `git http-backend`:
+// the git-http-backend program in git's exec path when there is one (the
+// git wrapper would only start it, one process more on every request),
+// else git itself with the subcommand.
+func httpBackendCommand(gitPath string) []string {
+	out, err := exec.Command(gitPath, "--exec-path").Output()
+	if err == nil {
+		backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+		if info, err := os.Stat(backend); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return []string{backend}
+		}
+	}
+	return []string{gitPath, "http-backend"}
 }
 
 // PreReceiveFunc checks a push after its objects arrived and before any
