@@ -86,7 +86,7 @@ func TestGHAuthLogin(t *testing.T) {
 		t.Fatalf("gh printed no code:\n%s", out.String())
 	}
 
-	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	b := newBrowser(t) // the shared browser ignores certificate errors
 	b.goTo(e, "/login/device?user_code="+code)
 	b.signIn(user.Login, password)
 	b.run("device form", chromedp.WaitVisible(chromedp.CSS("#device-form")), chromedp.Click(chromedp.CSS("#continue")),

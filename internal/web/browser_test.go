@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,21 +66,73 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	return v
 }
 
-// newTab starts headless chromium with a fresh profile at a phone's
-// width and returns its tab; the test is skipped without chromium
-// (.ci/run installs it).
-func newTab(t *testing.T) context.Context {
+// TestMain closes the package's chromium after the last test.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chromium.stop != nil {
+		chromium.stop()
+	}
+	os.Exit(code)
+}
+
+// chromium is the package's one headless browser process, started by the
+// first test that asks for a tab (newTab) and closed by TestMain, so that
+// the package pays for one launch (about two CPU-seconds) and not one a
+// tab.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // the browser's first tab: the parent of the tests' tabs
+	err  error           // why the browser did not start
+	stop func()          // kills the browser and removes its profile
+}
+
+// sharedChromium returns the context of the package's browser, starting
+// it on the first call; the test is skipped when chromium is not
+// installed (.ci/run installs it), and fails when the browser does not
+// start.
+func sharedChromium(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed")
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(375, 800))
-	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	chromium.once.Do(func() {
+		// No UserDataDir: chromedp makes a temporary profile and removes
+		// it when the browser stops.
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
+			chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck)
+		// The browser lives as long as the context of its first run, so
+		// that context has no timeout: TestMain ends it.
+		ctx, cancelCtx := chromedp.NewContext(alloc)
+		chromium.stop = func() { cancelCtx(); cancelAlloc() }
+		if err := chromedp.Do(ctx); err != nil { // starts the browser
+			chromium.err = err
+			return
+		}
+		chromium.ctx = ctx
+	})
+	if chromium.err != nil {
+		t.Fatalf("start chromium: %v", chromium.err)
+	}
+	return chromium.ctx
+}
+
+// newTab opens a tab in the package's chromium, in a browser context of
+// its own (its own cookies and storage), at a phone's viewport (375x800),
+// and returns its context, which ends after two minutes; the tab and its
+// browser context close when the test ends. The test is skipped without
+// chromium (.ci/run installs it).
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
+	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelTab() })
+	// The first run opens the tab. The viewport is emulated: the
+	// window-size flag sizes the window, which headless chromium makes at
+	// least 500 px wide, and not the page's viewport.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 800)); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
 	return ctx
 }
 
