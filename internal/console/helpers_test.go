@@ -8,10 +8,8 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/apptest/browsertest"
 )
 
 // browserTimeout bounds one test's browser session.
@@ -31,69 +30,12 @@ const actionTimeout = time.Minute
 // TestMain closes the package's chromium after the last test.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if chromium.stop != nil {
-		chromium.stop()
-	}
+	chromium.Close()
 	os.Exit(code)
 }
 
-// chromium is the package's one headless browser process, started by the
-// first test that asks for a browser (sharedChromium) and closed by
-// TestMain. Each test opens its own tab in a browser context of its own
-// in it, so that the package pays for one launch (about two CPU-seconds)
-// and not one a test.
-var chromium struct {
-	once sync.Once
-	ctx  context.Context // the browser's first tab: the parent of the tests' tabs
-	err  error           // why the browser did not start
-	stop func()          // kills the browser and removes its profile
-}
-
-// sharedChromium returns the context of the package's browser, starting
-// it on the first call; the test is skipped when chromium is not
-// installed (.ci/run installs it), and fails when the browser does not
-// start.
-//
-// The browser ignores certificate errors, for all tests: TestGHAuthLogin's
-// server is on TLS with a certificate of the test's own authority, which
-// the browser does not trust, and no test of the package checks how the
-// browser treats a bad certificate; so one browser serves them all.
-func sharedChromium(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed")
-	}
-	chromium.once.Do(func() {
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-			chromedp.ExecPath(path),
-			chromedp.Headless,
-			chromedp.NoSandbox,
-			chromedp.DisableGPU,
-			chromedp.NoFirstRun,
-			chromedp.NoDefaultBrowserCheck,
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			chromedp.Flag("ignore-certificate-errors", true),
-			// No UserDataDir: chromedp makes a temporary profile and
-			// removes it when the browser stops.
-		)
-		// The browser lives as long as the context of its first run, so
-		// that context has no timeout: TestMain ends it.
-		ctx, cancelCtx := chromedp.NewContext(alloc)
-		chromium.stop = func() { cancelCtx(); cancelAlloc() }
-		if err := chromedp.Do(ctx); err != nil { // starts the browser
-			chromium.err = err
-			return
-		}
-		chromium.ctx = ctx
-	})
-	if chromium.err != nil {
-		t.Fatalf("start chromium: %v", chromium.err)
-	}
-	return chromium.ctx
-}
+// chromium is the package's one headless browser.
+var chromium browsertest.Chromium
 
 // browser is a test's tab in the package's chromium, in a browser context
 // of its own (its own cookies and storage), with a phone's viewport
@@ -110,15 +52,7 @@ type browser struct {
 // is skipped when chromium is not installed.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	tab, cancelTab := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(tab, browserTimeout)
-	t.Cleanup(func() { cancelTimeout(); cancelTab() })
-	// The first run opens the tab. The viewport is emulated: the
-	// window-size flag sizes the window, which headless chromium makes at
-	// least 500 px wide, and not the page's viewport.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(412, 915)); err != nil {
-		t.Fatalf("open a tab: %v", err)
-	}
+	ctx := chromium.Tab(t, 412, 915, browserTimeout)
 	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "screenshots")}
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {
 		t.Fatal(err)

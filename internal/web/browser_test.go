@@ -3,11 +3,9 @@ package web_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"forgeapi/internal/apptest"
+	"forgeapi/internal/apptest/browsertest"
 )
 
 // TestBlobPageInBrowser opens a file's page at a line anchor in headless
@@ -69,53 +68,12 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 // TestMain closes the package's chromium after the last test.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if chromium.stop != nil {
-		chromium.stop()
-	}
+	chromium.Close()
 	os.Exit(code)
 }
 
-// chromium is the package's one headless browser process, started by the
-// first test that asks for a tab (newTab) and closed by TestMain, so that
-// the package pays for one launch (about two CPU-seconds) and not one a
-// tab.
-var chromium struct {
-	once sync.Once
-	ctx  context.Context // the browser's first tab: the parent of the tests' tabs
-	err  error           // why the browser did not start
-	stop func()          // kills the browser and removes its profile
-}
-
-// sharedChromium returns the context of the package's browser, starting
-// it on the first call; the test is skipped when chromium is not
-// installed (.ci/run installs it), and fails when the browser does not
-// start.
-func sharedChromium(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed")
-	}
-	chromium.once.Do(func() {
-		// No UserDataDir: chromedp makes a temporary profile and removes
-		// it when the browser stops.
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,
-			chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck)
-		// The browser lives as long as the context of its first run, so
-		// that context has no timeout: TestMain ends it.
-		ctx, cancelCtx := chromedp.NewContext(alloc)
-		chromium.stop = func() { cancelCtx(); cancelAlloc() }
-		if err := chromedp.Do(ctx); err != nil { // starts the browser
-			chromium.err = err
-			return
-		}
-		chromium.ctx = ctx
-	})
-	if chromium.err != nil {
-		t.Fatalf("start chromium: %v", chromium.err)
-	}
-	return chromium.ctx
-}
+// chromium is the package's one headless browser.
+var chromium browsertest.Chromium
 
 // newTab opens a tab in the package's chromium, in a browser context of
 // its own (its own cookies and storage), at a phone's viewport (375x800),
@@ -124,16 +82,7 @@ func sharedChromium(t *testing.T) context.Context {
 // chromium (.ci/run installs it).
 func newTab(t *testing.T) context.Context {
 	t.Helper()
-	tab, cancelTab := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelTab() })
-	// The first run opens the tab. The viewport is emulated: the
-	// window-size flag sizes the window, which headless chromium makes at
-	// least 500 px wide, and not the page's viewport.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 800)); err != nil {
-		t.Fatalf("open a tab: %v", err)
-	}
-	return ctx
+	return chromium.Tab(t, 375, 800, 2*time.Minute)
 }
 
 // TestBrowseAndComment is a visit in chromium: follow a repository's
