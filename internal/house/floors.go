@@ -20,9 +20,9 @@ type Floor struct {
 
 // Floors are the floors of the house, ground first.
 var Floors = []Floor{
-	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the leased worker loop, the tests' wait and cache, the TLS authority, the embedded docs, the search query syntax",
+	{0, "foundations: this map, errors, the store, blob storage, sealing, the JSON helpers, git's process runner and reference names, the leased worker loop, the tests' wait, cache and shared browser, the TLS authority, the embedded docs, the search query syntax",
 		[]string{"docs", "internal/apierr", "internal/house", "internal/blob", "internal/depreview/advisory", "internal/git/gitcmd",
-			"internal/git/gitref", "internal/search", "internal/secretbox", "internal/store", "internal/store/storetest", "internal/actions/engine/dockertest", "internal/testcache", "internal/testwait", "internal/tlsca", "internal/wire", "internal/worker"}},
+			"internal/git/gitref", "internal/search", "internal/secretbox", "internal/store", "internal/store/storetest", "internal/actions/engine/dockertest", "internal/apptest/browsertest", "internal/testcache", "internal/testwait", "internal/tlsca", "internal/wire", "internal/worker"}},
 	{1, "protocols: authentication, git reading, writing, merging and serving, Markdown rendering, the reference tables' copier, a webhook's signed request, archive writing, manifest parsing, the GraphQL schema's generator, the Actions engine and its runners' protocol",
 		[]string{"internal/actions/engine", "internal/actions/runnerproto", "internal/auth", "internal/depreview", "internal/depreview/advisorydb", "internal/git/githttp", "internal/git/gitmerge", "internal/git/gitsign", "internal/git/gitssh", "internal/graphql/schemagen",
 			"internal/git/gitread", "internal/git/gitwrite", "internal/markdown", "internal/reference/gendata", "internal/orgmigration/archive", "internal/webhooks/hookshot"}},
