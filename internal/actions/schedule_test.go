@@ -30,7 +30,14 @@ jobs:
 func TestScheduleTrigger(t *testing.T) {
 	t.Parallel()
 	apptest.SkipJobsUnderRace(t)
+	// The server's clock starts half-way between two of the schedule's
+	// times and moves by whole periods, so that the seconds the test takes
+	// never carry it over one of them.
+	const period = 5 * time.Minute
+	start := time.Now()
+	midway := start.Truncate(period).Add(period + period/2).Sub(start)
 	var offset atomic.Int64
+	offset.Store(int64(midway))
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	env := apptest.Start(t, withRunner, apptest.WithWebhooks(webhooks.Config{AllowedHosts: "loopback"}),
 		func(c *app.Config) { c.Now = clock })
@@ -47,7 +54,7 @@ func TestScheduleTrigger(t *testing.T) {
 	if runs := runsOf(t, f, "schedule"); len(runs) != 0 {
 		t.Fatalf("%d schedule runs before the time", len(runs))
 	}
-	offset.Store(int64(6 * time.Minute))
+	offset.Store(int64(midway + period))
 	sched.RunOnce(ctx)
 	run := completedOf(t, f, "schedule", 1)
 	if run.GetName() != "Nightly" || run.GetHeadSHA() != sha || run.GetHeadBranch() != "main" || run.GetConclusion() != "success" {
@@ -61,7 +68,7 @@ func TestScheduleTrigger(t *testing.T) {
 		t.Fatalf("%d schedule runs before the next time", len(runs))
 	}
 	f.push(t, map[string]string{".github/workflows/nightly.yml": "name: Nightly\non: workflow_dispatch\njobs:\n  tick:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo manual\n"})
-	offset.Store(int64(12 * time.Minute))
+	offset.Store(int64(midway + 2*period))
 	sched.RunOnce(ctx)
 	if runs := runsOf(t, f, "schedule"); len(runs) != 1 {
 		t.Fatalf("%d schedule runs after the schedule was dropped", len(runs))
