@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"forgeapi/internal/git/gitcmd"
 	"io"
 	"log/slog"
 	"net/http"
@@ -177,9 +178,9 @@ func NewServer(cfg Config) (*Server, error) {
 // git wrapper would only start it, one process more on every request),
 // else git itself with the subcommand.
 func httpBackendCommand(gitPath string) []string {
-	out, err := exec.Command(gitPath, "--exec-path").Output()
+	dir, err := gitcmd.Git{Binary: gitPath}.Text(context.Background(), nil, "--exec-path")
 	if err == nil {
-		backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+		backend := filepath.Join(dir, "git-http-backend")
 		if info, err := os.Stat(backend); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
 			return []string{backend}
 		}
