@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -123,7 +122,7 @@ func (s *crashSetup) newSchema(base string) (string, error) {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	schema := "crash_" + hex.EncodeToString(suffix)
-	db, err := sql.Open("pgx", base)
+	db, err := store.OpenPostgresSQL(base)
 	if err != nil {
 		return "", err
 	}
@@ -132,7 +131,7 @@ func (s *crashSetup) newSchema(base string) (string, error) {
 		return "", fmt.Errorf("create schema: %w", err)
 	}
 	s.cleanups = append(s.cleanups, func() {
-		if db, err := sql.Open("pgx", base); err == nil {
+		if db, err := store.OpenPostgresSQL(base); err == nil {
 			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
 			db.Close()
 		}

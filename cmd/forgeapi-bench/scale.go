@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"forgeapi/internal/store"
 	"net/http"
 	"os"
 	"strconv"
@@ -182,7 +183,7 @@ type waitSampler struct {
 }
 
 func newWaitSampler(dsn string) (*waitSampler, error) {
-	db, err := sql.Open("pgx", dsn)
+	db, err := store.OpenPostgresSQL(dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package apptest
 
 import (
-	"database/sql"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"forgeapi/internal/app"
+	"forgeapi/internal/store"
 )
 
 // StartCached starts a server on data that seed makes once and that is
@@ -52,7 +52,7 @@ func StartCached(tb testing.TB, key string, seed func(*Env)) *Env {
 // startCachedPostgres is StartCached on PostgreSQL: a test database
 // seeded, then renamed to key.
 func startCachedPostgres(tb testing.TB, base, key string, seed func(*Env)) *Env {
-	admin, err := sql.Open("pgx", base)
+	admin, err := store.OpenPostgresSQL(base)
 	if err != nil {
 		tb.Fatal(err)
 	}

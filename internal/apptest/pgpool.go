@@ -87,7 +87,7 @@ func (p *pool) record(ctx context.Context, url string) error {
 	if p.known() {
 		return nil
 	}
-	db, err := sql.Open("pgx", url)
+	db, err := store.OpenPostgresSQL(url)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (p *pool) release(name string) {
 	p.mu.Lock()
 	state := p.state
 	p.mu.Unlock()
-	admin, err := sql.Open("pgx", p.base)
+	admin, err := store.OpenPostgresSQL(p.base)
 	if err != nil {
 		return
 	}
@@ -170,7 +170,7 @@ func renameAway(ctx context.Context, admin *sql.DB, from, to string) bool {
 // written again, the sequences reset. A schema other than the
 // template's is an error.
 func empty(ctx context.Context, url string, state *templateState) error {
-	db, err := sql.Open("pgx", url)
+	db, err := store.OpenPostgresSQL(url)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func DatabaseURL(t testing.TB) string {
 	if base == "" {
 		return ""
 	}
-	admin, err := sql.Open("pgx", base)
+	admin, err := store.OpenPostgresSQL(base)
 	if err != nil {
 		t.Fatalf("postgres: %v", err)
 	}
@@ -82,7 +82,7 @@ func DatabaseURL(t testing.TB) string {
 		t.Fatalf("postgres: copy the template: %v", err)
 	}
 	t.Cleanup(func() { p.release(name) })
-	return databaseURL(base, name, testSchema)
+	return withTestPoolSize(t, databaseURL(base, name, testSchema))
 }
 
 // afterCopy sets up a new copy of the template: commits without waiting
@@ -104,7 +104,7 @@ func schemaURL(t testing.TB, admin *sql.DB, base string) string {
 		t.Fatalf("postgres: create schema: %v", err)
 	}
 	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", base); err == nil {
+		if db, err := store.OpenPostgresSQL(base); err == nil {
 			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
 			db.Close()
 		}
@@ -116,7 +116,7 @@ func schemaURL(t testing.TB, admin *sql.DB, base string) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return u.String()
+	return withTestPoolSize(t, u.String())
 }
 
 // databaseURL is base naming the database name instead, with
@@ -131,6 +131,33 @@ func databaseURL(base, name, schema string) string {
 	q.Del("search_path")
 	if schema != "" {
 		q.Set("search_path", schema)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// testPoolSize is how many connections a test's server holds at most
+// (store: pool_max_conns, and one for its listener). A server's own
+// default, 16, times the servers of two test packages running their
+// parallel tests at once, overran PostgreSQL's default max_connections
+// of 100 ("sorry, too many clients already"); a test's server rarely
+// has more than a few queries in flight.
+const testPoolSize = 4
+
+// withTestPoolSize is dsn asking for testPoolSize connections, unless
+// FORGEAPI_TEST_POSTGRES_URL names a size of its own or tb is a
+// benchmark, which measures a server as it runs by default.
+func withTestPoolSize(tb testing.TB, dsn string) string {
+	if _, bench := tb.(*testing.B); bench {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err) // made by databaseURL or schemaURL
+	}
+	q := u.Query()
+	if !q.Has("pool_max_conns") {
+		q.Set("pool_max_conns", strconv.Itoa(testPoolSize))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -178,7 +205,7 @@ func dropStalePools(ctx context.Context, conn *sql.Conn) {
 }
 
 func dropDatabase(base, name string) {
-	if db, err := sql.Open("pgx", base); err == nil {
+	if db, err := store.OpenPostgresSQL(base); err == nil {
 		_, _ = db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 		db.Close()
 	}
@@ -200,7 +227,7 @@ func postgresTemplate(base string) (string, error) {
 // makeTemplate makes the template database unless another process has.
 func makeTemplate(base string) (string, error) {
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", base)
+	admin, err := store.OpenPostgresSQL(base)
 	if err != nil {
 		return "", err
 	}
@@ -283,7 +310,7 @@ func dropOtherTemplates(ctx context.Context, conn *sql.Conn, keep string) {
 // migrateDatabase makes testSchema in the database name and migrates it
 // as a server would, leaving no session connected.
 func migrateDatabase(ctx context.Context, base, name string) error {
-	plain, err := sql.Open("pgx", databaseURL(base, name, ""))
+	plain, err := store.OpenPostgresSQL(databaseURL(base, name, ""))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package apptest
 import (
 	"context"
 	"database/sql"
+	"forgeapi/internal/store"
 	"os"
 	"os/exec"
 	"strconv"
@@ -27,7 +28,7 @@ func TestDatabaseURLOutlivesItsTemplate(t *testing.T) {
 	dropDatabase(base, template) // as another checkout's test process does
 	second := DatabaseURL(t)
 	for _, u := range []string{first, second} {
-		db, err := sql.Open("pgx", u)
+		db, err := store.OpenPostgresSQL(u)
 		Must(t, "open", err)
 		var n int
 		Must(t, "read the copied schema", db.QueryRow(`SELECT count(*) FROM accounts`).Scan(&n))
@@ -102,7 +103,7 @@ func TestOrphanedTestDatabasesAreDropped(t *testing.T) {
 // adminSession is one session of the base database, closed when the test
 // ends.
 func adminSession(t *testing.T, base string) *sql.Conn {
-	admin, err := sql.Open("pgx", base)
+	admin, err := store.OpenPostgresSQL(base)
 	Must(t, "open", err)
 	t.Cleanup(func() { admin.Close() })
 	conn, err := admin.Conn(context.Background())
@@ -131,7 +132,7 @@ func TestUsedDatabaseIsEmptiedToTheTemplatesState(t *testing.T) {
 	if !p.known() {
 		t.Fatal("the first copy of the process did not record the template's state")
 	}
-	db, err := sql.Open("pgx", url)
+	db, err := store.OpenPostgresSQL(url)
 	Must(t, "open", err)
 	defer db.Close()
 	dirty := []string{
@@ -174,7 +175,7 @@ func TestUsedDatabaseIsEmptiedToTheTemplatesState(t *testing.T) {
 	Must(t, "empty again", empty(ctx, url, p.state))
 	db.Close()
 
-	admin, err := sql.Open("pgx", base)
+	admin, err := store.OpenPostgresSQL(base)
 	Must(t, "open", err)
 	defer admin.Close()
 	name := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]

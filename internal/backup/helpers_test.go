@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"maps"
@@ -23,6 +22,7 @@ import (
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/backup"
 	"forgeapi/internal/cli"
+	"forgeapi/internal/store"
 	"forgeapi/internal/testwait"
 )
 
@@ -50,7 +50,8 @@ func copyDatabase(t *testing.T, env *apptest.Env) *databaseCopy {
 	}
 	q := u.Query()
 	d := &databaseCopy{file: filepath.Join(t.TempDir(), "forgeapi.sql"), schema: q.Get("search_path")}
-	q.Del("search_path") // a server's parameter, not libpq's
+	q.Del("search_path") // the server's parameters, not libpq's
+	q.Del("pool_max_conns")
 	u.RawQuery = q.Encode()
 	args := []string{"--no-owner", "--no-privileges", "--file=" + d.file}
 	if base, err := url.Parse(os.Getenv(apptest.PostgresURLEnv)); err == nil && base.Path == u.Path {
@@ -73,7 +74,7 @@ func (d *databaseCopy) restore(t *testing.T) string {
 	}
 	base := os.Getenv(apptest.PostgresURLEnv)
 	name := "restored_" + strings.ToLower(apptest.Unique("db")[3:])
-	db, err := sql.Open("pgx", base)
+	db, err := store.OpenPostgresSQL(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func (d *databaseCopy) restore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", base); err == nil {
+		if db, err := store.OpenPostgresSQL(base); err == nil {
 			_, _ = db.Exec("DROP DATABASE " + name + " WITH (FORCE)")
 			db.Close()
 		}

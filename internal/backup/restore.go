@@ -2,7 +2,6 @@ package backup
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -126,7 +125,7 @@ func blobTarget(t Target) (string, func(), error) {
 // the pg_dump must be restored into it first (the schema is not made
 // here, which would pass an empty forge for a restored one).
 func checkRestoredDump(ctx context.Context, url string) error {
-	db, err := sql.Open("pgx", url)
+	db, err := store.OpenPostgresSQL(url)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -167,7 +166,7 @@ func migratedTo(t *testing.T, version int64) *DB {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)
-	admin, err := sql.Open("pgx", base)
+	admin, err := OpenPostgresSQL(base)
 	if err != nil {
 		t.Fatal(err)
 	}

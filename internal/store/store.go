@@ -144,6 +144,20 @@ func openSQLite(path string) (*DB, error) {
 		writes: writes, checkpoints: startCheckpointer(sqldb, writes, checkpointInterval, restartFrames), path: path}, nil
 }
 
+// defaultPoolSize is how many connections a server holds to PostgreSQL
+// at most (beside the listener's) when its URL does not say: pgx's own
+// default, the number of CPUs, leaves a busy server of a small machine
+// queueing for connections.
+const defaultPoolSize = 16
+
+// namesPoolSize reports whether the URL sets the pool's size itself
+// (pool_max_conns), which then stands: tests, which run many servers on
+// one PostgreSQL at once, ask for small pools.
+func namesPoolSize(dsn string) bool {
+	u, err := url.Parse(dsn)
+	return err == nil && u.Query().Has("pool_max_conns")
+}
+
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -157,8 +171,8 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	// Texts built at run time (Dynamic) do not enter it: see pgArgs.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
 	cfg.ConnConfig.StatementCacheCapacity = statementCacheCapacity
-	if cfg.MaxConns < 16 {
-		cfg.MaxConns = 16
+	if !namesPoolSize(dsn) && cfg.MaxConns < defaultPoolSize {
+		cfg.MaxConns = defaultPoolSize
 	}
 	conns := int(cfg.MaxConns)
 	cfg.MaxConns++ // the listener's (see listenOnce), beside database/sql's
@@ -189,6 +203,19 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		db.listenForChanges(listenCtx)
 	}()
 	return db, nil
+}
+
+// OpenPostgresSQL is a plain database/sql handle on the PostgreSQL
+// database at dsn, for a tool's own queries beside the store (checks,
+// tests' administration): it accepts the URLs a server takes, pool
+// settings (pool_max_conns) included, which the driver alone would send
+// to PostgreSQL as unknown parameters.
+func OpenPostgresSQL(dsn string) (*sql.DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres URL: %w", err)
+	}
+	return stdlib.OpenDB(*cfg.ConnConfig), nil
 }
 
 // Close closes the database and, for PostgreSQL, its pool.
