@@ -80,7 +80,7 @@ func (s *Service) Rerun(ctx context.Context, runID, repoID int64, failedOnly boo
 		if err != nil {
 			return err
 		}
-		parsed, err := engine.ParseWith([]byte(r.WorkflowFile), s.resolver(ctx, repo, r.HeadSHA, r.WorkflowPath))
+		parsed, err := engine.ParseWith([]byte(r.WorkflowFile), s.resolver(ctx, tx, repo, r.HeadSHA, r.WorkflowPath))
 		if err != nil {
 			return &InvalidWorkflowError{Message: err.Error()}
 		}

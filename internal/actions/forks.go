@@ -43,8 +43,10 @@ type RunSettings interface {
 	// SelfHostedAllowed reports whether the repository's jobs may run on
 	// registered (self-hosted) runners.
 	SelfHostedAllowed(ctx context.Context, repoID int64) (bool, error)
-	// ForkRunPolicy is how pull requests from forks run in the repository.
-	ForkRunPolicy(ctx context.Context, repoID int64) (ForkRunPolicy, error)
+	// ForkRunPolicy is how pull requests from forks run in the
+	// repository; it reads through q, the caller's transaction when it
+	// has one.
+	ForkRunPolicy(ctx context.Context, q store.Q, repoID int64) (ForkRunPolicy, error)
 	// SubjectClaimKeys are the claim keys of the OIDC tokens' subject.
 	SubjectClaimKeys(ctx context.Context, repoID int64) ([]string, error)
 }
@@ -58,12 +60,13 @@ const ConclusionActionRequired = "action_required"
 const newAccountAge = 30 * 24 * time.Hour
 
 // forkPolicy is the policy of a fork's pull request into repo; false when
-// it does not run.
-func (s *Service) forkPolicy(ctx context.Context, repo *repos.Repository) (ForkRunPolicy, bool, error) {
+// it does not run. It reads through q, the caller's transaction when it
+// has one.
+func (s *Service) forkPolicy(ctx context.Context, q store.Q, repo *repos.Repository) (ForkRunPolicy, bool, error) {
 	if s.Settings == nil {
 		return ForkRunPolicy{}, false, nil
 	}
-	pol, err := s.Settings.ForkRunPolicy(ctx, repo.ID)
+	pol, err := s.Settings.ForkRunPolicy(ctx, q, repo.ID)
 	return pol, err == nil && pol.Run, err
 }
 
@@ -138,7 +141,7 @@ func (s *Service) forkLimits(ctx context.Context, r *Run, spec *engine.Spec, gra
 	pol := ForkRunPolicy{}
 	if s.Settings != nil {
 		var err error
-		if pol, err = s.Settings.ForkRunPolicy(ctx, r.RepoID); err != nil {
+		if pol, err = s.Settings.ForkRunPolicy(ctx, s.DB, r.RepoID); err != nil {
 			return nil, err
 		}
 	}
@@ -175,7 +178,7 @@ func (s *Service) Approve(ctx context.Context, runID, repoID int64, actor *accou
 		if err != nil {
 			return err
 		}
-		parsed, err := engine.ParseWith([]byte(r.WorkflowFile), s.resolver(ctx, repo, r.HeadSHA, r.WorkflowPath))
+		parsed, err := engine.ParseWith([]byte(r.WorkflowFile), s.resolver(ctx, tx, repo, r.HeadSHA, r.WorkflowPath))
 		if err != nil {
 			return &InvalidWorkflowError{Message: err.Error()}
 		}

@@ -231,7 +231,7 @@ func (s *Service) idTokenAllowed(ctx context.Context, r *Run, j *Job) (bool, err
 	if s.Settings == nil {
 		return false, nil
 	}
-	pol, err := s.Settings.ForkRunPolicy(ctx, r.RepoID)
+	pol, err := s.Settings.ForkRunPolicy(ctx, s.DB, r.RepoID)
 	return pol.Private && pol.WriteToken, err
 }
 

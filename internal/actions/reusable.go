@@ -24,11 +24,12 @@ import (
 // owner ("user", "organization"; "enterprise" is read as the owner too).
 
 // AccessPolicies gives a private repository's Actions access level
-// ("none", "user", "organization", "enterprise"). The settings area
-// implements it beside Policies; without it private repositories share
-// their workflows with none.
+// ("none", "user", "organization", "enterprise"), reading through q, the
+// caller's transaction when it has one. The settings area implements it
+// beside Policies; without it private repositories share their workflows
+// with none.
 type AccessPolicies interface {
-	AccessLevel(ctx context.Context, repoID int64) (string, error)
+	AccessLevel(ctx context.Context, q store.Q, repoID int64) (string, error)
 }
 
 // remoteUses is OWNER/REPO/PATH@REF of a remote uses:.
@@ -39,8 +40,10 @@ var remoteUses = regexp.MustCompile(`^([^/]+)/([^/]+)/(\.github/workflows/[^@/]+
 var errWorkflowNotFound = errors.New("workflow was not found")
 
 // resolver reads the workflows the jobs of a workflow file of repo's
-// commit sha call.
-func (s *Service) resolver(ctx context.Context, repo *repos.Repository, sha, path string) engine.Resolver {
+// commit sha call. It reads the database through q, the caller's
+// transaction when it has one, so it must not be used once that
+// transaction ended.
+func (s *Service) resolver(ctx context.Context, q store.Q, repo *repos.Repository, sha, path string) engine.Resolver {
 	return func(uses string) ([]byte, error) {
 		if local, ok := strings.CutPrefix(uses, "./"); ok {
 			if strings.Contains(local, "@") || !strings.HasPrefix(local, WorkflowsDir+"/") {
@@ -52,14 +55,14 @@ func (s *Service) resolver(ctx context.Context, repo *repos.Repository, sha, pat
 		if m == nil {
 			return nil, fmt.Errorf("invalid reusable workflow reference %q: expected OWNER/REPO/.github/workflows/FILE@REF", uses)
 		}
-		called, err := repos.ByOwnerAndName(ctx, s.DB, m[1], m[2])
+		called, err := repos.ByOwnerAndName(ctx, q, m[1], m[2])
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errWorkflowNotFound
 		}
 		if err != nil {
 			return nil, err
 		}
-		if ok, err := s.mayCall(ctx, repo, called); err != nil || !ok {
+		if ok, err := s.mayCall(ctx, q, repo, called); err != nil || !ok {
 			if err == nil {
 				err = errWorkflowNotFound
 			}
@@ -83,8 +86,9 @@ func (s *Service) readWorkflow(ctx context.Context, repoID int64, sha, path stri
 }
 
 // mayCall reports whether the caller repository may use the called
-// repository's workflows.
-func (s *Service) mayCall(ctx context.Context, caller, called *repos.Repository) (bool, error) {
+// repository's workflows; it reads through q, the caller's transaction
+// when it has one.
+func (s *Service) mayCall(ctx context.Context, q store.Q, caller, called *repos.Repository) (bool, error) {
 	if caller.ID == called.ID || !called.Private {
 		return true, nil
 	}
@@ -95,7 +99,7 @@ func (s *Service) mayCall(ctx context.Context, caller, called *repos.Repository)
 	if !ok {
 		return false, nil
 	}
-	level, err := ap.AccessLevel(ctx, called.ID)
+	level, err := ap.AccessLevel(ctx, q, called.ID)
 	return level != "" && level != "none", err
 }
 

@@ -154,7 +154,7 @@ func (k PushSink) pullRequest(ctx context.Context, tx *store.Tx, e *events.Event
 	t := trigger{Repo: e.Repo, Actor: e.Actor, Event: "pull_request", Payload: e.HookPayload, SHA: pr.Head.SHA,
 		Ref: "refs/pull/" + itoa(pr.Number) + "/merge", Branch: &branch, Title: pr.Title, Action: action, Base: pr.Base.Ref}
 	if pr.Head.Repo == nil || pr.Head.Repo.ID != e.Repo.ID { // a fork's (forks.go)
-		pol, runs, err := k.Service.forkPolicy(ctx, e.Repo)
+		pol, runs, err := k.Service.forkPolicy(ctx, tx, e.Repo)
 		if err != nil || !runs {
 			return err
 		}
@@ -282,7 +282,7 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, t trigger) ([]*Run, e
 		if t.Only != "" && f.Path != t.Only {
 			continue
 		}
-		parsed, perr := engine.ParseWith(f.Content, s.resolver(ctx, t.Repo, t.SHA, f.Path))
+		parsed, perr := engine.ParseWith(f.Content, s.resolver(ctx, tx, t.Repo, t.SHA, f.Path))
 		name := f.Path
 		if perr == nil && parsed.Name != "" {
 			name = parsed.Name
@@ -437,7 +437,7 @@ func (s *Service) Dispatch(ctx context.Context, repo *repos.Repository, wf *Work
 	if err != nil {
 		return ErrNoWorkflowAtRef
 	}
-	parsed, err := engine.ParseWith(content, s.resolver(ctx, repo, sha, wf.Path))
+	parsed, err := engine.ParseWith(content, s.resolver(ctx, s.DB, repo, sha, wf.Path))
 	if err != nil {
 		return &InvalidWorkflowError{Message: err.Error()}
 	}

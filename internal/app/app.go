@@ -1077,9 +1077,10 @@ func trimSlash(s string) string {
 }
 
 // branchProtected reports whether the repository's branch is protected
-// (the protected_branches deployment branch policy).
-func (a *App) branchProtected(ctx context.Context, repo *repos.Repository, branch string) (bool, error) {
-	_, err := protection.Of(ctx, a.DB, repo.ID, branch)
+// (the protected_branches deployment branch policy), reading through q,
+// the caller's transaction when it has one.
+func (a *App) branchProtected(ctx context.Context, q store.Q, repo *repos.Repository, branch string) (bool, error) {
+	_, err := protection.Of(ctx, q, repo.ID, branch)
 	if errors.Is(err, protection.ErrNotProtected) {
 		return false, nil
 	}

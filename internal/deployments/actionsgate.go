@@ -39,7 +39,7 @@ func (h *Handler) Admit(ctx context.Context, r *actions.Run, j *actions.Job) (in
 		return 0, "", err
 	}
 	target := runTarget(r)
-	if err := h.checkBranchPolicy(ctx, repo, j.Environment, target); err != nil {
+	if err := h.checkBranchPolicy(ctx, h.Service.DB, repo, j.Environment, target); err != nil {
 		if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusUnprocessableEntity {
 			return 0, e.Message, nil
 		}

@@ -78,6 +78,8 @@ func (s *Service) Environment(ctx context.Context, repoID int64, name string) (*
 	return s.environment(ctx, s.DB, repoID, name)
 }
 
+// environment is Environment read through q, the caller's transaction
+// when it has one.
 func (s *Service) environment(ctx context.Context, q store.Q, repoID int64, name string) (*Environment, error) {
 	list, err := s.queryEnvironments(ctx, q, `SELECT `+environmentColumns+` FROM environments
 		WHERE repository_id = $1 AND lower(name) = lower($2)`, repoID, name)
@@ -206,7 +208,13 @@ func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 // EnvironmentByID returns the environment id of any repository
 // (store.ErrNotFound when there is none).
 func (s *Service) EnvironmentByID(ctx context.Context, id int64) (*Environment, error) {
-	list, err := s.queryEnvironments(ctx, s.DB, `SELECT `+environmentColumns+` FROM environments WHERE id = $1`, id)
+	return s.environmentByID(ctx, s.DB, id)
+}
+
+// environmentByID is EnvironmentByID read through q, the caller's
+// transaction when it has one.
+func (s *Service) environmentByID(ctx context.Context, q store.Q, id int64) (*Environment, error) {
+	list, err := s.queryEnvironments(ctx, q, `SELECT `+environmentColumns+` FROM environments WHERE id = $1`, id)
 	if err != nil {
 		return nil, err
 	}

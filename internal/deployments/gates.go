@@ -150,7 +150,7 @@ func (h *Handler) newGate(ctx context.Context, tx *store.Tx, r *actions.Run, j *
 	if err != nil {
 		return nil, err
 	}
-	rules, err := h.Service.ProtectionRules(ctx, env.ID)
+	rules, err := protectionRules(ctx, tx, env.ID)
 	if err != nil || env.WaitTimer == 0 && len(env.Reviewers) == 0 && len(rules) == 0 {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (h *Handler) newGate(ctx context.Context, tx *store.Tx, r *actions.Run, j *
 	if err != nil {
 		return nil, err
 	}
-	if err := h.checkBranchPolicy(ctx, repo, env.Name, runTarget(r)); err != nil {
+	if err := h.checkBranchPolicy(ctx, tx, repo, env.Name, runTarget(r)); err != nil {
 		if e, ok := errors.AsType[*apierr.Error](err); ok && e.Status == http.StatusUnprocessableEntity {
 			return nil, nil
 		}
@@ -241,7 +241,7 @@ func (h *Handler) gateRequested(ctx context.Context, tx *store.Tx, e gateEvent, 
 		return err
 	}
 	if e.gate.Review == gatePending {
-		reviewers, err := h.hookReviewers(ctx, base, e.repo, e.env)
+		reviewers, err := h.hookReviewers(ctx, tx, base, e.repo, e.env)
 		if err != nil {
 			return err
 		}
@@ -300,9 +300,10 @@ func (h *Handler) jobRunJSON(ctx context.Context, q store.Q, repo *repos.Reposit
 // hookReviewers are the environment's reviewers as deployment_review
 // events list them: the users alone, since the description's payload
 // models each reviewer as a user (REST's pending deployments show the
-// teams too).
-func (h *Handler) hookReviewers(ctx context.Context, base string, repo *repos.Repository, env *Environment) ([]reviewerJSON, error) {
-	all, err := h.reviewersJSON(ctx, base, repo, env)
+// teams too). It reads through q, the caller's transaction when it has
+// one.
+func (h *Handler) hookReviewers(ctx context.Context, q store.Q, base string, repo *repos.Repository, env *Environment) ([]reviewerJSON, error) {
+	all, err := h.reviewersJSON(ctx, q, base, repo, env)
 	return slices.DeleteFunc(all, func(r reviewerJSON) bool { return r.Type != "User" }), err
 }
 
@@ -346,7 +347,7 @@ func (h *Handler) closeGate(ctx context.Context, tx *store.Tx, repo *repos.Repos
 	if g.DeploymentID == nil {
 		return nil
 	}
-	d, err := h.Service.ByID(ctx, *g.DeploymentID)
+	d, err := h.Service.byID(ctx, tx, *g.DeploymentID)
 	if isNotFound(err) {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/statuses"
+	"forgeapi/internal/store"
 )
 
 // createRequest is the body of POST .../deployments.
@@ -124,7 +125,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.SHA = target.sha
-	if err := h.checkBranchPolicy(ctx, repo, d.Environment, target); err != nil {
+	if err := h.checkBranchPolicy(ctx, h.Service.DB, repo, d.Environment, target); err != nil {
 		return err
 	}
 	if body.AutoMerge == nil || *body.AutoMerge {
@@ -192,16 +193,18 @@ func (h *Handler) resolveRef(repo *repos.Repository, ref string) (refTarget, err
 }
 
 // checkBranchPolicy refuses a ref that the environment's deployment
-// branch policy does not let deploy there, in the platform's words.
-func (h *Handler) checkBranchPolicy(ctx context.Context, repo *repos.Repository, envName string, t refTarget) error {
-	env, err := h.Service.Environment(ctx, repo.ID, envName)
+// branch policy does not let deploy there, in the platform's words. It
+// reads through q: the caller's transaction when it has one, else the
+// service's DB.
+func (h *Handler) checkBranchPolicy(ctx context.Context, q store.Q, repo *repos.Repository, envName string, t refTarget) error {
+	env, err := h.Service.environment(ctx, q, repo.ID, envName)
 	if isNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	allowed, err := h.allowedBy(ctx, repo, env, t)
+	allowed, err := h.allowedBy(ctx, q, repo, env, t)
 	if err != nil || allowed {
 		return err
 	}
@@ -215,8 +218,9 @@ func (h *Handler) checkBranchPolicy(ctx context.Context, repo *repos.Repository,
 // allowedBy reports whether the environment's branch policy lets the
 // target deploy: any ref without a policy; protected branches; branches
 // or tags matching a custom pattern of their type. A bare SHA matches no
-// policy.
-func (h *Handler) allowedBy(ctx context.Context, repo *repos.Repository, env *Environment, t refTarget) (bool, error) {
+// policy. It reads the patterns through q, the caller's transaction when
+// it has one.
+func (h *Handler) allowedBy(ctx context.Context, q store.Q, repo *repos.Repository, env *Environment, t refTarget) (bool, error) {
 	switch env.BranchPolicy {
 	case PolicyAll:
 		return true, nil
@@ -224,12 +228,12 @@ func (h *Handler) allowedBy(ctx context.Context, repo *repos.Repository, env *En
 		if !t.branch || h.Protected == nil {
 			return false, nil
 		}
-		return h.Protected(ctx, repo, t.ref)
+		return h.Protected(ctx, q, repo, t.ref)
 	}
 	if !t.branch && !t.tag {
 		return false, nil
 	}
-	policies, err := h.Service.BranchPolicies(ctx, env.ID)
+	policies, err := h.Service.branchPolicies(ctx, q, env.ID)
 	if err != nil {
 		return false, err
 	}

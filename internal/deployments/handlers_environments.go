@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
+	"forgeapi/internal/store"
 )
 
 // environmentRequest is the body of PUT .../environments/{name}. The PUT
@@ -102,7 +103,7 @@ func (h *Handler) reviewers(r *http.Request, repo *repos.Repository, req []revie
 				f.Addf("Environment", "reviewers", "Reviewer team %d not found", rv.ID)
 				continue
 			}
-			if _, ok, err := h.Teams.TeamJSON(r.Context(), httpapi.BaseURL(r.Context()), repo.Owner.ID, rv.ID); err != nil {
+			if _, ok, err := h.Teams.TeamJSON(r.Context(), h.Service.DB, httpapi.BaseURL(r.Context()), repo.Owner.ID, rv.ID); err != nil {
 				return nil, err
 			} else if !ok {
 				f.Addf("Environment", "reviewers", "Reviewer team %d not found", rv.ID)
@@ -120,7 +121,7 @@ func (h *Handler) reviewers(r *http.Request, repo *repos.Repository, req []revie
 // environmentJSON renders an environment with its reviewers' objects.
 func (h *Handler) environmentJSON(r *http.Request, repo *repos.Repository, e *Environment) (environmentJSON, error) {
 	base := httpapi.BaseURL(r.Context())
-	list, err := h.reviewersJSON(r.Context(), base, repo, e)
+	list, err := h.reviewersJSON(r.Context(), h.Service.DB, base, repo, e)
 	if err != nil {
 		return environmentJSON{}, err
 	}
@@ -128,14 +129,16 @@ func (h *Handler) environmentJSON(r *http.Request, repo *repos.Repository, e *En
 }
 
 // reviewersJSON renders the environment's required reviewers that still
-// exist: users as simple users, teams as the platform's team object.
-func (h *Handler) reviewersJSON(ctx context.Context, base string, repo *repos.Repository, e *Environment) ([]reviewerJSON, error) {
+// exist: users as simple users, teams as the platform's team object. It
+// reads through q: the caller's transaction when it has one, else the
+// service's DB.
+func (h *Handler) reviewersJSON(ctx context.Context, q store.Q, base string, repo *repos.Repository, e *Environment) ([]reviewerJSON, error) {
 	var list []reviewerJSON
 	for _, rv := range e.Reviewers {
 		var obj any
 		switch rv.Kind {
 		case "User":
-			a, err := accounts.ByID(ctx, h.Service.DB, rv.ID)
+			a, err := accounts.ByID(ctx, q, rv.ID)
 			if isNotFound(err) {
 				continue
 			}
@@ -147,7 +150,7 @@ func (h *Handler) reviewersJSON(ctx context.Context, base string, repo *repos.Re
 			if h.Teams == nil {
 				continue
 			}
-			t, ok, err := h.Teams.TeamJSON(ctx, base, repo.Owner.ID, rv.ID)
+			t, ok, err := h.Teams.TeamJSON(ctx, q, base, repo.Owner.ID, rv.ID)
 			if err != nil {
 				return nil, err
 			}

@@ -53,7 +53,7 @@ func (h *Handler) pending(ctx context.Context, q store.Q, runID int64) ([]*pendi
 			out[i].gates = append(out[i].gates, g)
 			continue
 		}
-		env, err := h.Service.EnvironmentByID(ctx, g.EnvironmentID)
+		env, err := h.Service.environmentByID(ctx, q, g.EnvironmentID)
 		if isNotFound(err) {
 			continue
 		}
@@ -73,8 +73,10 @@ func (p *pendingEnvironment) reviewing() bool {
 // canReview says why the user may not review the run's deployments to
 // the environment ("" when they may): the user must be one of its
 // required reviewers (or a member of a reviewing team), and not the
-// run's triggering actor when the environment prevents self-review.
-func (h *Handler) canReview(ctx context.Context, env *Environment, run *actions.Run, userID int64) (string, error) {
+// run's triggering actor when the environment prevents self-review. It
+// reads through q: the caller's transaction when it has one, else the
+// service's DB.
+func (h *Handler) canReview(ctx context.Context, q store.Q, env *Environment, run *actions.Run, userID int64) (string, error) {
 	if userID == 0 {
 		return "You must be signed in to review deployments.", nil
 	}
@@ -84,7 +86,7 @@ func (h *Handler) canReview(ctx context.Context, env *Environment, run *actions.
 		case rv.Kind == "User" && rv.ID == userID:
 			reviewer = true
 		case rv.Kind == "Team" && h.Teams != nil:
-			member, err := h.Teams.TeamMember(ctx, rv.ID, userID)
+			member, err := h.Teams.TeamMember(ctx, q, rv.ID, userID)
 			if err != nil {
 				return "", err
 			}
@@ -127,11 +129,11 @@ func (h *Handler) listPending(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := []map[string]any{}
 	for _, p := range list {
-		reviewers, err := h.reviewersJSON(ctx, base, repo, p.env)
+		reviewers, err := h.reviewersJSON(ctx, h.Service.DB, base, repo, p.env)
 		if err != nil {
 			return err
 		}
-		why, err := h.canReview(ctx, p.env, run, auth.PrincipalFrom(ctx).UserID())
+		why, err := h.canReview(ctx, h.Service.DB, p.env, run, auth.PrincipalFrom(ctx).UserID())
 		if err != nil {
 			return err
 		}
@@ -236,7 +238,7 @@ func (h *Handler) reviewable(ctx context.Context, tx *store.Tx, run *actions.Run
 		if i < 0 || !all[i].reviewing() {
 			return nil, apierr.Unprocessable("No pending deployment of this workflow run waits for a review in the environment %d.", id)
 		}
-		why, err := h.canReview(ctx, all[i].env, run, userID)
+		why, err := h.canReview(ctx, tx, all[i].env, run, userID)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +281,7 @@ func (h *Handler) applyReview(ctx context.Context, tx *store.Tx, repo *repos.Rep
 				}
 			}
 			if g.DeploymentID != nil {
-				if d, err := h.Service.ByID(ctx, *g.DeploymentID); err == nil {
+				if d, err := h.Service.byID(ctx, tx, *g.DeploymentID); err == nil {
 					out = append(out, d)
 				} else if !isNotFound(err) {
 					return nil, err
@@ -309,7 +311,7 @@ func (h *Handler) emitReview(ctx context.Context, tx *store.Tx, repo *repos.Repo
 	var jobs []map[string]any
 	var reviewers []reviewerJSON
 	for _, p := range chosen {
-		list, err := h.hookReviewers(ctx, base, repo, p.env)
+		list, err := h.hookReviewers(ctx, tx, base, repo, p.env)
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,13 @@ type BranchPolicy struct {
 
 // BranchPolicies returns the environment's name patterns, oldest first.
 func (s *Service) BranchPolicies(ctx context.Context, envID int64) ([]*BranchPolicy, error) {
-	return s.queryPolicies(ctx, `SELECT id, environment_id, name, kind FROM deployment_branch_policies
+	return s.branchPolicies(ctx, s.DB, envID)
+}
+
+// branchPolicies is BranchPolicies read through q, the caller's
+// transaction when it has one.
+func (s *Service) branchPolicies(ctx context.Context, q store.Q, envID int64) ([]*BranchPolicy, error) {
+	return s.queryPoliciesIn(ctx, q, `SELECT id, environment_id, name, kind FROM deployment_branch_policies
 		WHERE environment_id = $1 ORDER BY id`, envID)
 }
 

@@ -45,14 +45,20 @@ type RuleApps interface {
 // ProtectionRules returns the environment's custom protection rules,
 // oldest first.
 func (s *Service) ProtectionRules(ctx context.Context, envID int64) ([]*ProtectionRule, error) {
-	return s.queryRules(ctx, `SELECT id, environment_id, app_id FROM deployment_protection_rules
+	return protectionRules(ctx, s.DB, envID)
+}
+
+// protectionRules is ProtectionRules read through q, the caller's
+// transaction when it has one.
+func protectionRules(ctx context.Context, q store.Q, envID int64) ([]*ProtectionRule, error) {
+	return queryRules(ctx, q, `SELECT id, environment_id, app_id FROM deployment_protection_rules
 		WHERE environment_id = $1 ORDER BY id`, envID)
 }
 
 // ProtectionRuleByID returns the environment's rule id
 // (store.ErrNotFound when it has none).
 func (s *Service) ProtectionRuleByID(ctx context.Context, envID, id int64) (*ProtectionRule, error) {
-	list, err := s.queryRules(ctx, `SELECT id, environment_id, app_id FROM deployment_protection_rules
+	list, err := queryRules(ctx, s.DB, `SELECT id, environment_id, app_id FROM deployment_protection_rules
 		WHERE environment_id = $1 AND id = $2`, envID, id)
 	if err != nil {
 		return nil, err
@@ -81,8 +87,9 @@ func (s *Service) DisableProtectionRule(ctx context.Context, r *ProtectionRule) 
 	return store.Normalize(err)
 }
 
-func (s *Service) queryRules(ctx context.Context, query string, args ...any) ([]*ProtectionRule, error) {
-	rows, err := s.DB.QueryContext(ctx, query, args...)
+// queryRules runs a query of protection rules' columns in q.
+func queryRules(ctx context.Context, q store.Q, query string, args ...any) ([]*ProtectionRule, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, store.Normalize(err)
 	}

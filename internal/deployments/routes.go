@@ -11,6 +11,7 @@ import (
 	"forgeapi/internal/httpapi"
 	"forgeapi/internal/repos"
 	"forgeapi/internal/statuses"
+	"forgeapi/internal/store"
 )
 
 // Handler serves the deployments and environments endpoints.
@@ -20,9 +21,10 @@ type Handler struct {
 	Statuses *statuses.Service // the commit statuses required_contexts checks
 	Git      *githost.Handler  // moves a branch for auto_merge
 	// Protected reports whether the repository's branch is protected, for
-	// the protected_branches deployment branch policy; nil means no branch
-	// is protected.
-	Protected func(ctx context.Context, repo *repos.Repository, branch string) (bool, error)
+	// the protected_branches deployment branch policy, reading through q
+	// (the caller's transaction when it has one); nil means no branch is
+	// protected.
+	Protected func(ctx context.Context, q store.Q, repo *repos.Repository, branch string) (bool, error)
 	// Teams renders the teams that are required reviewers (a team of the
 	// repository's organization, by id, as the platform's team object);
 	// nil refuses team reviewers.
@@ -38,15 +40,16 @@ type Handler struct {
 }
 
 // TeamReviewers finds the teams an environment names as required
-// reviewers.
+// reviewers. Both methods read through q: the caller's transaction when
+// it has one, else the DB.
 type TeamReviewers interface {
 	// TeamJSON returns the team id of the organization orgID as the
 	// platform's team object, and false when the organization has no such
 	// team.
-	TeamJSON(ctx context.Context, base string, orgID, id int64) (any, bool, error)
+	TeamJSON(ctx context.Context, q store.Q, base string, orgID, id int64) (any, bool, error)
 	// TeamMember reports whether the user is a member of the team or of
 	// one of its child teams.
-	TeamMember(ctx context.Context, teamID, userID int64) (bool, error)
+	TeamMember(ctx context.Context, q store.Q, teamID, userID int64) (bool, error)
 }
 
 // Routes is the deployments and environments route table, with the

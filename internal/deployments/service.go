@@ -197,7 +197,12 @@ func (c accountCache) get(ctx context.Context, q store.Q, id *int64) (*accounts.
 // ByID returns the deployment id of any repository (store.ErrNotFound
 // when there is none); the caller checks that its repository is visible.
 func (s *Service) ByID(ctx context.Context, id int64) (*Deployment, error) {
-	list, err := s.queryDeployments(ctx, s.DB, `SELECT `+deploymentColumns+` FROM deployments WHERE id = $1`, id)
+	return s.byID(ctx, s.DB, id)
+}
+
+// byID is ByID read through q, the caller's transaction when it has one.
+func (s *Service) byID(ctx context.Context, q store.Q, id int64) (*Deployment, error) {
+	list, err := s.queryDeployments(ctx, q, `SELECT `+deploymentColumns+` FROM deployments WHERE id = $1`, id)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"forgeapi/internal/accounts"
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/events"
@@ -52,9 +53,13 @@ func TestReceivedFeedMatchesAScan(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(7, uint64(maxSources)))
 			actors := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}
+			accountsByLogin := map[string]*accounts.Account{}
+			for _, login := range actors {
+				accountsByLogin[login] = mustAccount(t, env, login)
+			}
 			err := env.App.DB.Tx(ctx, func(tx *store.Tx) error {
 				for range 900 {
-					actor := mustAccount(t, env, actors[rng.IntN(len(actors))])
+					actor := accountsByLogin[actors[rng.IntN(len(actors))]]
 					repo := all[rng.IntN(len(all))]
 					if err := env.App.Events.Emit(ctx, tx, &events.Event{FeedType: "WatchEvent", FeedPayload: map[string]string{"action": "started"},
 						Actor: actor, Repo: repo, Public: !repo.Private}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/githost"
 	"forgeapi/internal/protection"
 	"forgeapi/internal/statuses"
+	"forgeapi/internal/store"
 )
 
 // linearInspector answers a push's inspection as a fast-forward without
@@ -49,7 +50,7 @@ func BenchmarkCheckPush(b *testing.B) {
 	svc := env.App.Protection
 	sha := "1111111111111111111111111111111111111111"
 	for i := range 50 {
-		_, err := svc.Update(ctx, repo, octo, fmt.Sprintf("release-%d", i), true, func(s *protection.Settings) error {
+		_, err := svc.Update(ctx, repo, octo, fmt.Sprintf("release-%d", i), true, func(_ store.Q, s *protection.Settings) error {
 			*s = protection.Settings{LinearHistory: true,
 				StatusChecks: &protection.StatusChecks{Strict: true, Checks: []protection.Check{{Context: "ci"}}},
 				Reviews:      &protection.Reviews{Count: 1, Bypass: &protection.Actors{Users: []int64{bob.ID}}},

@@ -225,14 +225,14 @@ func showActors(kind string) func(ctx context.Context, rd *renderer, st Settings
 // Changes without a body.
 
 func setAdmins(on bool) Change {
-	return func(s *Settings) error { s.EnforceAdmins = on; return nil }
+	return func(_ store.Q, s *Settings) error { s.EnforceAdmins = on; return nil }
 }
 
 func setSignatures(on bool) Change {
-	return func(s *Settings) error { s.Signatures = on; return nil }
+	return func(_ store.Q, s *Settings) error { s.Signatures = on; return nil }
 }
 
-func dropReviews(s *Settings) error {
+func dropReviews(_ store.Q, s *Settings) error {
 	if s.Reviews == nil {
 		return errReviewsOff
 	}
@@ -240,12 +240,12 @@ func dropReviews(s *Settings) error {
 	return nil
 }
 
-func dropChecks(s *Settings) error {
+func dropChecks(_ store.Q, s *Settings) error {
 	s.StatusChecks = nil
 	return nil
 }
 
-func dropRestrictions(s *Settings) error {
+func dropRestrictions(_ store.Q, s *Settings) error {
 	s.Restrictions = nil
 	return nil
 }
@@ -258,8 +258,10 @@ type resolver struct {
 	repo *repos.Repository
 }
 
-func (h *Handler) resolver(r *http.Request) resolver {
-	return resolver{ctx: r.Context(), q: h.Service.DB, repo: repos.From(r.Context())}
+// resolver returns the request's resolver, which reads through q: the
+// caller's transaction when it has one, else the service's DB.
+func (h *Handler) resolver(r *http.Request, q store.Q) resolver {
+	return resolver{ctx: r.Context(), q: q, repo: repos.From(r.Context())}
 }
 
 // actorsRequest names users (logins), teams (slugs) and apps (slugs).

@@ -150,8 +150,9 @@ func Protected(ctx context.Context, q store.Q, repoID int64) (map[string]bool, e
 }
 
 // Change is a change of a branch's settings; ErrNotProtected (or any
-// error) leaves them.
-type Change func(s *Settings) error
+// error) leaves them. q is Update's transaction: a change that reads
+// (resolving the names of a request) reads through it.
+type Change func(q store.Q, s *Settings) error
 
 // Update changes the protection of the repository's branch in one
 // transaction and emits branch_protection_rule edited, or created when
@@ -179,7 +180,7 @@ func (s *Service) update(ctx context.Context, repo *repos.Repository, actor *acc
 			return err
 		}
 		before := p.Settings
-		if err := change(&p.Settings); err != nil {
+		if err := change(tx, &p.Settings); err != nil {
 			return err
 		}
 		p.UpdatedAt = tx.Now()

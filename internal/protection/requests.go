@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/httpapi"
+	"forgeapi/internal/store"
 )
 
 // maxReviewCount is the most approvals a protection may require.
@@ -89,7 +90,7 @@ func (h *Handler) decodePut(r *http.Request) (Change, error) {
 			return nil, err
 		}
 	}
-	rs := h.resolver(r)
+	rs := h.resolver(r, h.Service.DB)
 	if !isNull(body.Reviews) {
 		var rv reviewsRequest
 		if err := strictUnmarshal(body.Reviews, &rv, "required_pull_request_reviews"); err != nil {
@@ -121,7 +122,7 @@ func (h *Handler) decodePut(r *http.Request) (Change, error) {
 			*b.to = *b.from
 		}
 	}
-	return func(s *Settings) error { *s = st; return nil }, nil
+	return func(_ store.Q, s *Settings) error { *s = st; return nil }, nil
 }
 
 // strictUnmarshal reads a section of a body: a 422 naming the field when
@@ -213,18 +214,18 @@ func (rv reviewsRequest) apply(rs resolver, cur *Reviews) (*Reviews, error) {
 
 // decodeReviews reads PATCH .../required_pull_request_reviews: the
 // fields given change, the others stay (turning reviews on when off).
+// The change resolves the request's names in Update's transaction.
 func (h *Handler) decodeReviews(r *http.Request) (Change, error) {
 	var rv reviewsRequest
 	if err := httpapi.DecodeJSON(r, &rv); err != nil {
 		return nil, err
 	}
-	rs := h.resolver(r)
-	return func(s *Settings) error {
+	return func(q store.Q, s *Settings) error {
 		cur := s.Reviews
 		if cur == nil {
 			cur = &Reviews{Count: 1}
 		}
-		next, err := rv.apply(rs, cur)
+		next, err := rv.apply(h.resolver(r, q), cur)
 		if err != nil {
 			return err
 		}
@@ -239,7 +240,7 @@ func decodeChecks(r *http.Request) (Change, error) {
 	if err := httpapi.DecodeJSON(r, &c); err != nil {
 		return nil, err
 	}
-	return func(s *Settings) error {
+	return func(_ store.Q, s *Settings) error {
 		if s.StatusChecks == nil {
 			return errChecksOff
 		}
@@ -282,7 +283,7 @@ func decodeContexts(op int) func(r *http.Request) (Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(s *Settings) error {
+		return func(_ store.Q, s *Settings) error {
 			if s.StatusChecks == nil {
 				return errChecksOff
 			}
@@ -317,7 +318,7 @@ func (h *Handler) decodeActors(kind string, op int) func(r *http.Request) (Chang
 		if err != nil {
 			return nil, err
 		}
-		rs := h.resolver(r)
+		rs := h.resolver(r, h.Service.DB)
 		var ids []int64
 		switch kind {
 		case "users":
@@ -330,7 +331,7 @@ func (h *Handler) decodeActors(kind string, op int) func(r *http.Request) (Chang
 		if err != nil {
 			return nil, err
 		}
-		return func(s *Settings) error {
+		return func(_ store.Q, s *Settings) error {
 			if s.Restrictions == nil {
 				return errRestrictionsOffForChange
 			}

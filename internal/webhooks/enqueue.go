@@ -273,7 +273,7 @@ func (s *Service) EnqueueMeta(ctx context.Context, tx *store.Tx, h *Hook, sender
 // organization, and sender.
 func (s *Service) enqueueHookEvent(ctx context.Context, tx *store.Tx, h *Hook, sender *accounts.Account, event string, fields map[string]any) error {
 	fields["hook_id"] = h.ID
-	fields["hook"] = s.HookJSON(h)
+	fields["hook"] = s.HookJSON(ctx, tx, h)
 	if sender != nil {
 		fields["sender"] = accounts.ToSimpleUser(s.BaseURL, sender)
 	}

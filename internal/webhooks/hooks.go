@@ -623,11 +623,11 @@ func hookURL(base string, t target, id int64) string {
 
 // HookJSON is the hook as the API shows it (repository or organization
 // shape), also the "hook" object of ping and meta payloads. Its links use
-// BaseURL and the target's current name, read from the database; should
-// that fail (the target is gone), they name the target by id.
-func (s *Service) HookJSON(h *Hook) any {
-	ctx := context.Background()
-	t, err := s.hookTarget(ctx, s.DB, h)
+// BaseURL and the target's current name, read through q (the caller's
+// transaction, when it has one); should that fail (the target is gone),
+// they name the target by id.
+func (s *Service) HookJSON(ctx context.Context, q store.Q, h *Hook) any {
+	t, err := s.hookTarget(ctx, q, h)
 	u := ""
 	if err != nil {
 		s.logger().Warn("webhooks: hook target lookup", "hook", h.ID, "err", err)

@@ -702,7 +702,7 @@ func TestHookJSONMatchesAPI(t *testing.T) {
 		_, api := f.env.Do("GET", path, f.token, nil)
 		h, err := webhooks.HookByID(apptest.Ctx(), f.env.App.DB, id)
 		apptest.Must(t, "hook", err)
-		b, err := json.Marshal(f.env.App.Webhooks.HookJSON(h))
+		b, err := json.Marshal(f.env.App.Webhooks.HookJSON(apptest.Ctx(), f.env.App.DB, h))
 		apptest.Must(t, "marshal", err)
 		if strings.TrimSpace(string(api)) != string(b) {
 			t.Fatalf("HookJSON %s\nAPI      %s", b, api)

@@ -282,7 +282,7 @@ func (s *Service) outboxDeliveries(ctx context.Context, tx store.Q, payloadID in
 		if logged[hookID] {
 			continue
 		}
-		h, err := s.hookToSend(ctx, hookID)
+		h, err := s.hookToSend(ctx, tx, hookID)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

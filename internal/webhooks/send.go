@@ -47,7 +47,7 @@ func (d *Dispatcher) prepare(ctx context.Context, c claimed, hooks map[int64]*Ho
 	h, ok := hooks[c.HookID]
 	if !ok {
 		var err error
-		if h, err = d.svc.hookToSend(ctx, c.HookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if h, err = d.svc.hookToSend(ctx, d.svc.DB, c.HookID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return j, err
 		}
 		hooks[c.HookID] = h

@@ -327,12 +327,13 @@ func HookByID(ctx context.Context, q store.Q, id int64) (*Hook, error) {
 // it has a backlog (4% of the webhooks bench's CPU, overloaded). As the
 // targets cache of subscribedHooks, it is dropped by every committed
 // write to hooks, and the hook's LastResponse is the one read with it.
-// The hook returned is shared: callers must not change it.
-func (s *Service) hookToSend(ctx context.Context, id int64) (*Hook, error) {
+// The hook returned is shared: callers must not change it. A miss reads
+// through q (the caller's transaction, when it has one).
+func (s *Service) hookToSend(ctx context.Context, q store.Q, id int64) (*Hook, error) {
 	if s.byID == nil {
-		return HookByID(ctx, s.DB, id)
+		return HookByID(ctx, q, id)
 	}
-	return s.byID.Get(id, func() (*Hook, error) { return HookByID(ctx, s.DB, id) })
+	return s.byID.Get(id, func() (*Hook, error) { return HookByID(ctx, q, id) })
 }
 
 // SubscribedHooks returns the active, undeleted hooks that receive the

@@ -152,7 +152,7 @@ func (h *Handler) setApproval(place placeFunc) httpapi.HandlerFunc {
 					"first_time_contributors or all_external_contributors"})
 		}
 		p, _, _ := place(r)
-		parents, err := h.Service.parents(r.Context(), p)
+		parents, err := parentsOf(r.Context(), h.Service.DB, p)
 		if err != nil {
 			return err
 		}

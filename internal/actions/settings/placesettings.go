@@ -85,10 +85,11 @@ func (s *Service) setPlaceSetting(ctx context.Context, p Place, name string, v a
 	return store.Normalize(err)
 }
 
-// parents are the places above p whose policies bind it: a repository's
+// parentsOf are the places above p whose policies bind it: a repository's
 // organization and the organization's enterprise, an organization's
-// enterprise; nearest first.
-func (s *Service) parents(ctx context.Context, p Place) ([]Place, error) {
+// enterprise; nearest first. It reads through q, the caller's
+// transaction when it has one.
+func parentsOf(ctx context.Context, q store.Q, p Place) ([]Place, error) {
 	var out []Place
 	orgID := p.OrgID
 	if p.Scope == ScopeOrg {
@@ -99,7 +100,7 @@ func (s *Service) parents(ctx context.Context, p Place) ([]Place, error) {
 	if orgID == 0 || p.Scope == ScopeEnterprise {
 		return out, nil
 	}
-	ent, err := enterpriseOf(ctx, s.DB, orgID)
+	ent, err := enterpriseOf(ctx, q, orgID)
 	if err != nil || ent == 0 {
 		return out, err
 	}
@@ -112,17 +113,23 @@ func (s *Service) parents(ctx context.Context, p Place) ([]Place, error) {
 // an organization enables fork pull requests' workflows before its
 // repositories can).
 func (s *Service) ForkPRPrivate(ctx context.Context, p Place) (ForkPRPrivate, error) {
+	return forkPRPrivate(ctx, s.DB, p)
+}
+
+// forkPRPrivate is ForkPRPrivate reading through q, the caller's
+// transaction when it has one.
+func forkPRPrivate(ctx context.Context, q store.Q, p Place) (ForkPRPrivate, error) {
 	var own ForkPRPrivate
-	if _, err := placeSetting(ctx, s.DB, p, settingForkPRPrivate, &own); err != nil {
+	if _, err := placeSetting(ctx, q, p, settingForkPRPrivate, &own); err != nil {
 		return own, err
 	}
-	parents, err := s.parents(ctx, p)
+	parents, err := parentsOf(ctx, q, p)
 	if err != nil {
 		return own, err
 	}
 	for _, pp := range parents {
 		var up ForkPRPrivate
-		if _, err := placeSetting(ctx, s.DB, pp, settingForkPRPrivate, &up); err != nil {
+		if _, err := placeSetting(ctx, q, pp, settingForkPRPrivate, &up); err != nil {
 			return own, err
 		}
 		own.Run, own.WriteTokens, own.Secrets = own.Run && up.Run, own.WriteTokens && up.WriteTokens, own.Secrets && up.Secrets
@@ -135,7 +142,7 @@ func (s *Service) ForkPRPrivate(ctx context.Context, p Place) (ForkPRPrivate, er
 // (everything when it has none: a user's repository, an organization
 // outside an enterprise).
 func (s *Service) forkPRBound(ctx context.Context, p Place) (ForkPRPrivate, error) {
-	parents, err := s.parents(ctx, p)
+	parents, err := parentsOf(ctx, s.DB, p)
 	if err != nil || len(parents) == 0 {
 		return ForkPRPrivate{Run: true, WriteTokens: true, Secrets: true}, err
 	}
@@ -146,14 +153,20 @@ func (s *Service) forkPRBound(ctx context.Context, p Place) (ForkPRPrivate, erro
 // nearest parent's, first_time_contributors by default; never looser
 // than a parent's.
 func (s *Service) ApprovalPolicy(ctx context.Context, p Place) (string, error) {
+	return approvalPolicy(ctx, s.DB, p)
+}
+
+// approvalPolicy is ApprovalPolicy reading through q, the caller's
+// transaction when it has one.
+func approvalPolicy(ctx context.Context, q store.Q, p Place) (string, error) {
 	var v struct {
 		Policy string `json:"approval_policy"`
 	}
 	v.Policy = ApprovalFirstTime
-	if _, err := placeSetting(ctx, s.DB, p, settingApproval, &v); err != nil {
+	if _, err := placeSetting(ctx, q, p, settingApproval, &v); err != nil {
 		return "", err
 	}
-	parents, err := s.parents(ctx, p)
+	parents, err := parentsOf(ctx, q, p)
 	if err != nil {
 		return "", err
 	}
@@ -161,7 +174,7 @@ func (s *Service) ApprovalPolicy(ctx context.Context, p Place) (string, error) {
 		var up struct {
 			Policy string `json:"approval_policy"`
 		}
-		set, err := placeSetting(ctx, s.DB, pp, settingApproval, &up)
+		set, err := placeSetting(ctx, q, pp, settingApproval, &up)
 		if err != nil {
 			return "", err
 		}
@@ -191,11 +204,13 @@ func (s *Service) SelfHosted(ctx context.Context, orgID int64) (string, error) {
 	return v.Enabled, err
 }
 
-// repoPlaceByID is the repository's place, with its organization.
-func (s *Service) repoPlaceByID(ctx context.Context, repoID int64) (Place, bool, error) {
+// repoPlaceByID is the repository's place, with its organization, and
+// whether it is private; it reads through q, the caller's transaction
+// when it has one.
+func repoPlaceByID(ctx context.Context, q store.Q, repoID int64) (Place, bool, error) {
 	var orgID int64
 	var private bool
-	err := s.DB.QueryRowContext(ctx, `SELECT CASE WHEN a.type = 'Organization' THEN a.id ELSE 0 END, r.private FROM repositories r
+	err := q.QueryRowContext(ctx, `SELECT CASE WHEN a.type = 'Organization' THEN a.id ELSE 0 END, r.private FROM repositories r
 		JOIN accounts a ON a.id = r.owner_id WHERE r.id = $1`, repoID).Scan(&orgID, &private)
 	return RepoPlace(repoID, orgID), private, store.Normalize(err)
 }
@@ -205,7 +220,7 @@ func (s *Service) repoPlaceByID(ctx context.Context, repoID int64) (Place, bool,
 // user's repository; for an organization's, as its self-hosted-runners
 // setting says (all, the selected repositories, none).
 func (s *Service) SelfHostedAllowed(ctx context.Context, repoID int64) (bool, error) {
-	p, _, err := s.repoPlaceByID(ctx, repoID)
+	p, _, err := repoPlaceByID(ctx, s.DB, repoID)
 	if err != nil || p.OrgID == 0 {
 		return err == nil, err
 	}
@@ -226,21 +241,23 @@ func (s *Service) SelfHostedAllowed(ctx context.Context, repoID int64) (bool, er
 }
 
 // ForkRunPolicy says how a pull request from a fork runs in the
-// repository (actions.RunSettings).
-func (s *Service) ForkRunPolicy(ctx context.Context, repoID int64) (actions.ForkRunPolicy, error) {
-	p, private, err := s.repoPlaceByID(ctx, repoID)
+// repository (actions.RunSettings). It reads through q, the caller's
+// transaction when it has one (a pull request's event runs in its
+// transaction).
+func (s *Service) ForkRunPolicy(ctx context.Context, q store.Q, repoID int64) (actions.ForkRunPolicy, error) {
+	p, private, err := repoPlaceByID(ctx, q, repoID)
 	if err != nil {
 		return actions.ForkRunPolicy{}, err
 	}
 	out := actions.ForkRunPolicy{Private: private}
-	if out.ApprovalPolicy, err = s.ApprovalPolicy(ctx, p); err != nil {
+	if out.ApprovalPolicy, err = approvalPolicy(ctx, q, p); err != nil {
 		return out, err
 	}
 	if !private {
 		out.Run = true // public repositories: read-only token, no secrets, approval by the policy
 		return out, nil
 	}
-	f, err := s.ForkPRPrivate(ctx, p)
+	f, err := forkPRPrivate(ctx, q, p)
 	out.Run, out.WriteToken, out.Secrets, out.RequireApproval = f.Run, f.WriteTokens, f.Secrets, f.RequireApproval
 	return out, err
 }
@@ -249,7 +266,7 @@ func (s *Service) ForkRunPolicy(ctx context.Context, repoID int64) (actions.Fork
 // (actions.RunSettings): the repository's own unless it uses the
 // default, else its organization's, else DefaultSubKeys.
 func (s *Service) SubjectClaimKeys(ctx context.Context, repoID int64) ([]string, error) {
-	p, _, err := s.repoPlaceByID(ctx, repoID)
+	p, _, err := repoPlaceByID(ctx, s.DB, repoID)
 	if err != nil {
 		return nil, err
 	}

@@ -40,15 +40,17 @@ func (s *Service) RunPolicy(ctx context.Context, repoID int64) (defaultPermissio
 
 // AccessLevel returns who outside the repository may use its workflows
 // and actions (actions.AccessPolicies): its Actions access level, "none"
-// unless it was set (PUT .../actions/permissions/access).
-func (s *Service) AccessLevel(ctx context.Context, repoID int64) (string, error) {
+// unless it was set (PUT .../actions/permissions/access). It reads
+// through q, the caller's transaction when it has one (a run's workflow
+// is resolved in the transaction that creates the run).
+func (s *Service) AccessLevel(ctx context.Context, q store.Q, repoID int64) (string, error) {
 	var orgID int64
-	err := s.DB.QueryRowContext(ctx, `SELECT CASE WHEN a.type = 'Organization' THEN a.id ELSE 0 END FROM repositories r
+	err := q.QueryRowContext(ctx, `SELECT CASE WHEN a.type = 'Organization' THEN a.id ELSE 0 END FROM repositories r
 		JOIN accounts a ON a.id = r.owner_id WHERE r.id = $1`, repoID).Scan(&orgID)
 	if err != nil {
 		return "", store.Normalize(err)
 	}
-	pol, err := s.Policy(ctx, RepoPlace(repoID, orgID))
+	pol, err := policy(ctx, q, RepoPlace(repoID, orgID))
 	if err != nil {
 		return "", err
 	}
