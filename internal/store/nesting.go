@@ -8,14 +8,17 @@ import (
 	"sync"
 )
 
-// nestingCheck finds writes run on the DB, not on the Tx, from inside a
-// transaction's function: such a write is not part of the transaction
-// (it does not roll back with it), and on SQLite it waits for its turn
-// behind the very transaction whose function waits for it, until
-// writeWaitTimeout fails it. (Reads on the DB are left alone: they see
-// what was committed before the transaction, and take no turn.) Tests
-// turn it on (CheckNesting); it costs a stack read per write and per
-// transaction.
+// nestingCheck finds statements run on the DB, not on the Tx, from
+// inside a transaction's function, and transactions begun there. A write
+// so run is not part of the transaction (it does not roll back with it),
+// and on SQLite it waits for its turn behind the very transaction whose
+// function waits for it, until writeWaitTimeout fails it. A read, or a
+// transaction, so run needs a second connection of PostgreSQL's pool
+// while its transaction holds one: when the pool's every connection is
+// held by such a transaction (as many concurrent requests as the pool
+// has connections, each waiting on a row lock or on the pool), none
+// comes back and the server hangs. Tests turn it on (CheckNesting); it
+// costs a stack read per statement and per transaction.
 type nestingCheck struct {
 	mu         sync.Mutex
 	inTx       map[uint64]int // goroutine id: transactions it is running fn in
@@ -59,21 +62,39 @@ func (c *nestingCheck) wrap(fn func(tx *Tx) error) func(tx *Tx) error {
 	}
 }
 
-// check records query, when it writes, if the calling goroutine is
-// inside a transaction's function.
-func (c *nestingCheck) check(query string) {
-	if !plainWrite(query) {
-		return
+// checkBegin records a transaction begun by a goroutine inside a
+// transaction's function (before it waits for a connection or a turn).
+func (c *nestingCheck) checkBegin() {
+	id := goroutineID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inTx[id] > 0 {
+		c.record("a transaction begun inside a transaction's function")
 	}
+}
+
+// check records query if the calling goroutine is inside a
+// transaction's function.
+func (c *nestingCheck) check(query string) {
 	id := goroutineID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.inTx[id] == 0 {
 		return
 	}
+	what := "a read"
+	if plainWrite(query) {
+		what = "a write"
+	}
+	c.record(what + " on the DB inside a transaction's function: " + query)
+}
+
+// record adds what, with the calling goroutine's stack, to the
+// violations unless that stack was recorded already. c.mu is held.
+func (c *nestingCheck) record(what string) {
 	stack := make([]byte, 8<<10)
 	stack = stack[:runtime.Stack(stack, false)]
-	v := fmt.Sprintf("a write on the DB inside a transaction's function: %s\n%s", query, stack)
+	v := fmt.Sprintf("%s\n%s", what, stack)
 	for _, seen := range c.violations {
 		if seen == v {
 			return

@@ -40,7 +40,7 @@ func plainWrite(query string) bool {
 // tells the watchers and the checkpointer of its write when it commits.
 func (db *DB) execInTx(ctx context.Context, query string, args []any) (sql.Result, error) {
 	var res sql.Result
-	err := db.Tx(ctx, func(tx *Tx) error {
+	err := db.runTx(ctx, func(tx *Tx) error {
 		var err error
 		res, err = tx.ExecContext(ctx, query, args...)
 		return err

@@ -81,10 +81,13 @@ func TestPlainWritesLeaveThePoolToTransactions(t *testing.T) {
 	}
 }
 
-// TestCheckNestingFindsAWriteOutsideItsTransaction: a write on the DB
-// from inside a transaction's function is recorded with its stack (it
-// would wait for its turn behind that transaction); a read is not.
-func TestCheckNestingFindsAWriteOutsideItsTransaction(t *testing.T) {
+// TestCheckNestingFindsStatementsOutsideTheirTransaction: a read, a
+// write and a transaction run on the DB from inside a transaction's
+// function are each recorded with the stack (the write would wait for its
+// turn behind that transaction; each needs a second connection of
+// PostgreSQL's pool while the transaction holds one); a statement on the
+// DB after the transaction is not.
+func TestCheckNestingFindsStatementsOutsideTheirTransaction(t *testing.T) {
 	db := openSQLiteForTest(t)
 	db.CheckNesting()
 	ctx := context.Background()
@@ -98,6 +101,9 @@ func TestCheckNestingFindsAWriteOutsideItsTransaction(t *testing.T) {
 		if _, err := db.ExecContext(short, "INSERT INTO items (name) VALUES ('outside')"); err == nil {
 			return fmt.Errorf("a write outside its transaction ran while the transaction held the write turn")
 		}
+		if err := db.Tx(short, func(*Tx) error { return nil }); err == nil {
+			return fmt.Errorf("a transaction inside a transaction's function had its turn")
+		}
 		return insertItem(ctx, tx, "inside")
 	})
 	if err != nil {
@@ -107,7 +113,17 @@ func TestCheckNestingFindsAWriteOutsideItsTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := db.Violations()
-	if len(v) != 1 || !strings.Contains(v[0], "INSERT INTO items (name) VALUES ('outside')") || !strings.Contains(v[0], "TestCheckNesting") {
+	want := []string{
+		"a read on the DB inside a transaction's function: SELECT count(*) FROM items",
+		"a write on the DB inside a transaction's function: INSERT INTO items (name) VALUES ('outside')",
+		"a transaction begun inside a transaction's function",
+	}
+	if len(v) != len(want) {
 		t.Fatalf("violations: %q", v)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(v[i], w+"\n") || !strings.Contains(v[i], "TestCheckNesting") {
+			t.Errorf("violation %d: %q, want %q and the test's stack", i, v[i], w)
+		}
 	}
 }

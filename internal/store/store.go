@@ -274,6 +274,16 @@ func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) 
 // group's transaction), though fn may still check ctx and fail.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if c := db.nesting.Load(); c != nil {
+		c.checkBegin()
+	}
+	return db.runTx(ctx, fn)
+}
+
+// runTx is Tx without the check of a transaction begun inside another's
+// function: for a statement on the DB run as a transaction of its own,
+// which the check records as the statement it is.
+func (db *DB) runTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if c := db.nesting.Load(); c != nil {
 		fn = c.wrap(fn)
 	}
 	var uncached []string
