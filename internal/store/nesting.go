@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // nestingCheck finds statements run on the DB, not on the Tx, from
@@ -18,16 +19,18 @@ import (
 // held by such a transaction (as many concurrent requests as the pool
 // has connections, each waiting on a row lock or on the pool), none
 // comes back and the server hangs. Tests turn it on (CheckNesting); it
-// costs a stack read per statement and per transaction.
+// costs a stack read per transaction, and per statement run while some
+// transaction's function runs.
 type nestingCheck struct {
+	running    atomic.Int64 // transactions' functions running now
 	mu         sync.Mutex
 	inTx       map[uint64]int // goroutine id: transactions it is running fn in
 	violations []string
 }
 
-// CheckNesting makes the DB record every write run on it (not on the Tx)
-// by a goroutine while it runs a transaction's function; Violations
-// returns them. For tests; transactions already running when it is
+// CheckNesting makes the DB record every statement run on it (not on the
+// Tx), and every transaction begun, by a goroutine while it runs a
+// transaction's function; Violations returns them. For tests; transactions already running when it is
 // called are not checked.
 func (db *DB) CheckNesting() { db.nesting.CompareAndSwap(nil, &nestingCheck{inTx: map[uint64]int{}}) }
 
@@ -48,10 +51,12 @@ func (db *DB) Violations() []string {
 func (c *nestingCheck) wrap(fn func(tx *Tx) error) func(tx *Tx) error {
 	return func(tx *Tx) error {
 		id := goroutineID()
+		c.running.Add(1)
 		c.mu.Lock()
 		c.inTx[id]++
 		c.mu.Unlock()
 		defer func() {
+			defer c.running.Add(-1)
 			c.mu.Lock()
 			if c.inTx[id]--; c.inTx[id] == 0 {
 				delete(c.inTx, id)
@@ -65,6 +70,9 @@ func (c *nestingCheck) wrap(fn func(tx *Tx) error) func(tx *Tx) error {
 // checkBegin records a transaction begun by a goroutine inside a
 // transaction's function (before it waits for a connection or a turn).
 func (c *nestingCheck) checkBegin() {
+	if c.running.Load() == 0 {
+		return
+	}
 	id := goroutineID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -76,6 +84,9 @@ func (c *nestingCheck) checkBegin() {
 // check records query if the calling goroutine is inside a
 // transaction's function.
 func (c *nestingCheck) check(query string) {
+	if c.running.Load() == 0 {
+		return
+	}
 	id := goroutineID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
