@@ -173,7 +173,12 @@ func startTrickle(t testing.TB, env *apptest.Env, token string, interval time.Du
 func TestTricklingBodiesAreDropped(t *testing.T) {
 	t.Parallel()
 	const n = 300
-	env := apptest.Start(t, apptest.WithMetrics(), func(c *app.Config) { c.BodyTimeout = 5 * time.Second })
+	// The body timeout must outlast admitting all n: each request is
+	// authenticated before its body is read, and under the race detector
+	// on a loaded machine 300 admissions took over 5 s, so that the first
+	// bodies timed out before the last were read.
+	const bodyTimeout = 15 * time.Second
+	env := apptest.Start(t, apptest.WithMetrics(), func(c *app.Config) { c.BodyTimeout = bodyTimeout })
 	token := env.Token(env.User("octocat"), "repo")
 	conns := make([]net.Conn, n)
 	for i := range conns {
