@@ -33,6 +33,7 @@ func TestQuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the forgeapi binary")
 	}
+	apptest.OnceWithoutRace(t) // the README's reader does not build with -race
 	for _, tool := range []string{"git", "curl", "bash", "go", "ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the quick start needs %s: %v", tool, err)

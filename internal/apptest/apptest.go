@@ -505,6 +505,21 @@ func Step(t *testing.T, name string, run func(t *testing.T)) {
 	}
 }
 
+// OnceWithoutRace skips t under the race detector: t tests what an
+// outside client or reader sees (gh, octokit.js, a browser, the README's
+// quick start), which does not depend on the detector, so it runs once,
+// in the suite without it (CI's run on SQLite, which also checks every
+// exchange against the platform's description). The server code those
+// clients reach runs under the detector in each area's own tests. GH,
+// NodeModules and the browser tests' tabs call it, so a client's test
+// needs no call of its own.
+func OnceWithoutRace(t testing.TB) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("a client's view of the server runs once, in the suite without -race (apptest.OnceWithoutRace)")
+	}
+}
+
 // SkipJobsUnderRace skips a test that runs Actions jobs on the host when
 // the binary runs under the race detector: act v0.2.89's host executor
 // races on its pty writer (host_environment.go:342), in act's code. CI

@@ -27,9 +27,11 @@ type GHCLI struct {
 // token. Proxied runs it through env's validating proxy, so that every
 // exchange gh makes is checked against the platform's description;
 // otherwise gh talks to the server itself. It skips the test without gh,
-// except in CI, which installs it.
+// except in CI, which installs it, and under the race detector
+// (OnceWithoutRace).
 func GH(t testing.TB, env *Env, token string, proxied bool) *GHCLI {
 	t.Helper()
+	OnceWithoutRace(t)
 	path, err := exec.LookPath("gh")
 	if err != nil {
 		if os.Getenv("CI") != "" {

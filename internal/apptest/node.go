@@ -15,9 +15,11 @@ import (
 // NodeModules returns the repository's testdata/node folder when node
 // and its npm modules are installed there (`npm ci`; .ci/run does it),
 // module (such as "@octokit/rest") among them. Without them the test is
-// skipped, except in CI (CI set), where it fails: CI installs them.
+// skipped, except in CI (CI set), where it fails: CI installs them. Under
+// the race detector the test is skipped (OnceWithoutRace).
 func NodeModules(t testing.TB, module string) string {
 	t.Helper()
+	OnceWithoutRace(t)
 	dir := testdataDir("node")
 	_, nodeErr := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(module)))

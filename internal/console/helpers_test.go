@@ -49,9 +49,11 @@ type browser struct {
 }
 
 // newBrowser opens the test's tab, for at most browserTimeout; the test
-// is skipped when chromium is not installed.
+// is skipped when chromium is not installed, and under the race detector
+// (apptest.OnceWithoutRace).
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	apptest.OnceWithoutRace(t)
 	ctx := chromium.Tab(t, 412, 915, browserTimeout)
 	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "screenshots")}
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {

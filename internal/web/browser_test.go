@@ -79,9 +79,11 @@ var chromium browsertest.Chromium
 // its own (its own cookies and storage), at a phone's viewport (375x800),
 // and returns its context, which ends after two minutes; the tab and its
 // browser context close when the test ends. The test is skipped without
-// chromium (.ci/run installs it).
+// chromium (.ci/run installs it) and under the race detector
+// (apptest.OnceWithoutRace).
 func newTab(t *testing.T) context.Context {
 	t.Helper()
+	apptest.OnceWithoutRace(t)
 	return chromium.Tab(t, 375, 800, 2*time.Minute)
 }
 
