@@ -160,7 +160,12 @@ func (c *Checker) check(ctx context.Context, id, gen int64) error {
 			}
 		}
 	}
-	return c.db.Tx(ctx, func(tx *store.Tx) error {
+	// Run again when PostgreSQL picks this transaction as a deadlock's
+	// victim: a merge's transaction locks the counts row first (the
+	// closed issue's count) and then the base's other pull requests
+	// (their checks due again), the opposite order. Failed, the check
+	// would wait for its lease to end (DefaultCheckLease).
+	return c.db.RetryTx(ctx, func(tx *store.Tx) error {
 		if err := c.record(ctx, tx, id, gen, mergeable, mstate, mergeSHA, baseSHA); err != nil {
 			return err
 		}
