@@ -388,8 +388,9 @@ func (s *Service) complete(ctx context.Context, owner string, r *Run, j *Job, re
 		}
 	}
 	j.Outputs = res.Outputs
-	done := false
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+	done, before := false, *j
+	err := s.DB.RetryTx(ctx, func(tx *store.Tx) error { // run again as a deadlock's victim
+		done, *j = false, before // what a rolled-back try set (its check run's id) is gone
 		var cancel bool
 		n, err := store.Affected(tx.ExecContext(ctx, `UPDATE actions_jobs SET lease_owner = '', lease_until = NULL
 			WHERE id = $1 AND lease_owner = $2 AND status = 'in_progress'`, j.ID, owner))

@@ -515,6 +515,9 @@ func (s *Service) rollUp(ctx context.Context, tx *store.Tx, r *Run) error {
 			}
 		}
 	}
+	if jobs, err = s.lockRun(ctx, tx, r); err != nil {
+		return err
+	}
 	conclusion := Success
 	for _, j := range jobs {
 		switch {
@@ -534,6 +537,22 @@ func (s *Service) rollUp(ctx context.Context, tx *store.Tx, r *Run) error {
 		return err
 	}
 	return s.emitRun(ctx, tx, "completed", r, nil)
+}
+
+// lockRun locks the run's row for the rest of tx, reads its status and
+// conclusion again and returns its attempt's jobs as committed: the
+// completions of one run's jobs roll it up one after another, each
+// seeing the jobs the ones before it completed. (On PostgreSQL two jobs
+// completing at once would otherwise each see the other in progress and
+// leave the run in progress for good.) Taken after the job rows a
+// completion writes, as the claim path takes them.
+func (s *Service) lockRun(ctx context.Context, tx *store.Tx, r *Run) ([]*Job, error) {
+	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM actions_runs WHERE id = $1`+s.DB.ForUpdate(),
+		r.ID).Scan(&r.Status, &r.Conclusion)
+	if err != nil {
+		return nil, store.Normalize(err)
+	}
+	return jobsOf(ctx, tx, r.ID, r.RunAttempt)
 }
 
 // runningJobs are the jobs this process runs, to stop one at once when
