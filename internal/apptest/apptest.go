@@ -15,7 +15,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -113,19 +112,17 @@ func Start(t testing.TB, opts ...Option) *Env {
 }
 
 // testConfig is a test server's configuration but for its database:
-// a port of its own, a temporary data directory, logs only under -v.
+// a port of its own, a temporary data directory, its warnings and errors
+// in the test's log (TestLogger).
 func testConfig(t testing.TB) app.Config {
 	cfg := app.Config{
 		Addr:    "127.0.0.1:0",
 		DataDir: t.TempDir(),
-		Logger:  slog.New(slog.DiscardHandler),
+		Logger:  TestLogger(t),
 		// Lookups stay cached for the whole test unless a write drops
 		// them: every test that changes a token or an account and checks
 		// the effect at once checks the caches' invalidation too.
 		LookupCacheTTL: time.Hour,
-	}
-	if testing.Verbose() {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	return cfg
 }
