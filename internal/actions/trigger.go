@@ -530,7 +530,9 @@ func jsonList(l []string) string {
 func (s *Service) resolveRef(ctx context.Context, repoID int64, ref string) (sha, branch string, err error) {
 	g := gitcmd.In(s.Repos.GitDir(repoID))
 	name := strings.TrimPrefix(ref, "refs/heads/")
-	if sha, err := g.Text(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+name+"^{commit}"); err == nil && sha != "" {
+	if sha, found, err := gitread.ResolveCommit(ctx, g, "refs/heads/"+name); err != nil {
+		return "", "", err
+	} else if found {
 		return sha, name, nil
 	}
 	tag := strings.TrimPrefix(ref, "refs/tags/")

@@ -10,6 +10,7 @@ import (
 	"forgeapi/internal/apierr"
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/githttp"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/repos"
 )
 
@@ -26,9 +27,9 @@ func (h *Handler) autoMerge(ctx context.Context, repo *repos.Repository, actor *
 		return "", nil
 	}
 	git := gitcmd.In(h.Repos.GitDir(repo.ID))
-	base, err := git.Text(ctx, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+repo.DefaultBranch+"^{commit}")
-	if err != nil {
-		return "", nil // no default branch yet: nothing to merge
+	base, found, err := gitread.ResolveCommit(ctx, git, "refs/heads/"+repo.DefaultBranch)
+	if err != nil || !found {
+		return "", err // not found: no default branch yet, nothing to merge
 	}
 	behind, err := git.IsAncestor(ctx, base, t.sha)
 	if err != nil || behind {

@@ -18,6 +18,7 @@ import (
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/githttp"
 	"forgeapi/internal/git/gitmerge"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/githost"
 	"forgeapi/internal/pulls"
 	"forgeapi/internal/repos"
@@ -92,11 +93,7 @@ func (s *Service) Merge(ctx context.Context, repo *repos.Repository, actor *acco
 // resolve is the commit rev names in the repository at dir; ok is false
 // when it names none.
 func resolve(ctx context.Context, dir, rev string) (sha string, ok bool, err error) {
-	out, err := gitcmd.In(dir).Text(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if gitcmd.Exited(err) {
-		return "", false, nil
-	}
-	return out, err == nil, err
+	return gitread.ResolveCommit(ctx, gitcmd.In(dir), rev)
 }
 
 // resolveHead is the commit of a head: the branch of that name, else the

@@ -10,6 +10,7 @@ import (
 
 	"forgeapi/internal/git/gitcmd"
 	"forgeapi/internal/git/gitmerge"
+	"forgeapi/internal/git/gitread"
 	"forgeapi/internal/git/gitwrite"
 )
 
@@ -34,14 +35,7 @@ func (g gitDir) run(ctx context.Context, env []string, stdin string, args ...str
 
 // commit resolves rev to a commit SHA; ok is false when it names none.
 func (g gitDir) commit(ctx context.Context, rev string) (sha string, ok bool, err error) {
-	out, err := g.run(ctx, nil, "", "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	if err != nil {
-		if gitcmd.Exited(err) {
-			return "", false, nil
-		}
-		return "", false, err
-	}
-	return out, true, nil
+	return gitread.ResolveCommit(ctx, gitcmd.In(string(g)), rev)
 }
 
 // setRef points ref at sha, whatever it was.

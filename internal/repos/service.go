@@ -252,7 +252,12 @@ func checkBranch(ctx context.Context, dir, branch string) error {
 	if err != nil {
 		return fmt.Errorf("in %s: %w", dir, err)
 	}
-	if len(heads) > 0 && git.Run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}") != nil {
+	if len(heads) == 0 {
+		return nil
+	}
+	if _, found, err := gitread.ResolveCommit(ctx, git, "refs/heads/"+branch); err != nil {
+		return fmt.Errorf("in %s: %w", dir, err)
+	} else if !found {
 		return apierr.Custom("Repository", "default_branch", "The branch %s was not found. Push it before making it the default branch.", branch)
 	}
 	return nil

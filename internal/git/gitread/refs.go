@@ -94,10 +94,17 @@ func (r *Repository) listRefs(prefix string) ([]storedRef, error) {
 }
 
 // packedRefs returns the references of packed-refs (none when there is
-// no such file) whose name starts with prefix. Git replaces the file whole
-// (written as packed-refs.lock, then renamed).
+// no such file) whose name starts with prefix.
 func (r *Repository) packedRefs(prefix string) ([]storedRef, error) {
-	f, err := os.Open(filepath.Join(r.dir, "packed-refs"))
+	return packedRefsIn(r.dir, prefix)
+}
+
+// packedRefsIn returns the references of the packed-refs file of the git
+// directory dir (none when there is no such file) whose name starts with
+// prefix. Git replaces the file whole (written as packed-refs.lock, then
+// renamed).
+func packedRefsIn(dir, prefix string) ([]storedRef, error) {
+	f, err := os.Open(filepath.Join(dir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

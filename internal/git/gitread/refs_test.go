@@ -1,9 +1,11 @@
 package gitread_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"forgeapi/internal/git/gitread"
@@ -86,5 +88,49 @@ func TestRefListingsSkipLockFiles(t *testing.T) {
 	}
 	if at, err := r.BranchesAt(b); err != nil || !slices.Equal(at, []string{"refs/heads/main", "refs/heads/moved"}) {
 		t.Errorf("BranchesAt(b) = %v, %v; want main and moved", at, err)
+	}
+}
+
+// TestBranchTipAgreesWithGit reads branches loose, packed, packed under
+// a newer loose value, deleted after packing, a name that is only a
+// directory of other branches, broken, symbolic, and names git would not
+// take: BranchTip answers as `git rev-parse --verify --quiet
+// NAME^{commit}`, except a symbolic branch, which it leaves to git.
+func TestBranchTipAgreesWithGit(t *testing.T) {
+	t.Parallel()
+	w := newWorkRepo(t)
+	a := w.commit("a", map[string]*string{"a.txt": str("a\n")})
+	w.git("branch", "packed")
+	w.git("branch", "moved")
+	w.git("branch", "gone")
+	w.git("branch", "feature/x")
+	w.git("pack-refs", "--all")
+	w.commit("b", map[string]*string{"b.txt": str("b\n")})
+	w.git("branch", "-f", "moved", "HEAD") // loose over its packed value
+	w.git("branch", "-D", "gone")
+	w.git("symbolic-ref", "refs/heads/alias", "refs/heads/main")
+	dir := w.gitDir()
+	writeFile(t, filepath.Join(dir, "refs", "heads", "broken"), "not a sha\n")
+	for _, name := range []string{"refs/heads/main", "refs/heads/packed", "refs/heads/moved", "refs/heads/gone",
+		"refs/heads/feature", "refs/heads/feature/x", "refs/heads/broken", "refs/heads/none",
+		"refs/heads/../config"} {
+		want := strings.TrimSpace(w.gitAllowFail("rev-parse", "--verify", "--quiet", name+"^{commit}"))
+		sha, found, err := gitread.BranchTip(dir, name)
+		if err != nil || sha != want || found != (want != "") {
+			t.Errorf("BranchTip(%s) = %q, %v, %v; git %q", name, sha, found, err, want)
+		}
+	}
+	if got := w.git("rev-parse", "refs/heads/packed"); strings.TrimSpace(got) != a {
+		t.Fatalf("packed branch at %s, want %s", got, a)
+	}
+	if _, _, err := gitread.BranchTip(dir, "refs/heads/alias"); !errors.Is(err, gitread.ErrNotPlainRef) {
+		t.Errorf("symbolic branch: %v, want ErrNotPlainRef", err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
