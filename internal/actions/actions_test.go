@@ -53,7 +53,35 @@ func start(t *testing.T, opts ...apptest.Option) *fixture {
 	apptest.Must(t, "create hook", err)
 	f.work = apptest.WorkTree(t, nil)
 	apptest.Git(t, f.work, "remote", "add", "origin", env.GitURL("octo", "hello", "octo", token))
+	t.Cleanup(func() { // before the server stops
+		if t.Failed() {
+			logJobs(t, env)
+		}
+	})
 	return f
+}
+
+// logJobs writes the state of every job of the server to the test's log:
+// where a failed test's runs stopped.
+func logJobs(t *testing.T, env *apptest.Env) {
+	rows, err := env.Q().QueryContext(apptest.Ctx(), `SELECT j.id, r.id, r.status, j.name, j.status,
+		COALESCE(j.conclusion, ''), j.lease_owner, COALESCE(j.runner_name, ''), j.steps FROM actions_jobs j
+		JOIN actions_runs r ON r.id = j.run_id ORDER BY j.id`)
+	if err != nil {
+		t.Logf("list the jobs: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var job, run int64
+		var runStatus, name, status, conclusion, owner, runner, steps string
+		if err := rows.Scan(&job, &run, &runStatus, &name, &status, &conclusion, &owner, &runner, &steps); err != nil {
+			t.Logf("read a job: %v", err)
+			return
+		}
+		t.Logf("job %d %q of run %d (%s): %s %s, lease %q, runner %q, steps %s", job, name, run, runStatus, status,
+			conclusion, owner, runner, steps)
+	}
 }
 
 // push commits the files and pushes main.
