@@ -23,12 +23,15 @@ jobs:
 `
 
 // TestJobsCompletingTogetherCompleteTheirRun holds both jobs of a run
-// between their completion's write and its commit (a trigger waits on a
-// table the test locks), then lets them go together: the run completes
-// with success. Each completion rolls the run up; without the run's row
-// locked first, each saw the other job still in progress and the run
-// stayed in progress for good. PostgreSQL only: SQLite's write
-// transactions never overlap.
+// at the commit of their completion (a deferred trigger waits on a table
+// the test locks), so that each completion has done its reads before
+// either commits, then lets them go: the run completes with success.
+// Each completion rolls the run up; reading the run's jobs without its
+// row locked first, each saw the other job still in progress and the run
+// stayed in progress for good. With the lock the second completion waits
+// for the first's commit instead of reaching the gate: the gate opens
+// once both completions wait, at it or behind it. PostgreSQL only:
+// SQLite's write transactions never overlap.
 func TestJobsCompletingTogetherCompleteTheirRun(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
 	if !apptest.Postgres() {
@@ -40,8 +43,9 @@ func TestJobsCompletingTogetherCompleteTheirRun(t *testing.T) {
 		`CREATE TABLE completion_gate (x int)`,
 		`CREATE FUNCTION wait_at_completion_gate() RETURNS trigger LANGUAGE plpgsql AS
 			'BEGIN PERFORM 1 FROM completion_gate FOR SHARE; RETURN NEW; END'`,
-		`CREATE TRIGGER completion_gate AFTER UPDATE OF status ON actions_jobs FOR EACH ROW
-			WHEN (NEW.status = 'completed') EXECUTE FUNCTION wait_at_completion_gate()`,
+		`CREATE CONSTRAINT TRIGGER completion_gate AFTER UPDATE ON actions_jobs DEFERRABLE INITIALLY DEFERRED
+			FOR EACH ROW WHEN (NEW.status = 'completed' AND OLD.status <> 'completed')
+			EXECUTE FUNCTION wait_at_completion_gate()`,
 	} {
 		_, err := db.ExecContext(ctx, q)
 		apptest.Must(t, "set up the gate", err)
@@ -53,10 +57,12 @@ func TestJobsCompletingTogetherCompleteTheirRun(t *testing.T) {
 	apptest.Must(t, "close the gate", err)
 
 	f.push(t, map[string]string{".github/workflows/pair.yml": pairWorkflow})
-	testwait.For(t, "both jobs' completions at the gate", func() error {
+	testwait.For(t, "both jobs' completions waiting, at the gate or behind one there", func() error {
 		var waiting int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
-			WHERE relation = 'completion_gate'::regclass AND NOT granted`).Scan(&waiting); err != nil {
+		if err := db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM pg_locks WHERE relation = 'completion_gate'::regclass AND NOT granted) +
+			(SELECT count(*) FROM pg_stat_activity a JOIN pg_locks g ON g.pid = ANY(pg_blocking_pids(a.pid))
+				WHERE g.relation = 'completion_gate'::regclass AND NOT g.granted)`).Scan(&waiting); err != nil {
 			return err
 		}
 		if waiting < 2 {
