@@ -422,3 +422,54 @@ func TestOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsCompletingTogetherCompleteTheirSuite has an app complete two
+// runs of one suite at once, each held at its commit until both have
+// done their reads (apptest.CommitGate): the suite completes with
+// success. Each completion rolls the suite up; reading the suite's runs
+// without its row locked first, each saw the other run in progress and
+// the suite stayed in progress for good. PostgreSQL only.
+func TestRunsCompletingTogetherCompleteTheirSuite(t *testing.T) {
+	if !apptest.Postgres() {
+		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
+	}
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	org := env.Org("acme", octo)
+	repo := env.Repo(org, "widget")
+	ci := newCIApp(t, env, org, "CI Bot", nil, repo)
+	work := apptest.WorkTree(t, map[string]string{"main.go": "package main\n"})
+	sha := strings.TrimSpace(apptest.Git(t, work, "rev-parse", "HEAD"))
+	apptest.Git(t, work, "push", "-q", env.GitURL("acme", "widget", "octo", env.Token(octo, "repo")), "HEAD:refs/heads/main")
+	names := []string{"build", "test"}
+	var ids []int64
+	var suiteID int64
+	for _, name := range names {
+		run, _, err := ci.client.Checks.CreateCheckRun(ctx, "acme", "widget", github.CreateCheckRunOptions{
+			Name: name, HeadSHA: sha, Status: github.Ptr("in_progress")})
+		apptest.Must(t, "create check run "+name, err)
+		ids, suiteID = append(ids, run.GetID()), run.GetCheckSuite().GetID()
+	}
+
+	gate := env.CommitGate(t, "check_runs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
+	errs := make(chan error, len(ids))
+	for i, id := range ids {
+		go func() {
+			_, _, err := ci.client.Checks.UpdateCheckRun(ctx, "acme", "widget", id, github.UpdateCheckRunOptions{
+				Name: names[i], Conclusion: github.Ptr("success")})
+			errs <- err
+		}()
+	}
+	gate.WaitFor(len(ids))
+	gate.Open()
+	for range ids {
+		apptest.Must(t, "complete a run", <-errs)
+	}
+	suite, _, err := ci.client.Checks.GetCheckSuite(ctx, "acme", "widget", suiteID)
+	apptest.Must(t, "get the suite", err)
+	if suite.GetStatus() != "completed" || suite.GetConclusion() != "success" {
+		t.Fatalf("suite %s %s, want completed success", suite.GetStatus(), suite.GetConclusion())
+	}
+}

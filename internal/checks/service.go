@@ -332,8 +332,17 @@ func (s *Service) requeue(ctx context.Context, tx *store.Tx, suite *Suite) error
 }
 
 // rollUp sets the suite's status and conclusion from its latest runs,
-// and emits check_suite completed when it completes.
+// and emits check_suite completed when it completes. It locks the suite's
+// row first and reads its state again: the roll-ups of one suite's runs
+// (an app completing two runs at once) run one after another, each
+// seeing the runs the ones before it committed; on PostgreSQL each would
+// otherwise see the other run in progress and leave the suite so.
 func (s *Service) rollUp(ctx context.Context, tx *store.Tx, v *view, suite *Suite, actor *accounts.Account, now time.Time) error {
+	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM check_suites WHERE id = $1`+s.DB.ForUpdate(),
+		suite.ID).Scan(&suite.Status, &suite.Conclusion)
+	if err != nil {
+		return store.Normalize(err)
+	}
 	runs, err := latestRunsOfSuite(ctx, tx, suite.ID)
 	if err != nil {
 		return err
