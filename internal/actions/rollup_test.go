@@ -34,7 +34,7 @@ func TestJobsCompletingTogetherCompleteTheirRun(t *testing.T) {
 		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
 	}
 	f := start(t)
-	gate := f.env.CommitGate(t, "actions_jobs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
+	gate := f.env.CommitGate(t, "UPDATE", "actions_jobs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
 	f.push(t, map[string]string{".github/workflows/pair.yml": pairWorkflow})
 	gate.WaitFor(2)
 	gate.Open()

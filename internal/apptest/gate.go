@@ -22,10 +22,10 @@ type CommitGate struct {
 	held *sql.Tx // holds the gate's table locked until Open
 }
 
-// CommitGate closes a gate on the updates of table's rows for which the
-// trigger condition when holds (in terms of OLD and NEW, as in
-// `NEW.status = 'completed'`).
-func (e *Env) CommitGate(t testing.TB, table, when string) *CommitGate {
+// CommitGate closes a gate on the transactions that change rows of table
+// by event ("UPDATE", "DELETE", "INSERT") for which the trigger condition
+// when holds (in terms of OLD and NEW, as in `NEW.status = 'completed'`).
+func (e *Env) CommitGate(t testing.TB, event, table, when string) *CommitGate {
 	t.Helper()
 	if !Postgres() {
 		t.Skip("needs PostgreSQL (" + PostgresURLEnv + "): SQLite's write transactions never overlap")
@@ -35,8 +35,8 @@ func (e *Env) CommitGate(t testing.TB, table, when string) *CommitGate {
 	for _, q := range []string{
 		`CREATE TABLE ` + g.name + ` (x int)`,
 		`CREATE FUNCTION ` + g.name + `() RETURNS trigger LANGUAGE plpgsql AS
-			'BEGIN PERFORM 1 FROM ` + g.name + ` FOR SHARE; RETURN NEW; END'`,
-		`CREATE CONSTRAINT TRIGGER ` + g.name + ` AFTER UPDATE ON ` + table + ` DEFERRABLE INITIALLY DEFERRED
+			'BEGIN PERFORM 1 FROM ` + g.name + ` FOR SHARE; RETURN NULL; END'`,
+		`CREATE CONSTRAINT TRIGGER ` + g.name + ` AFTER ` + event + ` ON ` + table + ` DEFERRABLE INITIALLY DEFERRED
 			FOR EACH ROW WHEN (` + when + `) EXECUTE FUNCTION ` + g.name + `()`,
 	} {
 		_, err := db.ExecContext(ctx, q)

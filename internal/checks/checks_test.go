@@ -453,7 +453,7 @@ func TestRunsCompletingTogetherCompleteTheirSuite(t *testing.T) {
 		ids, suiteID = append(ids, run.GetID()), run.GetCheckSuite().GetID()
 	}
 
-	gate := env.CommitGate(t, "check_runs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
+	gate := env.CommitGate(t, "UPDATE", "check_runs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
 	errs := make(chan error, len(ids))
 	for i, id := range ids {
 		go func() {
