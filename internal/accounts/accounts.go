@@ -321,10 +321,18 @@ func RemoveMember(ctx context.Context, q store.Q, orgID, userID int64) error {
 	return nil
 }
 
-// OwnerCount is the number of owners of the organization.
-func OwnerCount(ctx context.Context, q store.Q, orgID int64) (int, error) {
+// LockedOwnerCount locks the organization's account row for the rest of
+// tx, then counts its owners: the changes that could take an
+// organization's last owner away run one after another, each counting
+// what the ones before it committed (two owners removing each other at
+// once would otherwise each count two and leave none).
+func LockedOwnerCount(ctx context.Context, tx *store.Tx, orgID int64) (int, error) {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+tx.ForUpdate(), orgID).Scan(&id); err != nil {
+		return 0, store.Normalize(err)
+	}
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM org_members WHERE org_id = $1 AND role = $2`, orgID, RoleOwner).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM org_members WHERE org_id = $1 AND role = $2`, orgID, RoleOwner).Scan(&n)
 	return n, store.Normalize(err)
 }
 

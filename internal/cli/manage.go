@@ -167,7 +167,7 @@ func (c *cli) orgRemoveMemberCommand() *cobra.Command {
 						return fmt.Errorf("user %q is not a member of %q", u.Login, org.Login)
 					}
 					if role == accounts.RoleOwner {
-						if n, err := accounts.OwnerCount(ctx, tx, org.ID); err != nil {
+						if n, err := accounts.LockedOwnerCount(ctx, tx, org.ID); err != nil {
 							return err
 						} else if n == 1 {
 							return fmt.Errorf("user %q is the last owner of %q: add another owner first", u.Login, org.Login)

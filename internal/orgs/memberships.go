@@ -195,8 +195,8 @@ func (s *Service) RemoveMembership(ctx context.Context, org, user, actor *accoun
 
 // refuseLastOwner answers with the status when the organization has one
 // owner left, whom the change would take away.
-func refuseLastOwner(ctx context.Context, q store.Q, org *accounts.Account, status int) error {
-	n, err := accounts.OwnerCount(ctx, q, org.ID)
+func refuseLastOwner(ctx context.Context, tx *store.Tx, org *accounts.Account, status int) error {
+	n, err := accounts.LockedOwnerCount(ctx, tx, org.ID)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package orgs_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/google/go-github/v92/github"
@@ -148,5 +149,50 @@ func TestInvitationCancelledAndBadInput(t *testing.T) {
 		if resp, body := env.DoJSON(c.method, c.path, c.token, c.body); resp.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("%s %s %s: %d %s, want 422", c.method, c.path, c.body, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestOwnersRemovingEachOtherKeepOne has an organization's two owners
+// remove each other at once, each removal held at its commit until both
+// have counted the owners (apptest.CommitGate): one removal succeeds, the
+// other is refused (403), and one owner remains. Counting without the
+// organization's row locked first, each counted two owners and the
+// organization was left with none. PostgreSQL only.
+func TestOwnersRemovingEachOtherKeepOne(t *testing.T) {
+	if !apptest.Postgres() {
+		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
+	}
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo, hubot := env.User("octo"), env.User("hubot")
+	acme := env.Org("acme", octo, hubot)
+	byOcto, byHubot := env.Client(env.Token(octo, "admin:org")), env.Client(env.Token(hubot, "admin:org"))
+	_, _, err := byOcto.Organizations.EditOrgMembership(ctx, "hubot", "acme", &github.Membership{Role: github.Ptr("admin")})
+	apptest.Must(t, "make hubot an owner", err)
+
+	gate := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'")
+	statuses := make(chan int, 2)
+	for _, r := range []struct {
+		by   *github.Client
+		whom string
+	}{{byOcto, "hubot"}, {byHubot, "octo"}} {
+		go func() {
+			resp, _ := r.by.Organizations.RemoveOrgMembership(ctx, r.whom, "acme")
+			statuses <- apptest.ResponseStatus(resp)
+		}()
+	}
+	gate.WaitFor(2)
+	gate.Open()
+	got := []int{<-statuses, <-statuses}
+	slices.Sort(got)
+	if !slices.Equal(got, []int{http.StatusNoContent, http.StatusForbidden}) {
+		t.Errorf("removals answered %v, want one 204 and one 403", got)
+	}
+	var owners int
+	apptest.Must(t, "count the owners", env.Q().QueryRowContext(ctx,
+		`SELECT count(*) FROM org_members WHERE org_id = $1 AND role = 'owner'`, acme.ID).Scan(&owners))
+	if owners != 1 {
+		t.Fatalf("%d owners left, want 1", owners)
 	}
 }

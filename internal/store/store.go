@@ -255,6 +255,10 @@ type Tx struct {
 // that the rows of one change agree on when it happened.
 func (t *Tx) Now() time.Time { return t.now }
 
+// ForUpdate is the clause that locks the rows a query selects for the
+// rest of the transaction (DB.ForUpdate of the transaction's database).
+func (t *Tx) ForUpdate() string { return t.db.ForUpdate() }
+
 // AfterCommit registers fn to run after the transaction commits (never
 // when it rolls back): in-process wake-ups of background workers.
 func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
