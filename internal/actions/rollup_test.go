@@ -30,9 +30,7 @@ jobs:
 // reaching the gate. PostgreSQL only.
 func TestJobsCompletingTogetherCompleteTheirRun(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
-	if !apptest.Postgres() {
-		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
-	}
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
 	f := start(t)
 	gate := f.env.CommitGate(t, "UPDATE", "actions_jobs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
 	f.push(t, map[string]string{".github/workflows/pair.yml": pairWorkflow})

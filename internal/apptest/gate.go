@@ -22,14 +22,25 @@ type CommitGate struct {
 	held *sql.Tx // holds the gate's table locked until Open
 }
 
+// gateNeeds is why a test of a CommitGate skips on SQLite.
+const gateNeeds = "SQLite's write transactions never overlap (CommitGate)"
+
+// SkipUnlessPostgres skips the test unless the suite runs on PostgreSQL;
+// why says what the test needs it for. A test of a CommitGate calls it
+// before it starts a server (gateNeeds).
+func SkipUnlessPostgres(t testing.TB, why string) {
+	t.Helper()
+	if !Postgres() {
+		t.Skip("needs PostgreSQL (" + PostgresURLEnv + "): " + why)
+	}
+}
+
 // CommitGate closes a gate on the transactions that change rows of table
 // by event ("UPDATE", "DELETE", "INSERT") for which the trigger condition
 // when holds (in terms of OLD and NEW, as in `NEW.status = 'completed'`).
 func (e *Env) CommitGate(t testing.TB, event, table, when string) *CommitGate {
 	t.Helper()
-	if !Postgres() {
-		t.Skip("needs PostgreSQL (" + PostgresURLEnv + "): SQLite's write transactions never overlap")
-	}
+	SkipUnlessPostgres(t, gateNeeds)
 	g := &CommitGate{t: t, env: e, name: "commit_gate_" + table}
 	db, ctx := e.App.DB, Ctx()
 	for _, q := range []string{

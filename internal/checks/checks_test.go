@@ -430,9 +430,7 @@ func TestOutcomes(t *testing.T) {
 // without its row locked first, each saw the other run in progress and
 // the suite stayed in progress for good. PostgreSQL only.
 func TestRunsCompletingTogetherCompleteTheirSuite(t *testing.T) {
-	if !apptest.Postgres() {
-		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
-	}
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
 	t.Parallel()
 	env := apptest.Start(t)
 	ctx := apptest.Ctx()

@@ -159,9 +159,7 @@ func TestInvitationCancelledAndBadInput(t *testing.T) {
 // organization's row locked first, each counted two owners and the
 // organization was left with none. PostgreSQL only.
 func TestOwnersRemovingEachOtherKeepOne(t *testing.T) {
-	if !apptest.Postgres() {
-		t.Skip("needs PostgreSQL (" + apptest.PostgresURLEnv + ")")
-	}
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
 	t.Parallel()
 	env := apptest.Start(t)
 	ctx := apptest.Ctx()

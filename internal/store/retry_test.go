@@ -47,9 +47,7 @@ func crossedUpdates(t *testing.T, run func(context.Context, func(*store.Tx) erro
 }
 
 func TestRetryTxRunsADeadlockedTransactionAgain(t *testing.T) {
-	if !apptest.Postgres() {
-		t.Skip("SQLite transactions hold the one write lock from BEGIN on: they cannot deadlock")
-	}
+	apptest.SkipUnlessPostgres(t, "SQLite transactions hold the one write lock from BEGIN on: they cannot deadlock")
 	t.Parallel()
 	db, _ := open(t)
 	exec(t, db, `CREATE TABLE probe (id BIGINT PRIMARY KEY, n BIGINT NOT NULL)`)

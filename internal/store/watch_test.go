@@ -138,9 +138,7 @@ func TestWatchRowsOfSeesInsertsAndDeletesOnly(t *testing.T) {
 // two servers sharing it).
 func TestWatchAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	if !apptest.Postgres() {
-		t.Skip("notifications between processes are PostgreSQL's")
-	}
+	apptest.SkipUnlessPostgres(t, "notifications between processes are PostgreSQL's")
 	writer, url := open(t)
 	reader := openURL(t, url)
 	// A process tells the others of writes to the tables it watches
@@ -164,9 +162,7 @@ func TestWatchAcrossProcesses(t *testing.T) {
 // has arrived: no waiting for a time in which a stray call might come.
 func TestWatchSkipsItsOwnNotifications(t *testing.T) {
 	t.Parallel()
-	if !apptest.Postgres() {
-		t.Skip("notifications between processes are PostgreSQL's")
-	}
+	apptest.SkipUnlessPostgres(t, "notifications between processes are PostgreSQL's")
 	writer, url := open(t)
 	other := openURL(t, url)
 	exec(t, writer, `CREATE TABLE watch_markers (id BIGSERIAL PRIMARY KEY)`)
