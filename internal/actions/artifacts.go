@@ -197,7 +197,7 @@ func (s *Service) DeleteArtifact(ctx context.Context, repoID, id int64) error {
 // not).
 func runArtifactIDs(ctx context.Context, q store.Q, runID int64) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id FROM actions_artifacts WHERE run_id = $1`, runID)
-	return store.ScanAll(rows, err, scanID)
+	return store.ScanAll(rows, err, store.ScanID)
 }
 
 // deleteArtifactBlobs deletes the zips of the artifacts of ids (their
@@ -212,10 +212,4 @@ func (s *Service) deleteArtifactBlobs(ctx context.Context, ids []int64) error {
 		}
 	}
 	return nil
-}
-
-// scanID scans a row of one id.
-func scanID(row store.Scanner) (int64, error) {
-	var id int64
-	return id, row.Scan(&id)
 }

@@ -52,7 +52,7 @@ func (p *ArtifactPruner) RunOnce(ctx context.Context) (int, error) {
 			WHERE id IN (SELECT id FROM actions_artifacts WHERE NOT expired AND expires_at <= $3
 				AND (lease_until IS NULL OR lease_until < $3) ORDER BY id LIMIT 50)
 			AND NOT expired AND (lease_until IS NULL OR lease_until < $3) RETURNING id`, p.owner, now.Add(p.lease), now)
-		ids, err := store.ScanAll(rows, err, scanID)
+		ids, err := store.ScanAll(rows, err, store.ScanID)
 		if err != nil || len(ids) == 0 {
 			return total, err
 		}

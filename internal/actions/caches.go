@@ -143,7 +143,7 @@ func (s *Service) dropReservation(ctx context.Context, tx *store.Tx, id int64) e
 // chunks and its v2 staged blocks.
 func cacheBlobKeys(ctx context.Context, q store.Q, id int64) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT start_offset FROM actions_cache_chunks WHERE cache_id = $1`, id)
-	starts, err := store.ScanAll(rows, err, scanID)
+	starts, err := store.ScanAll(rows, err, store.ScanID)
 	if err != nil {
 		return nil, err
 	}

@@ -324,7 +324,7 @@ func (s *Service) evictEnterprise(ctx context.Context, tx *store.Tx, entID int64
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT c.repository_id FROM actions_caches c
 		JOIN repositories r ON r.id = c.repository_id JOIN enterprise_orgs eo ON eo.org_id = r.owner_id
 		WHERE eo.enterprise_id = $1 AND c.finalized ORDER BY c.repository_id`, entID)
-	ids, err := store.ScanAll(rows, err, scanID)
+	ids, err := store.ScanAll(rows, err, store.ScanID)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (h *Handler) orgCacheUsageByRepo(w http.ResponseWriter, r *http.Request) er
 func (h *Handler) enterpriseCacheUsage(w http.ResponseWriter, r *http.Request) error {
 	rows, err := h.Service.DB.QueryContext(r.Context(), `SELECT org_id FROM enterprise_orgs WHERE enterprise_id = $1 ORDER BY org_id`,
 		accounts.EnterpriseFrom(r.Context()).ID)
-	orgs, err := store.ScanAll(rows, err, scanID)
+	orgs, err := store.ScanAll(rows, err, store.ScanID)
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func (s *Service) joinGroup(ctx context.Context, tx *store.Tx, r *Run, t trigger
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM actions_runs WHERE repository_id = $1 AND concurrency_group = $2
 		AND id < $3 AND status <> 'completed' ORDER BY id`, r.RepoID, group, r.ID)
-	older, err := store.ScanAll(rows, err, scanID)
+	older, err := store.ScanAll(rows, err, store.ScanID)
 	if err != nil {
 		return err
 	}

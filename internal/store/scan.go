@@ -9,6 +9,12 @@ import (
 // Scanner is one row to scan: a *sql.Row or the current row of *sql.Rows.
 type Scanner interface{ Scan(dest ...any) error }
 
+// ScanID scans a row of one id (a ScanAll scan).
+func ScanID(row Scanner) (int64, error) {
+	var id int64
+	return id, row.Scan(&id)
+}
+
 // ScanAll scans every row of a query's result with scan and closes the
 // rows. err is the query's own error, returned (normalized) as it is, so
 // that a query's two results can be passed on directly. An empty result
