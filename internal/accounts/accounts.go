@@ -336,6 +336,19 @@ func LockedOwnerCount(ctx context.Context, tx *store.Tx, orgID int64) (int, erro
 	return n, store.Normalize(err)
 }
 
+// LockedSoleOwnerOf is SoleOwnerOf in tx with the account rows of the
+// organizations the user owns locked first (in id order), as
+// LockedOwnerCount locks one: a deletion of the user that checks it
+// cannot pass beside another owner leaving one of those organizations.
+func LockedSoleOwnerOf(ctx context.Context, tx *store.Tx, userID int64) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM accounts WHERE id IN (SELECT org_id FROM org_members
+		WHERE user_id = $1 AND role = $2) ORDER BY id`+tx.ForUpdate(), userID, RoleOwner)
+	if _, err := store.ScanAll(rows, err, store.ScanID); err != nil {
+		return nil, err
+	}
+	return SoleOwnerOf(ctx, tx, userID)
+}
+
 // SoleOwnerOf returns the logins of the organizations whose only owner
 // is the user.
 func SoleOwnerOf(ctx context.Context, q store.Q, userID int64) ([]string, error) {

@@ -127,15 +127,15 @@ func newTOTPSecret() string {
 // checkOwnsNothing refuses to delete a user whose deletion would take
 // repositories (and their git data) or an organization's last owner with
 // it.
-func checkOwnsNothing(ctx context.Context, q store.Q, u *accounts.Account) error {
-	owned, err := repos.ListOwnedNames(ctx, q, u.ID)
+func checkOwnsNothing(ctx context.Context, tx *store.Tx, u *accounts.Account) error {
+	owned, err := repos.ListOwnedNames(ctx, tx, u.ID)
 	if err != nil {
 		return err
 	}
 	if len(owned) > 0 {
 		return fmt.Errorf("user %q owns repositories (%s): delete them first with `forgeapi repo delete`", u.Login, strings.Join(owned, ", "))
 	}
-	orgs, err := accounts.SoleOwnerOf(ctx, q, u.ID)
+	orgs, err := accounts.LockedSoleOwnerOf(ctx, tx, u.ID)
 	if err != nil {
 		return err
 	}

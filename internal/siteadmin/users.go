@@ -73,7 +73,7 @@ func (s *Service) DeleteUser(ctx context.Context, admin, u *accounts.Account) er
 		return err
 	}
 	if len(orgs) > 0 {
-		return apierr.Unprocessable("%s is the only owner of %s: add another owner first.", u.Login, strings.Join(orgs, ", "))
+		return soleOwner(u, orgs)
 	}
 	names, err := repos.ListOwnedNames(ctx, s.DB, u.ID)
 	if err != nil {
@@ -90,11 +90,25 @@ func (s *Service) DeleteUser(ctx context.Context, admin, u *accounts.Account) er
 		}
 	}
 	return s.DB.Tx(ctx, func(tx *store.Tx) error {
+		// Again with the organizations locked: another owner may have
+		// left one of them since the check above.
+		if orgs, err := accounts.LockedSoleOwnerOf(ctx, tx, u.ID); err != nil || len(orgs) > 0 {
+			if err != nil {
+				return err
+			}
+			return soleOwner(u, orgs)
+		}
 		if err := s.emitUser(ctx, tx, admin, u, "deleted"); err != nil {
 			return err
 		}
 		return accounts.Delete(ctx, tx, u.ID)
 	})
+}
+
+// soleOwner is the 422 of a deletion of the only owner of the
+// organizations.
+func soleOwner(u *accounts.Account, orgs []string) error {
+	return apierr.Unprocessable("%s is the only owner of %s: add another owner first.", u.Login, strings.Join(orgs, ", "))
 }
 
 // Suspend suspends the user: its tokens, password, clone tokens and SSH

@@ -193,3 +193,46 @@ func TestUserAdministration(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletingAnOwnerWhileTheOtherLeavesKeepsOne: a site administrator
+// deletes one of an organization's two owners while the other leaves it,
+// each held at its commit until both have checked the owners
+// (apptest.CommitGate): one change is refused (the deletion's 422 or the
+// removal's 403) and one owner remains. The deletion checked the owners
+// outside its transaction, unlocked: both passed and the organization
+// was left with none. PostgreSQL only.
+func TestDeletingAnOwnerWhileTheOtherLeavesKeepsOne(t *testing.T) {
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	root := env.User("root", apptest.UserOpts{SiteAdmin: true})
+	octo, hubot := env.User("octo"), env.User("hubot")
+	acme := env.Org("acme", octo, hubot)
+	admin, byOcto := env.Client(env.Token(root, "site_admin")), env.Client(env.Token(octo, "admin:org"))
+	_, _, err := byOcto.Organizations.EditOrgMembership(ctx, "hubot", "acme", &github.Membership{Role: github.Ptr("admin")})
+	apptest.Must(t, "make hubot an owner", err)
+
+	gate := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'")
+	deleted, left := make(chan int, 1), make(chan int, 1)
+	go func() {
+		resp, _ := admin.Admin.DeleteUser(ctx, "hubot")
+		deleted <- status(resp)
+	}()
+	go func() {
+		resp, _ := byOcto.Organizations.RemoveOrgMembership(ctx, "octo", "acme")
+		left <- apptest.ResponseStatus(resp)
+	}()
+	gate.WaitFor(2)
+	gate.Open()
+	d, l := <-deleted, <-left
+	if !(d == http.StatusNoContent && l == http.StatusForbidden || d == http.StatusUnprocessableEntity && l == http.StatusNoContent) {
+		t.Errorf("deletion %d, removal %d: want one refused (204 and 403, or 422 and 204)", d, l)
+	}
+	var owners int
+	apptest.Must(t, "count the owners", env.Q().QueryRowContext(ctx,
+		`SELECT count(*) FROM org_members WHERE org_id = $1 AND role = 'owner'`, acme.ID).Scan(&owners))
+	if owners != 1 {
+		t.Fatalf("%d owners left, want 1", owners)
+	}
+}
