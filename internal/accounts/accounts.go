@@ -321,15 +321,25 @@ func RemoveMember(ctx context.Context, q store.Q, orgID, userID int64) error {
 	return nil
 }
 
+// Lock locks the account's row for the rest of tx (on PostgreSQL; SQLite's
+// write transactions never overlap): the changes to an organization that
+// check the rest of it first (its last owner, its teams' nesting) run one
+// after another per organization, each checking what the ones before it
+// committed.
+func Lock(ctx context.Context, tx *store.Tx, id int64) error {
+	var got int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+tx.ForUpdate(), id).Scan(&got)
+	return store.Normalize(err)
+}
+
 // LockedOwnerCount locks the organization's account row for the rest of
 // tx, then counts its owners: the changes that could take an
 // organization's last owner away run one after another, each counting
 // what the ones before it committed (two owners removing each other at
 // once would otherwise each count two and leave none).
 func LockedOwnerCount(ctx context.Context, tx *store.Tx, orgID int64) (int, error) {
-	var id int64
-	if err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+tx.ForUpdate(), orgID).Scan(&id); err != nil {
-		return 0, store.Normalize(err)
+	if err := Lock(ctx, tx, orgID); err != nil {
+		return 0, err
 	}
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM org_members WHERE org_id = $1 AND role = $2`, orgID, RoleOwner).Scan(&n)

@@ -237,3 +237,46 @@ func BenchmarkGrantedPermission1000Teams(b *testing.B) {
 		}
 	}
 }
+
+// TestTeamsNestedUnderEachOtherAtOnce makes two teams each other's
+// parent at once, each change held at its commit until both have checked
+// for a cycle (apptest.CommitGate): one is refused (422) and the teams
+// form no cycle. Checking without the organization locked first, each
+// found none and the two teams nested each other. PostgreSQL only.
+func TestTeamsNestedUnderEachOtherAtOnce(t *testing.T) {
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Org("acme", octo)
+	owner := env.Client(env.Token(octo, "admin:org"))
+	var ids []int64
+	for _, name := range []string{"Left", "Right"} {
+		team, _, err := owner.Teams.CreateTeam(ctx, "acme", github.CreateTeamRequest{Name: name, Privacy: github.Ptr("closed")})
+		apptest.Must(t, "create team "+name, err)
+		ids = append(ids, team.GetID())
+	}
+
+	gate := env.CommitGate(t, "UPDATE", "teams", "NEW.parent_id IS DISTINCT FROM OLD.parent_id")
+	statuses := make(chan int, 2)
+	for i, slug := range []string{"left", "right"} {
+		go func() {
+			_, resp, _ := owner.Teams.UpdateTeamBySlug(ctx, "acme", slug, github.UpdateTeamRequest{
+				ParentTeamID: github.Ptr(ids[1-i])})
+			statuses <- apptest.ResponseStatus(resp)
+		}()
+	}
+	gate.WaitFor(2)
+	gate.Open()
+	got := []int{<-statuses, <-statuses}
+	if got[0]+got[1] != http.StatusOK+http.StatusUnprocessableEntity {
+		t.Errorf("the two changes answered %v, want one 200 and one 422", got)
+	}
+	var nested int
+	apptest.Must(t, "count the nested teams", env.Q().QueryRowContext(ctx,
+		`SELECT count(*) FROM teams WHERE id IN ($1, $2) AND parent_id IS NOT NULL`, ids[0], ids[1]).Scan(&nested))
+	if nested != 1 {
+		t.Fatalf("%d of the two teams nested, want 1 (no cycle)", nested)
+	}
+}

@@ -47,6 +47,17 @@ const (
 	MaxDescriptionLength = 1024
 )
 
+// lockNesting locks the organization (accounts.Lock) when the fields
+// change what validate checks of the other teams, a parent or a privacy:
+// two teams made each other's parent at once would each find no cycle,
+// and nest each other.
+func lockNesting(ctx context.Context, tx *store.Tx, org *accounts.Account, f Fields) error {
+	if f.ParentID == nil && f.Privacy == nil {
+		return nil
+	}
+	return accounts.Lock(ctx, tx, org.ID)
+}
+
 // validate checks the fields against the team being changed (nil on
 // create) and returns the parent team they name, if any.
 func validate(ctx context.Context, q store.Q, org *accounts.Account, cur *Team, f Fields) (*Team, error) {
@@ -118,6 +129,9 @@ func (s *Service) Create(ctx context.Context, org, actor *accounts.Account, n Ne
 	}
 	var t *Team
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := lockNesting(ctx, tx, org, n.Fields); err != nil {
+			return err
+		}
 		parent, err := validate(ctx, tx, org, nil, n.Fields)
 		if err != nil {
 			return err
@@ -257,6 +271,9 @@ func renest(ctx context.Context, tx store.Q, teamID, parentID int64) error {
 func (s *Service) Update(ctx context.Context, t *Team, actor *accounts.Account, f Fields) (*Team, error) {
 	var out *Team
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := lockNesting(ctx, tx, t.Org, f); err != nil {
+			return err
+		}
 		if _, err := validate(ctx, tx, t.Org, t, f); err != nil {
 			return err
 		}
