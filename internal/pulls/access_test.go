@@ -97,3 +97,40 @@ func TestPullAccess(t *testing.T) {
 		t.Fatal("no PullRequestEvent in the repository feed")
 	}
 }
+
+// TestOnePullRequestForAHeadOpenedTwiceAtOnce opens two pull requests
+// for one head and base at once, each held at its commit until both have
+// looked for an open one (apptest.CommitGate): one is created, the other
+// refused (422), and one is open. Without a lock on the head and base,
+// each found none and both were created. PostgreSQL only.
+func TestOnePullRequestForAHeadOpenedTwiceAtOnce(t *testing.T) {
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "hello")
+	token := env.Token(octo, "repo")
+	owner := env.Client(token)
+	newProject(t, env, "octo", "hello", "octo", token).commitOn("one", "One", map[string]string{"one.txt": "1\n"})
+
+	gate := env.CommitGate(t, "INSERT", "pull_requests", "true")
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("One"),
+				Head: "one", Base: "main"})
+			statuses <- apptest.ResponseStatus(resp)
+		}()
+	}
+	gate.WaitFor(2)
+	gate.Open()
+	if got := []int{<-statuses, <-statuses}; got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
+		t.Errorf("the two creations answered %v, want one 201 and one 422", got)
+	}
+	open, _, err := owner.PullRequests.List(ctx, "octo", "hello", nil)
+	apptest.Must(t, "list the pull requests", err)
+	if len(open) != 1 {
+		t.Fatalf("%d pull requests open, want 1", len(open))
+	}
+}

@@ -3,6 +3,7 @@ package pulls
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -107,6 +108,10 @@ func (s *Service) Create(ctx context.Context, repo *repos.Repository, actor *acc
 	}
 	var out *PullRequest
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		// Two creations for one head and base at once would each find none open.
+		if err := tx.LockKey(ctx, fmt.Sprintf("pull request %d %d %s %s", repo.ID, h.repo.ID, h.ref, n.Base)); err != nil {
+			return err
+		}
 		if open, err := openFor(ctx, tx, repo, h.repo.ID, h.ref, n.Base); err != nil {
 			return err
 		} else if open != 0 {

@@ -259,6 +259,20 @@ func (t *Tx) Now() time.Time { return t.now }
 // rest of the transaction (DB.ForUpdate of the transaction's database).
 func (t *Tx) ForUpdate() string { return t.db.ForUpdate() }
 
+// LockKey serialises the transactions that take the same key: on
+// PostgreSQL the second waits here until the first ends (a transaction
+// advisory lock on the key's hash); SQLite's write transactions never
+// overlap. It covers a check of rows that do not exist yet, which no row
+// lock can ("no open pull request for this head and base yet: insert
+// one").
+func (t *Tx) LockKey(ctx context.Context, key string) error {
+	if t.db.Dialect != Postgres {
+		return nil
+	}
+	_, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key)
+	return Normalize(err)
+}
+
 // AfterCommit registers fn to run after the transaction commits (never
 // when it rolls back): in-process wake-ups of background workers.
 func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
