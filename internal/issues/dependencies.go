@@ -3,6 +3,7 @@ package issues
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/apierr"
@@ -137,6 +138,11 @@ func (s *Service) AddBlockedBy(ctx context.Context, repo *repos.Repository, acto
 		if is.ID == blocker.Issue.ID {
 			return apierr.Custom("Issue", "issue_id", "An issue cannot be blocked by itself.")
 		}
+		// The checks below count the issue's blockers: two additions at
+		// once would each count without the other's.
+		if err := tx.LockKey(ctx, "issue dependencies "+strconv.FormatInt(is.ID, 10)); err != nil {
+			return err
+		}
 		var n, dup int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN blocking_id = $2 THEN 1 ELSE 0 END), 0)
 			FROM issue_dependencies WHERE issue_id = $1`, is.ID, blocker.Issue.ID).Scan(&n, &dup); err != nil {
@@ -150,7 +156,7 @@ func (s *Service) AddBlockedBy(ctx context.Context, repo *repos.Repository, acto
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO issue_dependencies (issue_id, blocking_id, created_at) VALUES ($1, $2, $3)`,
 			is.ID, blocker.Issue.ID, tx.Now()); err != nil {
-			return err
+			return store.Normalize(err)
 		}
 		if out, err = issueByNumber(ctx, tx, repo, number); err != nil {
 			return err

@@ -143,3 +143,38 @@ func TestIssueDependencies(t *testing.T) {
 	rc.WaitFor(t, describe, "blocked_by_added feature<bug", "blocking_added feature<bug",
 		"blocked_by_added feature<upstream", "blocked_by_removed feature<upstream")
 }
+
+// TestOneDependencyAddedTwiceAtOnce adds one blocker to an issue twice
+// at once, each addition held at its commit until both have counted the
+// issue's blockers (apptest.CommitGate): one is added (201), the other
+// refused as a duplicate (422), never a 500. PostgreSQL only.
+func TestOneDependencyAddedTwiceAtOnce(t *testing.T) {
+	apptest.SkipUnlessPostgres(t, "concurrent transactions that overlap (CommitGate)")
+	t.Parallel()
+	env := apptest.Start(t)
+	ctx := apptest.Ctx()
+	octo := env.User("octo")
+	env.Repo(octo, "app")
+	owner := env.Client(env.Token(octo, "repo"))
+	var opened []*github.Issue
+	for _, title := range []string{"feature", "bug"} {
+		is, _, err := owner.Issues.Create(ctx, "octo", "app", github.CreateIssueRequest{Title: title})
+		apptest.Must(t, "open "+title, err)
+		opened = append(opened, is)
+	}
+
+	gate := env.CommitGate(t, "INSERT", "issue_dependencies", "true")
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			_, resp, _ := owner.Issues.AddBlockedBy(ctx, "octo", "app", int64(opened[0].GetNumber()),
+				github.IssueDependencyRequest{IssueID: opened[1].GetID()})
+			statuses <- apptest.ResponseStatus(resp)
+		}()
+	}
+	gate.WaitFor(2)
+	gate.Open()
+	if got := []int{<-statuses, <-statuses}; got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
+		t.Errorf("the two additions answered %v, want one 201 and one 422", got)
+	}
+}
