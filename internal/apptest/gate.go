@@ -89,3 +89,23 @@ func (g *CommitGate) Open() {
 	g.t.Helper()
 	Must(g.t, "open the commit gate", g.held.Rollback())
 }
+
+// Run sends each request from its own goroutine, waits until all of
+// them wait at the gate or behind one there (WaitFor), opens the gate
+// and returns what each request returned (its response's status), in
+// order.
+func (g *CommitGate) Run(requests ...func() int) []int {
+	g.t.Helper()
+	done := make([]chan int, len(requests))
+	for i, request := range requests {
+		done[i] = make(chan int, 1)
+		go func() { done[i] <- request() }()
+	}
+	g.WaitFor(len(requests))
+	g.Open()
+	statuses := make([]int, len(requests))
+	for i := range done {
+		statuses[i] = <-done[i]
+	}
+	return statuses
+}

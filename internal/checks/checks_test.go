@@ -451,19 +451,16 @@ func TestRunsCompletingTogetherCompleteTheirSuite(t *testing.T) {
 		ids, suiteID = append(ids, run.GetID()), run.GetCheckSuite().GetID()
 	}
 
-	gate := env.CommitGate(t, "UPDATE", "check_runs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
-	errs := make(chan error, len(ids))
-	for i, id := range ids {
-		go func() {
-			_, _, err := ci.client.Checks.UpdateCheckRun(ctx, "acme", "widget", id, github.UpdateCheckRunOptions{
+	complete := func(i int) func() int {
+		return func() int {
+			_, resp, _ := ci.client.Checks.UpdateCheckRun(ctx, "acme", "widget", ids[i], github.UpdateCheckRunOptions{
 				Name: names[i], Conclusion: github.Ptr("success")})
-			errs <- err
-		}()
+			return apptest.ResponseStatus(resp)
+		}
 	}
-	gate.WaitFor(len(ids))
-	gate.Open()
-	for range ids {
-		apptest.Must(t, "complete a run", <-errs)
+	gate := env.CommitGate(t, "UPDATE", "check_runs", "NEW.status = 'completed' AND OLD.status <> 'completed'")
+	if got := gate.Run(complete(0), complete(1)); got[0] != http.StatusOK || got[1] != http.StatusOK {
+		t.Fatalf("completing the runs answered %v", got)
 	}
 	suite, _, err := ci.client.Checks.GetCheckSuite(ctx, "acme", "widget", suiteID)
 	apptest.Must(t, "get the suite", err)

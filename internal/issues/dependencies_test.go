@@ -163,18 +163,13 @@ func TestOneDependencyAddedTwiceAtOnce(t *testing.T) {
 		opened = append(opened, is)
 	}
 
-	gate := env.CommitGate(t, "INSERT", "issue_dependencies", "true")
-	statuses := make(chan int, 2)
-	for range 2 {
-		go func() {
-			_, resp, _ := owner.Issues.AddBlockedBy(ctx, "octo", "app", int64(opened[0].GetNumber()),
-				github.IssueDependencyRequest{IssueID: opened[1].GetID()})
-			statuses <- apptest.ResponseStatus(resp)
-		}()
+	add := func() int {
+		_, resp, _ := owner.Issues.AddBlockedBy(ctx, "octo", "app", int64(opened[0].GetNumber()),
+			github.IssueDependencyRequest{IssueID: opened[1].GetID()})
+		return apptest.ResponseStatus(resp)
 	}
-	gate.WaitFor(2)
-	gate.Open()
-	if got := []int{<-statuses, <-statuses}; got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
+	got := env.CommitGate(t, "INSERT", "issue_dependencies", "true").Run(add, add)
+	if got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
 		t.Errorf("the two additions answered %v, want one 201 and one 422", got)
 	}
 }

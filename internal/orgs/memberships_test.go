@@ -169,20 +169,13 @@ func TestOwnersRemovingEachOtherKeepOne(t *testing.T) {
 	_, _, err := byOcto.Organizations.EditOrgMembership(ctx, "hubot", "acme", &github.Membership{Role: github.Ptr("admin")})
 	apptest.Must(t, "make hubot an owner", err)
 
-	gate := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'")
-	statuses := make(chan int, 2)
-	for _, r := range []struct {
-		by   *github.Client
-		whom string
-	}{{byOcto, "hubot"}, {byHubot, "octo"}} {
-		go func() {
-			resp, _ := r.by.Organizations.RemoveOrgMembership(ctx, r.whom, "acme")
-			statuses <- apptest.ResponseStatus(resp)
-		}()
+	remove := func(by *github.Client, whom string) func() int {
+		return func() int {
+			resp, _ := by.Organizations.RemoveOrgMembership(ctx, whom, "acme")
+			return apptest.ResponseStatus(resp)
+		}
 	}
-	gate.WaitFor(2)
-	gate.Open()
-	got := []int{<-statuses, <-statuses}
+	got := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'").Run(remove(byOcto, "hubot"), remove(byHubot, "octo"))
 	slices.Sort(got)
 	if !slices.Equal(got, []int{http.StatusNoContent, http.StatusForbidden}) {
 		t.Errorf("removals answered %v, want one 204 and one 403", got)

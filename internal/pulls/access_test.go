@@ -114,18 +114,13 @@ func TestOnePullRequestForAHeadOpenedTwiceAtOnce(t *testing.T) {
 	owner := env.Client(token)
 	newProject(t, env, "octo", "hello", "octo", token).commitOn("one", "One", map[string]string{"one.txt": "1\n"})
 
-	gate := env.CommitGate(t, "INSERT", "pull_requests", "true")
-	statuses := make(chan int, 2)
-	for range 2 {
-		go func() {
-			_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("One"),
-				Head: "one", Base: "main"})
-			statuses <- apptest.ResponseStatus(resp)
-		}()
+	create := func() int {
+		_, resp, _ := owner.PullRequests.Create(ctx, "octo", "hello", github.CreatePullRequest{Title: github.Ptr("One"),
+			Head: "one", Base: "main"})
+		return apptest.ResponseStatus(resp)
 	}
-	gate.WaitFor(2)
-	gate.Open()
-	if got := []int{<-statuses, <-statuses}; got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
+	got := env.CommitGate(t, "INSERT", "pull_requests", "true").Run(create, create)
+	if got[0]+got[1] != http.StatusCreated+http.StatusUnprocessableEntity {
 		t.Errorf("the two creations answered %v, want one 201 and one 422", got)
 	}
 	open, _, err := owner.PullRequests.List(ctx, "octo", "hello", nil)

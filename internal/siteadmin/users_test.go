@@ -213,19 +213,14 @@ func TestDeletingAnOwnerWhileTheOtherLeavesKeepsOne(t *testing.T) {
 	_, _, err := byOcto.Organizations.EditOrgMembership(ctx, "hubot", "acme", &github.Membership{Role: github.Ptr("admin")})
 	apptest.Must(t, "make hubot an owner", err)
 
-	gate := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'")
-	deleted, left := make(chan int, 1), make(chan int, 1)
-	go func() {
+	got := env.CommitGate(t, "DELETE", "org_members", "OLD.role = 'owner'").Run(func() int {
 		resp, _ := admin.Admin.DeleteUser(ctx, "hubot")
-		deleted <- status(resp)
-	}()
-	go func() {
+		return status(resp)
+	}, func() int {
 		resp, _ := byOcto.Organizations.RemoveOrgMembership(ctx, "octo", "acme")
-		left <- apptest.ResponseStatus(resp)
-	}()
-	gate.WaitFor(2)
-	gate.Open()
-	d, l := <-deleted, <-left
+		return status(resp)
+	})
+	d, l := got[0], got[1]
 	if !(d == http.StatusNoContent && l == http.StatusForbidden || d == http.StatusUnprocessableEntity && l == http.StatusNoContent) {
 		t.Errorf("deletion %d, removal %d: want one refused (204 and 403, or 422 and 204)", d, l)
 	}

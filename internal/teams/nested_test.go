@@ -258,18 +258,14 @@ func TestTeamsNestedUnderEachOtherAtOnce(t *testing.T) {
 		ids = append(ids, team.GetID())
 	}
 
-	gate := env.CommitGate(t, "UPDATE", "teams", "NEW.parent_id IS DISTINCT FROM OLD.parent_id")
-	statuses := make(chan int, 2)
-	for i, slug := range []string{"left", "right"} {
-		go func() {
-			_, resp, _ := owner.Teams.UpdateTeamBySlug(ctx, "acme", slug, github.UpdateTeamRequest{
-				ParentTeamID: github.Ptr(ids[1-i])})
-			statuses <- apptest.ResponseStatus(resp)
-		}()
+	nestUnder := func(slug string, parent int64) func() int {
+		return func() int {
+			_, resp, _ := owner.Teams.UpdateTeamBySlug(ctx, "acme", slug, github.UpdateTeamRequest{ParentTeamID: github.Ptr(parent)})
+			return apptest.ResponseStatus(resp)
+		}
 	}
-	gate.WaitFor(2)
-	gate.Open()
-	got := []int{<-statuses, <-statuses}
+	got := env.CommitGate(t, "UPDATE", "teams", "NEW.parent_id IS DISTINCT FROM OLD.parent_id").Run(
+		nestUnder("left", ids[1]), nestUnder("right", ids[0]))
 	if got[0]+got[1] != http.StatusOK+http.StatusUnprocessableEntity {
 		t.Errorf("the two changes answered %v, want one 200 and one 422", got)
 	}
