@@ -641,7 +641,7 @@ jobs:
 func TestAJobOfAStoppedServerIsFailedNotRunAgain(t *testing.T) {
 	t.Parallel()
 	apptest.SkipJobsUnderRace(t)
-	f := start(t)
+	f := start(t, shortLease) // on PostgreSQL the next start waits for the lease to run out
 	ctx := apptest.Ctx()
 	marks := t.TempDir()
 	f.push(t, map[string]string{".github/workflows/long.yml": fmt.Sprintf(

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"forgeapi/internal/actions"
 	"forgeapi/internal/app"
 	"forgeapi/internal/apptest"
 	"forgeapi/internal/testwait"
@@ -26,6 +28,9 @@ type serverChild struct {
 	Addr        string `json:"addr"`
 	DataDir     string `json:"data_dir"`
 	DatabaseURL string `json:"database_url"`
+	// Lease is the jobs' lease (a short one: on PostgreSQL the next
+	// server waits for it to run out before it fails the job).
+	Lease time.Duration `json:"lease"`
 }
 
 // runServerChild serves with the built-in runner until it is killed.
@@ -37,7 +42,7 @@ func runServerChild(path string) int {
 	}
 	if err == nil {
 		_, err = app.Start(context.Background(), app.Config{Addr: sc.Addr, DataDir: sc.DataDir, DatabaseURL: sc.DatabaseURL,
-			BuiltinRunner: true, Logger: slog.New(slog.DiscardHandler)})
+			BuiltinRunner: true, ActionsRunner: actions.RunnerConfig{Lease: sc.Lease}, Logger: slog.New(slog.DiscardHandler)})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,12 +58,13 @@ func runServerChild(path string) int {
 func TestAKilledServersJobIsFailedNotRunAgain(t *testing.T) {
 	apptest.SkipJobsUnderRace(t)
 	t.Parallel()
-	f := start(t)
+	f := start(t, shortLease)
 	f.env.Stop()
 	u, err := url.Parse(f.env.URL)
 	apptest.Must(t, "server URL", err)
 	childCfg := filepath.Join(t.TempDir(), "server.json")
-	raw, err := json.Marshal(serverChild{Addr: u.Host, DataDir: f.env.DataDir, DatabaseURL: f.env.Config.DatabaseURL})
+	raw, err := json.Marshal(serverChild{Addr: u.Host, DataDir: f.env.DataDir, DatabaseURL: f.env.Config.DatabaseURL,
+		Lease: f.env.Config.ActionsRunner.Lease})
 	apptest.Must(t, "child config", err)
 	apptest.Must(t, "write child config", os.WriteFile(childCfg, raw, 0o600))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
