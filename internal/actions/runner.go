@@ -547,7 +547,7 @@ func (s *Service) rollUp(ctx context.Context, tx *store.Tx, r *Run) error {
 // leave the run in progress for good.) Taken after the job rows a
 // completion writes, as the claim path takes them.
 func (s *Service) lockRun(ctx context.Context, tx *store.Tx, r *Run) ([]*Job, error) {
-	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM actions_runs WHERE id = $1`+s.DB.ForUpdate(),
+	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM actions_runs WHERE id = $1`+tx.ForUpdate(),
 		r.ID).Scan(&r.Status, &r.Conclusion)
 	if err != nil {
 		return nil, store.Normalize(err)

@@ -338,7 +338,7 @@ func (s *Service) requeue(ctx context.Context, tx *store.Tx, suite *Suite) error
 // seeing the runs the ones before it committed; on PostgreSQL each would
 // otherwise see the other run in progress and leave the suite so.
 func (s *Service) rollUp(ctx context.Context, tx *store.Tx, v *view, suite *Suite, actor *accounts.Account, now time.Time) error {
-	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM check_suites WHERE id = $1`+s.DB.ForUpdate(),
+	err := tx.QueryRowContext(ctx, `SELECT status, conclusion FROM check_suites WHERE id = $1`+tx.ForUpdate(),
 		suite.ID).Scan(&suite.Status, &suite.Conclusion)
 	if err != nil {
 		return store.Normalize(err)
