@@ -1,4 +1,4 @@
-package repos
+package repos_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"forgeapi/internal/accounts"
 	"forgeapi/internal/auth"
+	"forgeapi/internal/repos"
 	"forgeapi/internal/wire"
 )
 
@@ -20,12 +21,12 @@ func TestRepositoryJSONAppender(t *testing.T) {
 	now := time.Date(2026, 5, 4, 3, 2, 1, 500, time.FixedZone("X", 3600))
 	owner := &accounts.Account{ID: 3, Type: accounts.TypeOrg, Login: "acme"}
 	user := &accounts.Account{ID: 4, Type: accounts.TypeUser, Login: "octocat", SiteAdmin: true}
-	cases := map[string]JSON{
+	cases := map[string]repos.JSON{
 		"zero": {},
-		"org repository, admin": ToJSON(URLs{Base: "http://127.0.0.1:8080", SSHPort: 2222}, &Repository{ID: 7, Owner: owner, Name: "widgets", Private: true,
-			DefaultBranch: "main", AdvancedSecurity: true, CreatedAt: now, UpdatedAt: now}, Stats{Stargazers: 2, Forks: 1}, auth.RoleAdmin),
-		"user repository, anonymous": ToJSON(URLs{Base: "https://forge.example"}, &Repository{ID: 8, Owner: user, Name: "hello",
-			Description: "a \"quoted\" <b>&</b> é\u2028\x01 description", ForkOfID: 7, PushedAt: &now, CreatedAt: now}, Stats{}, auth.RoleNone),
+		"org repository, admin": repos.ToJSON(repos.URLs{Base: "http://127.0.0.1:8080", SSHPort: 2222}, &repos.Repository{ID: 7, Owner: owner, Name: "widgets", Private: true,
+			DefaultBranch: "main", AdvancedSecurity: true, CreatedAt: now, UpdatedAt: now}, repos.Stats{Stargazers: 2, Forks: 1}, auth.RoleAdmin),
+		"user repository, anonymous": repos.ToJSON(repos.URLs{Base: "https://forge.example"}, &repos.Repository{ID: 8, Owner: user, Name: "hello",
+			Description: "a \"quoted\" <b>&</b> é\u2028\x01 description", ForkOfID: 7, PushedAt: &now, CreatedAt: now}, repos.Stats{}, auth.RoleNone),
 		"every field set": filled(t),
 	}
 	for name, j := range cases {
@@ -44,8 +45,8 @@ func TestRepositoryJSONAppender(t *testing.T) {
 
 // filled returns a JSON with every field non-zero, strings that need
 // escaping, and one level of template repository.
-func filled(t *testing.T) JSON {
-	var j JSON
+func filled(t *testing.T) repos.JSON {
+	var j repos.JSON
 	fill(t, reflect.ValueOf(&j).Elem(), 0)
 	return j
 }
@@ -68,7 +69,7 @@ func fill(t *testing.T, v reflect.Value, depth int) {
 			fill(t, v.Index(i), depth)
 		}
 	case reflect.Pointer:
-		if depth > 0 && v.Type().Elem() == reflect.TypeFor[JSON]() {
+		if depth > 0 && v.Type().Elem() == reflect.TypeFor[repos.JSON]() {
 			return // one level of template repository
 		}
 		v.Set(reflect.New(v.Type().Elem()))
@@ -149,15 +150,15 @@ func jsonFields(t *testing.T, b []byte) []jsonField {
 func TestSSHURL(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		u    URLs
+		u    repos.URLs
 		want string
 	}{
-		{URLs{Base: "https://forge.example/api/v3"}, "git@forge.example:octo/hello.git"},
-		{URLs{Base: "https://forge.example/api/v3", SSHPort: 22}, "git@forge.example:octo/hello.git"},
-		{URLs{Base: "http://127.0.0.1:8080/api/v3", SSHPort: 2222}, "ssh://git@127.0.0.1:2222/octo/hello.git"},
-		{URLs{Base: "http://[::1]:8080", SSHPort: 2222}, "ssh://git@[::1]:2222/octo/hello.git"},
+		{repos.URLs{Base: "https://forge.example/api/v3"}, "git@forge.example:octo/hello.git"},
+		{repos.URLs{Base: "https://forge.example/api/v3", SSHPort: 22}, "git@forge.example:octo/hello.git"},
+		{repos.URLs{Base: "http://127.0.0.1:8080/api/v3", SSHPort: 2222}, "ssh://git@127.0.0.1:2222/octo/hello.git"},
+		{repos.URLs{Base: "http://[::1]:8080", SSHPort: 2222}, "ssh://git@[::1]:2222/octo/hello.git"},
 	} {
-		if got := SSHURL(tc.u, "octo/hello"); got != tc.want {
+		if got := repos.SSHURL(tc.u, "octo/hello"); got != tc.want {
 			t.Errorf("SSHURL(%+v) = %q, want %q", tc.u, got, tc.want)
 		}
 	}
