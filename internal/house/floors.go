@@ -52,6 +52,6 @@ var Floors = []Floor{
 		[]string{"internal/cli"}},
 	{13, "programs and the test harness",
 		[]string{"cmd/forgeapi", "cmd/forgeapi-bench", "internal/apptest"}},
-	{14, "the smaller areas' end-to-end tests, in one test binary",
-		[]string{"internal/e2e"}},
+	{14, "the smaller areas' end-to-end tests, in two test binaries",
+		[]string{"internal/e2e", "internal/e2e/repository"}},
 }

@@ -1,0 +1,5 @@
+package repository_test
+
+import "forgeapi/internal/apptest"
+
+var ctx = apptest.Ctx()
